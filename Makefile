@@ -1,0 +1,57 @@
+# The two commands (see README.md):
+#   make book   set everything up and build the book into _build/html
+#   make test   set up what the tests need and run them all
+# and:
+#   make lab    open the chapters in JupyterLab with live widgets
+#   make bench  print the widget latency figures
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
+
+.PHONY: book test lab bench env js browser clean
+
+book: env js
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+test: env js browser $(VENV)/.test-installed
+	$(PY) -m pytest
+
+lab: env
+	$(VENV)/bin/jupyter lab chapters/
+
+bench: env
+	$(PY) benchmarks/widget_latency.py
+
+env: $(VENV)/.installed
+
+# The venv, the pinned packages and the book's own package (editable, so chapters see edits).
+$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -r requirements.txt
+	$(PIP) install --no-deps -e .
+	touch $@
+
+$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
+	$(PIP) install -r requirements-test.txt
+	touch $@
+
+# MathJax, require.js and the widget manager, served by the built site (no CDN).
+js: node_modules/.package-lock.json
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+# Debian's chromium for the browser tests (playwright's own browser download does not work
+# offline). Installed with apt-get when missing and we may; otherwise says what to do.
+browser:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	elif command -v sudo >/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "The browser tests need Debian's chromium at $(CHROMIUM): apt-get install chromium (or set CHROMIUM=/path)"; exit 1; fi
+
+clean:
+	rm -rf _build

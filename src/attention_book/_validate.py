@@ -1,0 +1,57 @@
+"""Input checks shared by the math layer.
+
+Every message names the argument, the shape or value that was expected and the one that
+was given, so that a learner who passes the wrong thing knows what to change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def as_float_array(x, name: str, min_ndim: int = 1) -> np.ndarray:
+    """Return ``x`` as a floating-point array, refusing NaN, infinity and too few axes.
+
+    Parameters
+    ----------
+    x : array_like
+        The value to check.
+    name : str
+        The argument's name, used in the error message.
+    min_ndim : int
+        The fewest axes ``x`` may have.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` itself when it is already float32 or float64, otherwise a float64 copy.
+    """
+    try:
+        arr = np.asarray(x)
+    except Exception as err:  # ragged lists and the like
+        raise ValueError(f"{name} must be an array of numbers: {err}") from None
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
+    ):
+        raise ValueError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real, got a complex array")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    if arr.ndim < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} axes, got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.isnan(arr).any() else "infinity"
+        raise ValueError(f"{name} contains {bad}; every entry must be a finite number")
+    return arr
+
+
+def positive_int(value, name: str) -> int:
+    """Return ``value`` as an int, refusing anything that is not a whole number >= 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)

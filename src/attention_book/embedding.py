@@ -1,0 +1,105 @@
+"""ids -> X:(s, d): an embedding table, one-hot vectors, and the lookup they amount to."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_float_array, positive_int
+
+
+def embedding_table(vocab_size: int, d: int, seed: int = 0) -> np.ndarray:
+    """A random embedding table, as an untrained model starts with.
+
+    Entries are drawn from N(0, 1), the initialisation of ``torch.nn.Embedding``.
+
+    Parameters
+    ----------
+    vocab_size : int
+        V, the number of tokens in the vocabulary.
+    d : int
+        The model dimension.
+    seed : int
+        Seed of the numpy generator; the same seed gives the same table.
+
+    Returns
+    -------
+    numpy.ndarray, shape (V, d)
+        Row ``t`` is the embedding of the token with id ``t``.
+    """
+    vocab_size = positive_int(vocab_size, "vocab_size")
+    d = positive_int(d, "d")
+    return np.random.default_rng(seed).standard_normal((vocab_size, d))
+
+
+def _check_ids(ids, vocab_size: int) -> np.ndarray:
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"ids must be a non-empty 1-D array of s ids, got shape {ids.shape}")
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be integers, got dtype {ids.dtype}")
+    bad = ids[(ids < 0) | (ids >= vocab_size)]
+    if bad.size:
+        raise ValueError(
+            f"ids must lie in 0..{vocab_size - 1} (the vocabulary has {vocab_size} "
+            f"tokens), got {bad.tolist()}"
+        )
+    return ids
+
+
+def one_hot(ids, vocab_size: int) -> np.ndarray:
+    """One-hot rows: row ``j`` is all zeros except a 1 at column ``ids[j]``.
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (s,)
+    vocab_size : int
+        V.
+
+    Returns
+    -------
+    numpy.ndarray, shape (s, V)
+    """
+    vocab_size = positive_int(vocab_size, "vocab_size")
+    ids = _check_ids(ids, vocab_size)
+    return np.eye(vocab_size)[ids]  # (V, V)[s] -> (s, V)
+
+
+def embed(ids, table) -> np.ndarray:
+    """Look up the embeddings of ``ids``: X = table[ids], which equals one_hot(ids) @ table.
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (s,)
+    table : array_like, shape (V, d)
+
+    Returns
+    -------
+    numpy.ndarray, shape (s, d)
+        X, one row per token.
+    """
+    table = as_float_array(table, "table", min_ndim=2)
+    if table.ndim != 2:
+        raise ValueError(f"table must have shape (V, d), got {table.shape}")
+    ids = _check_ids(ids, table.shape[0])
+    return table[ids]  # (V, d)[s] -> (s, d)
+
+
+def cosine_similarity(x) -> np.ndarray:
+    """Cosine of the angle between every pair of rows of ``x``.
+
+    Parameters
+    ----------
+    x : array_like, shape (s, d)
+
+    Returns
+    -------
+    numpy.ndarray, shape (s, s)
+        Entry (i, j) is x_i . x_j / (|x_i| |x_j|), in [-1, 1]; a zero row has similarity 0
+        with everything (its direction is undefined).
+    """
+    x = as_float_array(x, "x", min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (s, d), got {x.shape}")
+    norms = np.linalg.norm(x, axis=1, keepdims=True)  # (s, 1)
+    unit = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)  # (s, d)
+    return np.clip(unit @ unit.T, -1.0, 1.0)  # (s, d) @ (d, s) -> (s, s)

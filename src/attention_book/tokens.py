@@ -1,0 +1,151 @@
+"""Text -> tokens -> ids: a word-level tokenizer and the book's vocabulary.
+
+Real models split text into sub-word pieces (BPE, WordPiece) so that no word is ever
+unknown; the book splits on words so that every token on screen is a word a reader can
+see. The vocabulary is small (a few hundred common words) and fixed, and in it the notes'
+sentence "THE WEATHER IS LOVELY TODAY" gets the ids 105, 12, 24, 107, 57.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+#: The notes' running example, used in every chapter.
+RUNNING_SENTENCE = "THE WEATHER IS LOVELY TODAY"
+#: Its ids in :func:`Vocabulary.default`.
+RUNNING_IDS = (105, 12, 24, 107, 57)
+#: The longest text :func:`tokenize` accepts, in characters.
+MAX_TEXT_CHARS = 100_000
+
+PAD_TOKEN = "<pad>"
+UNK_TOKEN = "<unk>"
+
+# A run of letters and digits, the clitic 's, or any other single non-space character.
+_TOKEN_RE = re.compile(r"[^\W_]+|'s\b|[^\w\s]|_")
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into lower-case word and punctuation tokens.
+
+    Parameters
+    ----------
+    text : str
+        Any text. Case is folded, so "The" and "THE" are one token.
+
+    Returns
+    -------
+    list of str
+        The s tokens, in order.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a string, holds no token, or is longer than
+        :data:`MAX_TEXT_CHARS` characters.
+
+    Examples
+    --------
+    >>> tokenize("THE WEATHER IS LOVELY TODAY")
+    ['the', 'weather', 'is', 'lovely', 'today']
+    >>> tokenize("It's the dog's bone.")
+    ['it', "'s", 'the', 'dog', "'s", 'bone', '.']
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(
+            f"text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}"
+        )
+    tokens = _TOKEN_RE.findall(text.lower())
+    if not tokens:
+        raise ValueError("text is empty: type at least one word")
+    return tokens
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A fixed list of tokens; a token's id is its position in the list.
+
+    Parameters
+    ----------
+    words : tuple of str
+        The V tokens. ``words[0]`` is the padding token and ``words[1]`` the unknown token
+        that every out-of-vocabulary word maps to.
+    """
+
+    words: tuple[str, ...]
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        words = tuple(self.words)
+        if len(words) < 2 or words[:2] != (PAD_TOKEN, UNK_TOKEN):
+            raise ValueError(
+                f"words must start with {PAD_TOKEN!r} and {UNK_TOKEN!r}, got {words[:2]}"
+            )
+        if len(set(words)) != len(words):
+            repeated = sorted({w for w in words if words.count(w) > 1})
+            raise ValueError(f"words must be unique, repeated: {repeated}")
+        object.__setattr__(self, "words", words)
+        object.__setattr__(self, "_index", {w: i for i, w in enumerate(words)})
+
+    @classmethod
+    def default(cls) -> "Vocabulary":
+        """The book's vocabulary (246 tokens), read from the package's ``vocab.txt``."""
+        text = resources.files("attention_book").joinpath("data/vocab.txt").read_text()
+        return cls(tuple(text.split()))
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @property
+    def unk_id(self) -> int:
+        """The id every unknown word maps to."""
+        return 1
+
+    def is_known(self, token: str) -> bool:
+        """True if ``token`` has an id of its own."""
+        return token in self._index
+
+    def encode(self, tokens: list[str]) -> np.ndarray:
+        """Map tokens to ids; a token not in the vocabulary gets :attr:`unk_id`.
+
+        Parameters
+        ----------
+        tokens : list of str
+            s tokens, as returned by :func:`tokenize`.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (s,)
+            The ids.
+        """
+        if isinstance(tokens, str):
+            raise ValueError("encode takes a list of tokens: call tokenize(text) first")
+        tokens = list(tokens)
+        if not tokens:
+            raise ValueError("tokens is empty: there is nothing to encode")
+        return np.array([self._index.get(t, self.unk_id) for t in tokens], dtype=np.int64)
+
+    def decode(self, ids) -> list[str]:
+        """Map ids back to tokens.
+
+        Parameters
+        ----------
+        ids : array_like of int, shape (s,)
+
+        Returns
+        -------
+        list of str
+            The s tokens (an unknown word comes back as ``"<unk>"``).
+        """
+        ids = np.asarray(ids)
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"ids must be a 1-D array of integers, got {ids.dtype} {ids.shape}")
+        bad = ids[(ids < 0) | (ids >= len(self))]
+        if bad.size:
+            raise ValueError(f"ids must lie in 0..{len(self) - 1}, got {bad.tolist()}")
+        return [self.words[i] for i in ids]
