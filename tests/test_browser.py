@@ -1,0 +1,163 @@
+"""The built book as a reader sees it, in a real browser (Debian chromium via playwright).
+
+Every page is served on 127.0.0.1 and opened: it loads, logs no console error, makes no
+request that leaves 127.0.0.1, renders its math with MathJax and loads every image; and
+each chapter's explorer answers its controls. These tests fail (they never skip) when the
+browser is missing: `make test` installs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+LOCAL_HOSTS = {"127.0.0.1"}
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(built_book):
+    handler = functools.partial(_QuietHandler, directory=str(built_book))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).exists(), f"no browser at {CHROMIUM}: run `make test` (it installs chromium)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+class PageWatch:
+    """A page with everything a reader's browser would complain about recorded."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.console_errors: list[str] = []
+        self.outside: list[str] = []
+        self.failed: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda err: self.console_errors.append(f"pageerror: {err}"))
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} {r.status}"))
+        self.context.route("**/*", self._route)
+
+    def _console(self, msg):
+        if msg.type == "error":
+            self.console_errors.append(msg.text)
+
+    def _route(self, route):
+        url = urlparse(route.request.url)
+        if url.scheme in ("data", "blob") or url.hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def open(self, url):
+        self.page.goto(url, wait_until="load")
+        self.page.wait_for_load_state("networkidle")
+        return self.page
+
+    def close(self):
+        self.context.close()
+
+
+def _pages(built_book):
+    return sorted(str(p.relative_to(built_book)) for p in built_book.rglob("*.html")
+                  if "_static" not in p.parts and "reports" not in p.parts)
+
+
+def test_every_page_loads_cleanly_and_offline(built_book, site, browser):
+    problems = {}
+    for rel in _pages(built_book):
+        watch = PageWatch(browser)
+        page = watch.open(f"{site}/{rel}")
+        if page.locator(".math").count():
+            page.wait_for_selector("mjx-container", timeout=15_000)
+            unrendered = page.locator(".math:not(:has(mjx-container))").count()
+            if unrendered:
+                watch.console_errors.append(f"{unrendered} math elements not typeset")
+        broken = page.evaluate(
+            "() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0))"
+            ".map(i => i.src.slice(0, 80))"
+        )
+        found = {
+            "console errors": watch.console_errors,
+            "requests outside 127.0.0.1": watch.outside,
+            "failed requests": watch.failed,
+            "broken images": broken,
+        }
+        found = {k: v for k, v in found.items() if v}
+        if found:
+            problems[rel] = found
+        watch.close()
+    assert not problems, problems
+
+
+def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
+    watch = PageWatch(browser)
+    page = watch.open(f"{site}/intro.html")
+    page.wait_for_selector("mjx-container")
+    assert page.evaluate("() => window.MathJax && window.MathJax.version").startswith("3.")
+    assert page.locator("mjx-container").count() >= 3
+    watch.close()
+
+
+def _explorer_state(page, explorer):
+    return explorer.evaluate(
+        "el => ({src: el.querySelector('img').src, alt: el.querySelector('img').alt,"
+        " caption: el.querySelector('.ab-caption').innerHTML})"
+    )
+
+
+def test_chapter1_explorer_answers_its_controls(site, browser):
+    watch = PageWatch(browser)
+    page = watch.open(f"{site}/chapters/01_embeddings.html")
+    explorer = page.locator(".ab-explorer").first
+    explorer.scroll_into_view_if_needed()
+    before = _explorer_state(page, explorer)
+    assert before["alt"], "the explorer's picture has alt text"
+
+    select = explorer.locator("select").first
+    options = select.locator("option").all_text_contents()
+    assert len(options) >= 3 and any("WEATHER" in o.upper() for o in options)
+    select.select_option(index=1)
+    after_select = _explorer_state(page, explorer)
+    assert after_select["src"] != before["src"] and after_select["caption"] != before["caption"]
+
+    slider = explorer.locator("input[type=range]").first
+    assert explorer.locator(f"label[for='{slider.get_attribute('id')}']").count() == 1
+    new_value = str(int(slider.get_attribute("min") or 0) + 1)
+    slider.fill(new_value)
+    after_slider = _explorer_state(page, explorer)
+    assert after_slider["src"] != after_select["src"]
+    assert watch.console_errors == [] and watch.outside == []
+    if os.environ.get("SCREENSHOT_DIR"):  # to look at the page as a reader does
+        page.screenshot(path=str(Path(os.environ["SCREENSHOT_DIR"]) / "chapter1.png"))
+    watch.close()
