@@ -1,0 +1,301 @@
+"""Multi-head attention from scratch, in numpy, with the one-big-matmul trick.
+
+Row-vector notation: X:(..., s, d); h heads of width d_k = d_v = d / h::
+
+    Q = X_q @ W_q + b_q          (..., s_q, d)  -> split -> (..., h, s_q, d_k)
+    K = X_kv @ W_k + b_k         (..., s_k, d)  -> split -> (..., h, s_k, d_k)
+    V = X_kv @ W_v + b_v         (..., s_k, d)  -> split -> (..., h, s_k, d_k)
+    head_i = attention(Q_i, K_i, V_i)                       (..., h, s_q, d_k)
+    output = concat(head_0, ..., head_{h-1}) @ W_o + b_o    (..., s_q, d)
+
+Columns ``i*d_k:(i+1)*d_k`` of W_q are head i's own W_i^Q (likewise W_k, W_v), so one
+(d, d) matmul computes all h heads' projections at once.
+
+This module imports numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import as_float_array, positive_int
+from .attention import _batch_shape, _check_mask, scaled_dot_product_attention
+
+__all__ = ["split_heads", "merge_heads", "MultiHeadAttention"]
+
+
+def _divides(h, d: int) -> int:
+    h = positive_int(h, "h")
+    if d % h:
+        raise ValueError(
+            f"h={h} does not divide d={d}: each head gets d_k = d/h columns, "
+            f"so h must be a divisor of d"
+        )
+    return h
+
+
+def split_heads(x, h: int) -> np.ndarray:
+    """Cut the last axis into h heads and move the head axis before the sequence axis.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., s, d)
+        E.g. Q = X @ W_q; d must be divisible by h.
+    h : int
+        Number of heads.
+
+    Returns
+    -------
+    heads : numpy.ndarray, shape (..., h, s, d_k)
+        ``heads[..., i, :, :] = x[..., :, i*d_k:(i+1)*d_k]`` with d_k = d / h.
+    """
+    x = as_float_array(x, "x", min_ndim=2)
+    *batch, s, d = x.shape
+    h = _divides(h, d)
+    x = x.reshape(*batch, s, h, d // h)  # (..., s, d) -> (..., s, h, d_k)
+    return np.swapaxes(x, -2, -3)  # (..., s, h, d_k) -> (..., h, s, d_k)
+
+
+def merge_heads(x) -> np.ndarray:
+    """Concatenate the heads side by side: the inverse of :func:`split_heads`.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., h, s, d_k)
+        One (s, d_k) block per head.
+
+    Returns
+    -------
+    merged : numpy.ndarray, shape (..., s, h*d_k)
+        ``[head_0 | head_1 | ... | head_{h-1}]`` along the last axis.
+    """
+    x = as_float_array(x, "x", min_ndim=3)
+    *batch, h, s, d_k = x.shape
+    x = np.swapaxes(x, -2, -3)  # (..., h, s, d_k) -> (..., s, h, d_k)
+    return x.reshape(*batch, s, h * d_k)  # (..., s, h, d_k) -> (..., s, h*d_k)
+
+
+def _weight(w, name: str, d: int | None) -> np.ndarray:
+    w = as_float_array(w, name, min_ndim=2)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or (d is not None and w.shape[0] != d):
+        want = "(d, d)" if d is None else f"(d, d) = ({d}, {d})"
+        raise ValueError(f"{name} must have shape {want}, got shape {w.shape}")
+    return w.copy()
+
+
+def _bias(b, name: str, d: int) -> np.ndarray | None:
+    if b is None:
+        return None
+    b = as_float_array(b, name, min_ndim=1)
+    if b.shape != (d,):
+        raise ValueError(f"{name} must have shape (d,) = ({d},) or be None, got {b.shape}")
+    return b.copy()
+
+
+def _cols(b, cols: slice):
+    """Head i's slice of a bias (d,) -> (d_k,), or None."""
+    return None if b is None else b[cols]
+
+
+class MultiHeadAttention:
+    """Multi-head attention with weights W_q, W_k, W_v, W_o:(d, d), row-vector form.
+
+    Parameters
+    ----------
+    W_q, W_k, W_v : array_like, shape (d, d)
+        Input projections, ``Q = X @ W_q``. Columns ``i*d_k:(i+1)*d_k`` belong to head i.
+    W_o : array_like, shape (d, d)
+        Output projection applied to the concatenated heads (h*d_v = d rows).
+    h : int
+        Number of heads; must divide d.
+    b_q, b_k, b_v, b_o : array_like, shape (d,), optional
+        Biases; None means no bias.
+
+    Attributes
+    ----------
+    W_q, W_k, W_v, W_o : numpy.ndarray, shape (d, d)
+    b_q, b_k, b_v, b_o : numpy.ndarray of shape (d,), or None
+    d, h, d_k : int
+        Model width, number of heads, and per-head width d_k = d_v = d / h.
+    n_parameters : int
+        4 d^2 weights plus d per bias present (4 d^2 + 4 d with all biases).
+    """
+
+    def __init__(self, W_q, W_k, W_v, W_o, h, b_q=None, b_k=None, b_v=None, b_o=None):
+        self.W_q = _weight(W_q, "W_q", None)
+        d = self.W_q.shape[0]
+        self.W_k = _weight(W_k, "W_k", d)
+        self.W_v = _weight(W_v, "W_v", d)
+        self.W_o = _weight(W_o, "W_o", d)
+        self._h = _divides(h, d)
+        self.b_q, self.b_k = _bias(b_q, "b_q", d), _bias(b_k, "b_k", d)
+        self.b_v, self.b_o = _bias(b_v, "b_v", d), _bias(b_o, "b_o", d)
+
+    @classmethod
+    def from_seed(cls, d: int, h: int, seed: int = 0, bias: bool = False, dtype=np.float64):
+        """Random weights from a seeded numpy Generator (deterministic).
+
+        Weights are drawn from N(0, 1/d) (Xavier normal for a (d, d) matrix, whose
+        variance is 2 / (fan_in + fan_out) = 1/d), so Q, K, V keep the scale of X.
+
+        Parameters
+        ----------
+        d : int
+            Model width.
+        h : int
+            Number of heads; must divide d.
+        seed : int
+            Seed of ``numpy.random.default_rng``.
+        bias : bool
+            Also draw biases b_q, b_k, b_v, b_o:(d,) (same distribution).
+        dtype : {numpy.float64, numpy.float32}
+            dtype of the parameters.
+
+        Returns
+        -------
+        MultiHeadAttention
+        """
+        d = positive_int(d, "d")
+        h = _divides(h, d)
+        rng = np.random.default_rng(seed)
+        std = 1.0 / math.sqrt(d)
+        ws = [rng.normal(0.0, std, size=(d, d)).astype(dtype) for _ in range(4)]
+        bs = [rng.normal(0.0, std, size=d).astype(dtype) if bias else None for _ in range(4)]
+        return cls(*ws, h, *bs)
+
+    @property
+    def d(self) -> int:
+        """Model width d."""
+        return self.W_q.shape[0]
+
+    @property
+    def h(self) -> int:
+        """Number of heads h."""
+        return self._h
+
+    @property
+    def d_k(self) -> int:
+        """Per-head width d_k = d_v = d / h."""
+        return self.d // self._h
+
+    @property
+    def n_parameters(self) -> int:
+        """Number of learned numbers: 4 d^2, plus d for each bias present."""
+        biases = (self.b_q, self.b_k, self.b_v, self.b_o)
+        return 4 * self.d**2 + self.d * sum(b is not None for b in biases)
+
+    def __repr__(self) -> str:
+        bias = self.b_q is not None
+        return f"MultiHeadAttention(d={self.d}, h={self.h}, d_k={self.d_k}, bias={bias})"
+
+    def _inputs(self, x_q, x_kv):
+        x_q = as_float_array(x_q, "x_q", min_ndim=2)
+        x_kv = x_q if x_kv is None else as_float_array(x_kv, "x_kv", min_ndim=2)
+        for name, x in (("x_q", x_q), ("x_kv", x_kv)):
+            if x.shape[-1] != self.d:
+                raise ValueError(
+                    f"{name} has shape {x.shape} but the module has d={self.d}: "
+                    f"{name} must have shape (..., s, {self.d})"
+                )
+        batch = _batch_shape(x_q=x_q.shape, x_kv=x_kv.shape)
+        return x_q, x_kv, batch
+
+    def _project(self, x, w, b) -> np.ndarray:
+        # (..., s, d) @ (d, n) -> (..., s, n); computed in x's dtype
+        y = x @ w.astype(x.dtype, copy=False)
+        return y if b is None else y + b.astype(x.dtype, copy=False)
+
+    def _mask(self, mask, batch, s_q, s_k):
+        """Check a (..., s_q, s_k) mask; return it ready to broadcast over heads."""
+        if mask is None:
+            return None
+        mask = _check_mask(mask, (*batch, s_q, s_k))
+        # (..., s_q, s_k) -> (..., 1, s_q, s_k): the same mask for every head
+        return mask[..., None, :, :] if mask.ndim >= 3 else mask
+
+    def heads(self, x_q, x_kv=None, mask=None):
+        """Every head's attention output before concatenation and W_o.
+
+        Parameters
+        ----------
+        x_q : array_like, shape (..., s_q, d)
+            Sequence the queries come from.
+        x_kv : array_like, shape (..., s_k, d), optional
+            Sequence the keys and values come from; None means x_q (self-attention).
+        mask : array_like of bool, broadcastable to (..., s_q, s_k), optional
+            True = may attend; the same mask is used by every head.
+
+        Returns
+        -------
+        heads : numpy.ndarray, shape (..., h, s_q, d_k)
+            ``heads[..., i, :, :]`` is head_i = attention(Q_i, K_i, V_i).
+        weights : numpy.ndarray, shape (..., h, s_q, s_k)
+            Each head's attention weights.
+        """
+        x_q, x_kv, batch = self._inputs(x_q, x_kv)
+        mask = self._mask(mask, batch, x_q.shape[-2], x_kv.shape[-2])
+        q = split_heads(self._project(x_q, self.W_q, self.b_q), self.h)  # (..., h, s_q, d_k)
+        k = split_heads(self._project(x_kv, self.W_k, self.b_k), self.h)  # (..., h, s_k, d_k)
+        v = split_heads(self._project(x_kv, self.W_v, self.b_v), self.h)  # (..., h, s_k, d_k)
+        return scaled_dot_product_attention(q, k, v, mask=mask)
+
+    def __call__(self, x_q, x_kv=None, mask=None):
+        """Multi-head attention, all heads at once (one big matmul per projection).
+
+        Parameters
+        ----------
+        x_q : array_like, shape (..., s_q, d)
+            Sequence the queries come from.
+        x_kv : array_like, shape (..., s_k, d), optional
+            Sequence the keys and values come from; None means x_q (self-attention).
+        mask : array_like of bool, broadcastable to (..., s_q, s_k), optional
+            True = may attend (PyTorch SDPA convention), broadcast over the heads.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (..., s_q, d)
+            ``concat(head_0, ..., head_{h-1}) @ W_o + b_o``.
+        weights : numpy.ndarray, shape (..., h, s_q, s_k)
+            Each head's attention weights.
+        """
+        heads, weights = self.heads(x_q, x_kv, mask)  # (..., h, s_q, d_k)
+        merged = merge_heads(heads)  # (..., h, s_q, d_k) -> (..., s_q, d)
+        return self._project(merged, self.W_o, self.b_o), weights
+
+    def per_head_loop(self, x_q, x_kv=None, mask=None):
+        """The same as calling the module, but with an explicit Python loop over heads.
+
+        Head i uses its own slices ``W_q[:, i*d_k:(i+1)*d_k]`` (and of W_k, W_v, the
+        biases), attends, and the h results are concatenated before W_o. It exists to
+        show that the one-big-matmul version computes exactly this.
+
+        Parameters
+        ----------
+        x_q : array_like, shape (..., s_q, d)
+        x_kv : array_like, shape (..., s_k, d), optional
+            None means x_q (self-attention).
+        mask : array_like of bool, broadcastable to (..., s_q, s_k), optional
+            True = may attend.
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (..., s_q, d)
+        weights : numpy.ndarray, shape (..., h, s_q, s_k)
+        """
+        x_q, x_kv, batch = self._inputs(x_q, x_kv)
+        if mask is not None:
+            mask = _check_mask(mask, (*batch, x_q.shape[-2], x_kv.shape[-2]))
+        outs, weights = [], []
+        for i in range(self.h):
+            cols = slice(i * self.d_k, (i + 1) * self.d_k)
+            q = self._project(x_q, self.W_q[:, cols], _cols(self.b_q, cols))  # (..., s_q, d_k)
+            k = self._project(x_kv, self.W_k[:, cols], _cols(self.b_k, cols))  # (..., s_k, d_k)
+            v = self._project(x_kv, self.W_v[:, cols], _cols(self.b_v, cols))  # (..., s_k, d_k)
+            out, w = scaled_dot_product_attention(q, k, v, mask=mask)
+            outs.append(out)  # (..., s_q, d_k)
+            weights.append(w)  # (..., s_q, s_k)
+        merged = np.concatenate(outs, axis=-1)  # h x (..., s_q, d_k) -> (..., s_q, d)
+        # h x (..., s_q, s_k) -> (..., h, s_q, s_k)
+        return self._project(merged, self.W_o, self.b_o), np.stack(weights, axis=-3)

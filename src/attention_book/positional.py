@@ -1,0 +1,254 @@
+"""Sinusoidal positional encoding (Vaswani et al., 2017, section 3.5).
+
+Row-vector notation: the encoding of a sequence of ``s`` positions is a matrix
+PE:(s, d) that is added to the embeddings X:(s, d). Positions ``p`` run 0..s-1 and
+frequency pairs ``i`` run 0..d/2-1::
+
+    omega_i       = base ** (-2 i / d)
+    PE[p, 2 i]    = sin(p * omega_i)
+    PE[p, 2 i + 1] = cos(p * omega_i)
+
+This module imports numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._validate import as_float_array, positive_int
+
+__all__ = [
+    "frequencies",
+    "sinusoidal_encoding",
+    "concatenated_encoding",
+    "interleaved_to_concatenated",
+    "concatenated_to_interleaved",
+    "relative_rotation",
+]
+
+
+def _even_d(d) -> int:
+    d = positive_int(d, "d")
+    if d < 2 or d % 2:
+        raise ValueError(
+            f"d must be even for sinusoidal encoding (sin and cos come in pairs), "
+            f"got d={d}"
+        )
+    return d
+
+
+def _real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
+
+
+def _base(base) -> float:
+    base = _real(base, "base")
+    if base <= 1.0:
+        raise ValueError(
+            f"base must be greater than 1 so that the frequencies decrease, got base={base}"
+        )
+    return base
+
+
+def _dtype(dtype):
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    return dtype
+
+
+def frequencies(d: int, base: float = 10000.0, dtype=np.float64) -> np.ndarray:
+    """Angular frequencies of the sinusoidal encoding, one per sin/cos pair.
+
+    Parameters
+    ----------
+    d : int
+        Model width, even and at least 2.
+    base : float
+        The base of the geometric progression, greater than 1 (10000 in the paper).
+    dtype : {numpy.float64, numpy.float32}
+        dtype of the result.
+
+    Returns
+    -------
+    omega : numpy.ndarray, shape (d/2,)
+        ``omega[i] = base ** (-2 i / d)`` for i = 0..d/2-1; omega[0] = 1 and the
+        frequencies decrease towards ``1 / base``.
+    """
+    d, base, dtype = _even_d(d), _base(base), _dtype(dtype)
+    i = np.arange(d // 2, dtype=np.float64)  # (d/2,)
+    return (base ** (-2.0 * i / d)).astype(dtype)
+
+
+def _angles(s, d, base) -> np.ndarray:
+    """p * omega_i as an (s, d/2) float64 matrix."""
+    s = positive_int(s, "s")
+    omega = frequencies(d, base)  # (d/2,)
+    p = np.arange(s, dtype=np.float64)  # (s,)
+    return np.outer(p, omega)  # (s,) outer (d/2,) -> (s, d/2)
+
+
+def sinusoidal_encoding(
+    s: int, d: int, base: float = 10000.0, dtype=np.float64
+) -> np.ndarray:
+    """Sinusoidal positional encoding in the paper's interleaved layout.
+
+    Parameters
+    ----------
+    s : int
+        Number of positions (sequence length), at least 1.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1 (10000 in the paper).
+    dtype : {numpy.float64, numpy.float32}
+        dtype of the result.
+
+    Returns
+    -------
+    PE : numpy.ndarray, shape (s, d)
+        ``PE[p, 2i] = sin(p omega_i)``, ``PE[p, 2i+1] = cos(p omega_i)`` for
+        p = 0..s-1 and i = 0..d/2-1, with ``omega_i = base ** (-2i/d)``.
+        Row 0 is ``[0, 1, 0, 1, ...]``.
+    """
+    dtype = _dtype(dtype)
+    angles = _angles(s, d, base)  # (s, d/2)
+    pe = np.empty((angles.shape[0], 2 * angles.shape[1]))  # (s, d)
+    pe[:, 0::2] = np.sin(angles)  # even columns 2i
+    pe[:, 1::2] = np.cos(angles)  # odd columns 2i+1
+    return pe.astype(dtype, copy=False)
+
+
+def concatenated_encoding(
+    s: int, d: int, base: float = 10000.0, dtype=np.float64
+) -> np.ndarray:
+    """Sinusoidal encoding with all sines first, then all cosines.
+
+    The layout some libraries use. It holds the same numbers as
+    :func:`sinusoidal_encoding`, with the columns in another order (see
+    :func:`interleaved_to_concatenated`).
+
+    Parameters
+    ----------
+    s : int
+        Number of positions, at least 1.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+    dtype : {numpy.float64, numpy.float32}
+        dtype of the result.
+
+    Returns
+    -------
+    PE_cat : numpy.ndarray, shape (s, d)
+        ``PE_cat[p, i] = sin(p omega_i)``, ``PE_cat[p, d/2 + i] = cos(p omega_i)``.
+    """
+    dtype = _dtype(dtype)
+    angles = _angles(s, d, base)  # (s, d/2)
+    # [(s, d/2) | (s, d/2)] -> (s, d)
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1).astype(
+        dtype, copy=False
+    )
+
+
+def _layout_input(pe, name: str) -> np.ndarray:
+    pe = as_float_array(pe, name, min_ndim=1)
+    d = pe.shape[-1]
+    if d < 2 or d % 2:
+        raise ValueError(
+            f"{name} must have an even, non-zero last axis d (sin/cos pairs), "
+            f"got shape {pe.shape}"
+        )
+    return pe
+
+
+def interleaved_to_concatenated(pe) -> np.ndarray:
+    """Reorder columns from ``[sin0, cos0, sin1, cos1, ...]`` to ``[sin..., cos...]``.
+
+    Parameters
+    ----------
+    pe : array_like, shape (..., d)
+        An encoding in the interleaved layout of :func:`sinusoidal_encoding`; d even.
+
+    Returns
+    -------
+    pe_cat : numpy.ndarray, shape (..., d)
+        The same numbers with columns ``[0, 2, 4, ..., 1, 3, 5, ...]``: a column
+        permutation, so no information is lost.
+    """
+    pe = _layout_input(pe, "pe")
+    d = pe.shape[-1]
+    order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])  # (d,)
+    return pe[..., order]  # (..., d) -> (..., d), columns permuted
+
+
+def concatenated_to_interleaved(pe_cat) -> np.ndarray:
+    """Inverse of :func:`interleaved_to_concatenated`.
+
+    Parameters
+    ----------
+    pe_cat : array_like, shape (..., d)
+        An encoding in the concatenated layout ``[sin..., cos...]``; d even.
+
+    Returns
+    -------
+    pe : numpy.ndarray, shape (..., d)
+        The interleaved layout ``[sin0, cos0, sin1, cos1, ...]``.
+    """
+    pe_cat = _layout_input(pe_cat, "pe_cat")
+    half = pe_cat.shape[-1] // 2
+    # (..., d) -> (..., 2, d/2): row 0 the sines, row 1 the cosines
+    pairs = pe_cat.reshape(*pe_cat.shape[:-1], 2, half)
+    # (..., 2, d/2) -> (..., d/2, 2) -> (..., d)
+    return np.swapaxes(pairs, -1, -2).reshape(pe_cat.shape)
+
+
+def relative_rotation(k, d: int, base: float = 10000.0, dtype=np.float64) -> np.ndarray:
+    """Matrix T(k) that shifts an encoding by k positions: ``PE[p + k] = PE[p] @ T(k)``.
+
+    Derivation for one frequency pair, with a = p omega_i and b = k omega_i::
+
+        [sin(a + b), cos(a + b)] = [sin a, cos a] @ [[ cos b, -sin b],
+                                                     [ sin b,  cos b]]
+
+    because sin(a + b) = sin a cos b + cos a sin b and
+    cos(a + b) = cos a cos b - sin a sin b. T(k) puts these 2x2 blocks on its diagonal,
+    one per pair (2i, 2i+1). It depends on the offset k only, not on p: the encoding of
+    position p + k is a rotation of the encoding of p, the same rotation for every p.
+
+    Parameters
+    ----------
+    k : int or float
+        The offset; may be negative or zero (T(0) is the identity).
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+    dtype : {numpy.float64, numpy.float32}
+        dtype of the result.
+
+    Returns
+    -------
+    T : numpy.ndarray, shape (d, d)
+        Block-diagonal and orthogonal; ``T(k) @ T(j) = T(k + j)`` and ``T(-k) = T(k).T``.
+    """
+    k = _real(k, "k")
+    dtype = _dtype(dtype)
+    b = k * frequencies(d, base)  # (d/2,)
+    c, sn = np.cos(b), np.sin(b)
+    t = np.zeros((d, d))  # (d, d)
+    even, odd = np.arange(0, d, 2), np.arange(1, d, 2)
+    t[even, even] = c  # sin_in -> sin_out
+    t[odd, even] = sn  # cos_in -> sin_out
+    t[even, odd] = -sn  # sin_in -> cos_out
+    t[odd, odd] = c  # cos_in -> cos_out
+    return t.astype(dtype, copy=False)

@@ -1,0 +1,245 @@
+"""PyTorch parity: the same computations in torch, and loading weights from torch modules.
+
+Everything here takes and returns numpy arrays, so the book can compare
+``np.allclose(ours, torch_version)`` in one line. Conventions to remember:
+
+- ``torch.nn.Linear`` and ``torch.nn.MultiheadAttention`` store weights in column-vector
+  form (y = W x, W:(out, in)); the book uses row vectors (y = x @ W, W:(in, out)), so
+  every weight is transposed when it is copied.
+- ``torch.nn.functional.scaled_dot_product_attention`` takes a boolean mask with True =
+  may attend (the book's convention); ``torch.nn.MultiheadAttention``'s ``attn_mask``
+  uses True = may NOT attend. :func:`torch_mha_forward` converts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ._validate import as_float_array
+from .attention import _check_mask, scaled_dot_product_attention
+from .multihead import MultiHeadAttention
+
+__all__ = [
+    "to_torch",
+    "sdpa_torch",
+    "mha_from_torch",
+    "torch_mha_forward",
+    "embedding_from_torch",
+]
+
+
+def to_torch(x, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """A numpy array (or array-like, or tensor) as a CPU torch tensor.
+
+    Parameters
+    ----------
+    x : array_like or torch.Tensor, any shape
+        Copied, never shared with the tensor. float32 stays float32, float64 stays
+        float64, bool stays bool.
+    dtype : torch.dtype, optional
+        Convert to this dtype.
+
+    Returns
+    -------
+    torch.Tensor, same shape as x
+    """
+    if isinstance(x, torch.Tensor):
+        t = x.detach().cpu()
+    else:
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            raise ValueError(f"x must be an array of numbers or bools, got dtype {arr.dtype}")
+        t = torch.from_numpy(np.array(arr, order="C", copy=True))  # a copy: no aliasing
+    return t if dtype is None else t.to(dtype)
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy().copy()
+
+
+def sdpa_torch(q, k, v, mask=None, scale: float | None = None):
+    """PyTorch's scaled dot-product attention on numpy inputs.
+
+    The output comes from ``torch.nn.functional.scaled_dot_product_attention``; the
+    weights (which that function does not return) from ``torch.softmax`` of the masked
+    scores, so a fully masked row has NaN weights here, as in plain torch.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., s_q, d_k)
+    k : array_like, shape (..., s_k, d_k)
+    v : array_like, shape (..., s_k, d_v)
+    mask : array_like of bool, broadcastable to (..., s_q, s_k), optional
+        True = may attend (same convention as torch SDPA and the book).
+    scale : float, optional
+        Default 1/sqrt(d_k).
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., s_q, d_v)
+    weights : numpy.ndarray, shape (..., s_q, s_k)
+    """
+    q = as_float_array(q, "q", min_ndim=2)
+    v = as_float_array(v, "v", min_ndim=2)
+    k = as_float_array(k, "k", min_ndim=2)
+    scaled_dot_product_attention(q, k, v, mask, scale)  # same checks and messages as ours
+    dt = np.result_type(q, k, v)  # torch refuses mixed float32/float64 inputs
+    q, k, v = q.astype(dt, copy=False), k.astype(dt, copy=False), v.astype(dt, copy=False)
+    tq, tk, tv = to_torch(q), to_torch(k), to_torch(v)
+    tm = None if mask is None else to_torch(np.asarray(mask))
+    out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, scale=scale)
+    s = (1.0 / q.shape[-1] ** 0.5) if scale is None else scale
+    # (..., s_q, d_k) @ (..., d_k, s_k) -> (..., s_q, s_k)
+    ts = (tq @ tk.transpose(-2, -1)) * s
+    if tm is not None:
+        ts = ts.masked_fill(~tm, float("-inf"))
+    return _numpy(out), _numpy(torch.softmax(ts, dim=-1))
+
+
+def _check_mha(module) -> None:
+    if not isinstance(module, torch.nn.MultiheadAttention):
+        raise ValueError(
+            f"module must be a torch.nn.MultiheadAttention, got {type(module).__name__}"
+        )
+    d = module.embed_dim
+    if module.kdim != d or module.vdim != d:
+        raise ValueError(
+            f"module has kdim={module.kdim}, vdim={module.vdim} but embed_dim={d}; "
+            f"the book's MultiHeadAttention needs kdim = vdim = embed_dim"
+        )
+    if module.bias_k is not None or module.add_zero_attn:
+        raise ValueError(
+            "module was built with add_bias_kv=True or add_zero_attn=True, which append "
+            "extra key/value rows; the book's MultiHeadAttention has no such rows"
+        )
+
+
+def mha_from_torch(module: torch.nn.MultiheadAttention) -> MultiHeadAttention:
+    """Copy the weights of a ``torch.nn.MultiheadAttention`` into the book's class.
+
+    torch packs the three input projections in ``in_proj_weight``:(3d, d) in column-vector
+    form; rows 0..d-1 are W^Q, d..2d-1 W^K, 2d..3d-1 W^V. Each block is transposed to the
+    row-vector (d, d) form; ``out_proj.weight`` likewise becomes W_o. ``batch_first``
+    does not matter: the book's class always takes (..., s, d).
+
+    Parameters
+    ----------
+    module : torch.nn.MultiheadAttention
+        With kdim = vdim = embed_dim, no add_bias_kv, no add_zero_attn.
+
+    Returns
+    -------
+    MultiHeadAttention
+        W_q, W_k, W_v, W_o:(d, d) and, if the module has biases, b_q, b_k, b_v, b_o:(d,),
+        in the module's dtype.
+    """
+    _check_mha(module)
+    d = module.embed_dim
+    w = _numpy(module.in_proj_weight)  # (3d, d), column-vector form
+    ws = [w[i * d : (i + 1) * d].T for i in range(3)]  # 3 x (d, d)^T -> (d, d)
+    wo = _numpy(module.out_proj.weight).T  # (d, d)^T -> (d, d)
+    bs = [None] * 4
+    if module.in_proj_bias is not None:
+        b = _numpy(module.in_proj_bias)  # (3d,)
+        bs[:3] = [b[i * d : (i + 1) * d] for i in range(3)]  # 3 x (d,)
+    if module.out_proj.bias is not None:
+        bs[3] = _numpy(module.out_proj.bias)  # (d,)
+    return MultiHeadAttention(*ws, wo, module.num_heads, *bs)
+
+
+def _torch_input(x, name: str, dtype: torch.dtype, batch_first: bool) -> torch.Tensor:
+    t = to_torch(x, dtype)
+    if t.ndim not in (2, 3):
+        raise ValueError(f"{name} must have shape (b, s, d) or (s, d), got {tuple(t.shape)}")
+    # (b, s, d) -> (s, b, d) when the module expects sequence-first input
+    return t if batch_first or t.ndim == 2 else t.transpose(0, 1)
+
+
+def _torch_mask(mask, b: int | None, h: int, s_q: int, s_k: int) -> torch.Tensor | None:
+    """Book mask (True = may attend) -> nn.MultiheadAttention attn_mask (True = may NOT)."""
+    if mask is None:
+        return None
+    batch = () if b is None else (b,)
+    mask = np.asarray(_check_mask(mask, (*batch, s_q, s_k)))
+    if mask.ndim <= 2:
+        return ~to_torch(np.broadcast_to(mask, (s_q, s_k)))  # (s_q, s_k)
+    full = np.broadcast_to(mask, (b, s_q, s_k))  # (b, s_q, s_k)
+    # (b, s_q, s_k) -> (b*h, s_q, s_k), batch-major as torch expects
+    return ~to_torch(full).repeat_interleave(h, dim=0)
+
+
+def torch_mha_forward(module: torch.nn.MultiheadAttention, x_q, x_kv=None, mask=None):
+    """Run a ``torch.nn.MultiheadAttention`` on numpy inputs laid out as (b, s, d).
+
+    Handles ``batch_first`` (inputs and outputs are always (b, s, d) here) and converts
+    the book's mask (True = may attend) to torch's ``attn_mask`` (True = may NOT attend).
+    Calls the module with ``need_weights=True, average_attn_weights=False``. Note that
+    torch returns NaN for a query whose mask row is all False, where the book returns 0.
+
+    Parameters
+    ----------
+    module : torch.nn.MultiheadAttention
+        In eval mode if it has dropout (otherwise results would be random).
+    x_q : array_like, shape (b, s_q, d) or (s_q, d)
+        Cast to the module's dtype (float32 unless the module was made ``.double()``).
+    x_kv : array_like, shape (b, s_k, d) or (s_k, d), optional
+        None means x_q (self-attention).
+    mask : array_like of bool, broadcastable to (b, s_q, s_k), optional
+        True = may attend.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (b, s_q, d) (or (s_q, d) for unbatched input)
+    weights : numpy.ndarray, shape (b, h, s_q, s_k) (or (h, s_q, s_k))
+        Per-head weights, not averaged.
+    """
+    _check_mha(module)
+    if module.training and module.dropout > 0:
+        raise ValueError(
+            f"module is in training mode with dropout={module.dropout}, so its output is "
+            f"random; call module.eval() first"
+        )
+    dtype, bf = module.in_proj_weight.dtype, module.batch_first
+    tq = _torch_input(x_q, "x_q", dtype, bf)
+    tkv = tq if x_kv is None else _torch_input(x_kv, "x_kv", dtype, bf)
+    if tq.ndim != tkv.ndim:
+        raise ValueError(
+            f"x_q has {tq.ndim} axes but x_kv has {tkv.ndim}: both must be (b, s, d) or (s, d)"
+        )
+    b = None if tq.ndim == 2 else tq.shape[0 if bf else 1]
+    seq = 1 if (b is not None and bf) else 0  # which torch axis is the sequence
+    s_q, s_k = tq.shape[seq], tkv.shape[seq]
+    attn_mask = _torch_mask(mask, b, module.num_heads, s_q, s_k)
+    with torch.no_grad():
+        out, w = module(tq, tkv, tkv, attn_mask=attn_mask, need_weights=True,
+                        average_attn_weights=False)
+    if b is not None and not bf:
+        out = out.transpose(0, 1)  # (s_q, b, d) -> (b, s_q, d)
+    return _numpy(out), _numpy(w)
+
+
+def embedding_from_torch(module: torch.nn.Embedding) -> np.ndarray:
+    """The lookup table of a ``torch.nn.Embedding`` as a numpy array.
+
+    ``module(ids)`` equals ``table[ids]`` (= ``embedding.embed(ids, table)``).
+
+    Parameters
+    ----------
+    module : torch.nn.Embedding
+        Without max_norm (which rescales rows at lookup time, so it is not a plain table).
+
+    Returns
+    -------
+    table : numpy.ndarray, shape (V, d)
+        Row j is the embedding of token id j; a copy in the module's dtype.
+    """
+    if not isinstance(module, torch.nn.Embedding):
+        raise ValueError(f"module must be a torch.nn.Embedding, got {type(module).__name__}")
+    if module.max_norm is not None:
+        raise ValueError(
+            f"module has max_norm={module.max_norm}, which rescales rows when they are "
+            f"looked up; its output is not a plain table lookup"
+        )
+    return _numpy(module.weight)  # (V, d)

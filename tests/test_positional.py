@@ -1,0 +1,155 @@
+"""Sinusoidal positional encoding: values, layouts, the relative-position rotation.
+
+Tolerances: float64 identities (trigonometry, rotations) atol 1e-12; hand-typed values
+atol 1e-15.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_book import positional as P
+
+ATOL = 1e-12  # float64 trig identities, positions < 200
+
+
+def test_first_row_is_zero_one_pairs():
+    pe = P.sinusoidal_encoding(3, 8)
+    np.testing.assert_array_equal(pe[0], [0, 1, 0, 1, 0, 1, 0, 1])
+
+
+def test_hand_computed_row():
+    # d=4, base=10000: omega = [1, 10000**(-2/4)] = [1, 0.01]; position p=1
+    pe = P.sinusoidal_encoding(2, 4)
+    expected = [0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653]
+    np.testing.assert_allclose(pe[1], expected, rtol=0, atol=1e-15)
+
+
+def test_formula_every_entry():
+    s, d, base = 7, 6, 100.0
+    pe = P.sinusoidal_encoding(s, d, base)
+    for p in range(s):
+        for i in range(d // 2):
+            angle = p / base ** (2 * i / d)
+            assert pe[p, 2 * i] == pytest.approx(math.sin(angle), abs=1e-15)
+            assert pe[p, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-15)
+
+
+def test_frequencies():
+    omega = P.frequencies(8, 10000.0)
+    assert omega.shape == (4,)
+    np.testing.assert_allclose(omega, [1, 0.1, 0.01, 0.001], rtol=1e-14)
+
+
+@pytest.mark.parametrize("s,d", [(1, 2), (5, 4), (50, 512)])
+def test_shapes(s, d):
+    assert P.sinusoidal_encoding(s, d).shape == (s, d)
+    assert P.concatenated_encoding(s, d).shape == (s, d)
+    assert P.relative_rotation(3, d).shape == (d, d)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtype(dtype):
+    assert P.sinusoidal_encoding(4, 6, dtype=dtype).dtype == dtype
+    assert P.concatenated_encoding(4, 6, dtype=dtype).dtype == dtype
+    assert P.relative_rotation(2, 6, dtype=dtype).dtype == dtype
+    assert P.frequencies(6, dtype=dtype).dtype == dtype
+    pe = P.sinusoidal_encoding(4, 6, dtype=dtype)
+    assert P.interleaved_to_concatenated(pe).dtype == dtype
+
+
+def test_layouts_hold_the_same_information():
+    pe = P.sinusoidal_encoding(20, 10)
+    cat = P.concatenated_encoding(20, 10)
+    np.testing.assert_array_equal(cat[:, :5], pe[:, 0::2])
+    np.testing.assert_array_equal(cat[:, 5:], pe[:, 1::2])
+    np.testing.assert_array_equal(P.interleaved_to_concatenated(pe), cat)
+    np.testing.assert_array_equal(P.concatenated_to_interleaved(cat), pe)
+    # round trips with leading axes, on arbitrary numbers
+    x = np.arange(2 * 3 * 8, dtype=float).reshape(2, 3, 8)
+    np.testing.assert_array_equal(P.concatenated_to_interleaved(P.interleaved_to_concatenated(x)), x)
+    np.testing.assert_array_equal(P.interleaved_to_concatenated(P.concatenated_to_interleaved(x)), x)
+    assert not np.array_equal(P.interleaved_to_concatenated(x), x)
+
+
+@pytest.mark.parametrize("k", [-17, -3, -1, 0, 1, 2, 5, 40])
+def test_relative_rotation_for_every_position(k):
+    s, d = 120, 16
+    pe = P.sinusoidal_encoding(s, d)
+    t = P.relative_rotation(k, d)
+    ps = np.arange(max(0, -k), min(s, s - k))  # p and p + k both in 0..s-1
+    np.testing.assert_allclose(pe[ps] @ t, pe[ps + k], rtol=0, atol=ATOL)
+
+
+def test_relative_rotation_structure():
+    d = 8
+    t3, t5 = P.relative_rotation(3, d), P.relative_rotation(5, d)
+    np.testing.assert_allclose(t3 @ t5, P.relative_rotation(8, d), atol=ATOL)
+    np.testing.assert_allclose(P.relative_rotation(-3, d), t3.T, atol=ATOL)
+    np.testing.assert_allclose(t3 @ t3.T, np.eye(d), atol=ATOL)
+    np.testing.assert_array_equal(P.relative_rotation(0, d), np.eye(d))
+    # block diagonal: nothing couples different frequency pairs
+    blocks = np.kron(np.eye(d // 2), np.ones((2, 2)))
+    assert np.all(t3[blocks == 0] == 0)
+    # first block, omega_0 = 1: [[cos k, -sin k], [sin k, cos k]]
+    np.testing.assert_allclose(t3[:2, :2], [[math.cos(3), -math.sin(3)], [math.sin(3), math.cos(3)]])
+
+
+def test_frequency_pairs_have_unit_norm():
+    pe = P.sinusoidal_encoding(64, 12)
+    norms = pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2  # (s, d/2)
+    np.testing.assert_allclose(norms, 1.0, atol=ATOL)
+
+
+def test_dot_products_depend_only_on_offset():
+    s, d = 40, 16
+    pe = P.sinusoidal_encoding(s, d)
+    g = pe @ pe.T  # (s, s)
+    np.testing.assert_allclose(g[1:, 1:], g[:-1, :-1], atol=ATOL)  # Toeplitz
+    omega = P.frequencies(d)
+    offsets = np.subtract.outer(np.arange(s), np.arange(s))  # p - q
+    np.testing.assert_allclose(g, np.cos(offsets[..., None] * omega).sum(-1), atol=ATOL)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(s=4, d=7), r"d must be even.*got d=7"),
+        (dict(s=4, d=0), r"d must be at least 1, got 0"),
+        (dict(s=0, d=4), r"s must be at least 1, got 0"),
+        (dict(s=-2, d=4), r"s must be at least 1"),
+        (dict(s=4.0, d=4), r"s must be a whole number, got 4.0"),
+        (dict(s="4", d=4), r"s must be a whole number"),
+        (dict(s=4, d=4, base=1.0), r"base must be greater than 1.*got base=1.0"),
+        (dict(s=4, d=4, base=0.5), r"base must be greater than 1"),
+        (dict(s=4, d=4, base=float("inf")), r"base must be a finite number"),
+        (dict(s=4, d=4, base=float("nan")), r"base must be a finite number"),
+        (dict(s=4, d=4, dtype=np.int64), r"dtype must be float32 or float64"),
+    ],
+)
+def test_encoding_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        P.sinusoidal_encoding(**kwargs)
+    with pytest.raises(ValueError, match=match):
+        P.concatenated_encoding(**kwargs)
+
+
+def test_d_equal_one_is_odd():
+    with pytest.raises(ValueError, match="d must be even.*got d=1"):
+        P.sinusoidal_encoding(3, 1)
+
+
+def test_other_errors():
+    with pytest.raises(ValueError, match="d must be even"):
+        P.frequencies(5)
+    with pytest.raises(ValueError, match="d must be even"):
+        P.relative_rotation(1, 3)
+    with pytest.raises(ValueError, match="k must be a real number"):
+        P.relative_rotation("1", 4)
+    with pytest.raises(ValueError, match="k must be a finite number"):
+        P.relative_rotation(float("nan"), 4)
+    with pytest.raises(ValueError, match=r"even, non-zero last axis.*\(3, 5\)"):
+        P.interleaved_to_concatenated(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="pe_cat contains NaN"):
+        P.concatenated_to_interleaved(np.full((2, 4), np.nan))
