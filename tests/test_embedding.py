@@ -1,0 +1,70 @@
+"""Embedding table, one-hot, lookup and cosine similarity."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attention_book.embedding import cosine_similarity, embed, embedding_table, one_hot
+
+
+def test_table_is_seeded_and_shaped():
+    a, b, c = embedding_table(10, 4, seed=0), embedding_table(10, 4, seed=0), embedding_table(10, 4, seed=1)
+    assert a.shape == (10, 4) and a.dtype == np.float64
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def test_one_hot_rows():
+    o = one_hot([2, 0, 2], 4)
+    assert o.tolist() == [[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 1, 0]]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 16), st.data())
+def test_one_hot_times_table_is_the_lookup(vocab_size, d, data):
+    ids = np.array(data.draw(st.lists(st.integers(0, vocab_size - 1), min_size=1, max_size=12)))
+    table = embedding_table(vocab_size, d, seed=vocab_size)
+    x = embed(ids, table)
+    assert x.shape == (len(ids), d)
+    # (s, V) @ (V, d) -> (s, d); exact, since each product picks one row and adds zeros
+    assert np.array_equal(one_hot(ids, vocab_size) @ table, x)
+
+
+def test_cosine_similarity_known_values():
+    x = np.array([[1.0, 0.0], [0.0, 2.0], [-3.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    s = cosine_similarity(x)
+    assert s.shape == (5, 5)
+    assert np.allclose(s[0, :4], [1, 0, -1, 2 ** -0.5])
+    assert np.all(s[4] == 0) and np.all(s[:, 4] == 0)  # a zero row: no direction
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(0, 1000))
+def test_cosine_similarity_properties(s, d, seed):
+    x = np.random.default_rng(seed).standard_normal((s, d))
+    sim = cosine_similarity(x)
+    assert np.allclose(sim, sim.T) and np.allclose(np.diag(sim), 1.0)
+    assert np.all(np.abs(sim) <= 1.0)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: embedding_table(0, 4), "vocab_size must be at least 1"),
+    (lambda: embedding_table(10, 2.5), "d must be a whole number"),
+    (lambda: one_hot([0, 5], 5), r"0\.\.4"),
+    (lambda: one_hot([], 5), "non-empty"),
+    (lambda: one_hot([0.5], 5), "integers"),
+    (lambda: embed([0, 1], np.zeros(4)), "at least 2 axes"),
+    (lambda: embed([0, 1], np.zeros((2, 3, 4))), r"\(V, d\)"),
+    (lambda: embed([7], np.zeros((5, 4))), r"0\.\.4"),
+    (lambda: embed([0], np.full((5, 4), np.nan)), "NaN"),
+    (lambda: cosine_similarity(np.zeros(3)), "at least 2 axes"),
+    (lambda: cosine_similarity([[np.inf, 0]]), "infinity"),
+])
+def test_bad_input_is_refused_clearly(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_float32_table_stays_float32():
+    table = embedding_table(5, 3).astype(np.float32)
+    assert embed([1, 2], table).dtype == np.float32
