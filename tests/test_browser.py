@@ -132,7 +132,7 @@ def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
 def _explorer_state(page, explorer):
     return explorer.evaluate(
         "el => ({src: el.querySelector('img').src, alt: el.querySelector('img').alt,"
-        " caption: el.querySelector('.ab-caption').innerHTML})"
+        " caption: el.querySelector('.ab-explorer-caption').innerHTML})"
     )
 
 

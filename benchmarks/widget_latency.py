@@ -1,0 +1,156 @@
+"""How long a reader waits after moving a control: widget latency, live vs re-plot.
+
+For each lab in :data:`REGISTRY` this measures, over ``--repeats`` control changes after a
+warm-up, the time from setting a control's ``.value`` to a finished canvas draw: the
+observers run (state function, ``view.update``, readout), then ``figure.canvas.draw()``,
+which is what ipympl does when the front end asks for the frame that ``draw_idle``
+announced (an Agg draw plus the PNG of the changed pixels). The canvas is first told that
+a front end is connected (the "initialized" message), as in a live notebook.
+
+The naive baseline is measured in the same run for the same states: a fresh Figure and
+view built and drawn from scratch for each state, what a widget that re-plots per event
+does. It draws with plain Agg and encodes no PNG, so it flatters the baseline.
+
+Usage::
+
+    python benchmarks/widget_latency.py [--json] [--repeats N]
+
+Later chapters add their lab to :data:`REGISTRY`: a name, a factory, the control changes
+to cycle through, and the naive "build from scratch" function for a dict of control values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from attention_book.plots import embedding_view
+from attention_book.tokens import RUNNING_SENTENCE
+from attention_book.widgets import embedding_state, embedding_widget
+
+
+@dataclass(frozen=True)
+class Case:
+    """One lab to measure.
+
+    Attributes
+    ----------
+    name : str
+    factory : callable returning a Lab
+    changes : list of (control name, value)
+        Cycled through in order; consecutive changes must change the value.
+    naive : callable taking a dict of control values
+        Builds a fresh figure and view for those values and draws it.
+    """
+
+    name: str
+    factory: Callable
+    changes: list
+    naive: Callable[[dict], None]
+
+
+def _naive_embedding(values: dict) -> None:
+    state = embedding_state(values["text"], values["d"], values["seed"])
+    view = embedding_view()
+    view.update(state.tokens, state.X, state.similarity)
+    FigureCanvasAgg(view.figure).draw()
+
+
+_TYPED = "the dog saw"  # typed one keystroke at a time
+_LONG = " ".join(["the cat saw the dog and the dog saw the cat"] * 4)  # 44 tokens: truncated
+
+REGISTRY: list[Case] = [
+    Case(
+        name="embedding",
+        factory=embedding_widget,
+        changes=(
+            [("d", d) for d in (2, 4, 16, 32, 64, 8)]
+            + [("seed", 1), ("seed", 0)]
+            + [("text", _TYPED[: k + 1]) for k in range(len(_TYPED))]
+            + [("text", "THE WEATHER IS GLORIOUS TODAY"), ("text", _LONG), ("text", ""),
+               ("text", RUNNING_SENTENCE)]
+        ),
+        naive=_naive_embedding,
+    ),
+]
+
+
+def _connect_front_end(canvas) -> None:
+    """Tell an ipympl canvas that a front end is there, as a live notebook does."""
+    canvas._handle_message(canvas, {"type": "initialized"}, [])
+
+
+def measure(case: Case, repeats: int = 60) -> dict:
+    """Median and 95th percentile latency (ms) of ``case`` and of its naive baseline."""
+    lab = case.factory()
+    canvas = lab.figure.canvas
+    _connect_front_end(canvas)
+    canvas.draw()
+
+    def apply(change):
+        name, value = change
+        lab.controls[name].value = value
+
+    for change in case.changes:  # warm-up: every change once
+        apply(change)
+        canvas.draw()
+
+    times, states = [], []
+    for k in range(repeats):
+        change = case.changes[k % len(case.changes)]
+        start = time.perf_counter()
+        apply(change)
+        canvas.draw()
+        times.append(time.perf_counter() - start)
+        states.append(dict(lab.values))
+
+    case.naive(states[0])  # warm-up
+    naive_times = []
+    for values in states:
+        start = time.perf_counter()
+        case.naive(values)
+        naive_times.append(time.perf_counter() - start)
+
+    median = statistics.median(times) * 1e3
+    naive_median = statistics.median(naive_times) * 1e3
+    return {
+        "name": case.name,
+        "median_ms": round(median, 2),
+        "p95_ms": round(float(np.percentile(times, 95)) * 1e3, 2),
+        "naive_median_ms": round(naive_median, 2),
+        "speedup": round(naive_median / median, 2),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--repeats", type=int, default=60, help="timed events per widget")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    rows = [measure(case, args.repeats) for case in REGISTRY]
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    header = f"{'widget':<14}{'median ms':>11}{'p95 ms':>9}{'naive median ms':>17}{'speed-up':>10}"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['name']:<14}{r['median_ms']:>11.1f}{r['p95_ms']:>9.1f}"
+              f"{r['naive_median_ms']:>17.1f}{r['speedup']:>9.1f}x")
+    print(f"({args.repeats} events per widget after a warm-up; goal: median < 30 ms and "
+          ">= 5x the naive re-plot)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

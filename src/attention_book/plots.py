@@ -1,0 +1,577 @@
+"""The pictures layer: matplotlib figure builders that draw once and update in place.
+
+Every builder makes its :class:`~matplotlib.figure.Figure` (without pyplot: no global
+figure registry, no current figure) and its artists once, and returns a *view* object that
+holds them. A view's ``update(...)`` method only changes existing artists (``set_data``,
+``set_extent``, limits, tick and label texts), so a live widget answers a slider without
+re-plotting, and the kernel-free explorer renders all of its precomputed states with one
+figure.
+
+Colour maps are colour-blind safe (cividis, viridis), every axes has a title and axis
+labels, and colour limits are fixed so that colours mean the same thing in every state.
+
+Speed (what a reader feels when moving a slider). Laying out and rasterising text is most
+of the cost of a matplotlib draw (about 1 ms per short label here), so:
+
+- a view is laid out once, with worst-case labels in place, and then the layout engine
+  is switched off and the axis labels pinned (:func:`freeze_layout`);
+- the parts that never change (colour bars, axis labels) are drawn once and then pasted
+  as pixels (:class:`StaticLayer`);
+- labels that change with the data (tokens, shapes in titles) are drawn from cached
+  bitmaps, one per distinct string (:class:`TextStamps`); the axes' own tick labels are
+  kept up to date (``ax.get_yticklabels()`` tells the truth) but not drawn.
+
+Tick labels longer than :data:`MAX_TICK_CHARS` characters end in an ellipsis so that they
+fit the reserved margin. On vector output (PDF, SVG) everything is drawn as ordinary text.
+
+This module imports the math layer and matplotlib (never ``matplotlib.pyplot``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.artist import Artist
+from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.text import Text
+from matplotlib.transforms import IdentityTransform
+
+__all__ = [
+    "MAX_TICK_CHARS",
+    "X_COLOR_LIMITS",
+    "tick_label",
+    "StaticLayer",
+    "TextStamps",
+    "freeze_layout",
+    "HeatmapPanel",
+    "EmbeddingView",
+    "embedding_view",
+    "figure_png",
+]
+
+#: Colour limits of the embedding heatmap. Entries of an untrained embedding table are
+#: N(0, 1), so 99.7 % of them fall in [-3, 3]; the rest saturate the colour scale.
+X_COLOR_LIMITS = (-3.0, 3.0)
+#: The longest tick label shown in full; longer ones end in an ellipsis.
+MAX_TICK_CHARS = 10
+#: The tick label the margins are reserved for: a long word of average-to-wide letters.
+_WIDEST_LABEL = "n" * MAX_TICK_CHARS
+
+
+def tick_label(text: str, max_chars: int = MAX_TICK_CHARS) -> str:
+    """``text`` shortened to at most ``max_chars`` characters (the last one an ellipsis)."""
+    text = str(text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "\u2026"
+
+
+# ------------------------------------------------------------------ drawing machinery
+
+
+class StaticLayer(Artist):
+    """The parts of a figure that never change, drawn once and then pasted as pixels.
+
+    Added to a figure (lowest z-order, so it is drawn right after the figure background),
+    it draws its ``axes`` and ``texts`` into a renderer of its own and keeps the pixels;
+    while the canvas size, dpi and background colour stay the same, later draws paste
+    those pixels (a memory copy) instead of laying out and rasterising the text again.
+    The axes are marked animated and the texts hidden so that the figure does not draw
+    them a second time. On renderers without pixels (PDF, SVG) it simply draws them.
+
+    Parameters
+    ----------
+    axes : sequence of matplotlib.axes.Axes
+        Axes drawn whole (e.g. colour bars with fixed limits).
+    texts : sequence of matplotlib.text.Text
+        Texts that never change (e.g. axis labels pinned by :func:`freeze_layout`).
+    """
+
+    def __init__(self, axes=(), texts=()):
+        super().__init__()
+        self.set_zorder(-1e9)
+        self._axes = list(axes)
+        self._texts = list(texts)
+        for ax in self._axes:
+            ax.set_animated(True)  # the figure skips animated axes
+        for text in self._texts:
+            text.set_visible(False)  # its axis would draw it otherwise
+        self._key = None
+        self._pixels = None
+
+    def invalidate(self) -> None:
+        """Forget the pixels (call it after changing a static part)."""
+        self._key = self._pixels = None
+
+    def _draw_static(self, renderer) -> None:
+        for ax in self._axes:
+            ax.draw(renderer)
+        for text in self._texts:
+            text.set_visible(True)
+            try:
+                text.draw(renderer)
+            finally:
+                text.set_visible(False)
+
+    def draw(self, renderer) -> None:
+        if not self.get_visible():
+            return
+        if not isinstance(renderer, RendererAgg):
+            self._draw_static(renderer)  # a vector renderer: no pixels to paste
+            return
+        figure = self.get_figure(root=True)
+        key = (renderer.width, renderer.height, renderer.dpi,
+               tuple(figure.patch.get_facecolor()), figure.patch.get_visible())
+        if key != self._key:
+            # Render into a renderer of our own, never into the one passed in: a dry-run
+            # draw (savefig runs one) has drawing switched off and would cache blank pixels.
+            own = RendererAgg(int(renderer.width), int(renderer.height), renderer.dpi)
+            figure.patch.draw(own)
+            self._draw_static(own)
+            self._pixels = own.copy_from_bbox(figure.bbox)
+            self._key = key
+        renderer.restore_region(self._pixels)
+        self.stale = False
+
+
+class TextStamps(Artist):
+    """Short texts along one side of an axes, drawn from cached bitmaps.
+
+    Each distinct (text, font size, rotation, dpi) is rasterised once, with matplotlib's
+    own text engine, into a small RGBA bitmap; a draw then only pastes bitmaps, about 20
+    times cheaper than drawing the texts. On vector renderers the texts are drawn normally.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes the texts belong to (the artist adds itself to it).
+    side : {"left", "bottom", "top"}
+        "left": row labels, right-aligned left of the axes, centred on data y positions;
+        "bottom": column labels below the axes, centred on data x positions (hanging down
+        when rotated 90 degrees); "top": one title centred above the axes.
+    rotation : float
+        Text rotation in degrees.
+    pad : float
+        Gap between the axes and the texts, in points.
+    cache : dict, optional
+        Bitmap cache to share between several stamps of one figure.
+    """
+
+    _CACHE_SIZE = 2048
+
+    def __init__(self, ax, side: str, *, rotation: float = 0.0, pad: float = 3.5,
+                 cache: OrderedDict | None = None):
+        if side not in ("left", "bottom", "top"):
+            raise ValueError(f"side must be 'left', 'bottom' or 'top', got {side!r}")
+        super().__init__()
+        self.ax = ax
+        self.side = side
+        self.rotation = float(rotation)
+        self.pad = float(pad)
+        self.texts: tuple[str, ...] = ()
+        self.positions: tuple[float, ...] = ()
+        self.fontsize = 9.0
+        self.color = mpl.rcParams["text.color"]
+        self._cache = cache if cache is not None else OrderedDict()
+        self.set_clip_on(False)
+        ax.add_artist(self)
+
+    def set_texts(self, texts: Sequence[str], positions: Sequence[float] = (),
+                  fontsize: float = 9.0) -> None:
+        """Show ``texts`` (at data ``positions`` along the axis, unless side is "top")."""
+        texts = tuple(str(t) for t in texts)
+        positions = tuple(float(p) for p in positions)
+        if self.side != "top" and len(positions) != len(texts):
+            raise ValueError(f"{len(texts)} texts need {len(texts)} positions, "
+                             f"got {len(positions)}")
+        self.texts, self.positions, self.fontsize = texts, positions, float(fontsize)
+        self.stale = True
+
+    def _anchors(self, renderer) -> list[tuple[float, float]]:
+        """Pixel anchor of each text (the aligned point of its bounding box)."""
+        box = self.ax.bbox
+        pad = renderer.points_to_pixels(self.pad)
+        if self.side == "top":
+            return [((box.x0 + box.x1) / 2, box.y1 + pad)]
+        if self.side == "left":
+            ys = self.ax.transData.transform(
+                np.column_stack([np.zeros(len(self.positions)), self.positions]))[:, 1]
+            return [(box.x0 - pad, y) for y in ys]
+        xs = self.ax.transData.transform(
+            np.column_stack([self.positions, np.zeros(len(self.positions))]))[:, 0]
+        return [(x, box.y0 - pad) for x in xs]
+
+    @property
+    def _alignment(self) -> tuple[str, str]:
+        return {"left": ("right", "center"), "bottom": ("center", "top"),
+                "top": ("center", "bottom")}[self.side]
+
+    def _text_artist(self, text: str, xy) -> Text:
+        ha, va = self._alignment
+        art = Text(xy[0], xy[1], text, fontsize=self.fontsize, rotation=self.rotation,
+                   ha=ha, va=va, color=self.color, transform=IdentityTransform(),
+                   parse_math=False)  # a token like "$x$" is shown as typed
+        art.set_figure(self.get_figure(root=True))
+        return art
+
+    def _bitmap(self, text: str, dpi: float) -> np.ndarray:
+        key = (text, self.fontsize, self.rotation, dpi, self.color)
+        bitmap = self._cache.get(key)
+        if bitmap is not None:
+            self._cache.move_to_end(key)
+            return bitmap
+        art = self._text_artist(text, (0.0, 0.0))
+        art.set_horizontalalignment("left")
+        art.set_verticalalignment("bottom")
+        bbox = art.get_window_extent(RendererAgg(1, 1, dpi), dpi=dpi)
+        width, height = math.ceil(bbox.width) + 2, math.ceil(bbox.height) + 2
+        own = RendererAgg(width, height, dpi)
+        art.set_position((1 - bbox.x0, 1 - bbox.y0))
+        art.draw(own)
+        # (height, width, 4); draw_image wants the bottom row first
+        bitmap = np.asarray(own.buffer_rgba())[::-1].copy()
+        self._cache[key] = bitmap
+        if len(self._cache) > self._CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return bitmap
+
+    def draw(self, renderer) -> None:
+        if not self.get_visible() or not self.texts:
+            return
+        anchors = self._anchors(renderer)
+        if not isinstance(renderer, RendererAgg):
+            for text, xy in zip(self.texts, anchors):
+                self._text_artist(text, xy).draw(renderer)
+            return
+        ha, va = self._alignment
+        gc = renderer.new_gc()
+        try:
+            for text, (x, y) in zip(self.texts, anchors):
+                bitmap = self._bitmap(text, renderer.dpi)
+                height, width = bitmap.shape[:2]
+                x0 = {"left": x, "center": x - width / 2, "right": x - width}[ha]
+                y0 = {"bottom": y, "center": y - height / 2, "top": y - height}[va]
+                renderer.draw_image(gc, round(x0), round(y0), bitmap)
+        finally:
+            gc.restore()
+        self.stale = False
+
+
+def freeze_layout(figure: Figure, static_axes=()) -> StaticLayer:
+    """Lay ``figure`` out once with its layout engine, then fix every position.
+
+    Runs the layout engine (e.g. constrained layout) on the figure as it is now, pins each
+    axis label where the engine put it (in axes coordinates, so it stays right at any dpi)
+    and switches the layout engine off. The axis labels and ``static_axes`` then go into a
+    :class:`StaticLayer`. Later draws skip the layout, the label placement and the static
+    text, which are most of a draw's cost.
+
+    Put worst-case tick labels and titles in place before calling this so that the
+    margins fit any later labels, and create titles with ``set_title(..., y=1.0)`` so that
+    matplotlib does not re-place them on every draw.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+    static_axes : sequence of matplotlib.axes.Axes
+        Axes that never change (colour bars with fixed limits).
+
+    Returns
+    -------
+    StaticLayer
+        Already added to the figure.
+    """
+    figure.draw_without_rendering()  # runs the layout engine and places the labels
+    labels = []
+    for ax in figure.axes:
+        box = ax.bbox  # in pixels
+        for axis in (ax.xaxis, ax.yaxis):
+            if not axis.label.get_text():
+                continue
+            x, y = axis.label.get_position()  # pixels across the axis, axes units along
+            if axis is ax.yaxis:
+                axis.set_label_coords((x - box.x0) / box.width, y)
+            else:
+                axis.set_label_coords(x, (y - box.y0) / box.height)
+            if ax not in static_axes:
+                labels.append(axis.label)
+    figure.set_layout_engine("none")
+    layer = StaticLayer(axes=static_axes, texts=labels)
+    figure.add_artist(layer)
+    return layer
+
+
+# ------------------------------------------------------------------------- heatmaps
+
+
+def _tick_fontsize(n: int) -> float:
+    """A tick-label font size (points) that lets ``n`` labels fit along a short axis."""
+    if n <= 12:
+        return 9.0
+    if n <= 20:
+        return 7.5
+    return 6.0
+
+
+def _index_ticks(n: int) -> tuple[list[int], list[str]]:
+    """Tick positions and labels 0..n-1 along an axis of ``n`` cells: every 1, 2, 4, 8...
+    cell, at most 8 of them."""
+    step = 1
+    while -(-n // step) > 8:  # ceil(n / step) ticks
+        step *= 2
+    positions = list(range(0, n, step))
+    return positions, [str(p) for p in positions]
+
+
+class HeatmapPanel:
+    """One axes showing a matrix as an image, with a colour bar, labelled ticks and a title.
+
+    The image is created once; :meth:`update` changes its data, extent and labels, so the
+    matrix may change shape from one update to the next. An empty matrix hides the image
+    and shows ``empty_text`` in the middle of the axes instead.
+
+    Call :meth:`reserve` on every panel, then :func:`freeze_layout`, then :meth:`finish`
+    (the view builders do this).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw in.
+    cmap : str
+        A colour-blind-safe colour map name ("cividis", "viridis").
+    vmin, vmax : float
+        Fixed colour limits.
+    xlabel, ylabel : str
+        Axis labels.
+    colorbar_label : str
+        Label of the colour bar.
+    col_rotation : float
+        Rotation of the column labels, in degrees (90 for words).
+    empty_text : str
+        Shown when the matrix is empty.
+    cache : dict, optional
+        Text bitmap cache shared by the panels of one figure.
+
+    Attributes
+    ----------
+    ax : matplotlib.axes.Axes
+    image : matplotlib.image.AxesImage
+        Its array is the matrix shown, (m, n).
+    colorbar : matplotlib.colorbar.Colorbar
+    row_labels, col_labels, title : TextStamps
+        The drawn texts (``.texts``); the axes' tick labels and title hold the same texts.
+    """
+
+    def __init__(self, ax, *, cmap: str, vmin: float, vmax: float, xlabel: str,
+                 ylabel: str, colorbar_label: str, col_rotation: float = 0.0,
+                 empty_text: str = "nothing to show", cache: OrderedDict | None = None):
+        self.ax = ax
+        self.image = ax.imshow(
+            np.zeros((1, 1)), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto",
+            interpolation="nearest", extent=(-0.5, 0.5, 0.5, -0.5),
+        )
+        self.colorbar = ax.get_figure(root=True).colorbar(
+            self.image, ax=ax, label=colorbar_label, ticks=[vmin, (vmin + vmax) / 2, vmax])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title("", y=1.0)  # y given: matplotlib does not re-place it per draw
+        self.col_rotation = float(col_rotation)
+        cache = cache if cache is not None else OrderedDict()
+        self.row_labels = TextStamps(ax, "left", cache=cache)
+        self.col_labels = TextStamps(ax, "bottom", rotation=col_rotation, cache=cache)
+        self.title = TextStamps(ax, "top", pad=mpl.rcParams["axes.titlepad"], cache=cache)
+        self.notice = ax.text(0.5, 0.5, empty_text, transform=ax.transAxes, ha="center",
+                              va="center", visible=False)
+        self._tick_keys: dict[str, tuple] = {}
+
+    def _set_ticks(self, which: str, labels: Sequence[str] | None, n: int) -> None:
+        # Labels are rebuilt only when they change: a slider that changes only the data
+        # (a seed, a scale) costs no label work at all.
+        key = (tuple(labels) if labels is not None else None, n)
+        if self._tick_keys.get(which) == key:
+            return
+        self._tick_keys[which] = key
+        if labels is None:
+            positions, texts = _index_ticks(n)
+            size = 9.0
+        else:
+            positions, texts = list(range(n)), [tick_label(t) for t in labels]
+            size = _tick_fontsize(n)
+        if which == "x":
+            self.ax.set_xticks(positions, texts, rotation=self.col_rotation, fontsize=size)
+            self.col_labels.set_texts(texts, positions, size)
+        else:
+            self.ax.set_yticks(positions, texts, fontsize=size)
+            self.row_labels.set_texts(texts, positions, size)
+
+    def _set_title(self, title: str) -> None:
+        self.ax.title.set_text(title)
+        self.title.set_texts([title], fontsize=self.ax.title.get_fontsize())
+
+    def reserve(self, *, rows: bool, cols: bool, n: int = 64) -> None:
+        """Put worst-case tick labels and a title in place, drawn by matplotlib, for the
+        layout engine to make room for.
+
+        ``rows`` / ``cols`` say whether that axis shows words (else indices 0..n-1, n the
+        largest size it will show).
+        """
+        self._set_ticks("y", [_WIDEST_LABEL] if rows else None, 1 if rows else n)
+        self._set_ticks("x", [_WIDEST_LABEL] if cols else None, 1 if cols else n)
+        self.ax.title.set_text("reserved: a one-line title")  # its height is what counts
+        self._tick_keys.clear()
+
+    def finish(self) -> None:
+        """After the layout is frozen: hide the axes' own tick labels, tick marks and title,
+        and draw the labels and title from cached bitmaps instead."""
+        self.ax.tick_params(left=False, bottom=False, labelleft=False, labelbottom=False)
+        self.ax.title.set_visible(False)
+
+    def update(self, data, *, row_labels: Sequence[str] | None = None,
+               col_labels: Sequence[str] | None = None, title: str = "") -> None:
+        """Show ``data`` in place of the current matrix (labels are shortened to
+        :data:`MAX_TICK_CHARS` characters).
+
+        Parameters
+        ----------
+        data : array_like, shape (m, n)
+            The matrix; m or n may be 0 (the panel then shows its empty text).
+        row_labels : sequence of str of length m, optional
+            Labels of the rows (y ticks); by default the row indices.
+        col_labels : sequence of str of length n, optional
+            Labels of the columns (x ticks); by default the column indices.
+        title : str
+            The axes title.
+        """
+        data = np.asarray(data, dtype=float)
+        if data.ndim != 2:
+            raise ValueError(f"data must be a matrix of shape (m, n), got shape {data.shape}")
+        m, n = data.shape
+        for name, labels, size in (("row_labels", row_labels, m), ("col_labels", col_labels, n)):
+            if labels is not None and len(labels) != size:
+                raise ValueError(f"{name} has {len(labels)} labels for {size} cells")
+        empty = data.size == 0
+        if not empty:
+            self.image.set_data(data)
+            extent = (-0.5, n - 0.5, m - 0.5, -0.5)  # cell (i, j) centred on (j, i)
+            self.image.set_extent(extent)
+            self.ax.set_xlim(extent[0], extent[1])
+            self.ax.set_ylim(extent[2], extent[3])
+        self.image.set_visible(not empty)
+        self.notice.set_visible(empty)
+        self._set_ticks("y", None if empty else row_labels, 0 if empty else m)
+        self._set_ticks("x", None if empty else col_labels, 0 if empty else n)
+        self._set_title(title)
+
+
+# ------------------------------------------------------------- chapter 1: embeddings
+
+
+class EmbeddingView:
+    """Chapter 1's picture: the embeddings X:(s, d) and their cosine similarities (s, s).
+
+    Left, X as a heatmap (one row per token, one column per dimension, cividis, colour
+    limits fixed to :data:`X_COLOR_LIMITS`); right, the cosine-similarity matrix (tokens
+    on both axes, viridis, colour limits fixed to [-1, 1]).
+
+    Build it with :func:`embedding_view`; change it with :meth:`update`.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    x_panel, similarity_panel : HeatmapPanel
+        ``x_panel.image`` shows X:(s, d); ``similarity_panel.image`` shows (s, s).
+    static : StaticLayer
+        The colour bars and axis labels, drawn once.
+    """
+
+    def __init__(self, figure: Figure):
+        self.figure = figure
+        engine = figure.get_layout_engine()
+        if isinstance(engine, ConstrainedLayoutEngine):
+            engine.set(wspace=0.06)  # room between the first colour bar and the second panel
+        ax_x, ax_sim = figure.subplots(1, 2, width_ratios=(1.35, 1.0))
+        cache: OrderedDict = OrderedDict()
+        self.x_panel = HeatmapPanel(
+            ax_x, cmap="cividis", vmin=X_COLOR_LIMITS[0], vmax=X_COLOR_LIMITS[1],
+            xlabel="dimension j (column of X)", ylabel="token (row i of X)",
+            colorbar_label="X[i, j]", empty_text="no tokens:\ntype a sentence", cache=cache,
+        )
+        self.similarity_panel = HeatmapPanel(
+            ax_sim, cmap="viridis", vmin=-1.0, vmax=1.0, xlabel="token j",
+            ylabel="token i", colorbar_label="cosine similarity of rows i and j",
+            col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache,
+        )
+        panels = (self.x_panel, self.similarity_panel)
+        self.x_panel.reserve(rows=True, cols=False)
+        self.similarity_panel.reserve(rows=True, cols=True)
+        self.static = freeze_layout(figure, static_axes=[p.colorbar.ax for p in panels])
+        for panel in panels:
+            panel.finish()
+
+    def update(self, tokens: Sequence[str], X, similarity) -> None:
+        """Show a new sentence, dimension or table.
+
+        Parameters
+        ----------
+        tokens : sequence of str, length s
+            The tokens, used as row and column labels (may be empty).
+        X : array_like, shape (s, d)
+            The embeddings, one row per token.
+        similarity : array_like, shape (s, s)
+            ``cosine_similarity(X)``.
+        """
+        X = np.asarray(X, dtype=float)
+        similarity = np.asarray(similarity, dtype=float)
+        s = len(tokens)
+        if X.ndim != 2 or X.shape[0] != s or similarity.shape != (s, s):
+            raise ValueError(
+                f"expected X:(s, d) and similarity:(s, s) with s={s} tokens, "
+                f"got X {X.shape} and similarity {similarity.shape}"
+            )
+        d = X.shape[1]
+        self.x_panel.update(X, row_labels=tokens, title=f"X : (s, d) = ({s}, {d})")
+        self.similarity_panel.update(similarity, row_labels=tokens, col_labels=tokens,
+                                     title=f"cosine similarity : (s, s) = ({s}, {s})")
+
+
+def embedding_view(figure: Figure | None = None) -> EmbeddingView:
+    """Build chapter 1's figure once: X:(s, d) as a heatmap and its similarity matrix.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure, optional
+        An empty figure to draw in; by default a new 9 x 3.8 inch figure with constrained
+        layout (made without pyplot).
+
+    Returns
+    -------
+    EmbeddingView
+        Call its ``update(tokens, X, similarity)`` to show a sentence.
+    """
+    if figure is None:
+        figure = Figure(figsize=(9.0, 3.8), dpi=100, layout="constrained")
+    return EmbeddingView(figure)
+
+
+def figure_png(figure: Figure, dpi: float = 80) -> bytes:
+    """Render ``figure`` to PNG bytes (no metadata, so the bytes are reproducible).
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+    dpi : float
+        Resolution; 80-100 keeps an explorer's many images small.
+
+    Returns
+    -------
+    bytes
+        The PNG file.
+    """
+    with io.BytesIO() as buffer:
+        figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+        return buffer.getvalue()

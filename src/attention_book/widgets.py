@@ -1,0 +1,442 @@
+"""The controls layer, live form: ipywidgets labs that answer a control within a frame.
+
+A lab (:class:`Lab`) is a column of labelled controls, an HTML readout and one matplotlib
+figure shown through ipympl's widget canvas. The figure is built once; on every control
+change the lab
+
+1. computes a *state* from the control values with a pure state function (the same
+   function the kernel-free explorer in :mod:`attention_book.explorer` uses),
+2. moves the state into the existing artists (``view.update``) and the readout, and
+3. asks the front end to redraw (``canvas.draw_idle()``).
+
+Factories return the widget; they never call ``display`` (a notebook cell shows the
+value of its last expression).
+
+Chapter 1: :func:`embedding_state` (pure) and :func:`embedding_widget` (the lab).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+import ipywidgets
+import numpy as np
+from ipympl.backend_nbagg import Canvas, FigureManager
+
+from .embedding import cosine_similarity, embed, embedding_table
+from .plots import EmbeddingView, embedding_view
+from .tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary, tokenize
+
+__all__ = [
+    "Lab",
+    "widget_canvas",
+    "MAX_WIDGET_TOKENS",
+    "D_CHOICES",
+    "SEED_RANGE",
+    "Note",
+    "notes_html",
+    "EmbeddingState",
+    "embedding_state",
+    "embedding_readout_html",
+    "embedding_alt_text",
+    "EmbeddingLab",
+    "embedding_widget",
+]
+
+#: The most tokens a lab shows; longer texts are truncated with a visible note.
+MAX_WIDGET_TOKENS = 32
+#: The model dimensions chapter 1's lab offers.
+D_CHOICES = (2, 4, 8, 16, 32, 64)
+#: The seeds chapter 1's lab offers (inclusive).
+SEED_RANGE = (0, 20)
+
+
+# --------------------------------------------------------------------------- the base lab
+
+
+def widget_canvas(figure) -> Canvas:
+    """Attach ipympl's widget canvas to ``figure`` (without pyplot) and return it.
+
+    The canvas is an ipywidgets ``DOMWidget``; put it in a box to show the figure. Its
+    header (the figure title bar) and toolbar are hidden and it cannot be resized by
+    dragging (the views lay their figure out once); its footer, which shows the value
+    under the mouse pointer, stays.
+    """
+    canvas = Canvas(figure)
+    FigureManager(canvas, 0)
+    canvas.header_visible = False
+    canvas.toolbar_visible = False
+    canvas.resizable = False  # the views lay out once, for this size
+    return canvas
+
+
+class Lab(ipywidgets.VBox):
+    """Base of the book's live labs: labelled controls, a readout and one figure.
+
+    Subclasses provide :meth:`compute` (values of the controls -> state, pure) and
+    :meth:`show` (state -> existing artists and readout). Nothing is re-plotted per event.
+
+    Parameters
+    ----------
+    controls : dict of str to ipywidgets.ValueWidget
+        The controls, keyed by the name of the state function's argument they set. Each
+        must have a ``description`` (its visible label).
+    view : object with a ``figure`` attribute
+        The pictures-layer view built once (e.g. :class:`~attention_book.plots.EmbeddingView`).
+    header : str, optional
+        HTML shown above the controls (write it escaped).
+
+    Attributes
+    ----------
+    controls : dict of str to ipywidgets.ValueWidget
+    view : object
+    figure : matplotlib.figure.Figure
+        Its canvas is ipympl's widget canvas (``figure.canvas``).
+    readout : ipywidgets.HTML
+        The text readout, rewritten by :meth:`show`.
+    state : object
+        The state shown now.
+    """
+
+    def __init__(self, controls: dict, view, *, header: str | None = None):
+        super().__init__(layout=ipywidgets.Layout(width="100%"))
+        for name, control in controls.items():
+            if not getattr(control, "description", ""):
+                raise ValueError(f"control {name!r} needs a description (its visible label)")
+        self.controls = dict(controls)
+        self.view = view
+        self.figure = view.figure
+        self.readout = ipywidgets.HTML()
+        canvas = widget_canvas(self.figure)
+        children = [ipywidgets.HTML(header)] if header else []
+        self.children = [*children, ipywidgets.VBox(list(self.controls.values())),
+                         self.readout, canvas]
+        self.state = None
+        self.refresh()
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+
+    @property
+    def values(self) -> dict:
+        """The current value of every control, keyed by control name."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def compute(self, **values):
+        """The pure state function: control values -> state. Subclasses override it."""
+        raise NotImplementedError
+
+    def show(self, state) -> None:
+        """Move ``state`` into the view's artists and the readout. Subclasses override it."""
+        raise NotImplementedError
+
+    def refresh(self) -> None:
+        """Recompute the state from the controls and show it (no re-plotting)."""
+        self.state = self.compute(**self.values)
+        self.show(self.state)
+        self.figure.canvas.draw_idle()
+
+    def _on_change(self, change) -> None:
+        self.refresh()
+
+
+# ---------------------------------------------------------------- chapter 1: embeddings
+
+
+@dataclass(frozen=True)
+class Note:
+    """A message for the reader: ``level`` is "error", "warning" or "info"; ``text`` is
+    plain text (escape it before putting it in HTML)."""
+
+    level: str
+    text: str
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddingState:
+    """Everything chapter 1's lab and explorer show for one (text, d, seed).
+
+    Attributes
+    ----------
+    text : str
+        The text as typed.
+    d, seed : int
+        The model dimension and the seed of the embedding table.
+    tokens : tuple of str, length s
+        The tokens shown (the first :data:`MAX_WIDGET_TOKENS` of the text's tokens).
+    ids : numpy.ndarray of int64, shape (s,)
+        Their ids; an unknown word has the id of ``<unk>``.
+    known : tuple of bool, length s
+        Whether each token is in the vocabulary.
+    total_tokens : int
+        The number of tokens of the whole text (>= s).
+    X : numpy.ndarray, shape (s, d)
+        The embeddings, ``embed(ids, embedding_table(V, d, seed))``.
+    similarity : numpy.ndarray, shape (s, s)
+        ``cosine_similarity(X)``.
+    notes : tuple of Note
+        Messages: an error (no tokens), truncation, unknown words.
+    """
+
+    text: str
+    d: int
+    seed: int
+    tokens: tuple
+    ids: np.ndarray
+    known: tuple
+    total_tokens: int
+    X: np.ndarray
+    similarity: np.ndarray
+    notes: tuple
+
+    @property
+    def s(self) -> int:
+        """The number of tokens shown."""
+        return len(self.tokens)
+
+    @property
+    def shape_line(self) -> str:
+        """``"X : (s, d) = (5, 8)"``, or a line saying there are no tokens."""
+        if self.s == 0:
+            return f"X : (s, d) = (0, {self.d}): no tokens"
+        return f"X : (s, d) = ({self.s}, {self.d})"
+
+
+@functools.lru_cache(maxsize=1)
+def _vocabulary() -> Vocabulary:
+    return Vocabulary.default()
+
+
+def embedding_state(text: str, d: int = 8, seed: int = 0, *,
+                    max_tokens: int = MAX_WIDGET_TOKENS) -> EmbeddingState:
+    """Text -> tokens -> ids -> X:(s, d) and its similarity matrix, with reader messages.
+
+    Pure: the same arguments give the same state. Bad text never raises: an empty or
+    over-long text gives a state with s = 0 and an error note; a text with more than
+    ``max_tokens`` tokens is truncated with a warning note ("showing the first 32 of 57
+    tokens"); each unknown word gets an info note.
+
+    Parameters
+    ----------
+    text : str
+        The sentence.
+    d : int
+        The model dimension.
+    seed : int
+        Seed of the embedding table.
+    max_tokens : int
+        The most tokens to keep.
+
+    Returns
+    -------
+    EmbeddingState
+        With ``X`` of shape (s, d) and ``similarity`` of shape (s, s).
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a positive whole number (the text itself is never an error).
+    """
+    vocab = _vocabulary()
+    table = embedding_table(len(vocab), d, seed)  # (V, d); validates d
+    try:
+        all_tokens = tokenize(text)
+    except ValueError as err:
+        return EmbeddingState(
+            text=text if isinstance(text, str) else "", d=d, seed=seed, tokens=(),
+            ids=np.zeros(0, dtype=np.int64), known=(), total_tokens=0,
+            X=np.zeros((0, d)), similarity=np.zeros((0, 0)),
+            notes=(Note("error", str(err)[:1].upper() + str(err)[1:] + "."),),
+        )
+    notes = []
+    tokens = all_tokens[:max_tokens]
+    if len(all_tokens) > max_tokens:
+        notes.append(Note("warning", f"showing the first {max_tokens} of "
+                                     f"{len(all_tokens)} tokens"))
+    ids = vocab.encode(tokens)  # (s,)
+    known = tuple(vocab.is_known(t) for t in tokens)
+    unknown = list(dict.fromkeys(t for t, k in zip(tokens, known) if not k))
+    unk = f"{UNK_TOKEN} (id {vocab.unk_id})"
+    if len(unknown) <= 3:
+        notes.extend(Note("info", f"'{word}' is not in the vocabulary: it maps to {unk}")
+                     for word in unknown)
+    else:
+        words = ", ".join(f"'{w}'" for w in unknown)
+        notes.append(Note("info", f"{len(unknown)} words are not in the vocabulary: {words}; "
+                                  f"each maps to {unk}"))
+    if len(unknown) > 1:
+        notes.append(Note("info", f"every unknown word shares the one embedding of {UNK_TOKEN}, "
+                                  "so their rows of X are identical (similarity 1)"))
+    repeated = [(w, tokens.count(w)) for w in dict.fromkeys(tokens) if tokens.count(w) > 1]
+    if repeated:
+        listed = ", ".join(f"'{w}' ({n} times)" for w, n in repeated)
+        notes.append(Note("info", f"repeated tokens: {listed}; a repeated token has "
+                                  "identical rows of X, so their cosine similarity is 1"))
+    X = embed(ids, table)  # (s, d)
+    return EmbeddingState(
+        text=text, d=d, seed=seed, tokens=tuple(tokens), ids=ids, known=known,
+        total_tokens=len(all_tokens), X=X, similarity=cosine_similarity(X),  # (s, s)
+        notes=tuple(notes),
+    )
+
+
+_NOTE_STYLE = {
+    "error": ("&#9888;", "#8a1c1c", "#fdecea"),    # warning sign, dark red on pale red
+    "warning": ("&#9888;", "#6b4e00", "#fff4d6"),  # dark amber on pale amber
+    "info": ("&#9432;", "#0b3d6b", "#e8f1fb"),     # circled i, dark blue on pale blue
+}
+
+
+def notes_html(notes) -> str:
+    """The notes as an HTML list, each text escaped and marked by a symbol and a word
+    (not by colour alone)."""
+    items = []
+    for note in notes:
+        symbol, fg, bg = _NOTE_STYLE.get(note.level, _NOTE_STYLE["info"])
+        items.append(
+            f'<li class="ab-note ab-note-{html.escape(note.level)}" style="color:{fg};'
+            f'background:{bg};padding:2px 6px;margin:2px 0;border-radius:3px">'
+            f"{symbol} <b>{html.escape(note.level)}:</b> {html.escape(note.text)}</li>"
+        )
+    if not items:
+        return ""
+    return '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + "".join(
+        items) + "</ul>"
+
+
+def embedding_readout_html(state: EmbeddingState) -> str:
+    """The readout of chapter 1: tokens with their ids, the shapes, and the notes.
+
+    Every token and message is HTML-escaped, so text typed by the reader is shown
+    literally and never interpreted.
+
+    Parameters
+    ----------
+    state : EmbeddingState
+
+    Returns
+    -------
+    str
+        An HTML fragment with inline styles only (no external CSS).
+    """
+    chips = []
+    for token, token_id, known in zip(state.tokens, state.ids, state.known):
+        style = ("display:inline-block;margin:2px;padding:1px 5px;border-radius:3px;"
+                 "font-family:monospace;")
+        if known:
+            style += "border:1px solid #999"
+            label = f"{html.escape(token)} &rarr; {int(token_id)}"
+        else:
+            style += "border:2px dashed #8a1c1c"
+            label = (f"{html.escape(token)} &rarr; {int(token_id)} "
+                     f"<i>({html.escape(UNK_TOKEN)}, unknown)</i>")
+        chips.append(f'<span class="ab-token" style="{style}">{label}</span>')
+    tokens_html = ('<div class="ab-tokens"><b>tokens &rarr; ids:</b> '
+                   + ("".join(chips) if chips else "<i>none</i>") + "</div>")
+    shapes = html.escape(state.shape_line)
+    if state.s:
+        shapes += html.escape(f";  similarity : (s, s) = ({state.s}, {state.s})")
+    shape_html = f'<div class="ab-shape" style="font-family:monospace">{shapes}</div>'
+    return ('<div class="ab-readout">' + tokens_html + shape_html
+            + notes_html(state.notes) + "</div>")
+
+
+def embedding_alt_text(state: EmbeddingState) -> str:
+    """A plain-text description of chapter 1's figure for ``state`` (for alt text).
+
+    Names the shape, the tokens, the most similar pair of distinct positions and any
+    repeated tokens (whose rows of X are identical, similarity 1).
+    """
+    if state.s == 0:
+        return ("Two empty heatmaps: there are no tokens to embed. "
+                + " ".join(n.text for n in state.notes))
+    words = ", ".join(state.tokens)
+    text = (f"Left: heatmap of X with {state.s} rows (tokens: {words}) and {state.d} "
+            f"columns (dimensions), values coloured from -3 to 3. Right: the {state.s} by "
+            f"{state.s} cosine-similarity matrix of the rows, coloured from -1 to 1, "
+            "with 1 on the diagonal.")
+    if state.s > 1:
+        sim = state.similarity.copy()  # (s, s)
+        np.fill_diagonal(sim, -np.inf)
+        i, j = np.unravel_index(np.argmax(sim), sim.shape)
+        text += (f" The most similar pair of positions is {i} and {j} "
+                 f"('{state.tokens[i]}' and '{state.tokens[j]}', {sim[i, j]:.2f}).")
+    repeated = [t for t in dict.fromkeys(state.tokens) if state.tokens.count(t) > 1]
+    if repeated:
+        text += (" Repeated tokens have identical rows and similarity 1: "
+                 + ", ".join(f"'{t}'" for t in repeated) + ".")
+    unknown = [t for t, k in zip(state.tokens, state.known) if not k]
+    if unknown:
+        text += " Unknown words mapped to <unk>: " + ", ".join(
+            f"'{t}'" for t in dict.fromkeys(unknown)) + "."
+    return text
+
+
+class EmbeddingLab(Lab):
+    """Chapter 1's lab: type a sentence, choose d and a seed; see tokens, ids, X:(s, d)
+    as a heatmap and the (s, s) cosine-similarity matrix. Build it with
+    :func:`embedding_widget`.
+
+    Attributes
+    ----------
+    controls : dict
+        ``"text"`` (ipywidgets.Text, updates on every keystroke), ``"d"``
+        (ipywidgets.SelectionSlider over :data:`D_CHOICES`), ``"seed"`` (ipywidgets.IntSlider).
+    view : attention_book.plots.EmbeddingView
+    state : EmbeddingState
+    """
+
+    view: EmbeddingView
+
+    def __init__(self, text: str = RUNNING_SENTENCE, d: int = 8, seed: int = 0):
+        if d not in D_CHOICES:
+            raise ValueError(f"d must be one of {D_CHOICES}, got {d!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
+                SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
+            raise ValueError(f"seed must be a whole number in {SEED_RANGE[0]}..{SEED_RANGE[1]}, "
+                             f"got {seed!r}")
+        style = {"description_width": "7em"}
+        controls = {
+            "text": ipywidgets.Text(
+                value=text, description="sentence", placeholder="type a sentence",
+                continuous_update=True, style=style,
+                layout=ipywidgets.Layout(width="min(100%, 44em)"),
+                    ),
+            "d": ipywidgets.SelectionSlider(
+                options=D_CHOICES, value=d, description="d (dimension)",
+                continuous_update=True, style=style,
+            ),
+            "seed": ipywidgets.IntSlider(
+                value=int(seed), min=SEED_RANGE[0], max=SEED_RANGE[1],
+                description="seed (table)", continuous_update=True, style=style,
+            ),
+        }
+        super().__init__(controls, embedding_view())
+
+    def compute(self, text: str, d: int, seed: int) -> EmbeddingState:
+        return embedding_state(text, d, seed)
+
+    def show(self, state: EmbeddingState) -> None:
+        self.view.update(state.tokens, state.X, state.similarity)
+        self.readout.value = embedding_readout_html(state)
+
+
+def embedding_widget(text: str = RUNNING_SENTENCE, d: int = 8, seed: int = 0) -> EmbeddingLab:
+    """Chapter 1's live lab (returned, not displayed).
+
+    Parameters
+    ----------
+    text : str
+        The sentence to start with.
+    d : int
+        The model dimension to start with, one of :data:`D_CHOICES`.
+    seed : int
+        The embedding table's seed to start with, in :data:`SEED_RANGE`.
+
+    Returns
+    -------
+    EmbeddingLab
+        An ``ipywidgets.VBox``; its figure shows X:(s, d) and the (s, s) similarities.
+    """
+    return EmbeddingLab(text=text, d=d, seed=seed)

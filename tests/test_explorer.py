@@ -1,0 +1,305 @@
+"""The kernel-free explorer (explorer.py): self-contained, escaped, one source of truth."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from attention_book import explorer as ex
+from attention_book.explorer import (
+    PRESET_SENTENCES,
+    Choice,
+    Explorer,
+    Frame,
+    Slider,
+    embedding_explorer,
+    interactive,
+    is_static_build,
+)
+from attention_book.plots import embedding_view, figure_png
+from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
+from attention_book.widgets import (
+    EmbeddingLab,
+    embedding_readout_html,
+    embedding_state,
+    embedding_widget,
+)
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Passing unrecognized arguments to super\\(Toolbar\\)")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: A chapter page's explorers must stay under about 2 MB; one explorer gets most of it.
+HTML_BUDGET_BYTES = 1_500_000
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, and the text of each <script>."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+        if self._in_script:
+            self.scripts.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts[-1] += data
+
+    def find(self, tag) -> list[dict]:
+        return [attrs for t, attrs in self.tags if t == tag]
+
+
+def script_data(html_text: str) -> dict:
+    """The JSON the explorer's script carries."""
+    (script,) = Elements(html_text).scripts
+    match = re.search(r"var id = (\"[^\"]*\"), data = (\{.*?\});\n", script, re.S)
+    assert match, script[:300]
+    return json.loads(match.group(2))
+
+
+def png_of(data_url: str) -> bytes:
+    prefix = "data:image/png;base64,"
+    assert data_url.startswith(prefix)
+    return base64.b64decode(data_url[len(prefix):], validate=True)
+
+
+@pytest.fixture(scope="module")
+def default_explorer():
+    return embedding_explorer()
+
+
+@pytest.fixture(scope="module")
+def default_html(default_explorer):
+    return default_explorer._repr_html_()
+
+
+def test_presets_cover_the_cases_the_chapter_needs():
+    vocab = Vocabulary.default()
+    assert PRESET_SENTENCES[0] == RUNNING_SENTENCE
+    token_lists = [tokenize(s) for s in PRESET_SENTENCES]
+    assert any(not all(vocab.is_known(t) for t in toks) for toks in token_lists)  # unknown
+    assert any(len(toks) > 12 for toks in token_lists)  # longer
+    assert any(len(set(toks)) < len(toks) for toks in token_lists)  # repeated words
+
+
+def test_controls_are_real_labelled_inputs(default_html):
+    elements = Elements(default_html)
+    label_targets = {attrs["for"] for attrs in elements.find("label")}
+    (select,) = elements.find("select")
+    (slider,) = [a for a in elements.find("input") if a.get("type") == "range"]
+    assert select["id"] in label_targets and slider["id"] in label_targets
+    assert len(elements.find("option")) == len(PRESET_SENTENCES)
+    assert (slider["min"], slider["max"], slider["step"]) == ("0", "4", "1")
+    (output,) = elements.find("output")
+    assert output["for"] == slider["id"]
+    # d starts at 8 (index 2 of 2, 4, 8, 16, 32), announced to screen readers as "8"
+    assert slider["value"] == "2" and slider["aria-valuetext"] == "8"
+    assert f'>8</output>' in default_html
+
+
+def test_one_state_per_combination_with_valid_pngs_and_alt_text(default_explorer, default_html):
+    assert len(default_explorer) == len(PRESET_SENTENCES) * 5
+    data = script_data(default_html)
+    keys = {f"{i},{j}" for i in range(len(PRESET_SENTENCES)) for j in range(5)}
+    assert set(data["frames"]) == keys
+    assert data["labels"] == [list(PRESET_SENTENCES), ["2", "4", "8", "16", "32"]]
+    sizes = set()
+    for src, alt, caption in data["frames"].values():
+        png = png_of(src)
+        assert png.startswith(PNG_SIGNATURE)
+        image = Image.open(io.BytesIO(png))
+        image.verify()
+        sizes.add(image.size)
+        assert len(alt) > 40 and "heatmap" in alt
+        assert "X : (s, d) = (" in caption
+    assert len(sizes) == 1  # one figure, one size
+    (img,) = Elements(default_html).find("img")
+    assert png_of(img["src"]).startswith(PNG_SIGNATURE)
+    assert img["alt"] == data["frames"]["0,2"][1]  # the initial state: running sentence, d=8
+    assert "5 rows (tokens: the, weather, is, lovely, today) and 8 columns" in img["alt"]
+
+
+def test_states_come_from_the_shared_state_function_and_view(default_explorer):
+    # one source of truth: frame (sentence k, d) == what a fresh view draws for that state
+    for (k, j) in [(0, 2), (3, 4), (1, 0)]:
+        text, d = PRESET_SENTENCES[k], (2, 4, 8, 16, 32)[j]
+        state = embedding_state(text, d, 0)
+        frame = default_explorer.frames[(k, j)]
+        assert frame.caption_html == embedding_readout_html(state)
+        view = embedding_view()
+        view.update(state.tokens, state.X, state.similarity)
+        # updating one view in place draws exactly what a fresh view draws
+        assert figure_png(view.figure, dpi=80) == frame.png
+
+
+def test_repeated_words_and_unknown_words_are_explained(default_explorer):
+    k_unknown = PRESET_SENTENCES.index("THE WEATHER IS GLORIOUS TODAY")
+    caption = default_explorer.frames[(k_unknown, 2)].caption_html
+    assert "&#x27;glorious&#x27; is not in the vocabulary: it maps to &lt;unk&gt; (id 1)" in caption
+    k_repeat = PRESET_SENTENCES.index("the cat saw the dog and the dog saw the cat")
+    frame = default_explorer.frames[(k_repeat, 2)]
+    assert "repeated tokens" in frame.caption_html and "similarity 1" in frame.alt
+
+
+def test_no_external_resources(default_html):
+    assert not re.search(r"https?://", default_html)
+    elements = Elements(default_html)
+    for tag, attrs in elements.tags:
+        for name in ("src", "href"):
+            if name in attrs:
+                assert attrs[name].startswith("data:"), (tag, attrs[name][:60])
+    (script,) = elements.scripts
+    assert script.strip().startswith("(function () {") and script.strip().endswith("})();")
+    assert "eval(" not in script and "new Function" not in script
+
+
+def test_script_data_cannot_close_the_script_or_open_a_comment():
+    hostile = "</script><script>alert(1)</script><!-- & >"
+    explorer = Explorer(
+        [Choice("a", "A " + hostile, [(hostile, 1), ("plain", 2)]), Slider("b", "B", (1, 2))],
+        lambda v: Frame(PNG_SIGNATURE, f"alt {hostile} {v['a']}", "<i>caption</i>"),
+    )
+    page = explorer._repr_html_()
+    assert page.count("</script") == 1  # only the script's own end tag
+    assert page.count("<script") == 1
+    assert "<!--" not in page
+    data = script_data(page)
+    assert data["labels"][0][0] == hostile  # escaped for the script, intact for JS
+    assert data["frames"]["0,0"][1] == f"alt {hostile} 1"
+    # the label, option and alt attribute are escaped in the markup
+    assert "A &lt;/script&gt;" in page and "<option value=\"0\" selected>&lt;/script&gt;" in page
+    assert 'alt="alt &lt;/script&gt;' in page
+
+
+def test_captions_and_options_are_escaped():
+    sentences = ("<b>bold</b> the dog", "<script>alert(1)</script>")
+    page = embedding_explorer(sentences=sentences, ds=(2,))._repr_html_()
+    assert "<b>bold" not in page and "<script>alert" not in page
+    assert "&lt;b&gt;bold&lt;/b&gt; the dog</option>" in page
+    data = script_data(page)
+    for _, alt, caption in data["frames"].values():
+        assert "<script" not in caption and "<b>bold" not in caption
+        assert "&lt;" in caption
+
+
+def test_html_size_is_within_the_page_budget(default_html):
+    assert len(default_html.encode()) < HTML_BUDGET_BYTES
+
+
+def test_explorers_get_distinct_deterministic_ids():
+    a = embedding_explorer(sentences=("the dog",), ds=(2,))
+    b = embedding_explorer(sentences=("the dog",), ds=(2,))
+    assert a.id != b.id
+    page_a, page_b = a._repr_html_(), b._repr_html_()
+    assert page_a == a._repr_html_()  # stable
+    ids_a = {attrs["id"] for _, attrs in Elements(page_a).tags if "id" in attrs}
+    ids_b = {attrs["id"] for _, attrs in Elements(page_b).tags if "id" in attrs}
+    assert ids_a and not ids_a & ids_b
+    assert all(i.startswith(a.id) for i in ids_a)
+    assert a.id.split("-")[-1] == b.id.split("-")[-1]  # same content, same hash part
+
+
+def test_controls_hidden_until_the_script_runs(default_explorer, default_html):
+    (controls,) = [a for t, a in Elements(default_html).tags
+                   if a.get("id") == f"{default_explorer.id}-controls"]
+    assert "hidden" in controls
+
+
+def test_explorer_checks_its_controls():
+    with pytest.raises(ValueError, match="distinct"):
+        Explorer([Slider("a", "A", (1,)), Slider("a", "A", (2,))], lambda v: None)
+    with pytest.raises(ValueError, match="no values"):
+        Explorer([Slider("a", "A", ())], lambda v: None)
+    with pytest.raises(ValueError, match="default"):
+        Explorer([Slider("a", "A", (1, 2), default=3)], lambda v: None)
+
+
+def test_interactive_picks_the_form_from_the_environment(monkeypatch):
+    small = lambda: embedding_explorer(sentences=("the dog",), ds=(2,))  # noqa: E731
+    monkeypatch.setenv(ex.STATIC_ENV_VAR, "1")
+    assert is_static_build()
+    assert isinstance(interactive(embedding_widget, small), Explorer)
+    for value in ("0", ""):
+        monkeypatch.setenv(ex.STATIC_ENV_VAR, value)
+        assert not is_static_build()
+        assert isinstance(interactive(embedding_widget, small), EmbeddingLab)
+    monkeypatch.delenv(ex.STATIC_ENV_VAR)
+    lab = interactive(embedding_widget, small, d=16, text="the cat")
+    assert isinstance(lab, EmbeddingLab)
+    assert lab.controls["d"].value == 16 and lab.controls["text"].value == "the cat"
+
+
+def test_the_live_widget_costs_no_precomputation(monkeypatch):
+    monkeypatch.delenv(ex.STATIC_ENV_VAR, raising=False)
+
+    def never():
+        raise AssertionError("the explorer was built in a live notebook")
+
+    assert isinstance(interactive(embedding_widget, never), EmbeddingLab)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_explorer_switches_states_in_a_browser(tmp_path, default_explorer, default_html):
+    from playwright import sync_api
+
+    chromium = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+    assert chromium.exists(), f"no browser at {chromium}: run `make test` (it installs chromium)"
+    other = embedding_explorer(sentences=("the dog",), ds=(2, 4))
+    page_file = tmp_path / "page.html"
+    page_file.write_text(f"<!doctype html><html><body>{default_html}{other._repr_html_()}"
+                         "</body></html>")
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    eid = default_explorer.id
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=args)
+        try:
+            page = browser.new_page()
+            errors, requests = [], []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(page_file.as_uri())
+            assert page.is_visible(f"#{eid}-controls")
+            page.select_option(f"#{eid}-c0", "3")
+            page.fill(f"#{eid}-c1", "4")  # d = 32
+            frame = default_explorer.frames[(3, 4)]
+            assert page.get_attribute(f"#{eid}-img", "alt") == frame.alt
+            assert page.text_content(f"#{eid}-c1-out") == "32"
+            assert page.get_attribute(f"#{eid}-c1", "aria-valuetext") == "32"
+            assert "X : (s, d) = (11, 32)" in page.text_content(f"#{eid}-caption")
+            src = page.get_attribute(f"#{eid}-img", "src")
+            assert png_of(src) == frame.png
+            # the other explorer on the page is untouched
+            assert page.get_attribute(f"#{other.id}-img", "alt") == other.frames[(0, 0)].alt
+            assert not errors
+            assert all(u.startswith(("file:", "data:")) for u in requests)
+            # without JavaScript the controls would be inert: they stay hidden
+            no_js = browser.new_context(java_script_enabled=False).new_page()
+            no_js.goto(page_file.as_uri())
+            assert not no_js.is_visible(f"#{eid}-controls")
+            assert not no_js.is_visible(f"#{eid}-c0")
+            assert no_js.is_visible(f"#{eid}-img")
+        finally:
+            browser.close()
