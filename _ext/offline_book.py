@@ -64,13 +64,17 @@ def copy_vendor(app: Sphinx, exception: Exception | None) -> None:
 
 
 def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """Keep the first of any scripts with the same file name and the same inline body."""
+    """Keep the first of any scripts with the same inline body (or, if not inline, file).
+
+    The same inline script reaches the page once with filename None and once with ''.
+    """
     scripts = context.get("script_files")
     if not scripts:
         return
     seen, kept = set(), []
     for script in scripts:
-        key = (str(script), getattr(script, "attributes", {}).get("body", ""))
+        body = getattr(script, "attributes", {}).get("body")
+        key = ("body", body) if body else ("file", str(getattr(script, "filename", script)))
         if key not in seen:
             seen.add(key)
             kept.append(script)

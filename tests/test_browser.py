@@ -136,6 +136,40 @@ def _explorer_state(page, explorer):
     )
 
 
+def _chapter_pages(built_book):
+    return sorted(str(p.relative_to(built_book)) for p in (built_book / "chapters").glob("*.html"))
+
+
+def test_every_explorer_answers_every_control(built_book, site, browser):
+    """On every chapter page, moving any control of any explorer changes its picture."""
+    seen = 0
+    for rel in _chapter_pages(built_book):
+        watch = PageWatch(browser)
+        page = watch.open(f"{site}/{rel}")
+        for explorer in page.locator(".ab-explorer").all():
+            explorer.scroll_into_view_if_needed()
+            assert _explorer_state(page, explorer)["alt"], f"{rel}: an explorer image lacks alt text"
+            for control in explorer.locator("select, input[type=range]").all():
+                cid = control.get_attribute("id")
+                assert explorer.locator(f"label[for='{cid}']").count() == 1, f"{rel}: {cid} unlabelled"
+                before = _explorer_state(page, explorer)
+                if control.evaluate("el => el.tagName") == "SELECT":
+                    n = control.locator("option").count()
+                    current = int(control.evaluate("el => el.selectedIndex"))
+                    control.select_option(index=(current + 1) % n)
+                else:
+                    low, high = int(control.get_attribute("min")), int(control.get_attribute("max"))
+                    current = int(control.input_value())
+                    control.fill(str(low if current != low else high))
+                after = _explorer_state(page, explorer)
+                assert after["src"] != before["src"], f"{rel}: {cid} did not change the picture"
+                assert after["alt"] != before["alt"], f"{rel}: {cid} did not change the alt text"
+                seen += 1
+        assert watch.console_errors == [] and watch.outside == [], rel
+        watch.close()
+    assert seen >= 2
+
+
 def test_chapter1_explorer_answers_its_controls(site, browser):
     watch = PageWatch(browser)
     page = watch.open(f"{site}/chapters/01_embeddings.html")

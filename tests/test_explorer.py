@@ -14,20 +14,13 @@ import pytest
 from PIL import Image
 
 from attention_book import explorer as ex
-from attention_book.explorer import (
-    PRESET_SENTENCES,
-    Choice,
-    Explorer,
-    Frame,
-    Slider,
-    embedding_explorer,
-    interactive,
-    is_static_build,
-)
+from attention_book.explorer import Choice, Explorer, Frame, Slider, interactive, is_static_build
 from attention_book.plots import embedding_view, figure_png
 from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
 from attention_book.widgets import (
+    PRESET_SENTENCES,
     EmbeddingLab,
+    embedding_explorer,
     embedding_readout_html,
     embedding_state,
     embedding_widget,

@@ -294,8 +294,7 @@ def test_vector_output_draws_text_as_text():
 def test_widgets_and_explorer_never_import_pyplot():
     code = (
         "import sys\n"
-        "from attention_book.widgets import embedding_widget\n"
-        "from attention_book.explorer import embedding_explorer\n"
+        "from attention_book.widgets import embedding_explorer, embedding_widget\n"
         "lab = embedding_widget(); lab.controls['d'].value = 4; lab.figure.canvas.draw()\n"
         "embedding_explorer(sentences=('the dog',), ds=(2,))._repr_html_()\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"

@@ -34,9 +34,6 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .plots import embedding_view, figure_png
-from .tokens import RUNNING_SENTENCE
-from .widgets import embedding_alt_text, embedding_readout_html, embedding_state
 
 __all__ = [
     "STATIC_ENV_VAR",
@@ -46,23 +43,10 @@ __all__ = [
     "Slider",
     "Frame",
     "Explorer",
-    "PRESET_SENTENCES",
-    "embedding_explorer",
 ]
 
 #: The environment variable the book's Sphinx extension sets to "1" during a build.
 STATIC_ENV_VAR = "ATTENTION_BOOK_STATIC"
-
-#: Chapter 1's explorer sentences: the running example, an unknown word ("glorious"), a
-#: longer sentence, and repeated words (whose similarity is exactly 1).
-PRESET_SENTENCES = (
-    RUNNING_SENTENCE,
-    "THE WEATHER IS GLORIOUS TODAY",
-    "In the morning the sun was warm, so we went to the river and read a book under a "
-    "big tree.",
-    "the cat saw the dog and the dog saw the cat",
-)
-
 
 def is_static_build() -> bool:
     """True while the static HTML book is being built (``ATTENTION_BOOK_STATIC=1``)."""
@@ -342,44 +326,3 @@ class Explorer:
             "</div>"
         )
         return self._html
-
-
-def embedding_explorer(sentences: Sequence[str] = PRESET_SENTENCES,
-                       ds: Sequence[int] = (2, 4, 8, 16, 32), seed: int = 0,
-                       dpi: float = 80) -> Explorer:
-    """Chapter 1's kernel-free explorer: a sentence menu and a d slider.
-
-    Each (sentence, d) state is computed by :func:`~attention_book.widgets.embedding_state`
-    and drawn by one :class:`~attention_book.plots.EmbeddingView`, exactly as the live lab
-    does: tokens and ids, X:(s, d) as a heatmap, the (s, s) cosine similarities.
-
-    Parameters
-    ----------
-    sentences : sequence of str
-        The sentences offered (default :data:`PRESET_SENTENCES`).
-    ds : sequence of int
-        The model dimensions offered.
-    seed : int
-        Seed of the embedding table.
-    dpi : float
-        Resolution of the images.
-
-    Returns
-    -------
-    Explorer
-        ``len(sentences) * len(ds)`` states.
-    """
-    view = embedding_view()
-
-    def render(values) -> Frame:
-        state = embedding_state(values["text"], values["d"], seed)
-        view.update(state.tokens, state.X, state.similarity)
-        return Frame(figure_png(view.figure, dpi=dpi), embedding_alt_text(state),
-                     embedding_readout_html(state))
-
-    ds = tuple(ds)
-    controls = [
-        Choice("text", "Sentence", [(s, s) for s in sentences]),
-        Slider("d", "d (dimension)", ds, default=8 if 8 in ds else None),
-    ]
-    return Explorer(controls, render, title="Embedding explorer: tokens \u2192 ids \u2192 X")

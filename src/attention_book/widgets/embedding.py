@@ -1,156 +1,42 @@
-"""The controls layer, live form: ipywidgets labs that answer a control within a frame.
+"""Chapter 1's lab: type a sentence; see tokens, ids, X:(s, d) and its similarities.
 
-A lab (:class:`Lab`) is a column of labelled controls, an HTML readout and one matplotlib
-figure shown through ipympl's widget canvas. The figure is built once; on every control
-change the lab
-
-1. computes a *state* from the control values with a pure state function (the same
-   function the kernel-free explorer in :mod:`attention_book.explorer` uses),
-2. moves the state into the existing artists (``view.update``) and the readout, and
-3. asks the front end to redraw (``canvas.draw_idle()``).
-
-Factories return the widget; they never call ``display`` (a notebook cell shows the
-value of its last expression).
-
-Chapter 1: :func:`embedding_state` (pure) and :func:`embedding_widget` (the lab).
+:func:`embedding_state` is the pure state function that the live lab
+(:func:`embedding_widget`) and the kernel-free explorer (:func:`embedding_explorer`) share.
 """
 
 from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import ipywidgets
 import numpy as np
-from ipympl.backend_nbagg import Canvas, FigureManager
 
-from .embedding import cosine_similarity, embed, embedding_table
-from .plots import EmbeddingView, embedding_view
-from .tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary, tokenize
+from ..embedding import cosine_similarity, embed, embedding_table
+from ..explorer import Choice, Explorer, Frame, Slider
+from ..plots import EmbeddingView, embedding_view, figure_png
+from ..tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary, tokenize
+from .core import MAX_WIDGET_TOKENS, Lab, Note, notes_html
 
 __all__ = [
-    "Lab",
-    "widget_canvas",
-    "MAX_WIDGET_TOKENS",
     "D_CHOICES",
     "SEED_RANGE",
-    "Note",
-    "notes_html",
     "EmbeddingState",
     "embedding_state",
     "embedding_readout_html",
     "embedding_alt_text",
     "EmbeddingLab",
     "embedding_widget",
+    "PRESET_SENTENCES",
+    "embedding_explorer",
 ]
 
-#: The most tokens a lab shows; longer texts are truncated with a visible note.
-MAX_WIDGET_TOKENS = 32
 #: The model dimensions chapter 1's lab offers.
 D_CHOICES = (2, 4, 8, 16, 32, 64)
 #: The seeds chapter 1's lab offers (inclusive).
 SEED_RANGE = (0, 20)
-
-
-# --------------------------------------------------------------------------- the base lab
-
-
-def widget_canvas(figure) -> Canvas:
-    """Attach ipympl's widget canvas to ``figure`` (without pyplot) and return it.
-
-    The canvas is an ipywidgets ``DOMWidget``; put it in a box to show the figure. Its
-    header (the figure title bar) and toolbar are hidden and it cannot be resized by
-    dragging (the views lay their figure out once); its footer, which shows the value
-    under the mouse pointer, stays.
-    """
-    canvas = Canvas(figure)
-    FigureManager(canvas, 0)
-    canvas.header_visible = False
-    canvas.toolbar_visible = False
-    canvas.resizable = False  # the views lay out once, for this size
-    return canvas
-
-
-class Lab(ipywidgets.VBox):
-    """Base of the book's live labs: labelled controls, a readout and one figure.
-
-    Subclasses provide :meth:`compute` (values of the controls -> state, pure) and
-    :meth:`show` (state -> existing artists and readout). Nothing is re-plotted per event.
-
-    Parameters
-    ----------
-    controls : dict of str to ipywidgets.ValueWidget
-        The controls, keyed by the name of the state function's argument they set. Each
-        must have a ``description`` (its visible label).
-    view : object with a ``figure`` attribute
-        The pictures-layer view built once (e.g. :class:`~attention_book.plots.EmbeddingView`).
-    header : str, optional
-        HTML shown above the controls (write it escaped).
-
-    Attributes
-    ----------
-    controls : dict of str to ipywidgets.ValueWidget
-    view : object
-    figure : matplotlib.figure.Figure
-        Its canvas is ipympl's widget canvas (``figure.canvas``).
-    readout : ipywidgets.HTML
-        The text readout, rewritten by :meth:`show`.
-    state : object
-        The state shown now.
-    """
-
-    def __init__(self, controls: dict, view, *, header: str | None = None):
-        super().__init__(layout=ipywidgets.Layout(width="100%"))
-        for name, control in controls.items():
-            if not getattr(control, "description", ""):
-                raise ValueError(f"control {name!r} needs a description (its visible label)")
-        self.controls = dict(controls)
-        self.view = view
-        self.figure = view.figure
-        self.readout = ipywidgets.HTML()
-        canvas = widget_canvas(self.figure)
-        children = [ipywidgets.HTML(header)] if header else []
-        self.children = [*children, ipywidgets.VBox(list(self.controls.values())),
-                         self.readout, canvas]
-        self.state = None
-        self.refresh()
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
-
-    @property
-    def values(self) -> dict:
-        """The current value of every control, keyed by control name."""
-        return {name: control.value for name, control in self.controls.items()}
-
-    def compute(self, **values):
-        """The pure state function: control values -> state. Subclasses override it."""
-        raise NotImplementedError
-
-    def show(self, state) -> None:
-        """Move ``state`` into the view's artists and the readout. Subclasses override it."""
-        raise NotImplementedError
-
-    def refresh(self) -> None:
-        """Recompute the state from the controls and show it (no re-plotting)."""
-        self.state = self.compute(**self.values)
-        self.show(self.state)
-        self.figure.canvas.draw_idle()
-
-    def _on_change(self, change) -> None:
-        self.refresh()
-
-
-# ---------------------------------------------------------------- chapter 1: embeddings
-
-
-@dataclass(frozen=True)
-class Note:
-    """A message for the reader: ``level`` is "error", "warning" or "info"; ``text`` is
-    plain text (escape it before putting it in HTML)."""
-
-    level: str
-    text: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,30 +165,6 @@ def embedding_state(text: str, d: int = 8, seed: int = 0, *,
         total_tokens=len(all_tokens), X=X, similarity=cosine_similarity(X),  # (s, s)
         notes=tuple(notes),
     )
-
-
-_NOTE_STYLE = {
-    "error": ("&#9888;", "#8a1c1c", "#fdecea"),    # warning sign, dark red on pale red
-    "warning": ("&#9888;", "#6b4e00", "#fff4d6"),  # dark amber on pale amber
-    "info": ("&#9432;", "#0b3d6b", "#e8f1fb"),     # circled i, dark blue on pale blue
-}
-
-
-def notes_html(notes) -> str:
-    """The notes as an HTML list, each text escaped and marked by a symbol and a word
-    (not by colour alone)."""
-    items = []
-    for note in notes:
-        symbol, fg, bg = _NOTE_STYLE.get(note.level, _NOTE_STYLE["info"])
-        items.append(
-            f'<li class="ab-note ab-note-{html.escape(note.level)}" style="color:{fg};'
-            f'background:{bg};padding:2px 6px;margin:2px 0;border-radius:3px">'
-            f"{symbol} <b>{html.escape(note.level)}:</b> {html.escape(note.text)}</li>"
-        )
-    if not items:
-        return ""
-    return '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + "".join(
-        items) + "</ul>"
 
 
 def embedding_readout_html(state: EmbeddingState) -> str:
@@ -440,3 +302,55 @@ def embedding_widget(text: str = RUNNING_SENTENCE, d: int = 8, seed: int = 0) ->
         An ``ipywidgets.VBox``; its figure shows X:(s, d) and the (s, s) similarities.
     """
     return EmbeddingLab(text=text, d=d, seed=seed)
+
+
+#: Chapter 1's explorer sentences: the running example, an unknown word ("glorious"), a
+#: longer sentence, and repeated words (whose similarity is exactly 1).
+PRESET_SENTENCES = (
+    RUNNING_SENTENCE,
+    "THE WEATHER IS GLORIOUS TODAY",
+    "In the morning the sun was warm, so we went to the river and read a book under a "
+    "big tree.",
+    "the cat saw the dog and the dog saw the cat",
+)
+
+
+def embedding_explorer(sentences: Sequence[str] = PRESET_SENTENCES,
+                       ds: Sequence[int] = (2, 4, 8, 16, 32), seed: int = 0,
+                       dpi: float = 80) -> Explorer:
+    """Chapter 1's kernel-free explorer: a sentence menu and a d slider.
+
+    Each (sentence, d) state is computed by :func:`~attention_book.widgets.embedding_state`
+    and drawn by one :class:`~attention_book.plots.EmbeddingView`, exactly as the live lab
+    does: tokens and ids, X:(s, d) as a heatmap, the (s, s) cosine similarities.
+
+    Parameters
+    ----------
+    sentences : sequence of str
+        The sentences offered (default :data:`PRESET_SENTENCES`).
+    ds : sequence of int
+        The model dimensions offered.
+    seed : int
+        Seed of the embedding table.
+    dpi : float
+        Resolution of the images.
+
+    Returns
+    -------
+    Explorer
+        ``len(sentences) * len(ds)`` states.
+    """
+    view = embedding_view()
+
+    def render(values) -> Frame:
+        state = embedding_state(values["text"], values["d"], seed)
+        view.update(state.tokens, state.X, state.similarity)
+        return Frame(figure_png(view.figure, dpi=dpi), embedding_alt_text(state),
+                     embedding_readout_html(state))
+
+    ds = tuple(ds)
+    controls = [
+        Choice("text", "Sentence", [(s, s) for s in sentences]),
+        Slider("d", "d (dimension)", ds, default=8 if 8 in ds else None),
+    ]
+    return Explorer(controls, render, title="Embedding explorer: tokens \u2192 ids \u2192 X")
