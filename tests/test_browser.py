@@ -99,10 +99,13 @@ def test_every_page_loads_cleanly_and_offline(built_book, site, browser):
         watch = PageWatch(browser)
         page = watch.open(f"{site}/{rel}")
         if page.locator(".math").count():
-            page.wait_for_selector("mjx-container", timeout=15_000)
+            page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
             unrendered = page.locator(".math:not(:has(mjx-container))").count()
             if unrendered:
                 watch.console_errors.append(f"{unrendered} math elements not typeset")
+        raw = page.evaluate(r"() => /\\\(|\\\[|\$\$/.test(document.body.innerText)")
+        if raw:
+            watch.console_errors.append("raw LaTeX delimiters visible: math left untypeset")
         broken = page.evaluate(
             "() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0))"
             ".map(i => i.src.slice(0, 80))"
