@@ -133,10 +133,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--repeats", type=int, default=60, help="timed events per widget")
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help="measure only these widgets (names as in the table)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    rows = [measure(case, args.repeats) for case in REGISTRY]
+    cases = [c for c in REGISTRY if not args.only or c.name in args.only]
+    if not cases:
+        parser.error(f"no widget named {args.only}; known: {[c.name for c in REGISTRY]}")
+    rows = [measure(case, args.repeats) for case in cases]
     if args.json:
         for row in rows:
             print(json.dumps(row))

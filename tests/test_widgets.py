@@ -300,3 +300,22 @@ def test_widgets_and_explorer_never_import_pyplot():
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_fast_canvas_sends_the_drawn_pixels(monkeypatch):
+    """The level-1 PNG frames decode to exactly what Agg drew (a full frame, then a diff)."""
+    lab = embedding_widget()
+    canvas = lab.figure.canvas
+    assert isinstance(canvas, widgets.FastCanvas)
+    frames = []
+    monkeypatch.setattr(canvas, "send_binary", frames.append)  # what goes to the front end
+    canvas.draw()
+    full = np.asarray(Image.open(io.BytesIO(frames[-1])))
+    assert np.array_equal(full, np.asarray(canvas.get_renderer().buffer_rgba()))
+    lab.controls["d"].value = 4
+    canvas.draw()
+    diff = np.asarray(Image.open(io.BytesIO(frames[-1])))
+    now = np.asarray(canvas.get_renderer().buffer_rgba())
+    changed = diff.view(np.uint32).squeeze(2) != 0
+    assert len(frames) == 2 and changed.any()
+    assert np.array_equal(diff[changed], now[changed])

@@ -38,7 +38,9 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.text import Text
 from matplotlib.transforms import IdentityTransform
 
@@ -48,6 +50,7 @@ __all__ = [
     "StaticLayer",
     "TextStamps",
     "freeze_layout",
+    "NearestImage",
     "HeatmapPanel",
     "figure_png",
 ]
@@ -321,6 +324,37 @@ def _index_ticks(n: int) -> tuple[list[int], list[str]]:
     return positions, [str(p) for p in positions]
 
 
+class NearestImage(AxesImage):
+    """An image drawn by nearest-neighbour indexing in numpy, like matplotlib's own
+    ``NonUniformImage``: several times cheaper than ``AxesImage``'s general resampling
+    for a small matrix shown large. For an image on a regular grid whose extent fills
+    its axes (as every heatmap here does); it draws the same cells as ``imshow(...,
+    interpolation="nearest")`` (a pixel on a border between two cells may take the
+    neighbouring cell's colour when cells are a few pixels wide).
+    """
+
+    def make_image(self, renderer, magnification=1.0, unsampled=False):
+        if unsampled or self._A is None:
+            return super().make_image(renderer, magnification, unsampled)
+        A = self._A  # (m, n) data or (m, n, 4) uint8 RGBA
+        rgba = A if (A.ndim == 3 and A.dtype == np.uint8) else self.to_rgba(A, bytes=True)
+        m, n = rgba.shape[:2]
+        l, b, r, t = (self.axes.bbox.extents * magnification + 0.5).astype(int)
+        width, height = max(r - l, 1), max(t - b, 1)
+        inverse = self.axes.transData.inverted()
+        xs = inverse.transform(np.column_stack(
+            [l + (np.arange(width) + 0.5) / magnification, np.full(width, b)]))[:, 0]
+        ys = inverse.transform(np.column_stack(
+            [np.full(height, l), b + (np.arange(height) + 0.5) / magnification]))[:, 1]
+        x_left, x_right, y_bottom, y_top = self.get_extent()
+        cols = np.clip(((xs - x_left) / (x_right - x_left) * n).astype(int), 0, n - 1)
+        rows = np.clip(((ys - y_top) / (y_bottom - y_top) * m).astype(int), 0, m - 1)
+        # (height, width) pixels, bottom row first; one uint32 per RGBA pixel
+        im = np.ascontiguousarray(rgba).view(np.uint32).reshape(m, n)[
+            rows[:, None], cols[None, :]].view(np.uint8).reshape(height, width, 4)
+        return im, l, b, IdentityTransform()
+
+
 class HeatmapPanel:
     """One axes showing a matrix as an image, with a colour bar, labelled ticks and a title.
 
@@ -364,10 +398,15 @@ class HeatmapPanel:
                  ylabel: str, colorbar_label: str, col_rotation: float = 0.0,
                  empty_text: str = "nothing to show", cache: OrderedDict | None = None):
         self.ax = ax
-        self.image = ax.imshow(
-            np.zeros((1, 1)), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto",
-            interpolation="nearest", extent=(-0.5, 0.5, 0.5, -0.5),
-        )
+        # imshow's general resampling is most of a heatmap's draw time; nearest-neighbour
+        # indexing in numpy draws the same cells several times faster.
+        self.image = NearestImage(ax, cmap=cmap, norm=Normalize(vmin, vmax),
+                                  interpolation="nearest", extent=(-0.5, 0.5, 0.5, -0.5))
+        self.image.set_data(np.zeros((1, 1)))
+        ax.add_image(self.image)
+        ax.set_xlim(-0.5, 0.5)
+        ax.set_ylim(0.5, -0.5)
+        ax.set_aspect("auto")
         self.colorbar = ax.get_figure(root=True).colorbar(
             self.image, ax=ax, label=colorbar_label, ticks=[vmin, (vmin + vmax) / 2, vmax])
         ax.set_xlabel(xlabel)

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from io import BytesIO
 
 import ipywidgets
+import numpy as np
 from ipympl.backend_nbagg import Canvas, FigureManager
+from PIL import Image
 
-__all__ = ["Lab", "widget_canvas", "Note", "notes_html", "MAX_WIDGET_TOKENS"]
+__all__ = ["Lab", "FastCanvas", "widget_canvas", "Note", "notes_html", "MAX_WIDGET_TOKENS"]
 
 #: The most tokens a lab shows; longer texts are truncated with a visible note.
 MAX_WIDGET_TOKENS = 32
@@ -33,7 +36,38 @@ MAX_WIDGET_TOKENS = 32
 # --------------------------------------------------------------------------- the base lab
 
 
-def widget_canvas(figure) -> Canvas:
+class FastCanvas(Canvas):
+    """ipympl's canvas, sending each frame as a PNG compressed at zlib level 1.
+
+    After a draw, ipympl sends the changed pixels to the front end as a PNG; with PIL's
+    default compression (level 6) that encoding is the largest single cost of a slider
+    update (about half of it here). Level 1 encodes about twice as fast for frames about
+    15 % larger. The method is matplotlib 3.11's ``get_diff_image`` with only the
+    ``compress_level`` added.
+    """
+
+    def get_diff_image(self):
+        if not self._png_is_old:
+            return None
+        pixels = np.asarray(self.get_renderer().buffer_rgba())  # (height, width, 4) uint8
+        buff = pixels.view(np.uint32).squeeze(2)  # (height, width): one uint32 a pixel
+        if (self._force_full or buff.shape != self._last_buff.shape
+                or (pixels[:, :, 3] != 255).any()):
+            self.set_image_mode("full")
+            output = buff
+        else:
+            self.set_image_mode("diff")
+            output = np.where(buff != self._last_buff, buff, 0)  # unchanged pixels: 0
+        self._last_buff = buff.copy()
+        self._force_full = False
+        self._png_is_old = False
+        data = output.view(dtype=np.uint8).reshape((*output.shape, 4))  # back to RGBA
+        with BytesIO() as png:
+            Image.fromarray(data).save(png, format="png", compress_level=1)
+            return png.getvalue()
+
+
+def widget_canvas(figure) -> FastCanvas:
     """Attach ipympl's widget canvas to ``figure`` (without pyplot) and return it.
 
     The canvas is an ipywidgets ``DOMWidget``; put it in a box to show the figure. Its
@@ -41,7 +75,7 @@ def widget_canvas(figure) -> Canvas:
     dragging (the views lay their figure out once); its footer, which shows the value
     under the mouse pointer, stays.
     """
-    canvas = Canvas(figure)
+    canvas = FastCanvas(figure)
     FigureManager(canvas, 0)
     canvas.header_visible = False
     canvas.toolbar_visible = False
