@@ -82,6 +82,108 @@ REGISTRY: list[Case] = [
 ]
 
 
+# Longer sentences for the "stays under 100 ms" cases of later chapters.
+_TEXT_128 = " ".join(["the weather is lovely today and the dog saw the cat"] * 12)  # 132 tokens
+_TEXT_64 = " ".join(("the weather is lovely today and the dog bit the man " * 6).split()[:64])  # 64 tokens
+
+
+# ---- chapter 2: the positional encoding explorer
+
+
+def _naive_positional(values: dict) -> None:
+    from attention_book.plots import positional_view
+    from attention_book.widgets import positional_state
+
+    state = positional_state(values["s"], values["d"], values["base"], values["k"])
+    view = positional_view()
+    view.update(state.pe, state.wave_columns, state.similarity, state.p, state.k,
+                state.shifted, state.rotated, state.max_error)
+    FigureCanvasAgg(view.figure).draw()
+
+
+def _positional_factory(**kwargs):
+    def factory():
+        from attention_book.widgets import positional_widget
+
+        return positional_widget(**kwargs)
+    return factory
+
+
+def _positional_changes(s: int, d: int) -> list:
+    """Every control, each change back to (s, d) so the size stays the one measured."""
+    return ([("k", k) for k in (1, 8, -5, 3)]
+            + [("base", b) for b in (100, 1000, 100000, 10000)]
+            + [("d", d // 2), ("d", d)]
+            + [("s", s - 1), ("s", s)])
+
+
+REGISTRY.extend([
+    Case(name="positional", factory=_positional_factory(),
+         changes=_positional_changes(64, 64), naive=_naive_positional),
+    Case(name="pos s=128", factory=_positional_factory(s=128),
+         changes=_positional_changes(128, 64), naive=_naive_positional),
+    Case(name="pos s=d=512", factory=_positional_factory(s=512, d=512),
+         changes=_positional_changes(512, 512), naive=_naive_positional),
+])
+
+
+# ---- chapter 3: the sqrt(d_k) lab and the attention explorer
+
+
+def _naive_scaling(values: dict) -> None:
+    from attention_book.widgets import scaling_state
+    from attention_book.widgets.attention import _scaling_view
+
+    state = scaling_state(values["d_k"], values["scaled"])
+    view = _scaling_view()
+    view.update(state.d_k, state.scaled)
+    FigureCanvasAgg(view.figure).draw()
+
+
+def _naive_attention(values: dict) -> None:
+    from attention_book.plots import attention_view
+    from attention_book.widgets import attention_state
+
+    state = attention_state(values["text"], values["d_k"], values["temperature"],
+                            values["seed"], values["query"], values["mode"], values["kv_text"])
+    view = attention_view()
+    view.update(state.query_tokens, state.key_tokens, state.weights, state.query)
+    FigureCanvasAgg(view.figure).draw()
+
+
+def _attention_128():
+    from attention_book.widgets import attention_widget
+
+    return attention_widget(text=_TEXT_128)
+
+
+
+
+def _attention_changes() -> list:
+    return ([("query", q) for q in (1, 2, 3, 4, 0)]
+            + [("temperature", t) for t in (0.5, 2.0, 4.0, 1.0)]
+            + [("d_k", k) for k in (8, 16, 2, 4)]
+            + [("seed", 1), ("seed", 0)]
+            + [("mode", "cross"), ("mode", "self")])
+
+
+from attention_book.widgets import scaling_widget as _scaling_widget  # noqa: E402
+from attention_book.widgets import attention_widget as _attention_widget  # noqa: E402
+
+REGISTRY.extend([
+    Case(name="scaling", factory=_scaling_widget,
+         changes=([("d_k", k) for k in (1, 4, 16, 128, 512, 64)]
+                  + [("scaled", True), ("scaled", False)]),
+         naive=_naive_scaling),
+    Case(name="attention", factory=_attention_widget,
+         changes=(_attention_changes()
+                  + [("text", "the dog saw the cat"), ("text", RUNNING_SENTENCE)]),
+         naive=_naive_attention),
+    Case(name="attention s=128", factory=_attention_128, changes=_attention_changes(),
+         naive=_naive_attention),
+])
+
+
 def _connect_front_end(canvas) -> None:
     """Tell an ipympl canvas that a front end is there, as a live notebook does."""
     canvas._handle_message(canvas, {"type": "initialized"}, [])

@@ -269,3 +269,162 @@ def test_scores_and_mask_errors():
     for bad in (0, -1, 2.0, True):
         with pytest.raises(ValueError, match="s must be"):
             A.causal_mask(bad)
+
+
+# ---------------------------------------------------------------- chapter 3 additions
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+from attention_book import cost as C  # noqa: E402
+
+
+def test_projection_weights_shapes_seed_and_variance():
+    W_q, W_k, W_v = A.projection_weights(8, 4, 6, seed=3)
+    assert W_q.shape == W_k.shape == (8, 4) and W_v.shape == (8, 6)
+    again = A.projection_weights(8, 4, 6, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip((W_q, W_k, W_v), again))
+    assert not np.array_equal(W_q, A.projection_weights(8, 4, 6, seed=4)[0])
+    assert not np.array_equal(W_q, W_k)
+    assert A.projection_weights(8, 4)[2].shape == (8, 4)  # d_v defaults to d_k
+    # entries N(0, 1/d): with N(0, 1) inputs the projections have variance about 1
+    X = np.random.default_rng(0).standard_normal((4000, 64))
+    Q = X @ A.projection_weights(64, 32, seed=0)[0]
+    assert abs(Q.var() - 1.0) < 0.2
+
+
+def test_project_qkv_shares_weights_over_positions_and_does_cross():
+    rng = np.random.default_rng(0)
+    X, X_kv = rng.normal(size=(5, 8)), rng.normal(size=(7, 8))
+    W_q, W_k, W_v = A.projection_weights(8, 4, 3, seed=1)
+    Q, K, V = A.project_qkv(X, W_q, W_k, W_v)
+    np.testing.assert_allclose(Q, np.stack([x @ W_q for x in X]), atol=ATOL64)
+    np.testing.assert_allclose(K, X @ W_k, atol=ATOL64)
+    assert V.shape == (5, 3)
+    Qc, Kc, Vc = A.project_qkv(X, W_q, W_k, W_v, X_kv)
+    assert Qc.shape == (5, 4) and Kc.shape == (7, 4) and Vc.shape == (7, 3)
+    np.testing.assert_allclose(Kc, X_kv @ W_k, atol=ATOL64)
+
+
+def test_project_qkv_errors():
+    X = np.ones((5, 8))
+    W = np.ones((8, 4))
+    with pytest.raises(ValueError, match=r"W_q has shape \(6, 4\) but X has d=8"):
+        A.project_qkv(X, np.ones((6, 4)), W, W)
+    with pytest.raises(ValueError, match="queries and keys must have the same dimension"):
+        A.project_qkv(X, W, np.ones((8, 3)), W)
+    with pytest.raises(ValueError, match="X_kv has d=6 columns but X has d=8"):
+        A.project_qkv(X, W, W, W, np.ones((3, 6)))
+    with pytest.raises(ValueError, match="d_k must be at least 1"):
+        A.projection_weights(8, 0)
+    with pytest.raises(ValueError, match="seed must be a whole number >= 0"):
+        A.projection_weights(8, 4, seed=-1)
+
+
+def test_attention_entropy_known_values_and_errors():
+    np.testing.assert_allclose(A.attention_entropy([[1.0, 0, 0], [1 / 3] * 3]),
+                               [0.0, math.log(3)], atol=1e-15)
+    np.testing.assert_allclose(A.attention_entropy([0.5, 0.5]), math.log(2))
+    with pytest.raises(ValueError, match="must sum to 1"):
+        A.attention_entropy([0.5, 0.2])
+    with pytest.raises(ValueError, match="non-negative"):
+        A.attention_entropy([1.5, -0.5])
+
+
+def test_softmax_backward_matches_finite_differences_and_torch():
+    rng = np.random.default_rng(2)
+    z, g = rng.normal(size=(3, 6)), rng.normal(size=(3, 6))
+    grad = A.softmax_backward(A.softmax(z), g)
+    eps = 1e-6
+    fd = np.zeros_like(z)
+    for idx in np.ndindex(z.shape):
+        dz = np.zeros_like(z)
+        dz[idx] = eps
+        fd[idx] = ((A.softmax(z + dz) * g).sum() - (A.softmax(z - dz) * g).sum()) / (2 * eps)
+    np.testing.assert_allclose(grad, fd, atol=1e-8)
+    tz = torch.tensor(z, requires_grad=True)
+    (torch.softmax(tz, -1) * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(grad, tz.grad.numpy(), atol=ATOL64)
+    with pytest.raises(ValueError, match="grad_weights has shape"):
+        A.softmax_backward(A.softmax(z), g[:, :3])
+
+
+def test_softmax_backward_vanishes_for_one_hot():
+    p = np.array([1.0, 0.0, 0.0])
+    np.testing.assert_allclose(A.softmax_backward(p, np.array([3.0, -1.0, 2.0])), 0.0)
+
+
+@pytest.mark.parametrize("d_k", [1, 4, 64, 256])
+def test_dot_product_variance_is_d_k(d_k):
+    var = A.dot_product_variance(d_k, n=20000, seed=1)
+    assert abs(var / d_k - 1) < 0.08
+
+
+def test_dot_product_variance_errors():
+    with pytest.raises(ValueError, match="n must be at least 2"):
+        A.dot_product_variance(4, n=1)
+
+
+def test_softmax_saturation_unscaled_saturates_scaled_stays_flat():
+    small_u = A.softmax_saturation(1, False)
+    big_u, big_c = A.softmax_saturation(512, False), A.softmax_saturation(512, True)
+    small_c = A.softmax_saturation(1, True)
+    assert small_u["max_weight"] == small_c["max_weight"]  # d_k = 1: scale 1 either way
+    assert big_u["max_weight"] > 0.9 and big_u["entropy"] < 0.3
+    assert big_u["grad_norm"] < 0.35 * big_c["grad_norm"]
+    assert abs(big_c["max_weight"] - small_c["max_weight"]) < 0.1
+    assert abs(big_c["entropy"] - small_c["entropy"]) < 0.2
+    w = big_u["weights"]
+    assert w.shape == (16,) and np.all(np.diff(w) <= 0) and math.isclose(w.sum(), 1.0)
+    with pytest.raises(ValueError, match="s_k must be at least 2"):
+        A.softmax_saturation(4, True, s_k=1)
+    with pytest.raises(ValueError, match="scaled must be True or False"):
+        A.softmax_saturation(4, "yes")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    s_q=st.integers(1, 6), s_k=st.integers(1, 6), d_k=st.integers(1, 5), d_v=st.integers(1, 4),
+    seed=st.integers(0, 2**16), scale=st.floats(0.01, 10.0),
+)
+def test_output_rows_are_convex_combinations_of_value_rows(s_q, s_k, d_k, d_v, seed, scale):
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.normal(size=(s_q, d_k)), rng.normal(size=(s_k, d_k)), rng.normal(size=(s_k, d_v))
+    out, w = A.scaled_dot_product_attention(q, k, v, scale=scale)
+    assert (w >= 0).all()
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(out, w @ v, atol=1e-12)
+    assert (out >= v.min(axis=0) - 1e-9).all() and (out <= v.max(axis=0) + 1e-9).all()
+    ent = A.attention_entropy(w)
+    assert (ent >= -1e-12).all() and (ent <= math.log(s_k) + 1e-9).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(z=hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(2, 6)),
+                    elements=st.floats(-20, 20)),
+       g=st.floats(-5, 5))
+def test_softmax_backward_rows_sum_to_zero(z, g):
+    # dL/dz sums to 0 over each row: adding a constant to a row's scores changes nothing
+    grad = A.softmax_backward(A.softmax(z), np.cos(np.arange(z.size).reshape(z.shape)) * g)
+    np.testing.assert_allclose(grad.sum(axis=-1), 0.0, atol=1e-9)
+
+
+def test_cost_counts():
+    assert C.attention_flops(4, 5, 3) == 2 * 4 * 5 * 3 * 2
+    assert C.attention_flops(4, 5, 3, 7) == 2 * 4 * 5 * 3 + 2 * 4 * 5 * 7
+    assert C.score_matrix_bytes(128, 128) == 128 * 128 * 4
+    assert C.score_matrix_bytes(10, 20, 8) == 1600
+    with pytest.raises(ValueError, match="s_q must be at least 1"):
+        C.attention_flops(0, 3, 4)
+
+
+def test_measure_attention_memory_grows_like_s_squared():
+    small, big = C.measure_attention(256, 16, repeats=1), C.measure_attention(512, 16, repeats=1)
+    assert small["seconds"] > 0 and small["score_bytes"] == 256 * 256 * 4
+    # numpy holds at least one (s, s) float32 matrix; 2x longer -> about 4x the memory
+    assert big["peak_bytes"] >= big["score_bytes"]
+    assert 3.0 < big["peak_bytes"] / small["peak_bytes"] < 5.0
+    assert C.measure_attention(64, 8, dtype=np.float64, repeats=1)["score_bytes"] == 64 * 64 * 8
+    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+        C.measure_attention(8, dtype=np.int32)

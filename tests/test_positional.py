@@ -153,3 +153,114 @@ def test_other_errors():
         P.interleaved_to_concatenated(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="pe_cat contains NaN"):
         P.concatenated_to_interleaved(np.full((2, 4), np.nan))
+
+
+# ---------------------------------------------------------------- added for chapter 2
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def test_wavelengths_grow_geometrically_from_2pi():
+    d, base = 16, 10000.0
+    lam = P.wavelengths(d, base)
+    assert lam.shape == (d // 2,)
+    assert lam[0] == pytest.approx(2 * math.pi)
+    np.testing.assert_allclose(lam[1:] / lam[:-1], base ** (2 / d), rtol=1e-12)
+    assert lam[-1] < 2 * math.pi * base  # approaches, never reaches, 2 pi base
+    np.testing.assert_allclose(lam[-1], 2 * math.pi * base ** (1 - 2 / d), rtol=1e-12)
+    # one full wavelength brings pair i back to where it started
+    for i, length in enumerate(lam):
+        row = P.encoding_at([0.0, length], d, base)
+        np.testing.assert_allclose(row[1, 2 * i:2 * i + 2], row[0, 2 * i:2 * i + 2], atol=1e-9)
+
+
+def test_encoding_at_matches_the_table_and_extrapolates():
+    pe = P.sinusoidal_encoding(30, 8, 100.0)
+    np.testing.assert_array_equal(P.encoding_at(np.arange(30), 8, 100.0), pe)
+    far = P.encoding_at([1000.0, -3.0, 2.5], 8, 100.0)
+    assert far.shape == (3, 8)
+    assert far[0, 0] == pytest.approx(math.sin(1000.0))
+    assert far[1, 1] == pytest.approx(math.cos(-3.0))
+    with pytest.raises(ValueError, match="positions must be a 1-D array"):
+        P.encoding_at(np.zeros((2, 2)), 8)
+    with pytest.raises(ValueError, match="d must be even"):
+        P.encoding_at([0, 1], 5)
+
+
+def test_position_similarity_and_offset_similarity_agree():
+    s, d, base = 25, 10, 1000.0
+    pe = P.sinusoidal_encoding(s, d, base)
+    g = P.position_similarity(pe)
+    assert g.shape == (s, s)
+    np.testing.assert_allclose(np.diag(g), d / 2, atol=ATOL)
+    offsets = np.subtract.outer(np.arange(s), np.arange(s))
+    np.testing.assert_allclose(g, P.offset_similarity(offsets, d, base), atol=ATOL)
+    assert P.offset_similarity(0, d) == pytest.approx(d / 2)
+    assert P.offset_similarity(7, d) == pytest.approx(P.offset_similarity(-7, d))
+    with pytest.raises(ValueError, match=r"pe must be a matrix of shape \(s, d\)"):
+        P.position_similarity(np.zeros((2, 3, 4)))
+
+
+def test_relative_rotation_error_is_rounding_only_and_detects_a_wrong_layout():
+    assert P.relative_rotation_error(512, 512, 37) < 1e-12
+    assert P.relative_rotation_error(1, 2, -5) < 1e-14
+    assert P.relative_rotation_error(64, 16, 2.5) < 1e-12  # fractional offsets too
+    # the rotation acts on (sin, cos) pairs: applied to the concatenated layout it fails
+    pe_cat = P.concatenated_encoding(10, 8)
+    wrong = pe_cat @ P.relative_rotation(3, 8)
+    assert np.abs(wrong - P.concatenated_encoding(13, 8)[3:]).max() > 0.1
+    with pytest.raises(ValueError, match="s must be at least 1"):
+        P.relative_rotation_error(0, 4, 1)
+    with pytest.raises(ValueError, match="k must be a real number"):
+        P.relative_rotation_error(4, 4, "1")
+
+
+def test_relative_rotation_error_equals_the_dense_product():
+    s, d, k = 20, 12, 5
+    dense = P.encoding_at(np.arange(s) + k, d) - P.sinusoidal_encoding(s, d) @ P.relative_rotation(k, d)
+    assert P.relative_rotation_error(s, d, k) == pytest.approx(np.abs(dense).max(), abs=1e-15)
+
+
+def test_learned_table_is_one_hot_times_weights_and_does_not_extrapolate():
+    from attention_book.embedding import one_hot
+
+    table = P.learned_position_table(10, 6, seed=3)
+    assert table.shape == (10, 6)
+    np.testing.assert_array_equal(table, P.learned_position_table(10, 6, seed=3))
+    assert not np.array_equal(table, P.learned_position_table(10, 6, seed=4))
+    rows = P.learned_positional_encoding(4, table)
+    np.testing.assert_array_equal(rows, table[:4])
+    np.testing.assert_allclose(one_hot(np.arange(4), 10) @ table, rows)  # [x, o] W trick
+    with pytest.raises(ValueError, match=r"s_max=10 positions has no row for positions 10\.\.11"):
+        P.learned_positional_encoding(12, table)
+    with pytest.raises(ValueError, match="s_max must be at least 1"):
+        P.learned_position_table(0, 4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(s=st.integers(1, 80), half=st.integers(1, 40),
+       base=st.sampled_from([10.0, 100.0, 1000.0, 10000.0, 100000.0]))
+def test_property_frequency_pairs_have_unit_norm(s, half, base):
+    pe = P.sinusoidal_encoding(s, 2 * half, base)
+    np.testing.assert_allclose(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, 1.0, atol=1e-12)
+    # so every row has norm sqrt(d/2)
+    np.testing.assert_allclose(np.linalg.norm(pe, axis=1), math.sqrt(half), rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(s=st.integers(2, 60), half=st.integers(1, 32),
+       base=st.floats(2.0, 1e5), shift=st.integers(0, 500))
+def test_property_offset_similarity_is_toeplitz(s, half, base, shift):
+    d = 2 * half
+    g = P.position_similarity(P.sinusoidal_encoding(s, d, base))
+    np.testing.assert_allclose(g[1:, 1:], g[:-1, :-1], atol=1e-9)  # constant diagonals
+    # and the same at any starting position: shifting every position changes nothing
+    later = P.encoding_at(np.arange(s) + shift, d, base)
+    np.testing.assert_allclose(P.position_similarity(later), g, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(s=st.integers(1, 60), half=st.integers(1, 32), k=st.integers(-200, 200))
+def test_property_shift_is_a_rotation_for_every_position(s, half, k):
+    assert P.relative_rotation_error(s, 2 * half, k) < 1e-10

@@ -145,3 +145,31 @@ def test_sdpa_torch_validates_like_ours():
     # mixed float32/float64 inputs are promoted (torch alone would refuse them)
     out, w = R.sdpa_torch(np.ones((3, 4), np.float32), np.ones((5, 4)), np.ones((5, 2)))
     assert out.dtype == np.float64 and w.shape == (3, 5)
+
+
+# ---------------------------------------------------------------- chapter 3 additions
+
+from attention_book import attention as A  # noqa: E402
+
+
+@pytest.mark.parametrize("d_k", [1, 16, 256])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_softmax_grad_norm_torch_matches_the_analytic_jacobian(d_k, scaled):
+    autograd = R.softmax_grad_norm_torch(d_k, scaled, n=200, seed=3)
+    analytic = A.softmax_saturation(d_k, scaled, n=200, seed=3)["grad_norm"]
+    assert autograd == pytest.approx(analytic, rel=1e-9)
+
+
+def test_softmax_grad_norm_torch_vanishes_unscaled():
+    assert R.softmax_grad_norm_torch(512, False) < 0.35 * R.softmax_grad_norm_torch(512, True)
+    with pytest.raises(ValueError, match="s_k must be at least 2"):
+        R.softmax_grad_norm_torch(4, s_k=1)
+
+
+def test_time_torch_sdpa():
+    r = R.time_torch_sdpa(64, 8, repeats=2)
+    assert r["s"] == 64 and r["seconds"] > 0 and r["score_bytes"] == 64 * 64 * 4
+    with pytest.raises(ValueError, match="s must be a whole number"):
+        R.time_torch_sdpa(0)
+    with pytest.raises(ValueError, match="repeats must be"):
+        R.time_torch_sdpa(8, repeats=0)

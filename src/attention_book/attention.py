@@ -28,6 +28,12 @@ __all__ = [
     "attention_scores",
     "scaled_dot_product_attention",
     "causal_mask",
+    "projection_weights",
+    "project_qkv",
+    "attention_entropy",
+    "softmax_backward",
+    "dot_product_variance",
+    "softmax_saturation",
 ]
 
 
@@ -240,3 +246,235 @@ def causal_mask(s: int) -> np.ndarray:
     """
     s = positive_int(s, "s")
     return np.tril(np.ones((s, s), dtype=bool))
+
+
+# ------------------------------------------------------------- projections and the lab
+
+
+def _seed(seed, name: str = "seed") -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
+def projection_weights(d: int, d_k: int, d_v: int | None = None, seed: int = 0):
+    """Random projection matrices W^Q, W^K:(d, d_k) and W^V:(d, d_v), as before training.
+
+    Entries are drawn from N(0, 1/d), so that when the entries of X are N(0, 1) the
+    entries of Q = X W^Q, K and V have variance 1 (each is a sum of d products of
+    variance 1/d). One set of matrices serves every position of every sentence.
+
+    Parameters
+    ----------
+    d : int
+        The model dimension (columns of X).
+    d_k : int
+        The query and key dimension.
+    d_v : int, optional
+        The value dimension; default d_k.
+    seed : int
+        Seed of the numpy generator (>= 0); the same seed gives the same matrices.
+
+    Returns
+    -------
+    W_q : numpy.ndarray, shape (d, d_k)
+    W_k : numpy.ndarray, shape (d, d_k)
+    W_v : numpy.ndarray, shape (d, d_v)
+    """
+    d = positive_int(d, "d")
+    d_k = positive_int(d_k, "d_k")
+    d_v = d_k if d_v is None else positive_int(d_v, "d_v")
+    rng = np.random.default_rng(_seed(seed))
+    std = 1.0 / math.sqrt(d)
+    W_q = rng.normal(0.0, std, (d, d_k))  # (d, d_k)
+    W_k = rng.normal(0.0, std, (d, d_k))  # (d, d_k)
+    W_v = rng.normal(0.0, std, (d, d_v))  # (d, d_v)
+    return W_q, W_k, W_v
+
+
+def project_qkv(X, W_q, W_k, W_v, X_kv=None):
+    """Queries, keys and values: Q = X W^Q, K = X_kv W^K, V = X_kv W^V.
+
+    The same three matrices multiply every row (every position): the weights are
+    shared by all tokens, which is why attention works for any sequence length.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., s_q, d)
+        The rows the queries come from.
+    W_q, W_k : array_like, shape (d, d_k)
+    W_v : array_like, shape (d, d_v)
+    X_kv : array_like, shape (..., s_k, d), optional
+        The rows keys and values come from; None means X (self-attention). Another
+        sequence gives cross-attention (s_q may differ from s_k).
+
+    Returns
+    -------
+    Q : numpy.ndarray, shape (..., s_q, d_k)
+    K : numpy.ndarray, shape (..., s_k, d_k)
+    V : numpy.ndarray, shape (..., s_k, d_v)
+    """
+    X = as_float_array(X, "X", min_ndim=2)
+    X_kv = X if X_kv is None else as_float_array(X_kv, "X_kv", min_ndim=2)
+    W_q = as_float_array(W_q, "W_q", min_ndim=2)
+    W_k = as_float_array(W_k, "W_k", min_ndim=2)
+    W_v = as_float_array(W_v, "W_v", min_ndim=2)
+    d = X.shape[-1]
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        if W.ndim != 2 or W.shape[0] != d:
+            raise ValueError(f"{name} has shape {W.shape} but X has d={d} columns: "
+                             f"{name} must be (d, ...) = ({d}, ...)")
+    if X_kv.shape[-1] != d:
+        raise ValueError(f"X_kv has d={X_kv.shape[-1]} columns but X has d={d}: "
+                         f"both sequences must be embedded in the same dimension")
+    if W_k.shape[1] != W_q.shape[1]:
+        raise ValueError(f"W_q gives d_k={W_q.shape[1]} but W_k gives d_k={W_k.shape[1]}: "
+                         f"queries and keys must have the same dimension to be compared")
+    Q = X @ W_q  # (..., s_q, d) @ (d, d_k) -> (..., s_q, d_k)
+    K = X_kv @ W_k  # (..., s_k, d) @ (d, d_k) -> (..., s_k, d_k)
+    V = X_kv @ W_v  # (..., s_k, d) @ (d, d_v) -> (..., s_k, d_v)
+    return Q, K, V
+
+
+def attention_entropy(weights, axis: int = -1) -> np.ndarray:
+    """Entropy (in nats) of each row of attention weights: ``-sum_j w_j log w_j``.
+
+    0 for a one-hot row (all attention on one key); ``log(s_k)`` for a uniform row.
+    Zero weights contribute 0 (the limit of w log w).
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s_q, s_k)
+        Non-negative rows summing to 1 (e.g. from :func:`softmax`).
+    axis : int
+        The axis the rows run along (the keys; the last by default).
+
+    Returns
+    -------
+    entropy : numpy.ndarray, shape (..., s_q)
+    """
+    w = as_float_array(weights, "weights", min_ndim=1)
+    axis = _axis(axis, w.ndim)
+    if (w < 0).any():
+        raise ValueError("weights must be non-negative (they are probabilities)")
+    sums = w.sum(axis=axis)
+    if not np.allclose(sums, 1.0, atol=1e-6):
+        raise ValueError(
+            f"each row of weights must sum to 1 (they are softmax outputs), got sums "
+            f"between {sums.min():.4g} and {sums.max():.4g}"
+        )
+    logs = np.log(np.where(w > 0, w, 1.0))  # log 1 = 0 where w = 0
+    return -(w * logs).sum(axis=axis)
+
+
+def softmax_backward(weights, grad_weights) -> np.ndarray:
+    """Gradient of a loss through a row-wise softmax: from dL/dweights to dL/dscores.
+
+    The Jacobian of p = softmax(z) is ``diag(p) - p p^T``, so
+    ``dL/dz = p * (g - sum_j p_j g_j)`` with g = dL/dp. When p is nearly one-hot
+    (a saturated softmax) every entry is nearly 0: the gradient vanishes.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s_k)
+        Softmax outputs p (rows summing to 1).
+    grad_weights : array_like, shape (..., s_k)
+        The upstream gradient g = dL/dp.
+
+    Returns
+    -------
+    grad_scores : numpy.ndarray, shape (..., s_k)
+        dL/dz.
+    """
+    p = as_float_array(weights, "weights", min_ndim=1)
+    g = as_float_array(grad_weights, "grad_weights", min_ndim=1)
+    if p.shape != g.shape:
+        raise ValueError(f"grad_weights has shape {g.shape} but weights has shape {p.shape}: "
+                         f"they must match")
+    inner = (p * g).sum(axis=-1, keepdims=True)  # (..., 1)
+    return p * (g - inner)  # (..., s_k)
+
+
+def dot_product_variance(d_k: int, n: int = 4000, seed: int = 0) -> float:
+    """Measured variance of q . k for q, k in R^{d_k} with independent N(0, 1) entries.
+
+    The dot product is a sum of d_k independent products of variance 1, so its
+    variance is d_k; this measures it from ``n`` random pairs.
+
+    Parameters
+    ----------
+    d_k : int
+        The dimension of q and k.
+    n : int
+        The number of random pairs (at least 2).
+    seed : int
+        Seed of the numpy generator.
+
+    Returns
+    -------
+    float
+        The sample variance of the n dot products (close to d_k).
+    """
+    d_k = positive_int(d_k, "d_k")
+    n = positive_int(n, "n")
+    if n < 2:
+        raise ValueError(f"n must be at least 2 to measure a variance, got {n}")
+    rng = np.random.default_rng(_seed(seed))
+    q = rng.standard_normal((n, d_k))  # (n, d_k)
+    k = rng.standard_normal((n, d_k))  # (n, d_k)
+    dots = np.einsum("nd,nd->n", q, k)  # (n,)
+    return float(dots.var(ddof=1))
+
+
+def softmax_saturation(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int = 500,
+                       seed: int = 0) -> dict:
+    """How peaked the softmax of random scores q . k_j is, with or without 1/sqrt(d_k).
+
+    Draws n queries q:(d_k,) and for each s_k keys K:(s_k, d_k), entries N(0, 1),
+    computes the weights softmax(q K^T * scale) with scale 1/sqrt(d_k) (``scaled``) or
+    1, and a random upstream gradient g:(s_k,) (entries N(0, 1)) pushed back through
+    the softmax with :func:`softmax_backward`.
+
+    Parameters
+    ----------
+    d_k : int
+        Query and key dimension.
+    scaled : bool
+        Divide the scores by sqrt(d_k) (True) or not.
+    s_k : int
+        Keys per query (at least 2).
+    n : int
+        Number of queries averaged over.
+    seed : int
+        Seed of the numpy generator.
+
+    Returns
+    -------
+    dict
+        ``"max_weight"``: mean over queries of the largest weight (1/s_k .. 1);
+        ``"entropy"``: mean entropy in nats (0 .. log s_k);
+        ``"grad_norm"``: mean Euclidean norm of dL/dscores for L = g . weights;
+        ``"weights"``: numpy.ndarray (s_k,), the first query's weights sorted in
+        descending order (an example row).
+    """
+    d_k = positive_int(d_k, "d_k")
+    s_k = positive_int(s_k, "s_k")
+    n = positive_int(n, "n")
+    if s_k < 2:
+        raise ValueError(f"s_k must be at least 2 for a softmax to choose, got {s_k}")
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise ValueError(f"scaled must be True or False, got {scaled!r}")
+    rng = np.random.default_rng(_seed(seed))
+    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k): one query each
+    K = rng.standard_normal((n, s_k, d_k))  # (n, s_k, d_k)
+    g = rng.standard_normal((n, s_k))  # (n, s_k)
+    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
+    scores = attention_scores(q, K, scale)[:, 0, :]  # (n, 1, s_k) -> (n, s_k)
+    w = softmax(scores)  # (n, s_k)
+    grad = softmax_backward(w, g)  # (n, s_k)
+    return {
+        "max_weight": float(w.max(axis=-1).mean()),
+        "entropy": float(attention_entropy(w).mean()),
+        "grad_norm": float(np.linalg.norm(grad, axis=-1).mean()),
+        "weights": np.sort(w[0])[::-1].copy(),
+    }

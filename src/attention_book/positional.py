@@ -27,6 +27,13 @@ __all__ = [
     "interleaved_to_concatenated",
     "concatenated_to_interleaved",
     "relative_rotation",
+    "wavelengths",
+    "encoding_at",
+    "position_similarity",
+    "offset_similarity",
+    "relative_rotation_error",
+    "learned_position_table",
+    "learned_positional_encoding",
 ]
 
 
@@ -252,3 +259,203 @@ def relative_rotation(k, d: int, base: float = 10000.0, dtype=np.float64) -> np.
     t[even, odd] = -sn  # sin_in -> cos_out
     t[odd, odd] = c  # cos_in -> cos_out
     return t.astype(dtype, copy=False)
+
+
+def wavelengths(d: int, base: float = 10000.0) -> np.ndarray:
+    """Wavelength (in positions) of each frequency pair: ``2 pi / omega_i``.
+
+    Parameters
+    ----------
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+
+    Returns
+    -------
+    lam : numpy.ndarray, shape (d/2,)
+        ``lam[i] = 2 pi * base ** (2 i / d)``: a geometric progression from ``2 pi``
+        (pair 0) up to, but not reaching, ``2 pi * base`` (pair d/2 - 1 has
+        ``2 pi * base ** (1 - 2/d)``). Each step multiplies by ``base ** (2/d)``.
+    """
+    return 2.0 * np.pi / frequencies(d, base)  # (d/2,)
+
+
+def encoding_at(positions, d: int, base: float = 10000.0) -> np.ndarray:
+    """The sinusoidal encoding of arbitrary positions (any real numbers, any order).
+
+    ``sinusoidal_encoding(s, d)`` is ``encoding_at(range(s), d)``; this form also
+    encodes positions past any length seen so far, negative offsets or fractions: the
+    formula has no table to run out of.
+
+    Parameters
+    ----------
+    positions : array_like of real, shape (n,)
+        The positions p to encode.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+
+    Returns
+    -------
+    PE : numpy.ndarray, shape (n, d)
+        Row r is ``[sin(p_r omega_0), cos(p_r omega_0), sin(p_r omega_1), ...]``.
+    """
+    p = as_float_array(positions, "positions", min_ndim=1)
+    if p.ndim != 1:
+        raise ValueError(f"positions must be a 1-D array of n positions, got shape {p.shape}")
+    omega = frequencies(d, base)  # (d/2,)
+    angles = np.outer(p.astype(np.float64), omega)  # (n,) outer (d/2,) -> (n, d/2)
+    pe = np.empty((p.shape[0], 2 * omega.shape[0]))  # (n, d)
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+
+
+def position_similarity(pe) -> np.ndarray:
+    """Dot products of every pair of encoding rows: ``PE @ PE.T``.
+
+    For the sinusoidal encoding entry (p, q) equals ``sum_i cos((p - q) omega_i)``
+    (see :func:`offset_similarity`): it depends on the offset p - q only, so the matrix
+    is Toeplitz (constant along every diagonal), with d/2 on the diagonal.
+
+    Parameters
+    ----------
+    pe : array_like, shape (s, d)
+        An encoding, one row per position.
+
+    Returns
+    -------
+    G : numpy.ndarray, shape (s, s)
+        ``G[p, q] = PE[p] . PE[q]``.
+    """
+    pe = as_float_array(pe, "pe", min_ndim=2)
+    if pe.ndim != 2:
+        raise ValueError(f"pe must be a matrix of shape (s, d), got shape {pe.shape}")
+    return pe @ pe.T  # (s, d) @ (d, s) -> (s, s)
+
+
+def offset_similarity(offsets, d: int, base: float = 10000.0) -> np.ndarray:
+    """``PE[p] . PE[p + k]`` as a function of the offset k alone.
+
+    Each frequency pair contributes ``sin a sin b + cos a cos b = cos(a - b)`` with
+    a = (p + k) omega_i and b = p omega_i, so the sum is ``sum_i cos(k omega_i)``,
+    whatever p is.
+
+    Parameters
+    ----------
+    offsets : array_like of real, any shape (...)
+        The offsets k.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        ``sum_i cos(k omega_i)``; equal to d/2 at k = 0, symmetric in k.
+    """
+    k = as_float_array(offsets, "offsets", min_ndim=0).astype(np.float64)
+    omega = frequencies(d, base)  # (d/2,)
+    return np.cos(k[..., None] * omega).sum(axis=-1)  # (..., d/2) -> (...)
+
+
+def relative_rotation_error(s: int, d: int, k, base: float = 10000.0) -> float:
+    """Largest ``|PE[p + k] - PE[p] @ T(k)|`` over every position p = 0..s-1.
+
+    PE[p + k] is computed from the formula (:func:`encoding_at`), so p + k may lie past
+    s - 1 or below 0; the identity holds there too.
+
+    Parameters
+    ----------
+    s : int
+        Number of positions p checked, at least 1.
+    d : int
+        Model width, even and at least 2.
+    k : int or float
+        The offset.
+    base : float
+        Base of the frequencies, greater than 1.
+
+    Returns
+    -------
+    float
+        The largest absolute difference over all s * d entries: rounding error only
+        (about 1e-13 for positions below 1000 in float64).
+    """
+    s = positive_int(s, "s")
+    k = _real(k, "k")
+    p = np.arange(s, dtype=np.float64)  # (s,)
+    shifted = encoding_at(p + k, d, base)  # (s, d)
+    pe = encoding_at(p, d, base)  # (s, d)
+    t = relative_rotation(k, d, base)  # (d, d)
+    # PE @ T(k) computed block by block: T(k) is zero off its 2x2 diagonal blocks, so this
+    # equals the (s, d) @ (d, d) product at O(s d) instead of O(s d^2) cost.
+    half = np.arange(d // 2)
+    blocks = t.reshape(d // 2, 2, d // 2, 2)[half, :, half, :]  # (d/2, 2, 2): block i
+    sin, cos = pe[:, 0::2], pe[:, 1::2]  # (s, d/2) each: the two entries of every pair
+    rotated = np.empty_like(pe)  # (s, d)
+    # [sin', cos'] = [sin, cos] @ block: row vector (1, 2) @ (2, 2), for every p and pair
+    rotated[:, 0::2] = sin * blocks[:, 0, 0] + cos * blocks[:, 1, 0]
+    rotated[:, 1::2] = sin * blocks[:, 0, 1] + cos * blocks[:, 1, 1]
+    return float(np.max(np.abs(shifted - rotated)))
+
+
+def learned_position_table(s_max: int, d: int, seed: int = 0) -> np.ndarray:
+    """An untrained *learned* positional table P:(s_max, d), one row per position.
+
+    This is note 004's one-hot trick: appending a one-hot position vector o_p to the
+    input and multiplying by a weight matrix adds ``o_p @ W_o = P[p]``, a row of a
+    learned table, like a token embedding (BERT and GPT-2 do this). Entries are drawn
+    from N(0, 1) as in ``torch.nn.Embedding``; training would change them.
+
+    Parameters
+    ----------
+    s_max : int
+        The most positions the table covers (512 in BERT, 1024 in GPT-2).
+    d : int
+        Model width.
+    seed : int
+        Seed of the numpy generator.
+
+    Returns
+    -------
+    P : numpy.ndarray, shape (s_max, d)
+    """
+    s_max = positive_int(s_max, "s_max")
+    d = positive_int(d, "d")
+    return np.random.default_rng(seed).standard_normal((s_max, d))
+
+
+def learned_positional_encoding(s: int, table) -> np.ndarray:
+    """The first s rows of a learned positional table: P[0..s-1].
+
+    Parameters
+    ----------
+    s : int
+        Sequence length, at least 1.
+    table : array_like, shape (s_max, d)
+        A learned positional table (:func:`learned_position_table`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (s, d)
+
+    Raises
+    ------
+    ValueError
+        If s > s_max: a learned table has no row for positions it never had, unlike
+        the sinusoidal formula, which encodes any position.
+    """
+    s = positive_int(s, "s")
+    table = as_float_array(table, "table", min_ndim=2)
+    if table.ndim != 2:
+        raise ValueError(f"table must be a matrix of shape (s_max, d), got shape {table.shape}")
+    if s > table.shape[0]:
+        raise ValueError(
+            f"a learned table of s_max={table.shape[0]} positions has no row for positions "
+            f"{table.shape[0]}..{s - 1} (s={s}); the sinusoidal encoding has no such limit"
+        )
+    return table[:s]  # (s_max, d) -> (s, d)

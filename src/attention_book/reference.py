@@ -13,6 +13,9 @@ Everything here takes and returns numpy arrays, so the book can compare
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -27,6 +30,8 @@ __all__ = [
     "mha_from_torch",
     "torch_mha_forward",
     "embedding_from_torch",
+    "softmax_grad_norm_torch",
+    "time_torch_sdpa",
 ]
 
 
@@ -243,3 +248,85 @@ def embedding_from_torch(module: torch.nn.Embedding) -> np.ndarray:
             f"looked up; its output is not a plain table lookup"
         )
     return _numpy(module.weight)  # (V, d)
+
+
+def softmax_grad_norm_torch(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int = 500,
+                            seed: int = 0) -> float:
+    """Mean norm of dL/dscores through the softmax, measured with torch autograd.
+
+    The same experiment, with the same random numbers, as
+    :func:`attention_book.attention.softmax_saturation` (whose ``"grad_norm"`` uses the
+    analytic Jacobian ``diag(p) - p p^T``): n queries q:(d_k,), each with s_k keys
+    K:(s_k, d_k) and an upstream gradient g:(s_k,), all N(0, 1); scores = q K^T times
+    1/sqrt(d_k) (``scaled``) or 1; L = sum of g . softmax(scores); autograd gives
+    dL/dscores:(n, s_k), whose row norms are averaged.
+
+    Parameters
+    ----------
+    d_k : int
+    scaled : bool
+    s_k : int
+        Keys per query (at least 2).
+    n : int
+        Number of queries.
+    seed : int
+        Seed of the numpy generator the inputs are drawn from.
+
+    Returns
+    -------
+    float
+        The mean Euclidean norm of the n rows of dL/dscores.
+    """
+    from .attention import softmax_saturation
+
+    softmax_saturation(d_k, scaled, s_k=s_k, n=1, seed=0)  # same checks and messages
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k)
+    K = rng.standard_normal((n, s_k, d_k))  # (n, s_k, d_k)
+    g = rng.standard_normal((n, s_k))  # (n, s_k)
+    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
+    # (n, 1, d_k) @ (n, d_k, s_k) -> (n, 1, s_k) -> (n, s_k)
+    scores = ((to_torch(q) @ to_torch(K).transpose(-2, -1)) * scale)[:, 0, :]
+    scores = scores.detach().requires_grad_(True)
+    loss = (torch.softmax(scores, dim=-1) * to_torch(g)).sum()
+    loss.backward()
+    return float(scores.grad.norm(dim=-1).mean())
+
+
+def time_torch_sdpa(s: int, d_k: int = 64, *, repeats: int = 3, seed: int = 0) -> dict:
+    """Time of ``torch.nn.functional.scaled_dot_product_attention`` on random float32
+    Q, K, V:(s, d_k) on the CPU, and the memory its (s, s) matrix would take.
+
+    torch's CPU kernel may use a fused (flash-style) algorithm that never holds the
+    whole (s, s) matrix; its memory is not measured here: ``score_bytes`` is the
+    theoretical size ``s * s * 4`` of one float32 score matrix.
+
+    Parameters
+    ----------
+    s : int
+        Sequence length.
+    d_k : int
+        Query, key and value dimension.
+    repeats : int
+        Runs timed; the fastest is reported.
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``"s"``, ``"seconds"``, ``"score_bytes"``.
+    """
+    if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+        raise ValueError(f"s must be a whole number >= 1, got {s!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a whole number >= 1, got {repeats!r}")
+    rng = np.random.default_rng(seed)
+    Q, K, V = (to_torch(rng.standard_normal((s, d_k)).astype(np.float32)) for _ in range(3))
+    best = float("inf")
+    with torch.no_grad():
+        F.scaled_dot_product_attention(Q, K, V)  # warm-up
+        for _ in range(repeats):
+            start = time.perf_counter()
+            F.scaled_dot_product_attention(Q, K, V)  # (s, d_k)
+            best = min(best, time.perf_counter() - start)
+    return {"s": s, "seconds": best, "score_bytes": s * s * 4}

@@ -1,8 +1,13 @@
 """Controls layer, live form: ipywidgets labs (see :mod:`.core`), one module per chapter."""
 
 from .core import *  # noqa: F401,F403
-from .core import __all__ as _core_all
-from .embedding import *  # noqa: F401,F403
-from .embedding import __all__ as _embedding_all
+from .embedding import *  # noqa: F401,F403  (chapter 1)
+from .positional import *  # noqa: F401,F403  (chapter 2)
+from .attention import *  # noqa: F401,F403  (chapter 3)
+from . import attention, core, embedding, positional
 
-__all__ = [*_core_all, *_embedding_all]
+__all__ = [
+    name
+    for module in (core, embedding, positional, attention)
+    for name in module.__all__
+]

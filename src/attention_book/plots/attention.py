@@ -1,0 +1,369 @@
+"""Chapter 3's pictures: the sqrt(d_k) lab and the attention explorer.
+
+- :class:`ScalingView`: four panels against d_k (log axes): the variance of q . k, and
+  the softmax's largest weight, entropy and gradient norm, each with the unscaled and
+  the scaled (1/sqrt(d_k)) curve. The curves are drawn once into a static layer; an
+  update only moves the highlighted curve and the marker at the chosen d_k.
+- :class:`AttentionView`: the weights heatmap (s_q, s_k) with token labels and the chosen
+  query's row outlined; that row as arcs from the query to every key (width and colour
+  by weight); and as bars over the keys.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+
+from .core import HeatmapPanel, TextStamps, freeze_layout, tick_label
+
+__all__ = [
+    "ScalingView",
+    "scaling_view",
+    "AttentionView",
+    "attention_view",
+    "thin_labels",
+    "MAX_SHOWN_LABELS",
+]
+
+#: The most token labels drawn along one axis; longer sequences show every k-th label.
+MAX_SHOWN_LABELS = 16
+
+_SCALED_COLOR = "#1f5fa8"    # dark blue
+_UNSCALED_COLOR = "#c8641e"  # orange (blue/orange: distinguishable in common colour blindness)
+
+
+def thin_labels(labels: Sequence[str], max_shown: int = MAX_SHOWN_LABELS) -> list[str]:
+    """Labels with all but every k-th replaced by "" so that at most ``max_shown`` remain.
+
+    Parameters
+    ----------
+    labels : sequence of str, length n
+    max_shown : int
+        At least 1.
+
+    Returns
+    -------
+    list of str, length n
+        Label j is kept when j is a multiple of k = ceil(n / max_shown).
+    """
+    n = len(labels)
+    if max_shown < 1:
+        raise ValueError(f"max_shown must be at least 1, got {max_shown}")
+    step = max(1, math.ceil(n / max_shown))
+    return [str(t) if j % step == 0 else "" for j, t in enumerate(labels)]
+
+
+# ------------------------------------------------------------------ the sqrt(d_k) lab
+
+
+class ScalingView:
+    """The sqrt(d_k) lab's picture: four log-scale panels against d_k.
+
+    Panels (``axes`` in this order): variance of q . k (measured, with the line d_k);
+    mean largest softmax weight; mean entropy of the weights (nats); mean norm of the
+    gradient through the softmax. Each shows the unscaled curve (orange, squares) and the
+    scaled curve (blue, circles) faintly, drawn once; :meth:`update` draws the chosen
+    mode's curve bold (``highlight[i]``) and a marker at the chosen d_k (``marker[i]``).
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    axes : list of matplotlib.axes.Axes, length 4
+    highlight, marker : list of matplotlib.lines.Line2D, length 4
+        Figure-level lines drawn over the static picture, in the axes' data coordinates.
+    static : StaticLayer
+    """
+
+    QUANTITIES = ("variance", "max_weight", "entropy", "grad_norm")
+
+    def __init__(self, figure: Figure, d_ks: Sequence[int], curves: dict, s_k: int):
+        """``curves[(quantity, scaled)]`` is an array over ``d_ks``."""
+        self.figure = figure
+        self.d_ks = np.asarray(d_ks, dtype=float)
+        self.curves = {key: np.asarray(val, dtype=float) for key, val in curves.items()}
+        axes = figure.subplots(2, 2).ravel()
+        self.axes = list(axes)
+        titles = ("variance of the score q\u00b7k", "largest softmax weight",
+                  "entropy of the weights (nats)", "gradient norm through softmax")
+        ylabels = ("var", "mean max weight", "mean entropy", "mean \u2016dL/dscores\u2016")
+        for ax, quantity, title, ylabel in zip(axes, self.QUANTITIES, titles, ylabels):
+            for scaled, color, marker, name in ((False, _UNSCALED_COLOR, "s", "unscaled"),
+                                                (True, _SCALED_COLOR, "o", "scaled 1/\u221ad_k")):
+                ax.plot(self.d_ks, self.curves[(quantity, scaled)], color=color, marker=marker,
+                        ms=3, lw=1, alpha=0.45, label=name)
+            ax.set_xscale("log", base=2)
+            ax.set_title(title, fontsize=10)
+            ax.set_ylabel(ylabel, fontsize=9)
+            ax.tick_params(labelsize=8)
+            ax.grid(True, alpha=0.3)
+        for ax in axes[2:]:
+            ax.set_xlabel("d_k (query/key dimension)", fontsize=9)
+        var_ax, max_ax, ent_ax, grad_ax = axes
+        var_ax.set_yscale("log", base=2)
+        var_ax.plot(self.d_ks, self.d_ks, color="0.2", ls="--", lw=1, label="the line d_k")
+        var_ax.legend(fontsize=7, loc="upper left")
+        max_ax.axhline(1.0 / s_k, color="0.4", ls=":", lw=1)
+        max_ax.text(self.d_ks[-1], 1.0 / s_k, f"uniform 1/{s_k}", fontsize=7, ha="right",
+                    va="bottom", color="0.3")
+        max_ax.set_ylim(0, 1.05)
+        ent_ax.axhline(math.log(s_k), color="0.4", ls=":", lw=1)
+        ent_ax.text(self.d_ks[-1], math.log(s_k), f"uniform: log {s_k}", fontsize=7,
+                    ha="right", va="top", color="0.3")
+        ent_ax.set_ylim(0, math.log(s_k) * 1.1)
+        grad_ax.set_ylim(0, None)
+        self.highlight, self.marker = [], []
+        for ax in axes:
+            line = Line2D([], [], lw=2.5, transform=ax.transData, clip_on=True)
+            point = Line2D([], [], marker="o", ms=9, mfc="none", mew=2, color="black",
+                           ls="none", transform=ax.transData, clip_on=True)
+            for art in (line, point):
+                art.set_clip_box(ax.bbox)
+                figure.add_artist(art)
+            self.highlight.append(line)
+            self.marker.append(point)
+        # every axes is static: drawn once, then pasted as pixels
+        self.static = freeze_layout(figure, static_axes=self.axes)
+
+    def update(self, d_k: int, scaled: bool) -> None:
+        """Draw the chosen mode's curves bold and mark the chosen d_k on them.
+
+        Parameters
+        ----------
+        d_k : int
+            One of the d_k values the view was built with.
+        scaled : bool
+            Whether the scores are divided by sqrt(d_k).
+        """
+        matches = np.flatnonzero(self.d_ks == d_k)
+        if matches.size == 0:
+            raise ValueError(f"d_k={d_k} is not one of {self.d_ks.astype(int).tolist()}")
+        k = int(matches[0])
+        color = _SCALED_COLOR if scaled else _UNSCALED_COLOR
+        for quantity, line, point in zip(self.QUANTITIES, self.highlight, self.marker):
+            ys = self.curves[(quantity, bool(scaled))]
+            line.set_data(self.d_ks, ys)
+            line.set_color(color)
+            point.set_data([self.d_ks[k]], [ys[k]])
+
+
+def scaling_view(d_ks: Sequence[int], curves: dict, s_k: int,
+                 figure: Figure | None = None) -> ScalingView:
+    """Build the sqrt(d_k) lab's figure once.
+
+    Parameters
+    ----------
+    d_ks : sequence of int
+        The d_k values on the x axes.
+    curves : dict
+        ``curves[(quantity, scaled)]``: array of shape (len(d_ks),) for quantity in
+        ``ScalingView.QUANTITIES`` and scaled in (False, True).
+    s_k : int
+        Keys per query in the experiment (for the uniform reference lines).
+    figure : matplotlib.figure.Figure, optional
+        Default: a new 8.5 x 5.6 inch figure with constrained layout.
+
+    Returns
+    -------
+    ScalingView
+    """
+    if figure is None:
+        figure = Figure(figsize=(8.5, 5.6), dpi=100, layout="constrained")
+    return ScalingView(figure, d_ks, curves, s_k)
+
+
+# ------------------------------------------------------------------ the attention explorer
+
+
+def _bezier(x0: float, x1: float, n: int = 24) -> np.ndarray:
+    """Points (n, 2) of a cubic Bezier from (x0, 1) down to (x1, 0), vertical at both ends."""
+    t = np.linspace(0.0, 1.0, n)[:, None]  # (n, 1)
+    p0, p1, p2, p3 = (np.array(p, dtype=float) for p in ((x0, 1.0), (x0, 0.5), (x1, 0.5), (x1, 0.0)))
+    return ((1 - t) ** 3) * p0 + 3 * ((1 - t) ** 2) * t * p1 + 3 * (1 - t) * t * t * p2 + t ** 3 * p3
+
+
+class AttentionView:
+    """The attention explorer's picture.
+
+    Left: the weights (s_q, s_k) as a heatmap (viridis, 0..1), query tokens down, key
+    tokens across, the chosen query's row outlined. Top right: arcs from the chosen
+    query (a node above) to every key (nodes below), width and colour by weight. Bottom
+    right: the same row as bars over the keys.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    heatmap : HeatmapPanel
+        ``heatmap.image`` shows the weights (s_q, s_k).
+    row_box : matplotlib.patches.Rectangle
+        Outlines the chosen query's row.
+    arcs : matplotlib.collections.LineCollection
+        One curve per key; ``arcs.get_linewidths()`` grow with the weights.
+    query_node, key_nodes : matplotlib.lines.Line2D
+    bars : matplotlib.collections.PolyCollection
+        One rectangle per key, height = weight.
+    bar_labels : TextStamps
+        Key tokens under the bars.
+    """
+
+    def __init__(self, figure: Figure):
+        self.figure = figure
+        grid = figure.add_gridspec(2, 2, width_ratios=(1.15, 1.0), height_ratios=(1.0, 1.0))
+        ax_heat = figure.add_subplot(grid[:, 0])
+        ax_arcs = figure.add_subplot(grid[0, 1])
+        ax_bars = figure.add_subplot(grid[1, 1])
+        cache: OrderedDict = OrderedDict()
+        self.heatmap = HeatmapPanel(
+            ax_heat, cmap="viridis", vmin=0.0, vmax=1.0, xlabel="key token j",
+            ylabel="query token i", colorbar_label="weight (row sums to 1)",
+            col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache)
+        self.row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, ec="#ff3b30", lw=2.0)
+        ax_heat.add_patch(self.row_box)
+        self.cmap = mpl.colormaps["cividis"]
+        self.ax_arcs = ax_arcs
+        self.arcs = LineCollection([], capstyle="round")
+        ax_arcs.add_collection(self.arcs)
+        self.key_nodes = Line2D([], [], marker="o", ms=4, ls="none", color="0.3")
+        self.query_node = Line2D([], [], marker="o", ms=9, ls="none", color="#ff3b30")
+        ax_arcs.add_line(self.key_nodes)
+        ax_arcs.add_line(self.query_node)
+        ax_arcs.set_ylim(-0.12, 1.12)
+        ax_arcs.set_xticks([])
+        ax_arcs.set_yticks([])
+        for spine in ax_arcs.spines.values():
+            spine.set_visible(False)
+        ax_arcs.set_title("", y=1.0)
+        self.arc_title = TextStamps(ax_arcs, "top", pad=mpl.rcParams["axes.titlepad"],
+                                    cache=cache)
+        self.ax_bars = ax_bars
+        self.bars = PolyCollection([], facecolors=_SCALED_COLOR, edgecolors="none")
+        ax_bars.add_collection(self.bars)
+        ax_bars.set_ylim(0, 1)
+        ax_bars.set_yticks([0, 0.5, 1], ["0", "0.5", "1"], fontsize=8)
+        ax_bars.set_ylabel("weight")
+        ax_bars.set_xlabel("key token j")
+        ax_bars.axhline(0.5, color="0.85", lw=0.8, zorder=0)
+        self.bar_labels = TextStamps(ax_bars, "bottom", rotation=90, cache=cache)
+        # worst-case labels for the layout engine, then freeze
+        self.heatmap.reserve(rows=True, cols=True)
+        ax_bars.set_xticks([0], ["n" * 10], rotation=90)
+        ax_arcs.set_title("reserved: a one-line title")
+        self.static = freeze_layout(figure, static_axes=[self.heatmap.colorbar.ax])
+        self.heatmap.finish()
+        # the arcs' key nodes sit right above the bars: give both axes the same x extent
+        bars_box, arcs_box = ax_bars.get_position(), ax_arcs.get_position()
+        ax_arcs.set_position([bars_box.x0, arcs_box.y0, bars_box.width, arcs_box.height])
+        ax_bars.set_xticks([])  # key labels are drawn by bar_labels
+        # the y tick labels never change: draw them once, with the static layer
+        y_texts = []
+        for label in ax_bars.get_yticklabels():  # placed by the frozen layout
+            text = figure.text(0, 0, label.get_text(), fontsize=8, ha="right", va="center")
+            bbox = label.get_window_extent()
+            text.set_position(figure.transFigure.inverted().transform(
+                (bbox.x1, (bbox.y0 + bbox.y1) / 2)))
+            y_texts.append(text)
+        ax_bars.tick_params(labelleft=False)
+        for text in y_texts:
+            text.set_visible(False)
+        self.static._texts.extend(y_texts)
+        ax_arcs.title.set_visible(False)
+        self._keys: tuple = ()
+        self._bar_tokens: tuple | None = None
+
+    @staticmethod
+    def _thin_ticks(axis, labels: list) -> None:
+        """Keep only the ticks whose label is shown (each tick costs draw time even with
+        its label hidden; 128 of them would take most of a frame)."""
+        n = len(labels)
+        if n <= MAX_SHOWN_LABELS or len(axis.get_majorticklocs()) != n:
+            return  # few labels, or already thinned
+        kept = [j for j, t in enumerate(labels) if t]
+        size = 7.5 if n <= 20 else 6.0  # as HeatmapPanel sizes them
+        axis.set_ticks(kept, [tick_label(labels[j]) for j in kept], fontsize=size)
+
+    def update(self, query_tokens: Sequence[str], key_tokens: Sequence[str], weights,
+               query: int) -> None:
+        """Show the weights of ``query_tokens`` over ``key_tokens`` and query row ``query``.
+
+        Parameters
+        ----------
+        query_tokens : sequence of str, length s_q
+        key_tokens : sequence of str, length s_k
+        weights : array_like, shape (s_q, s_k)
+            Attention weights, each row summing to 1.
+        query : int
+            The chosen query position, 0 <= query < s_q (ignored when s_q = 0).
+        """
+        w = np.asarray(weights, dtype=float)
+        s_q, s_k = len(query_tokens), len(key_tokens)
+        if w.shape != (s_q, s_k):
+            raise ValueError(f"weights must be (s_q, s_k) = ({s_q}, {s_k}), got {w.shape}")
+        empty = w.size == 0
+        if not empty and not 0 <= query < s_q:
+            raise ValueError(f"query must be in 0..{s_q - 1}, got {query}")
+        rows, cols = thin_labels(query_tokens), thin_labels(key_tokens)
+        self.heatmap.update(w, row_labels=None if empty else rows,
+                            col_labels=None if empty else cols,
+                            title=f"weights : (s_q, s_k) = ({s_q}, {s_k})")
+        if not empty:
+            self._thin_ticks(self.heatmap.ax.yaxis, rows)
+            self._thin_ticks(self.heatmap.ax.xaxis, cols)
+        self.row_box.set_visible(not empty)
+        for art in (self.arcs, self.bars, self.key_nodes, self.query_node):
+            art.set_visible(not empty)
+        if empty:
+            self.arc_title.set_texts([""])
+            self.bar_labels.set_texts([], [])
+            self._bar_tokens = None
+            return
+        self.row_box.set_bounds(-0.5, query - 0.5, s_k, 1.0)
+        row = w[query]  # (s_k,)
+        xs = np.arange(s_k, dtype=float)
+        xq = query * (s_k - 1) / max(s_q - 1, 1)  # the query above its place in the sentence
+        if (s_k, s_q, query) != self._keys:
+            self._paths = [_bezier(xq, x) for x in xs]
+            self._keys = (s_k, s_q, query)
+        order = np.argsort(row)  # heaviest drawn last, on top
+        self.arcs.set_segments([self._paths[j] for j in order])
+        self.arcs.set_linewidths(0.4 + 7.0 * row[order])
+        self.arcs.set_color(self.cmap(0.15 + 0.85 * row[order] / max(row.max(), 1e-12)))
+        self.key_nodes.set_data(xs, np.zeros(s_k))
+        self.query_node.set_data([xq], [1.0])
+        pad = 0.6
+        self.ax_arcs.set_xlim(-pad, s_k - 1 + pad)
+        self.arc_title.set_texts([tick_label(f"query {query}: '{query_tokens[query]}'", 40)
+                                  + " \u2192 every key"])
+        half = 0.4
+        verts = np.stack([np.column_stack([[x - half, x - half, x + half, x + half],
+                                           [0, h, h, 0]]) for x, h in zip(xs, row)])  # (s_k, 4, 2)
+        self.bars.set_verts(verts)
+        self.ax_bars.set_xlim(-0.6, s_k - 0.4)
+        if tuple(key_tokens) != self._bar_tokens:  # labels rebuilt only when they change
+            self._bar_tokens = tuple(key_tokens)
+            self.bar_labels.set_texts([tick_label(t) for t in cols], xs.tolist(),
+                                      9.0 if s_k <= 12 else 7.5 if s_k <= 20 else 6.0)
+
+
+def attention_view(figure: Figure | None = None) -> AttentionView:
+    """Build the attention explorer's figure once.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure, optional
+        Default: a new 8.8 x 4.2 inch figure with constrained layout.
+
+    Returns
+    -------
+    AttentionView
+        Call ``update(query_tokens, key_tokens, weights, query)``.
+    """
+    if figure is None:
+        figure = Figure(figsize=(8.8, 4.2), dpi=100, layout="constrained")
+    return AttentionView(figure)
