@@ -184,6 +184,103 @@ REGISTRY.extend([
 ])
 
 
+# ---- chapter 4: the multi-head grid lab
+
+
+def _naive_multihead(values: dict) -> None:
+    from attention_book.plots import multihead_view
+    from attention_book.widgets import multihead_state
+
+    state = multihead_state(values["text"], values["d"], values["h"], values["seed"],
+                            values["heads_on"], values["positional"], max_tokens=64)
+    view = multihead_view()
+    view.update(state.tokens, state.weights, state.on, state.on_output, state.off_output)
+    FigureCanvasAgg(view.figure).draw()
+
+
+def _multihead_factory(**kwargs):
+    def factory():
+        from attention_book.widgets import multihead_widget
+
+        return multihead_widget(**kwargs)
+    return factory
+
+
+def _multihead_changes(d: int, h: int) -> list:
+    """Every control; each change comes back so the size stays the one measured."""
+    return ([("seed", 1), ("seed", 0), ("positional", True), ("positional", False)]
+            + [("heads_on", tuple(range(1, h))), ("heads_on", (0,)),
+               ("heads_on", tuple(range(h)))]
+            + [("h", 1), ("h", h), ("d", d // 2 if d > 8 else 16), ("d", d),
+               ("h", h), ("text", "the dog saw the cat"), ("text", RUNNING_SENTENCE)])
+
+
+
+
+def _multihead_64_changes() -> list:
+    """s = 64 tokens (the widget keeps MAX_WIDGET_TOKENS of them unless asked), h = 16."""
+    return ([("seed", 1), ("seed", 0), ("positional", True), ("positional", False)]
+            + [("heads_on", tuple(range(1, 16))), ("heads_on", (0,)),
+               ("heads_on", tuple(range(16)))])
+
+
+REGISTRY.extend([
+    Case(name="multihead", factory=_multihead_factory(), changes=_multihead_changes(8, 2),
+         naive=_naive_multihead),
+    Case(name="mh s=64 h=16", factory=_multihead_factory(text=_TEXT_64, d=64, h=16,
+                                                                  max_tokens=64),
+         changes=_multihead_64_changes(), naive=_naive_multihead),
+])
+
+
+# ---- chapter 5: the permutation playground
+
+
+def _naive_permutation(values: dict) -> None:
+    from attention_book.plots import permutation_view
+    from attention_book.widgets import permutation_state
+
+    state = permutation_state(values["text"], values["order"], values["custom"],
+                              values["seed"], values["pe"], values["causal"])
+    view = permutation_view()
+    view.update(state.permuted_tokens, state.after, state.before, state.difference,
+                pe=state.pe)
+    FigureCanvasAgg(view.figure).draw()
+
+
+def _permutation_factory(**kwargs):
+    def factory():
+        from attention_book.widgets import permutation_widget
+
+        return permutation_widget(**kwargs)
+    return factory
+
+
+def _permutation_changes(custom: bool = True) -> list:
+    """Every control; the custom order is typed one keystroke at a time (s = 5 only)."""
+    changes = ([("order", o) for o in ("identity", "rotate", "swap", "shuffle", "reverse")]
+               + [("pe", True), ("causal", True), ("pe", False), ("causal", False)]
+               + [("seed", 1), ("order", "shuffle"), ("seed", 0), ("order", "reverse")])
+    if custom:
+        typed = "4 3 2 1 0"
+        changes += ([("order", "custom")]
+                    + [("custom", typed[: k + 1]) for k in range(len(typed))]
+                    + [("custom", ""), ("order", "reverse"),
+                       ("text", "the dog bit the man"), ("text", RUNNING_SENTENCE)])
+    return changes
+
+
+
+REGISTRY.extend([
+    Case(name="permutation", factory=_permutation_factory(), changes=_permutation_changes(),
+         naive=_naive_permutation),
+    Case(name="perm s=64", factory=_permutation_factory(text=_TEXT_64),
+         changes=_permutation_changes(custom=False), naive=_naive_permutation),
+    Case(name="perm s=128", factory=_permutation_factory(text=_TEXT_128),
+         changes=_permutation_changes(custom=False), naive=_naive_permutation),
+])
+
+
 def _connect_front_end(canvas) -> None:
     """Tell an ipympl canvas that a front end is there, as a live notebook does."""
     canvas._handle_message(canvas, {"type": "initialized"}, [])

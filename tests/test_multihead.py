@@ -261,3 +261,99 @@ def test_call_errors():
         mha.per_head_loop(np.ones((3, 8)), mask=np.ones((4, 3), bool))
     with pytest.raises(ValueError, match=r"x_q has shape"):
         mha.heads(np.ones((3, 6)))
+
+
+# ---------------------------------------------------------------- chapter 4 additions
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@st.composite
+def _model_sizes(draw):
+    d_k = draw(st.integers(1, 5))
+    h = draw(st.integers(1, 5))
+    s = draw(st.integers(1, 6))
+    return d_k * h, h, s
+
+
+@settings(max_examples=40, deadline=None)
+@given(_model_sizes(), st.integers(0, 10_000), st.booleans())
+def test_property_head_contributions_sum_to_the_output(sizes, seed, bias):
+    d, h, s = sizes
+    mha = M.MultiHeadAttention.from_seed(d, h, seed=seed, bias=bias)
+    x = np.random.default_rng(seed).normal(size=(2, s, d))
+    contrib, w = mha.head_contributions(x)
+    assert contrib.shape == (2, h, s, d)
+    out, w_ref = mha(x)
+    b_o = 0.0 if mha.b_o is None else mha.b_o
+    np.testing.assert_allclose(contrib.sum(axis=-3) + b_o, out, atol=1e-12)
+    np.testing.assert_array_equal(w, w_ref)
+    # each contribution is H_i @ (block i of W_o), computed independently here
+    heads, _ = mha.heads(x)  # (2, h, s, d_k)
+    for i in range(h):
+        block = mha.W_o[i * mha.d_k:(i + 1) * mha.d_k]  # (d_k, d)
+        np.testing.assert_allclose(contrib[:, i], heads[:, i] @ block, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_model_sizes(), st.integers(0, 10_000))
+def test_property_loop_equals_big_matmul(sizes, seed):
+    d, h, s = sizes
+    mha = M.MultiHeadAttention.from_seed(d, h, seed=seed, bias=True)
+    x = np.random.default_rng(seed + 1).normal(size=(s, d))
+    out, w = mha(x)
+    out_loop, w_loop = mha.per_head_loop(x)
+    np.testing.assert_allclose(out, out_loop, atol=1e-12)
+    np.testing.assert_allclose(w, w_loop, atol=1e-12)
+
+
+def test_head_contributions_with_cross_attention_and_mask():
+    mha = M.MultiHeadAttention.from_seed(8, 4, seed=2)
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(3, 8)), rng.normal(size=(6, 8))
+    mask = rng.random((3, 6)) < 0.6
+    mask[:, 0] = True
+    contrib, w = mha.head_contributions(x, y, mask)
+    assert contrib.shape == (4, 3, 8) and w.shape == (4, 3, 6)
+    out, _ = mha(x, y, mask)
+    np.testing.assert_allclose(contrib.sum(axis=0), out, atol=1e-12)  # no bias
+    assert np.all(w[:, ~mask] == 0)
+    # switching one head off changes the output by exactly that head's write
+    contrib_without = contrib[[0, 1, 3]].sum(axis=0)
+    np.testing.assert_allclose(out - contrib_without, contrib[2], atol=1e-12)
+
+
+def test_divisors_and_parameter_count():
+    assert M.divisors(8) == (1, 2, 4, 8)
+    assert M.divisors(12) == (1, 2, 3, 4, 6, 12)
+    assert M.divisors(1) == (1,)
+    assert M.divisors(512)[-4:] == (64, 128, 256, 512)
+    assert M.mha_parameter_count(512) == 4 * 512**2 + 4 * 512 == 1_050_624
+    assert M.mha_parameter_count(512, bias=False) == 4 * 512**2
+    for d, h in [(8, 2), (12, 3), (512, 8)]:
+        m = torch.nn.MultiheadAttention(d, h)
+        assert M.mha_parameter_count(d) == sum(p.numel() for p in m.parameters())
+        assert M.MultiHeadAttention.from_seed(d, h, bias=True).n_parameters == \
+            M.mha_parameter_count(d)
+    with pytest.raises(ValueError, match="d must be at least 1"):
+        M.divisors(0)
+
+
+def test_shape_trace():
+    trace = dict((name, shape) for name, shape in M.shape_trace(2, 5, 8, 4))
+    shapes = [shape for _, shape in M.shape_trace(2, 5, 8, 4)]
+    assert shapes[0] == (2, 5, 8)
+    assert (2, 5, 4, 2) in shapes and (2, 4, 5, 2) in shapes and (2, 4, 5, 5) in shapes
+    assert shapes[-2] == (8, 8) and shapes[-1] == (2, 5, 8)
+    assert trace["W^O"] == (8, 8)
+    # the trace agrees with the arrays the module really makes
+    mha = M.MultiHeadAttention.from_seed(8, 4)
+    x = np.zeros((2, 5, 8))
+    heads, w = mha.heads(x)
+    assert heads.shape in shapes and w.shape in shapes
+    assert M.split_heads(x @ mha.W_q, 4).shape == (2, 4, 5, 2)
+    with pytest.raises(ValueError, match="h=3 does not divide d=8"):
+        M.shape_trace(1, 5, 8, 3)
+    with pytest.raises(ValueError, match="h=3 does not divide d=8"):
+        M.MultiHeadAttention.from_seed(8, 3)

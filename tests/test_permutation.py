@@ -1,5 +1,7 @@
 """Permutations of rows: matrix form, fancy-index form, inverse, validation. Exact checks."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,177 @@ def test_permute_rows_errors():
         Pm.permute_rows(np.ones((3, 3)), [0, 1, 2], axis=2)
     with pytest.raises(ValueError, match="s must be at least 1"):
         Pm.random_permutation(0)
+
+
+# ------------------------------------------------ equivariance / invariance helpers
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from attention_book.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
+from attention_book.multihead import MultiHeadAttention  # noqa: E402
+from attention_book.positional import sinusoidal_encoding  # noqa: E402
+
+
+def _self_attention(W, mask=None, pe=None):
+    """f(X) = SDPA(X_in W_q, X_in W_k, X_in W_v) with X_in = X (+ PE)."""
+    W_q, W_k, W_v = W
+
+    def f(x):
+        x_in = x if pe is None else x + pe
+        return scaled_dot_product_attention(x_in @ W_q, x_in @ W_k, x_in @ W_v, mask=mask)
+    return f
+
+
+def _weights(d, seed=0):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.normal(0, d ** -0.5, (d, d)) for _ in range(3))
+
+
+def test_parse_permutation_accepts_spaces_and_commas():
+    np.testing.assert_array_equal(Pm.parse_permutation("4 3 2 1 0", 5), [4, 3, 2, 1, 0])
+    np.testing.assert_array_equal(Pm.parse_permutation(" 1, 0,2 ", 3), [1, 0, 2])
+    assert Pm.parse_permutation("0", 1).dtype == np.int64
+
+
+@pytest.mark.parametrize("text, s, words", [
+    ("", 5, "type 5 positions"),
+    ("4 3 x 1 0", 5, "'x' is not a position"),
+    ("-1 0 1", 3, "'-1' is not a position"),
+    ("1.5 0", 2, "'1.5' is not a position"),
+    ("0 1 2", 5, "type 5 positions, got 3"),
+    ("0 1 5 3 4", 5, "position 5 does not exist"),
+    ("0 0 2 3 4", 5, "position 0 appears twice and 1 is missing"),
+    (None, 3, "must be text"),
+])
+def test_parse_permutation_explains_bad_input(text, s, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        Pm.parse_permutation(text, s)
+
+
+def test_equivariance_error_of_sdpa_and_multihead_is_rounding_only():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(6, 8))  # (s, d)
+    perm = Pm.random_permutation(6, seed=4)
+    assert Pm.equivariance_error(_self_attention(_weights(8)), x, perm) < 1e-12
+    mha = MultiHeadAttention.from_seed(8, 2, seed=3, bias=True)
+    assert Pm.equivariance_error(mha, x, perm) < 1e-12
+
+
+def test_equivariance_error_detects_pe_and_causal_mask():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(5, 8))
+    perm = [4, 3, 2, 1, 0]
+    W = _weights(8)
+    assert Pm.equivariance_error(_self_attention(W, pe=sinusoidal_encoding(5, 8)), x, perm) > 1e-2
+    assert Pm.equivariance_error(_self_attention(W, mask=causal_mask(5)), x, perm) > 1e-2
+    # the identity moves nothing: zero error even with PE and a mask
+    f = _self_attention(W, mask=causal_mask(5), pe=sinusoidal_encoding(5, 8))
+    assert Pm.equivariance_error(f, x, np.arange(5)) == 0.0
+
+
+def test_equivariance_error_measures_the_right_difference():
+    x = np.arange(6.0).reshape(3, 2)
+    # f adds the position index to each row: f(PX) - P f(X) = (arange - perm) in each column
+    f = lambda a: a + np.arange(a.shape[0])[:, None]  # noqa: E731
+    assert Pm.equivariance_error(f, x, [2, 1, 0]) == pytest.approx(2.0)
+    assert Pm.equivariance_error(lambda a: 2 * a, x, [2, 0, 1]) == 0.0
+    with pytest.raises(ValueError, match="lengths must match"):
+        Pm.equivariance_error(f, x, [1, 0])
+    with pytest.raises(ValueError, match="f must map"):
+        Pm.equivariance_error(lambda a: a.sum(axis=0, keepdims=True), x, [1, 0, 2])
+
+
+def test_invariance_error_joint_key_value_permutation():
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(3, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 5))
+    perm = Pm.random_permutation(6, seed=1)
+    assert Pm.invariance_error(scaled_dot_product_attention, q, k, v, perm) < 1e-12
+    # permuting keys alone is not harmless: the pairing of keys and values breaks
+    keys_only = lambda q_, k_, v_: scaled_dot_product_attention(q_, k_, v)  # noqa: E731
+    assert Pm.invariance_error(keys_only, q, k, v, perm) > 1e-3
+    with pytest.raises(ValueError, match="must match"):
+        Pm.invariance_error(scaled_dot_product_attention, q, k, v, [1, 0])
+
+
+def test_match_rows_and_same_rows_up_to_order():
+    a = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]])
+    b = np.array([[3.0, 4.0], [1.0, 2.0], [1.0, 2.0]])
+    perm = Pm.match_rows(a, b)
+    np.testing.assert_array_equal(Pm.permute_rows(b, perm), a)
+    assert Pm.is_permutation(perm)
+    assert Pm.same_rows_up_to_order(a, b)
+    # same set of distinct rows but different multiplicities: not the same multiset
+    c = np.array([[3.0, 4.0], [3.0, 4.0], [1.0, 2.0]])
+    assert Pm.match_rows(a, c) is None and not Pm.same_rows_up_to_order(a, c)
+    assert Pm.same_rows_up_to_order(a, a + 1e-12) and not Pm.same_rows_up_to_order(a, a + 1e-3)
+    assert Pm.same_rows_up_to_order(a, a + 1e-3, atol=1e-2)
+    with pytest.raises(ValueError, match="one shape"):
+        Pm.match_rows(a, a[:2])
+    with pytest.raises(ValueError, match="atol"):
+        Pm.match_rows(a, a, atol=-1)
+
+
+def test_dog_bites_man_same_rows_without_pe_not_with_pe():
+    from attention_book.embedding import embed, embedding_table
+    from attention_book.tokens import Vocabulary, tokenize
+
+    vocab = Vocabulary.default()
+    E = embedding_table(len(vocab), 8, 0)
+    x1 = embed(vocab.encode(tokenize("the dog bit the man")), E)  # (5, 8)
+    x2 = embed(vocab.encode(tokenize("the man bit the dog")), E)
+    W = _weights(8)
+    y1, y2 = _self_attention(W)(x1)[0], _self_attention(W)(x2)[0]
+    assert not np.allclose(y1, y2) and Pm.same_rows_up_to_order(y1, y2, atol=1e-9)
+    pe = sinusoidal_encoding(5, 8)
+    z1, z2 = _self_attention(W, pe=pe)(x1)[0], _self_attention(W, pe=pe)(x2)[0]
+    assert not Pm.same_rows_up_to_order(z1, z2, atol=1e-6)
+
+
+# ---- properties
+
+_sizes = st.tuples(st.integers(2, 7), st.sampled_from([2, 4, 8]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_sizes, st.integers(0, 10_000), st.integers(0, 10_000))
+def test_property_attention_is_equivariant_without_positions(size, seed, pseed):
+    s, d = size
+    x = np.random.default_rng(seed).normal(size=(s, d))
+    perm = Pm.random_permutation(s, pseed)
+    assert Pm.equivariance_error(_self_attention(_weights(d, seed)), x, perm) < 1e-10
+    mha = MultiHeadAttention.from_seed(d, 2, seed=seed)
+    assert Pm.equivariance_error(mha, x, perm) < 1e-10
+    # and its output rows are the same multiset as the original's
+    f = _self_attention(_weights(d, seed))
+    assert Pm.same_rows_up_to_order(f(Pm.permute_rows(x, perm))[0], f(x)[0], atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_sizes, st.integers(0, 10_000), st.integers(0, 10_000))
+def test_property_pe_and_causal_mask_break_equivariance(size, seed, pseed):
+    s, d = size
+    x = np.random.default_rng(seed).normal(size=(s, d))  # generic: distinct rows
+    perm = Pm.random_permutation(s, pseed)
+    if np.array_equal(perm, np.arange(s)):
+        perm = np.roll(np.arange(s), 1)  # a non-identity permutation
+    W = _weights(d, seed)
+    assert Pm.equivariance_error(_self_attention(W, pe=sinusoidal_encoding(s, d)), x,
+                                 perm) > 1e-8
+    assert Pm.equivariance_error(_self_attention(W, mask=causal_mask(s)), x, perm) > 1e-8
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 7), st.integers(0, 10_000))
+def test_property_joint_key_value_invariance(s_q, s_k, seed):
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.normal(size=(s_q, 4)), rng.normal(size=(s_k, 4)), rng.normal(size=(s_k, 3))
+    perm = Pm.random_permutation(s_k, seed)
+    assert Pm.invariance_error(scaled_dot_product_attention, q, k, v, perm) < 1e-10
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 9), st.integers(0, 10_000))
+def test_property_parse_roundtrip(s, seed):
+    perm = Pm.random_permutation(s, seed)
+    np.testing.assert_array_equal(Pm.parse_permutation(" ".join(map(str, perm)), s), perm)

@@ -23,7 +23,14 @@ import numpy as np
 from ._validate import as_float_array, positive_int
 from .attention import _batch_shape, _check_mask, scaled_dot_product_attention
 
-__all__ = ["split_heads", "merge_heads", "MultiHeadAttention"]
+__all__ = [
+    "split_heads",
+    "merge_heads",
+    "MultiHeadAttention",
+    "divisors",
+    "mha_parameter_count",
+    "shape_trace",
+]
 
 
 def _divides(h, d: int) -> int:
@@ -34,6 +41,85 @@ def _divides(h, d: int) -> int:
             f"so h must be a divisor of d"
         )
     return h
+
+
+def divisors(d: int) -> tuple[int, ...]:
+    """The head counts h a model of width d allows: the divisors of d, in increasing order.
+
+    Parameters
+    ----------
+    d : int
+        Model width, at least 1.
+
+    Returns
+    -------
+    tuple of int
+        Every h with ``d % h == 0`` (so d_k = d / h is a whole number), e.g. (1, 2, 4, 8)
+        for d = 8.
+    """
+    d = positive_int(d, "d")
+    return tuple(h for h in range(1, d + 1) if d % h == 0)
+
+
+def mha_parameter_count(d: int, bias: bool = True) -> int:
+    """Learned numbers of multi-head attention: 4 d^2 weights (+ 4 d biases).
+
+    W^Q, W^K, W^V:(d, d) are the h heads' (d, d_k) blocks side by side, and
+    W^O:(h d_v, d) = (d, d), so the count does not depend on h.
+
+    Parameters
+    ----------
+    d : int
+        Model width.
+    bias : bool
+        Count the biases b_q, b_k, b_v, b_o:(d,) too.
+
+    Returns
+    -------
+    int
+        ``4 d**2 + 4 d`` with biases, ``4 d**2`` without.
+    """
+    d = positive_int(d, "d")
+    return 4 * d * d + (4 * d if bias else 0)
+
+
+def shape_trace(b: int, s: int, d: int, h: int) -> list[tuple[str, tuple[int, ...]]]:
+    """Every tensor's shape on the way through multi-head self-attention.
+
+    Parameters
+    ----------
+    b, s, d, h : int
+        Batch size, sequence length, model width and number of heads (h must divide d).
+
+    Returns
+    -------
+    list of (str, tuple of int)
+        ``(description, shape)`` pairs in computation order, from X:(b, s, d) through the
+        split (b, s, h, d_k) -> (b, h, s, d_k), the per-head scores (b, h, s, s), the merge
+        back to (b, s, h d_v) and W^O:(h d_v, d) to the output (b, s, d).
+
+    Raises
+    ------
+    ValueError
+        "h=3 does not divide d=8: ..." when d / h is not a whole number.
+    """
+    b, s, d = positive_int(b, "b"), positive_int(s, "s"), positive_int(d, "d")
+    h = _divides(h, d)
+    d_k = d // h
+    return [
+        ("X", (b, s, d)),
+        ("W^Q, W^K, W^V (h blocks W_i of (d, d_k) side by side)", (d, d)),
+        ("Q = X W^Q  (likewise K, V)", (b, s, d)),
+        ("reshape: cut the last axis into h heads", (b, s, h, d_k)),
+        ("swap axes: heads before positions", (b, h, s, d_k)),
+        ("scores = Q_i K_i^T / sqrt(d_k), every head", (b, h, s, s)),
+        ("weights = softmax(scores), rows sum to 1", (b, h, s, s)),
+        ("heads H_i = weights_i V_i", (b, h, s, d_k)),
+        ("swap axes back", (b, s, h, d_k)),
+        ("reshape: concat(H_0, ..., H_{h-1})", (b, s, h * d_k)),
+        ("W^O", (h * d_k, d)),
+        ("output = concat(...) W^O + b_o", (b, s, d)),
+    ]
 
 
 def split_heads(x, h: int) -> np.ndarray:
@@ -263,6 +349,36 @@ class MultiHeadAttention:
         heads, weights = self.heads(x_q, x_kv, mask)  # (..., h, s_q, d_k)
         merged = merge_heads(heads)  # (..., h, s_q, d_k) -> (..., s_q, d)
         return self._project(merged, self.W_o, self.b_o), weights
+
+    def head_contributions(self, x_q, x_kv=None, mask=None):
+        """What each head writes into the output: ``H_i @ W^O_i``, one (s_q, d) per head.
+
+        W^O:(h d_v, d) is h blocks of d_v = d_k rows stacked; block i, ``W^O_i =
+        W_o[i*d_k:(i+1)*d_k]``:(d_k, d), only ever multiplies head i's columns of the
+        concatenation. So ``concat(H_0, ..., H_{h-1}) @ W_o`` equals
+        ``sum_i H_i @ W^O_i``, and the output is the sum of these contributions plus b_o.
+
+        Parameters
+        ----------
+        x_q : array_like, shape (..., s_q, d)
+        x_kv : array_like, shape (..., s_k, d), optional
+            None means x_q (self-attention).
+        mask : array_like of bool, broadcastable to (..., s_q, s_k), optional
+            True = may attend.
+
+        Returns
+        -------
+        contributions : numpy.ndarray, shape (..., h, s_q, d)
+            ``contributions[..., i, :, :] = H_i @ W^O_i``;
+            ``contributions.sum(axis=-3) + b_o`` is the module's output.
+        weights : numpy.ndarray, shape (..., h, s_q, s_k)
+            Each head's attention weights.
+        """
+        heads, weights = self.heads(x_q, x_kv, mask)  # (..., h, s_q, d_k)
+        # (h d_v, d) -> (h, d_k, d): block i is W^O_i
+        w_o = self.W_o.astype(heads.dtype, copy=False).reshape(self.h, self.d_k, self.d)
+        # (..., h, s_q, d_k) @ (h, d_k, d) -> (..., h, s_q, d)
+        return heads @ w_o, weights
 
     def per_head_loop(self, x_q, x_kv=None, mask=None):
         """The same as calling the module, but with an explicit Python loop over heads.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import positive_int
+from ._validate import as_float_array, positive_int
 
 __all__ = [
     "is_permutation",
@@ -19,6 +19,11 @@ __all__ = [
     "random_permutation",
     "permute_rows",
     "inverse_permutation",
+    "parse_permutation",
+    "equivariance_error",
+    "invariance_error",
+    "match_rows",
+    "same_rows_up_to_order",
 ]
 
 
@@ -151,3 +156,181 @@ def inverse_permutation(perm) -> np.ndarray:
     inv = np.empty_like(perm)  # (s,)
     inv[perm] = np.arange(perm.shape[0])
     return inv
+
+
+# ------------------------------------------------ equivariance and invariance, measured
+
+
+def parse_permutation(text: str, s: int) -> np.ndarray:
+    """Read a permutation typed by a reader, e.g. ``"4 3 2 1 0"`` or ``"4,3,2,1,0"``.
+
+    Parameters
+    ----------
+    text : str
+        Whole numbers separated by spaces and/or commas; entry i is the old position that
+        moves to new position i (the convention of :func:`permute_rows`).
+    s : int
+        The number of positions the permutation must cover.
+
+    Returns
+    -------
+    perm : numpy.ndarray of int64, shape (s,)
+
+    Raises
+    ------
+    ValueError
+        With a message saying what is wrong: not numbers, the wrong count, a number out of
+        range, a repeated or a missing position.
+    """
+    s = positive_int(s, "s")
+    if not isinstance(text, str):
+        raise ValueError(f"the order must be text such as '4 3 2 1 0', got {text!r}")
+    parts = [p for p in text.replace(",", " ").split() if p]
+    if not parts:
+        raise ValueError(f"type {s} positions, e.g. '{' '.join(map(str, range(s - 1, -1, -1)))}'")
+    bad = [p for p in parts if not (p.isascii() and p.isdigit())]
+    if bad:
+        raise ValueError(f"'{bad[0]}' is not a position: use whole numbers 0..{s - 1}")
+    values = [int(p) for p in parts]
+    if len(values) != s:
+        raise ValueError(f"the sentence has s={s} tokens, so type {s} positions, "
+                         f"got {len(values)}")
+    out = [v for v in values if v >= s]
+    if out:
+        raise ValueError(f"position {out[0]} does not exist: positions run 0..{s - 1}")
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        missing = sorted(set(range(s)) - set(values))
+        raise ValueError(f"position {repeated[0]} appears twice and {missing[0]} is missing: "
+                         f"each of 0..{s - 1} must appear exactly once")
+    return np.asarray(values, dtype=np.int64)
+
+
+def _output(result) -> np.ndarray:
+    """The output array of ``f``'s result: attention functions return (output, weights)."""
+    if isinstance(result, tuple):
+        result = result[0]
+    return as_float_array(result, "f(X)", min_ndim=2)
+
+
+def equivariance_error(f, x, perm) -> float:
+    """How far ``f`` is from permutation equivariance at x: ``max |f(P X) - P f(X)|``.
+
+    Zero (up to rounding) when permuting the input rows permutes the output rows the same
+    way, as for self-attention without positional information or masks.
+
+    Parameters
+    ----------
+    f : callable
+        Maps X:(s, d) to an output (s, d_out), or to a tuple whose first element is that
+        output (as :func:`~attention_book.attention.scaled_dot_product_attention` and
+        :class:`~attention_book.multihead.MultiHeadAttention` return (output, weights)).
+    x : array_like, shape (s, d)
+        The input, one row per position.
+    perm : array_like of int, shape (s,)
+        A permutation of 0..s-1; ``P X = permute_rows(X, perm)``.
+
+    Returns
+    -------
+    float
+        The largest absolute entry of ``f(P X) - P f(X)``, shape (s, d_out).
+    """
+    x = as_float_array(x, "x", min_ndim=2)
+    perm = _as_perm(perm)
+    if x.shape[-2] != perm.shape[0]:
+        raise ValueError(f"x has s={x.shape[-2]} rows but perm permutes {perm.shape[0]} "
+                         "positions: the lengths must match")
+    y = _output(f(x))  # (s, d_out)
+    y_perm = _output(f(permute_rows(x, perm)))  # (s, d_out)
+    if y.shape != y_perm.shape or y.shape[-2] != x.shape[-2]:
+        raise ValueError(f"f must map (s, d) to (s, d_out) for every order of the rows, "
+                         f"got shapes {y.shape} and {y_perm.shape}")
+    return float(np.max(np.abs(y_perm - permute_rows(y, perm)), initial=0.0))
+
+
+def invariance_error(f, q, k, v, perm) -> float:
+    """How far ``f`` is from invariance to a joint permutation of keys and values.
+
+    ``max |f(Q, P K, P V) - f(Q, K, V)|``: the queries stay put, the key rows and the
+    value rows are reordered together (their pairing kept).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(q, k, v)`` returning the output (s_q, d_v), or a tuple (output, weights).
+    q : array_like, shape (s_q, d_k)
+    k : array_like, shape (s_k, d_k)
+    v : array_like, shape (s_k, d_v)
+    perm : array_like of int, shape (s_k,)
+        A permutation of the s_k key/value positions.
+
+    Returns
+    -------
+    float
+        The largest absolute entry of the difference, shape (s_q, d_v).
+    """
+    k = as_float_array(k, "k", min_ndim=2)
+    v = as_float_array(v, "v", min_ndim=2)
+    perm = _as_perm(perm)
+    if k.shape[-2] != perm.shape[0] or v.shape[-2] != perm.shape[0]:
+        raise ValueError(f"k has s_k={k.shape[-2]} rows and v has {v.shape[-2]}, but perm "
+                         f"permutes {perm.shape[0]} positions: all three must match")
+    y = _output(f(q, k, v))  # (s_q, d_v)
+    y_perm = _output(f(q, permute_rows(k, perm), permute_rows(v, perm)))  # (s_q, d_v)
+    return float(np.max(np.abs(y_perm - y), initial=0.0))
+
+
+def match_rows(a, b, atol: float = 1e-9) -> np.ndarray | None:
+    """A permutation pairing the rows of ``a`` with equal rows of ``b``, if there is one.
+
+    Greedy: row i of a takes the first unused row of b within ``atol`` (entry-wise).
+    Exact for rows that are either equal (within atol) or clearly different, which is
+    what comparing attention outputs needs.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (s, d)
+    atol : float
+        Largest absolute difference of entries still called equal (>= 0).
+
+    Returns
+    -------
+    perm : numpy.ndarray of int64, shape (s,), or None
+        With ``b[perm[i]] ~ a[i]`` (so ``permute_rows(b, perm) ~ a``); None when the rows
+        cannot be paired.
+    """
+    a = as_float_array(a, "a", min_ndim=2)
+    b = as_float_array(b, "b", min_ndim=2)
+    if a.ndim != 2 or a.shape != b.shape:
+        raise ValueError(f"a and b must be matrices of one shape (s, d), got {a.shape} "
+                         f"and {b.shape}")
+    if not (isinstance(atol, (int, float, np.floating)) and atol >= 0):
+        raise ValueError(f"atol must be a number >= 0, got {atol!r}")
+    # (s, 1, d) - (1, s, d) -> (s, s): close[i, j] says row i of a equals row j of b
+    close = np.all(np.abs(a[:, None, :] - b[None, :, :]) <= atol, axis=-1)
+    used = np.zeros(b.shape[0], dtype=bool)
+    perm = np.empty(a.shape[0], dtype=np.int64)
+    for i in range(a.shape[0]):
+        free = np.flatnonzero(close[i] & ~used)
+        if free.size == 0:
+            return None
+        perm[i] = free[0]
+        used[free[0]] = True
+    return perm
+
+
+def same_rows_up_to_order(a, b, atol: float = 1e-9) -> bool:
+    """Whether a and b hold the same rows, possibly in a different order (a multiset).
+
+    Parameters
+    ----------
+    a, b : array_like, shape (s, d)
+    atol : float
+        Largest absolute difference of entries still called equal.
+
+    Returns
+    -------
+    bool
+        True when some permutation P gives ``P b ~ a`` (see :func:`match_rows`).
+    """
+    return match_rows(a, b, atol) is not None
