@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def as_float_array(x, name: str, min_ndim: int = 1) -> np.ndarray:
+def as_float_array(x, name: str, min_ndim: int = 1, allow_neg_inf: bool = False) -> np.ndarray:
     """Return ``x`` as a floating-point array, refusing NaN, infinity and too few axes.
 
     Parameters
@@ -20,6 +20,8 @@ def as_float_array(x, name: str, min_ndim: int = 1) -> np.ndarray:
         The argument's name, used in the error message.
     min_ndim : int
         The fewest axes ``x`` may have.
+    allow_neg_inf : bool
+        Accept -inf (how masked logits look); NaN and +inf are still refused.
 
     Returns
     -------
@@ -42,7 +44,11 @@ def as_float_array(x, name: str, min_ndim: int = 1) -> np.ndarray:
         raise ValueError(
             f"{name} must have at least {min_ndim} axes, got shape {arr.shape}"
         )
-    if not np.all(np.isfinite(arr)):
+    if allow_neg_inf:
+        if np.isnan(arr).any() or np.isposinf(arr).any():
+            bad = "NaN" if np.isnan(arr).any() else "+inf"
+            raise ValueError(f"{name} contains {bad}; entries must be numbers or -inf")
+    elif not np.all(np.isfinite(arr)):
         bad = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"{name} contains {bad}; every entry must be a finite number")
     return arr

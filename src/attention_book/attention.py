@@ -37,27 +37,6 @@ __all__ = [
 ]
 
 
-def _as_logits(x) -> np.ndarray:
-    """Like as_float_array, but -inf is allowed (it is how masked entries look)."""
-    try:
-        arr = np.asarray(x)
-    except Exception as err:
-        raise ValueError(f"x must be an array of numbers: {err}") from None
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
-    ):
-        raise ValueError(f"x must be an array of numbers, got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise ValueError("x must be real, got a complex array")
-    if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
-    if np.isnan(arr).any():
-        raise ValueError("x contains NaN; softmax needs numbers (-inf is allowed)")
-    if np.isposinf(arr).any():
-        raise ValueError("x contains +inf; softmax needs finite numbers or -inf")
-    return arr
-
-
 def _axis(axis, ndim: int) -> int:
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise ValueError(f"axis must be a whole number, got {axis!r}")
@@ -87,7 +66,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
         Non-negative; each slice along ``axis`` sums to 1, or is all 0 when the slice
         was all ``-inf``. float32 in, float32 out; otherwise float64.
     """
-    x = _as_logits(x)
+    x = as_float_array(x, "x", min_ndim=0, allow_neg_inf=True)
     if x.ndim == 0:
         raise ValueError("x must have at least 1 axis, got a scalar")
     axis = _axis(axis, x.ndim)
