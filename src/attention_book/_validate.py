@@ -61,3 +61,15 @@ def positive_int(value, name: str) -> int:
     if value < 1:
         raise ValueError(f"{name} must be at least 1, got {value}")
     return int(value)
+
+
+def whole_number(value, name: str, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int, refusing non-integers (and bools) and values outside
+    ``low..high`` (either bound may be None)."""
+    bounds = (f" in {low}..{high}" if low is not None and high is not None
+              else f" >= {low}" if low is not None
+              else f" <= {high}" if high is not None else "")
+    if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+            or (low is not None and value < low) or (high is not None and value > high)):
+        raise ValueError(f"{name} must be a whole number{bounds}, got {value!r}")
+    return int(value)

@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from ._validate import as_float_array, positive_int
+from ._validate import as_float_array, positive_int, whole_number
 
 __all__ = [
     "softmax",
@@ -231,9 +231,7 @@ def causal_mask(s: int) -> np.ndarray:
 
 
 def _seed(seed, name: str = "seed") -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be a whole number >= 0, got {seed!r}")
-    return int(seed)
+    return whole_number(seed, name, 0)
 
 
 def projection_weights(d: int, d_k: int, d_v: int | None = None, seed: int = 0):

@@ -23,6 +23,7 @@ from ..attention import (
     scaled_dot_product_attention,
     softmax_saturation,
 )
+from .._validate import whole_number
 from ..embedding import embed, embedding_table
 from ..explorer import Choice, Explorer, Frame, Slider
 from ..plots import AttentionView, ScalingView, attention_view, figure_png, scaling_view
@@ -415,8 +416,7 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
             math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    if isinstance(query, bool) or not isinstance(query, (int, np.integer)) or query < 0:
-        raise ValueError(f"query must be a whole number >= 0, got {query!r}")
+    whole_number(query, "query", 0)
     W_q, W_k, W_v = projection_weights(ATTENTION_D, d_k, seed=seed)  # (d, d_k) each
     notes: list = []
     q_tokens = _tokens(text, max_tokens, "query sentence", notes)
@@ -527,8 +527,7 @@ class AttentionLab(Lab):
         if temperature not in TEMPERATURES:
             raise ValueError(f"temperature must be one of {TEMPERATURES}, got {temperature!r}")
         lo, hi = ATTENTION_SEEDS
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not lo <= seed <= hi:
-            raise ValueError(f"seed must be a whole number in {lo}..{hi}, got {seed!r}")
+        whole_number(seed, "seed", lo, hi)
         first = attention_state(text, d_k, temperature, seed, query, mode, kv_text)
         style = {"description_width": "10em"}
         wide = ipywidgets.Layout(width="min(100%, 44em)")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import ipywidgets
 import numpy as np
 
+from .._validate import whole_number
 from ..embedding import cosine_similarity, embed, embedding_table
 from ..explorer import Choice, Explorer, Frame, Slider
 from ..plots import EmbeddingView, embedding_view, figure_png
@@ -254,10 +255,7 @@ class EmbeddingLab(Lab):
     def __init__(self, text: str = RUNNING_SENTENCE, d: int = 8, seed: int = 0):
         if d not in D_CHOICES:
             raise ValueError(f"d must be one of {D_CHOICES}, got {d!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
-                SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
-            raise ValueError(f"seed must be a whole number in {SEED_RANGE[0]}..{SEED_RANGE[1]}, "
-                             f"got {seed!r}")
+        whole_number(seed, "seed", *SEED_RANGE)
         style = {"description_width": "7em"}
         controls = {
             "text": ipywidgets.Text(

@@ -19,6 +19,7 @@ import ipywidgets
 import numpy as np
 
 from ..attention import causal_mask, projection_weights, scaled_dot_product_attention
+from .._validate import whole_number
 from ..embedding import embed, embedding_table
 from ..explorer import Choice, Explorer, Frame
 from ..permutation import (
@@ -332,10 +333,7 @@ class PermutationLab(Lab):
         names = [n for _, n in ORDER_CHOICES]
         if order not in names:
             raise ValueError(f"order must be one of {names}, got {order!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
-                SHUFFLE_SEEDS[0] <= seed <= SHUFFLE_SEEDS[1]):
-            raise ValueError(f"seed must be a whole number in {SHUFFLE_SEEDS[0]}.."
-                             f"{SHUFFLE_SEEDS[1]}, got {seed!r}")
+        whole_number(seed, "seed", *SHUFFLE_SEEDS)
         style = {"description_width": "9em"}
         wide = ipywidgets.Layout(width="min(100%, 40em)")
         controls = {

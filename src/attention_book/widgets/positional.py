@@ -20,7 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
 from .. import positional as P
-from .._validate import positive_int
+from .._validate import positive_int, whole_number
 from ..explorer import Explorer, Frame, Slider
 from ..plots import MAX_IMAGE_SIDE, PositionalView, positional_view
 from .core import Lab, Note, notes_html
@@ -221,10 +221,7 @@ class PositionalLab(Lab):
             raise ValueError(f"d must be at most {D_RANGE[1]} in the lab, got {d}")
         if base not in BASE_CHOICES:
             raise ValueError(f"base must be one of {BASE_CHOICES} in the lab, got {base!r}")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not (
-                K_RANGE[0] <= k <= K_RANGE[1]):
-            raise ValueError(f"k must be a whole number in {K_RANGE[0]}..{K_RANGE[1]}, "
-                             f"got {k!r}")
+        whole_number(k, "k", *K_RANGE)
         style = {"description_width": "9em"}
         controls = {
             "s": ipywidgets.IntSlider(
