@@ -41,6 +41,7 @@ def test_decode_inverts_encode_for_known_words():
 
 
 def test_vocabulary_is_consistent():
+    assert Vocabulary.default() is VOCAB  # read from disk once, shared by every lab
     assert len(VOCAB) == len(set(VOCAB.words)) == 246
     assert VOCAB.words[:2] == ("<pad>", "<unk>")
 

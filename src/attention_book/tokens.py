@@ -8,6 +8,7 @@ sentence "THE WEATHER IS LOVELY TODAY" gets the ids 105, 12, 24, 107, 57.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -93,8 +94,11 @@ class Vocabulary:
         object.__setattr__(self, "_index", {w: i for i, w in enumerate(words)})
 
     @classmethod
+    @functools.cache
     def default(cls) -> "Vocabulary":
-        """The book's vocabulary (246 tokens), read from the package's ``vocab.txt``."""
+        """The book's vocabulary (246 tokens), read from the package's ``vocab.txt`` once.
+
+        Every caller shares the one instance; it is immutable."""
         text = resources.files("attention_book").joinpath("data/vocab.txt").read_text()
         return cls(tuple(text.split()))
 

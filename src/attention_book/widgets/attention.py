@@ -294,13 +294,8 @@ CROSS_SENTENCE = "in the morning the sun was warm"
 
 
 @functools.lru_cache(maxsize=1)
-def _vocabulary() -> Vocabulary:
-    return Vocabulary.default()
-
-
-@functools.lru_cache(maxsize=1)
 def _table() -> np.ndarray:
-    return embedding_table(len(_vocabulary()), ATTENTION_D, 0)  # (V, d)
+    return embedding_table(len(Vocabulary.default()), ATTENTION_D, 0)  # (V, d)
 
 
 def _tokens(text, max_tokens: int, which: str, notes: list) -> list:
@@ -426,7 +421,7 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
         k_tokens = q_tokens
     if not q_tokens or not k_tokens:
         q_tokens = k_tokens = []
-    vocab, table = _vocabulary(), _table()
+    vocab, table = Vocabulary.default(), _table()
     unknown = [t for t in dict.fromkeys([*q_tokens, *k_tokens]) if not vocab.is_known(t)]
     if unknown:
         notes.append(Note("info", "not in the vocabulary (shown with the <unk> embedding): "

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import functools
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -90,11 +89,6 @@ class EmbeddingState:
         return f"X : (s, d) = ({self.s}, {self.d})"
 
 
-@functools.lru_cache(maxsize=1)
-def _vocabulary() -> Vocabulary:
-    return Vocabulary.default()
-
-
 def embedding_state(text: str, d: int = 8, seed: int = 0, *,
                     max_tokens: int = MAX_WIDGET_TOKENS) -> EmbeddingState:
     """Text -> tokens -> ids -> X:(s, d) and its similarity matrix, with reader messages.
@@ -125,7 +119,7 @@ def embedding_state(text: str, d: int = 8, seed: int = 0, *,
     ValueError
         If ``d`` is not a positive whole number (the text itself is never an error).
     """
-    vocab = _vocabulary()
+    vocab = Vocabulary.default()
     table = embedding_table(len(vocab), d, seed)  # (V, d); validates d
     try:
         all_tokens = tokenize(text)
