@@ -73,3 +73,38 @@ def whole_number(value, name: str, low: int | None = None, high: int | None = No
             or (low is not None and value < low) or (high is not None and value > high)):
         raise ValueError(f"{name} must be a whole number{bounds}, got {value!r}")
     return int(value)
+
+
+def batch_shape(**shapes) -> tuple:
+    """Broadcast the leading (batch) axes of the named arrays, or explain why not."""
+    try:
+        return np.broadcast_shapes(*(s[:-2] for s in shapes.values()))
+    except ValueError:
+        listed = ", ".join(f"{n} has shape {s}" for n, s in shapes.items())
+        raise ValueError(
+            f"the leading (batch) axes do not broadcast: {listed}; all axes before "
+            f"the last two must be equal or 1"
+        ) from None
+
+
+def check_mask(mask, scores_shape: tuple) -> np.ndarray:
+    """Return ``mask`` as a bool array broadcastable to ``scores_shape`` (..., s_q, s_k),
+    or explain (True = may attend) why it is not one."""
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise ValueError(
+            f"mask must be boolean with True = may attend (PyTorch SDPA convention), "
+            f"got dtype {mask.dtype}; build it with a comparison, e.g. causal_mask(s), "
+            f"or convert a 0/1 array with mask.astype(bool)"
+        )
+    s_q, s_k = scores_shape[-2:]
+    try:
+        full = np.broadcast_shapes(mask.shape, scores_shape)
+    except ValueError:
+        full = None
+    if full is None or full[-2:] != (s_q, s_k):
+        raise ValueError(
+            f"mask has shape {mask.shape} but the scores have shape {scores_shape} "
+            f"(..., s_q={s_q}, s_k={s_k}): mask must broadcast to (..., {s_q}, {s_k})"
+        )
+    return mask

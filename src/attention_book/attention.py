@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from ._validate import as_float_array, positive_int, whole_number
+from ._validate import as_float_array, batch_shape, check_mask, positive_int, whole_number
 
 __all__ = [
     "softmax",
@@ -91,18 +91,6 @@ def _scale(scale, d_k: int) -> float:
     return float(scale)
 
 
-def _batch_shape(**shapes) -> tuple:
-    """Broadcast the leading (batch) axes of the named arrays, or explain why not."""
-    try:
-        return np.broadcast_shapes(*(s[:-2] for s in shapes.values()))
-    except ValueError:
-        listed = ", ".join(f"{n} has shape {s}" for n, s in shapes.items())
-        raise ValueError(
-            f"the leading (batch) axes do not broadcast: {listed}; all axes before "
-            f"the last two must be equal or 1"
-        ) from None
-
-
 def _check_qk(q, k):
     q = as_float_array(q, "q", min_ndim=2)
     k = as_float_array(k, "k", min_ndim=2)
@@ -111,7 +99,7 @@ def _check_qk(q, k):
             f"k has shape {k.shape} but q has d_k={q.shape[-1]}: "
             f"the last axes of q and k must match"
         )
-    _batch_shape(q=q.shape, k=k.shape)
+    batch_shape(q=q.shape, k=k.shape)
     return q, k
 
 
@@ -136,28 +124,6 @@ def attention_scores(q, k, scale: float | None = None) -> np.ndarray:
     scale = _scale(scale, q.shape[-1])
     # (..., s_q, d_k) @ (..., d_k, s_k) -> (..., s_q, s_k)
     return (q @ np.swapaxes(k, -1, -2)) * scale
-
-
-def _check_mask(mask, scores_shape: tuple) -> np.ndarray:
-    """Return mask as a bool array broadcastable to scores_shape (..., s_q, s_k)."""
-    mask = np.asarray(mask)
-    if mask.dtype != bool:
-        raise ValueError(
-            f"mask must be boolean with True = may attend (PyTorch SDPA convention), "
-            f"got dtype {mask.dtype}; build it with a comparison, e.g. causal_mask(s), "
-            f"or convert a 0/1 array with mask.astype(bool)"
-        )
-    s_q, s_k = scores_shape[-2:]
-    try:
-        full = np.broadcast_shapes(mask.shape, scores_shape)
-    except ValueError:
-        full = None
-    if full is None or full[-2:] != (s_q, s_k):
-        raise ValueError(
-            f"mask has shape {mask.shape} but the scores have shape {scores_shape} "
-            f"(..., s_q={s_q}, s_k={s_k}): mask must broadcast to (..., {s_q}, {s_k})"
-        )
-    return mask
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None):
@@ -200,10 +166,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
             f"v has shape {v.shape} but k has s_k={k.shape[-2]} rows: "
             f"k and v need one row per key position, so their s_k must match"
         )
-    _batch_shape(q=q.shape, k=k.shape, v=v.shape)
+    batch_shape(q=q.shape, k=k.shape, v=v.shape)
     scores = attention_scores(q, k, scale)  # (..., s_q, s_k)
     if mask is not None:
-        mask = _check_mask(mask, scores.shape)
+        mask = check_mask(mask, scores.shape)
         scores = np.where(mask, scores, -np.inf).astype(scores.dtype)
     weights = softmax(scores, axis=-1)  # (..., s_q, s_k)
     # (..., s_q, s_k) @ (..., s_k, d_v) -> (..., s_q, d_v)

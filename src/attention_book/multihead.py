@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from ._validate import as_float_array, positive_int
-from .attention import _batch_shape, _check_mask, scaled_dot_product_attention
+from ._validate import as_float_array, batch_shape, check_mask, positive_int
+from .attention import scaled_dot_product_attention
 
 __all__ = [
     "split_heads",
@@ -285,7 +285,7 @@ class MultiHeadAttention:
                     f"{name} has shape {x.shape} but the module has d={self.d}: "
                     f"{name} must have shape (..., s, {self.d})"
                 )
-        batch = _batch_shape(x_q=x_q.shape, x_kv=x_kv.shape)
+        batch = batch_shape(x_q=x_q.shape, x_kv=x_kv.shape)
         return x_q, x_kv, batch
 
     def _project(self, x, w, b) -> np.ndarray:
@@ -297,7 +297,7 @@ class MultiHeadAttention:
         """Check a (..., s_q, s_k) mask; return it ready to broadcast over heads."""
         if mask is None:
             return None
-        mask = _check_mask(mask, (*batch, s_q, s_k))
+        mask = check_mask(mask, (*batch, s_q, s_k))
         # (..., s_q, s_k) -> (..., 1, s_q, s_k): the same mask for every head
         return mask[..., None, :, :] if mask.ndim >= 3 else mask
 
@@ -402,7 +402,7 @@ class MultiHeadAttention:
         """
         x_q, x_kv, batch = self._inputs(x_q, x_kv)
         if mask is not None:
-            mask = _check_mask(mask, (*batch, x_q.shape[-2], x_kv.shape[-2]))
+            mask = check_mask(mask, (*batch, x_q.shape[-2], x_kv.shape[-2]))
         outs, weights = [], []
         for i in range(self.h):
             cols = slice(i * self.d_k, (i + 1) * self.d_k)

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._validate import as_float_array
-from .attention import _check_mask, scaled_dot_product_attention
+from ._validate import as_float_array, check_mask
+from .attention import scaled_dot_product_attention
 from .multihead import MultiHeadAttention
 
 __all__ = [
@@ -167,7 +167,7 @@ def _torch_mask(mask, b: int | None, h: int, s_q: int, s_k: int) -> torch.Tensor
     if mask is None:
         return None
     batch = () if b is None else (b,)
-    mask = np.asarray(_check_mask(mask, (*batch, s_q, s_k)))
+    mask = np.asarray(check_mask(mask, (*batch, s_q, s_k)))
     if mask.ndim <= 2:
         return ~to_torch(np.broadcast_to(mask, (s_q, s_k)))  # (s_q, s_k)
     full = np.broadcast_to(mask, (b, s_q, s_k))  # (b, s_q, s_k)
