@@ -3,7 +3,9 @@
 - Copies the JavaScript the site serves (MathJax, require.js, the widget manager) from
   ``node_modules`` (installed by ``npm ci`` from ``package-lock.json``) into
   ``_static/vendor``, so ``mathjax_path`` and ``nb_ipywidgets_js`` in ``_config.yml`` point
-  inside the site.
+  inside the site. Only the files the pages load are copied (see ``VENDORED``), not whole
+  packages: MathJax's full ``es5`` tree and the widget manager's ``dist`` are ~26 MB, of
+  which the pages load under 2 MB.
 - Sets ``ATTENTION_BOOK_STATIC=1`` so the kernels that execute the chapters during the build
   render each widget as its kernel-free HTML explorer (a live slider would be inert in HTML).
 - Drops inline scripts that the theme stack adds to a page twice (sphinx-thebe's
@@ -21,19 +23,47 @@ from sphinx.errors import ExtensionError
 
 STATIC_ENV = "ATTENTION_BOOK_STATIC"
 
-# (source under node_modules, destination under _static/vendor)
+# (source under node_modules, destination under _static/vendor). A source is a file, a folder
+# (copied whole) or a glob pattern (its matches are copied into the destination folder, which
+# then ends with "/"). The destinations' top folders are the extension's own: each build
+# empties them first, so an older build's files do not linger in _build/html.
+#
+# MathJax: only what the pages load. Found by building the book, opening every page in
+# chromium and recording every request under _static/vendor/mathjax (tests/test_site_weight.py
+# does this on each test run and fails on any failed request there, so a file MathJax starts
+# to need shows up as a test failure, not as silently broken math). The pages ask for:
+# - tex-chtml.js, the combined component: startup, TeX input with the packages base, ams,
+#   newcommand, noundefined, require, autoload and configmacros, the CHTML output, the menu
+#   code and a11y/assistive-mml (the hidden MathML that screen readers read), all in one file;
+# - the CHTML woff-v2 fonts, which its stylesheet fetches per font a page's glyphs use (the
+#   chapters fetch 10 of the 23; all 23 are kept, 350 kB, so a new symbol cannot 404);
+# - nothing else: no input/tex/extensions/*, a11y/*, sre/* or ui/* request. Those come only
+#   from the autoload extension (a macro outside the packages above, e.g. \boldsymbol or
+#   \cancel, loads input/tex/extensions/<name>.js: add it to MATHJAX_EXTENSIONS) and from
+#   the MathJax menu (explorer, speech, collapsible math, SVG output: a11y/*, sre/*,
+#   output/svg.js, ~5 MB), which _config.yml switches off (mathjax3_config.options.enableMenu).
+MATHJAX_EXTENSIONS: list[str] = []  # TeX package names, e.g. ["boldsymbol"]
+
+# The widget manager: nb_ipywidgets_js in _config.yml names embed-amd.js (with require.js); its
+# stylesheet fetches the woff2 fonts (a modern browser takes no eot/ttf/svg/woff). Its other
+# bundles (embed.js and its 6 MB source map, libembed-amd.js) are for other ways of embedding.
 VENDORED = [
     ("mathjax/es5/tex-chtml.js", "mathjax/tex-chtml.js"),
-    ("mathjax/es5/input", "mathjax/input"),
-    ("mathjax/es5/output/chtml", "mathjax/output/chtml"),
-    ("mathjax/es5/output/chtml.js", "mathjax/output/chtml.js"),
-    ("mathjax/es5/ui", "mathjax/ui"),
-    ("mathjax/es5/a11y", "mathjax/a11y"),
-    ("mathjax/es5/adaptors", "mathjax/adaptors"),
-    ("mathjax/es5/sre", "mathjax/sre"),
+    ("mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"),
+    *[(f"mathjax/es5/input/tex/extensions/{name}.js", f"mathjax/input/tex/extensions/{name}.js")
+      for name in MATHJAX_EXTENSIONS],
     ("requirejs/require.js", "require.js"),
-    ("@jupyter-widgets/html-manager/dist", "html-manager"),
+    ("@jupyter-widgets/html-manager/dist/embed-amd.js", "html-manager/embed-amd.js"),
+    ("@jupyter-widgets/html-manager/dist/*.woff2", "html-manager/"),
 ]
+
+
+def _sources(app: Sphinx, src: str) -> list[Path]:
+    """The files or folders a VENDORED source names (a pattern may name several)."""
+    if any(c in src for c in "*?["):
+        return sorted(_node_modules(app).glob(src))
+    path = _node_modules(app) / src
+    return [path] if path.exists() else []
 
 
 def _node_modules(app: Sphinx) -> Path:
@@ -42,7 +72,7 @@ def _node_modules(app: Sphinx) -> Path:
 
 def check_vendor(app: Sphinx) -> None:
     """Fail early, with the fix, if ``npm ci`` has not been run."""
-    missing = [src for src, _ in VENDORED if not (_node_modules(app) / src).exists()]
+    missing = [src for src, _ in VENDORED if not _sources(app, src)]
     if missing:
         raise ExtensionError(
             f"the book serves its own JavaScript but node_modules lacks {missing}; "
@@ -54,13 +84,20 @@ def copy_vendor(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     vendor = Path(app.outdir) / "_static" / "vendor"
+    for top in sorted({dst.split("/")[0] for _, dst in VENDORED}):
+        stale = vendor / top
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        elif stale.exists():
+            stale.unlink()
     for src, dst in VENDORED:
-        source, target = _node_modules(app) / src, vendor / dst
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(source, target)
+        for source in _sources(app, src):
+            target = vendor / dst / source.name if dst.endswith("/") else vendor / dst
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(source, target)
 
 
 def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:

@@ -1,4 +1,5 @@
-"""The kernel-free explorer (explorer.py): self-contained, escaped, one source of truth."""
+"""The kernel-free explorer (controls/static.py), shown here with chapter 1's scene:
+self-contained, escaped, one source of truth."""
 
 from __future__ import annotations
 
@@ -7,27 +8,30 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from attention_book import explorer as ex
-from attention_book.explorer import Choice, Explorer, Frame, Slider, interactive, is_static_build
+from attention_book import controls as ex
+from attention_book.controls import Explorer, is_static_build, lab, static_explorer
+from attention_book.controls.live import LiveLab
+from attention_book.controls.static import Axis, Frame
 from attention_book.plots import embedding_view, figure_png
-from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
-from attention_book.widgets import (
+from attention_book.scenes import (
+    D_CHOICES,
     PRESET_SENTENCES,
-    EmbeddingLab,
-    embedding_explorer,
     embedding_readout_html,
     embedding_state,
-    embedding_widget,
 )
+from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Passing unrecognized arguments to super\\(Toolbar\\)")
+
+def embedding_explorer(sentences=PRESET_SENTENCES, ds=D_CHOICES):
+    return static_explorer("embedding", text=tuple(sentences), d=tuple(ds))
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: A chapter page's explorers must stay under about 2 MB; one explorer gets most of it.
@@ -102,23 +106,24 @@ def test_controls_are_real_labelled_inputs(default_html):
     (slider,) = [a for a in elements.find("input") if a.get("type") == "range"]
     assert select["id"] in label_targets and slider["id"] in label_targets
     assert len(elements.find("option")) == len(PRESET_SENTENCES)
-    assert (slider["min"], slider["max"], slider["step"]) == ("0", "4", "1")
+    assert (slider["min"], slider["max"], slider["step"]) == ("0", "5", "1")
     (output,) = elements.find("output")
     assert output["for"] == slider["id"]
-    # d starts at 8 (index 2 of 2, 4, 8, 16, 32), announced to screen readers as "8"
+    # d starts at 8 (index 2 of 2, 4, 8, 16, 32, 64), announced to screen readers as "8"
     assert slider["value"] == "2" and slider["aria-valuetext"] == "8"
     assert f'>8</output>' in default_html
 
 
 def test_one_state_per_combination_with_valid_pngs_and_alt_text(default_explorer, default_html):
-    assert len(default_explorer) == len(PRESET_SENTENCES) * 5
+    assert len(default_explorer) == len(PRESET_SENTENCES) * 6
     data = script_data(default_html)
-    keys = {f"{i},{j}" for i in range(len(PRESET_SENTENCES)) for j in range(5)}
+    keys = {f"{i},{j}" for i in range(len(PRESET_SENTENCES)) for j in range(6)}
     assert set(data["frames"]) == keys
-    assert data["labels"] == [list(PRESET_SENTENCES), ["2", "4", "8", "16", "32"]]
+    assert data["labels"] == [list(PRESET_SENTENCES), ["2", "4", "8", "16", "32", "64"]]
+    assert len(data["images"]) == len(keys)  # every state looks different: none shared
     sizes = set()
-    for src, alt, caption in data["frames"].values():
-        png = png_of(src)
+    for n, alt, caption, inactive in data["frames"].values():
+        png = png_of(data["images"][n])
         assert png.startswith(PNG_SIGNATURE)
         image = Image.open(io.BytesIO(png))
         image.verify()
@@ -135,7 +140,7 @@ def test_one_state_per_combination_with_valid_pngs_and_alt_text(default_explorer
 def test_states_come_from_the_shared_state_function_and_view(default_explorer):
     # one source of truth: frame (sentence k, d) == what a fresh view draws for that state
     for (k, j) in [(0, 2), (3, 4), (1, 0)]:
-        text, d = PRESET_SENTENCES[k], (2, 4, 8, 16, 32)[j]
+        text, d = PRESET_SENTENCES[k], D_CHOICES[j]
         state = embedding_state(text, d, 0)
         frame = default_explorer.frames[(k, j)]
         assert frame.caption_html == embedding_readout_html(state)
@@ -169,8 +174,9 @@ def test_no_external_resources(default_html):
 def test_script_data_cannot_close_the_script_or_open_a_comment():
     hostile = "</script><script>alert(1)</script><!-- & >"
     explorer = Explorer(
-        [Choice("a", "A " + hostile, [(hostile, 1), ("plain", 2)]), Slider("b", "B", (1, 2))],
-        lambda v: Frame(PNG_SIGNATURE, f"alt {hostile} {v['a']}", "<i>caption</i>"),
+        [Axis("a", "A " + hostile, (hostile, "plain"), ({"a": 1}, {"a": 2})),
+         Axis("b", "B", ("1", "2"), ({"b": 1}, {"b": 2}), slider=True)],
+        lambda v: Frame(PNG_SIGNATURE, f"alt {hostile} {v['a']}", "<i>caption</i>", v),
     )
     page = explorer._repr_html_()
     assert page.count("</script") == 1  # only the script's own end tag
@@ -190,7 +196,7 @@ def test_captions_and_options_are_escaped():
     assert "<b>bold" not in page and "<script>alert" not in page
     assert "&lt;b&gt;bold&lt;/b&gt; the dog</option>" in page
     data = script_data(page)
-    for _, alt, caption in data["frames"].values():
+    for _, alt, caption, _ in data["frames"].values():
         assert "<script" not in caption and "<b>bold" not in caption
         assert "&lt;" in caption
 
@@ -220,35 +226,64 @@ def test_controls_hidden_until_the_script_runs(default_explorer, default_html):
 
 def test_explorer_checks_its_controls():
     with pytest.raises(ValueError, match="distinct"):
-        Explorer([Slider("a", "A", (1,)), Slider("a", "A", (2,))], lambda v: None)
-    with pytest.raises(ValueError, match="no values"):
-        Explorer([Slider("a", "A", ())], lambda v: None)
-    with pytest.raises(ValueError, match="default"):
-        Explorer([Slider("a", "A", (1, 2), default=3)], lambda v: None)
+        Explorer([Axis("a", "A", ("1",), ({},)), Axis("a", "A", ("2",), ({},))], lambda v: None)
+    with pytest.raises(ValueError, match="one label per value"):
+        Explorer([Axis("a", "A", (), ())], lambda v: None)
+    with pytest.raises(ValueError, match="no control 'dd'"):
+        static_explorer("embedding", dd=(2,))
+    with pytest.raises(ValueError, match="no lab called"):
+        static_explorer("embeddings")
 
 
-def test_interactive_picks_the_form_from_the_environment(monkeypatch):
-    small = lambda: embedding_explorer(sentences=("the dog",), ds=(2,))  # noqa: E731
+def test_lab_picks_the_form_from_the_environment(monkeypatch):
     monkeypatch.setenv(ex.STATIC_ENV_VAR, "1")
     assert is_static_build()
-    assert isinstance(interactive(embedding_widget, small), Explorer)
+    assert isinstance(lab("embedding"), Explorer)
     for value in ("0", ""):
         monkeypatch.setenv(ex.STATIC_ENV_VAR, value)
         assert not is_static_build()
-        assert isinstance(interactive(embedding_widget, small), EmbeddingLab)
+        assert isinstance(lab("embedding"), LiveLab)
     monkeypatch.delenv(ex.STATIC_ENV_VAR)
-    lab = interactive(embedding_widget, small, d=16, text="the cat")
-    assert isinstance(lab, EmbeddingLab)
-    assert lab.controls["d"].value == 16 and lab.controls["text"].value == "the cat"
+    live = lab("embedding", d=16, text="the cat")
+    assert isinstance(live, LiveLab)
+    assert live.controls["d"].value == 16 and live.controls["text"].value == "the cat"
 
 
-def test_the_live_widget_costs_no_precomputation(monkeypatch):
+def test_the_live_lab_costs_no_precomputation(monkeypatch):
     monkeypatch.delenv(ex.STATIC_ENV_VAR, raising=False)
 
-    def never():
+    def never(*args, **kwargs):
         raise AssertionError("the explorer was built in a live notebook")
 
-    assert isinstance(interactive(embedding_widget, never), EmbeddingLab)
+    monkeypatch.setattr(ex, "explorer", never)
+    assert isinstance(lab("embedding"), LiveLab)
+
+
+def test_the_static_build_never_imports_ipywidgets_or_ipympl():
+    code = (
+        "import os, sys\n"
+        "os.environ['ATTENTION_BOOK_STATIC'] = '1'\n"
+        "from attention_book.controls import lab, static_explorer\n"
+        "from attention_book.scenes import SCENES\n"
+        "for name, scene in SCENES.items():\n"
+        "    explore = {c.name: c.explore[:1] for c in scene.controls}\n"
+        "    static_explorer(name, **explore)._repr_html_()\n"
+        "lab('embedding')\n"
+        "bad = [m for m in ('ipywidgets', 'ipympl', 'matplotlib.pyplot') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_suggested_state_is_reachable_in_the_html():
+    """What a chapter's "things to try" and exercises name, the explorer offers."""
+    from attention_book.scenes import SCENES
+
+    for name, scene in SCENES.items():
+        if scene.suggested:
+            made = static_explorer(name)
+            for values in scene.suggested:
+                assert made.reachable(values), (name, values)
 
 
 @pytest.mark.slow
@@ -285,7 +320,7 @@ def test_explorer_switches_states_in_a_browser(tmp_path, default_explorer, defau
             src = page.get_attribute(f"#{eid}-img", "src")
             assert png_of(src) == frame.png
             # the other explorer on the page is untouched
-            assert page.get_attribute(f"#{other.id}-img", "alt") == other.frames[(0, 0)].alt
+            assert page.get_attribute(f"#{other.id}-img", "alt") == other.frames[(0,)].alt
             assert not errors
             assert all(u.startswith(("file:", "data:")) for u in requests)
             # without JavaScript the controls would be inert: they stay hidden

@@ -1,4 +1,4 @@
-"""The live labs (widgets.py) and the views they draw with (plots.py).
+"""Chapter 1's live lab (controls.live_lab("embedding")) and the view it draws with.
 
 Expected values come from the math layer directly (tokenize, encode, embedding_table,
 embed, cosine_similarity), not from the state function under test. Nothing here is timed:
@@ -15,10 +15,10 @@ import sys
 import ipywidgets
 import numpy as np
 import pytest
-from ipympl.backend_nbagg import Canvas
 from PIL import Image
 
-from attention_book import plots, widgets
+from attention_book import plots
+from attention_book.controls import live_lab
 from attention_book.embedding import cosine_similarity, embed, embedding_table
 from attention_book.tokens import (
     MAX_TEXT_CHARS,
@@ -27,20 +27,19 @@ from attention_book.tokens import (
     Vocabulary,
     tokenize,
 )
-from attention_book.widgets import (
+from attention_book.scenes import (
     MAX_WIDGET_TOKENS,
     EmbeddingState,
     Note,
     embedding_readout_html,
     embedding_state,
-    embedding_widget,
 )
 
 VOCAB = Vocabulary.default()
 
-# ipympl 0.10's toolbar warns about a traitlets deprecation on creation: not ours.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Passing unrecognized arguments to super\\(Toolbar\\)")
+
+def embedding_widget(**values):
+    return live_lab("embedding", **values)
 
 
 def expected(text: str, d: int, seed: int):
@@ -94,10 +93,10 @@ def test_factory_returns_a_widget_with_labelled_controls(lab):
     for control in lab.controls.values():
         assert isinstance(control, ipywidgets.ValueWidget)
         assert control.description.strip()
-    # the figure is shown through ipympl's widget canvas, which is inside the lab
-    assert isinstance(lab.figure.canvas, Canvas)
-    assert lab.figure.canvas in lab.children
-    assert not lab.figure.canvas.header_visible
+    # the figure is shown as a PNG in an Image widget inside the lab, described in text
+    assert isinstance(lab.image, ipywidgets.Image) and lab.image in lab.children
+    assert lab.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Describe the picture" in lab.description.value
 
 
 def test_initial_state_is_the_running_example(lab):
@@ -232,7 +231,6 @@ def test_factories_never_display(monkeypatch):
 
     monkeypatch.setattr(IPython.display, "display", forbidden)
     monkeypatch.setattr(display_functions, "display", forbidden)
-    monkeypatch.setattr(widgets, "display", forbidden, raising=False)
     lab = embedding_widget(text="the dog", d=4, seed=2)
     lab.controls["text"].value = "the cat"
     assert_shows(lab, "the cat", 4, 2)
@@ -294,28 +292,20 @@ def test_vector_output_draws_text_as_text():
 def test_widgets_and_explorer_never_import_pyplot():
     code = (
         "import sys\n"
-        "from attention_book.widgets import embedding_explorer, embedding_widget\n"
-        "lab = embedding_widget(); lab.controls['d'].value = 4; lab.figure.canvas.draw()\n"
-        "embedding_explorer(sentences=('the dog',), ds=(2,))._repr_html_()\n"
+        "from attention_book.controls import live_lab, static_explorer\n"
+        "lab = live_lab('embedding'); lab.controls['d'].value = 4; lab.figure.canvas.draw()\n"
+        "static_explorer('embedding', text=('the dog',), d=(2,))._repr_html_()\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_fast_canvas_sends_the_drawn_pixels(monkeypatch):
-    """The level-1 PNG frames decode to exactly what Agg drew (a full frame, then a diff)."""
+def test_the_image_shows_exactly_the_drawn_pixels():
+    """The level-1 PNG sent to the page decodes to exactly what Agg drew, after each change."""
     lab = embedding_widget()
-    canvas = lab.figure.canvas
-    assert isinstance(canvas, widgets.FastCanvas)
-    frames = []
-    monkeypatch.setattr(canvas, "send_binary", frames.append)  # what goes to the front end
-    canvas.draw()
-    full = np.asarray(Image.open(io.BytesIO(frames[-1])))
-    assert np.array_equal(full, np.asarray(canvas.get_renderer().buffer_rgba()))
-    lab.controls["d"].value = 4
-    canvas.draw()
-    diff = np.asarray(Image.open(io.BytesIO(frames[-1])))
-    now = np.asarray(canvas.get_renderer().buffer_rgba())
-    changed = diff.view(np.uint32).squeeze(2) != 0
-    assert len(frames) == 2 and changed.any()
-    assert np.array_equal(diff[changed], now[changed])
+    for value in (4, 64):
+        lab.controls["d"].value = value
+        shown = np.asarray(Image.open(io.BytesIO(lab.image.value)))
+        drawn = np.asarray(lab.figure.canvas.buffer_rgba())[..., :3]
+        assert np.array_equal(shown, drawn)
+    assert lab.state.d == 64

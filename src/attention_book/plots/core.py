@@ -33,20 +33,24 @@ import io
 import math
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import matplotlib as mpl
 import numpy as np
 from matplotlib.artist import Artist
-from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.text import Text
 from matplotlib.transforms import IdentityTransform
+from PIL import Image
 
 __all__ = [
     "MAX_TICK_CHARS",
     "tick_label",
+    "tick_fontsize",
+    "plain_matplotlib",
     "StaticLayer",
     "TextStamps",
     "freeze_layout",
@@ -65,6 +69,34 @@ def tick_label(text: str, max_chars: int = MAX_TICK_CHARS) -> str:
     """``text`` shortened to at most ``max_chars`` characters (the last one an ellipsis)."""
     text = str(text)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "\u2026"
+
+
+def tick_fontsize(n: int) -> float:
+    """A tick-label font size (points) that lets ``n`` labels fit along a short axis."""
+    if n <= 12:
+        return 9.0
+    if n <= 20:
+        return 7.5
+    return 6.0
+
+
+#: Whether views are being built as plain matplotlib (see :func:`plain_matplotlib`).
+_PLAIN = False
+
+
+@contextmanager
+def plain_matplotlib():
+    """Build views inside this block as the plain matplotlib idiom would: the layout engine
+    runs on every draw, texts are drawn as ordinary text, nothing is pasted as pixels and
+    images are resampled by matplotlib. The same panels and the same ``update``; only the
+    speed-ups are off. For the benchmark's baseline, never for the book.
+    """
+    global _PLAIN
+    previous, _PLAIN = _PLAIN, True
+    try:
+        yield
+    finally:
+        _PLAIN = previous
 
 
 # ------------------------------------------------------------------ drawing machinery
@@ -99,6 +131,14 @@ class StaticLayer(Artist):
             text.set_visible(False)  # its axis would draw it otherwise
         self._key = None
         self._pixels = None
+        self._plain = _PLAIN
+
+    def add(self, *texts) -> None:
+        """Draw these artists (texts, legends) with the static parts from now on."""
+        for text in texts:
+            text.set_visible(False)
+            self._texts.append(text)
+        self.invalidate()
 
     def invalidate(self) -> None:
         """Forget the pixels (call it after changing a static part)."""
@@ -117,8 +157,8 @@ class StaticLayer(Artist):
     def draw(self, renderer) -> None:
         if not self.get_visible():
             return
-        if not isinstance(renderer, RendererAgg):
-            self._draw_static(renderer)  # a vector renderer: no pixels to paste
+        if self._plain or not isinstance(renderer, RendererAgg):
+            self._draw_static(renderer)  # a vector renderer (or plain): nothing to paste
             return
         figure = self.get_figure(root=True)
         key = (renderer.width, renderer.height, renderer.dpi,
@@ -174,6 +214,7 @@ class TextStamps(Artist):
         self.fontsize = 9.0
         self.color = mpl.rcParams["text.color"]
         self._cache = cache if cache is not None else OrderedDict()
+        self._plain = _PLAIN
         self.set_clip_on(False)
         ax.add_artist(self)
 
@@ -240,7 +281,7 @@ class TextStamps(Artist):
         if not self.get_visible() or not self.texts:
             return
         anchors = self._anchors(renderer)
-        if not isinstance(renderer, RendererAgg):
+        if self._plain or not isinstance(renderer, RendererAgg):
             for text, xy in zip(self.texts, anchors):
                 self._text_artist(text, xy).draw(renderer)
             return
@@ -258,30 +299,39 @@ class TextStamps(Artist):
         self.stale = False
 
 
-def freeze_layout(figure: Figure, static_axes=()) -> StaticLayer:
+def freeze_layout(figure: Figure, static_axes=(), *, panels=(), static_artists=()
+                  ) -> StaticLayer:
     """Lay ``figure`` out once with its layout engine, then fix every position.
 
-    Runs the layout engine (e.g. constrained layout) on the figure as it is now, pins each
-    axis label where the engine put it (in axes coordinates, so it stays right at any dpi)
-    and switches the layout engine off. The axis labels and ``static_axes`` then go into a
-    :class:`StaticLayer`. Later draws skip the layout, the label placement and the static
-    text, which are most of a draw's cost.
+    The steps every view shares, in order: run the layout engine (e.g. constrained layout)
+    on the figure as it is now; pin each axis label where the engine put it (in axes
+    coordinates, so it stays right at any dpi); switch the layout engine off; put the axis
+    labels, ``static_axes``, every panel's colour bar and ``static_artists`` (legends,
+    fixed texts) into one :class:`StaticLayer`; and :meth:`HeatmapPanel.finish` each panel
+    (its tick labels and title drawn from bitmaps from then on). Later draws skip the
+    layout, the label placement and the static text, which are most of a draw's cost.
 
-    Put worst-case tick labels and titles in place before calling this so that the
-    margins fit any later labels, and create titles with ``set_title(..., y=1.0)`` so that
-    matplotlib does not re-place them on every draw.
+    Put worst-case tick labels and titles in place before calling this (the panels'
+    :meth:`~HeatmapPanel.reserve`) so that the margins fit any later labels, and create
+    titles with ``set_title(..., y=1.0)`` so that matplotlib does not re-place them on
+    every draw. Inside :func:`plain_matplotlib` the layout engine stays on.
 
     Parameters
     ----------
     figure : matplotlib.figure.Figure
     static_axes : sequence of matplotlib.axes.Axes
-        Axes that never change (colour bars with fixed limits).
+        Axes that never change (colour bars with fixed limits, curves drawn once).
+    panels : sequence of HeatmapPanel
+        Panels to finish; their colour bars are static.
+    static_artists : sequence of matplotlib.artist.Artist
+        Other parts that never change (legends, fixed texts).
 
     Returns
     -------
     StaticLayer
         Already added to the figure.
     """
+    static_axes = [*static_axes, *(p.colorbar.ax for p in panels)]
     figure.draw_without_rendering()  # runs the layout engine and places the labels
     labels = []
     for ax in figure.axes:
@@ -296,22 +346,16 @@ def freeze_layout(figure: Figure, static_axes=()) -> StaticLayer:
                 axis.set_label_coords(x, (y - box.y0) / box.height)
             if ax not in static_axes:
                 labels.append(axis.label)
-    figure.set_layout_engine("none")
-    layer = StaticLayer(axes=static_axes, texts=labels)
+    if not _PLAIN:
+        figure.set_layout_engine("none")
+    layer = StaticLayer(axes=static_axes, texts=[*labels, *static_artists])
     figure.add_artist(layer)
+    for panel in panels:
+        panel.finish()
     return layer
 
 
 # ------------------------------------------------------------------------- heatmaps
-
-
-def _tick_fontsize(n: int) -> float:
-    """A tick-label font size (points) that lets ``n`` labels fit along a short axis."""
-    if n <= 12:
-        return 9.0
-    if n <= 20:
-        return 7.5
-    return 6.0
 
 
 def _index_ticks(n: int) -> tuple[list[int], list[str]]:
@@ -333,8 +377,12 @@ class NearestImage(AxesImage):
     neighbouring cell's colour when cells are a few pixels wide).
     """
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._plain = _PLAIN  # the benchmark's plain baseline resamples as matplotlib does
+
     def make_image(self, renderer, magnification=1.0, unsampled=False):
-        if unsampled or self._A is None:
+        if self._plain or unsampled or self._A is None:
             return super().make_image(renderer, magnification, unsampled)
         A = self._A  # (m, n) data or (m, n, 4) uint8 RGBA
         rgba = A if (A.ndim == 3 and A.dtype == np.uint8) else self.to_rgba(A, bytes=True)
@@ -421,7 +469,8 @@ class HeatmapPanel:
                               va="center", visible=False)
         self._tick_keys: dict[str, tuple] = {}
 
-    def _set_ticks(self, which: str, labels: Sequence[str] | None, n: int) -> None:
+    def set_ticks(self, which: str, labels: Sequence[str] | None, n: int) -> None:
+        """Label axis ``which`` ("x" or "y") of ``n`` cells with ``labels`` (or indices)."""
         # Labels are rebuilt only when they change: a slider that changes only the data
         # (a seed, a scale) costs no label work at all.
         key = (tuple(labels) if labels is not None else None, n)
@@ -433,7 +482,7 @@ class HeatmapPanel:
             size = 9.0
         else:
             positions, texts = list(range(n)), [tick_label(t) for t in labels]
-            size = _tick_fontsize(n)
+            size = tick_fontsize(n)
         if which == "x":
             self.ax.set_xticks(positions, texts, rotation=self.col_rotation, fontsize=size)
             self.col_labels.set_texts(texts, positions, size)
@@ -452,8 +501,8 @@ class HeatmapPanel:
         ``rows`` / ``cols`` say whether that axis shows words (else indices 0..n-1, n the
         largest size it will show).
         """
-        self._set_ticks("y", [_WIDEST_LABEL] if rows else None, 1 if rows else n)
-        self._set_ticks("x", [_WIDEST_LABEL] if cols else None, 1 if cols else n)
+        self.set_ticks("y", [_WIDEST_LABEL] if rows else None, 1 if rows else n)
+        self.set_ticks("x", [_WIDEST_LABEL] if cols else None, 1 if cols else n)
         self.ax.title.set_text("reserved: a one-line title")  # its height is what counts
         self._tick_keys.clear()
 
@@ -464,7 +513,8 @@ class HeatmapPanel:
         self.ax.title.set_visible(False)
 
     def update(self, data, *, row_labels: Sequence[str] | None = None,
-               col_labels: Sequence[str] | None = None, title: str = "") -> None:
+               col_labels: Sequence[str] | None = None, title: str = "",
+               cells: tuple[int, int] | None = None) -> None:
         """Show ``data`` in place of the current matrix (labels are shortened to
         :data:`MAX_TICK_CHARS` characters).
 
@@ -478,12 +528,16 @@ class HeatmapPanel:
             Labels of the columns (x ticks); by default the column indices.
         title : str
             The axes title.
+        cells : (int, int), optional
+            The (rows, columns) the axes count when ``data`` shows only every n-th cell of
+            a larger matrix (its ticks then number the full matrix); default ``data.shape``.
         """
         data = np.asarray(data, dtype=float)
         if data.ndim != 2:
             raise ValueError(f"data must be a matrix of shape (m, n), got shape {data.shape}")
-        m, n = data.shape
-        for name, labels, size in (("row_labels", row_labels, m), ("col_labels", col_labels, n)):
+        m, n = cells if cells is not None else data.shape
+        for name, labels, size in (("row_labels", row_labels, data.shape[0]),
+                                   ("col_labels", col_labels, data.shape[1])):
             if labels is not None and len(labels) != size:
                 raise ValueError(f"{name} has {len(labels)} labels for {size} cells")
         empty = data.size == 0
@@ -495,25 +549,46 @@ class HeatmapPanel:
             self.ax.set_ylim(extent[2], extent[3])
         self.image.set_visible(not empty)
         self.notice.set_visible(empty)
-        self._set_ticks("y", None if empty else row_labels, 0 if empty else m)
-        self._set_ticks("x", None if empty else col_labels, 0 if empty else n)
+        self.set_ticks("y", None if empty else row_labels, 0 if empty else m)
+        self.set_ticks("x", None if empty else col_labels, 0 if empty else n)
         self._set_title(title)
 
 
-def figure_png(figure: Figure, dpi: float = 80) -> bytes:
-    """Render ``figure`` to PNG bytes (no metadata, so the bytes are reproducible).
+def figure_png(figure: Figure, dpi: float | None = None, *, palette: bool = False,
+               compress_level: int = 6) -> bytes:
+    """Draw ``figure`` on an Agg canvas and encode it as PNG (no metadata: reproducible).
+
+    The one PNG encoder of the book: the live lab sends these bytes to the page, the
+    explorer stores them.
 
     Parameters
     ----------
     figure : matplotlib.figure.Figure
-    dpi : float
-        Resolution; 80-100 keeps an explorer's many images small.
+        Opaque (a white background); drawn at ``dpi`` (which then stays set).
+    dpi : float, optional
+        Resolution; by default the figure's own.
+    palette : bool
+        Quantise to 256 colours: about a third of the bytes, for explorers with many
+        states.
+    compress_level : int
+        zlib level 0-9; the live lab uses 1 (about twice as fast as 6, frames ~15 % larger).
 
     Returns
     -------
     bytes
         The PNG file.
     """
+    canvas = figure.canvas
+    if not isinstance(canvas, FigureCanvasAgg):
+        canvas = FigureCanvasAgg(figure)
+    if dpi is not None and dpi != figure.dpi:
+        figure.set_dpi(dpi)  # the layout is in figure fractions: only the pixels change
+    canvas.draw()
+    rgb = np.asarray(canvas.buffer_rgba())[..., :3]  # (height, width, 3): opaque figures
+    image = Image.fromarray(rgb)
+    if palette:
+        image = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE,
+                               dither=Image.Dither.NONE)
     with io.BytesIO() as buffer:
-        figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+        image.save(buffer, format="png", compress_level=compress_level)
         return buffer.getvalue()

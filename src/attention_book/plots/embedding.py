@@ -53,12 +53,13 @@ class EmbeddingView:
             ylabel="token i", colorbar_label="cosine similarity of rows i and j",
             col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache,
         )
-        panels = (self.x_panel, self.similarity_panel)
         self.x_panel.reserve(rows=True, cols=False)
         self.similarity_panel.reserve(rows=True, cols=True)
-        self.static = freeze_layout(figure, static_axes=[p.colorbar.ax for p in panels])
-        for panel in panels:
-            panel.finish()
+        self.static = freeze_layout(figure, panels=(self.x_panel, self.similarity_panel))
+
+    def show(self, state) -> None:
+        """Show a :class:`~attention_book.scenes.embedding.EmbeddingState`."""
+        self.update(state.tokens, state.X, state.similarity)
 
     def update(self, tokens: Sequence[str], X, similarity) -> None:
         """Show a new sentence, dimension or table.
@@ -103,3 +104,6 @@ def embedding_view(figure: Figure | None = None) -> EmbeddingView:
     if figure is None:
         figure = Figure(figsize=(9.0, 3.8), dpi=100, layout="constrained")
     return EmbeddingView(figure)
+
+
+VIEWS = {"embedding": embedding_view}

@@ -1,42 +1,43 @@
 """Chapter 1's lab: type a sentence; see tokens, ids, X:(s, d) and its similarities.
 
-:func:`embedding_state` is the pure state function that the live lab
-(:func:`embedding_widget`) and the kernel-free explorer (:func:`embedding_explorer`) share.
+:func:`embedding_state` is the pure state function; :data:`SCENE` declares the lab's
+controls and the states the HTML explorer offers.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import ipywidgets
 import numpy as np
 
-from .._validate import whole_number
 from ..embedding import cosine_similarity, embed, embedding_table
-from ..explorer import Choice, Explorer, Frame, Slider
-from ..plots import EmbeddingView, embedding_view, figure_png
-from ..tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary, tokenize
-from .core import MAX_WIDGET_TOKENS, Lab, Note, notes_html
+from ..tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary
+from .core import MAX_WIDGET_TOKENS, Note, Scene, notes_html, read_tokens, slider, text
 
 __all__ = [
     "D_CHOICES",
     "SEED_RANGE",
+    "PRESET_SENTENCES",
     "EmbeddingState",
     "embedding_state",
     "embedding_readout_html",
     "embedding_alt_text",
-    "EmbeddingLab",
-    "embedding_widget",
-    "PRESET_SENTENCES",
-    "embedding_explorer",
 ]
 
 #: The model dimensions chapter 1's lab offers.
 D_CHOICES = (2, 4, 8, 16, 32, 64)
 #: The seeds chapter 1's lab offers (inclusive).
 SEED_RANGE = (0, 20)
+#: Chapter 1's explorer sentences: the running example, an unknown word ("glorious"), a
+#: longer sentence, and repeated words (whose similarity is exactly 1).
+PRESET_SENTENCES = (
+    RUNNING_SENTENCE,
+    "THE WEATHER IS GLORIOUS TODAY",
+    "In the morning the sun was warm, so we went to the river and read a book under a "
+    "big tree.",
+    "the cat saw the dog and the dog saw the cat",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,21 +122,8 @@ def embedding_state(text: str, d: int = 8, seed: int = 0, *,
     """
     vocab = Vocabulary.default()
     table = embedding_table(len(vocab), d, seed)  # (V, d); validates d
-    try:
-        all_tokens = tokenize(text)
-    except ValueError as err:
-        return EmbeddingState(
-            text=text if isinstance(text, str) else "", d=d, seed=seed, tokens=(),
-            ids=np.zeros(0, dtype=np.int64), known=(), total_tokens=0,
-            X=np.zeros((0, d)), similarity=np.zeros((0, 0)),
-            notes=(Note("error", str(err)[:1].upper() + str(err)[1:] + "."),),
-        )
-    notes = []
-    tokens = all_tokens[:max_tokens]
-    if len(all_tokens) > max_tokens:
-        notes.append(Note("warning", f"showing the first {max_tokens} of "
-                                     f"{len(all_tokens)} tokens"))
-    ids = vocab.encode(tokens)  # (s,)
+    tokens, notes, total = read_tokens(text, max_tokens)
+    ids = vocab.encode(tokens) if tokens else np.zeros(0, dtype=np.int64)  # (s,)
     known = tuple(vocab.is_known(t) for t in tokens)
     unknown = list(dict.fromkeys(t for t, k in zip(tokens, known) if not k))
     unk = f"{UNK_TOKEN} (id {vocab.unk_id})"
@@ -154,10 +142,11 @@ def embedding_state(text: str, d: int = 8, seed: int = 0, *,
         listed = ", ".join(f"'{w}' ({n} times)" for w, n in repeated)
         notes.append(Note("info", f"repeated tokens: {listed}; a repeated token has "
                                   "identical rows of X, so their cosine similarity is 1"))
-    X = embed(ids, table)  # (s, d)
+    X = embed(ids, table) if tokens else np.zeros((0, d))  # (s, d)
     return EmbeddingState(
-        text=text, d=d, seed=seed, tokens=tuple(tokens), ids=ids, known=known,
-        total_tokens=len(all_tokens), X=X, similarity=cosine_similarity(X),  # (s, s)
+        text=text if isinstance(text, str) else "", d=d, seed=seed, tokens=tuple(tokens),
+        ids=ids, known=known,
+        total_tokens=total, X=X, similarity=cosine_similarity(X),  # (s, s)
         notes=tuple(notes),
     )
 
@@ -230,119 +219,19 @@ def embedding_alt_text(state: EmbeddingState) -> str:
     return text
 
 
-class EmbeddingLab(Lab):
-    """Chapter 1's lab: type a sentence, choose d and a seed; see tokens, ids, X:(s, d)
-    as a heatmap and the (s, s) cosine-similarity matrix. Build it with
-    :func:`embedding_widget`.
-
-    Attributes
-    ----------
-    controls : dict
-        ``"text"`` (ipywidgets.Text, updates on every keystroke), ``"d"``
-        (ipywidgets.SelectionSlider over :data:`D_CHOICES`), ``"seed"`` (ipywidgets.IntSlider).
-    view : attention_book.plots.EmbeddingView
-    state : EmbeddingState
-    """
-
-    view: EmbeddingView
-
-    def __init__(self, text: str = RUNNING_SENTENCE, d: int = 8, seed: int = 0):
-        if d not in D_CHOICES:
-            raise ValueError(f"d must be one of {D_CHOICES}, got {d!r}")
-        whole_number(seed, "seed", *SEED_RANGE)
-        style = {"description_width": "7em"}
-        controls = {
-            "text": ipywidgets.Text(
-                value=text, description="sentence", placeholder="type a sentence",
-                continuous_update=True, style=style,
-                layout=ipywidgets.Layout(width="min(100%, 44em)"),
-                    ),
-            "d": ipywidgets.SelectionSlider(
-                options=D_CHOICES, value=d, description="d (dimension)",
-                continuous_update=True, style=style,
-            ),
-            "seed": ipywidgets.IntSlider(
-                value=int(seed), min=SEED_RANGE[0], max=SEED_RANGE[1],
-                description="seed (table)", continuous_update=True, style=style,
-            ),
-        }
-        super().__init__(controls, embedding_view())
-
-    def compute(self, text: str, d: int, seed: int) -> EmbeddingState:
-        return embedding_state(text, d, seed)
-
-    def show(self, state: EmbeddingState) -> None:
-        self.view.update(state.tokens, state.X, state.similarity)
-        self.readout.value = embedding_readout_html(state)
-
-
-def embedding_widget(text: str = RUNNING_SENTENCE, d: int = 8, seed: int = 0) -> EmbeddingLab:
-    """Chapter 1's live lab (returned, not displayed).
-
-    Parameters
-    ----------
-    text : str
-        The sentence to start with.
-    d : int
-        The model dimension to start with, one of :data:`D_CHOICES`.
-    seed : int
-        The embedding table's seed to start with, in :data:`SEED_RANGE`.
-
-    Returns
-    -------
-    EmbeddingLab
-        An ``ipywidgets.VBox``; its figure shows X:(s, d) and the (s, s) similarities.
-    """
-    return EmbeddingLab(text=text, d=d, seed=seed)
-
-
-#: Chapter 1's explorer sentences: the running example, an unknown word ("glorious"), a
-#: longer sentence, and repeated words (whose similarity is exactly 1).
-PRESET_SENTENCES = (
-    RUNNING_SENTENCE,
-    "THE WEATHER IS GLORIOUS TODAY",
-    "In the morning the sun was warm, so we went to the river and read a book under a "
-    "big tree.",
-    "the cat saw the dog and the dog saw the cat",
+SCENE = Scene(
+    name="embedding",
+    title="Embedding explorer: tokens \u2192 ids \u2192 X",
+    controls=(
+        text("text", "sentence", RUNNING_SENTENCE, presets=PRESET_SENTENCES),
+        slider("d", "d (dimension)", D_CHOICES, 8),
+        slider("seed", "seed (table)", range(SEED_RANGE[0], SEED_RANGE[1] + 1), 0,
+               explore=(0,)),
+    ),
+    state=embedding_state,
+    readout=embedding_readout_html,
+    alt=embedding_alt_text,
+    suggested=({"d": 64}, {"text": "the cat saw the dog and the dog saw the cat"},
+               {"text": "THE WEATHER IS GLORIOUS TODAY"}),
 )
-
-
-def embedding_explorer(sentences: Sequence[str] = PRESET_SENTENCES,
-                       ds: Sequence[int] = (2, 4, 8, 16, 32), seed: int = 0,
-                       dpi: float = 80) -> Explorer:
-    """Chapter 1's kernel-free explorer: a sentence menu and a d slider.
-
-    Each (sentence, d) state is computed by :func:`~attention_book.widgets.embedding_state`
-    and drawn by one :class:`~attention_book.plots.EmbeddingView`, exactly as the live lab
-    does: tokens and ids, X:(s, d) as a heatmap, the (s, s) cosine similarities.
-
-    Parameters
-    ----------
-    sentences : sequence of str
-        The sentences offered (default :data:`PRESET_SENTENCES`).
-    ds : sequence of int
-        The model dimensions offered.
-    seed : int
-        Seed of the embedding table.
-    dpi : float
-        Resolution of the images.
-
-    Returns
-    -------
-    Explorer
-        ``len(sentences) * len(ds)`` states.
-    """
-    view = embedding_view()
-
-    def render(values) -> Frame:
-        state = embedding_state(values["text"], values["d"], seed)
-        view.update(state.tokens, state.X, state.similarity)
-        return Frame(figure_png(view.figure, dpi=dpi), embedding_alt_text(state),
-                     embedding_readout_html(state))
-
-    ds = tuple(ds)
-    controls = [
-        Choice("text", "Sentence", [(s, s) for s in sentences]),
-        Slider("d", "d (dimension)", ds, default=8 if 8 in ds else None),
-    ]
-    return Explorer(controls, render, title="Embedding explorer: tokens \u2192 ids \u2192 X")
+SCENES = (SCENE,)

