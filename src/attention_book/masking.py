@@ -310,7 +310,7 @@ def from_additive_mask(float_mask) -> np.ndarray:
     if other.any():
         raise ValueError(
             f"float_mask must contain only 0 (may attend) and -inf (blocked), got "
-            f"{arr[other].ravel()[0]!r}; finite values are biases, not a mask"
+            f"{float(arr[other].ravel()[0])}; finite values are biases, not a mask"
         )
     return arr == 0
 
@@ -483,7 +483,7 @@ def decode_with_cache(mha, x, *, return_cache: bool = False):
     if not isinstance(mha, MultiHeadAttention):
         raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
     x = as_float_array(x, "x", min_ndim=2)
-    if x.ndim > 3 or x.shape[-1] != mha.d:
+    if x.shape[-1] != mha.d:
         raise ValueError(f"x has shape {x.shape} but the module has d={mha.d}: x must "
                          f"have shape (s, {mha.d}) or (b, s, {mha.d})")
     cache = KVCache(mha.h, mha.d_k, batch=x.shape[:-2])

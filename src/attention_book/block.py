@@ -1,0 +1,874 @@
+"""The transformer block from scratch, in numpy: LayerNorm, GELU, the feed-forward
+network, residual connections, and encoder and decoder blocks that match PyTorch's
+``nn.TransformerEncoderLayer`` and ``nn.TransformerDecoderLayer`` number for number.
+
+Row-vector notation: x:(b, s, d) or (s, d); h heads of width d_k = d / h; the
+feed-forward network widens each row to d_ff (4 d in the original transformer)::
+
+    post-LN (norm_first=False, the 2017 paper, BERT):
+        x = LN1(x + MHA(x))
+        x = LN2(x + FFN(x))
+    pre-LN (norm_first=True, GPT-2 and most models since):
+        x = x + MHA(LN1(x))
+        x = x + FFN(LN2(x))
+    FFN(x) = act(x @ W_1 + b_1) @ W_2 + b_2      W_1:(d, d_ff), W_2:(d_ff, d)
+
+Masks are boolean with True = "may attend"; padding masks have True = "real token".
+(torch's ``src_key_padding_mask`` and ``src_mask``/``tgt_mask`` in boolean form mean the
+opposite, True = ignore: convert with :func:`attention_book.masking.to_torch_mha_mask`.)
+
+Dropout is left out: a block here equals a torch layer in eval mode.
+
+This module imports numpy only; ``from_torch`` reads a torch module's parameters by
+their attribute names (``p.detach().cpu().numpy()``), without importing torch.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._validate import as_float_array, check_mask, positive_int, whole_number
+from .attention import causal_mask
+from .masking import combine_masks, key_padding_to_attention_mask
+from .multihead import MultiHeadAttention
+
+__all__ = [
+    "layer_norm",
+    "gelu",
+    "relu",
+    "feed_forward",
+    "EncoderBlock",
+    "DecoderBlock",
+    "encoder_block_parameters",
+    "decoder_block_parameters",
+]
+
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
+
+
+# ------------------------------------------------------------------ the pieces
+
+
+def _eps(eps) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not (
+            math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a small positive number such as 1e-5, got {eps!r}")
+    return float(eps)
+
+
+def _vector(v, name: str, n: int, what: str) -> np.ndarray | None:
+    """A (n,) parameter vector, or None."""
+    if v is None:
+        return None
+    v = as_float_array(v, name, min_ndim=1)
+    if v.shape != (n,):
+        raise ValueError(f"{name} must have shape ({what},) = ({n},), got shape {v.shape}")
+    return v
+
+
+def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
+    """Layer normalisation over the last axis, as ``torch.nn.functional.layer_norm``.
+
+    Each row (one token's d numbers) is shifted to mean 0 and scaled to variance 1, then
+    scaled by gamma and shifted by beta, which are learned::
+
+        LN(x) = (x - mean(x)) / sqrt(var(x) + eps) * gamma + beta
+
+    The variance is the biased one (divide by d, not d - 1), as in torch. eps keeps a
+    constant row (variance 0) from dividing by zero: it becomes all beta.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        E.g. (b, s, d); each of the ... rows is normalised on its own.
+    gamma : array_like, shape (d,), optional
+        Scale; None means 1 (no scale).
+    beta : array_like, shape (d,), optional
+        Shift; None means 0 (no shift).
+    eps : float
+        Added to the variance; 1e-5 in torch's default, 1e-12 in BERT.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as x
+        float32 in, float32 out; otherwise float64.
+    """
+    x = as_float_array(x, "x", min_ndim=1)
+    d = x.shape[-1]
+    gamma = _vector(gamma, "gamma", d, "d")
+    beta = _vector(beta, "beta", d, "d")
+    eps = _eps(eps)
+    mean = x.mean(axis=-1, keepdims=True)  # (..., d) -> (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1), biased (divide by d)
+    y = (x - mean) / np.sqrt(var + eps)  # (..., d), mean 0, variance var / (var + eps)
+    if gamma is not None:
+        y = y * gamma.astype(x.dtype, copy=False)  # (..., d) * (d,)
+    if beta is not None:
+        y = y + beta.astype(x.dtype, copy=False)
+    return y.astype(x.dtype, copy=False)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to ~1 ulp
+
+
+def gelu(x, approximate: str = "none") -> np.ndarray:
+    """Gaussian error linear unit: ``x * Phi(x)``, Phi the standard normal CDF.
+
+    ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``: a smooth ReLU that lets small negative
+    values through a little. Exact by default, as ``torch.nn.functional.gelu`` (BERT,
+    and ``nn.TransformerEncoderLayer(activation="gelu")``); ``approximate="tanh"`` gives
+    the tanh formula of GPT-2 and ``nn.GELU(approximate="tanh")``::
+
+        0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+
+    Parameters
+    ----------
+    x : array_like, any shape
+    approximate : {"none", "tanh"}
+
+    Returns
+    -------
+    numpy.ndarray, same shape as x
+        float32 in, float32 out (computed in float64); otherwise float64.
+    """
+    x = as_float_array(x, "x", min_ndim=0)
+    x64 = x.astype(np.float64, copy=False)
+    if approximate == "none":
+        erf = np.asarray(_ERF(x64 * (1.0 / math.sqrt(2.0))), dtype=np.float64)  # same shape
+        phi = 0.5 * (1.0 + erf)
+    elif approximate == "tanh":
+        with np.errstate(over="ignore"):  # x**3 overflows for |x| > 1e102; tanh(inf) = 1
+            phi = 0.5 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64**3)))
+    else:
+        raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    return np.asarray(x64 * phi).astype(x.dtype, copy=False)
+
+
+def relu(x) -> np.ndarray:
+    """Rectified linear unit ``max(x, 0)``, elementwise.
+
+    Parameters
+    ----------
+    x : array_like, any shape
+
+    Returns
+    -------
+    numpy.ndarray, same shape as x
+    """
+    x = as_float_array(x, "x", min_ndim=0)
+    return np.maximum(x, 0).astype(x.dtype, copy=False)
+
+
+def _activation(name) -> str:
+    if name not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {name!r}")
+    return name
+
+
+def _activate(x, name: str) -> np.ndarray:
+    if name == "relu":
+        return relu(x)
+    return gelu(x, approximate="tanh" if name == "gelu_tanh" else "none")
+
+
+def _ffn_weights(W_1, b_1, W_2, b_2, d: int | None = None):
+    """Check W_1:(d, d_ff), b_1:(d_ff,) or None, W_2:(d_ff, d), b_2:(d,) or None."""
+    W_1 = as_float_array(W_1, "W_1", min_ndim=2)
+    W_2 = as_float_array(W_2, "W_2", min_ndim=2)
+    if W_1.ndim != 2 or (d is not None and W_1.shape[0] != d):
+        want = "(d, d_ff)" if d is None else f"(d, d_ff) = ({d}, d_ff)"
+        raise ValueError(f"W_1 must have shape {want}, got shape {W_1.shape}")
+    d, d_ff = W_1.shape
+    if W_2.shape != (d_ff, d):
+        raise ValueError(f"W_2 must have shape (d_ff, d) = ({d_ff}, {d}) to undo W_1's "
+                         f"(d, d_ff) = ({d}, {d_ff}), got shape {W_2.shape}")
+    b_1 = _vector(b_1, "b_1", d_ff, "d_ff")
+    b_2 = _vector(b_2, "b_2", d, "d")
+    return W_1, b_1, W_2, b_2
+
+
+def _ffn(x, W_1, b_1, W_2, b_2, activation: str, record=None) -> np.ndarray:
+    """The position-wise network on checked arrays; ``record`` collects the hidden layer."""
+    hidden = x @ W_1.astype(x.dtype, copy=False)  # (..., s, d) @ (d, d_ff) -> (..., s, d_ff)
+    if b_1 is not None:
+        hidden = hidden + b_1.astype(x.dtype, copy=False)
+    hidden = _activate(hidden, activation)  # (..., s, d_ff), elementwise
+    if record is not None:
+        record.append(("FFN hidden (d_ff)", hidden))
+    out = hidden @ W_2.astype(x.dtype, copy=False)  # (..., s, d_ff) @ (d_ff, d) -> (..., s, d)
+    return out if b_2 is None else out + b_2.astype(x.dtype, copy=False)
+
+
+def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu") -> np.ndarray:
+    """The position-wise feed-forward network: each row on its own, the same weights.
+
+    ``act(x @ W_1 + b_1) @ W_2 + b_2``: widen every token's d numbers to d_ff, apply
+    the nonlinearity, and project back to d. No row looks at another row: mixing
+    between positions happens only in attention.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., s, d)
+    W_1 : array_like, shape (d, d_ff)
+    b_1 : array_like, shape (d_ff,), or None
+    W_2 : array_like, shape (d_ff, d)
+    b_2 : array_like, shape (d,), or None
+    activation : {"relu", "gelu", "gelu_tanh"}
+        "gelu" is the exact (erf) GELU, "gelu_tanh" its tanh approximation.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., s, d)
+    """
+    x = as_float_array(x, "x", min_ndim=1)
+    W_1, b_1, W_2, b_2 = _ffn_weights(W_1, b_1, W_2, b_2)
+    if x.shape[-1] != W_1.shape[0]:
+        raise ValueError(f"x has shape {x.shape} but W_1 has shape {W_1.shape}: x's last "
+                         f"axis must be d = {W_1.shape[0]}")
+    return _ffn(x, W_1, b_1, W_2, b_2, _activation(activation))
+
+
+# ------------------------------------------------------------------ shared by both blocks
+
+
+def _norm(norm, name: str, d: int):
+    """(gamma, beta) for one LayerNorm; None means a fresh one (gamma = 1, beta = 0)."""
+    if norm is None:
+        return np.ones(d), np.zeros(d)
+    if not isinstance(norm, (tuple, list)) or len(norm) != 2:
+        raise ValueError(f"{name} must be a pair (gamma, beta) of (d,) = ({d},) arrays "
+                         f"(either may be None), got {type(norm).__name__}")
+    return _vector(norm[0], f"{name} gamma", d, "d"), _vector(norm[1], f"{name} beta", d, "d")
+
+
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _attention(mha, name: str, d: int | None = None) -> MultiHeadAttention:
+    if not isinstance(mha, MultiHeadAttention):
+        raise ValueError(f"{name} must be a MultiHeadAttention, got {type(mha).__name__}")
+    if d is not None and mha.d != d:
+        raise ValueError(f"{name} has d={mha.d} but the block has d={d}: every part of a "
+                         f"block must use the same width")
+    return mha
+
+
+def _sequence(x, name: str, d: int) -> np.ndarray:
+    x = as_float_array(x, name, min_ndim=2)
+    if x.shape[-1] != d:
+        raise ValueError(f"{name} has shape {x.shape} but the block has d={d}: {name} "
+                         f"must have shape (b, s, {d}) or (s, {d})")
+    return x
+
+
+def _padding(padding, name: str, x: np.ndarray, x_name: str):
+    """Check a (b, s) / (s,) padding mask (True = real token) against x:(..., s, d)."""
+    if padding is None:
+        return None
+    arr = np.asarray(padding)
+    if arr.dtype != bool:
+        raise ValueError(f"{name} must be boolean with True = a real token, got dtype "
+                         f"{arr.dtype}; build it with masking.padding_mask(lengths, s)")
+    if arr.shape != x.shape[:-1]:
+        want = ", ".join(map(str, x.shape[:-1]))
+        raise ValueError(f"{name} has shape {arr.shape} but {x_name} has shape {x.shape}: "
+                         f"{name} must have shape ({want}{',' if x.ndim == 2 else ''}), "
+                         f"one entry per token")
+    return arr
+
+
+def _numpy(p) -> np.ndarray | None:
+    """A torch parameter (or None) as a numpy copy, by duck typing."""
+    return None if p is None else np.array(p.detach().cpu().numpy(), copy=True)
+
+
+def _get(module, attr: str, kind: str):
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ValueError(f"layer must be a torch.nn.{kind}, got {type(module).__name__} "
+                         f"(it has no attribute {attr!r})") from None
+
+
+def _mha_from_torch(module, kind: str) -> MultiHeadAttention:
+    """torch.nn.MultiheadAttention -> MultiHeadAttention (as reference.mha_from_torch).
+
+    torch packs W^Q, W^K, W^V as the row blocks of in_proj_weight:(3d, d) in column-vector
+    form; each block is transposed to the book's (d, d) row-vector form.
+    """
+    d, h = _get(module, "embed_dim", kind), _get(module, "num_heads", kind)
+    if not getattr(module, "_qkv_same_embed_dim", True) or module.in_proj_weight is None:
+        raise ValueError(f"the attention of this {kind} has kdim/vdim != embed_dim; the "
+                         f"book's MultiHeadAttention needs kdim = vdim = d")
+    if getattr(module, "bias_k", None) is not None or getattr(module, "add_zero_attn", False):
+        raise ValueError("the attention was built with add_bias_kv or add_zero_attn, which "
+                         "append extra key/value rows the book's class does not have")
+    w = _numpy(module.in_proj_weight)  # (3d, d), column-vector form
+    ws = [w[i * d:(i + 1) * d].T for i in range(3)]  # 3 x (d, d)^T -> (d, d)
+    bs = [None] * 4
+    if module.in_proj_bias is not None:
+        b = _numpy(module.in_proj_bias)  # (3d,)
+        bs[:3] = [b[i * d:(i + 1) * d] for i in range(3)]  # 3 x (d,)
+    bs[3] = _numpy(module.out_proj.bias)  # (d,) or None
+    return MultiHeadAttention(*ws, _numpy(module.out_proj.weight).T, h, *bs)
+
+
+def _activation_from_torch(layer, kind: str) -> str:
+    """'relu', 'gelu' or 'gelu_tanh' from a torch layer's ``activation`` (by name)."""
+    act = _get(layer, "activation", kind)
+    code = getattr(layer, "activation_relu_or_gelu", None)  # encoder only: 1 relu, 2 gelu
+    name = (getattr(act, "__name__", None) or type(act).__name__).lower()
+    if code == 0 or name not in ("relu", "gelu"):
+        raise ValueError(f"the layer's activation {act!r} is not relu or gelu; the book's "
+                         f"blocks support activation in {ACTIVATIONS}")
+    if name == "gelu" and getattr(act, "approximate", "none") == "tanh":
+        return "gelu_tanh"
+    return name
+
+
+def _eps_from_torch(layer, norms, kind: str) -> float:
+    epss = {_get(layer, n, kind).eps for n in norms}
+    if len(epss) != 1:
+        raise ValueError(f"the layer's norms have different eps {sorted(epss)}; the book's "
+                         f"block uses one eps for all of them")
+    return epss.pop()
+
+
+def _check_eval(layer, kind: str, attentions) -> None:
+    """Dropout makes a training-mode layer random; the book's block has no dropout."""
+    if not getattr(layer, "training", False):
+        return
+    drops = [getattr(layer, n, None) for n in ("dropout", "dropout1", "dropout2", "dropout3")]
+    ps = [getattr(m, "p", 0.0) for m in drops if m is not None]
+    ps += [getattr(_get(layer, a, kind), "dropout", 0.0) for a in attentions]
+    if max(ps, default=0.0) > 0:
+        raise ValueError(f"layer is in training mode with dropout={max(ps)}, so its output "
+                         f"is random; call layer.eval() first (the book's block has no "
+                         f"dropout)")
+
+
+def _norm_from_torch(norm):
+    return _numpy(norm.weight), _numpy(norm.bias)
+
+
+def _count(*arrays) -> int:
+    return sum(a.size for a in arrays if a is not None)
+
+
+def _run(x, steps, norms, *, norm_first: bool, residual: bool, eps: float):
+    """Run sub-layers with residual connections and LayerNorms; return the trace.
+
+    ``steps`` is a list of (name, f) with f(input, trace) -> output:(..., s, d). Post-LN
+    normalises after each residual sum, pre-LN before each sub-layer.
+    """
+    trace = [("x", x)]
+    stream = "x"  # the name of what x holds, for the trace
+    for i, ((name, step), (gamma, beta)) in enumerate(zip(steps, norms), start=1):
+        last = i == len(steps)
+        inp = x
+        if norm_first:
+            inp = layer_norm(x, gamma, beta, eps)  # (..., s, d)
+            trace.append((f"LN{i}({stream})", inp))
+        y = step(inp, trace)  # (..., s, d)
+        trace.append((name, y))
+        x, summed = (x + y, f"{stream} + {name}") if residual else (y, name)
+        if norm_first:
+            stream = summed
+            if residual and not last:
+                trace.append((stream, x))
+        else:
+            if residual:
+                trace.append((summed, x))
+            x = layer_norm(x, gamma, beta, eps)  # (..., s, d)
+            stream = f"h{i}"
+            if not last:
+                trace.append((f"h{i} = LN{i}({summed})", x))
+    trace.append(("output", x))
+    return trace
+
+
+# ------------------------------------------------------------------ the encoder block
+
+
+class EncoderBlock:
+    """One transformer encoder block: self-attention and a feed-forward network, each
+    with a residual connection and a LayerNorm (after it, or before it if norm_first).
+
+    Parameters
+    ----------
+    attention : MultiHeadAttention
+        The self-attention, width d and h heads.
+    W_1 : array_like, shape (d, d_ff)
+    b_1 : array_like, shape (d_ff,), or None
+    W_2 : array_like, shape (d_ff, d)
+    b_2 : array_like, shape (d,), or None
+    norm1, norm2 : (gamma, beta), each array_like of shape (d,) or None, optional
+        The two LayerNorms: norm1 goes with attention, norm2 with the feed-forward
+        network. None (the default) is a fresh LayerNorm, gamma = 1 and beta = 0.
+    norm_first : bool
+        False: post-LN, ``LN(x + sublayer(x))`` (torch's default, BERT). True: pre-LN,
+        ``x + sublayer(LN(x))`` (GPT-2).
+    activation : {"relu", "gelu", "gelu_tanh"}
+        Of the feed-forward network; "gelu" is exact (erf).
+    eps : float
+        LayerNorm's eps.
+
+    Attributes
+    ----------
+    attention : MultiHeadAttention
+    W_1, b_1, W_2, b_2 : numpy.ndarray (b_1, b_2 may be None)
+    norm1, norm2 : tuple (gamma, beta) of numpy.ndarray (d,) or None
+    d, h, d_ff : int
+    norm_first : bool
+    activation : str
+    eps : float
+    n_parameters : int
+        Equal to ``sum(p.numel() for p in layer.parameters())`` of the torch layer.
+    """
+
+    def __init__(self, attention, W_1, b_1, W_2, b_2, norm1=None, norm2=None, *,
+                 norm_first=False, activation="relu", eps=1e-5):
+        self.attention = _attention(attention, "attention")
+        d = self.attention.d
+        self.W_1, self.b_1, self.W_2, self.b_2 = _ffn_weights(W_1, b_1, W_2, b_2, d)
+        self.norm1 = _norm(norm1, "norm1", d)
+        self.norm2 = _norm(norm2, "norm2", d)
+        self.norm_first = _flag(norm_first, "norm_first")
+        self.activation = _activation(activation)
+        self.eps = _eps(eps)
+
+    @classmethod
+    def from_seed(cls, d: int, h: int, d_ff: int | None = None, seed: int = 0, *,
+                  norm_first=False, activation="relu", eps=1e-5, bias: bool = True):
+        """Random weights from a seeded numpy generator, fresh LayerNorms (1 and 0).
+
+        Attention as :meth:`MultiHeadAttention.from_seed`; W_1, W_2 entries from
+        N(0, 1/fan_in), biases from N(0, 0.1^2).
+
+        Parameters
+        ----------
+        d, h : int
+            Width and heads (h must divide d).
+        d_ff : int, optional
+            Hidden width of the feed-forward network; default 4 d.
+        seed : int
+        norm_first, activation, eps
+            As in the constructor.
+        bias : bool
+            Biases in attention and the feed-forward network.
+
+        Returns
+        -------
+        EncoderBlock
+        """
+        d = positive_int(d, "d")
+        d_ff = 4 * d if d_ff is None else positive_int(d_ff, "d_ff")
+        seed = whole_number(seed, "seed", 0)
+        mha = MultiHeadAttention.from_seed(d, h, seed=seed, bias=bias)
+        W_1, b_1, W_2, b_2 = _random_ffn(d, d_ff, seed, bias)
+        norms = [_fresh_norm(d, bias) for _ in range(2)]
+        return cls(mha, W_1, b_1, W_2, b_2, *norms, norm_first=norm_first,
+                   activation=activation, eps=eps)
+
+    @classmethod
+    def from_torch(cls, layer) -> "EncoderBlock":
+        """Copy a ``torch.nn.TransformerEncoderLayer``'s weights into an EncoderBlock.
+
+        Linear weights are transposed to row-vector form (``linear1.weight``:(d_ff, d)
+        -> W_1:(d, d_ff)). ``batch_first`` does not matter: the block always takes
+        (b, s, d). The layer must be in eval mode (dropout is not implemented here).
+
+        Parameters
+        ----------
+        layer : torch.nn.TransformerEncoderLayer
+            relu or gelu activation (function, name or nn.ReLU/nn.GELU module), the same
+            eps in both norms, kdim = vdim = d.
+
+        Returns
+        -------
+        EncoderBlock
+            In the layer's dtype (call ``layer.double()`` first for float64).
+        """
+        kind = "TransformerEncoderLayer"
+        _check_eval(layer, kind, ["self_attn"])
+        lin1, lin2 = _get(layer, "linear1", kind), _get(layer, "linear2", kind)
+        return cls(
+            _mha_from_torch(_get(layer, "self_attn", kind), kind),
+            _numpy(lin1.weight).T, _numpy(lin1.bias),  # (d_ff, d)^T -> (d, d_ff)
+            _numpy(lin2.weight).T, _numpy(lin2.bias),  # (d, d_ff)^T -> (d_ff, d)
+            _norm_from_torch(_get(layer, "norm1", kind)),
+            _norm_from_torch(_get(layer, "norm2", kind)),
+            norm_first=bool(_get(layer, "norm_first", kind)),
+            activation=_activation_from_torch(layer, kind),
+            eps=_eps_from_torch(layer, ("norm1", "norm2"), kind),
+        )
+
+    @property
+    def d(self) -> int:
+        """Model width d."""
+        return self.attention.d
+
+    @property
+    def h(self) -> int:
+        """Number of heads h."""
+        return self.attention.h
+
+    @property
+    def d_ff(self) -> int:
+        """Hidden width of the feed-forward network."""
+        return self.W_1.shape[1]
+
+    @property
+    def n_parameters(self) -> int:
+        """Learned numbers: attention + W_1, b_1, W_2, b_2 + both norms' gamma and beta."""
+        return self.attention.n_parameters + _count(
+            self.W_1, self.b_1, self.W_2, self.b_2, *self.norm1, *self.norm2)
+
+    def __repr__(self) -> str:
+        return (f"EncoderBlock(d={self.d}, h={self.h}, d_ff={self.d_ff}, "
+                f"norm_first={self.norm_first}, activation={self.activation!r}, "
+                f"eps={self.eps:g})")
+
+    def _trace(self, x, padding, mask, residual):
+        x = _sequence(x, "x", self.d)
+        padding = _padding(padding, "padding", x, "x")
+        s = x.shape[-2]
+        if mask is not None:
+            mask = check_mask(mask, (*x.shape[:-2], s, s))
+        pad = None if padding is None else key_padding_to_attention_mask(padding)
+        attend = combine_masks(pad, mask)  # (..., s, s) or None
+        weights = []
+
+        def attention(inp, trace):
+            out, w = self.attention(inp, mask=attend)  # (..., s, d), (..., h, s, s)
+            weights.append(w)
+            return out
+
+        def ffn(inp, trace):
+            return _ffn(inp, self.W_1, self.b_1, self.W_2, self.b_2, self.activation, trace)
+
+        trace = _run(x, [("attention", attention), ("FFN out", ffn)],
+                     [self.norm1, self.norm2], norm_first=self.norm_first,
+                     residual=_flag(residual, "residual"), eps=self.eps)
+        return trace, weights[0]
+
+    def forward(self, x, padding=None, mask=None, residual=True):
+        """The block's output and its self-attention weights.
+
+        Parameters
+        ----------
+        x : array_like, shape (b, s, d) or (s, d)
+            (More leading axes work too: (..., s, d).)
+        padding : array_like of bool, shape (b, s) or (s,), optional
+            True = a real token. Padding keys are not attended to; padding rows are
+            computed but meaningless.
+        mask : array_like of bool, broadcastable to (b, s, s), optional
+            True = may attend, e.g. ``causal_mask(s)`` for a decoder-only model;
+            combined (AND) with ``padding``.
+        residual : bool
+            False drops both residual additions (to see what they do).
+
+        Returns
+        -------
+        output : numpy.ndarray, same shape as x
+        weights : numpy.ndarray, shape (b, h, s, s) or (h, s, s)
+        """
+        trace, weights = self._trace(x, padding, mask, residual)
+        return trace[-1][1], weights
+
+    def __call__(self, x, padding=None, mask=None, residual=True) -> np.ndarray:
+        """The block's output, same shape as x; see :meth:`forward`."""
+        return self.forward(x, padding, mask, residual)[0]
+
+    def trace(self, x, padding=None, mask=None, residual=True) -> list:
+        """Every intermediate array of the block, in computation order.
+
+        Post-LN (residual=True): ``x``, ``attention`` (= MHA(x)), ``x + attention``,
+        ``h1 = LN1(x + attention)``, ``FFN hidden (d_ff)``, ``FFN out``,
+        ``h1 + FFN out``, ``output`` (= LN2(h1 + FFN out)).
+
+        Pre-LN (residual=True): ``x``, ``LN1(x)``, ``attention`` (= MHA(LN1(x))),
+        ``x + attention``, ``LN2(x + attention)``, ``FFN hidden (d_ff)``, ``FFN out``,
+        ``output`` (= x + attention + FFN out). The residual stream is ``x``,
+        ``x + attention``, ``output``.
+
+        With residual=False the sums are left out (e.g. ``h1 = LN1(attention)``).
+
+        Parameters
+        ----------
+        x, padding, mask, residual
+            As in :meth:`forward`.
+
+        Returns
+        -------
+        list of (str, numpy.ndarray)
+            Every array is (b, s, d) or (s, d), except ``FFN hidden (d_ff)``:
+            (b, s, d_ff) or (s, d_ff).
+        """
+        return self._trace(x, padding, mask, residual)[0]
+
+
+def _fresh_norm(d: int, bias: bool):
+    """A new LayerNorm's (gamma, beta): 1 and 0; no beta without biases (as torch)."""
+    return np.ones(d), (np.zeros(d) if bias else None)
+
+
+def _random_ffn(d: int, d_ff: int, seed: int, bias: bool):
+    rng = np.random.default_rng([seed, 1])  # a stream apart from the attention's
+    W_1 = rng.normal(0.0, 1.0 / math.sqrt(d), (d, d_ff))  # (d, d_ff)
+    W_2 = rng.normal(0.0, 1.0 / math.sqrt(d_ff), (d_ff, d))  # (d_ff, d)
+    b_1 = rng.normal(0.0, 0.1, d_ff) if bias else None  # (d_ff,)
+    b_2 = rng.normal(0.0, 0.1, d) if bias else None  # (d,)
+    return W_1, b_1, W_2, b_2
+
+
+# ------------------------------------------------------------------ the decoder block
+
+
+class DecoderBlock:
+    """One transformer decoder block (encoder-decoder models): causal self-attention,
+    cross-attention to the encoder's output (the memory), and a feed-forward network,
+    each with a residual connection and a LayerNorm, as ``nn.TransformerDecoderLayer``::
+
+        post-LN: x = LN1(x + SelfMHA(x)); x = LN2(x + CrossMHA(x, memory));
+                 x = LN3(x + FFN(x))
+        pre-LN:  x = x + SelfMHA(LN1(x)); x = x + CrossMHA(LN2(x), memory);
+                 x = x + FFN(LN3(x))
+
+    Parameters
+    ----------
+    self_attention, cross_attention : MultiHeadAttention
+        Same width d.
+    W_1, b_1, W_2, b_2
+        Feed-forward weights, as in :class:`EncoderBlock`.
+    norm1, norm2, norm3 : (gamma, beta), optional
+        None is a fresh LayerNorm (gamma = 1, beta = 0).
+    norm_first : bool
+    activation : {"relu", "gelu", "gelu_tanh"}
+    eps : float
+
+    Attributes
+    ----------
+    self_attention, cross_attention : MultiHeadAttention
+    d, h, d_ff, norm_first, activation, eps, n_parameters
+        As in :class:`EncoderBlock`.
+    """
+
+    def __init__(self, self_attention, cross_attention, W_1, b_1, W_2, b_2, norm1=None,
+                 norm2=None, norm3=None, *, norm_first=False, activation="relu", eps=1e-5):
+        self.self_attention = _attention(self_attention, "self_attention")
+        d = self.self_attention.d
+        self.cross_attention = _attention(cross_attention, "cross_attention", d)
+        self.W_1, self.b_1, self.W_2, self.b_2 = _ffn_weights(W_1, b_1, W_2, b_2, d)
+        self.norm1 = _norm(norm1, "norm1", d)
+        self.norm2 = _norm(norm2, "norm2", d)
+        self.norm3 = _norm(norm3, "norm3", d)
+        self.norm_first = _flag(norm_first, "norm_first")
+        self.activation = _activation(activation)
+        self.eps = _eps(eps)
+
+    @classmethod
+    def from_seed(cls, d: int, h: int, d_ff: int | None = None, seed: int = 0, *,
+                  norm_first=False, activation="relu", eps=1e-5, bias: bool = True):
+        """Random weights, as :meth:`EncoderBlock.from_seed` (cross-attention: seed + 1)."""
+        d = positive_int(d, "d")
+        d_ff = 4 * d if d_ff is None else positive_int(d_ff, "d_ff")
+        seed = whole_number(seed, "seed", 0)
+        sa = MultiHeadAttention.from_seed(d, h, seed=seed, bias=bias)
+        ca = MultiHeadAttention.from_seed(d, h, seed=seed + 1, bias=bias)
+        norms = [_fresh_norm(d, bias) for _ in range(3)]
+        return cls(sa, ca, *_random_ffn(d, d_ff, seed, bias), *norms, norm_first=norm_first,
+                   activation=activation, eps=eps)
+
+    @classmethod
+    def from_torch(cls, layer) -> "DecoderBlock":
+        """Copy a ``torch.nn.TransformerDecoderLayer``'s weights into a DecoderBlock.
+
+        ``self_attn`` becomes the self-attention, ``multihead_attn`` the
+        cross-attention; otherwise as :meth:`EncoderBlock.from_torch` (eval mode,
+        relu or gelu, one eps, batch_first either way).
+
+        Parameters
+        ----------
+        layer : torch.nn.TransformerDecoderLayer
+
+        Returns
+        -------
+        DecoderBlock
+        """
+        kind = "TransformerDecoderLayer"
+        _check_eval(layer, kind, ["self_attn", "multihead_attn"])
+        lin1, lin2 = _get(layer, "linear1", kind), _get(layer, "linear2", kind)
+        return cls(
+            _mha_from_torch(_get(layer, "self_attn", kind), kind),
+            _mha_from_torch(_get(layer, "multihead_attn", kind), kind),
+            _numpy(lin1.weight).T, _numpy(lin1.bias),  # (d_ff, d)^T -> (d, d_ff)
+            _numpy(lin2.weight).T, _numpy(lin2.bias),  # (d, d_ff)^T -> (d_ff, d)
+            *(_norm_from_torch(_get(layer, n, kind)) for n in ("norm1", "norm2", "norm3")),
+            norm_first=bool(_get(layer, "norm_first", kind)),
+            activation=_activation_from_torch(layer, kind),
+            eps=_eps_from_torch(layer, ("norm1", "norm2", "norm3"), kind),
+        )
+
+    @property
+    def d(self) -> int:
+        """Model width d."""
+        return self.self_attention.d
+
+    @property
+    def h(self) -> int:
+        """Number of heads of the self-attention."""
+        return self.self_attention.h
+
+    @property
+    def d_ff(self) -> int:
+        """Hidden width of the feed-forward network."""
+        return self.W_1.shape[1]
+
+    @property
+    def n_parameters(self) -> int:
+        """Learned numbers: both attentions, the feed-forward network, three norms."""
+        return (self.self_attention.n_parameters + self.cross_attention.n_parameters
+                + _count(self.W_1, self.b_1, self.W_2, self.b_2,
+                         *self.norm1, *self.norm2, *self.norm3))
+
+    def __repr__(self) -> str:
+        return (f"DecoderBlock(d={self.d}, h={self.h}, d_ff={self.d_ff}, "
+                f"norm_first={self.norm_first}, activation={self.activation!r}, "
+                f"eps={self.eps:g})")
+
+    def _trace(self, x, memory, memory_padding, padding, residual):
+        x = _sequence(x, "x", self.d)
+        memory = _sequence(memory, "memory", self.d)
+        if memory.shape[:-2] != x.shape[:-2]:
+            raise ValueError(f"memory has shape {memory.shape} but x has shape {x.shape}: "
+                             f"both must be (b, s, d) with the same b, or both (s, d)")
+        padding = _padding(padding, "padding", x, "x")
+        memory_padding = _padding(memory_padding, "memory_padding", memory, "memory")
+        pad = None if padding is None else key_padding_to_attention_mask(padding)
+        self_mask = combine_masks(causal_mask(x.shape[-2]), pad)  # (..., s, s)
+        cross_mask = (None if memory_padding is None  # (..., 1, s_mem)
+                      else key_padding_to_attention_mask(memory_padding))
+        weights = {}
+
+        def self_attention(inp, trace):
+            out, weights["self"] = self.self_attention(inp, mask=self_mask)  # (..., s, d)
+            return out
+
+        def cross_attention(inp, trace):
+            # queries from the decoder (..., s, d), keys/values from memory (..., s_mem, d)
+            out, weights["cross"] = self.cross_attention(inp, memory, mask=cross_mask)
+            return out
+
+        def ffn(inp, trace):
+            return _ffn(inp, self.W_1, self.b_1, self.W_2, self.b_2, self.activation, trace)
+
+        trace = _run(x, [("self-attention", self_attention),
+                         ("cross-attention", cross_attention), ("FFN out", ffn)],
+                     [self.norm1, self.norm2, self.norm3], norm_first=self.norm_first,
+                     residual=_flag(residual, "residual"), eps=self.eps)
+        return trace, weights["self"], weights["cross"]
+
+    def forward(self, x, memory, memory_padding=None, padding=None, residual=True):
+        """The block's output and both attentions' weights.
+
+        Parameters
+        ----------
+        x : array_like, shape (b, s, d) or (s, d)
+            The decoder's input (target tokens so far).
+        memory : array_like, shape (b, s_mem, d) or (s_mem, d)
+            The encoder's output.
+        memory_padding : array_like of bool, shape (b, s_mem) or (s_mem,), optional
+            True = a real memory token; padding is not attended to by cross-attention.
+        padding : array_like of bool, shape (b, s) or (s,), optional
+            True = a real target token; combined with the (always applied) causal mask.
+        residual : bool
+            False drops the three residual additions.
+
+        Returns
+        -------
+        output : numpy.ndarray, same shape as x
+        self_weights : numpy.ndarray, shape (b, h, s, s) or (h, s, s)
+        cross_weights : numpy.ndarray, shape (b, h, s, s_mem) or (h, s, s_mem)
+        """
+        trace, w_self, w_cross = self._trace(x, memory, memory_padding, padding, residual)
+        return trace[-1][1], w_self, w_cross
+
+    def __call__(self, x, memory, memory_padding=None, padding=None, residual=True):
+        """The block's output, same shape as x; see :meth:`forward`."""
+        return self.forward(x, memory, memory_padding, padding, residual)[0]
+
+    def trace(self, x, memory, memory_padding=None, padding=None, residual=True) -> list:
+        """Every intermediate array, in order, named as in :meth:`EncoderBlock.trace`
+        with ``self-attention`` and ``cross-attention`` sub-layers (post-LN: h1, h2 after
+        LN1, LN2; pre-LN: ``x + self-attention + cross-attention`` and so on).
+
+        Returns
+        -------
+        list of (str, numpy.ndarray)
+        """
+        return self._trace(x, memory, memory_padding, padding, residual)[0]
+
+
+# ------------------------------------------------------------------ counting
+
+
+def _ffn_and_bias(d, d_ff, bias) -> tuple[int, int, bool]:
+    d = positive_int(d, "d")
+    d_ff = 4 * d if d_ff is None else positive_int(d_ff, "d_ff")
+    return d, d_ff, _flag(bias, "bias")
+
+
+def encoder_block_parameters(d: int, d_ff: int | None = None, bias: bool = True) -> int:
+    """Learned numbers of one encoder block (= torch's TransformerEncoderLayer).
+
+    Attention ``4 d^2 + 4 d``, feed-forward ``2 d d_ff + d_ff + d``, two LayerNorms
+    ``4 d``; in all ``4 d^2 + 2 d d_ff + d_ff + 9 d``, which is ``12 d^2 + 13 d`` for
+    d_ff = 4 d. Without biases (torch's ``bias=False``, which also drops LayerNorm's
+    beta): ``4 d^2 + 2 d d_ff + 2 d``.
+
+    Parameters
+    ----------
+    d : int
+    d_ff : int, optional
+        Default 4 d.
+    bias : bool
+
+    Returns
+    -------
+    int
+    """
+    d, d_ff, bias = _ffn_and_bias(d, d_ff, bias)
+    if bias:
+        return 4 * d * d + 2 * d * d_ff + d_ff + 9 * d
+    return 4 * d * d + 2 * d * d_ff + 2 * d
+
+
+def decoder_block_parameters(d: int, d_ff: int | None = None, bias: bool = True) -> int:
+    """Learned numbers of one decoder block (= torch's TransformerDecoderLayer).
+
+    Two attentions ``8 d^2 + 8 d``, feed-forward ``2 d d_ff + d_ff + d``, three
+    LayerNorms ``6 d``; in all ``8 d^2 + 2 d d_ff + d_ff + 15 d`` (``16 d^2 + 19 d`` for
+    d_ff = 4 d); without biases ``8 d^2 + 2 d d_ff + 3 d``.
+
+    Parameters
+    ----------
+    d : int
+    d_ff : int, optional
+        Default 4 d.
+    bias : bool
+
+    Returns
+    -------
+    int
+    """
+    d, d_ff, bias = _ffn_and_bias(d, d_ff, bias)
+    if bias:
+        return 8 * d * d + 2 * d * d_ff + d_ff + 15 * d
+    return 8 * d * d + 2 * d * d_ff + 3 * d
