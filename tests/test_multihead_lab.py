@@ -1,4 +1,5 @@
-"""Chapter 4's lab (widgets/multihead.py), its view (plots/multihead.py) and its explorer.
+"""Chapter 4's lab (scenes/multihead.py, live_lab("multihead")), its view
+(plots/multihead.py) and its explorer (static_explorer("multihead")).
 
 Expected values come from the math layer directly (MultiHeadAttention, embedding_table,
 sinusoidal_encoding), not from the state function under test.
@@ -6,31 +7,46 @@ sinusoidal_encoding), not from the state function under test.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 
 import ipywidgets
 import numpy as np
 import pytest
 
+from attention_book import controls
 from attention_book import multihead as M
+from attention_book.controls import Explorer, lab as book_lab, live_lab
+from attention_book.controls.live import LiveLab
+from attention_book.controls.static import explorer as make_explorer
 from attention_book.embedding import embed, embedding_table
-from attention_book.explorer import Explorer, interactive
-from attention_book.plots import MultiHeadView, mosaic_layout, multihead_view
+from attention_book.plots import MultiHeadView, NearestImage, mosaic_layout, multihead_view
 from attention_book.positional import sinusoidal_encoding
-from attention_book.tokens import RUNNING_IDS, RUNNING_SENTENCE, Vocabulary
-from attention_book.widgets import (
-    MultiHeadLab,
+from attention_book.scenes import (
+    SCENES,
     head_choices,
     missing_heads_text,
+    model_preset,
     multihead_alt_text,
-    multihead_explorer,
     multihead_readout_html,
     multihead_state,
-    multihead_widget,
 )
+from attention_book.tokens import RUNNING_IDS, RUNNING_SENTENCE, Vocabulary
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Passing unrecognized arguments to super\\(Toolbar\\)")
+MultiHeadLab = LiveLab
+SCENE = SCENES["multihead"]
+
+
+def multihead_widget(**values):
+    return live_lab("multihead", **values)
+
+
+def multihead_explorer(models=None, **explore):
+    """The explorer over ``models`` (default: the scene's) and the running sentence."""
+    scene = SCENE
+    if models is not None:
+        scene = dataclasses.replace(SCENE, presets=(model_preset(models), SCENE.presets[1]))
+    return make_explorer(scene, multihead_view(), text=(RUNNING_SENTENCE,), **explore)
 
 
 def expected(d, h, seed, positional=False, ids=RUNNING_IDS):
@@ -56,14 +72,14 @@ def artists(lab):
 def shown_tiles(view: MultiHeadView, h, s):
     """Cut the mosaic back into h tiles of (s, s, 4) uint8 colours."""
     rgba = view.mosaic.get_array()
-    rows, cols, gap, size = mosaic_layout(h, s)
+    rows, cols, gap, size = mosaic_layout(h, s, view.box)
     assert rgba.shape == (rows * size, cols * size, 4)
     return [rgba[(i // cols) * size + gap:(i // cols + 1) * size,
                  (i % cols) * size:(i % cols) * size + s] for i in range(h)]
 
 
 def colours(view, w):
-    return view._cmap(np.clip(w, 0, 1), bytes=True)
+    return view.cmap(np.clip(w, 0, 1), bytes=True)
 
 
 def test_factory_returns_a_widget_with_labelled_controls(lab):
@@ -72,6 +88,7 @@ def test_factory_returns_a_widget_with_labelled_controls(lab):
     for control in lab.controls.values():
         assert control.description
     assert lab.controls["h"].options == (1, 2, 4, 8)
+    assert isinstance(lab.image, ipywidgets.Image) and lab.image.value[:4] == b"\x89PNG"
 
 
 def test_initial_state_matches_the_math_layer(lab):
@@ -161,6 +178,67 @@ def test_shape_tracer_follows_the_controls(lab):
     assert "(1, 2, 3, 4)" in lab.readout.value
 
 
+def test_lowering_h_reoffers_heads_on_in_one_update(lab):
+    """Options and value of "heads on" reach the page together (no console error)."""
+    lab.controls["h"].value = 8
+    lab.controls["heads_on"].value = (5, 6)
+    heads = lab.controls["heads_on"]
+    sent = []
+    send = heads.send_state
+    heads.send_state = lambda key=None: (sent.append(set(key) if isinstance(key, set)
+                                                    else {key}), send(key))
+    lab.controls["h"].value = 2
+    assert sent == [{"_options_labels", "index"}]
+    assert heads.value == (0, 1) and lab.state.on == (True, True)
+
+
+def test_empty_sentence_traces_s_0_everywhere():
+    lab = multihead_widget(text="")
+    text = lab.readout.value
+    assert "s=0" in text and "no tokens: s = 0" in text
+    assert "(1, 0, 8)" in text and "(1, 2, 0, 0)" in text and "(1, 0, 2, 4)" in text
+    assert "(1, 1, " not in text
+    assert lab.view.heads_panel.notice.get_visible()
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 8, 16])
+def test_tiles_fill_the_panel_and_name_the_tokens(h):
+    view = multihead_view()
+    d = 64 if h == 16 else 8
+    st = multihead_state(RUNNING_SENTENCE, d, h)
+    view.show(st)
+    rows, cols, gap, size = view.layout
+    assert rows * cols >= h > (rows - 1) * cols
+    # the tiles' cells cover at least half of the panel, whatever h is
+    assert h * st.s ** 2 / (rows * cols * size ** 2) >= 0.5
+    # the panel is filled: the mosaic spans the whole axes
+    assert view.mosaic.get_extent() == [-0.5, cols * size - 0.5, rows * size - 0.5, -0.5]
+    # queries along the first column's rows, keys along the last row's columns
+    assert view.heads_panel.row_labels.texts == st.tokens * rows
+    assert view.heads_panel.col_labels.texts == st.tokens * (h - (h - 1) // cols * cols)
+    # every tile label fits its tile: short labels when the tiles are narrow
+    fontsize = view.tile_labels.fontsize
+    assert all(len(t) * 0.6 * fontsize <= view.box[0] / cols for t in view.tile_labels.texts)
+
+
+def test_long_sentences_drop_token_labels_that_do_not_fit():
+    view = multihead_view()
+    st = multihead_state(" ".join(["dog"] * 32), 64, 16)
+    view.show(st)
+    assert view.heads_panel.row_labels.texts == ()
+    assert len(view.tile_labels.texts) == 16
+
+
+def test_the_explorer_offers_the_repeated_word_sentence():
+    from attention_book.scenes import MH_SENTENCES
+
+    assert "the dog saw the cat" in MH_SENTENCES
+    assert SCENE.control("text").explore == MH_SENTENCES
+    for values in SCENE.suggested:  # each state the chapter names is a valid state
+        st = multihead_state(**{**SCENE.defaults, **values})
+        assert st.h == values.get("h", 2)
+
+
 def test_missing_heads_text_quotes_the_api_error():
     text = missing_heads_text(8)
     assert "1, 2, 4, 8" in text and "3, 5, 6, 7" in text
@@ -213,7 +291,7 @@ def test_factories_never_display(monkeypatch):
 
 @pytest.fixture(scope="module")
 def small_explorer():
-    return multihead_explorer(models=((8, 2), (12, 3)), dpi=40)
+    return multihead_explorer(models=((8, 2), (12, 3)))
 
 
 def test_explorer_has_one_state_per_combination(small_explorer):
@@ -226,27 +304,26 @@ def test_explorer_has_one_state_per_combination(small_explorer):
 
 
 def test_default_explorer_is_modest():
-    explorer = multihead_explorer(dpi=20)
+    explorer = controls.static_explorer("multihead")
     assert len(explorer) <= 60
+    assert len(explorer._repr_html_()) < 2_000_000  # the chapter page stays under ~2 MB
     with pytest.raises(ValueError, match="h=5 does not divide d=8"):
         multihead_explorer(models=((8, 5),))
 
 
 def test_interactive_picks_the_explorer_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
-    assert isinstance(interactive(multihead_widget, lambda: multihead_explorer(
-        models=((8, 2),), dpi=20)), Explorer)
+    monkeypatch.setattr(controls, "static_explorer", lambda name: multihead_explorer(
+        models=((8, 2),)))
+    assert isinstance(book_lab("multihead"), Explorer)
     monkeypatch.delenv("ATTENTION_BOOK_STATIC")
-    assert isinstance(interactive(multihead_widget, multihead_explorer), MultiHeadLab)
+    assert isinstance(book_lab("multihead"), MultiHeadLab)
 
 
 @pytest.mark.parametrize("shape", [(5, 8), (7, 3), (1, 1), (3, 12)])
 def test_nearest_image_draws_the_same_pixels_as_imshow(shape):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-
-    from attention_book.plots import NearestImage
-    from attention_book.plots.multihead import _nearest_image
 
     A = np.random.default_rng(0).random(shape)
     m, n = shape
@@ -256,7 +333,9 @@ def test_nearest_image_draws_the_same_pixels_as_imshow(shape):
         fig = Figure(figsize=(3, 2), dpi=90)
         ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
         if fast:
-            image = _nearest_image(ax, data=A, cmap="viridis", extent=extent)
+            image = NearestImage(ax, cmap="viridis", interpolation="nearest", extent=extent)
+            image.set_data(A)
+            ax.add_image(image)
             assert isinstance(image, NearestImage)
         else:
             ax.imshow(A, cmap="viridis", interpolation="nearest", extent=extent, aspect="auto")

@@ -1,5 +1,5 @@
-"""Chapter 5's permutation playground (widgets/permutation.py), its view
-(plots/permutation.py) and its explorer.
+"""Chapter 5's permutation playground (scenes/permutation.py, live_lab("permutation")),
+its view (plots/permutation.py) and its explorer (static_explorer("permutation")).
 
 Expected values are computed here from the math layer (embed, projection_weights,
 scaled_dot_product_attention, sinusoidal_encoding, causal_mask), not from the state
@@ -22,24 +22,32 @@ from attention_book.attention import (
     projection_weights,
     scaled_dot_product_attention,
 )
+from attention_book import controls
+from attention_book.controls import Explorer, lab as book_lab, live_lab, static_explorer
+from attention_book.controls.live import LiveLab
 from attention_book.embedding import embed, embedding_table
-from attention_book.explorer import Explorer, interactive
 from attention_book.plots import PermutationView, permutation_view
 from attention_book.positional import sinusoidal_encoding
-from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
-from attention_book.widgets import (
+from attention_book.scenes import (
     ORDER_CHOICES,
-    PermutationLab,
     named_permutation,
     permutation_alt_text,
-    permutation_explorer,
     permutation_readout_html,
     permutation_state,
-    permutation_widget,
 )
+from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Passing unrecognized arguments to super\\(Toolbar\\)")
+PermutationLab = LiveLab
+
+
+def permutation_widget(**values):
+    return live_lab("permutation", **values)
+
+
+def permutation_explorer():
+    """The explorer of the running sentence over the named orders (no typed order)."""
+    return static_explorer("permutation", text=(RUNNING_SENTENCE,), custom=("",), order=tuple(
+        name for _, name in ORDER_CHOICES if name != "custom"))
 
 D = 8
 
@@ -166,15 +174,62 @@ def test_every_control_updates_in_place():
 
 def test_shuffle_button_selects_shuffle_and_moves_the_seed():
     lab = permutation_widget()
-    lab.shuffle_button.click()
+    lab.buttons[0].click()
     assert lab.controls["order"].value == "shuffle" and lab.controls["seed"].value == 1
     assert_shows(lab, RUNNING_SENTENCE, named_permutation("shuffle", 5, 1), False, False)
-    lab.shuffle_button.click()
+    lab.buttons[0].click()
     assert lab.controls["seed"].value == 2
     assert_shows(lab, RUNNING_SENTENCE, named_permutation("shuffle", 5, 2), False, False)
     lab.controls["seed"].value = 99
-    lab.shuffle_button.click()
+    lab.buttons[0].click()
     assert lab.controls["seed"].value == 0  # wraps around
+
+
+def test_shuffle_button_redraws_once():
+    lab = permutation_widget()
+    shown = []
+    show = lab.view.show
+    lab.view.show = lambda state: (shown.append(state), show(state))
+    lab.buttons[0].click()
+    assert len(shown) == 1 and shown[0].perm.tolist() == named_permutation(
+        "shuffle", 5, 1).tolist()
+
+
+def test_controls_without_effect_are_disabled_with_a_hint():
+    lab = permutation_widget()
+    c = lab.controls
+    assert c["custom"].disabled and c["seed"].disabled
+    assert "custom order" in lab.hints["custom"].value and "shuffle" in lab.hints["seed"].value
+    c["order"].value = "custom"
+    assert not c["custom"].disabled and c["seed"].disabled
+    assert lab.hints["custom"].value == ""
+    lab.buttons[0].click()
+    assert c["custom"].disabled and not c["seed"].disabled
+
+
+@pytest.fixture(scope="module")
+def full_explorer():
+    return static_explorer("permutation")
+
+
+def test_the_html_explorer_offers_typed_orders(full_explorer):
+    names = [a.name for a in full_explorer.axes]
+    assert names == ["order", "custom", "pe", "causal"]
+    custom = names.index("custom")
+    page = full_explorer._repr_html_()
+    assert len(page) < 2_000_000  # the chapter page stays under ~2 MB
+    assert "used when the permutation is" in page  # the hint of a disabled control
+    for index, frame in full_explorer.frames.items():
+        assert (custom in frame.inactive) == (frame.values["order"] != "custom")
+    # exercise 4: under the causal mask, which rows agree
+    for order, agree in (("0 1 2 4 3", [0, 1, 2]), ("1 0 2 3 4", [2, 3, 4])):
+        values = {"order": "custom", "custom": order, "pe": False, "causal": True}
+        assert full_explorer.reachable(values)
+        (frame,) = [f for f in full_explorer.frames.values()
+                    if all(f.values[k] == v for k, v in values.items())]
+        st = permutation_state(RUNNING_SENTENCE, "custom", order, 0, False, True)
+        assert frame.caption_html == permutation_readout_html(st)
+        assert np.flatnonzero(st.difference.max(axis=1) < 1e-12).tolist() == agree
 
 
 def test_empty_sentence_and_escaping():
@@ -230,14 +285,15 @@ def script_frames(html_text: str) -> dict:
 def test_explorer_states(explorer):
     assert isinstance(explorer, Explorer)
     assert len(explorer) == 5 * 2 * 2 < 60
-    assert [c.name for c in explorer.controls] == ["order", "pe", "causal"]
+    assert [c.name for c in explorer.axes] == ["order", "pe", "causal"]
     assert explorer.initial == (1, 0, 0)  # reverse, PE off, mask off
     html_text = explorer._repr_html_()
     assert len(html_text) < 2_500_000
     assert "http://" not in html_text and "https://" not in html_text
     data = script_frames(html_text)
     assert len(data["frames"]) == 20
-    for key, (url, alt, caption) in data["frames"].items():
+    for key, (n, alt, caption, _inactive) in data["frames"].items():
+        url = data["images"][n]
         Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).verify()
         order, pe, causal = map(int, key.split(","))
         want = "yes" if order == 0 or not (pe or causal) else "no"
@@ -255,6 +311,7 @@ def test_explorer_frames_come_from_the_state_function(explorer):
 
 def test_interactive_picks_the_form(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
-    assert interactive(permutation_widget, lambda: "explorer") == "explorer"
+    monkeypatch.setattr(controls, "static_explorer", lambda name: "explorer")
+    assert book_lab("permutation") == "explorer"
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "0")
-    assert isinstance(interactive(permutation_widget, lambda: "explorer"), PermutationLab)
+    assert isinstance(book_lab("permutation"), PermutationLab)

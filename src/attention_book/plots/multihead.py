@@ -1,48 +1,51 @@
 """Chapter 4's picture: one attention-weight heatmap per head, and what the heads write.
-
-The figure is built once; all h <= :data:`MAX_HEADS` heads are tiles of one RGBA image
-whose data is replaced on each change, so changing h, d or the sentence never re-plots.
-"""
+All h <= MAX_HEADS heads are tiles of one RGBA image, laid out to fill the panel for any h
+(:func:`mosaic_layout`): changing h, d or the sentence never re-plots."""
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-import matplotlib as mpl
-from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .core import HeatmapPanel, NearestImage, TextStamps, freeze_layout
+from ..scenes.multihead import MAX_HEADS
+from .core import HeatmapPanel, TextStamps, freeze_layout, tick_fontsize, tick_label
 
-__all__ = [
-    "MAX_HEADS",
-    "HEADS_OUTPUT_COLOR_LIMITS",
-    "mosaic_layout",
-    "MultiHeadView",
-    "multihead_view",
-]
+__all__ = ["HEADS_OUTPUT_COLOR_LIMITS", "OFF_ALPHA", "mosaic_layout", "MultiHeadView",
+           "multihead_view"]
 
-#: The most heads the grid shows (a 4 x 4 grid of axes, built once).
-MAX_HEADS = 16
 #: Colour limits of the output panels; values beyond them saturate the colour scale.
 HEADS_OUTPUT_COLOR_LIMITS = (-3.0, 3.0)
-#: Transparency of a head that is switched off (its weights are still computed).
+#: Opacity of a head that is switched off (its weights are still computed).
 OFF_ALPHA = 0.2
+#: Height (points) kept above each tile for its "head i" label.
+_LABEL_PT = 11.0
 
 
-def _nearest_image(ax, data, **kwargs) -> NearestImage:
-    """Add a :class:`NearestImage` of ``data`` to ``ax``, filling the axes."""
-    image = NearestImage(ax, interpolation="nearest", **kwargs)
-    image.set_data(data)
-    ax.add_image(image)
-    left, right, bottom, top = image.get_extent()
-    ax.set_xlim(left, right)  # the image fills the axes (and stays inside for the layout)
-    ax.set_ylim(bottom, top)
-    return image
+def mosaic_layout(h: int, s: int, box: tuple[float, float] = (360.0, 250.0)
+                  ) -> tuple[int, int, int, int]:
+    """Where the heads go in the mosaic: ``(rows, cols, gap, size)``.
+
+    h tiles of s x s cells in a grid of ``rows x cols`` tiles, each with ``gap`` empty
+    cells above it (room for its label) and to its right; ``size = s + gap`` is the tile
+    pitch in cells. The grid is the one whose cells are largest in a panel of ``box`` =
+    (width, height) points, so a few heads fill the panel as well as many do.
+    """
+    best = None
+    for cols in range(1, h + 1):
+        rows = -(-h // cols)  # ceil(h / cols)
+        pitch = box[1] / rows  # points per row of tiles
+        gap = max(1, math.ceil(s * _LABEL_PT / max(pitch - _LABEL_PT, 1.0)))
+        size = s + gap
+        cell = min(box[0] / (cols * size), box[1] / (rows * size))
+        key = (round(cell, 1), -(rows * cols - h))  # largest cells, then fewest empty slots
+        if best is None or key > best[0]:
+            best = (key, (rows, cols, gap, size))
+    return best[1]
 
 
 class _TileLabels(TextStamps):
@@ -53,8 +56,8 @@ class _TileLabels(TextStamps):
         super().__init__(ax, "top", pad=1.0, cache=cache)
         self.xy = np.zeros((0, 2))
 
-    def set_labels(self, texts, xy, fontsize: float = 8.0) -> None:
-        self.xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    def set_labels(self, texts, xy, fontsize: float) -> None:
+        self.xy = np.asarray(xy, dtype=float).reshape(-1, 2)  # (n, 2) data points
         self.set_texts(texts, fontsize=fontsize)
 
     def _anchors(self, renderer):
@@ -62,103 +65,112 @@ class _TileLabels(TextStamps):
         return [(x, y + pad) for x, y in self.ax.transData.transform(self.xy)]
 
 
-def mosaic_layout(h: int, s: int) -> tuple[int, int, int, int]:
-    """Where the heads go in the mosaic: ``(rows, cols, gap, size)``.
-
-    h tiles of s x s cells in a near-square grid of ``rows x cols`` tiles, separated by
-    ``gap`` empty cells (room for a tile's label); ``size`` = s + gap is the tile pitch.
-    """
-    cols = int(np.ceil(np.sqrt(h)))
-    rows = int(np.ceil(h / cols))
-    gap = max(1, int(np.ceil(0.3 * s)))
-    return rows, cols, gap, s + gap
-
-
 class MultiHeadView:
     """Chapter 4's picture: a mosaic of per-head weights and two output panels.
 
-    Left, one image holding h small heatmaps side by side, head i's weights (s_q, s_k)
-    (viridis, colour limits fixed to [0, 1], rows = queries, columns = keys), in a
-    near-square grid; a head that is switched off is drawn faded. The heads are colour-
-    mapped into one RGBA mosaic, so h = 16 heads cost one image draw, not sixteen. Right,
-    top: the output computed from the heads that are on,
-    ``sum_{i on} H_i W^O_i + b_o`` (s, d); bottom: what the heads that are off would add,
-    ``sum_{i off} H_i W^O_i`` (s, d). Their sum is the full multi-head output.
+    Left, one image holding h small heatmaps, head i's weights (s_q, s_k) (viridis, colour
+    limits fixed to [0, 1], rows = queries, columns = keys), labelled "head i" and, when
+    they fit, with the tokens along the first column's rows and the last row's columns; a
+    head that is switched off is drawn faded. The heads are colour-mapped into one RGBA
+    mosaic, so h = 16 heads cost one image draw, not sixteen. Right, top: the output of
+    the heads that are on, ``sum_{i on} H_i W^O_i + b_o`` (s, d); bottom: what the heads
+    that are off would add, ``sum_{i off} H_i W^O_i`` (s, d). Their sum is the output.
 
-    Build it with :func:`multihead_view`; change it with :meth:`update`.
+    Build it with :func:`multihead_view`; change it with :meth:`update` or :meth:`show`.
 
     Attributes
     ----------
     figure : matplotlib.figure.Figure
-    heads_ax : matplotlib.axes.Axes
+    heads_panel : HeatmapPanel
+        Its image is the mosaic; its colour bar is the weights' scale.
     mosaic : matplotlib.image.AxesImage
-        Its array is the RGBA mosaic, (rows*(s+gap), cols*(s+gap), 4), see
-        :func:`mosaic_layout`.
-    weights : numpy.ndarray, shape (h, s, s)
-        The weights shown now.
+        Its array is the RGBA mosaic, (rows*size, cols*size, 4), see :func:`mosaic_layout`.
+    cmap : matplotlib.colors.Colormap
+        The weights' colour map.
+    box : (float, float)
+        The mosaic panel's (width, height) in points.
+    layout : (int, int, int, int)
+        The ``mosaic_layout`` shown now.
     tile_labels : TextStamps
         ``tile_labels.texts`` is ``("head 0", "head 1 (off)", ...)``.
     on_panel, off_panel : HeatmapPanel
         The output from the heads that are on, and the sum of the others' contributions.
     """
 
+    explorer_dpi = 80
+    palette = True
+
     def __init__(self, figure: Figure):
         self.figure = figure
         engine = figure.get_layout_engine()
         if isinstance(engine, ConstrainedLayoutEngine):
-            engine.set(h_pad=0.06)  # room above the titles
-        grid = figure.add_gridspec(2, 2, width_ratios=(1.3, 1.0))
+            engine.set(h_pad=0.06)  # room above the titles, which are drawn as stamps
+        grid = figure.add_gridspec(2, 2, width_ratios=(1.45, 1.0))
         cache: OrderedDict = OrderedDict()
-        self.heads_ax = ax = figure.add_subplot(grid[:, 0])
-        self._cmap = mpl.colormaps["viridis"]
-        self.mosaic = _nearest_image(ax, data=np.full((1, 1, 4), 255, dtype=np.uint8),
-                                     extent=(-0.5, 0.5, 0.5, -0.5))
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.set_aspect("equal", adjustable="box")  # square cells, the box shrinks to fit
-        for spine in ax.spines.values():
+        self.heads_panel = HeatmapPanel(
+            figure.add_subplot(grid[:, 0]), cmap="viridis", vmin=0.0, vmax=1.0,
+            xlabel="key j", ylabel="query i", colorbar_label="attention weight",
+            col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache)
+        self.mosaic, ax = self.heads_panel.image, self.heads_panel.ax
+        self.cmap = self.mosaic.get_cmap()
+        for spine in ax.spines.values():  # white gaps separate the tiles
             spine.set_visible(False)
-        ax.set_title("reserved", y=1.0)
         self.tile_labels = _TileLabels(ax, cache)
-        self.title = TextStamps(ax, "top", pad=mpl.rcParams["axes.titlepad"], cache=cache)
-        mappable = ScalarMappable(Normalize(0.0, 1.0), self._cmap)
-        self.weights_colorbar = figure.colorbar(
-            mappable, ax=ax, location="bottom", shrink=0.7, aspect=40, ticks=[0, 0.5, 1],
-            label="attention weight: row = query i, column = key j")
-        ax.set_anchor("N")  # the shrunk box stays under its title (after the colour bar,
-        # which sets its parent's anchor)
         lo, hi = HEADS_OUTPUT_COLOR_LIMITS
-        self.on_panel = HeatmapPanel(
-            figure.add_subplot(grid[0, 1]), cmap="cividis", vmin=lo, vmax=hi,
-            xlabel="", ylabel="token", colorbar_label="value", cache=cache,
-            empty_text="no tokens")
-        self.off_panel = HeatmapPanel(
-            figure.add_subplot(grid[1, 1]), cmap="cividis", vmin=lo, vmax=hi,
-            xlabel="dimension", ylabel="token", colorbar_label="value", cache=cache,
-            empty_text="no tokens")
+        self.on_panel, self.off_panel = (
+            HeatmapPanel(figure.add_subplot(grid[k, 1]), cmap="cividis", vmin=lo, vmax=hi,
+                         xlabel=xlabel, ylabel="token", colorbar_label="value",
+                         cache=cache, empty_text="no tokens")
+            for k, xlabel in ((0, ""), (1, "dimension")))
+        self.heads_panel.reserve(rows=True, cols=True)
         for panel in (self.on_panel, self.off_panel):
             panel.reserve(rows=True, cols=False)
-        static_axes = [self.weights_colorbar.ax, self.on_panel.colorbar.ax,
-                       self.off_panel.colorbar.ax]
-        self.static = freeze_layout(figure, static_axes=static_axes)
-        for panel in (self.on_panel, self.off_panel):
-            panel.finish()
-        ax.title.set_visible(False)
-        self.weights = np.zeros((0, 0, 0))
+        self.static = freeze_layout(
+            figure, panels=(self.heads_panel, self.on_panel, self.off_panel))
+        width, height = ax.get_position().size * figure.get_size_inches() * 72
+        self.box = (float(width), float(height))
+        self.layout = (1, 1, 1, 2)
+
+    def show(self, state) -> None:
+        """Show a :class:`~attention_book.scenes.multihead.MultiHeadState`."""
+        self.update(state.tokens, state.weights, state.on, state.on_output,
+                    state.off_output)
 
     def _mosaic_rgba(self, weights: np.ndarray, on) -> np.ndarray:
         h, s, _ = weights.shape
-        rows, cols, gap, size = mosaic_layout(h, s)
+        rows, cols, gap, size = self.layout
         rgba = np.full((rows * size, cols * size, 4), 255, dtype=np.uint8)  # white
         # (h, s, s) -> (h, s, s, 4) uint8: a uint8 image is the cheapest one to draw
-        colours = self._cmap(np.clip(weights, 0.0, 1.0), bytes=True)
+        colours = self.cmap(np.clip(weights, 0.0, 1.0), bytes=True)
         off = ~np.asarray(on, dtype=bool)
         # faded towards white
         colours[off] = (OFF_ALPHA * colours[off] + (1.0 - OFF_ALPHA) * 255).astype(np.uint8)
         for i in range(h):
             r, c = divmod(i, cols)
-            rgba[r * size + gap: (r + 1) * size, c * size: c * size + s] = colours[i]
+            rgba[r * size + gap: r * size + gap + s, c * size: c * size + s] = colours[i]
         return rgba
+
+    def _label(self, tokens: Sequence[str], on: Sequence[bool]) -> None:
+        """"head i" above each tile; the tokens along the rows of the first column's tiles
+        and the columns of the last row's tiles, at a size that fits the cells (none when
+        they do not fit)."""
+        rows, cols, gap, size = self.layout
+        h, s = len(on), len(tokens)
+        last = h - (h - 1) // cols * cols  # tiles in the last row
+        for stamps, cell, n, first in (
+                (self.heads_panel.row_labels, self.box[1] / (rows * size), rows, gap),
+                (self.heads_panel.col_labels, self.box[0] / (cols * size), last, 0)):
+            fontsize = min(tick_fontsize(s), 0.9 * cell)
+            shown = s > 0 and fontsize >= 5.0
+            stamps.set_texts([tick_label(t) for t in tokens] * n if shown else (),
+                             [k * size + first + j for k in range(n) for j in range(s)]
+                             if shown else (), fontsize)
+        texts = [f"head {i}" + ("" if f else " (off)") for i, f in enumerate(on)]
+        fontsize = 8.0 if h <= 9 else 7.0  # a character is about 0.6 fontsize wide
+        if self.box[0] / cols < 0.6 * fontsize * max(map(len, texts)):  # "h3", "h3 off"
+            texts = [f"h{i}" + ("" if f else " off") for i, f in enumerate(on)]
+        xy = [(i % cols * size + (s - 1) / 2, i // cols * size + gap - 0.5) for i in range(h)]
+        self.tile_labels.set_labels(texts if s else (), xy if s else (), fontsize)
 
     def update(self, tokens: Sequence[str], weights, on: Sequence[bool], on_output,
                off_output) -> None:
@@ -167,7 +179,7 @@ class MultiHeadView:
         Parameters
         ----------
         tokens : sequence of str, length s
-            The tokens (row labels of the output panels).
+            The tokens (row labels of the panels, column labels of the tiles).
         weights : array_like, shape (h, s, s)
             Each head's attention weights; h <= :data:`MAX_HEADS`.
         on : sequence of bool, length h
@@ -192,27 +204,20 @@ class MultiHeadView:
         if on_output.shape != off_output.shape or on_output.shape[:1] != (s,):
             raise ValueError(f"on_output and off_output must both have shape (s, d) with "
                              f"s={s}, got {on_output.shape} and {off_output.shape}")
-        self.weights = weights
-        rows, cols, gap, size = mosaic_layout(h, max(s, 1))
-        if s:
-            self.mosaic.set_data(self._mosaic_rgba(weights, on))
-        else:
-            self.mosaic.set_data(np.full((rows * size, cols * size, 4), 255, dtype=np.uint8))
+        self.layout = rows, cols, gap, size = mosaic_layout(h, max(s, 1), self.box)
+        self.mosaic.set_data(self._mosaic_rgba(weights, on))
         extent = (-0.5, cols * size - 0.5, rows * size - 0.5, -0.5)
         self.mosaic.set_extent(extent)
-        self.heads_ax.set_xlim(extent[0], extent[1])
-        self.heads_ax.set_ylim(extent[2], extent[3])
-        texts, xy = [], []
-        for i in range(h):
-            r, c = divmod(i, cols)
-            texts.append(f"head {i}" if on[i] else f"head {i} (off)")
-            xy.append((c * size + (s - 1) / 2, r * size + gap - 0.5))
-        self.tile_labels.set_labels(texts, xy, fontsize=8.0 if h <= 9 else 7.0)
-        d = on_output.shape[1] if on_output.ndim == 2 else 0
-        n_on = int(sum(bool(f) for f in on))
-        title = f"weights of h={h} heads : (h, s, s) = ({h}, {s}, {s})"
-        self.heads_ax.title.set_text(title)
-        self.title.set_texts([title], fontsize=self.heads_ax.title.get_fontsize())
+        ax = self.heads_panel.ax
+        ax.set_xlim(extent[0], extent[1])
+        ax.set_ylim(extent[2], extent[3])
+        self.mosaic.set_visible(s > 0)
+        self.heads_panel.notice.set_visible(s == 0)
+        self._label(tokens, on)
+        title = f"weights of h={h} head{'s' if h > 1 else ''} : (h, s, s) = ({h}, {s}, {s})"
+        ax.title.set_text(title)
+        self.heads_panel.title.set_texts([title], fontsize=ax.title.get_fontsize())
+        d, n_on = on_output.shape[1], int(sum(bool(f) for f in on))
         self.on_panel.update(on_output, row_labels=tokens,
                              title=f"output of {n_on} head(s) on : ({s}, {d})")
         self.off_panel.update(off_output, row_labels=tokens,
@@ -225,14 +230,17 @@ def multihead_view(figure: Figure | None = None) -> MultiHeadView:
     Parameters
     ----------
     figure : matplotlib.figure.Figure, optional
-        An empty figure; by default a new 9 x 4.4 inch figure (90 dpi) with constrained layout
-        (made without pyplot).
+        An empty figure; by default a new 9.5 x 4.8 inch figure (90 dpi) with constrained
+        layout (made without pyplot).
 
     Returns
     -------
     MultiHeadView
-        Call its ``update(tokens, weights, on, on_output, off_output)``.
+        Call its ``update(tokens, weights, on, on_output, off_output)`` or ``show(state)``.
     """
     if figure is None:
-        figure = Figure(figsize=(9.0, 4.4), dpi=90, layout="constrained")
+        figure = Figure(figsize=(9.5, 4.8), dpi=90, layout="constrained")
     return MultiHeadView(figure)
+
+
+VIEWS = {"multihead": multihead_view}

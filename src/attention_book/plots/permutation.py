@@ -17,13 +17,13 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .attention import MAX_SHOWN_LABELS
 from .core import HeatmapPanel, freeze_layout
 
 __all__ = [
     "INPUT_COLOR_LIMITS",
     "PERMUTATION_COLOR_LIMITS",
     "DIFFERENCE_COLOR_LIMITS",
+    "PERMUTATION_MAX_LABELS",
     "PermutationView",
     "permutation_view",
 ]
@@ -34,12 +34,14 @@ INPUT_COLOR_LIMITS = (-3.0, 3.0)
 PERMUTATION_COLOR_LIMITS = (-2.0, 2.0)
 #: Colour limits of |f(PX) - P f(X)|; larger differences saturate.
 DIFFERENCE_COLOR_LIMITS = (0.0, 0.5)
+#: The most tokens shown as words along an axis; longer sentences show position indices.
+PERMUTATION_MAX_LABELS = 16
 
 
 class PermutationView:
     """Chapter 5's figure: inputs, weights and outputs permuted after vs before attention.
 
-    Build it with :func:`permutation_view`; change it with :meth:`update`.
+    Build it with :func:`permutation_view`; change it with :meth:`update` or :meth:`show`.
 
     Attributes
     ----------
@@ -54,6 +56,8 @@ class PermutationView:
         All seven, in the order above.
     static : StaticLayer
     """
+
+    palette = True  # 256-colour PNGs in the explorer: about a third of the bytes
 
     def __init__(self, figure: Figure):
         self.figure = figure
@@ -91,9 +95,8 @@ class PermutationView:
             is_w = p in (self.after[1], self.before[1])
             # every panel of a row has the same rows: only the first column shows the words
             p.reserve(rows=p in first, cols=is_w, n=8)
-        self.static = freeze_layout(figure, static_axes=[p.colorbar.ax for p in self.panels])
+        self.static = freeze_layout(figure, panels=self.panels)
         for p in self.panels:
-            p.finish()
             # Speed: the tick labels are stamps and the axis labels live in the static
             # layer, so the axes need not walk their (invisible) ticks on every draw; the
             # image covers the whole axes, so the white background patch is not drawn.
@@ -105,6 +108,11 @@ class PermutationView:
             if p not in first:
                 p.row_labels.set_visible(False)
 
+    def show(self, state) -> None:
+        """Show a :class:`~attention_book.scenes.permutation.PermutationState`."""
+        self.update(state.permuted_tokens, state.after, state.before, state.difference,
+                    pe=state.pe)
+
     def update(self, tokens: Sequence[str], after, before, difference, *,
                pe: bool = False) -> None:
         """Show one state.
@@ -113,7 +121,7 @@ class PermutationView:
         ----------
         tokens : sequence of str, length s
             The tokens in the permuted order: the row labels of every panel when
-            s <= MAX_SHOWN_LABELS, else the panels show position indices.
+            s <= PERMUTATION_MAX_LABELS, else the panels show position indices.
         after : tuple of three arrays
             P X_in:(s, d), P A P^T:(s, s), P f(X):(s, d).
         before : tuple of three arrays
@@ -129,8 +137,8 @@ class PermutationView:
             if a.ndim != 2 or a.shape[0] != s or (i in (1, 4) and a.shape != (s, s)):
                 raise ValueError(f"panel {i} expects {s} rows (and (s, s) weights), "
                                  f"got shape {a.shape}")
-        # words up to MAX_SHOWN_LABELS tokens; beyond that position indices (cheaper to draw)
-        labels = list(tokens) if s <= MAX_SHOWN_LABELS else None
+        # words up to PERMUTATION_MAX_LABELS tokens, beyond that indices (cheaper to draw)
+        labels = list(tokens) if s <= PERMUTATION_MAX_LABELS else None
         x_in = "X + PE" if pe else "X"
         titles = (f"P({x_in})", "P A(X) P\u1d40", "P f(X)",
                   "PX + PE" if pe else "PX", "A(PX)", "f(PX)", "|f(PX) \u2212 P f(X)|")
@@ -158,3 +166,6 @@ def permutation_view(figure: Figure | None = None) -> PermutationView:
     if figure is None:
         figure = Figure(figsize=(10.5, 5.2), dpi=75, layout="constrained")
     return PermutationView(figure)
+
+
+VIEWS = {"permutation": permutation_view}
