@@ -264,3 +264,16 @@ def test_property_offset_similarity_is_toeplitz(s, half, base, shift):
 @given(s=st.integers(1, 60), half=st.integers(1, 32), k=st.integers(-200, 200))
 def test_property_shift_is_a_rotation_for_every_position(s, half, k):
     assert P.relative_rotation_error(s, 2 * half, k) < 1e-10
+
+
+def test_mean_position_similarity_is_the_mean_off_diagonal_cosine():
+    for s, d, base in ((2, 2, 10.0), (17, 8, 100.0), (64, 64, 10000.0), (64, 64, 10.0)):
+        pe = P.sinusoidal_encoding(s, d, base)
+        cos = pe @ pe.T / (d / 2)  # (s, s)
+        expected = cos[~np.eye(s, dtype=bool)].mean()
+        assert P.mean_position_similarity(s, d, base) == pytest.approx(expected, abs=1e-12)
+    # a smaller base turns every pair faster: far positions become nearly orthogonal
+    means = [P.mean_position_similarity(64, 64, b) for b in (10000, 1000, 100, 10)]
+    assert means == sorted(means, reverse=True) and abs(means[-1]) < 0.01
+    with pytest.raises(ValueError, match="s must be at least 2 to have two distinct"):
+        P.mean_position_similarity(1, 8)

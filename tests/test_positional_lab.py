@@ -1,4 +1,6 @@
-"""Chapter 2's lab (widgets/positional.py), its view (plots/positional.py) and its explorer.
+"""Chapter 2's lab (scenes/positional.py, shown by controls.live_lab("positional")), its view
+(plots/positional.py), its explorer (controls.static_explorer("positional")) and the
+chapter's static figures.
 
 Expected values come from the math layer directly (sinusoidal_encoding, encoding_at,
 relative_rotation, offset_similarity), not from the state function under test.
@@ -14,24 +16,31 @@ import re
 import ipywidgets
 import numpy as np
 import pytest
-from ipympl.backend_nbagg import Canvas
+from matplotlib.figure import Figure
 from PIL import Image
 
+from attention_book import plots
 from attention_book import positional as P
-from attention_book.explorer import Explorer, interactive
-from attention_book.plots import MAX_IMAGE_SIDE, positional_view
-from attention_book.widgets import (
+from attention_book.controls import Explorer, lab as book_lab, live_lab, static_explorer
+from attention_book.controls.live import LiveLab
+from attention_book.plots import positional_view
+from attention_book.scenes import (
     BASE_CHOICES,
-    PositionalLab,
+    MAX_IMAGE_SIDE,
+    SCENES,
+    image_stride,
     positional_alt_text,
-    positional_explorer,
     positional_readout_html,
     positional_state,
-    positional_widget,
 )
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Passing unrecognized arguments to super\\(Toolbar\\)")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: One explorer's share of a chapter page of about 2 MB.
+HTML_BUDGET_BYTES = 1_500_000
+
+
+def positional_widget(**values) -> LiveLab:
+    return live_lab("positional", **values)
 
 
 def expected_similarity(s, d, base):
@@ -39,7 +48,7 @@ def expected_similarity(s, d, base):
     return pe @ pe.T / (d / 2)  # (s, s)
 
 
-def assert_shows(lab: PositionalLab, s: int, d: int, base: float, k: int):
+def assert_shows(lab: LiveLab, s: int, d: int, base: float, k: int):
     """The lab's artists and readout show exactly (s, d, base, k)."""
     view = lab.view
     pe = P.sinusoidal_encoding(s, d, base)  # (s, d)
@@ -84,20 +93,24 @@ def test_factory_returns_a_widget_with_labelled_controls(lab):
     assert set(lab.controls) == {"s", "d", "base", "k"}
     s, d, base, k = (lab.controls[n] for n in ("s", "d", "base", "k"))
     assert isinstance(s, ipywidgets.IntSlider) and (s.min, s.max) == (1, 512)
-    assert isinstance(d, ipywidgets.SelectionSlider)
-    assert tuple(d.options) == tuple(range(2, 513, 2))  # odd d cannot be chosen
+    # odd d cannot be chosen: the slider steps from 2 by 2
+    assert isinstance(d, ipywidgets.IntSlider) and (d.min, d.max, d.step) == (2, 512, 2)
     assert tuple(base.options) == BASE_CHOICES == (10, 100, 1000, 10000, 100000)
     assert isinstance(k, ipywidgets.IntSlider)
     for control in lab.controls.values():
         assert control.description.strip() and control.continuous_update
-    assert isinstance(lab.figure.canvas, Canvas) and lab.figure.canvas in lab.children
+    # the figure is shown as a PNG in an Image widget inside the lab, described in text
+    assert isinstance(lab.image, ipywidgets.Image) and lab.image in lab.children
+    assert bytes(lab.image.value[:8]) == PNG_SIGNATURE
+    assert "Describe the picture" in lab.description.value
 
 
 def test_the_ui_refuses_odd_d_and_s_below_one(lab):
-    import traitlets
-
-    with pytest.raises(traitlets.TraitError):
-        lab.controls["d"].value = 7  # not an option of the slider
+    # the page's slider offers even values only; set from code, an odd d is refused
+    # with the math layer's message and the picture keeps the last valid state
+    with pytest.raises(ValueError, match="d must be even for sinusoidal encoding"):
+        lab.controls["d"].value = 7
+    lab.controls["d"].value = 64
     lab.controls["s"].value = 0  # an IntSlider clamps to its minimum
     assert lab.controls["s"].value == 1
     assert_shows(lab, 1, 64, 10000, 3)
@@ -146,6 +159,16 @@ def test_every_control_updates_the_artists_in_place(lab, name, value, state):
     assert all(a is b for a, b in zip(artists, now))
     assert len(view.wave_panel.ax.lines) == 5 and len(view.rot_panel.ax.lines) == 4
     canvas.draw()
+    shown = np.asarray(Image.open(io.BytesIO(lab.image.value)))
+    assert np.array_equal(shown, np.asarray(canvas.buffer_rgba())[..., :3])
+
+
+def test_the_base_is_disabled_while_it_has_no_effect(lab):
+    lab.controls["d"].value = 2
+    assert lab.controls["base"].disabled and "whatever the base" in lab.hints["base"].value
+    assert "one frequency pair" in lab.readout.value
+    lab.controls["d"].value = 4
+    assert not lab.controls["base"].disabled and lab.hints["base"].value == ""
 
 
 def test_all_controls_in_sequence(lab):
@@ -177,8 +200,8 @@ def test_offset_outside_the_sequence_is_explained(lab):
     (dict(d=0), r"d must be at least 1"),
     (dict(s=0), r"s must be at least 1, got 0"),
     (dict(s=-3), r"s must be at least 1"),
-    (dict(s=513), r"s must be at most 512"),
-    (dict(d=514), r"d must be at most 512"),
+    (dict(s=513), r"s must be one of 1\.\.512, got 513"),
+    (dict(d=514), r"d must be one of 2\.\.512, got 514"),
     (dict(base=1), r"base must be greater than 1"),
     (dict(base=50), r"base must be one of"),
     (dict(k=65), r"k must be a whole number in -64..64"),
@@ -258,7 +281,7 @@ def test_view_rejects_mismatched_shapes():
 
 @pytest.fixture(scope="module")
 def small_explorer():
-    return positional_explorer(ss=(16, 32), ds=(4, 8), bases=(100, 10000), ks=(1, 5), dpi=40)
+    return static_explorer("positional", s=(16, 32), d=(4, 8), base=(100, 10000), k=(1, 5))
 
 
 def script_frames(html_text: str) -> dict:
@@ -270,18 +293,19 @@ def script_frames(html_text: str) -> dict:
 def test_explorer_has_one_state_per_combination(small_explorer):
     assert isinstance(small_explorer, Explorer)
     assert len(small_explorer) == 2 * 2 * 2 * 2
-    assert [c.name for c in small_explorer.controls] == ["s", "d", "base", "k"]
+    assert [a.name for a in small_explorer.axes] == ["s", "d", "base", "k"]
     html_text = small_explorer._repr_html_()
     data = script_frames(html_text)
     assert len(data["frames"]) == 16
     assert data["labels"] == [["16", "32"], ["4", "8"], ["100", "10000"], ["1", "5"]]
     pngs = set()
-    for url, alt, caption in data["frames"].values():
-        png = base64.b64decode(url.split(",", 1)[1])
+    for n, alt, caption, inactive in data["frames"].values():
+        png = base64.b64decode(data["images"][n].split(",", 1)[1])
         Image.open(io.BytesIO(png)).verify()
         pngs.add(png)
         assert alt and "positions" in alt
         assert "rotation check" in caption
+        assert inactive == []
     assert len(pngs) == 16  # every state draws differently
     for label in ("s (positions)", "d (width)", "base", "k (offset)"):
         assert f">{label}</label>" in html_text
@@ -291,23 +315,103 @@ def test_explorer_states_come_from_the_state_function_and_view(small_explorer):
     index = (1, 0, 1, 1)  # s=32, d=4, base=10000, k=5
     frame = small_explorer.frames[index]
     st = positional_state(32, 4, 10000, 5)
+    assert frame.values == {"s": 32, "d": 4, "base": 10000, "k": 5}
     assert frame.alt == positional_alt_text(st)
     assert frame.caption_html == positional_readout_html(st)
+    view = positional_view()
+    view.show(st)  # a fresh view draws exactly the stored picture
+    assert plots.figure_png(view.figure, dpi=view.explorer_dpi, palette=True) == frame.png
 
 
 def test_default_explorer_is_modest_and_starts_at_the_default():
-    ex = positional_explorer()
+    ex = static_explorer("positional")
     assert len(ex) < 60
-    assert [c.name for c in ex.controls] == ["d", "base", "k"]  # one s: no s control
-    assert ex.initial == (1, 1, 0)  # d = 64, base = 10000, k = 1
+    assert [a.name for a in ex.axes] == ["s", "d", "base", "k"]
+    assert ex.initial == (1, 2, 2, 0)  # s = 64, d = 64, base = 10000, k = 3: the live defaults
+    assert ex.frames[ex.initial].values == {"s": 64, "d": 64, "base": 10000, "k": 3}
     html_text = ex._repr_html_()
-    assert len(html_text) < 3_000_000
+    assert len(html_text.encode()) < HTML_BUDGET_BYTES
     assert "http://" not in html_text and "https://" not in html_text
 
 
-def test_interactive_picks_the_explorer_in_a_static_build(monkeypatch):
+def test_the_html_offers_every_state_the_chapter_asks_for():
+    ex = static_explorer("positional")
+    scene = SCENES["positional"]
+    assert scene.suggested
+    for values in scene.suggested:
+        assert ex.reachable(values), values
+    # base 10: the band narrows, far positions nearly orthogonal (the readout says so)
+    frame = next(f for f in ex.frames.values()
+                 if f.values == {"s": 64, "d": 64, "base": 10, "k": 3})
+    assert "mean similarity of two distinct positions: -0.01" in frame.caption_html
+    # d = 2: one frequency, so the base has no effect and its control is disabled
+    base_axis = [a.name for a in ex.axes].index("base")
+    for f in ex.frames.values():
+        assert (base_axis in f.inactive) == (f.values["d"] == 2)
+    # s = 8, k = 16: p + k past the end of the sequence, and the rotation still holds
+    frame = next(f for f in ex.frames.values() if f.values["s"] == 8 and f.values["k"] == 16)
+    assert "p + k = 20 lies outside 0..7" in frame.caption_html
+
+
+def test_lab_picks_the_explorer_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
-    made = interactive(positional_widget, lambda: "explorer")
-    assert made == "explorer"
+    monkeypatch.setattr("attention_book.controls.static_explorer",
+                        lambda name, **explore: ("explorer", name))
+    assert book_lab("positional") == ("explorer", "positional")
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "0")
-    assert isinstance(interactive(positional_widget, lambda: "explorer", s=8), PositionalLab)
+    made = book_lab("positional", s=8)
+    assert isinstance(made, LiveLab) and made.values["s"] == 8
+
+
+# ----------------------------------------------------------- the chapter's figures
+
+
+def test_image_stride_keeps_heatmaps_within_the_limit():
+    assert MAX_IMAGE_SIDE == 256
+    for n in (1, 255, 256, 257, 512):
+        stride = image_stride(n)
+        assert -(-n // stride) <= MAX_IMAGE_SIDE and (stride == 1 or -(-n // (stride - 1)) > 256)
+    assert positional_state(512, 8, 10000, 1).notes[-1].text.startswith(
+        "the heatmaps show 1 in 2 rows (")
+
+
+def test_chapter_figures_show_as_png_without_pyplot():
+    pe = P.sinusoidal_encoding(64, 16)  # (s, d)
+    sim = P.position_similarity(P.sinusoidal_encoding(64, 64)) / 32  # (s, s)
+    X = np.random.default_rng(0).standard_normal((5, 8))  # (s, d)
+    figures = [
+        plots.layouts_figure(pe, P.concatenated_encoding(64, 16)),
+        plots.encoding_figure(P.sinusoidal_encoding(64, 64), (0, 8, 16, 32)),
+        plots.wavelengths_figure(P.wavelengths(512), 10000),
+        plots.similarity_figure(sim),
+        plots.sum_figure(X, P.sinusoidal_encoding(5, 8), ["a", "b", "c", "d", "e"]),
+    ]
+    for fig in figures:
+        assert isinstance(fig, Figure)
+        png = fig._repr_png_()  # what Jupyter and myst-nb display
+        assert png.startswith(PNG_SIGNATURE)
+        Image.open(io.BytesIO(png)).verify()
+        for ax in fig.axes:
+            assert ax.get_xlabel() or ax.get_ylabel()
+    # the similarity heatmap's colours span its data (0.42..1 here), said on the colour bar
+    image = figures[3].axes[0].images[0]
+    assert image.get_clim() == (0.4, 1.0) and sim.min() > 0.4
+    assert "0.4 to 1" in figures[3].axes[-1].get_ylabel()
+    # the offset curve is the heatmap's first column and row, i.e. sum_i cos(k omega_i)
+    k, curve = figures[3].axes[1].lines[0].get_data()
+    np.testing.assert_allclose(curve, P.offset_similarity(k, 64) / 32, atol=1e-12)
+    # the wave colours are the module's, so the chapter and the lab agree
+    colors = [line.get_color() for line in figures[1].axes[1].lines]
+    assert tuple(colors) == plots.WAVE_COLORS
+
+
+def test_static_figures_never_import_pyplot():
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from attention_book.plots import wavelengths_figure\n"
+            "from attention_book.positional import wavelengths\n"
+            "assert wavelengths_figure(wavelengths(8), 100)._repr_png_()[:4] == b'\\x89PNG'\n"
+            "assert 'matplotlib.pyplot' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -32,6 +32,7 @@ __all__ = [
     "position_similarity",
     "offset_similarity",
     "relative_rotation_error",
+    "mean_position_similarity",
     "learned_position_table",
     "learned_positional_encoding",
 ]
@@ -401,6 +402,38 @@ def relative_rotation_error(s: int, d: int, k, base: float = 10000.0) -> float:
     rotated[:, 0::2] = sin * blocks[:, 0, 0] + cos * blocks[:, 1, 0]
     rotated[:, 1::2] = sin * blocks[:, 0, 1] + cos * blocks[:, 1, 1]
     return float(np.max(np.abs(shifted - rotated)))
+
+
+def mean_position_similarity(s: int, d: int, base: float = 10000.0) -> float:
+    """Mean cosine similarity of two distinct positions, ``PE[p] . PE[q] / (d/2)`` over
+    every p != q in 0..s-1.
+
+    One number for how alike the encoding makes different positions look: near 1 when
+    most frequency pairs barely turn over the s positions (a large base), near 0 when
+    every pair turns many times (a small base), so that far-apart positions are nearly
+    orthogonal. Every row has norm sqrt(d/2), so dividing by d/2 gives the cosine.
+
+    Parameters
+    ----------
+    s : int
+        Number of positions, at least 2.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+
+    Returns
+    -------
+    float
+        ``sum_{p != q} sum_i cos((p - q) omega_i) / (d/2) / (s (s - 1))``.
+    """
+    s = positive_int(s, "s")
+    if s < 2:
+        raise ValueError(f"s must be at least 2 to have two distinct positions, got {s}")
+    k = np.arange(1, s)  # (s - 1,): the offsets q - p > 0
+    count = 2 * (s - k)  # (s - 1,): pairs (p, q) at offset +k or -k
+    cosine = offset_similarity(k, d, base) / (d / 2)  # (s - 1,)
+    return float(count @ cosine / (s * (s - 1)))  # (s - 1,) . (s - 1,) -> scalar
 
 
 def learned_position_table(s_max: int, d: int, seed: int = 0) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""Chapter 2's picture: the sinusoidal encoding PE:(s, d), its waves, the (s, s) similarity
-of positions and the relative-position rotation check."""
+"""Chapter 2's pictures: the lab's view (PE:(s, d), its waves, the (s, s) similarity of
+positions, the relative-position rotation check) and the chapter's five static figures."""
 
 from __future__ import annotations
 
@@ -10,22 +10,16 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .core import HeatmapPanel, StaticLayer, TextStamps, freeze_layout
+from ..scenes.positional import image_stride
+from .core import HeatmapPanel, TextStamps, figure_png, freeze_layout
 
-__all__ = ["WAVE_COLORS", "MAX_IMAGE_SIDE", "PositionalView", "positional_view"]
+__all__ = ["WAVE_COLORS", "PositionalView", "positional_view", "layouts_figure",
+           "encoding_figure", "wavelengths_figure", "similarity_figure", "sum_figure"]
 
-#: Colours of the wave lines (from cividis and viridis, told apart also by line style).
+#: Colours of the wave lines (from cividis and viridis, told apart also by line width).
 WAVE_COLORS = ("#00204c", "#31688e", "#35b779", "#c9a227")
-_WAVE_WIDTHS = (2.0, 1.5, 1.2, 0.9)  # told apart by width as well as colour
+_WAVE_WIDTHS = (2.0, 1.5, 1.2, 0.9)
 _WAVE_LABELS = ("i = 0", "i = d/8", "i = d/4", "i = d/2 \u2212 1")
-#: Heatmaps larger than this along an axis are shown with every n-th row/column only
-#: (the figure has fewer pixels than that anyway); the data stays exact in the state.
-MAX_IMAGE_SIDE = 256
-
-
-def _stride(n: int) -> int:
-    """The step that brings n cells down to at most :data:`MAX_IMAGE_SIDE`."""
-    return max(1, -(-n // MAX_IMAGE_SIDE))
 
 
 def _nice_ticks(n: int) -> list[int]:
@@ -45,21 +39,16 @@ class _LinePanel:
 
     def __init__(self, ax, *, xlabel: str, ylabel: str, cache: OrderedDict):
         self.ax = ax
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(-1.15, 1.15), yticks=[-1, 0, 1])
         ax.set_title("", y=1.0)
-        ax.set_ylim(-1.15, 1.15)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.set_yticks([-1, 0, 1])
         ax.axhline(0.0, color="#cccccc", linewidth=0.6, zorder=0)
         self.x_labels = TextStamps(ax, "bottom", cache=cache)
         self.y_labels = TextStamps(ax, "left", cache=cache)
         self.title = TextStamps(ax, "top", pad=6.0, cache=cache)
         self._n = None
-
-    def reserve(self) -> None:
-        self.ax.set_xticks([0, 500], ["0", "500"])
-        self.ax.title.set_text("reserved: (a one-line title) |")
+        ax.set_xticks([0, 500], ["0", "500"])  # reserve room for the widest labels
+        ax.title.set_text("reserved: (a one-line title) |")
 
     def finish(self) -> None:
         self.y_labels.set_texts(["-1", "0", "1"], [-1, 0, 1])
@@ -83,7 +72,7 @@ class _LinePanel:
 
 
 class PositionalView:
-    """Chapter 2's picture, four panels built once.
+    """Chapter 2's lab picture, four panels built once.
 
     Top left, PE:(s, d) as a heatmap (positions down, dimensions across, cividis, colour
     limits [-1, 1]). Top right, a few sine columns of PE as waves over the positions.
@@ -92,20 +81,28 @@ class PositionalView:
     for one position p: PE[p], PE[p + k] and PE[p] T(k) over the dimensions (the last
     two coincide).
 
-    Heatmaps with more than :data:`MAX_IMAGE_SIDE` rows or columns are drawn from every
-    n-th row/column (the figure has fewer pixels than cells); the title says so.
+    Heatmaps with more than :data:`~attention_book.scenes.positional.MAX_IMAGE_SIDE` rows
+    or columns are drawn from every n-th row/column (the figure has fewer pixels than
+    cells); the title says so, and the axes still count every position.
 
     Attributes
     ----------
     figure : matplotlib.figure.Figure
     pe_panel, similarity_panel : HeatmapPanel
         ``pe_panel.image`` shows PE (s, d); ``similarity_panel.image`` shows (s, s).
+    wave_panel, rot_panel : the two line panels (``.ax``)
     wave_lines : list of matplotlib.lines.Line2D
         One per wave column (the unused ones hidden when fewer columns are given).
     pe_line, shifted_line, rotated_line : matplotlib.lines.Line2D
         PE[p], PE[p + k] and PE[p] T(k), each over the d dimensions.
+    wave_legend, rot_legend : matplotlib.legend.Legend
     static : StaticLayer
+        Colour bars, axis labels and legends, drawn once.
     """
+
+    #: The explorer stores 256-colour PNGs at this dpi (its states fit the page budget).
+    palette = True
+    explorer_dpi = 80
 
     def __init__(self, figure: Figure):
         self.figure = figure
@@ -139,29 +136,24 @@ class PositionalView:
         self.wave_legend = ax_wave.legend(title="column j = 2i", title_fontsize=7.5,
                                           **legend_style)
         self.rot_legend = ax_rot.legend(**legend_style)
-        self.pe_panel.reserve(rows=False, cols=False, n=512)
-        self.similarity_panel.reserve(rows=False, cols=False, n=512)
-        self.wave_panel.reserve()
-        self.rot_panel.reserve()
-        for ax in (ax_pe, ax_sim):  # the tallest glyphs a title may have
-            ax.title.set_text("reserved: (a one-line title) |")
-        heat = (self.pe_panel, self.similarity_panel)
-        colorbars = [p.colorbar.ax for p in heat]
-        layer = freeze_layout(figure, static_axes=colorbars)
-        layer.remove()  # replaced by one layer that also holds the legends
-        labels = [axis.label for ax in (ax_pe, ax_wave, ax_sim, ax_rot)
-                  for axis in (ax.xaxis, ax.yaxis)]
-        self.static = StaticLayer(axes=colorbars,
-                                  texts=[*labels, self.wave_legend, self.rot_legend])
-        figure.add_artist(self.static)
-        for panel in (*heat, self.wave_panel, self.rot_panel):
-            panel.finish()
+        for panel in (self.pe_panel, self.similarity_panel):
+            panel.reserve(rows=False, cols=False, n=512)
+            panel.ax.title.set_text("reserved: (a one-line title) |")  # tallest glyphs
+        self.static = freeze_layout(figure, panels=(self.pe_panel, self.similarity_panel),
+                                    static_artists=[self.wave_legend, self.rot_legend])
+        self.wave_panel.finish()
+        self.rot_panel.finish()
         for ax in (ax_pe, ax_wave, ax_sim, ax_rot):
             # Their tick labels are drawn from bitmaps and their axis labels by the static
             # layer, so the axes need not draw their axes at all (saves ~0.5 ms each).
             # Ticks stay set, so ax.get_xticks() and the formatters still tell the truth.
             ax.xaxis.set_visible(False)
             ax.yaxis.set_visible(False)
+
+    def show(self, state) -> None:
+        """Show a :class:`~attention_book.scenes.positional.PositionalState`."""
+        self.update(state.pe, state.wave_columns, state.similarity, state.p, state.k,
+                    state.shifted, state.rotated, state.max_error)
 
     def update(self, pe, wave_columns: Sequence[int], similarity, p: int, k: int,
                shifted, rotated, max_error: float) -> None:
@@ -191,60 +183,141 @@ class PositionalView:
             raise ValueError(f"at most {len(self.wave_lines)} wave columns, "
                              f"got {len(wave_columns)}")
         s, d = pe.shape
-        rs, cs = _stride(s), _stride(d)
-        shown = pe[::rs, ::cs]  # (ceil(s/rs), ceil(d/cs))
+        rs, cs = image_stride(s), image_stride(d)
         every = "" if rs == cs == 1 else ", every 2nd cell" if max(rs, cs) == 2 else (
             f", 1 in {max(rs, cs)} cells")
-        self.pe_panel.update(shown, title=f"PE : (s, d) = ({s}, {d}){every}")
-        self._scale_extent(self.pe_panel, s, d)
-        self.similarity_panel.update(similarity[::rs, ::rs],
+        self.pe_panel.update(pe[::rs, ::cs], title=f"PE : (s, d) = ({s}, {d}){every}",
+                             cells=(s, d))  # (ceil(s/rs), ceil(d/cs)) shown of (s, d)
+        self.similarity_panel.update(similarity[::rs, ::rs], cells=(s, s),
                                      title=f"similarity of positions ({s}, {s})")
-        self._scale_extent(self.similarity_panel, s, s)
-
         positions = np.arange(s)
         for n, line in enumerate(self.wave_lines):
+            line.set_visible(n < len(wave_columns))
             if n < len(wave_columns):
-                j = int(wave_columns[n])
-                line.set_data(positions, pe[:, j])
-                line.set_visible(True)
-            else:
-                line.set_visible(False)
+                line.set_data(positions, pe[:, int(wave_columns[n])])
         self.wave_panel.set_range(s)
         self.wave_panel.set_title(f"waves PE[:, 2i], d = {d}")
-
         dims = np.arange(d)
-        self.pe_line.set_data(dims, np.asarray(pe[p] if p < s else shifted, dtype=float))
+        self.pe_line.set_data(dims, pe[p] if p < s else np.asarray(shifted, dtype=float))
         self.shifted_line.set_data(dims, np.asarray(shifted, dtype=float))
         self.rotated_line.set_data(dims, np.asarray(rotated, dtype=float))
         self.rot_panel.set_range(d)
         self.rot_panel.set_title(f"p = {p}, k = {k}: max error {max_error:.0e}")
 
-    @staticmethod
-    def _scale_extent(panel: HeatmapPanel, m: int, n: int) -> None:
-        """Let a strided image cover the full m x n cells, so the axes count positions."""
-        extent = (-0.5, n - 0.5, m - 0.5, -0.5)
-        if tuple(panel.image.get_extent()) != extent:
-            panel.image.set_extent(extent)
-            panel.ax.set_xlim(extent[0], extent[1])
-            panel.ax.set_ylim(extent[2], extent[3])
-            panel._set_ticks("y", None, m)
-            panel._set_ticks("x", None, n)
-
 
 def positional_view(figure: Figure | None = None) -> PositionalView:
-    """Build chapter 2's figure once (four panels; see :class:`PositionalView`).
-
-    Parameters
-    ----------
-    figure : matplotlib.figure.Figure, optional
-        An empty figure; by default a new 8.2 x 5.4 inch figure at 78 dpi with constrained layout
-        (made without pyplot).
-
-    Returns
-    -------
-    PositionalView
-        Call its ``update(...)`` to show a state.
-    """
+    """Build chapter 2's lab figure once (see :class:`PositionalView`) in ``figure``, by
+    default a new 8.2 x 5.4 inch figure at 78 dpi with constrained layout (no pyplot)."""
     if figure is None:
         figure = Figure(figsize=(8.2, 5.4), dpi=78, layout="constrained")
     return PositionalView(figure)
+
+
+VIEWS = {"positional": positional_view}
+
+
+# ------------------------------------------------------- the chapter's static figures
+
+
+class _NotebookFigure(Figure):
+    """A Figure that Jupyter and myst-nb show as a PNG: without pyplot, a bare Figure has
+    only a text repr, so this one adds ``_repr_png_`` (no IPython import needed)."""
+
+    def _repr_png_(self) -> bytes:
+        return figure_png(self)
+
+
+def _figure(width: float, height: float) -> Figure:
+    return _NotebookFigure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def _heatmap(ax, matrix, title: str, *, vmin=-1.0, vmax=1.0, cmap="cividis",
+             xlabel="dimension j"):
+    image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto",
+                      interpolation="nearest")
+    ax.set(title=title, xlabel=xlabel, ylabel="position p")
+    ax.locator_params(integer=True)  # ticks on whole rows and columns
+    return image
+
+
+def layouts_figure(pe, pe_cat) -> Figure:
+    """The interleaved layout PE:(s, d) next to the concatenated one PE_cat:(s, d), on one
+    colour scale [-1, 1] (cividis)."""
+    fig = _figure(9.0, 3.4)
+    axes = fig.subplots(1, 2)
+    for ax, matrix, title in zip(axes, (pe, pe_cat),
+                                 ("interleaved (the paper)", "concatenated")):
+        image = _heatmap(ax, matrix, f"{title} : {np.shape(matrix)}")
+    fig.colorbar(image, ax=axes, label="PE[p, j]")
+    return fig
+
+
+def encoding_figure(pe, columns: Sequence[int]) -> Figure:
+    """PE:(s, d) as a heatmap and its ``columns`` (at most 4) as waves over the
+    positions, in :data:`WAVE_COLORS`."""
+    pe = np.asarray(pe, dtype=float)
+    fig = _figure(10.0, 3.6)
+    fig.get_layout_engine().set(wspace=0.08)  # room between the colour bar and the waves
+    ax_map, ax_wave = fig.subplots(1, 2)
+    image = _heatmap(ax_map, pe, f"PE : (s, d) = {pe.shape}")
+    fig.colorbar(image, ax=ax_map, label="PE[p, j]")
+    for j, color, width in zip(columns, WAVE_COLORS, _WAVE_WIDTHS):
+        ax_wave.plot(np.arange(len(pe)), pe[:, j], color=color, linewidth=width,
+                     label=f"column j = {j}")
+    ax_wave.set(title="columns of PE as waves over the positions", xlabel="position p",
+                ylabel="PE[p, j]")
+    ax_wave.legend(loc="lower left", fontsize=8)
+    return fig
+
+
+def wavelengths_figure(lam, base: float) -> Figure:
+    """The wavelengths lam:(d/2,) of the frequency pairs on a log scale, between the lines
+    2 pi and 2 pi base."""
+    lam = np.asarray(lam, dtype=float)
+    fig = _figure(6.5, 3.2)
+    ax = fig.subplots()
+    ax.semilogy(np.arange(len(lam)), lam, color=WAVE_COLORS[1], label="wavelength of pair i")
+    ax.axhline(2 * np.pi, color="#555555", linestyle=":", label="2\u03c0")
+    ax.axhline(2 * np.pi * base, color=WAVE_COLORS[3], linestyle="--",
+               label=f"2\u03c0 \u00d7 {base:g}")
+    ax.set(xlabel="frequency pair i", ylabel="wavelength (positions, log scale)",
+           title=f"d = {2 * len(lam)}: a straight line on a log scale = geometric growth")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def similarity_figure(similarity) -> Figure:
+    """The cosine similarity of positions, ``PE PE^T / (d/2)`` : (s, s), as a heatmap whose
+    colour limits are the data's range (rounded out to 0.1, and said on the colour bar),
+    and the same numbers as a function of the offset k = q - p, read off its first row
+    and column (it is Toeplitz)."""
+    sim = np.asarray(similarity, dtype=float)  # (s, s)
+    s = len(sim)
+    low, high = np.floor(sim.min() * 10) / 10, 1.0  # 1: a position with itself
+    fig = _figure(10.0, 3.6)
+    ax_g, ax_k = fig.subplots(1, 2)
+    image = _heatmap(ax_g, sim, f"PE PE\u1d40 / (d/2) : ({s}, {s})", vmin=low, vmax=high,
+                     cmap="viridis", xlabel="position q")
+    fig.colorbar(image, ax=ax_g,
+                 label=f"cosine similarity\n(colours span the data, {low:g} to {high:g})")
+    offsets = np.arange(-(s - 1), s)  # (2s - 1,)
+    by_offset = np.concatenate([sim[:0:-1, 0], sim[0]])  # k < 0 from column 0, k >= 0 row 0
+    ax_k.plot(offsets, by_offset, color=WAVE_COLORS[1])
+    ax_k.set(title="the same numbers as a function of the offset",
+             xlabel="offset k = q \u2212 p", ylabel="PE(p)\u00b7PE(p+k) / (d/2)")
+    return fig
+
+
+def sum_figure(X, pe, tokens: Sequence[str]) -> Figure:
+    """X:(s, d), PE:(s, d) and X + PE side by side on one colour scale [-3, 3], rows
+    labelled by the tokens."""
+    fig = _figure(11.0, 2.6)
+    axes = fig.subplots(1, 3, sharey=True)
+    for ax, matrix, title in zip(axes, (X, pe, np.add(X, pe)),
+                                 ("X (tokens)", "PE (positions)", "X + PE")):
+        image = _heatmap(ax, matrix, f"{title} : {np.shape(matrix)}", vmin=-3, vmax=3)
+        ax.set_ylabel("")
+    axes[0].set_yticks(range(len(tokens)), tokens)
+    axes[0].set_ylabel("token (position p)")
+    fig.colorbar(image, ax=axes, label="value")
+    return fig

@@ -1,0 +1,236 @@
+"""Chapter 2's lab: s, d (even), the base and an offset k; PE:(s, d), its waves, the (s, s)
+similarity of positions and the relative-position rotation check.
+
+:func:`positional_state` is the pure state function; :data:`SCENE` declares the lab's
+controls and the states the HTML explorer offers.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .. import positional as P
+from .._validate import positive_int, whole_number
+from .core import Control, Note, Scene, notes_html, slider
+
+__all__ = [
+    "S_RANGE",
+    "D_RANGE",
+    "BASE_CHOICES",
+    "K_RANGE",
+    "MAX_IMAGE_SIDE",
+    "image_stride",
+    "PositionalState",
+    "positional_state",
+    "positional_readout_html",
+    "positional_alt_text",
+]
+
+#: Positions the lab offers (inclusive).
+S_RANGE = (1, 512)
+#: Widths the lab offers (inclusive, even values only).
+D_RANGE = (2, 512)
+#: Bases the lab offers (the paper's is 10000).
+BASE_CHOICES = (10, 100, 1000, 10000, 100000)
+#: Offsets k the lab offers (inclusive).
+K_RANGE = (-64, 64)
+#: Heatmaps larger than this along an axis are drawn from every n-th row/column only (the
+#: figure has fewer pixels than that anyway); the numbers in the state stay exact.
+MAX_IMAGE_SIDE = 256
+
+
+def image_stride(n: int) -> int:
+    """The step that brings ``n`` cells down to at most :data:`MAX_IMAGE_SIDE`."""
+    return max(1, -(-n // MAX_IMAGE_SIDE))
+
+
+@dataclass(frozen=True, eq=False)
+class PositionalState:
+    """Everything chapter 2's lab and explorer show for one (s, d, base, k).
+
+    Attributes
+    ----------
+    s, d, k : int
+    base : float
+    pe : numpy.ndarray, shape (s, d)
+        ``sinusoidal_encoding(s, d, base)``.
+    wave_columns : tuple of int
+        The four sine columns 2i drawn as waves, for the frequency pairs i = 0, d/8,
+        d/4 and d/2 - 1 (repeated when d is small).
+    wavelengths : numpy.ndarray, shape (d/2,)
+        ``2 pi / omega_i`` in positions.
+    similarity : numpy.ndarray, shape (s, s)
+        ``PE PE^T / (d/2)``, from the offset formula ``sum_i cos((p - q) omega_i) / (d/2)``.
+    mean_similarity : float or None
+        ``mean_position_similarity(s, d, base)``: the mean of the off-diagonal entries
+        (None when s = 1).
+    p : int
+        The position of the rotation check (s // 2).
+    shifted, rotated : numpy.ndarray, shape (d,)
+        PE[p + k] (from the formula) and PE[p] @ T(k).
+    max_error : float
+        ``relative_rotation_error(s, d, k, base)``: max over p = 0..s-1 and all d columns.
+    notes : tuple of Note
+    """
+
+    s: int
+    d: int
+    base: float
+    k: int
+    pe: np.ndarray
+    wave_columns: tuple
+    wavelengths: np.ndarray
+    similarity: np.ndarray
+    mean_similarity: float | None
+    p: int
+    shifted: np.ndarray
+    rotated: np.ndarray
+    max_error: float
+    notes: tuple
+
+    @property
+    def shape_line(self) -> str:
+        return f"PE : (s, d) = ({self.s}, {self.d});  T(k) : (d, d) = ({self.d}, {self.d})"
+
+
+def positional_state(s: int = 64, d: int = 64, base: float = 10000, k: int = 3
+                     ) -> PositionalState:
+    """(s, d, base, k) -> the encoding, its waves, the similarity of positions and the
+    rotation check.
+
+    Pure: the same arguments give the same state.
+
+    Parameters
+    ----------
+    s : int
+        Number of positions, at least 1.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+    k : int
+        The offset of the rotation check.
+
+    Returns
+    -------
+    PositionalState
+
+    Raises
+    ------
+    ValueError
+        For odd d, s < 1, base <= 1 or a k that is not a whole number, with the math
+        layer's message ("d must be even for sinusoidal encoding ...").
+    """
+    pe = P.sinusoidal_encoding(s, d, base)  # (s, d); validates s, d, base
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be a whole number (an offset in positions), got {k!r}")
+    k = int(k)
+    offsets = np.arange(-(s - 1), s)  # (2s - 1,): q - p from -(s-1) to s-1
+    by_offset = P.offset_similarity(offsets, d, base) / (d / 2)  # (2s - 1,)
+    idx = np.arange(s)
+    similarity = by_offset[idx[None, :] - idx[:, None] + s - 1]  # (s, s), Toeplitz
+    p = s // 2
+    lam = P.wavelengths(d, base)  # (d/2,)
+    notes = [Note("info", "one frequency pair, \u03c9\u2080 = 1: wavelength 2\u03c0 \u2248 6.28 "
+                          "positions, whatever the base") if d == 2 else
+             Note("info", f"wavelengths grow geometrically from 2\u03c0 \u2248 6.28 "
+                          f"to {lam[-1]:,.0f} positions (x{float(base) ** (2 / d):.3g} "
+                          "per frequency pair)")]
+    if not 0 <= p + k < s:
+        notes.append(Note("info", f"p + k = {p + k} lies outside 0..{s - 1}: the formula "
+                                  "still encodes it, and the rotation still holds"))
+    strided = [f"1 in {image_stride(n)} {name}" for name, n in
+               (("rows", s), ("columns", d)) if image_stride(n) > 1]
+    if strided:
+        notes.append(Note("info", f"the heatmaps show {' and '.join(strided)} (the picture "
+                                  "has fewer pixels than cells); the numbers are exact"))
+    pairs = (0, d // 8, d // 4, d // 2 - 1)  # may repeat for small d
+    return PositionalState(
+        s=s, d=d, base=float(base), k=k, pe=pe, wave_columns=tuple(2 * i for i in pairs),
+        wavelengths=lam, similarity=similarity,
+        mean_similarity=P.mean_position_similarity(s, d, base) if s > 1 else None, p=p,
+        shifted=P.encoding_at([p + k], d, base)[0],  # (d,)
+        rotated=pe[p] @ P.relative_rotation(k, d, base),  # (d,) @ (d, d) -> (d,)
+        max_error=P.relative_rotation_error(s, d, k, base), notes=tuple(notes))
+
+
+def positional_readout_html(state: PositionalState) -> str:
+    """The readout of chapter 2's lab: shapes, the frequencies, the mean similarity of
+    distinct positions and the rotation check (an HTML fragment, every text escaped)."""
+    lam = state.wavelengths
+    mean = ("n/a (one position)" if state.mean_similarity is None
+            else f"{state.mean_similarity:.2f}")
+    lines = [
+        state.shape_line,
+        f"base = {state.base:g}: wavelengths {lam[0]:.2f} .. {lam[-1]:,.1f} positions "
+        f"over {state.d // 2} frequency pairs i = 0..{state.d // 2 - 1}",
+        f"mean similarity of two distinct positions: {mean}",
+        f"rotation check, k = {state.k}: max over p = 0..{state.s - 1} of "
+        f"|PE[p+k] \u2212 PE[p] T(k)| = {state.max_error:.1e}",
+    ]
+    body = "".join(f'<div style="font-family:monospace">{html.escape(x)}</div>' for x in lines)
+    return '<div class="ab-readout">' + body + notes_html(state.notes) + "</div>"
+
+
+def positional_alt_text(state: PositionalState) -> str:
+    """A plain-text description of chapter 2's figure for ``state`` (for alt text)."""
+    cols = ", ".join(str(j) for j in state.wave_columns)
+    mean = ("" if state.mean_similarity is None else
+            f", mean {state.mean_similarity:.2f} off the diagonal")
+    return (
+        f"Top left: heatmap of the sinusoidal encoding PE with {state.s} positions (rows) "
+        f"and {state.d} dimensions (columns), base {state.base:g}, values from -1 to 1; "
+        "the left columns change quickly down the positions, the right ones slowly. "
+        f"Top right: columns {cols} as waves over the positions, slower for larger j. "
+        f"Bottom left: the {state.s} by {state.s} similarity of positions, 1 on the "
+        f"diagonal and constant along every diagonal (it depends only on the offset){mean}. "
+        f"Bottom right: PE[p+k] and PE[p]T(k) for p = {state.p}, k = {state.k} over the "
+        f"dimensions lie on top of each other; largest difference {state.max_error:.1e}."
+    )
+
+
+@dataclass(frozen=True)
+class _Checked(Control):
+    """A control whose value the math layer checks first, for its message ("d must be
+    even for sinusoidal encoding ..."), before the generic "must be one of" check."""
+
+    validate: Callable | None = None
+
+    def check(self, value) -> None:
+        if self.validate is not None:
+            self.validate(value)
+        super().check(value)
+
+
+def _checked(control: Control, validate: Callable) -> _Checked:
+    return _Checked(**{f.name: getattr(control, f.name) for f in fields(control)},
+                    validate=validate)
+
+
+SCENE = Scene(
+    name="positional",
+    title="Positional encoding explorer: PE, its waves, offsets, rotations",
+    controls=(
+        _checked(slider("s", "s (positions)", range(S_RANGE[0], S_RANGE[1] + 1), 64,
+                        explore=(8, 64)), lambda s: positive_int(s, "s")),
+        _checked(slider("d", "d (width)", range(D_RANGE[0], D_RANGE[1] + 1, 2), 64,
+                        explore=(2, 8, 64, 512)), P.frequencies),  # the message for odd d
+        _checked(slider("base", "base", BASE_CHOICES, 10000, explore=(10, 100, 10000),
+                        active_when=lambda v: v["d"] > 2,
+                        hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),
+                 lambda base: P.frequencies(2, base)),  # the message for base <= 1
+        _checked(slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3,
+                        explore=(3, 16)), lambda k: whole_number(k, "k", *K_RANGE)),
+    ),
+    state=positional_state,
+    readout=positional_readout_html,
+    alt=positional_alt_text,
+    # the "things to try" of chapter 2: a small base, one frequency pair, p + k past the end
+    suggested=({"s": 64, "d": 64, "base": 10}, {"s": 64, "d": 64, "base": 100},
+               {"d": 2}, {"s": 8, "k": 16}, {"s": 64, "d": 8, "base": 10000}),
+)
+SCENES = (SCENE,)
