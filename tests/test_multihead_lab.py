@@ -188,7 +188,10 @@ def test_lowering_h_reoffers_heads_on_in_one_update(lab):
     heads.send_state = lambda key=None: (sent.append(set(key) if isinstance(key, set)
                                                     else {key}), send(key))
     lab.controls["h"].value = 2
-    assert sent == [{"_options_labels", "index"}]
+    # one update, carrying the new options, the new value and the list's height together
+    assert len(sent) == 1 and {"_options_labels", "index"} <= sent[0] <= {
+        "_options_labels", "index", "rows"}
+    assert heads.rows == 2
     assert heads.value == (0, 1) and lab.state.on == (True, True)
 
 

@@ -25,7 +25,7 @@ import ipywidgets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from ..plots.core import figure_png
-from ..scenes.core import Control, Scene
+from ..scenes.core import Control, Scene, as_options
 
 __all__ = ["LiveLab", "control_widget"]
 
@@ -108,7 +108,7 @@ class LiveLab(ipywidgets.VBox):
         FigureCanvasAgg(self.figure)  # draws into memory; the Image widget shows it
         self.controls = {}
         for c in scene.controls:
-            options = c.options_for(values) if c.options_for is not None else None
+            options = as_options(c.options_for(values)) if c.options_for else None
             self.controls[c.name] = control_widget(c, values[c.name], options)
         self.hints = {c.name: ipywidgets.HTML() for c in scene.controls if c.active_when}
         self.buttons = []
@@ -164,7 +164,7 @@ class LiveLab(ipywidgets.VBox):
             for c in self.scene.controls:
                 widget = self.controls[c.name]
                 if c.options_for is not None:
-                    self._reoffer(c, widget, c.options_for(values))
+                    self._reoffer(c, widget, as_options(c.options_for(values)))
                     values = self.values
             for name, active in self.scene.active(values).items():
                 if name in self.hints:
@@ -193,6 +193,8 @@ class LiveLab(ipywidgets.VBox):
         with widget.hold_sync():  # options and value reach the page as one update
             widget.options = new
             widget.value = value
+            if control.kind == "multi":
+                widget.rows = min(len(new), 6)
 
     def _on_change(self, change) -> None:
         if self._syncing:

@@ -90,7 +90,7 @@ def explorer_axes(scene: Scene, **explore) -> list[Axis]:
         preset_names.update(*(preset.values_for(k, scene.defaults)
                               for k in range(len(preset.options))))
         axes.append(Axis(preset.name, preset.label, tuple(l for l, _ in preset.options),
-                         tuple(s for _, s in preset.options)))
+                         tuple(s for _, s in preset.options), default=preset.default))
     for c in scene.controls:
         values = tuple(explore.get(c.name, c.explore))
         if c.name in preset_names or len(values) < 2:

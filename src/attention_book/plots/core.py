@@ -57,6 +57,8 @@ __all__ = [
     "NearestImage",
     "HeatmapPanel",
     "figure_png",
+    "NotebookFigure",
+    "notebook_figure",
 ]
 
 #: The longest tick label shown in full; longer ones end in an ellipsis.
@@ -186,10 +188,11 @@ class TextStamps(Artist):
     ----------
     ax : matplotlib.axes.Axes
         The axes the texts belong to (the artist adds itself to it).
-    side : {"left", "bottom", "top"}
+    side : {"left", "bottom", "top", "points"}
         "left": row labels, right-aligned left of the axes, centred on data y positions;
         "bottom": column labels below the axes, centred on data x positions (hanging down
-        when rotated 90 degrees); "top": one title centred above the axes.
+        when rotated 90 degrees); "top": one title centred above the axes; "points":
+        labels centred above data points (x, y) inside the axes.
     rotation : float
         Text rotation in degrees.
     pad : float
@@ -202,8 +205,8 @@ class TextStamps(Artist):
 
     def __init__(self, ax, side: str, *, rotation: float = 0.0, pad: float = 3.5,
                  cache: OrderedDict | None = None):
-        if side not in ("left", "bottom", "top"):
-            raise ValueError(f"side must be 'left', 'bottom' or 'top', got {side!r}")
+        if side not in ("left", "bottom", "top", "points"):
+            raise ValueError(f"side must be 'left', 'bottom', 'top' or 'points', got {side!r}")
         super().__init__()
         self.ax = ax
         self.side = side
@@ -220,9 +223,11 @@ class TextStamps(Artist):
 
     def set_texts(self, texts: Sequence[str], positions: Sequence[float] = (),
                   fontsize: float = 9.0) -> None:
-        """Show ``texts`` (at data ``positions`` along the axis, unless side is "top")."""
+        """Show ``texts`` at data ``positions``: along the axis (numbers), at points ((x, y)
+        pairs) for side "points", none for side "top"."""
         texts = tuple(str(t) for t in texts)
-        positions = tuple(float(p) for p in positions)
+        positions = tuple(tuple(map(float, p)) if self.side == "points" else float(p)
+                          for p in positions)
         if self.side != "top" and len(positions) != len(texts):
             raise ValueError(f"{len(texts)} texts need {len(texts)} positions, "
                              f"got {len(positions)}")
@@ -235,6 +240,10 @@ class TextStamps(Artist):
         pad = renderer.points_to_pixels(self.pad)
         if self.side == "top":
             return [((box.x0 + box.x1) / 2, box.y1 + pad)]
+        if self.side == "points":
+            if not self.positions:
+                return []
+            return [(x, y + pad) for x, y in self.ax.transData.transform(self.positions)]
         if self.side == "left":
             ys = self.ax.transData.transform(
                 np.column_stack([np.zeros(len(self.positions)), self.positions]))[:, 1]
@@ -246,7 +255,7 @@ class TextStamps(Artist):
     @property
     def _alignment(self) -> tuple[str, str]:
         return {"left": ("right", "center"), "bottom": ("center", "top"),
-                "top": ("center", "bottom")}[self.side]
+                "top": ("center", "bottom"), "points": ("center", "bottom")}[self.side]
 
     def _text_artist(self, text: str, xy) -> Text:
         ha, va = self._alignment
@@ -592,3 +601,17 @@ def figure_png(figure: Figure, dpi: float | None = None, *, palette: bool = Fals
     with io.BytesIO() as buffer:
         image.save(buffer, format="png", compress_level=compress_level)
         return buffer.getvalue()
+
+
+class NotebookFigure(Figure):
+    """A Figure that Jupyter and myst-nb show as a PNG. Made without pyplot, a bare Figure
+    has only a text representation; this one adds ``_repr_png_`` (no IPython import), so a
+    chapter cell can end with a function call that returns it."""
+
+    def _repr_png_(self) -> bytes:
+        return figure_png(self)
+
+
+def notebook_figure(width: float, height: float, dpi: float = 100) -> NotebookFigure:
+    """A new :class:`NotebookFigure` of ``width`` x ``height`` inches, constrained layout."""
+    return NotebookFigure(figsize=(width, height), dpi=dpi, layout="constrained")

@@ -48,23 +48,6 @@ def mosaic_layout(h: int, s: int, box: tuple[float, float] = (360.0, 250.0)
     return best[1]
 
 
-class _TileLabels(TextStamps):
-    """Texts centred above points given in data coordinates, inside an axes (drawn from
-    cached bitmaps, like every :class:`TextStamps`)."""
-
-    def __init__(self, ax, cache):
-        super().__init__(ax, "top", pad=1.0, cache=cache)
-        self.xy = np.zeros((0, 2))
-
-    def set_labels(self, texts, xy, fontsize: float) -> None:
-        self.xy = np.asarray(xy, dtype=float).reshape(-1, 2)  # (n, 2) data points
-        self.set_texts(texts, fontsize=fontsize)
-
-    def _anchors(self, renderer):
-        pad = renderer.points_to_pixels(self.pad)
-        return [(x, y + pad) for x, y in self.ax.transData.transform(self.xy)]
-
-
 class MultiHeadView:
     """Chapter 4's picture: a mosaic of per-head weights and two output panels.
 
@@ -115,7 +98,7 @@ class MultiHeadView:
         self.cmap = self.mosaic.get_cmap()
         for spine in ax.spines.values():  # white gaps separate the tiles
             spine.set_visible(False)
-        self.tile_labels = _TileLabels(ax, cache)
+        self.tile_labels = TextStamps(ax, "points", pad=1.0, cache=cache)
         lo, hi = HEADS_OUTPUT_COLOR_LIMITS
         self.on_panel, self.off_panel = (
             HeatmapPanel(figure.add_subplot(grid[k, 1]), cmap="cividis", vmin=lo, vmax=hi,
@@ -170,7 +153,7 @@ class MultiHeadView:
         if self.box[0] / cols < 0.6 * fontsize * max(map(len, texts)):  # "h3", "h3 off"
             texts = [f"h{i}" + ("" if f else " off") for i, f in enumerate(on)]
         xy = [(i % cols * size + (s - 1) / 2, i // cols * size + gap - 0.5) for i in range(h)]
-        self.tile_labels.set_labels(texts if s else (), xy if s else (), fontsize)
+        self.tile_labels.set_texts(texts if s else (), xy if s else (), fontsize)
 
     def update(self, tokens: Sequence[str], weights, on: Sequence[bool], on_output,
                off_output) -> None:

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from ..scenes.positional import image_stride
-from .core import HeatmapPanel, TextStamps, figure_png, freeze_layout
+from .core import HeatmapPanel, TextStamps, freeze_layout, notebook_figure
 
 __all__ = ["WAVE_COLORS", "PositionalView", "positional_view", "layouts_figure",
            "encoding_figure", "wavelengths_figure", "similarity_figure", "sum_figure"]
@@ -219,18 +219,6 @@ VIEWS = {"positional": positional_view}
 # ------------------------------------------------------- the chapter's static figures
 
 
-class _NotebookFigure(Figure):
-    """A Figure that Jupyter and myst-nb show as a PNG: without pyplot, a bare Figure has
-    only a text repr, so this one adds ``_repr_png_`` (no IPython import needed)."""
-
-    def _repr_png_(self) -> bytes:
-        return figure_png(self)
-
-
-def _figure(width: float, height: float) -> Figure:
-    return _NotebookFigure(figsize=(width, height), dpi=100, layout="constrained")
-
-
 def _heatmap(ax, matrix, title: str, *, vmin=-1.0, vmax=1.0, cmap="cividis",
              xlabel="dimension j"):
     image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto",
@@ -243,7 +231,7 @@ def _heatmap(ax, matrix, title: str, *, vmin=-1.0, vmax=1.0, cmap="cividis",
 def layouts_figure(pe, pe_cat) -> Figure:
     """The interleaved layout PE:(s, d) next to the concatenated one PE_cat:(s, d), on one
     colour scale [-1, 1] (cividis)."""
-    fig = _figure(9.0, 3.4)
+    fig = notebook_figure(9.0, 3.4)
     axes = fig.subplots(1, 2)
     for ax, matrix, title in zip(axes, (pe, pe_cat),
                                  ("interleaved (the paper)", "concatenated")):
@@ -256,7 +244,7 @@ def encoding_figure(pe, columns: Sequence[int]) -> Figure:
     """PE:(s, d) as a heatmap and its ``columns`` (at most 4) as waves over the
     positions, in :data:`WAVE_COLORS`."""
     pe = np.asarray(pe, dtype=float)
-    fig = _figure(10.0, 3.6)
+    fig = notebook_figure(10.0, 3.6)
     fig.get_layout_engine().set(wspace=0.08)  # room between the colour bar and the waves
     ax_map, ax_wave = fig.subplots(1, 2)
     image = _heatmap(ax_map, pe, f"PE : (s, d) = {pe.shape}")
@@ -274,7 +262,7 @@ def wavelengths_figure(lam, base: float) -> Figure:
     """The wavelengths lam:(d/2,) of the frequency pairs on a log scale, between the lines
     2 pi and 2 pi base."""
     lam = np.asarray(lam, dtype=float)
-    fig = _figure(6.5, 3.2)
+    fig = notebook_figure(6.5, 3.2)
     ax = fig.subplots()
     ax.semilogy(np.arange(len(lam)), lam, color=WAVE_COLORS[1], label="wavelength of pair i")
     ax.axhline(2 * np.pi, color="#555555", linestyle=":", label="2\u03c0")
@@ -294,7 +282,7 @@ def similarity_figure(similarity) -> Figure:
     sim = np.asarray(similarity, dtype=float)  # (s, s)
     s = len(sim)
     low, high = np.floor(sim.min() * 10) / 10, 1.0  # 1: a position with itself
-    fig = _figure(10.0, 3.6)
+    fig = notebook_figure(10.0, 3.6)
     ax_g, ax_k = fig.subplots(1, 2)
     image = _heatmap(ax_g, sim, f"PE PE\u1d40 / (d/2) : ({s}, {s})", vmin=low, vmax=high,
                      cmap="viridis", xlabel="position q")
@@ -311,7 +299,7 @@ def similarity_figure(similarity) -> Figure:
 def sum_figure(X, pe, tokens: Sequence[str]) -> Figure:
     """X:(s, d), PE:(s, d) and X + PE side by side on one colour scale [-3, 3], rows
     labelled by the tokens."""
-    fig = _figure(11.0, 2.6)
+    fig = notebook_figure(11.0, 2.6)
     axes = fig.subplots(1, 3, sharey=True)
     for ax, matrix, title in zip(axes, (X, pe, np.add(X, pe)),
                                  ("X (tokens)", "PE (positions)", "X + PE")):

@@ -26,6 +26,7 @@ from ..tokens import tokenize
 __all__ = [
     "Note",
     "notes_html",
+    "as_options",
     "read_tokens",
     "Control",
     "text",
@@ -190,7 +191,8 @@ class Control:
             raise ValueError(f"{self.name} must be one of {shown}, got {value!r}")
 
 
-def _pairs(values) -> tuple:
+def as_options(values) -> tuple:
+    """``values`` as (label, value) pairs: a bare value is labelled ``str(value)``."""
     return tuple(v if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str)
                  else (str(v), v) for v in values)
 
@@ -205,7 +207,7 @@ def text(name: str, label: str, default: str, *, presets: Sequence[str] = (),
 def choice(name: str, label: str, options: Sequence, default=None, *,
            explore: Sequence | None = None, buttons: bool = False, **kwargs) -> Control:
     """A drop-down (or a row of buttons) over ``options``: values, or (label, value)."""
-    options = _pairs(options)
+    options = as_options(options)
     default = options[0][1] if default is None else default
     explore = tuple(explore) if explore is not None else tuple(v for _, v in options)
     return Control(name, label, "choice", default, options, explore, buttons=buttons,
@@ -215,7 +217,7 @@ def choice(name: str, label: str, options: Sequence, default=None, *,
 def slider(name: str, label: str, values: Sequence, default=None, *,
            explore: Sequence | None = None, **kwargs) -> Control:
     """A slider over ``values`` (any ordered values, not necessarily evenly spaced)."""
-    options = _pairs(values)
+    options = as_options(values)
     default = options[0][1] if default is None else default
     explore = tuple(explore) if explore is not None else tuple(v for _, v in options)
     return Control(name, label, "slider", default, options, explore, **kwargs)
@@ -232,7 +234,7 @@ def multi(name: str, label: str, options: Sequence, default: Sequence = (), **kw
           ) -> Control:
     """A multiple selection; its value is a tuple of option values. Not offered by the HTML
     explorer (give the scene a :class:`Preset` group instead)."""
-    return Control(name, label, "multi", tuple(default), _pairs(options), (tuple(default),),
+    return Control(name, label, "multi", tuple(default), as_options(options), (tuple(default),),
                    **kwargs)
 
 
@@ -246,11 +248,14 @@ class Preset:
     options : tuple of (str, dict or callable)
         Each option's label and the values it sets: a dict, or a function of the values
         set so far (by earlier controls) that returns a dict.
+    default : int
+        The option shown first.
     """
 
     name: str
     label: str
     options: tuple
+    default: int = 0
 
     def values_for(self, index: int, values: Mapping) -> dict:
         setter = self.options[index][1]
@@ -292,6 +297,9 @@ class Scene:
     suggested : tuple of dict
         The states the chapter's "things to try" and exercises name; each must be
         reachable in the HTML explorer (a test checks it).
+    check : callable, optional
+        ``check(values)`` raises ValueError for a combination the controls cannot show
+        (e.g. "h=3 does not divide d=8", the API's own message), before the generic checks.
     """
 
     name: str
@@ -303,6 +311,7 @@ class Scene:
     presets: tuple = ()
     actions: tuple = ()
     suggested: tuple = field(default=())
+    check: Callable[[Mapping], None] | None = None
 
     def __post_init__(self):
         names = [c.name for c in self.controls]
@@ -329,10 +338,15 @@ class Scene:
             raise ValueError(f"{self.name} has no control {sorted(unknown)[0]!r}: "
                              f"choose from {[c.name for c in self.controls]}")
         values = {**self.defaults, **overrides}
+        if self.check is not None:
+            self.check(values)
         for c in self.controls:
+            if c.kind == "multi" and c.options_for is not None and c.name not in overrides:
+                # a selection whose choices follow other controls starts with all of them
+                values[c.name] = tuple(v for _, v in as_options(c.options_for(values)))
             c.check(values[c.name])
             if c.options_for is not None and c.kind != "multi":
-                allowed = tuple(v for _, v in _pairs(c.options_for(values)))
+                allowed = tuple(v for _, v in as_options(c.options_for(values)))
                 if values[c.name] not in allowed:
                     raise ValueError(f"{c.name} must be one of {list(allowed)} here, "
                                      f"got {values[c.name]!r}")

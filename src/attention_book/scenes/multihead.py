@@ -280,20 +280,13 @@ HEADS_PRESET = Preset("heads", "heads", (
 ))
 
 
-class _MultiHeadScene(Scene):
-    """Chapter 4's scene: an impossible h gets the API's own message ("h=3 does not divide
-    d=8"), and choosing h without a head selection switches all h heads on."""
-
-    def values(self, **overrides) -> dict:
-        if "h" in overrides:
-            d = overrides.get("d", self.control("d").default)
-            if d in MH_D_CHOICES:
-                shape_trace(1, 1, d, overrides["h"])  # raises "h=3 does not divide d=8"
-                overrides.setdefault("heads_on", tuple(range(overrides["h"])))
-        return super().values(**overrides)
+def _check(values) -> None:
+    """An impossible h gets the API's own message ("h=3 does not divide d=8")."""
+    if values["d"] in MH_D_CHOICES:
+        shape_trace(1, 1, values["d"], values["h"])
 
 
-SCENE = _MultiHeadScene(
+SCENE = Scene(
     name="multihead",
     title="Multi-head explorer: one heatmap per head",
     controls=(
@@ -311,6 +304,7 @@ SCENE = _MultiHeadScene(
     state=multihead_state,
     readout=multihead_readout_html,
     alt=multihead_alt_text,
+    check=_check,
     presets=(model_preset(), HEADS_PRESET),
     suggested=(
         {"d": 8, "h": 2, "heads_on": (1,)},                       # switch head 0 off

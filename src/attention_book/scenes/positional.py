@@ -8,14 +8,13 @@ controls and the states the HTML explorer offers.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import positional as P
 from .._validate import positive_int, whole_number
-from .core import Control, Note, Scene, notes_html, slider
+from .core import Note, Scene, notes_html, slider
 
 __all__ = [
     "S_RANGE",
@@ -193,42 +192,29 @@ def positional_alt_text(state: PositionalState) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Checked(Control):
-    """A control whose value the math layer checks first, for its message ("d must be
-    even for sinusoidal encoding ..."), before the generic "must be one of" check."""
-
-    validate: Callable | None = None
-
-    def check(self, value) -> None:
-        if self.validate is not None:
-            self.validate(value)
-        super().check(value)
-
-
-def _checked(control: Control, validate: Callable) -> _Checked:
-    return _Checked(**{f.name: getattr(control, f.name) for f in fields(control)},
-                    validate=validate)
+def _check(values) -> None:
+    """The math layer's own messages first ("d must be even for sinusoidal encoding ...")."""
+    positive_int(values["s"], "s")
+    P.frequencies(values["d"], values["base"])  # odd d, base <= 1
+    whole_number(values["k"], "k", *K_RANGE)
 
 
 SCENE = Scene(
     name="positional",
     title="Positional encoding explorer: PE, its waves, offsets, rotations",
     controls=(
-        _checked(slider("s", "s (positions)", range(S_RANGE[0], S_RANGE[1] + 1), 64,
-                        explore=(8, 64)), lambda s: positive_int(s, "s")),
-        _checked(slider("d", "d (width)", range(D_RANGE[0], D_RANGE[1] + 1, 2), 64,
-                        explore=(2, 8, 64, 512)), P.frequencies),  # the message for odd d
-        _checked(slider("base", "base", BASE_CHOICES, 10000, explore=(10, 100, 10000),
-                        active_when=lambda v: v["d"] > 2,
-                        hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),
-                 lambda base: P.frequencies(2, base)),  # the message for base <= 1
-        _checked(slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3,
-                        explore=(3, 16)), lambda k: whole_number(k, "k", *K_RANGE)),
+        slider("s", "s (positions)", range(S_RANGE[0], S_RANGE[1] + 1), 64, explore=(8, 64)),
+        slider("d", "d (width)", range(D_RANGE[0], D_RANGE[1] + 1, 2), 64,
+               explore=(2, 8, 64, 512)),
+        slider("base", "base", BASE_CHOICES, 10000, explore=(10, 100, 10000),
+               active_when=lambda v: v["d"] > 2,
+               hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),
+        slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3, explore=(3, 16)),
     ),
     state=positional_state,
     readout=positional_readout_html,
     alt=positional_alt_text,
+    check=_check,
     # the "things to try" of chapter 2: a small base, one frequency pair, p + k past the end
     suggested=({"s": 64, "d": 64, "base": 10}, {"s": 64, "d": 64, "base": 100},
                {"d": 2}, {"s": 8, "k": 16}, {"s": 64, "d": 8, "base": 10000}),
