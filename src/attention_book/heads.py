@@ -1,0 +1,410 @@
+"""Head scores: one number that says what an attention head does.
+
+Every score takes a self-attention map ``weights``:(..., s, s), whose row i holds query i's
+weights over the keys 0..s-1 (non-negative, summing to 1), and measures how much of each
+row lands where a particular kind of head would put it:
+
+==========================  ====================================  =======================
+score                       weight on key(s) ...                  queries that count
+==========================  ====================================  =======================
+``offset_score(w, k)``      i - k                                 i with 0 <= i - k < s
+``previous_token_score``    i - 1                                 1 .. s-1
+``next_token_score``        i + 1                                 0 .. s-2
+``anti_diagonal_score``     s - 1 - i (the mirror position)       all
+``self_score``              i (the diagonal)                      all
+``position_score(w, P)``    the fixed positions P (a "sink")      all
+``induction_score(w, t)``   j < i with t[j-1] == t[i]             i whose token occurred
+                                                                  earlier (see below)
+``mean_row_entropy``        (how spread out each row is)          all
+==========================  ====================================  =======================
+
+Each returns the mean over the queries that count: a float for one map (s, s), an
+array (...) (one score per map, e.g. (n_layers, h) for a whole model) for a stack of
+maps. With ``per_query=True`` it returns the per-query values (..., s) instead, NaN at
+the queries that do not count (matplotlib leaves NaN out of a plot).
+
+A uniform map (every row 1/s) scores 1/s on every single-key score: a head scores well
+only if it beats that.
+
+This module imports numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import as_float_array, whole_number
+from .attention import attention_entropy
+
+__all__ = [
+    "ROW_SUM_TOL",
+    "offset_score",
+    "previous_token_score",
+    "next_token_score",
+    "anti_diagonal_score",
+    "self_score",
+    "position_score",
+    "induction_targets",
+    "induction_score",
+    "mean_row_entropy",
+]
+
+# Rows of float32 softmax outputs sum to 1 within ~1e-7 * s; 1e-5 accepts them and
+# still refuses raw scores or a map with a fully masked (all-zero) row.
+ROW_SUM_TOL = 1e-5
+
+
+# ------------------------------------------------------------------ checks and the mean
+
+
+def _check_weights(weights) -> np.ndarray:
+    """``weights`` as a float array (..., s, s) of rows that are distributions."""
+    w = as_float_array(weights, "weights", min_ndim=2)
+    s_q, s_k = w.shape[-2:]
+    if s_q != s_k:
+        raise ValueError(
+            f"weights has shape {w.shape}, but a head score needs a self-attention map "
+            f"(..., s, s): one row and one column per position; got s_q={s_q} queries "
+            f"and s_k={s_k} keys"
+        )
+    if w.size == 0:
+        raise ValueError(f"weights is empty (shape {w.shape}): there is no query to score")
+    if (w < 0).any():
+        raise ValueError("weights must be non-negative: pass the attention weights after "
+                         "the softmax, not the scores before it")
+    sums = w.sum(axis=-1)  # (..., s)
+    if not np.all(np.abs(sums - 1.0) <= ROW_SUM_TOL):
+        raise ValueError(
+            f"each row of weights must sum to 1 (a softmax output), got row sums between "
+            f"{sums.min():.4g} and {sums.max():.4g}; pass the weights after the softmax, "
+            f"and no query whose keys are all masked"
+        )
+    return w
+
+
+def _mean(values: np.ndarray, counts: np.ndarray, per_query: bool, none_count: str):
+    """The mean of ``values``:(..., s) over the queries where ``counts`` is True.
+
+    Returns a float for 1-D values, an array (...) otherwise; with ``per_query`` the
+    values themselves, NaN where a query does not count.
+    """
+    counts = np.broadcast_to(counts, values.shape)  # (..., s)
+    if per_query:
+        return np.where(counts, values, np.nan).astype(values.dtype, copy=False)
+    n = counts.sum(axis=-1)  # (...,)
+    if (n == 0).any():
+        raise ValueError(none_count)
+    mean = np.where(counts, values, 0).sum(axis=-1) / n  # (...,)
+    return float(mean) if mean.ndim == 0 else mean
+
+
+def _per_query(per_query) -> bool:
+    if not isinstance(per_query, (bool, np.bool_)):
+        raise ValueError(f"per_query must be True or False, got {per_query!r}")
+    return bool(per_query)
+
+
+def _key_per_query(w: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``w[..., i, keys[i]]`` for every query i: (..., s, s) -> (..., s)."""
+    s = w.shape[-1]
+    return w[..., np.arange(s), np.clip(keys, 0, s - 1)]  # (..., s)
+
+
+# ------------------------------------------------------------------ positional scores
+
+
+def offset_score(weights, k: int, *, per_query: bool = False):
+    """Mean weight a query puts on the key k positions before it (key i - k).
+
+    ``k = 1`` is a previous-token head, ``k = -1`` a next-token head, ``k = 0`` the
+    diagonal. Query i counts when its key i - k exists (0 <= i - k <= s - 1), so the
+    first k queries (or, for k < 0, the last |k|) do not count.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Attention weights, rows = queries, each row summing to 1.
+    k : int
+        The offset; ``|k| < s``.
+    per_query : bool
+        Return the per-query values instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) for a stack of maps
+        ``mean_i weights[..., i, i - k]`` over the queries that count; 1.0 for a pure
+        offset-k head, 1/s for a uniform map. With ``per_query``: numpy.ndarray
+        (..., s), NaN where a query does not count.
+    """
+    w = _check_weights(weights)
+    per_query = _per_query(per_query)
+    s = w.shape[-1]
+    k = whole_number(k, "k")
+    if abs(k) >= s:
+        raise ValueError(f"k={k} but the sequence has s={s} positions: no query i has a key "
+                         f"i - k inside it; use |k| <= {s - 1}")
+    keys = np.arange(s) - k  # (s,): query i's key
+    counts = (keys >= 0) & (keys < s)  # (s,)
+    return _mean(_key_per_query(w, keys), counts, per_query, "no query counts")
+
+
+def previous_token_score(weights, *, per_query: bool = False):
+    """Mean weight on the previous token, key i - 1, over queries 1..s-1.
+
+    ``offset_score(weights, 1)``; 1.0 for a pure previous-token head.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Rows summing to 1; s >= 2.
+    per_query : bool
+        Return the per-query values (..., s) (NaN at query 0) instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (per_query: (..., s))
+    """
+    return offset_score(weights, 1, per_query=per_query)
+
+
+def next_token_score(weights, *, per_query: bool = False):
+    """Mean weight on the next token, key i + 1, over queries 0..s-2.
+
+    ``offset_score(weights, -1)``; 1.0 for a pure next-token head (only possible
+    without a causal mask).
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Rows summing to 1; s >= 2.
+    per_query : bool
+        Return the per-query values (..., s) (NaN at query s-1) instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (per_query: (..., s))
+    """
+    return offset_score(weights, -1, per_query=per_query)
+
+
+def anti_diagonal_score(weights, *, per_query: bool = False):
+    """Mean weight on the mirror position, key s - 1 - i, over all queries.
+
+    The pattern of a head that reverses a sequence: query 0 looks at the last key,
+    the last query at key 0.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Rows summing to 1.
+    per_query : bool
+        Return the per-query values (..., s) instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (per_query: (..., s))
+        1.0 for a pure reversing head, 1/s for a uniform map.
+    """
+    w = _check_weights(weights)
+    per_query = _per_query(per_query)
+    s = w.shape[-1]
+    keys = s - 1 - np.arange(s)  # (s,): query i's mirror key
+    return _mean(_key_per_query(w, keys), np.ones(s, bool), per_query, "no query counts")
+
+
+def self_score(weights, *, per_query: bool = False):
+    """Mean weight a query puts on its own position (the diagonal), over all queries.
+
+    Note that under a causal mask query 0 can only attend to itself, so it always
+    scores 1 there.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Rows summing to 1.
+    per_query : bool
+        Return the per-query values (..., s) instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (per_query: (..., s))
+    """
+    w = _check_weights(weights)
+    per_query = _per_query(per_query)
+    s = w.shape[-1]
+    diagonal = np.diagonal(w, axis1=-2, axis2=-1)  # (..., s, s) -> (..., s)
+    return _mean(diagonal, np.ones(s, bool), per_query, "no query counts")
+
+
+def position_score(weights, positions, *, per_query: bool = False):
+    """Mean total weight on a fixed set of key positions, over all queries.
+
+    A head that parks its attention on [CLS] (position 0) or [SEP] (position -1) when it
+    has nothing better to do is an "attention sink"; this measures how much it parks
+    there. Each row's weight on the positions is summed, then averaged over queries.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Rows summing to 1.
+    positions : int or sequence of int
+        Key positions in -s..s-1 (negative counts from the end, as in Python: -1 is the
+        last position). Repeats are counted once.
+    per_query : bool
+        Return the per-query values (..., s) instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (per_query: (..., s))
+        1.0 when every query puts all its weight on the positions; m/s for a uniform
+        map and m distinct positions.
+    """
+    w = _check_weights(weights)
+    per_query = _per_query(per_query)
+    s = w.shape[-1]
+    keys = np.atleast_1d(np.asarray(positions))
+    if keys.ndim != 1 or keys.size == 0:
+        raise ValueError(f"positions must be one position or a non-empty list of them, "
+                         f"got {positions!r}")
+    keys = np.unique([whole_number(p, "each position", -s, s - 1) % s for p in keys])
+    on_keys = w[..., keys].sum(axis=-1)  # (..., s, m) -> (..., s)
+    return _mean(on_keys, np.ones(s, bool), per_query, "no query counts")
+
+
+# ------------------------------------------------------------------ the induction score
+
+
+def _check_tokens(tokens, w: np.ndarray) -> np.ndarray:
+    """``tokens`` as an array (..., s) of ids or strings matching the map (..., s, s)."""
+    t = np.asarray(tokens)
+    if t.dtype.kind not in "iuUS":
+        raise ValueError(f"tokens must be token ids (whole numbers) or strings, got dtype "
+                         f"{t.dtype}")
+    if t.ndim == 0:
+        raise ValueError("tokens must be a sequence (..., s), got a single value")
+    s = w.shape[-1]
+    if t.shape[-1] != s:
+        raise ValueError(f"tokens has {t.shape[-1]} positions but weights is for s={s} "
+                         f"(shape {w.shape}): give one token per query/key position")
+    try:
+        np.broadcast_shapes(t.shape[:-1], w.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"tokens has shape {t.shape} and weights {w.shape}: the axes before the last "
+            f"must broadcast; for weights (b, n_layers, h, s, s) pass tokens[:, None, None, :]"
+        ) from None
+    return t
+
+
+def induction_targets(tokens) -> np.ndarray:
+    """Where an induction head should look: ``targets[..., i, j] = j < i and
+    tokens[j-1] == tokens[i]`` (j >= 1), the positions just after earlier copies of
+    query i's token.
+
+    Parameters
+    ----------
+    tokens : array_like, shape (..., s)
+        Token ids or strings.
+
+    Returns
+    -------
+    targets : numpy.ndarray of bool, shape (..., s, s)
+    """
+    t = np.asarray(tokens)
+    s = t.shape[-1]
+    same = t[..., :, None] == t[..., None, :]  # (..., s, 1) vs (..., 1, s) -> (..., s, s)
+    targets = np.zeros(same.shape, dtype=bool)  # (..., s, s)
+    # key j is a target of query i when the token BEFORE j equals query i's token
+    targets[..., :, 1:] = same[..., :, :-1]
+    return targets & np.tri(s, s, -1, dtype=bool)  # only keys j < i (strictly earlier)
+
+
+
+def induction_score(weights, tokens, *, per_query: bool = False):
+    """Mean weight on the positions right after earlier copies of the current token.
+
+    An induction head (Olsson et al. 2022) completes a pattern seen before: at a token
+    A that occurred earlier as ``... A B ...``, it attends to that earlier B (and the
+    next layer copies B as the prediction). Precisely, for query i the target keys are
+
+        T(i) = { j : 1 <= j < i and tokens[j - 1] == tokens[i] },
+
+    the position just after each earlier copy of tokens[i]. Query i counts when T(i)
+    is not empty, that is when its token occurred earlier at some position <= i - 2 (a
+    copy right before it, at i - 1, points at i itself, which is not earlier). Its
+    value is the total weight on T(i); the score is the mean over the queries that
+    count. On a repeated random sequence (period p, distinct tokens) the queries that
+    count are i >= p and T(i) = {i - p + 1}: Olsson et al.'s "prefix matching" score.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Rows summing to 1.
+    tokens : array_like, shape (..., s)
+        The sequence's token ids (integers) or token strings. Its leading axes broadcast
+        with those of weights: for weights (b, n_layers, h, s, s) pass tokens (b, s)
+        as ``tokens[:, None, None, :]``.
+    per_query : bool
+        Return the per-query values instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (the broadcast leading axes)
+        1.0 for a perfect induction head. With ``per_query``: numpy.ndarray (..., s),
+        NaN at the queries that do not count.
+
+    Raises
+    ------
+    ValueError
+        When a sequence has no query that counts (no token repeats with a gap).
+    """
+    w = _check_weights(weights)
+    per_query = _per_query(per_query)
+    t = _check_tokens(tokens, w)
+    targets = induction_targets(t)  # (..., s, s)
+    on_targets = (w * targets).sum(axis=-1)  # (..., s, s) -> (..., s), leading axes broadcast
+    counts = targets.any(axis=-1)  # (..., s): T(i) is not empty
+    counts = np.broadcast_to(counts, on_targets.shape)  # (..., s)
+    return _mean(on_targets, counts, per_query,
+                 "no token occurs again after a gap (tokens[i] == tokens[j-1] for some "
+                 "j < i), so no query has an earlier copy for an induction head to follow")
+
+
+# ------------------------------------------------------------------ spread
+
+
+def mean_row_entropy(weights, normalised: bool = False, *, per_query: bool = False):
+    """Mean entropy (nats) of the rows: 0 when every query looks at one key only.
+
+    Uses :func:`attention_book.attention.attention_entropy` for each row.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Rows summing to 1.
+    normalised : bool
+        Divide by log(s), the entropy of a uniform row over all s keys, so that the
+        result is in [0, 1]: 0 = every query on one key, 1 = uniform. (Under a causal
+        mask query i sees only i + 1 keys, so even a uniform causal map scores below 1.)
+        Needs s >= 2.
+    per_query : bool
+        Return each row's entropy (..., s) instead of the mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (per_query: (..., s))
+    """
+    w = _check_weights(weights)
+    per_query = _per_query(per_query)
+    if not isinstance(normalised, (bool, np.bool_)):
+        raise ValueError(f"normalised must be True or False, got {normalised!r}")
+    s = w.shape[-1]
+    entropy = attention_entropy(w)  # (..., s)
+    if normalised:
+        if s < 2:
+            raise ValueError("normalised entropy needs s >= 2 keys (log 1 = 0: a single "
+                             "key leaves nothing to spread over)")
+        entropy = entropy / math.log(s)
+    return _mean(entropy, np.ones(s, bool), per_query, "no query counts")

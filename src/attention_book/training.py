@@ -1,0 +1,689 @@
+"""Two tiny transformers trained from scratch, in seconds, deterministically (chapter 8).
+
+Tasks (every batch is fresh random sequences; nothing is ever shown twice):
+
+- ``"reverse"``: 8 symbols from an alphabet of 10; the target at position i is the input
+  at position 7 - i. No mask (encoder-style). Default 1 layer x 2 heads: the heads
+  become an anti-diagonal.
+- ``"induction"``: 24 symbols from 32, causal; each sequence is a random period p
+  (6..12) of distinct symbols repeated; predict the next symbol. The loss and the
+  accuracy count only the positions i >= p (from the second period on), where the next
+  symbol is predictable. Default 2 layers x 1 head: a previous-token head in layer 0
+  feeds an induction head in layer 1.
+
+The model (``TinyTransformer``)::
+
+    x = E[tokens] + P[:s]                          (b, s) -> (b, s, d), d = 64
+    x = layer(x) for each pre-LN nn.TransformerEncoderLayer(d, h, 4d, dropout=0)
+    logits = LN(x) @ W_u^T + b_u                   (b, s, d) -> (b, s, vocab)
+
+Trained with AdamW (lr 3e-3) on a one-cycle schedule (10% warm-up), 256 sequences a
+step, one thread, ``torch.use_deterministic_algorithms(True)``: the same seed gives the
+same weights, bit for bit. The global torch settings (threads, determinism, the global
+random state) are restored afterwards.
+
+``TinyRun.attention`` recomputes the attention of any checkpoint with the book's own
+numpy code (``attention_book.block.EncoderBlock``), not with torch.
+
+This module is in the reference layer: it imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._validate import whole_number
+from .attention import causal_mask
+from .block import EncoderBlock, layer_norm
+from .heads import (anti_diagonal_score, induction_score, mean_row_entropy,
+                    previous_token_score, self_score)
+
+__all__ = [
+    "TASKS",
+    "Batch",
+    "TinyTransformer",
+    "TinyRun",
+    "make_batch",
+    "sample",
+    "train_tiny",
+    "clear_cache",
+]
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a task's sequences look like, and its default model and training length."""
+
+    vocab: int  # symbols 0..vocab-1
+    length: int  # positions per sequence (s)
+    causal: bool  # may position i look at positions after it?
+    n_layers: int
+    n_heads: int
+    steps: int  # optimiser steps (measured: ~100% held-out accuracy with margin)
+
+
+TASKS = {
+    "reverse": Task(vocab=10, length=8, causal=False, n_layers=1, n_heads=2, steps=60),
+    "induction": Task(vocab=32, length=24, causal=True, n_layers=2, n_heads=1, steps=150),
+}
+MIN_PERIOD, MAX_PERIOD = 6, 12  # the induction task's random period, inclusive
+D_MODEL = 64
+BATCH = 256
+LR = 3e-3
+WARMUP = 0.1  # fraction of the steps spent warming the learning rate up
+HELD_OUT = 1000  # held-out sequences behind TinyRun.accuracy
+HELD_OUT_SEED = 1_000_003  # their generator's seed, apart from the training seeds 0, 1, ...
+EXAMPLE_SEED = 2024
+EXAMPLE_PERIOD = 7  # the induction probe: 24 = 3 x 7 + 3, three repeats and a bit
+N_CHECKPOINTS = 26  # saved states, evenly spaced from step 0 to the last
+
+
+# ------------------------------------------------------------------ data
+
+
+class Batch(NamedTuple):
+    """A batch of sequences (numpy), or one sequence (shapes without the leading n).
+
+    Attributes
+    ----------
+    tokens : numpy.ndarray of int64, shape (n, s)
+        The inputs.
+    targets : numpy.ndarray of int64, shape (n, s)
+        What position i should predict.
+    counted : numpy.ndarray of bool, shape (n, s)
+        Positions that count in the loss and accuracy (all for "reverse"; i >= p, from
+        the second period on, for "induction").
+    """
+
+    tokens: np.ndarray
+    targets: np.ndarray
+    counted: np.ndarray
+
+
+def _task(task) -> Task:
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+    return TASKS[task]
+
+
+def _period(task: str, period):
+    """None (random 6..12) or a fixed whole period for the induction task."""
+    if period is None:
+        return None
+    if task != "induction":
+        raise ValueError(f"period only applies to the induction task, not {task!r}")
+    # p <= 23 leaves at least one predictable position in 24; p distinct symbols of 32
+    return whole_number(period, "period", 2, TASKS["induction"].length - 1)
+
+
+def _generator(generator) -> torch.Generator:
+    if isinstance(generator, torch.Generator):
+        return generator
+    return torch.Generator().manual_seed(whole_number(generator, "generator (a seed)", 0))
+
+
+def _torch_batch(task: str, n: int, g: torch.Generator, period=None):
+    """(tokens, targets, counted) as torch tensors (n, s); draws from g only."""
+    spec = TASKS[task]
+    s = spec.length
+    if task == "reverse":
+        tokens = torch.randint(0, spec.vocab, (n, s), generator=g)  # (n, s)
+        return tokens, tokens.flip(1), torch.ones(n, s, dtype=torch.bool)
+    if period is None:
+        p = torch.randint(MIN_PERIOD, MAX_PERIOD + 1, (n,), generator=g)  # (n,)
+    else:
+        p = torch.full((n,), period)  # (n,)
+    # a random order of the alphabet per sequence; its first p symbols are the period
+    symbols = torch.rand(n, spec.vocab, generator=g).argsort(dim=1)  # (n, vocab)
+    # position t holds symbol number t mod p; s + 1 positions so the last has a target
+    index = torch.arange(s + 1)[None, :] % p[:, None]  # (1, s+1) % (n, 1) -> (n, s+1)
+    sequence = symbols.gather(1, index)  # (n, s+1)
+    counted = torch.arange(s)[None, :] >= p[:, None]  # (n, s): from the second period on
+    return sequence[:, :-1], sequence[:, 1:], counted
+
+
+def make_batch(task: str, n: int, generator, *, period=None) -> Batch:
+    """n fresh random sequences of a task, with their targets.
+
+    Parameters
+    ----------
+    task : {"reverse", "induction"}
+    n : int
+        Number of sequences (>= 1).
+    generator : torch.Generator or int
+        Where the randomness comes from (an int seeds a new generator). The same
+        generator state gives the same batch.
+    period : int, optional
+        Induction only: a fixed period (2..23) instead of a random one in 6..12.
+
+    Returns
+    -------
+    Batch
+        tokens, targets (int64) and counted (bool), each of shape (n, s), s = 8 for
+        "reverse" and 24 for "induction".
+    """
+    _task(task)
+    n = whole_number(n, "n", 1)
+    period = _period(task, period)
+    tokens, targets, counted = _torch_batch(task, n, _generator(generator), period)
+    return Batch(tokens.numpy().copy(), targets.numpy().copy(), counted.numpy().copy())
+
+
+def sample(task: str, seed: int = 0, *, period=None) -> Batch:
+    """One random sequence of a task, the same for the same seed.
+
+    Parameters
+    ----------
+    task : {"reverse", "induction"}
+    seed : int
+        >= 0.
+    period : int, optional
+        Induction only: a fixed period.
+
+    Returns
+    -------
+    Batch
+        tokens, targets and counted, each of shape (s,).
+    """
+    batch = make_batch(task, 1, whole_number(seed, "seed", 0), period=period)
+    return Batch(*(a[0] for a in batch))  # (1, s) -> (s,)
+
+
+# ------------------------------------------------------------------ the model
+
+
+class TinyTransformer(nn.Module):
+    """Token and learned position embeddings, pre-LN encoder layers, LayerNorm, unembedding.
+
+    Parameters
+    ----------
+    vocab : int
+        Alphabet size V.
+    length : int
+        Largest sequence length (rows of the position table).
+    n_layers, n_heads : int
+        n_heads must divide d.
+    causal : bool
+        Whether position i may only attend to positions 0..i.
+    d : int
+        Model width.
+
+    Attributes
+    ----------
+    embed : nn.Embedding
+        (V, d) table.
+    position : nn.Embedding
+        (length, d) table, one learned row per position.
+    layers : nn.ModuleList of nn.TransformerEncoderLayer
+        ``(d, n_heads, 4 d, dropout=0.0, batch_first=True, norm_first=True)``.
+    norm : nn.LayerNorm
+    unembed : nn.Linear
+        d -> V.
+    """
+
+    def __init__(self, vocab: int, length: int, n_layers: int, n_heads: int, causal: bool,
+                 d: int = D_MODEL):
+        super().__init__()
+        self.causal = causal
+        self.embed = nn.Embedding(vocab, d)
+        self.position = nn.Embedding(length, d)
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d, n_heads, 4 * d, dropout=0.0, batch_first=True,
+                                       norm_first=True)
+            for _ in range(n_layers))
+        self.norm = nn.LayerNorm(d)
+        self.unembed = nn.Linear(d, vocab)
+
+    def torch_mask(self, s: int) -> torch.Tensor | None:
+        """The causal mask in torch's polarity (True = may NOT attend), or None."""
+        if not self.causal:
+            return None
+        return ~torch.from_numpy(causal_mask(s))  # (s, s); the book's True = may attend
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits (b, s, V) for tokens (b, s)."""
+        s = tokens.shape[-1]
+        x = self.embed(tokens) + self.position.weight[:s]  # (b, s, d) + (s, d)
+        mask = self.torch_mask(s)
+        for layer in self.layers:
+            x = layer(x, src_mask=mask)  # (b, s, d)
+        return self.unembed(self.norm(x))  # (b, s, d) -> (b, s, V)
+
+
+def _accuracy(predicted, targets, counted, task: str) -> float:
+    """Whole-sequence accuracy for "reverse"; per counted position for "induction".
+
+    predicted, targets: int arrays (n, s); counted: bool (n, s); numpy or torch.
+    """
+    right = np.asarray(predicted) == np.asarray(targets)  # (n, s)
+    if task == "reverse":
+        return float(right.all(axis=-1).mean())
+    return float(right[np.asarray(counted)].mean())
+
+
+def _numpy_state(model: nn.Module) -> dict[str, np.ndarray]:
+    return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+
+
+@contextlib.contextmanager
+def _deterministic_one_thread():
+    """One thread, deterministic kernels, a private random state; all restored after."""
+    threads = torch.get_num_threads()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    # one thread: with the other core busy, two threads ran 30x slower here
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    try:
+        with torch.random.fork_rng(devices=[]):  # torch.manual_seed below stays local
+            yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+
+
+# ------------------------------------------------------------------ the trained run
+
+
+@dataclass(eq=False)
+class TinyRun:
+    """A trained tiny transformer, its history, and its checkpoints.
+
+    Attributes
+    ----------
+    task : str
+    seed : int
+    config : dict
+        vocab, length, causal, d, n_layers, n_heads, period (None = random 6..12),
+        steps, batch, lr, warmup.
+    model : TinyTransformer
+        The trained torch module, in eval mode. Shared by every caller of the cache:
+        do not train it further (``copy.deepcopy`` it first).
+    history : dict of numpy.ndarray, each of shape (steps,)
+        ``"steps"`` (0..steps-1), ``"loss"`` (cross-entropy on the counted positions)
+        and ``"accuracy"`` (the metric of :attr:`accuracy`) of each step's fresh batch,
+        measured before the model learned from it, so already a held-out measure.
+    accuracy : float
+        On 1000 held-out sequences from a generator of their own: whole sequences
+        right for "reverse", counted positions right for "induction".
+    train_seconds : float
+        Wall time of the training, checkpoints and held-out evaluation included (not
+        torch's one-time set-up: the first ``use_deterministic_algorithms`` call in a
+        process imports torch's compiler stack, about 1-2 s).
+    checkpoints : list of (int, dict of numpy.ndarray)
+        (step, state) at about 26 evenly spaced steps from 0 (before any update) to
+        ``steps`` (the final weights): ``state`` is the model's state_dict as numpy
+        arrays, enough to recompute everything at that step.
+    example : numpy.ndarray of int64, shape (s,)
+        A fixed probe sequence for the lab (induction: period 7, or the run's fixed
+        period).
+    """
+
+    task: str
+    seed: int
+    config: dict
+    model: TinyTransformer
+    history: dict
+    accuracy: float
+    train_seconds: float
+    checkpoints: list
+    example: np.ndarray
+    _nets: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def steps(self) -> list[int]:
+        """The checkpoint steps, ascending."""
+        return [step for step, _ in self.checkpoints]
+
+    def _state(self, step) -> tuple[int, dict]:
+        if step is None:
+            return self.checkpoints[-1]
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
+            raise ValueError(f"step must be a whole number (a checkpoint step) or None, "
+                             f"got {step!r}")
+        for saved, state in self.checkpoints:
+            if saved == step:
+                return saved, state
+        raise ValueError(f"no checkpoint at step {step}; checkpoints are at steps "
+                         f"{self.steps} (None = the final weights)")
+
+    def _net(self, step):
+        """The book's numpy model at a checkpoint, built once and kept."""
+        step, state = self._state(step)
+        if step not in self._nets:
+            self._nets[step] = _NumpyNet.from_state(state, self.config)
+        return self._nets[step]
+
+    def _tokens(self, tokens) -> np.ndarray:
+        return _check_tokens(tokens, self.task, self.config)
+
+    def forward(self, tokens, step=None):
+        """Logits and attention of the model at a checkpoint, with the book's numpy code.
+
+        Parameters
+        ----------
+        tokens : array_like of int, shape (s,) or (b, s)
+            Symbols 0..V-1; s = 8 for "reverse", 1..24 for "induction".
+        step : int, optional
+            A checkpoint step (see :attr:`steps`); None = the final weights.
+
+        Returns
+        -------
+        logits : numpy.ndarray of float32, shape (s, V) or (b, s, V)
+        attention : numpy.ndarray of float32, shape (n_layers, h, s, s) or
+            (b, n_layers, h, s, s)
+        """
+        return self._net(step).forward(self._tokens(tokens), self.config["causal"])
+
+    def attention(self, tokens, step=None) -> np.ndarray:
+        """Every head's attention weights, computed by the book's numpy blocks.
+
+        Parameters
+        ----------
+        tokens : array_like of int, shape (s,) or (b, s)
+        step : int, optional
+            A checkpoint step; None = the final weights.
+
+        Returns
+        -------
+        numpy.ndarray of float32, shape (n_layers, h, s, s) (or (b, n_layers, h, s, s))
+            Rows are queries; the induction task's maps are causal (zero above the
+            diagonal).
+        """
+        return self.forward(tokens, step)[1]
+
+    def predict(self, tokens, step=None) -> np.ndarray:
+        """The predicted symbol at every position (numpy forward pass).
+
+        Parameters
+        ----------
+        tokens : array_like of int, shape (s,) or (b, s)
+        step : int, optional
+            A checkpoint step; None = the final weights.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (s,) or (b, s)
+            For "reverse", the reversed input once trained; for "induction", the next
+            symbol (meaningful from the second period on).
+        """
+        return self.forward(tokens, step)[0].argmax(axis=-1)
+
+    def evaluate(self, batch: Batch, step=None) -> float:
+        """Accuracy on a batch (from :func:`make_batch`), with the run's metric.
+
+        Parameters
+        ----------
+        batch : Batch
+            tokens, targets, counted of shape (n, s).
+        step : int, optional
+            A checkpoint step; None = the final weights.
+
+        Returns
+        -------
+        float
+            Whole sequences right ("reverse") or counted positions right ("induction").
+        """
+        if not isinstance(batch, Batch):
+            raise ValueError(f"batch must be a Batch from make_batch, got "
+                             f"{type(batch).__name__}")
+        predicted = self.predict(batch.tokens, step)  # (n, s)
+        counted = np.asarray(batch.counted, dtype=bool)
+        if not counted.any():
+            raise ValueError("batch has no counted position to score")
+        return _accuracy(predicted, np.asarray(batch.targets), counted, self.task)
+
+    def head_scores(self, n: int = 256, step=None, *, period=None) -> dict:
+        """What each head does, on n held-out sequences: one score per (layer, head).
+
+        Scores (:mod:`attention_book.heads`), each averaged over the sequences:
+
+        - ``"previous_token"``: weight on key i-1; for "induction" only over the first
+          period (queries 1..p-1), before any symbol repeats;
+        - ``"induction"`` ("induction" task only): weight on the position after the
+          earlier copy of the current symbol, over the queries i >= p;
+        - ``"anti_diagonal"``: weight on key s-1-i;
+        - ``"self"``: weight on the diagonal;
+        - ``"entropy"``: mean row entropy divided by log s (0 = one key, 1 = uniform).
+
+        Parameters
+        ----------
+        n : int
+            Number of held-out sequences.
+        step : int, optional
+            A checkpoint step; None = the final weights.
+        period : int, optional
+            Induction only: score on sequences with this fixed period instead of the
+            run's own distribution.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray, each of shape (n_layers, h)
+        """
+        if period is None:
+            period = self.config["period"]
+        batch = make_batch(self.task, n, torch.Generator().manual_seed(HELD_OUT_SEED + 1),
+                           period=period)
+        weights = self.attention(batch.tokens, step)  # (n, n_layers, h, s, s)
+        tokens = batch.tokens[:, None, None, :]  # (n, s) -> (n, 1, 1, s), to broadcast
+        scores = {"previous_token": previous_token_score(weights, per_query=True)}
+        if self.task == "induction":
+            # the first period: queries 1..p-1, where nothing has repeated yet
+            first = ~batch.counted[:, None, None, :]  # (n, 1, 1, s)
+            scores["previous_token"] = np.where(first, scores["previous_token"], np.nan)
+            scores["induction"] = induction_score(weights, tokens, per_query=True)
+        scores["anti_diagonal"] = anti_diagonal_score(weights, per_query=True)
+        scores["self"] = self_score(weights, per_query=True)
+        scores["entropy"] = mean_row_entropy(weights, normalised=True, per_query=True)
+        # (n, n_layers, h, s) -> (n_layers, h): mean over sequences and counted queries
+        return {name: _nanmean(v, axes=(0, 3)) for name, v in scores.items()}
+
+
+def _nanmean(values: np.ndarray, axes) -> np.ndarray:
+    """Mean over ``axes`` ignoring NaN (queries that do not count), without warnings."""
+    valid = ~np.isnan(values)
+    total = np.where(valid, values, 0.0).sum(axis=axes)
+    return total / np.maximum(valid.sum(axis=axes), 1)
+
+
+def _check_tokens(tokens, task: str, config: dict) -> np.ndarray:
+    """tokens as int64 (s,) or (b, s), with symbols and a length the model knows."""
+    t = np.asarray(tokens)
+    if t.size == 0:
+        raise ValueError("tokens is empty: give at least one symbol")
+    if t.dtype.kind not in "iu":
+        raise ValueError(f"tokens must be whole numbers (symbol ids), got dtype {t.dtype}")
+    if t.ndim not in (1, 2):
+        raise ValueError(f"tokens must have shape (s,) or (b, s), got shape {t.shape}")
+    vocab, length, s = config["vocab"], config["length"], t.shape[-1]
+    if t.min() < 0 or t.max() >= vocab:
+        bad = t.min() if t.min() < 0 else t.max()
+        raise ValueError(f"tokens must be symbols 0..{vocab - 1} (the {task} task's "
+                         f"alphabet of {vocab}), got {bad}")
+    if task == "reverse" and s != length:
+        raise ValueError(f"the reversal model reads exactly {length} symbols (position i "
+                         f"is answered from position {length - 1} - i), got {s}")
+    if s > length:
+        raise ValueError(f"the {task} model learned positions 0..{length - 1} only, so "
+                         f"give at most {length} symbols, got {s}")
+    return t.astype(np.int64, copy=False)
+
+
+@dataclass(frozen=True)
+class _NumpyNet:
+    """The trained model as numpy arrays and the book's blocks."""
+
+    embed: np.ndarray  # (V, d)
+    position: np.ndarray  # (length, d)
+    blocks: tuple  # n_layers EncoderBlocks
+    norm: tuple  # (gamma, beta), each (d,)
+    eps: float
+    W_u: np.ndarray  # (d, V), row-vector form
+    b_u: np.ndarray  # (V,)
+
+    @classmethod
+    def from_state(cls, state: dict, config: dict) -> "_NumpyNet":
+        """Load a numpy state_dict into a fresh torch model, then copy it out with
+        ``EncoderBlock.from_torch``: the same code path for every checkpoint."""
+        model = _new_model(config)
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+        model.eval()
+        return cls(
+            embed=state["embed.weight"],
+            position=state["position.weight"],
+            blocks=tuple(EncoderBlock.from_torch(layer) for layer in model.layers),
+            norm=(state["norm.weight"], state["norm.bias"]),
+            eps=model.norm.eps,
+            W_u=state["unembed.weight"].T,  # (V, d)^T -> (d, V)
+            b_u=state["unembed.bias"],
+        )
+
+    def forward(self, tokens: np.ndarray, causal: bool):
+        """tokens (..., s) -> logits (..., s, V), attention (..., n_layers, h, s, s)."""
+        s = tokens.shape[-1]
+        x = self.embed[tokens] + self.position[:s]  # (..., s, d) + (s, d)
+        mask = causal_mask(s) if causal else None  # (s, s), True = may attend
+        maps = []
+        for block in self.blocks:
+            x, w = block.forward(x, mask=mask)  # (..., s, d), (..., h, s, s)
+            maps.append(w)
+        x = layer_norm(x, *self.norm, self.eps)  # (..., s, d)
+        logits = x @ self.W_u + self.b_u  # (..., s, d) @ (d, V) -> (..., s, V)
+        return logits, np.stack(maps, axis=-4)  # L x (..., h, s, s) -> (..., L, h, s, s)
+
+
+def _new_model(config: dict) -> TinyTransformer:
+    """A TinyTransformer of the config's shape; its random init does not touch the
+    global random state."""
+    with torch.random.fork_rng(devices=[]):
+        return TinyTransformer(config["vocab"], config["length"], config["n_layers"],
+                               config["n_heads"], config["causal"], config["d"])
+
+
+# ------------------------------------------------------------------ training
+
+
+def _checkpoint_steps(checkpoints, steps: int) -> tuple[int, ...]:
+    """Evenly spaced steps 0..steps (an int count), or an explicit list of steps."""
+    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
+        n = whole_number(checkpoints, "checkpoints", 2)
+        return tuple(int(s) for s in np.unique(np.round(np.linspace(0, steps, n))))
+    if isinstance(checkpoints, Sequence) and not isinstance(checkpoints, str):
+        chosen = {whole_number(s, "each checkpoint step", 0, steps) for s in checkpoints}
+        return tuple(sorted(chosen | {steps}))  # the final weights are always kept
+    raise ValueError(f"checkpoints must be a count (>= 2) or a list of steps 0..{steps}, "
+                     f"got {checkpoints!r}")
+
+
+def _train(task: str, seed: int, n_layers: int, n_heads: int, period, steps: int,
+           checkpoint_steps: tuple[int, ...]) -> TinyRun:
+    spec = TASKS[task]
+    config = dict(vocab=spec.vocab, length=spec.length, causal=spec.causal, d=D_MODEL,
+                  n_layers=n_layers, n_heads=n_heads, period=period, steps=steps,
+                  batch=BATCH, lr=LR, warmup=WARMUP)
+    with _deterministic_one_thread():
+        start = time.perf_counter()  # after the one-time import use_deterministic_... does
+        torch.manual_seed(seed)  # the initial weights
+        model = TinyTransformer(spec.vocab, spec.length, n_layers, n_heads, spec.causal)
+        data = torch.Generator().manual_seed(seed)  # the training sequences
+        optimiser = torch.optim.AdamW(model.parameters(), lr=LR)
+        schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=LR,
+                                                       total_steps=steps, pct_start=WARMUP)
+        losses, accuracies, checkpoints = [], [], []
+        for step in range(steps + 1):
+            if step in checkpoint_steps:  # the state BEFORE update number `step`
+                checkpoints.append((step, _numpy_state(model)))
+            if step == steps:
+                break
+            tokens, targets, counted = _torch_batch(task, BATCH, data, period)
+            logits = model(tokens)  # (b, s, V)
+            loss = nn.functional.cross_entropy(logits[counted], targets[counted])
+            losses.append(loss.item())
+            accuracies.append(_accuracy(logits.argmax(-1), targets, counted, task))
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+        model.eval()
+        held_out = _torch_batch(task, HELD_OUT, torch.Generator().manual_seed(HELD_OUT_SEED),
+                                period)
+        with torch.no_grad():
+            accuracy = _accuracy(model(held_out[0]).argmax(-1), *held_out[1:], task)
+    seconds = time.perf_counter() - start
+    example_period = None if task == "reverse" else (period or EXAMPLE_PERIOD)
+    return TinyRun(
+        task=task, seed=seed, config=config, model=model,
+        history={"steps": np.arange(steps), "loss": np.array(losses),
+                 "accuracy": np.array(accuracies)},
+        accuracy=accuracy, train_seconds=seconds, checkpoints=checkpoints,
+        example=sample(task, EXAMPLE_SEED, period=example_period).tokens,
+    )
+
+
+_cached_train = functools.lru_cache(maxsize=None)(_train)
+
+
+def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
+               n_heads: int | None = None, period: int | None = None,
+               steps: int | None = None, checkpoints=N_CHECKPOINTS,
+               cache: bool = True) -> TinyRun:
+    """Train a tiny transformer on a task, from scratch, deterministically.
+
+    Results are kept for the life of the process: the same arguments (defaults filled
+    in) return the same TinyRun object, so the chapter, its lab and the tests pay once.
+    :func:`clear_cache` forgets them.
+
+    Parameters
+    ----------
+    task : {"reverse", "induction"}
+    seed : int
+        Seeds the initial weights and the training sequences (>= 0).
+    n_layers : int, optional
+        Default 1 ("reverse") or 2 ("induction").
+    n_heads : int, optional
+        Heads per layer, dividing d = 64; default 2 ("reverse") or 1 ("induction").
+    period : int, optional
+        Induction only: train on one fixed period (2..23) instead of a random 6..12.
+        The model then solves the task with heads that look a fixed distance back,
+        not with an induction circuit.
+    steps : int, optional
+        Optimiser steps; default 60 ("reverse") or 150 ("induction").
+    checkpoints : int or sequence of int
+        How many evenly spaced states to keep from step 0 to the end (>= 2), or the
+        steps themselves (the last step is always added).
+    cache : bool
+        False trains afresh even when the run is cached, and does not keep the result
+        (to time a training, or to check that it is deterministic).
+
+    Returns
+    -------
+    TinyRun
+    """
+    spec = _task(task)
+    seed = whole_number(seed, "seed", 0)
+    n_layers = spec.n_layers if n_layers is None else whole_number(n_layers, "n_layers", 1, 8)
+    n_heads = spec.n_heads if n_heads is None else whole_number(n_heads, "n_heads", 1)
+    if D_MODEL % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d={D_MODEL}: each head gets "
+                         f"d / n_heads columns")
+    period = _period(task, period)
+    steps = spec.steps if steps is None else whole_number(steps, "steps", 1)
+    if not isinstance(cache, (bool, np.bool_)):
+        raise ValueError(f"cache must be True or False, got {cache!r}")
+    train = _cached_train if cache else _train
+    return train(task, seed, n_layers, n_heads, period, steps,
+                 _checkpoint_steps(checkpoints, steps))
+
+
+def clear_cache() -> None:
+    """Forget every trained run (the next :func:`train_tiny` call trains again)."""
+    _cached_train.cache_clear()

@@ -1,0 +1,252 @@
+"""Head scores on hand-made maps (exact values), properties for random maps, bad input.
+
+Tolerances: hand-made maps score exactly (1.0, 1/s, ...) within 1e-12; random maps stay in
+[0, 1] within 1e-12 (sums of float64 weights).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attention_book import heads as H
+from attention_book.attention import causal_mask, softmax
+
+ATOL = 1e-12
+SETTINGS = settings(deadline=None, max_examples=100, derandomize=True, database=None)
+
+
+def one_hot_map(keys):
+    """Row i puts all its weight on key keys[i]: (s, s)."""
+    s = len(keys)
+    w = np.zeros((s, s))
+    w[np.arange(s), keys] = 1.0
+    return w
+
+
+def previous_token_map(s):
+    return one_hot_map([0] + list(range(s - 1)))  # query 0 has no previous: itself
+
+
+def uniform(s):
+    return np.full((s, s), 1.0 / s)
+
+
+def causal_uniform(s):
+    return causal_mask(s) / np.arange(1, s + 1)[:, None]  # row i: 1/(i+1) on keys 0..i
+
+
+def repeated(period, s, start=10):
+    """A period of distinct symbols repeated to length s."""
+    return np.array([start + t % period for t in range(s)])
+
+
+def induction_map(tokens, period):
+    """Queries i >= period attend to i - period + 1 (after the earlier copy), others to 0."""
+    s = len(tokens)
+    return one_hot_map([i - period + 1 if i >= period else 0 for i in range(s)])
+
+
+# ---------------------------------------------------------------- exact values
+
+
+@pytest.mark.parametrize("s", [2, 5, 8])
+def test_pure_maps_score_one(s):
+    assert H.previous_token_score(previous_token_map(s)) == pytest.approx(1.0, abs=ATOL)
+    assert H.offset_score(previous_token_map(s), 1) == pytest.approx(1.0, abs=ATOL)
+    nxt = one_hot_map(list(range(1, s)) + [s - 1])
+    assert H.next_token_score(nxt) == pytest.approx(1.0, abs=ATOL)
+    assert H.anti_diagonal_score(np.eye(s)[::-1]) == pytest.approx(1.0, abs=ATOL)
+    assert H.self_score(np.eye(s)) == pytest.approx(1.0, abs=ATOL)
+    assert H.offset_score(np.eye(s), 0) == pytest.approx(1.0, abs=ATOL)
+    assert H.position_score(one_hot_map([0] * s), 0) == pytest.approx(1.0, abs=ATOL)
+    assert H.position_score(one_hot_map([s - 1] * s), -1) == pytest.approx(1.0, abs=ATOL)
+    assert H.mean_row_entropy(np.eye(s)) == pytest.approx(0.0, abs=ATOL)
+
+
+def test_offset_k_counts_only_queries_with_that_key():
+    s, k = 6, 2
+    w = one_hot_map([max(i - k, 0) for i in range(s)])  # queries 0, 1 have no key i-2
+    assert H.offset_score(w, k) == pytest.approx(1.0, abs=ATOL)
+    per = H.offset_score(w, k, per_query=True)
+    assert per.shape == (s,)
+    assert np.isnan(per[:k]).all() and np.allclose(per[k:], 1.0)
+    per_next = H.next_token_score(np.eye(s), per_query=True)
+    assert np.isnan(per_next[-1]) and np.allclose(per_next[:-1], 0.0)
+
+
+@pytest.mark.parametrize("s", [1, 3, 7])
+def test_uniform_map_scores_one_over_s(s):
+    w = uniform(s)
+    for score in (H.anti_diagonal_score, H.self_score):
+        assert score(w) == pytest.approx(1 / s, abs=ATOL)
+    if s > 1:
+        assert H.previous_token_score(w) == pytest.approx(1 / s, abs=ATOL)
+        assert H.next_token_score(w) == pytest.approx(1 / s, abs=ATOL)
+        assert H.position_score(w, [0, -1]) == pytest.approx(2 / s, abs=ATOL)
+        assert H.mean_row_entropy(w, normalised=True) == pytest.approx(1.0, abs=ATOL)
+    assert H.position_score(w, [0, 0, -s]) == pytest.approx(1 / s, abs=ATOL)  # repeats once
+    assert H.mean_row_entropy(w) == pytest.approx(math.log(s), abs=ATOL)
+
+
+def test_causal_uniform_map_previous_token_score():
+    s = 6
+    expected = np.mean([1 / (i + 1) for i in range(1, s)])  # queries 1..s-1
+    assert H.previous_token_score(causal_uniform(s)) == pytest.approx(expected, abs=ATOL)
+    assert H.self_score(causal_uniform(s)) == pytest.approx(np.mean(1 / np.arange(1, s + 1)))
+
+
+@pytest.mark.parametrize("period,s", [(3, 9), (6, 24), (7, 24), (12, 24)])
+def test_induction_pattern_scores_one(period, s):
+    tokens = repeated(period, s)
+    w = induction_map(tokens, period)
+    assert H.induction_score(w, tokens) == pytest.approx(1.0, abs=ATOL)
+    per = H.induction_score(w, tokens, per_query=True)
+    assert np.isnan(per[:period]).all()  # nothing has repeated yet in the first period
+    assert np.allclose(per[period:], 1.0)
+    # the previous-token map is not an induction head on this sequence
+    assert H.induction_score(previous_token_map(s), tokens) == pytest.approx(0.0, abs=ATOL)
+
+
+def test_induction_targets_definition():
+    tokens = np.array([5, 7, 5, 7, 5])
+    t = H.induction_targets(tokens)
+    # query 2 (token 5): key 1 follows the 5 at 0; query 4 (token 5): keys 1 and 3
+    expected = np.zeros((5, 5), bool)
+    expected[2, 1] = expected[3, 2] = expected[4, 1] = expected[4, 3] = True
+    np.testing.assert_array_equal(t, expected)
+
+
+def test_induction_score_adds_weight_over_all_earlier_copies():
+    tokens = np.array([5, 7, 5, 7, 5])
+    w = causal_uniform(5)
+    # query 2: 1/3 on key 1; query 3: 1/4 on key 2; query 4: 2/5 on keys 1 and 3
+    assert H.induction_score(w, tokens) == pytest.approx((1 / 3 + 1 / 4 + 2 / 5) / 3)
+
+
+def test_induction_adjacent_repeat_does_not_count():
+    tokens = np.array([1, 2, 2])  # the copy right before query 2 points at query 2 itself
+    with pytest.raises(ValueError, match="no token occurs again"):
+        H.induction_score(uniform(3), tokens)
+
+
+def test_induction_string_tokens():
+    words = np.array("the cat sat on the cat".split())
+    w = one_hot_map([0, 0, 0, 0, 1, 2])  # "the" -> "cat" after the first "the"; "cat" -> "sat"
+    assert H.induction_score(w, words) == pytest.approx(1.0, abs=ATOL)
+
+
+def test_stacks_give_one_score_per_map():
+    s, period = 12, 4
+    tokens = repeated(period, s)
+    maps = np.stack([previous_token_map(s), induction_map(tokens, period), uniform(s)])
+    assert H.previous_token_score(maps).shape == (3,)
+    # the induction map's query 1 parks on key 0, which is its previous token: 1 of 11
+    np.testing.assert_allclose(H.previous_token_score(maps), [1.0, 1 / 11, 1 / s], atol=ATOL)
+    layers = maps.reshape(3, 1, s, s)  # (n_layers, h, s, s)
+    assert H.induction_score(layers, tokens).shape == (3, 1)
+    batch = np.stack([layers, layers])  # (b, n_layers, h, s, s)
+    tokens_b = np.stack([tokens, tokens + 100])  # (b, s)
+    scores = H.induction_score(batch, tokens_b[:, None, None, :])
+    assert scores.shape == (2, 3, 1)
+    np.testing.assert_allclose(scores[:, 1, 0], 1.0, atol=ATOL)
+    assert H.mean_row_entropy(batch, per_query=True).shape == (2, 3, 1, s)
+
+
+def test_float32_maps_are_accepted():
+    w = softmax(np.random.default_rng(0).normal(size=(4, 24, 24)).astype(np.float32))
+    assert H.self_score(w).dtype in (np.float32, np.float64)
+    assert 0 <= H.mean_row_entropy(w[0], normalised=True) <= 1
+
+
+# ---------------------------------------------------------------- properties
+
+
+@st.composite
+def attention_maps(draw, max_s=8):
+    s = draw(st.integers(1, max_s))
+    seed = draw(st.integers(0, 2**32 - 1))
+    temperature = draw(st.sampled_from([0.1, 1.0, 10.0]))
+    logits = np.random.default_rng(seed).normal(size=(2, s, s)) / temperature
+    if draw(st.booleans()):
+        logits = np.where(causal_mask(s), logits, -np.inf)
+    return softmax(logits)
+
+
+@SETTINGS
+@given(w=attention_maps(), k=st.integers(-7, 7), data=st.data())
+def test_scores_are_fractions(w, k, data):
+    s = w.shape[-1]
+    scores = [H.anti_diagonal_score(w), H.self_score(w), H.position_score(w, [0, -1])]
+    if abs(k) < s:
+        scores.append(H.offset_score(w, k))
+    tokens = np.array(data.draw(st.lists(st.integers(0, 2), min_size=s, max_size=s)))
+    if H.induction_targets(tokens).any():
+        scores.append(H.induction_score(w, tokens))
+    if s > 1:
+        scores.append(H.mean_row_entropy(w, normalised=True))
+    for score in scores:
+        assert np.all(score >= -ATOL) and np.all(score <= 1 + ATOL)
+
+
+@SETTINGS
+@given(w=attention_maps())
+def test_offsets_share_each_row(w):
+    """Every key is at exactly one offset from a query: the offsets' weights add to 1."""
+    s = w.shape[-1]
+    per = np.stack([H.offset_score(w, k, per_query=True) for k in range(-s + 1, s)])
+    np.testing.assert_allclose(np.nansum(per, axis=0), 1.0, atol=1e-9)
+    np.testing.assert_allclose(H.offset_score(w, 0), H.self_score(w), atol=ATOL)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("weights,match", [
+    (np.full((2, 3), 0.5), "self-attention map"),
+    (np.full(4, 0.25), "at least 2 axes"),
+    (np.zeros((0, 3, 3)), "empty"),
+    (np.eye(3) * 2, "sum to 1"),
+    (np.tril(np.ones((3, 3))), "sum to 1"),  # raw mask, not weights
+    (np.array([[1.5, -0.5], [0.5, 0.5]]), "non-negative"),
+    (np.array([[np.nan, 1.0], [0.5, 0.5]]), "NaN"),
+])
+def test_bad_weights(weights, match):
+    with pytest.raises(ValueError, match=match):
+        H.self_score(weights)
+
+
+def test_bad_arguments():
+    w = uniform(4)
+    with pytest.raises(ValueError, match="k=4 but the sequence has s=4"):
+        H.offset_score(w, 4)
+    with pytest.raises(ValueError, match="k must be a whole number"):
+        H.offset_score(w, 1.0)
+    with pytest.raises(ValueError, match="k=1 but the sequence has s=1"):
+        H.previous_token_score(np.ones((1, 1)))
+    with pytest.raises(ValueError, match="per_query must be True or False"):
+        H.self_score(w, per_query=1)
+    with pytest.raises(ValueError, match="each position must be a whole number in -4..3"):
+        H.position_score(w, 4)
+    with pytest.raises(ValueError, match="non-empty list"):
+        H.position_score(w, [])
+    with pytest.raises(ValueError, match="s >= 2"):
+        H.mean_row_entropy(np.ones((1, 1)), normalised=True)
+    with pytest.raises(ValueError, match="normalised must be True or False"):
+        H.mean_row_entropy(w, normalised="yes")
+
+
+def test_bad_tokens():
+    w = uniform(4)
+    with pytest.raises(ValueError, match="tokens has 3 positions but weights is for s=4"):
+        H.induction_score(w, [1, 2, 1])
+    with pytest.raises(ValueError, match="token ids .* or strings"):
+        H.induction_score(w, [1.0, 2.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="single value"):
+        H.induction_score(w, 3)
+    with pytest.raises(ValueError, match="no token occurs again"):
+        H.induction_score(w, [1, 2, 3, 4])
+    with pytest.raises(ValueError, match=r"tokens\[:, None, None, :\]"):
+        H.induction_score(np.stack([np.stack([w] * 3)] * 2), np.array([[1, 2, 1, 2]] * 2))
