@@ -16,7 +16,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -46,6 +45,9 @@ def site(built_book):
 @pytest.fixture(scope="module")
 def browser():
     assert Path(CHROMIUM).exists(), f"no browser at {CHROMIUM}: run `make test` (it installs chromium)"
+    # imported here, so that the fast loop (-m "not slow") collects without playwright
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield browser

@@ -1,15 +1,17 @@
-"""The shared code of the book: every number, figure and widget comes from here.
+"""The shared code of the book: every number, figure and lab comes from here.
 
-Layers, each importing only the ones above it:
+Layers, each importing only the ones above it (docs/architecture.md has the whole story):
 
 - math (numpy only): ``tokens``, ``embedding``, ``positional``, ``attention``,
-  ``multihead``, ``permutation``
-- reference (PyTorch parity): ``reference``
-- pictures (matplotlib figure builders): ``plots`` (``plots.core`` and one module per
-  chapter)
-- controls: ``explorer`` (the kernel-free HTML form of a lab) and ``widgets``
-  (``widgets.core``, the base ``Lab``; one module per chapter with its state function,
-  its live lab and its explorer)
+  ``multihead``, ``permutation``, ``masking``, ``block``, ``heads``, ``cost``
+- reference (PyTorch and pretrained weights): ``reference`` (torch twins), ``training``
+  (the tiny transformers of chapter 8), ``pretrained`` (all-MiniLM-L6-v2, chapter 9)
+- scenes: each lab declared as data, with its pure state function, readout and alt text
+  (``scenes.core`` and one module per chapter); no ipywidgets, no matplotlib
+- pictures: ``plots`` (``plots.core`` and one module per chapter), views built once whose
+  ``show(state)`` only changes the artists' data
+- controls: ``controls.lab(name)``, the live ipywidgets lab (``controls.live``) in a
+  notebook and the kernel-free HTML explorer (``controls.static``) in the built book
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
