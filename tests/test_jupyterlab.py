@@ -1,0 +1,221 @@
+"""The chapters in JupyterLab (what `make lab` opens) render their MyST as the book does.
+
+jupyterlab-myst (a prebuilt labextension installed from requirements.txt) replaces
+JupyterLab's markdown renderer. Without it a chapter's admonitions, dropdown solutions and
+citations show as raw ```{admonition} fences. This test starts JupyterLab from the venv on a
+free port of 127.0.0.1, on a temporary copy of chapters/ (so nothing is written back) and with
+no kernel (it renders markdown only; no cell runs), opens chapter 1 in Debian chromium and
+checks what a reader sees. It fails (never skips) when JupyterLab, jupyterlab-myst or the
+browser is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import urlparse
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+LOCAL_HOSTS = {"127.0.0.1"}
+CHAPTER = "01_embeddings.ipynb"
+TOKEN = "attention-book-test"
+# Text that only shows when MyST is left unrendered.
+RAW_MYST = ["{admonition}", "```{", ":::", "{math}", "{cite:p}", "{ref}", "{numref}",
+            ":class:", "$$"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, timeout: float = 5) -> int:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.status
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab on a temporary copy of chapters/; yields its base URL; shut down after."""
+    home = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "chapters", home / "chapters",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    config = home / "config"
+    # Render every cell, not only those scrolled into view (JupyterLab 4's windowing).
+    tracker = config / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+
+    port = _free_port()
+    jupyter = Path(sys.executable).with_name("jupyter")
+    assert jupyter.exists(), f"no {jupyter}: run `make env`"
+    cmd = [
+        str(jupyter), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={home}",
+        # No kernel: JupyterLab finds no kernelspec and opens the notebook with "No Kernel".
+        "--KernelSpecManager.allowed_kernelspecs=no-kernel",
+        # Nothing fetched from the internet by the server either.
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config),
+           "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
+    log = (home / "lab.log").open("w")
+    server = subprocess.Popen(cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"JupyterLab exited ({server.returncode}):\n"
+                            f"{(home / 'lab.log').read_text()[-4000:]}")
+            try:
+                if _get(f"{base}/api/status?token={TOKEN}") == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab did not answer in 60 s:\n"
+                            f"{(home / 'lab.log').read_text()[-4000:]}")
+            time.sleep(0.5)
+        yield base
+    finally:
+        try:
+            request = urllib.request.Request(f"{base}/api/shutdown", method="POST",
+                                             headers={"Authorization": f"token {TOKEN}"})
+            urllib.request.urlopen(request, timeout=5).close()
+            server.wait(timeout=20)
+        except Exception:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).exists(), f"no browser at {CHROMIUM}: run `make test` (it installs chromium)"
+    # imported here, so that the fast loop (-m "not slow") collects without playwright
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def chapter(lab, browser):
+    """Chapter 1 open in JupyterLab, with every request that left 127.0.0.1 recorded."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    outside: list[str] = []
+
+    def route(route):
+        url = urlparse(route.request.url)
+        if url.scheme in ("data", "blob") or url.hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.goto(f"{lab}/lab/tree/chapters/{CHAPTER}?token={TOKEN}", wait_until="load")
+    # With no kernelspec JupyterLab asks which kernel to use; "No Kernel" is the only choice.
+    page.locator(".jp-Dialog").get_by_role("button", name="Select").click(timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-MarkdownCell", timeout=60_000)
+    expected = sum(c["cell_type"] == "markdown"
+                   for c in json.loads((ROOT / "chapters" / CHAPTER).read_text())["cells"])
+    page.wait_for_function(
+        "n => document.querySelectorAll('.jp-Notebook .jp-MarkdownCell').length >= n",
+        arg=expected, timeout=30_000,
+    )
+    yield SimpleNamespace(page=page, outside=outside, markdown_cells=expected, base=lab)
+    context.close()
+
+
+def _rendered_markdown(page) -> list[str]:
+    """The text a reader sees in each markdown cell (rendered, not its source)."""
+    return page.evaluate(
+        "() => [...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell')]"
+        ".map(c => (c.querySelector('.myst') || c.querySelector('.jp-RenderedMarkdown')"
+        " || c).innerText)"
+    )
+
+
+def test_every_markdown_cell_is_rendered_by_jupyterlab_myst(chapter):
+    rendered = chapter.page.locator(".jp-Notebook .jp-MarkdownCell .myst").count()
+    assert rendered == chapter.markdown_cells, (
+        f"{rendered} of {chapter.markdown_cells} markdown cells rendered by jupyterlab-myst: "
+        "is it installed and enabled (`jupyter labextension list`)?"
+    )
+
+
+def test_admonitions_render_as_admonitions(chapter):
+    pitfalls = chapter.page.locator("aside.myst-admonition").filter(has_text="Common pitfall")
+    assert pitfalls.count() >= 1, "the chapter's warning admonition is not rendered as one"
+    pitfall = pitfalls.first
+    pitfall.scroll_into_view_if_needed()
+    assert pitfall.is_visible()
+    assert "warning" in pitfall.get_attribute("class")
+    header = pitfall.locator(".myst-admonition-header").inner_text()
+    assert "Common pitfall" in header and "{admonition}" not in header
+    assert pitfall.locator(".myst-admonition-body").inner_text().strip()
+    assert pitfall.locator(".katex").count() > 0, "the math in the admonition is not typeset"
+
+
+def test_dropdown_solutions_are_hidden_until_clicked(chapter):
+    solutions = chapter.page.locator("details.myst-admonition.dropdown")
+    assert solutions.count() >= 4, "the exercises' dropdown solutions are not rendered"
+    solution = solutions.first
+    solution.scroll_into_view_if_needed()
+    summary, body = solution.locator("summary"), solution.locator(".details-body")
+    assert summary.inner_text().strip() == "Solution"
+    assert solution.get_attribute("open") is None and not body.is_visible(), \
+        "a solution is shown before it is asked for"
+    summary.click()
+    body.wait_for(state="visible", timeout=5_000)
+    assert "shared by every sentence" in body.inner_text()
+
+
+def test_no_raw_myst_or_latex_is_visible(chapter):
+    leftovers = {}
+    for i, text in enumerate(_rendered_markdown(chapter.page)):
+        found = [raw for raw in RAW_MYST if raw in text]
+        if found:
+            leftovers[i] = found
+    assert not leftovers, f"raw MyST in rendered markdown cells: {leftovers}"
+    assert chapter.page.locator(".jp-MarkdownCell .katex").count() > 20, "math is not typeset"
+    assert chapter.page.locator(".jp-MarkdownCell .katex-error").count() == 0
+
+
+def test_no_kernel_ran_and_nothing_was_requested_outside_127_0_0_1(chapter):
+    with urllib.request.urlopen(f"{chapter.base}/api/kernels?token={TOKEN}", timeout=5) as r:
+        assert json.load(r) == [], "a kernel was started"
+    assert chapter.outside == []

@@ -1,0 +1,188 @@
+"""The built site stays small: it serves only the JavaScript its pages load.
+
+The book is read offline and copied around as a folder, so its weight matters. MathJax and
+the widget manager are copied from node_modules by _ext/offline_book.py, which names the
+files the pages load (not whole packages). The browser test here is what keeps that list
+honest: it opens every page in chromium and fails on any request to _static/vendor/ that
+fails, which is how a file MathJax starts to need (a TeX extension, a font) shows up.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+MB = 1024 * 1024  # as test_book.py's PAGE_BUDGET: 15 MB here is 15.7 million bytes
+SITE_BUDGET = 15 * MB
+PAGE_BUDGET = 5 * MB
+MATHJAX_BUDGET = 2 * MB
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+LOCAL_HOSTS = {"127.0.0.1"}
+
+
+def _size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _heaviest(root: Path, n: int = 12) -> str:
+    """The folders and files that weigh most, two levels down, for failure messages."""
+    weights: dict[str, int] = {}
+    for f in root.rglob("*"):
+        if f.is_file():
+            key = "/".join(f.relative_to(root).parts[:3])
+            weights[key] = weights.get(key, 0) + f.stat().st_size
+    top = sorted(weights.items(), key=lambda kv: -kv[1])[:n]
+    return "\n".join(f"{size / MB:8.2f} MB  {name}" for name, size in top)
+
+
+def test_site_is_at_most_15_mb(built_book):
+    total = _size(built_book)
+    assert total <= SITE_BUDGET, (
+        f"_build/html is {total / MB:.2f} MB (budget {SITE_BUDGET / MB:.0f} MB); heaviest:\n"
+        + _heaviest(built_book)
+    )
+
+
+def test_every_chapter_page_is_under_5_mb(built_book):
+    pages = sorted((built_book / "chapters").glob("*.html"))
+    assert pages
+    heavy = {p.name: f"{p.stat().st_size / MB:.2f} MB" for p in pages
+             if p.stat().st_size >= PAGE_BUDGET}
+    assert not heavy, heavy
+
+
+def test_only_the_mathjax_the_pages_load_is_served(built_book):
+    mathjax = built_book / "_static" / "vendor" / "mathjax"
+    assert (mathjax / "tex-chtml.js").is_file()
+    assert any((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+    # The whole package (speech rule engine, explorer, menu, every input and output) is 8 MB.
+    for unused in ("sre", "a11y", "ui", "adaptors", "output/svg", "input/mml"):
+        assert not (mathjax / unused).exists(), f"mathjax/{unused} is served but no page loads it"
+    assert _size(mathjax) <= MATHJAX_BUDGET, f"mathjax is {_size(mathjax) / MB:.2f} MB"
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(built_book):
+    handler = functools.partial(_QuietHandler, directory=str(built_book))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).exists(), f"no browser at {CHROMIUM}: run `make test` (it installs chromium)"
+    # imported here, so that the fast loop (-m "not slow") collects without playwright
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+class PageWatch:
+    """A page with its console errors, its requests and its failed requests recorded."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.console_errors: list[str] = []
+        self.outside: list[str] = []
+        self.failed: list[str] = []
+        self.requested: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda err: self.console_errors.append(f"pageerror: {err}"))
+        self.page.on("request", lambda r: self.requested.append(r.url))
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} {r.status}"))
+        self.context.route("**/*", self._route)
+
+    def _console(self, msg):
+        if msg.type == "error":
+            self.console_errors.append(msg.text)
+
+    def _route(self, route):
+        url = urlparse(route.request.url)
+        if url.scheme in ("data", "blob") or url.hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def open(self, url):
+        self.page.goto(url, wait_until="load")
+        self.page.wait_for_load_state("networkidle")
+        return self.page
+
+    def close(self):
+        self.context.close()
+
+
+def _pages(built_book):
+    return sorted(str(p.relative_to(built_book)) for p in built_book.rglob("*.html")
+                  if "_static" not in p.parts and "reports" not in p.parts)
+
+
+@pytest.mark.browser
+def test_every_page_typesets_its_math_with_what_is_served(built_book, site, browser):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    problems, typeset, vendor_files = {}, 0, set()
+    for rel in _pages(built_book):
+        watch = PageWatch(browser)
+        page = watch.open(f"{site}/{rel}")
+        found: dict[str, object] = {}
+        if page.locator(".math").count():
+            # A TeX extension MathJax cannot load (a 404) stops it typesetting the whole page.
+            try:
+                page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
+                page.evaluate("() => MathJax.startup.promise")
+                page.wait_for_load_state("networkidle")  # the fonts it asked for
+            except PlaywrightTimeoutError:
+                found["no math typeset in 15 s"] = True
+            unrendered = page.locator(".math:not(:has(mjx-container))").count()
+            if unrendered:
+                found["math not typeset"] = unrendered
+            # Accessibility: each formula carries the hidden MathML screen readers read.
+            unreadable = page.locator("mjx-container:not(:has(mjx-assistive-mml math))").count()
+            if unreadable:
+                found["formulas without assistive MathML"] = unreadable
+            typeset += 1
+        vendor_failed = [f for f in watch.failed if "/_static/vendor/" in f]
+        if vendor_failed:
+            found["failed requests to _static/vendor"] = vendor_failed
+        if watch.failed and not vendor_failed:
+            found["failed requests"] = watch.failed
+        if watch.outside:
+            found["requests outside 127.0.0.1"] = watch.outside
+        if watch.console_errors:
+            found["console errors"] = watch.console_errors
+        vendor_files |= {urlparse(u).path.split("/_static/vendor/", 1)[1]
+                         for u in watch.requested if "/_static/vendor/" in u}
+        if found:
+            problems[rel] = found
+        watch.close()
+    assert not problems, problems
+    assert typeset >= 3, "fewer pages with math than expected: is MathJax on the pages?"
+    assert "mathjax/tex-chtml.js" in vendor_files
