@@ -147,7 +147,7 @@ def _chapter_pages(built_book):
 
 def test_every_explorer_answers_every_control(built_book, site, browser):
     """On every chapter page, moving any control of any explorer changes its picture."""
-    seen = 0
+    seen = disabled = 0
     for rel in _chapter_pages(built_book):
         watch = PageWatch(browser)
         page = watch.open(f"{site}/{rel}")
@@ -157,6 +157,12 @@ def test_every_explorer_answers_every_control(built_book, site, browser):
             for control in explorer.locator("select, input[type=range]").all():
                 cid = control.get_attribute("id")
                 assert explorer.locator(f"label[for='{cid}']").count() == 1, f"{rel}: {cid} unlabelled"
+                if control.is_disabled():
+                    # no effect in this state: it must say why, next to it
+                    hint = explorer.locator(f"#{cid}-hint")
+                    assert hint.count() == 1 and hint.is_visible(), f"{rel}: {cid} disabled, no hint"
+                    disabled += 1
+                    continue
                 before = _explorer_state(page, explorer)
                 if control.evaluate("el => el.tagName") == "SELECT":
                     n = control.locator("option").count()
