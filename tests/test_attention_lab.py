@@ -1,4 +1,4 @@
-"""Chapter 3's labs (widgets/attention.py), their views (plots/attention.py) and explorers.
+"""Chapter 3's labs (scenes/attention.py), their views (plots/attention.py) and explorers.
 
 Expected values come from the math layer directly (tokenize, embed, projection_weights,
 project_qkv, scaled_dot_product_attention, softmax_saturation, dot_product_variance), not
@@ -15,7 +15,6 @@ import sys
 import ipywidgets
 import numpy as np
 import pytest
-from ipympl.backend_nbagg import Canvas
 from PIL import Image
 
 from attention_book.attention import (
@@ -25,25 +24,36 @@ from attention_book.attention import (
     scaled_dot_product_attention,
     softmax_saturation,
 )
+from attention_book.controls import Explorer, live_lab, static_explorer
 from attention_book.embedding import embed, embedding_table
-from attention_book.explorer import Explorer
 from attention_book.plots import MAX_SHOWN_LABELS, thin_labels
-from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
-from attention_book.widgets import (
-    ATTENTION_PRESETS,
+from attention_book.scenes import (
+    ATTENTION_PRESET,
     CROSS_SENTENCE,
     SCALING_DKS,
-    attention_explorer,
+    attention_readout_html,
     attention_state,
-    attention_widget,
     scaling_curves,
-    scaling_explorer,
+    scaling_readout_html,
     scaling_state,
-    scaling_widget,
 )
+from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Passing unrecognized arguments to super\\(Toolbar\\)")
+
+def scaling_widget(**values):
+    return live_lab("scaling", **values)
+
+
+def attention_widget(**values):
+    return live_lab("attention", **values)
+
+
+def scaling_explorer(d_ks=SCALING_DKS):
+    return static_explorer("scaling", d_k=tuple(d_ks))
+
+
+def attention_explorer(queries=range(5), temperatures=(0.25, 1.0, 4.0)):
+    return static_explorer("attention", query=tuple(queries), temperature=tuple(temperatures))
 
 VOCAB = Vocabulary.default()
 TABLE = embedding_table(len(VOCAB), 8, 0)
@@ -99,7 +109,8 @@ def test_scaling_lab_controls_and_initial_state(slab):
     assert [v for _, v in slab.controls["scaled"].options] == [False, True]
     for control in slab.controls.values():
         assert control.description.strip()
-    assert isinstance(slab.figure.canvas, Canvas) and slab.figure.canvas in slab.children
+    assert isinstance(slab.image, ipywidgets.Image) and slab.image in slab.children
+    assert slab.image.value[:8] == b"\x89PNG\r\n\x1a\n"
     assert slab.state.d_k == 64 and slab.state.scaled is False
 
 
@@ -149,8 +160,7 @@ def test_scaling_explorer():
         Image.open(io.BytesIO(frame.png)).verify()
         assert "d_k" in frame.alt and len(frame.alt) > 100
     # state (scaled=True, d_k=512) equals the shared state function's readout
-    assert ex.frames[(1, 2)].caption_html == __import__(
-        "attention_book.widgets", fromlist=["x"]).scaling_readout_html(scaling_state(512, True))
+    assert ex.frames[(1, 2)].caption_html == scaling_readout_html(scaling_state(512, True))
 
 
 # ------------------------------------------------------------------ the attention explorer
@@ -305,7 +315,7 @@ def test_factories_never_display(monkeypatch):
 
 def test_attention_explorer_states_and_alt_text():
     ex = attention_explorer(queries=(0, 3), temperatures=(1.0, 4.0))
-    assert len(ex) == len(ATTENTION_PRESETS) * 2 * 2
+    assert len(ex) == len(ATTENTION_PRESET.options) * 2 * 2
     sizes = set()
     for (p, qi, ti), frame in ex.frames.items():
         image = Image.open(io.BytesIO(frame.png))
@@ -313,13 +323,16 @@ def test_attention_explorer_states_and_alt_text():
         assert "heatmap" in frame.alt and "query" in frame.caption_html
     assert len(sizes) == 1
     # one source of truth: the frame's caption is the shared state's readout
-    from attention_book.widgets import attention_readout_html
-    _, text, mode, kv, seed = ATTENTION_PRESETS[2]
+    preset = ATTENTION_PRESET.values_for(2, {})
+    text, mode, kv, seed = preset["text"], preset["mode"], CROSS_SENTENCE, preset["seed"]
     state = attention_state(text, 4, 4.0, seed, 3, mode, kv)
     assert ex.frames[(2, 1, 1)].caption_html == attention_readout_html(state)
     assert "cross-attention" in ex.frames[(2, 1, 1)].caption_html
     page = ex._repr_html_()
-    assert page.count("<option") == len(ATTENTION_PRESETS)
+    # the setting drop-down offers exactly the presets (the query is a drop-down too)
+    setting = page[page.index('name="preset"'):]
+    setting = setting[:setting.index("</select>")]
+    assert setting.count("<option") == len(ATTENTION_PRESET.options)
 
 
 def test_default_explorers_stay_modest():
@@ -331,7 +344,7 @@ def test_default_explorers_stay_modest():
 
 def test_no_pyplot():
     import subprocess
-    code = ("import sys, attention_book.widgets.attention, attention_book.plots.attention; "
+    code = ("import sys, attention_book.scenes.attention, attention_book.plots.attention; "
             "print('matplotlib.pyplot' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -340,7 +353,44 @@ def test_no_pyplot():
 def test_benchmark_registry_has_chapter_3_cases():
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
     import widget_latency as W
-    names = {case.name for case in W.REGISTRY}
+    names = {case.name for case in W.CASES}
     assert {"scaling", "attention", "attention s=128"} <= names
-    case = next(c for c in W.REGISTRY if c.name == "attention s=128")
-    assert case.factory().state.s_q == 128
+    case = next(c for c in W.CASES if c.name == "attention s=128")
+    assert live_lab(case.scene, **case.start).state.s_q == 128
+
+
+# ------------------------------------------------------------------ chapter 3's other pictures
+
+
+def test_axis_labels_follow_the_tick_labels_shown():
+    lab = attention_widget()
+    view = lab.view
+    labels = view.axis_labels
+    assert labels["key"].texts == ("key token j",) and labels["query"].texts == ("query token i",)
+    assert labels["bar key"].texts == ("key token j",)
+    short = (labels["key"].pad, labels["query"].pad, labels["bar key"].pad)
+    lab.controls["text"].value = "extraordinarily complicated internationalisation"
+    long = (labels["key"].pad, labels["query"].pad, labels["bar key"].pad)
+    assert all(b > a + 10 for a, b in zip(short, long))  # points: further out for longer words
+    # even for 10-character labels the axis label stays inside the figure (10 pt high)
+    to_pixels = lab.figure.dpi / 72
+    assert view.heatmap.ax.bbox.y0 - (labels["key"].pad + 10) * to_pixels > 0
+    assert view.heatmap.ax.bbox.x0 - (labels["query"].pad + 10) * to_pixels > 0
+
+
+def test_cost_figure_has_a_slope_2_guide_and_alt_text():
+    from attention_book.plots import cost_figure
+
+    sizes = (128, 256, 512, 1024)
+    t = np.array([1e-4, 3e-4, 1.2e-3, 4.8e-3])
+    fig = cost_figure(sizes, {"numpy": t, "torch": t / 2}, {"L2": 2**20, "L3": 32 * 2**20})
+    ax_time, ax_per = fig.axes[:2]
+    guide = [line for line in ax_time.get_lines() if line.get_linestyle() == "--"][0]
+    x, y = guide.get_xdata(), guide.get_ydata()
+    slope = np.diff(np.log(y)) / np.diff(np.log(x))
+    np.testing.assert_allclose(slope, 2.0)
+    assert y[-1] == pytest.approx(t[-1] * 1e3)  # through the last measured point, in ms
+    np.testing.assert_allclose(ax_per.get_lines()[0].get_ydata(), t / np.array(sizes) ** 2 * 1e9)
+    assert "L2 (1 MiB) at s = 512" in fig.alt and "L3" not in fig.alt  # L3 fills beyond 1024
+    page = fig._repr_html_()
+    assert page.startswith('<img src="data:image/png;base64,') and 'alt="Two panels' in page

@@ -34,6 +34,7 @@ __all__ = [
     "softmax_backward",
     "dot_product_variance",
     "softmax_saturation",
+    "find_query_attending_elsewhere",
 ]
 
 
@@ -421,3 +422,49 @@ def softmax_saturation(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int =
         "grad_norm": float(np.linalg.norm(grad, axis=-1).mean()),
         "weights": np.sort(w[0])[::-1].copy(),
     }
+
+
+def find_query_attending_elsewhere(X, d_k: int, seeds=range(21), *,
+                                   tie_qk: bool = False) -> dict | None:
+    """The first random projection under which some query's largest weight is not on
+    its own key.
+
+    For each seed in turn, draws W^Q, W^K, W^V:(d, d_k) with :func:`projection_weights`
+    (with ``tie_qk``, W^K is replaced by W^Q, so that K = Q), computes the self-attention
+    weights of X and returns the first query i whose largest weight falls on a key
+    j != i. Nothing in attention makes q_i . k_i the largest score of row i, not even
+    W^Q = W^K: then the scores are q_i . q_j, and q_i . q_j > |q_i|^2 whenever q_j is
+    long enough and points roughly the way q_i does.
+
+    Parameters
+    ----------
+    X : array_like, shape (s, d)
+        The inputs, one row per token (s >= 2).
+    d_k : int
+        Query/key (and value) dimension.
+    seeds : iterable of int
+        The seeds tried, in order.
+    tie_qk : bool
+        Use W^K = W^Q.
+
+    Returns
+    -------
+    dict or None
+        ``"seed"``, ``"query"`` (i), ``"key"`` (j, the argmax of row i) and
+        ``"weights"``: numpy.ndarray (s, s) under that seed; None if no seed gives one.
+    """
+    X = as_float_array(X, "X", min_ndim=2)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError(f"X must be a matrix (s, d) with s >= 2 rows, got shape {X.shape}")
+    d = X.shape[1]
+    for seed in seeds:
+        W_q, W_k, W_v = projection_weights(d, d_k, seed=seed)  # (d, d_k) each
+        Q, K, V = project_qkv(X, W_q, W_q if tie_qk else W_k, W_v)  # (s, d_k) each
+        _, weights = scaled_dot_product_attention(Q, K, V)  # (s, s)
+        strongest = weights.argmax(axis=-1)  # (s,)
+        others = np.flatnonzero(strongest != np.arange(len(strongest)))
+        if others.size:
+            i = int(others[0])
+            return {"seed": int(seed), "query": i, "key": int(strongest[i]),
+                    "weights": weights}
+    return None

@@ -3,24 +3,44 @@
 Scaled dot-product attention forms every query-key score, so for s tokens it does
 about ``2 s^2 d_k`` multiply-adds for ``Q K^T`` and ``2 s^2 d_v`` for ``weights @ V``
 (time O(s^2 d)) and holds an (s, s) matrix (memory O(s^2)). Doubling the sequence length
-quadruples both.
+quadruples both. A whole attention layer also projects X:(s, d) into Q, K and V, which
+costs O(s d^2) and grows only linearly in s (:func:`attention_layer_flops`): for short
+sequences the projections cost more than the scores.
 
-Measurements use :func:`time.perf_counter` (the best of a few runs) and
-:mod:`tracemalloc`, which sees numpy's array allocations: the peak is the most memory
-the call held at once beyond what existed before it.
+Measurements use :func:`time.perf_counter` (after warm-up calls, the fastest of several
+runs: the one least disturbed by other work) and :mod:`tracemalloc`, which sees numpy's
+array allocations: the peak is the most memory the call held at once beyond what existed
+before it. By default the call runs on one thread (:func:`blas_threads`) and is timed by
+that thread's CPU clock, so the number counts the work, not how many cores the machine
+has or how busy they are. :func:`cache_sizes` reads the CPU's cache sizes, to compare them with the
+score matrix's bytes.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import time
 import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
 
 import numpy as np
 
 from ._validate import positive_int
 from .attention import scaled_dot_product_attention
 
-__all__ = ["attention_flops", "score_matrix_bytes", "measure_attention"]
+__all__ = [
+    "attention_flops",
+    "attention_layer_flops",
+    "score_matrix_bytes",
+    "best_time",
+    "blas_threads",
+    "measure_attention",
+    "cache_sizes",
+    "growth_exponents",
+]
 
 
 def attention_flops(s_q: int, s_k: int, d_k: int, d_v: int | None = None) -> int:
@@ -48,6 +68,41 @@ def attention_flops(s_q: int, s_k: int, d_k: int, d_v: int | None = None) -> int
     return 2 * s_q * s_k * d_k + 2 * s_q * s_k * d_v
 
 
+def attention_layer_flops(s: int, d: int, d_k: int | None = None,
+                          d_v: int | None = None) -> dict:
+    """Floating-point operations of self-attention on X:(s, d), projections included.
+
+    The projections Q = X W^Q, K = X W^K:(s, d) @ (d, d_k) and V = X W^V:(s, d) @ (d, d_v)
+    cost ``2 s d (2 d_k + d_v)``: O(s d^2), linear in s. The scores and the weighted sum
+    cost :func:`attention_flops` ``= 2 s^2 (d_k + d_v)``: O(s^2 d), quadratic in s. The
+    quadratic part is the larger one once ``s > d (2 d_k + d_v) / (d_k + d_v)`` (that is
+    s > 1.5 d when d_k = d_v = d). (An output projection W^O, chapter 4, adds
+    ``2 s d_v d`` more.)
+
+    Parameters
+    ----------
+    s : int
+        Sequence length.
+    d : int
+        Model dimension (columns of X).
+    d_k, d_v : int, optional
+        Query/key and value dimensions; default d.
+
+    Returns
+    -------
+    dict
+        ``"projections"``, ``"attention"`` (scores and weighted sum), ``"total"``
+        (ints), and ``"crossover"`` (float): the s above which ``"attention"`` is larger.
+    """
+    s, d = positive_int(s, "s"), positive_int(d, "d")
+    d_k = d if d_k is None else positive_int(d_k, "d_k")
+    d_v = d_k if d_v is None else positive_int(d_v, "d_v")
+    projections = 2 * s * d * (2 * d_k + d_v)
+    attention = attention_flops(s, s, d_k, d_v)
+    return {"projections": projections, "attention": attention,
+            "total": projections + attention, "crossover": d * (2 * d_k + d_v) / (d_k + d_v)}
+
+
 def score_matrix_bytes(s_q: int, s_k: int, itemsize: int = 4) -> int:
     """Bytes of one (s_q, s_k) score or weight matrix: ``s_q * s_k * itemsize``.
 
@@ -65,8 +120,115 @@ def score_matrix_bytes(s_q: int, s_k: int, itemsize: int = 4) -> int:
             * positive_int(itemsize, "itemsize"))
 
 
+#: OpenBLAS's thread setters and getters, by the names its builds export them under.
+_OPENBLAS_NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+                   ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
+                   ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+                   ("openblas_set_num_threads", "openblas_get_num_threads"))
+
+
+@functools.lru_cache(maxsize=1)
+def _openblas() -> tuple | None:
+    """(set, get) of the OpenBLAS library this process has loaded (numpy's), or None."""
+    try:
+        maps = Path("/proc/self/maps").read_text()  # Linux: the loaded libraries
+    except OSError:
+        return None
+    paths = dict.fromkeys(line.split()[-1] for line in maps.splitlines()
+                          if "openblas" in line.lower() and ".so" in line)
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for set_name, get_name in _OPENBLAS_NAMES:
+            if hasattr(lib, set_name) and hasattr(lib, get_name):
+                getter = getattr(lib, get_name)
+                getter.restype = ctypes.c_int
+                return getattr(lib, set_name), getter
+    return None
+
+
+@contextmanager
+def blas_threads(n: int = 1) -> Iterator[bool]:
+    """Run numpy's matrix products on ``n`` threads inside the block.
+
+    Sets the thread count of the OpenBLAS library numpy has loaded (through OpenBLAS's
+    ``openblas_set_num_threads``) and restores it afterwards. Where no OpenBLAS can be
+    found (another BLAS, or not Linux), it changes nothing.
+
+    Yields
+    ------
+    bool
+        Whether the thread count was set.
+    """
+    n = positive_int(n, "n")
+    found = _openblas()
+    if found is None:
+        yield False
+        return
+    set_threads, get_threads = found
+    before = get_threads()
+    set_threads(n)
+    try:
+        yield True
+    finally:
+        set_threads(before)
+
+
+def best_time(fn: Callable[[], object], *, repeats: int = 3, warmup: int = 1,
+              min_seconds: float = 0.0, max_repeats: int = 200,
+              clock: Callable[[], float] = time.perf_counter) -> float:
+    """The fastest of several timed calls of ``fn()``, after ``warmup`` untimed calls.
+
+    The first calls of a kernel pay one-time costs (thread pools started, memory mapped,
+    code paths loaded), so they are run untimed first. Then ``fn`` is timed ``repeats``
+    times, and more while less than ``min_seconds`` have been spent in total (at most
+    ``max_repeats`` runs): fast calls get many tries, so that one of them runs undisturbed
+    by other work on the machine. The minimum is the estimate least affected by noise.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with no arguments.
+    repeats : int
+        Timed runs at least (>= 1).
+    warmup : int
+        Untimed runs first (>= 0).
+    min_seconds : float
+        Keep timing until this much time has been spent (>= 0).
+    max_repeats : int
+        Timed runs at most.
+    clock : callable
+        The clock: wall time (:func:`time.perf_counter`) or the calling thread's CPU
+        time (:func:`time.thread_time`, blind to time spent waiting for a busy CPU, but
+        also to work done on other threads).
+
+    Returns
+    -------
+    float
+        Seconds of the fastest run.
+    """
+    repeats = positive_int(repeats, "repeats")
+    max_repeats = max(positive_int(max_repeats, "max_repeats"), repeats)
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a whole number >= 0, got {warmup!r}")
+    if not min_seconds >= 0:
+        raise ValueError(f"min_seconds must be >= 0, got {min_seconds!r}")
+    for _ in range(warmup):
+        fn()
+    best, spent, runs = float("inf"), 0.0, 0
+    while runs < repeats or (spent < min_seconds and runs < max_repeats):
+        start = clock()
+        fn()
+        elapsed = clock() - start
+        best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
+    return best
+
+
 def measure_attention(s: int, d_k: int = 64, *, repeats: int = 3, dtype=np.float32,
-                      seed: int = 0) -> dict:
+                      seed: int = 0, warmup: int = 1, min_seconds: float = 0.0,
+                      one_thread: bool = True) -> dict:
     """Time and peak memory of :func:`~attention_book.attention.scaled_dot_product_attention`
     on random Q, K, V:(s, d_k).
 
@@ -77,17 +239,26 @@ def measure_attention(s: int, d_k: int = 64, *, repeats: int = 3, dtype=np.float
     d_k : int
         Query, key and value dimension.
     repeats : int
-        Runs timed; the fastest is reported (the least disturbed by other work).
+        Runs timed at least; the fastest is reported (see :func:`best_time`).
     dtype : numpy dtype
         float32 (as in torch) or float64.
     seed : int
         Seed of Q, K, V.
+    warmup : int
+        Untimed runs first.
+    min_seconds : float
+        Keep timing until this much time has been spent.
+    one_thread : bool
+        Run on one thread (:func:`blas_threads`) and time with that thread's CPU clock
+        (:func:`time.thread_time`); if the BLAS's threads cannot be set, or with False,
+        wall time (:func:`time.perf_counter`) on the BLAS's own threads.
 
     Returns
     -------
     dict
         ``"s"``, ``"seconds"`` (fastest run), ``"peak_bytes"`` (tracemalloc peak of one
-        run, beyond the inputs), ``"score_bytes"`` (one (s, s) matrix of ``dtype``).
+        run, beyond the inputs), ``"score_bytes"`` (one (s, s) matrix of ``dtype``),
+        ``"clock"`` ("thread CPU" or "wall").
     """
     s = positive_int(s, "s")
     d_k = positive_int(d_k, "d_k")
@@ -97,11 +268,10 @@ def measure_attention(s: int, d_k: int = 64, *, repeats: int = 3, dtype=np.float
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     rng = np.random.default_rng(seed)
     Q, K, V = (rng.standard_normal((s, d_k)).astype(dtype) for _ in range(3))  # (s, d_k)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        scaled_dot_product_attention(Q, K, V)
-        best = min(best, time.perf_counter() - start)
+    with blas_threads(1) if one_thread else nullcontext(False) as pinned:
+        best = best_time(lambda: scaled_dot_product_attention(Q, K, V), repeats=repeats,
+                         warmup=warmup, min_seconds=min_seconds,
+                         clock=time.thread_time if pinned else time.perf_counter)
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
@@ -114,4 +284,67 @@ def measure_attention(s: int, d_k: int = 64, *, repeats: int = 3, dtype=np.float
         if not was_tracing:
             tracemalloc.stop()
     return {"s": s, "seconds": best, "peak_bytes": int(peak),
-            "score_bytes": score_matrix_bytes(s, s, dtype.itemsize)}
+            "score_bytes": score_matrix_bytes(s, s, dtype.itemsize),
+            "clock": "thread CPU" if pinned else "wall"}
+
+
+def cache_sizes(cpu: int = 0, root: str | Path = "/sys/devices/system/cpu") -> dict:
+    """The data cache sizes of one CPU, as Linux reports them.
+
+    Reads ``{root}/cpu{cpu}/cache/index*/{level,type,size}``.
+
+    Parameters
+    ----------
+    cpu : int
+        Which CPU.
+    root : str or Path
+        Where the CPU directories are (for tests).
+
+    Returns
+    -------
+    dict of str to int
+        Bytes per level, e.g. ``{"L1": 49152, "L2": 1048576, "L3": 33554432}`` (data and
+        unified caches only); empty where the system does not say (not Linux).
+    """
+    sizes = {}
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    for index in sorted(Path(root, f"cpu{int(cpu)}", "cache").glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            text = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction" or not text:
+            continue
+        number, unit = (text[:-1], text[-1]) if text[-1] in units else (text, "")
+        try:
+            sizes[f"L{level}"] = int(number) * units.get(unit, 1)
+        except ValueError:
+            continue
+    return sizes
+
+
+def growth_exponents(sizes: Sequence[float], values: Sequence[float]) -> np.ndarray:
+    """The local slopes of ``values`` against ``sizes`` on log-log axes.
+
+    Between successive points, ``log(v2 / v1) / log(s2 / s1)``: 2 where doubling the size
+    quadruples the value (v ~ s^2), 1 where it doubles it.
+
+    Parameters
+    ----------
+    sizes, values : sequence of float, length n >= 2
+        Positive; sizes increasing.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n - 1,)
+    """
+    s = np.asarray(sizes, dtype=float)  # (n,)
+    v = np.asarray(values, dtype=float)  # (n,)
+    if s.ndim != 1 or s.shape != v.shape or len(s) < 2:
+        raise ValueError(f"need two 1-d sequences of the same length >= 2, got {s.shape} "
+                         f"and {v.shape}")
+    if (s <= 0).any() or (v <= 0).any() or (np.diff(s) <= 0).any():
+        raise ValueError("sizes and values must be positive, sizes increasing")
+    return np.diff(np.log(v)) / np.diff(np.log(s))  # (n - 1,)

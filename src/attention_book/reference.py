@@ -293,13 +293,20 @@ def softmax_grad_norm_torch(d_k: int, scaled: bool = True, *, s_k: int = 16, n: 
     return float(scores.grad.norm(dim=-1).mean())
 
 
-def time_torch_sdpa(s: int, d_k: int = 64, *, repeats: int = 3, seed: int = 0) -> dict:
+def time_torch_sdpa(s: int, d_k: int = 64, *, repeats: int = 3, seed: int = 0,
+                    warmup: int = 2, min_seconds: float = 0.0, one_thread: bool = True,
+                    fused: bool = True) -> dict:
     """Time of ``torch.nn.functional.scaled_dot_product_attention`` on random float32
     Q, K, V:(s, d_k) on the CPU, and the memory its (s, s) matrix would take.
 
-    torch's CPU kernel may use a fused (flash-style) algorithm that never holds the
-    whole (s, s) matrix; its memory is not measured here: ``score_bytes`` is the
-    theoretical size ``s * s * 4`` of one float32 score matrix.
+    With ``fused`` the inputs are shaped (batch, heads, s, d_k) = (1, 1, s, d_k), the
+    shape torch's fused (flash-style) CPU kernel takes: it works through the (s, s)
+    scores in tiles and never holds the whole matrix. Without, they are (s, d_k), and
+    torch falls back to its unfused "math" kernel, which forms the whole (s, s) matrix as
+    our numpy function does. Memory is not measured: ``score_bytes`` is the theoretical
+    size ``s * s * 4`` of one float32 score matrix. The first calls pay for starting
+    torch's thread pool and choosing a kernel, so ``warmup`` calls run untimed first;
+    then the fastest of several runs is kept (see :func:`attention_book.cost.best_time`).
 
     Parameters
     ----------
@@ -308,25 +315,43 @@ def time_torch_sdpa(s: int, d_k: int = 64, *, repeats: int = 3, seed: int = 0) -
     d_k : int
         Query, key and value dimension.
     repeats : int
-        Runs timed; the fastest is reported.
+        Runs timed at least; the fastest is reported.
     seed : int
+    warmup : int
+        Untimed runs first.
+    min_seconds : float
+        Keep timing until this much time has been spent.
+    one_thread : bool
+        Run on one thread (``torch.set_num_threads(1)``, restored afterwards) and time
+        with that thread's CPU clock (:func:`time.thread_time`), as
+        :func:`attention_book.cost.measure_attention` does; False: wall time on torch's
+        own threads.
+    fused : bool
+        Inputs (1, 1, s, d_k) (the fused kernel) or (s, d_k) (the math kernel).
 
     Returns
     -------
     dict
-        ``"s"``, ``"seconds"``, ``"score_bytes"``.
+        ``"s"``, ``"seconds"``, ``"score_bytes"``, ``"clock"`` ("thread CPU" or "wall").
     """
+    from .cost import best_time
+
     if isinstance(s, bool) or not isinstance(s, int) or s < 1:
         raise ValueError(f"s must be a whole number >= 1, got {s!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be a whole number >= 1, got {repeats!r}")
     rng = np.random.default_rng(seed)
-    Q, K, V = (to_torch(rng.standard_normal((s, d_k)).astype(np.float32)) for _ in range(3))
-    best = float("inf")
-    with torch.no_grad():
-        F.scaled_dot_product_attention(Q, K, V)  # warm-up
-        for _ in range(repeats):
-            start = time.perf_counter()
-            F.scaled_dot_product_attention(Q, K, V)  # (s, d_k)
-            best = min(best, time.perf_counter() - start)
-    return {"s": s, "seconds": best, "score_bytes": s * s * 4}
+    shape = (1, 1, s, d_k) if fused else (s, d_k)
+    Q, K, V = (to_torch(rng.standard_normal(shape).astype(np.float32)) for _ in range(3))
+    threads = torch.get_num_threads()
+    try:
+        if one_thread:
+            torch.set_num_threads(1)
+        with torch.no_grad():
+            best = best_time(lambda: F.scaled_dot_product_attention(Q, K, V),  # shape of Q
+                             repeats=repeats, warmup=warmup, min_seconds=min_seconds,
+                             clock=time.thread_time if one_thread else time.perf_counter)
+    finally:
+        torch.set_num_threads(threads)
+    return {"s": s, "seconds": best, "score_bytes": s * s * 4,
+            "clock": "thread CPU" if one_thread else "wall"}

@@ -1,4 +1,4 @@
-"""Chapter 3's pictures: the sqrt(d_k) lab and the attention explorer.
+"""Chapter 3's pictures: the sqrt(d_k) lab, the attention explorer and the cost plot.
 
 - :class:`ScalingView`: four panels against d_k (log axes): the variance of q . k, and
   the softmax's largest weight, entropy and gradient norm, each with the unscaled and
@@ -6,23 +6,33 @@
   update only moves the highlighted curve and the marker at the chosen d_k.
 - :class:`AttentionView`: the weights heatmap (s_q, s_k) with token labels and the chosen
   query's row outlined; that row as arcs from the query to every key (width and colour
-  by weight); and as bars over the keys.
+  by weight); and as bars over the keys. Its axis labels sit just outside the tick
+  labels shown now (not outside the margin reserved for the longest possible ones).
+- :func:`cost_figure`: measured attention time against s on log-log axes, with a
+  slope-2 guide, and the time per score against the CPU's cache sizes.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import html
 import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib as mpl
 import numpy as np
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from .core import HeatmapPanel, TextStamps, freeze_layout, tick_label
+from ..scenes.attention import SCALING_DKS, SCALING_KEYS, scaling_curves
+from .core import (HeatmapPanel, NotebookFigure, TextStamps, figure_png, freeze_layout,
+                   tick_fontsize, tick_label)
 
 __all__ = [
     "ScalingView",
@@ -31,6 +41,8 @@ __all__ = [
     "attention_view",
     "thin_labels",
     "MAX_SHOWN_LABELS",
+    "CostPlot",
+    "cost_figure",
 ]
 
 #: The most token labels drawn along one axis; longer sequences show every k-th label.
@@ -61,6 +73,15 @@ def thin_labels(labels: Sequence[str], max_shown: int = MAX_SHOWN_LABELS) -> lis
     return [str(t) if j % step == 0 else "" for j, t in enumerate(labels)]
 
 
+_MEASURE = RendererAgg(1, 1, 72)  # 72 dpi: one pixel per point
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_width(text: str, size: float) -> float:
+    """Width of ``text`` in points at font size ``size`` (as Agg lays it out)."""
+    return _MEASURE.get_text_width_height_descent(text, FontProperties(size=size), False)[0]
+
+
 # ------------------------------------------------------------------ the sqrt(d_k) lab
 
 
@@ -83,6 +104,8 @@ class ScalingView:
     """
 
     QUANTITIES = ("variance", "max_weight", "entropy", "grad_norm")
+    #: The explorer's 20 states as 256-colour PNGs (about a third of the bytes).
+    palette = True
 
     def __init__(self, figure: Figure, d_ks: Sequence[int], curves: dict, s_k: int):
         """``curves[(quantity, scaled)]`` is an array over ``d_ks``."""
@@ -132,16 +155,13 @@ class ScalingView:
         # every axes is static: drawn once, then pasted as pixels
         self.static = freeze_layout(figure, static_axes=self.axes)
 
-    def update(self, d_k: int, scaled: bool) -> None:
-        """Draw the chosen mode's curves bold and mark the chosen d_k on them.
+    def show(self, state) -> None:
+        """Show a :class:`~attention_book.scenes.attention.ScalingState`."""
+        self.update(state.d_k, state.scaled)
 
-        Parameters
-        ----------
-        d_k : int
-            One of the d_k values the view was built with.
-        scaled : bool
-            Whether the scores are divided by sqrt(d_k).
-        """
+    def update(self, d_k: int, scaled: bool) -> None:
+        """Draw the curves of the mode ``scaled`` bold and mark ``d_k`` (one of the view's
+        d_k values) on them."""
         matches = np.flatnonzero(self.d_ks == d_k)
         if matches.size == 0:
             raise ValueError(f"d_k={d_k} is not one of {self.d_ks.astype(int).tolist()}")
@@ -154,29 +174,13 @@ class ScalingView:
             point.set_data([self.d_ks[k]], [ys[k]])
 
 
-def scaling_view(d_ks: Sequence[int], curves: dict, s_k: int,
-                 figure: Figure | None = None) -> ScalingView:
-    """Build the sqrt(d_k) lab's figure once.
-
-    Parameters
-    ----------
-    d_ks : sequence of int
-        The d_k values on the x axes.
-    curves : dict
-        ``curves[(quantity, scaled)]``: array of shape (len(d_ks),) for quantity in
-        ``ScalingView.QUANTITIES`` and scaled in (False, True).
-    s_k : int
-        Keys per query in the experiment (for the uniform reference lines).
-    figure : matplotlib.figure.Figure, optional
-        Default: a new 8.5 x 5.6 inch figure with constrained layout.
-
-    Returns
-    -------
-    ScalingView
-    """
+def scaling_view(figure: Figure | None = None) -> ScalingView:
+    """Build the sqrt(d_k) lab's figure once, with the lab's curves
+    (:func:`~attention_book.scenes.attention.scaling_curves`), in ``figure`` or a new
+    8.5 x 5.6 inch one with constrained layout."""
     if figure is None:
         figure = Figure(figsize=(8.5, 5.6), dpi=100, layout="constrained")
-    return ScalingView(figure, d_ks, curves, s_k)
+    return ScalingView(figure, SCALING_DKS, scaling_curves(), SCALING_KEYS)
 
 
 # ------------------------------------------------------------------ the attention explorer
@@ -211,7 +215,14 @@ class AttentionView:
         One rectangle per key, height = weight.
     bar_labels : TextStamps
         Key tokens under the bars.
+    axis_labels : dict of str to TextStamps
+        "key" and "query" (the heatmap's x and y labels) and "bar key" (the bars' x label),
+        placed outside the tick labels shown now.
     """
+
+    #: The explorer's 45 states as 256-colour PNGs (about a third of the bytes).
+    palette = True
+    _GAP = 4.0  # points between the tick labels and the axis label
 
     def __init__(self, figure: Figure):
         self.figure = figure
@@ -255,8 +266,7 @@ class AttentionView:
         self.heatmap.reserve(rows=True, cols=True)
         ax_bars.set_xticks([0], ["n" * 10], rotation=90)
         ax_arcs.set_title("reserved: a one-line title")
-        self.static = freeze_layout(figure, static_axes=[self.heatmap.colorbar.ax])
-        self.heatmap.finish()
+        self.static = freeze_layout(figure, panels=(self.heatmap,))
         # the arcs' key nodes sit right above the bars: give both axes the same x extent
         bars_box, arcs_box = ax_bars.get_position(), ax_arcs.get_position()
         ax_arcs.set_position([bars_box.x0, arcs_box.y0, bars_box.width, arcs_box.height])
@@ -270,12 +280,28 @@ class AttentionView:
                 (bbox.x1, (bbox.y0 + bbox.y1) / 2)))
             y_texts.append(text)
         ax_bars.tick_params(labelleft=False)
-        for text in y_texts:
-            text.set_visible(False)
-        self.static._texts.extend(y_texts)
+        self.static.add(*y_texts)
         ax_arcs.title.set_visible(False)
+        # Axis labels that follow the tick labels shown: the frozen ones sit outside the
+        # margin reserved for 10-character labels, far from short tokens. Stamps replace
+        # them (the axes keep their label texts; the static layer draws them empty).
+        size = mpl.rcParams["axes.labelsize"]
+        self.axis_labels = {
+            "key": TextStamps(ax_heat, "bottom", cache=cache),
+            "query": TextStamps(ax_heat, "left", rotation=90, cache=cache),
+            "bar key": TextStamps(ax_bars, "bottom", cache=cache)}
+        self._label_texts = {"key": ax_heat.get_xlabel(), "query": ax_heat.get_ylabel(),
+                             "bar key": ax_bars.get_xlabel()}
+        self._label_size = FontProperties(size=size).get_size_in_points()
+        for axis in (ax_heat.xaxis, ax_heat.yaxis, ax_bars.xaxis):
+            axis.label.set_text("")
+        self.static.invalidate()
         self._keys: tuple = ()
         self._bar_tokens: tuple | None = None
+
+    def show(self, state) -> None:
+        """Show an :class:`~attention_book.scenes.attention.AttentionState`."""
+        self.update(state.query_tokens, state.key_tokens, state.weights, state.query)
 
     @staticmethod
     def _thin_ticks(axis, labels: list) -> None:
@@ -285,8 +311,17 @@ class AttentionView:
         if n <= MAX_SHOWN_LABELS or len(axis.get_majorticklocs()) != n:
             return  # few labels, or already thinned
         kept = [j for j, t in enumerate(labels) if t]
-        size = 7.5 if n <= 20 else 6.0  # as HeatmapPanel sizes them
-        axis.set_ticks(kept, [tick_label(labels[j]) for j in kept], fontsize=size)
+        axis.set_ticks(kept, [tick_label(labels[j]) for j in kept], fontsize=tick_fontsize(n))
+
+    def _place_label(self, name: str, labels: Sequence[str], center: float,
+                     pad: float = 3.5) -> None:
+        """Put axis label ``name`` at data position ``center``, just outside ``labels``
+        (drawn at font size ``tick_fontsize(len(labels))``, ``pad`` points off the axes)."""
+        size = tick_fontsize(len(labels))
+        extent = max((_text_width(tick_label(t), size) for t in labels if t), default=0.0)
+        stamp = self.axis_labels[name]
+        stamp.pad = pad + extent + self._GAP
+        stamp.set_texts([self._label_texts[name]], [center], self._label_size)
 
     def update(self, query_tokens: Sequence[str], key_tokens: Sequence[str], weights,
                query: int) -> None:
@@ -318,9 +353,12 @@ class AttentionView:
         self.row_box.set_visible(not empty)
         for art in (self.arcs, self.bars, self.key_nodes, self.query_node):
             art.set_visible(not empty)
+        self._place_label("key", cols, (s_k - 1) / 2 if s_k else 0.0)
+        self._place_label("query", rows, (s_q - 1) / 2 if s_q else 0.0)
         if empty:
             self.arc_title.set_texts([""])
             self.bar_labels.set_texts([], [])
+            self.axis_labels["bar key"].set_texts([""], [0.0])
             self._bar_tokens = None
             return
         self.row_box.set_bounds(-0.5, query - 0.5, s_k, 1.0)
@@ -348,22 +386,97 @@ class AttentionView:
         if tuple(key_tokens) != self._bar_tokens:  # labels rebuilt only when they change
             self._bar_tokens = tuple(key_tokens)
             self.bar_labels.set_texts([tick_label(t) for t in cols], xs.tolist(),
-                                      9.0 if s_k <= 12 else 7.5 if s_k <= 20 else 6.0)
+                                      tick_fontsize(s_k))
+            self._place_label("bar key", cols, (s_k - 1) / 2)
 
 
 def attention_view(figure: Figure | None = None) -> AttentionView:
-    """Build the attention explorer's figure once.
-
-    Parameters
-    ----------
-    figure : matplotlib.figure.Figure, optional
-        Default: a new 8.8 x 4.2 inch figure with constrained layout.
-
-    Returns
-    -------
-    AttentionView
-        Call ``update(query_tokens, key_tokens, weights, query)``.
-    """
+    """Build the attention explorer's figure once, in ``figure`` or a new 8.8 x 4.2 inch
+    one with constrained layout; then call ``show(state)`` or ``update(...)``."""
     if figure is None:
         figure = Figure(figsize=(8.8, 4.2), dpi=100, layout="constrained")
     return AttentionView(figure)
+
+
+# ------------------------------------------------------------------ what it costs
+
+
+class CostPlot(NotebookFigure):
+    """A notebook figure shown as an image with alt text: :attr:`alt` (plain text)."""
+
+    alt = ""
+
+    def _repr_html_(self) -> str:
+        data = base64.b64encode(figure_png(self)).decode("ascii")
+        return (f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.alt)}" '
+                'style="max-width:100%;height:auto">')
+
+
+def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
+                caches: Mapping[str, int] | None = None, itemsize: int = 4) -> CostPlot:
+    """Measured attention time against the sequence length, on log-log axes.
+
+    Left: seconds against s (log 2 axes) for each implementation, with a dashed guide
+    of slope 2 (time proportional to s^2) through the last point of the first. Right:
+    the time per score, seconds / s^2 in nanoseconds (flat where doubling s quadruples
+    the time), with dotted lines where one (s, s) matrix of ``itemsize`` bytes fills
+    each cache level.
+
+    Parameters
+    ----------
+    sizes : sequence of int, length n
+        The sequence lengths s, increasing.
+    seconds : mapping of str to sequence of float, each length n
+        Name of the implementation -> measured seconds.
+    caches : mapping of str to int, optional
+        Cache level -> bytes (:func:`attention_book.cost.cache_sizes`).
+    itemsize : int
+        Bytes per score (4 for float32).
+
+    Returns
+    -------
+    CostPlot
+        A :class:`~attention_book.plots.core.NotebookFigure` with an ``alt`` text.
+    """
+    s = np.asarray(sizes, dtype=float)  # (n,)
+    figure = CostPlot(figsize=(8.8, 3.4), dpi=100, layout="constrained")
+    ax_time, ax_per = figure.subplots(1, 2)
+    colors = (_SCALED_COLOR, _UNSCALED_COLOR, "0.3")
+    for (name, values), color, marker in zip(seconds.items(), colors, "osD"):
+        t = np.asarray(values, dtype=float)  # (n,)
+        ax_time.plot(s, t * 1e3, marker=marker, color=color, label=name)
+        ax_per.plot(s, t / s ** 2 * 1e9, marker=marker, color=color, label=name)
+    first = np.asarray(next(iter(seconds.values())), dtype=float)
+    ax_time.plot(s, first[-1] * 1e3 * (s / s[-1]) ** 2, ls="--", color="0.2", lw=1,
+                 label="slope 2: time \u221d s\u00b2")
+    for ax in (ax_time, ax_per):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("sequence length s")
+        ax.grid(True, alpha=0.3, which="both")
+    ax_time.set_yscale("log", base=10)
+    ax_time.set_ylabel("time (ms)")
+    ax_time.set_title("time of one attention call", fontsize=10)
+    ax_time.legend(fontsize=7)
+    ax_per.set_ylim(0, None)
+    ax_per.set_ylabel("ns per score (time / s\u00b2)")
+    ax_per.set_title("time per score", fontsize=10)
+    lines = []
+    for level, size in (caches or {}).items():
+        fill = math.sqrt(size / itemsize)  # one (s, s) matrix of this many bytes
+        if s[0] <= fill <= s[-1]:
+            ax_per.axvline(fill, color="0.4", ls=":", lw=1)
+            ax_per.text(fill, 0.02, f" one (s, s) matrix\n fills {level}", fontsize=7,
+                        transform=ax_per.get_xaxis_transform(), color="0.3")
+            lines.append(f"{level} ({size / 2**20:g} MiB) at s = {fill:.0f}")
+    names = " and ".join(seconds)
+    alt = (f"Two panels against the sequence length s from {int(s[0])} to {int(s[-1])} "
+           f"on log axes. Left: the measured time of {names}, in milliseconds on a log "
+           f"axis, with a dashed line of slope 2 (time proportional to s squared). Right: "
+           f"the time divided by s squared, in nanoseconds per score"
+           + (", with dotted lines where one s by s matrix fills the cache: "
+              + "; ".join(lines) if lines else "") + ".")
+    figure.alt = alt
+    return figure
+
+
+VIEWS = {"scaling": scaling_view, "attention": attention_view}

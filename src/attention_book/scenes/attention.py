@@ -1,0 +1,427 @@
+"""Chapter 3's labs: the sqrt(d_k) lab ("scaling") and the attention explorer ("attention").
+
+:func:`scaling_state` and :func:`attention_state` are the pure state functions; the two
+:class:`~.core.Scene` declarations say which controls the labs have and which states the
+kernel-free explorers offer. The chapter's table of the softmax's saturation reads the
+same measurements as the lab (:func:`scaling_curves`), so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import whole_number
+from ..attention import (
+    dot_product_variance,
+    project_qkv,
+    projection_weights,
+    scaled_dot_product_attention,
+    softmax_saturation,
+)
+from ..embedding import embed, embedding_table
+from ..tokens import RUNNING_SENTENCE, Vocabulary
+from .core import Note, Preset, Scene, choice, notes_html, read_tokens, slider, text
+
+__all__ = [
+    "SCALING_DKS",
+    "SCALING_KEYS",
+    "SCALING_QUERIES",
+    "scaling_curves",
+    "ScalingState",
+    "scaling_state",
+    "scaling_readout_html",
+    "scaling_alt_text",
+    "ATTENTION_D",
+    "ATTENTION_DKS",
+    "TEMPERATURES",
+    "ATTENTION_SEEDS",
+    "MAX_ATTENTION_TOKENS",
+    "CROSS_SENTENCE",
+    "AttentionState",
+    "attention_state",
+    "attention_readout_html",
+    "attention_alt_text",
+    "query_options",
+    "ATTENTION_PRESET",
+]
+
+# ------------------------------------------------------------------ the sqrt(d_k) lab
+
+#: The d_k values of the sqrt(d_k) lab.
+SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+#: Keys per query in the lab's softmax experiment.
+SCALING_KEYS = 16
+#: Random queries per d_k in the lab's softmax experiment (4 times as many pairs for the
+#: variance); the chapter's table shows these same measurements.
+SCALING_QUERIES = 300
+
+
+@functools.lru_cache(maxsize=4)
+def scaling_curves(d_ks: tuple = SCALING_DKS, s_k: int = SCALING_KEYS,
+                   n: int = SCALING_QUERIES, seed: int = 0) -> dict:
+    """The lab's measurements for every d_k, unscaled and scaled (computed once, cached):
+    :func:`softmax_saturation` with ``n`` queries of ``s_k`` keys, and
+    :func:`dot_product_variance` of 4 n pairs.
+
+    Returns
+    -------
+    dict
+        ``curves[(quantity, scaled)]``: numpy.ndarray (len(d_ks),) for quantity
+        "variance" (of q . k, or of q . k / sqrt(d_k) when scaled), "max_weight",
+        "entropy", "grad_norm"; ``curves[("weights", scaled)]``: (len(d_ks), s_k), an
+        example row of weights per d_k, sorted descending.
+    """
+    curves: dict = {}
+    for scaled in (False, True):
+        stats = [softmax_saturation(d_k, scaled, s_k=s_k, n=n, seed=seed) for d_k in d_ks]
+        for key in ("max_weight", "entropy", "grad_norm"):
+            curves[(key, scaled)] = np.array([st[key] for st in stats])
+        curves[("weights", scaled)] = np.stack([st["weights"] for st in stats])  # (m, s_k)
+    raw = np.array([dot_product_variance(d_k, n=4 * n, seed=seed) for d_k in d_ks])
+    curves[("variance", False)] = raw
+    curves[("variance", True)] = raw / np.asarray(d_ks, dtype=float)  # var(x / c) = var(x)/c^2
+    return curves
+
+
+@dataclass(frozen=True, eq=False)
+class ScalingState:
+    """What the sqrt(d_k) lab shows for one (d_k, scaled).
+
+    Attributes
+    ----------
+    d_k : int
+    scaled : bool
+    variance, max_weight, entropy, grad_norm : float
+        The measurements at this d_k (variance of the score as used: q . k, or
+        q . k / sqrt(d_k) when scaled).
+    weights : numpy.ndarray, shape (s_k,)
+        An example row of weights, sorted descending.
+    """
+
+    d_k: int
+    scaled: bool
+    variance: float
+    max_weight: float
+    entropy: float
+    grad_norm: float
+    weights: np.ndarray
+
+    @property
+    def s_k(self) -> int:
+        return len(self.weights)
+
+
+def scaling_state(d_k: int = 64, scaled: bool = False) -> ScalingState:
+    """The sqrt(d_k) lab's state: the measurements at ``d_k`` (one of
+    :data:`SCALING_DKS`), with the scores divided by sqrt(d_k) (``scaled``) or not."""
+    if d_k not in SCALING_DKS:
+        raise ValueError(f"d_k must be one of {SCALING_DKS}, got {d_k!r}")
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise ValueError(f"scaled must be True or False, got {scaled!r}")
+    curves, k, scaled = scaling_curves(), SCALING_DKS.index(d_k), bool(scaled)
+    return ScalingState(
+        d_k=d_k, scaled=scaled, variance=float(curves[("variance", scaled)][k]),
+        max_weight=float(curves[("max_weight", scaled)][k]),
+        entropy=float(curves[("entropy", scaled)][k]),
+        grad_norm=float(curves[("grad_norm", scaled)][k]),
+        weights=curves[("weights", scaled)][k],
+    )
+
+
+def scaling_readout_html(state: ScalingState) -> str:
+    """The sqrt(d_k) lab's readout: the mode, the four measurements, an example row."""
+    mode = ("scaled: scores = q\u00b7k / \u221ad_k" if state.scaled
+            else "unscaled: scores = q\u00b7k")
+    row = ", ".join(f"{w:.2f}" for w in state.weights[:6])
+    lines = [
+        f"<b>{html.escape(mode)}</b>, d_k = {state.d_k}",
+        f"variance of the scores: {state.variance:.3g} "
+        f"(q\u00b7k alone has variance \u2248 d_k = {state.d_k})",
+        f"largest weight {state.max_weight:.3f} (uniform would be 1/{state.s_k} = "
+        f"{1 / state.s_k:.3f}); entropy {state.entropy:.3f} nats "
+        f"(max log {state.s_k} = {math.log(state.s_k):.3f}); "
+        f"gradient norm {state.grad_norm:.3f}",
+        f"an example row of {state.s_k} weights, largest first: {row}, \u2026",
+    ]
+    return ('<div class="ab-readout" style="font-family:monospace;font-size:90%">'
+            + "<br>".join(lines) + "</div>")
+
+
+def scaling_alt_text(state: ScalingState) -> str:
+    """Plain-text description of the sqrt(d_k) lab's figure for ``state``."""
+    mode = "scaled by 1/sqrt(d_k)" if state.scaled else "unscaled"
+    return (f"Four panels against d_k from 1 to 512 on log axes, each with an unscaled "
+            f"(orange) and a scaled (blue) curve; the {mode} curve is bold and d_k = "
+            f"{state.d_k} is circled. Top left: the variance of the score, which for "
+            f"unscaled q.k follows the dashed line d_k and for the scaled score stays "
+            f"near 1; here {state.variance:.3g}. Top right: the mean largest softmax "
+            f"weight, here {state.max_weight:.2f}. Bottom left: the mean entropy, here "
+            f"{state.entropy:.2f} nats. Bottom right: the mean gradient norm through the "
+            f"softmax, here {state.grad_norm:.3f}. Unscaled, the largest weight climbs "
+            f"towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all "
+            f"stay flat.")
+
+
+SCALING_SCENE = Scene(
+    name="scaling",
+    title="The \u221ad_k lab: why the scores are scaled",
+    controls=(
+        choice("scaled", "scores", [("unscaled: q\u00b7k", False),
+                                    ("scaled: q\u00b7k/\u221ad_k", True)], False, buttons=True),
+        slider("d_k", "d_k (key dim.)", SCALING_DKS, 64),
+    ),
+    state=scaling_state,
+    readout=scaling_readout_html,
+    alt=scaling_alt_text,
+    suggested=({"d_k": 512, "scaled": False}, {"d_k": 512, "scaled": True},
+               {"d_k": 1, "scaled": False}),
+)
+
+# ------------------------------------------------------------------ the attention explorer
+
+#: The model dimension of the explorer's sentences: chapter 1's embedding table (seed 0),
+#: the same d = 8 as the chapter's running example.
+ATTENTION_D = 8
+#: The d_k values the explorer offers.
+ATTENTION_DKS = (1, 2, 4, 8, 16, 32, 64)
+#: Temperatures T: scores are q.k / (T sqrt(d_k)); T = 1 is the standard scaling.
+TEMPERATURES = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: Seeds of the random projections W^Q, W^K, W^V (inclusive).
+ATTENTION_SEEDS = (0, 20)
+#: The most tokens the explorer shows.
+MAX_ATTENTION_TOKENS = 128
+#: The keys/values sentence for cross-attention (7 tokens: s_k differs from s_q = 5).
+CROSS_SENTENCE = "in the morning the sun was warm"
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> np.ndarray:
+    return embedding_table(len(Vocabulary.default()), ATTENTION_D, 0)  # (V, d)
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionState:
+    """Everything the attention explorer shows for one setting of its controls.
+
+    Attributes
+    ----------
+    text, kv_text : str
+        The query sentence; the keys/values sentence (used in cross mode).
+    mode : str
+        "self" (Q, K, V from one sentence) or "cross" (Q from ``text``, K and V from
+        ``kv_text``).
+    d_k, seed : int
+    temperature : float
+    query : int
+        The chosen query position (clamped to the sentence).
+    query_tokens, key_tokens : tuple of str, lengths s_q, s_k
+    X_q : numpy.ndarray, shape (s_q, d)
+    X_kv : numpy.ndarray, shape (s_k, d)
+    Q : numpy.ndarray, shape (s_q, d_k)
+    K : numpy.ndarray, shape (s_k, d_k)
+    V : numpy.ndarray, shape (s_k, d_v), d_v = d_k
+    scale : float
+        ``1 / (temperature * sqrt(d_k))``.
+    weights : numpy.ndarray, shape (s_q, s_k)
+    output : numpy.ndarray, shape (s_q, d_v)
+    notes : tuple of Note
+    """
+
+    text: str
+    kv_text: str
+    mode: str
+    d_k: int
+    temperature: float
+    seed: int
+    query: int
+    query_tokens: tuple
+    key_tokens: tuple
+    X_q: np.ndarray
+    X_kv: np.ndarray
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    scale: float
+    weights: np.ndarray
+    output: np.ndarray
+    notes: tuple
+
+    @property
+    def s_q(self) -> int:
+        return len(self.query_tokens)
+
+    @property
+    def s_k(self) -> int:
+        return len(self.key_tokens)
+
+    @property
+    def row(self) -> np.ndarray:
+        """The chosen query's weights, shape (s_k,) (empty when there are no tokens)."""
+        return self.weights[self.query] if self.weights.size else np.zeros(0)
+
+
+def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: float = 1.0,
+                    seed: int = 0, query: int = 0, mode: str = "self",
+                    kv_text: str = CROSS_SENTENCE, *,
+                    max_tokens: int = MAX_ATTENTION_TOKENS) -> AttentionState:
+    """Sentence(s) -> X -> Q, K, V -> weights and output, with reader messages.
+
+    X rows come from chapter 1's embedding table (d = :data:`ATTENTION_D`, seed 0), with
+    no positional encoding (chapter 3 studies attention alone); W^Q, W^K, W^V from
+    :func:`~attention_book.attention.projection_weights` with ``seed``; the weights are
+    ``softmax(Q K^T / (temperature * sqrt(d_k)))``. Pure: the same arguments give the
+    same state. Bad text never raises: it gives s = 0 and a note.
+
+    Parameters
+    ----------
+    text : str
+        The sentence the queries come from (and, in self mode, keys and values).
+    d_k : int
+        Query/key (and value) dimension.
+    temperature : float
+        Positive; larger flattens the weights, smaller sharpens them.
+    seed : int
+        Seed of the projections.
+    query : int
+        The query position to single out; clamped to 0..s_q - 1.
+    mode : {"self", "cross"}
+    kv_text : str
+        The keys/values sentence in cross mode.
+    max_tokens : int
+        The most tokens kept from each sentence.
+    """
+    if mode not in ("self", "cross"):
+        raise ValueError(f"mode must be 'self' or 'cross', got {mode!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
+            math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    whole_number(query, "query", 0)
+    W_q, W_k, W_v = projection_weights(ATTENTION_D, d_k, seed=seed)  # (d, d_k) each
+    q_tokens, notes, _ = read_tokens(text, max_tokens, "query sentence")
+    k_tokens = q_tokens
+    if mode == "cross":
+        k_tokens, kv_notes, _ = read_tokens(kv_text, max_tokens, "keys/values sentence")
+        notes += kv_notes
+    if not q_tokens or not k_tokens:
+        q_tokens = k_tokens = []
+    vocab, table, d = Vocabulary.default(), _table(), ATTENTION_D
+    unknown = [t for t in dict.fromkeys([*q_tokens, *k_tokens]) if not vocab.is_known(t)]
+    if unknown:
+        notes.append(Note("info", "not in the vocabulary (shown with the <unk> embedding): "
+                          + ", ".join(f"'{t}'" for t in unknown[:8])
+                          + (", \u2026" if len(unknown) > 8 else "")))
+    X_q = embed(vocab.encode(q_tokens), table) if q_tokens else np.zeros((0, d))  # (s_q, d)
+    X_kv = embed(vocab.encode(k_tokens), table) if k_tokens else np.zeros((0, d))  # (s_k, d)
+    scale = 1.0 / (float(temperature) * math.sqrt(d_k))
+    if q_tokens:
+        Q, K, V = project_qkv(X_q, W_q, W_k, W_v, X_kv)  # (s_q, d_k), (s_k, d_k), (s_k, d_k)
+        output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
+    else:
+        Q = K = V = output = np.zeros((0, d_k))
+        weights = np.zeros((0, 0))
+    query = min(query, len(q_tokens) - 1) if q_tokens else 0
+    return AttentionState(
+        text=text if isinstance(text, str) else "",
+        kv_text=kv_text if isinstance(kv_text, str) else "", mode=mode, d_k=d_k,
+        temperature=float(temperature), seed=int(seed), query=int(query),
+        query_tokens=tuple(q_tokens), key_tokens=tuple(k_tokens), X_q=X_q, X_kv=X_kv,
+        Q=Q, K=K, V=V, scale=scale, weights=weights, output=output, notes=tuple(notes))
+
+
+def attention_readout_html(state: AttentionState) -> str:
+    """The explorer's readout: shapes, the chosen query's weights, and the notes (every
+    token escaped)."""
+    kind = "self-attention" if state.mode == "self" else "cross-attention"
+    parts = [f"<b>{kind}</b>: Q = X<sub>q</sub>W<sup>Q</sup> : ({state.s_q}, {state.d_k}), "
+             f"K = X<sub>kv</sub>W<sup>K</sup> : ({state.s_k}, {state.d_k}), "
+             f"V : ({state.s_k}, {state.d_k}), with W<sup>Q</sup>, W<sup>K</sup>, "
+             f"W<sup>V</sup> : ({ATTENTION_D}, {state.d_k}) shared by every position; "
+             f"weights : ({state.s_q}, {state.s_k}); scale = 1/({state.temperature:g}"
+             f"\u00b7\u221a{state.d_k}) = {state.scale:.3f}"]
+    if state.s_q:
+        row = state.row
+        top = int(np.argmax(row))
+        who = html.escape(state.query_tokens[state.query])
+        chips = " ".join(
+            f'<span style="font-family:monospace;margin-right:4px">'
+            f"{html.escape(t)}&nbsp;{w:.2f}</span>"
+            for t, w in list(zip(state.key_tokens, row))[:16])
+        more = " \u2026" if state.s_k > 16 else ""
+        line = (f"query {state.query} ('{who}') attends most to key {top} "
+                f"('{html.escape(state.key_tokens[top])}', weight {row[top]:.2f})")
+        if state.mode == "self":
+            line += (": itself" if top == state.query else
+                     f", not to itself (weight {row[state.query]:.2f})")
+        parts.append(line)
+        parts.append(f"its row (sums to {row.sum():.2f}): {chips}{more}")
+    return ('<div class="ab-readout" style="font-size:90%">' + "<br>".join(parts)
+            + notes_html(state.notes) + "</div>")
+
+
+def attention_alt_text(state: AttentionState) -> str:
+    """Plain-text description of the explorer's figure for ``state``."""
+    if state.s_q == 0:
+        return ("Empty heatmap, arcs and bars: there are no tokens. "
+                + " ".join(n.text for n in state.notes))
+    row = state.row
+    top = int(np.argmax(row))
+    kind = "self-attention" if state.mode == "self" else "cross-attention"
+    return (f"Left: heatmap of the {state.s_q} by {state.s_k} attention weights "
+            f"({kind}, d_k = {state.d_k}, temperature {state.temperature:g}, seed "
+            f"{state.seed}), query tokens ({', '.join(state.query_tokens[:16])}) down and "
+            f"key tokens ({', '.join(state.key_tokens[:16])}) across, colour 0 to 1, row "
+            f"{state.query} outlined. Right: arcs and bars from query {state.query} "
+            f"'{state.query_tokens[state.query]}' to every key; the heaviest goes to key "
+            f"{top} '{state.key_tokens[top]}' with weight {row[top]:.2f}, the lightest has "
+            f"{row.min():.2f}.")
+
+
+def query_options(values) -> tuple:
+    """The query drop-down's choices for the current sentence: ("position: token", i)."""
+    tokens, _, _ = read_tokens(values["text"], MAX_ATTENTION_TOKENS)
+    if not tokens or (values["mode"] == "cross" and not read_tokens(values["kv_text"])[0]):
+        return (("(no tokens)", 0),)
+    return tuple((f"{i}: {t}", i) for i, t in enumerate(tokens))
+
+
+#: The explorer's settings: each sets the query sentence, the mode and the projections'
+#: seed (the keys/values sentence stays :data:`CROSS_SENTENCE`).
+ATTENTION_PRESET = Preset("preset", "Setting", (
+    ("running sentence, self-attention, seed 0",
+     {"text": RUNNING_SENTENCE, "mode": "self", "seed": 0}),
+    ("running sentence, self-attention, seed 1",
+     {"text": RUNNING_SENTENCE, "mode": "self", "seed": 1}),
+    (f"cross-attention: queries from the running sentence, keys/values from "
+     f"'{CROSS_SENTENCE}'", {"text": RUNNING_SENTENCE, "mode": "cross", "seed": 0}),
+))
+
+ATTENTION_SCENE = Scene(
+    name="attention",
+    title="Attention explorer: who attends to whom",
+    controls=(
+        text("text", "sentence (queries)", RUNNING_SENTENCE),
+        choice("mode", "attention", [("self-attention", "self"),
+                                     ("cross-attention", "cross")], "self", buttons=True),
+        text("kv_text", "keys/values (cross)", CROSS_SENTENCE,
+             active_when=lambda v: v["mode"] == "cross",
+             hint="used in cross-attention only"),
+        choice("query", "query token", [(f"{i}", i) for i in range(MAX_ATTENTION_TOKENS)], 0,
+               explore=range(5), options_for=query_options),
+        slider("d_k", "d_k", ATTENTION_DKS, 4, explore=(4,)),
+        slider("temperature", "temperature T", TEMPERATURES, 1.0, explore=(0.25, 1.0, 4.0)),
+        slider("seed", "seed (W's)", range(ATTENTION_SEEDS[0], ATTENTION_SEEDS[1] + 1), 0,
+               explore=(0,)),
+    ),
+    state=attention_state,
+    readout=attention_readout_html,
+    alt=attention_alt_text,
+    presets=(ATTENTION_PRESET,),
+    suggested=({"query": 0, "seed": 0, "mode": "self"}, {"temperature": 0.25},
+               {"temperature": 4.0}, {"seed": 1}, {"mode": "cross", "query": 4}),
+)
+SCENES = (SCALING_SCENE, ATTENTION_SCENE)

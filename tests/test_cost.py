@@ -1,0 +1,133 @@
+"""cost.py: the counts (projections and attention), the timing helper, the thread pinning,
+the cache sizes and the growth exponents."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from attention_book import cost as C
+
+
+def test_layer_flops_split_into_projections_and_attention():
+    s, d = 10, 8
+    flops = C.attention_layer_flops(s, d)
+    assert flops["projections"] == 3 * 2 * s * d * d  # X W^Q, X W^K, X W^V: (s, d) @ (d, d)
+    assert flops["attention"] == C.attention_flops(s, s, d) == 4 * s * s * d
+    assert flops["total"] == flops["projections"] + flops["attention"]
+    assert flops["crossover"] == pytest.approx(1.5 * d)
+    # below the crossover the projections cost more, above it the scores do
+    for s_len, bigger in ((11, "projections"), (13, "attention")):
+        f = C.attention_layer_flops(s_len, d)
+        other = "attention" if bigger == "projections" else "projections"
+        assert f[bigger] > f[other]
+    odd = C.attention_layer_flops(5, 16, 4, 6)
+    assert odd["projections"] == 2 * 5 * 16 * (4 + 4 + 6)
+    assert odd["crossover"] == pytest.approx(16 * 14 / 10)
+    with pytest.raises(ValueError, match="d must be at least 1"):
+        C.attention_layer_flops(4, 0)
+
+
+def test_best_time_warms_up_repeats_and_keeps_the_minimum():
+    calls = []
+    durations = iter([0.5, 0.25, 0.375, 0.125] + [1.0] * 100)
+    fake_now = [0.0]
+
+    def clock():
+        return fake_now[0]
+
+    def fn():
+        calls.append(1)
+        fake_now[0] += next(durations)
+
+    best = C.best_time(fn, repeats=2, warmup=1, clock=clock)
+    assert len(calls) == 3 and best == 0.25  # the warm-up's 0.5 is not counted
+    calls.clear()
+    best = C.best_time(fn, repeats=1, warmup=0, min_seconds=2.5, clock=clock)
+    assert best == 0.125 and len(calls) == 4  # 0.125 + 1 + 1 + 1 >= 2.5
+    calls.clear()
+    C.best_time(lambda: calls.append(1), repeats=1, warmup=0, min_seconds=10.0,
+                max_repeats=7)
+    assert len(calls) == 7
+    with pytest.raises(ValueError, match="warmup"):
+        C.best_time(fn, warmup=-1)
+    with pytest.raises(ValueError, match="repeats"):
+        C.best_time(fn, repeats=0)
+
+
+def test_blas_threads_sets_and_restores():
+    a = np.ones((64, 64))
+    with C.blas_threads(1) as pinned:
+        assert isinstance(pinned, bool)
+        np.testing.assert_allclose(a @ a, 64.0)
+    with C.blas_threads(1):
+        with C.blas_threads(2):
+            pass
+    with pytest.raises(ValueError):
+        with C.blas_threads(0):
+            pass
+
+
+def test_measure_attention_reports_its_clock():
+    r = C.measure_attention(64, 8, repeats=2)
+    assert r["clock"] in ("thread CPU", "wall") and r["seconds"] > 0
+    assert C.measure_attention(64, 8, repeats=1, one_thread=False)["clock"] == "wall"
+
+
+def test_cache_sizes_read_from_sysfs(tmp_path):
+    for index, (level, kind, size) in enumerate(
+            [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "1024K"),
+             (3, "Unified", "32M"), (4, "Unified", "")]):
+        folder = tmp_path / "cpu0" / "cache" / f"index{index}"
+        folder.mkdir(parents=True)
+        (folder / "level").write_text(f"{level}\n")
+        (folder / "type").write_text(f"{kind}\n")
+        (folder / "size").write_text(f"{size}\n")
+    assert C.cache_sizes(root=tmp_path) == {"L1": 48 * 2**10, "L2": 2**20, "L3": 32 * 2**20}
+    assert C.cache_sizes(root=tmp_path / "nowhere") == {}
+    real = C.cache_sizes()
+    assert all(isinstance(v, int) and v > 0 for v in real.values())
+
+
+def test_growth_exponents():
+    s = np.array([128, 256, 512, 1024])
+    np.testing.assert_allclose(C.growth_exponents(s, 3.0 * s ** 2), 2.0)
+    np.testing.assert_allclose(C.growth_exponents(s, s), 1.0)
+    assert C.growth_exponents([1, 4], [2, 32])[0] == pytest.approx(math.log(16) / math.log(4))
+    with pytest.raises(ValueError, match="same length"):
+        C.growth_exponents([1, 2], [1])
+    with pytest.raises(ValueError, match="positive"):
+        C.growth_exponents([1, 2], [0, 1])
+
+
+def test_one_thread_timing_is_stable_for_small_calls():
+    # the minimum of many short runs: two measurements of the same call agree
+    a = C.measure_attention(128, 64, repeats=5, min_seconds=0.02)["seconds"]
+    b = C.measure_attention(128, 64, repeats=5, min_seconds=0.02)["seconds"]
+    assert 0.33 < a / b < 3.0
+    assert time.thread_time() > 0
+
+
+def test_torch_timing_uses_the_fused_kernel_only_with_4d_inputs():
+    import warnings
+
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from attention_book.reference import time_torch_sdpa
+
+    q4 = torch.randn(1, 1, 64, 8)  # (batch, heads, s, d_k): what the fused kernel takes
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        torch.nn.functional.scaled_dot_product_attention(q4, q4, q4)  # runs fused
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(RuntimeError):  # (s, d_k): no fused kernel for 2-D inputs
+                torch.nn.functional.scaled_dot_product_attention(q4[0, 0], q4[0, 0], q4[0, 0])
+    threads = torch.get_num_threads()
+    for fused in (True, False):
+        r = time_torch_sdpa(64, 8, repeats=2, fused=fused)
+        assert r["seconds"] > 0 and r["clock"] == "thread CPU"
+    assert torch.get_num_threads() == threads  # restored
