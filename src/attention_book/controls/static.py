@@ -129,9 +129,10 @@ def explorer(scene: Scene, view, **explore) -> "Explorer":
         state = scene.compute(values)
         view.show(state)
         active = scene.active(values)
+        # a control's own HTML input is disabled where it has no effect; a preset, which
+        # sets several values at once, always stays usable
         inactive = tuple(i for i, axis in enumerate(axes)
-                         if not all(active.get(n, True) for n in axis.values_for(
-                             axis.default, values)))
+                         if axis.name in active and not active[axis.name])
         return Frame(figure_png(view.figure, dpi=dpi, palette=palette), scene.alt(state),
                      scene.readout(state), dict(values), inactive)
 
