@@ -11,6 +11,10 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
+# One BLAS thread for the build, the tests and the notebooks: the book's matrices are small,
+# and on a 2-core machine OpenBLAS's worker threads made them 10-25x slower whenever the
+# other core was busy (measured on MiniLM's forward pass and the block tests).
+export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: book test lab bench env js browser clean
 
