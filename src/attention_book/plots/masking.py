@@ -1,0 +1,210 @@
+"""Chapter 6's pictures: the mask editor's view and the chapter's weight figures.
+
+- :class:`MaskingView`: the scores (s, s) with masked cells grey and crossed, the weights
+  (s, s) with the masked cells crossed, and the output (s, d_k); built once, ``show``
+  only changes the artists' data.
+- :func:`weights_figure`: a row of (s, s) matrices on one [0, 1] scale, each row's sum
+  written at its right and masked cells crossed (the right and the wrong way to mask, a
+  padded batch).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.lines import Line2D
+
+from .core import HeatmapPanel, figure_png, freeze_layout, tick_fontsize, tick_label
+
+__all__ = ["MAX_CROSSED", "MaskingView", "masking_view", "weights_figure"]
+
+_MASKED_GREY = "0.9"  # masked scores: light grey, crossed (not colour alone)
+
+
+def _crosses(ax, color: str) -> Line2D:
+    """An empty set of x markers in ``ax``'s data coordinates (one per masked cell)."""
+    line = Line2D([], [], linestyle="none", marker="x", color=color, markeredgewidth=1.2)
+    ax.add_line(line)
+    return line
+
+
+#: The largest s whose masked cells are crossed (beyond it the crosses merge into a blur;
+#: the grey of the masked scores still marks them).
+MAX_CROSSED = 16
+
+
+def _set_crosses(line: Line2D, mask) -> None:
+    """Put a cross on every False cell of ``mask`` (s_q, s_k), sized to the cells (none
+    when it has more than :data:`MAX_CROSSED` rows)."""
+    mask = np.asarray(mask, dtype=bool)
+    rows, cols = np.nonzero(~mask if len(mask) <= MAX_CROSSED else np.ones((0, 0), bool))
+    line.set_data(cols, rows)  # cell (i, j) is centred on (x=j, y=i)
+    line.set_markersize(max(2.0, min(8.0, 60.0 / max(*np.shape(mask), 1))))
+
+
+class MaskingView:
+    """The mask editor's picture: scores, masked weights and output, side by side.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    scores_panel, weights_panel, output_panel : HeatmapPanel
+        Their ``image`` arrays: the scores (s, s) with masked cells NaN (drawn grey), the
+        weights (s, s), the output (s, d_k).
+    score_crosses, weight_crosses : matplotlib.lines.Line2D
+        One x marker per masked cell (for s up to :data:`MAX_CROSSED`).
+    static : StaticLayer
+    """
+
+    #: The explorer's states as 256-colour PNGs (about a third of the bytes).
+    palette = True
+
+    def __init__(self, figure: Figure):
+        self.figure = figure
+        engine = figure.get_layout_engine()
+        if isinstance(engine, ConstrainedLayoutEngine):
+            engine.set(rect=(0.0, 0.0, 1.0, 0.97))  # room above the titles' tallest glyphs
+        ax_s, ax_w, ax_o = figure.subplots(1, 3, width_ratios=(1.0, 1.0, 0.62))
+        cache: OrderedDict = OrderedDict()
+        common = dict(col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache)
+        self.scores_panel = HeatmapPanel(
+            ax_s, cmap="cividis", vmin=-3.0, vmax=3.0, xlabel="key j", ylabel="query i",
+            colorbar_label="score q\u1d62\u00b7k\u2c7c/\u221ad\u2096 (grey: masked)", **common)
+        self.scores_panel.image.set_cmap(
+            mpl.colormaps["cividis"].with_extremes(bad=_MASKED_GREY))
+        self.weights_panel = HeatmapPanel(
+            ax_w, cmap="viridis", vmin=0.0, vmax=1.0, xlabel="key j", ylabel="",
+            colorbar_label="weight (\u00d7: masked)", **common)
+        self.output_panel = HeatmapPanel(
+            ax_o, cmap="cividis", vmin=-1.5, vmax=1.5, xlabel="dimension", ylabel="",
+            colorbar_label="output = weights \u00b7 V", **common)
+        self.score_crosses = _crosses(ax_s, "black")
+        self.weight_crosses = _crosses(ax_w, "white")
+        self.scores_panel.reserve(rows=True, cols=True)
+        self.weights_panel.reserve(rows=True, cols=True)
+        self.output_panel.reserve(rows=True, cols=False, n=8)
+        self.static = freeze_layout(figure, panels=(self.scores_panel, self.weights_panel,
+                                                    self.output_panel))
+
+    def show(self, state) -> None:
+        """Show a :class:`~attention_book.scenes.masking.MaskingState`."""
+        sums, live = state.row_sums, state.mask.any(axis=-1)  # (s,), (s,)
+        empty = f", {int((~live).sum())} empty rows 0" if (~live).any() else ""
+        rows = ("" if not state.s else "no row may attend: all 0" if not live.any() else
+                f"rows sum to 1{empty}" if np.allclose(sums[live], 1) else
+                f"row sums {sums.min():.2f}..{sums.max():.2f}")
+        how = "\u2212\u221e before softmax" if state.method == "before" else "0 after softmax"
+        self.update(state.tokens, state.scores, state.mask, state.weights, state.output,
+                    weights_title=f"weights ({how}): {rows}")
+
+    def update(self, tokens: Sequence[str], scores, mask, weights, output, *,
+               weights_title: str = "weights") -> None:
+        """Show one mask.
+
+        Parameters
+        ----------
+        tokens : sequence of str, length s
+        scores : array_like, shape (s, s)
+            Before masking.
+        mask : array_like of bool, shape (s, s)
+            True = may attend.
+        weights : array_like, shape (s, s)
+        output : array_like, shape (s, d_k)
+        weights_title : str
+        """
+        s = len(tokens)
+        scores, weights = np.asarray(scores, float), np.asarray(weights, float)
+        mask, output = np.asarray(mask, dtype=bool), np.asarray(output, float)
+        if not (scores.shape == weights.shape == mask.shape == (s, s)
+                and output.ndim == 2 and len(output) == s):
+            raise ValueError(f"expected scores, mask, weights (s, s) and output (s, d_k) with "
+                             f"s={s} tokens, got {scores.shape}, {mask.shape}, "
+                             f"{weights.shape}, {output.shape}")
+        hidden = int((~mask).sum())
+        self.scores_panel.update(np.where(mask, scores, np.nan), row_labels=tokens,
+                                 col_labels=tokens,
+                                 title=f"scores ({s}, {s}): {hidden} masked")
+        self.weights_panel.update(weights, row_labels=tokens, col_labels=tokens,
+                                  title=weights_title)
+        self.output_panel.update(output, row_labels=tokens,
+                                 title=f"output ({s}, {output.shape[1]})")
+        _set_crosses(self.score_crosses, mask)
+        _set_crosses(self.weight_crosses, mask)
+
+
+def masking_view(figure: Figure | None = None) -> MaskingView:
+    """Build the mask editor's figure once (default: 10 x 3.6 inches, constrained layout,
+    without pyplot)."""
+    if figure is None:
+        figure = Figure(figsize=(10.0, 3.6), dpi=100, layout="constrained")
+    return MaskingView(figure)
+
+
+VIEWS = {"masking": masking_view}
+
+
+# ------------------------------------------------------- the chapter's static figures
+
+
+class _NotebookFigure(Figure):
+    """A Figure that Jupyter and myst-nb show as a PNG (a bare Figure, without pyplot, has
+    only a text repr)."""
+
+    def _repr_png_(self) -> bytes:
+        return figure_png(self)
+
+
+def weights_figure(matrices, titles: Sequence[str], labels, masks=None, *,
+                   label: str = "weight") -> Figure:
+    """A row of (s, s) matrices on one colour scale [0, 1] (viridis): each row's sum is
+    written at its right, and the False cells of each mask are crossed.
+
+    Parameters
+    ----------
+    matrices : sequence of array_like, each shape (s, s)
+        Weights (or a mask as 0/1: its row sums count the keys each query may see).
+    titles : sequence of str
+        One per matrix.
+    labels : sequence of str, or sequence of sequences of str
+        The tokens (rows and columns): one list for all matrices, or one per matrix.
+    masks : sequence of (array_like of bool, shape (s, s), or None), optional
+        True = may attend; one per matrix.
+    label : str
+        The colour bar's label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Shown as a PNG by Jupyter.
+    """
+    matrices = [np.asarray(m, dtype=float) for m in matrices]
+    n = len(matrices)
+    if isinstance(labels[0], str):
+        labels = [labels] * n
+    masks = list(masks) if masks is not None else [None] * n
+    if not len(titles) == len(labels) == len(masks) == n:
+        raise ValueError(f"need one title, label list and mask per matrix ({n} matrices)")
+    fig = _NotebookFigure(figsize=(3.3 * n + 1.0, 3.4), dpi=100, layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, n))
+    for ax, matrix, title, tokens, mask in zip(axes, matrices, titles, labels, masks):
+        s = len(matrix)
+        image = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
+        size = tick_fontsize(s)
+        ticks = [tick_label(t) for t in tokens]
+        ax.set_xticks(range(s), ticks, rotation=90, fontsize=size)
+        ax.set_yticks(range(s), ticks, fontsize=size)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("key j")
+        for i, total in enumerate(matrix.sum(axis=1)):
+            ax.text(s - 0.35, i, f"\u03a3 {total:.2f}".rstrip("0").rstrip("."), va="center",
+                    fontsize=size)
+        if mask is not None:
+            _set_crosses(_crosses(ax, "white"), mask)
+    axes[0].set_ylabel("query i")
+    fig.colorbar(image, ax=list(axes), label=label, shrink=0.9)
+    return fig

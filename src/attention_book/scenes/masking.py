@@ -1,0 +1,333 @@
+"""Chapter 6's lab, the mask editor: choose a mask and see what it does to attention.
+
+Kinds: no mask, causal, padding (the last tokens of the sentence replaced by ``<pad>``),
+a causal sliding window, and a band (``lower`` keys before to ``upper`` after). The lab
+shows the scores with the masked cells marked, the weights (masked before the softmax,
+so each row is renormalised over the keys it may see, or, to see why that is right,
+zeroed after it) and the output. :func:`masking_state` is the pure state function.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import whole_number
+from ..attention import (
+    attention_scores,
+    causal_mask,
+    project_qkv,
+    projection_weights,
+    scaled_dot_product_attention,
+)
+from ..embedding import embed, embedding_table
+from ..masking import (
+    band_mask,
+    fully_masked_rows,
+    key_padding_to_attention_mask,
+    mask_after_softmax,
+    padding_mask,
+    sliding_window_mask,
+)
+from ..tokens import PAD_TOKEN, RUNNING_SENTENCE, Vocabulary
+from .core import (
+    MAX_WIDGET_TOKENS,
+    Note,
+    Preset,
+    Scene,
+    choice,
+    notes_html,
+    read_tokens,
+    slider,
+    text,
+)
+
+__all__ = [
+    "MASK_KINDS",
+    "MASK_METHODS",
+    "MASKING_D",
+    "MASKING_D_K",
+    "WINDOW_RANGE",
+    "BAND_RANGE",
+    "MASKING_SENTENCES",
+    "MaskingState",
+    "masking_state",
+    "masking_readout_html",
+    "masking_alt_text",
+]
+
+#: The mask kinds: (label, value).
+MASK_KINDS = (("no mask", "none"), ("causal", "causal"), ("padding", "padding"),
+              ("sliding window", "window"), ("band", "band"))
+#: Where the mask is applied: (label, value).
+MASK_METHODS = (("\u2212\u221e before softmax", "before"), ("0 after softmax (wrong)", "after"))
+#: Model width of the lab (chapter 1's table, seed 0) and the width of Q, K, V.
+MASKING_D, MASKING_D_K = 8, 4
+#: The window sizes and band widths the lab offers (inclusive).
+WINDOW_RANGE, BAND_RANGE = (1, 16), (0, 16)
+#: The explorer's sentences: the running example and a longer one.
+MASKING_SENTENCES = (RUNNING_SENTENCE, "the cat saw the dog and the dog saw the cat")
+
+_KIND_VALUES = tuple(v for _, v in MASK_KINDS)
+
+
+@functools.lru_cache(maxsize=1)
+def _weights():
+    """Chapter 1's table (V, d) and one set of projections W^Q, W^K, W^V:(d, d_k)."""
+    table = embedding_table(len(Vocabulary.default()), MASKING_D, 0)
+    return table, projection_weights(MASKING_D, MASKING_D_K, seed=0)
+
+
+@dataclass(frozen=True, eq=False)
+class MaskingState:
+    """Everything the mask editor shows for one setting of its controls.
+
+    Attributes
+    ----------
+    text, kind, method : str
+    length, window, lower, upper : int
+        The controls' values as given (``length``: real tokens when padding).
+    tokens : tuple of str, length s
+        The tokens shown; with padding, positions ``length..s-1`` are ``<pad>``.
+    real : numpy.ndarray of bool, shape (s,)
+        True = a real token (all True unless padding).
+    mask : numpy.ndarray of bool, shape (s, s)
+        True = query i may attend to key j.
+    scores : numpy.ndarray, shape (s, s)
+        ``q_i . k_j / sqrt(d_k)``, before any mask.
+    weights : numpy.ndarray, shape (s, s)
+        Masked weights: ``softmax`` of the masked scores ("before"), or
+        ``softmax(scores) * mask`` ("after").
+    output : numpy.ndarray, shape (s, d_k)
+        ``weights @ V``.
+    notes : tuple of Note
+    """
+
+    text: str
+    kind: str
+    method: str
+    length: int
+    window: int
+    lower: int
+    upper: int
+    tokens: tuple
+    real: np.ndarray
+    mask: np.ndarray
+    scores: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    notes: tuple
+
+    @property
+    def s(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def row_sums(self) -> np.ndarray:
+        """Each query's total weight, shape (s,)."""
+        return self.weights.sum(axis=-1)
+
+    @property
+    def fully_masked(self) -> np.ndarray:
+        """Queries that may attend to nothing, shape (s,) of bool."""
+        return fully_masked_rows(self.mask) if self.s else np.zeros(0, dtype=bool)
+
+    @property
+    def description(self) -> str:
+        """The mask in words."""
+        return {
+            "none": "no mask: every query sees every key, the future included",
+            "causal": "causal: query i sees keys 0..i",
+            "padding": (f"padding: the first {min(self.length, self.s)} tokens are real; "
+                        "no query sees a <pad> key"),
+            "window": f"sliding window of {self.window}: query i sees keys "
+                      f"i\u2212{self.window - 1}..i",
+            "band": f"band: query i sees keys i\u2212{self.lower}..i+{self.upper}",
+        }[self.kind]
+
+
+def _mask(kind: str, s: int, real, window: int, lower: int, upper: int) -> np.ndarray:
+    """The (s, s) mask of ``kind`` (True = may attend)."""
+    if kind == "causal":
+        return causal_mask(s)
+    if kind == "padding":  # (1, s): the same row for every query -> (s, s)
+        return np.broadcast_to(key_padding_to_attention_mask(real), (s, s)).copy()
+    if kind == "window":
+        return sliding_window_mask(s, window)
+    if kind == "band":
+        return band_mask(s, lower, upper)
+    return np.ones((s, s), dtype=bool)
+
+
+def masking_state(text: str = RUNNING_SENTENCE, kind: str = "causal", length: int = 3,
+                  window: int = 2, lower: int = 1, upper: int = 1, method: str = "before",
+                  *, max_tokens: int = MAX_WIDGET_TOKENS) -> MaskingState:
+    """Sentence -> X -> scores -> masked weights -> output, for one mask.
+
+    X comes from chapter 1's table (d = :data:`MASKING_D`, seed 0), Q, K, V from one
+    seeded set of projections (d_k = :data:`MASKING_D_K`). Pure. Bad text never raises:
+    it gives s = 0 and a note; bad numbers raise ValueError.
+
+    Parameters
+    ----------
+    text : str
+    kind : {"none", "causal", "padding", "window", "band"}
+    length : int
+        Padding only: how many tokens are real (>= 0; more than s means all).
+    window : int
+        Window only: keys i-window+1..i (>= 1).
+    lower, upper : int
+        Band only: keys i-lower..i+upper (>= 0 each).
+    method : {"before", "after"}
+        Mask the scores with -inf before the softmax (right) or zero the weights after it
+        (wrong: rows no longer sum to 1).
+    max_tokens : int
+
+    Returns
+    -------
+    MaskingState
+        mask, scores, weights (s, s); output (s, d_k).
+    """
+    if kind not in _KIND_VALUES:
+        raise ValueError(f"kind must be one of {list(_KIND_VALUES)}, got {kind!r}")
+    if method not in ("before", "after"):
+        raise ValueError(f"method must be 'before' or 'after', got {method!r}")
+    length = whole_number(length, "length (real tokens)", 0)
+    window = whole_number(window, "window", 1)
+    lower = whole_number(lower, "lower", 0)
+    upper = whole_number(upper, "upper", 0)
+    tokens, notes, _ = read_tokens(text, max_tokens)
+    s = len(tokens)
+    real = np.ones(s, dtype=bool)
+    if kind == "padding" and s:
+        real = padding_mask(min(length, s), s)  # (s,)
+        tokens = [t if r else PAD_TOKEN for t, r in zip(tokens, real)]
+        if length >= s:
+            notes.append(Note("info", f"length {length} \u2265 s = {s}: every token is real, "
+                                      "nothing is padded"))
+        elif length:
+            notes.append(Note("info", f"the <pad> query rows {length}..{s - 1} still compute "
+                                      "an output, which the loss ignores; no query gives a "
+                                      "<pad> key any weight"))
+    table, (W_q, W_k, W_v) = _weights()
+    vocab = Vocabulary.default()
+    if s == 0:
+        mask = np.zeros((0, 0), dtype=bool)
+        scores = weights = mask.astype(float)
+        output = np.zeros((0, MASKING_D_K))
+    else:
+        X = embed(vocab.encode(tokens), table)  # (s, d)
+        Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (s, d) @ (d, d_k) -> (s, d_k) each
+        mask = _mask(kind, s, real, window, lower, upper)  # (s, s)
+        scores = attention_scores(Q, K)  # (s, d_k) @ (d_k, s) -> (s, s)
+        if method == "before":
+            output, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+        else:
+            weights = mask_after_softmax(scores, mask)  # (s, s)
+            output = weights @ V  # (s, s) @ (s, d_k) -> (s, d_k)
+    empty = np.flatnonzero(fully_masked_rows(mask)) if s else np.zeros(0, dtype=int)
+    if empty.size:
+        rows = ", ".join(str(i) for i in empty[:12]) + (", \u2026" if empty.size > 12 else "")
+        notes.append(Note("warning", f"rows {rows} may attend to nothing (fully masked): the "
+                                     "book gives them zero weights and a zero output; a plain "
+                                     "softmax of all \u2212\u221e gives NaN"))
+    if kind == "window" and s and window >= s:
+        notes.append(Note("info", f"window {window} \u2265 s = {s}: the same as the causal mask"))
+    if kind == "band" and s and lower >= s - 1 and upper == 0:
+        notes.append(Note("info", "a band reaching every earlier key and none after is the "
+                                  "causal mask"))
+    sums = weights.sum(-1)[mask.any(-1)] if s else np.zeros(0)  # rows that see something
+    if method == "after" and sums.size and sums.min() < 1 - 1e-9:
+        notes.append(Note("warning", f"masked after the softmax: the rows sum to "
+                                     f"{sums.min():.2f}..{sums.max():.2f}, not 1; the hidden "
+                                     "keys kept their share of the softmax"))
+    return MaskingState(
+        text=text if isinstance(text, str) else "", kind=kind, method=method, length=length,
+        window=window, lower=lower, upper=upper, tokens=tuple(tokens), real=real, mask=mask,
+        scores=scores, weights=weights, output=output, notes=tuple(notes))
+
+
+def masking_readout_html(state: MaskingState) -> str:
+    """The readout: the mask in words, the shapes, keys seen and row sums, the notes."""
+    s, d_k = state.s, MASKING_D_K
+    parts = [f"<b>{html.escape(state.description)}</b>",
+             f"X : ({s}, {MASKING_D}); Q, K, V : ({s}, {d_k}); mask, scores, weights : "
+             f"({s}, {s}); output : ({s}, {d_k})"]
+    if s:
+        shown = min(s, 16)
+        more = ", \u2026" if s > shown else ""
+        parts.append("keys each query may see: "
+                     + ", ".join(str(int(n)) for n in state.mask.sum(-1)[:shown]) + more)
+        parts.append("row sums of the weights: "
+                     + ", ".join(f"{x:.2f}" for x in state.row_sums[:shown]) + more)
+    return ('<div class="ab-readout" style="font-size:90%">' + "<br>".join(parts)
+            + notes_html(state.notes) + "</div>")
+
+
+def masking_alt_text(state: MaskingState) -> str:
+    """A plain-text description of the mask editor's figure."""
+    if state.s == 0:
+        return ("Three empty heatmaps: there are no tokens. "
+                + " ".join(n.text for n in state.notes))
+    s, hidden = state.s, int((~state.mask).sum())
+    sums = state.row_sums
+    how = ("set to minus infinity before the softmax, so each row is renormalised over the "
+           "keys it may see" if state.method == "before" else
+           "zeroed after the softmax, so rows lose the share of the hidden keys")
+    middle = (f"masked cells {how}" if hidden else "nothing masked")
+    text = (f"Three heatmaps for the {s} tokens {', '.join(state.tokens[:16])} with the mask "
+            f"'{state.description}'. Left: the {s} by {s} scores, {hidden} of {s * s} cells "
+            f"masked (grey, crossed). Middle: the weights, {middle}; row sums from "
+            f"{sums.min():.2f} to {sums.max():.2f}. Right: the output, {s} rows of "
+            f"{MASKING_D_K} numbers.")
+    empty = np.flatnonzero(state.fully_masked)
+    if empty.size:
+        text += f" {empty.size} rows are fully masked: zero weights and a zero output row."
+    return text
+
+
+def _when(kind: str):
+    return lambda values: values["kind"] == kind
+
+
+#: The explorer's masks: every kind, with typical settings.
+MASK_PRESET = Preset("mask", "mask", (
+    ("no mask", {"kind": "none"}),
+    ("causal", {"kind": "causal"}),
+    ("padding: 3 real tokens, the rest <pad>", {"kind": "padding", "length": 3}),
+    ("padding: 0 real tokens (everything hidden)", {"kind": "padding", "length": 0}),
+    ("sliding window of 2", {"kind": "window", "window": 2}),
+    ("sliding window of 3", {"kind": "window", "window": 3}),
+    ("band: 1 before, 1 after", {"kind": "band", "lower": 1, "upper": 1}),
+    ("band: 0 before, 2 after (sees the future)", {"kind": "band", "lower": 0, "upper": 2}),
+))
+
+SCENE = Scene(
+    name="masking",
+    title="Mask editor: what a mask does to the scores, the weights and the output",
+    controls=(
+        text("text", "sentence", RUNNING_SENTENCE, presets=MASKING_SENTENCES),
+        choice("kind", "mask", MASK_KINDS, "causal", buttons=True),
+        slider("length", "real tokens", range(0, MAX_WIDGET_TOKENS + 1), 3,
+               active_when=_when("padding"), hint="used by the padding mask only"),
+        slider("window", "window size", range(WINDOW_RANGE[0], WINDOW_RANGE[1] + 1), 2,
+               active_when=_when("window"), hint="used by the sliding window only"),
+        slider("lower", "band: keys before", range(BAND_RANGE[0], BAND_RANGE[1] + 1), 1,
+               active_when=_when("band"), hint="used by the band only"),
+        slider("upper", "band: keys after", range(BAND_RANGE[0], BAND_RANGE[1] + 1), 1,
+               active_when=_when("band"), hint="used by the band only"),
+        choice("method", "apply the mask", MASK_METHODS, "before", buttons=True,
+               active_when=lambda v: v["kind"] != "none", hint="there is no mask to apply"),
+    ),
+    state=masking_state,
+    readout=masking_readout_html,
+    alt=masking_alt_text,
+    presets=(MASK_PRESET,),
+    suggested=({"kind": "causal", "method": "after"}, {"kind": "padding", "length": 0},
+               {"kind": "padding", "length": 3}, {"kind": "window", "window": 2},
+               {"kind": "band", "lower": 0, "upper": 2}, {"kind": "none"}),
+)
+SCENES = (SCENE,)
