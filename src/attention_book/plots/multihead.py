@@ -35,49 +35,27 @@ def mosaic_layout(h: int, s: int, box: tuple[float, float] = (360.0, 250.0)
     pitch in cells. The grid is the one whose cells are largest in a panel of ``box`` =
     (width, height) points, so a few heads fill the panel as well as many do.
     """
-    best = None
-    for cols in range(1, h + 1):
+    def candidate(cols):
         rows = -(-h // cols)  # ceil(h / cols)
         pitch = box[1] / rows  # points per row of tiles
         gap = max(1, math.ceil(s * _LABEL_PT / max(pitch - _LABEL_PT, 1.0)))
-        size = s + gap
-        cell = min(box[0] / (cols * size), box[1] / (rows * size))
-        key = (round(cell, 1), -(rows * cols - h))  # largest cells, then fewest empty slots
-        if best is None or key > best[0]:
-            best = (key, (rows, cols, gap, size))
-    return best[1]
+        cell = min(box[0] / (cols * (s + gap)), box[1] / (rows * (s + gap)))
+        # the largest cells, then the fewest empty slots (the first such grid on a tie)
+        return (round(cell, 1), -(rows * cols - h)), (rows, cols, gap, s + gap)
+    return max(map(candidate, range(1, h + 1)), key=lambda c: c[0])[1]
 
 
 class MultiHeadView:
     """Chapter 4's picture: a mosaic of per-head weights and two output panels.
 
-    Left, one image holding h small heatmaps, head i's weights (s_q, s_k) (viridis, colour
-    limits fixed to [0, 1], rows = queries, columns = keys), labelled "head i" and, when
-    they fit, with the tokens along the first column's rows and the last row's columns; a
-    head that is switched off is drawn faded. The heads are colour-mapped into one RGBA
-    mosaic, so h = 16 heads cost one image draw, not sixteen. Right, top: the output of
-    the heads that are on, ``sum_{i on} H_i W^O_i + b_o`` (s, d); bottom: what the heads
-    that are off would add, ``sum_{i off} H_i W^O_i`` (s, d). Their sum is the output.
-
-    Build it with :func:`multihead_view`; change it with :meth:`update` or :meth:`show`.
-
-    Attributes
-    ----------
-    figure : matplotlib.figure.Figure
-    heads_panel : HeatmapPanel
-        Its image is the mosaic; its colour bar is the weights' scale.
-    mosaic : matplotlib.image.AxesImage
-        Its array is the RGBA mosaic, (rows*size, cols*size, 4), see :func:`mosaic_layout`.
-    cmap : matplotlib.colors.Colormap
-        The weights' colour map.
-    box : (float, float)
-        The mosaic panel's (width, height) in points.
-    layout : (int, int, int, int)
-        The ``mosaic_layout`` shown now.
-    tile_labels : TextStamps
-        ``tile_labels.texts`` is ``("head 0", "head 1 (off)", ...)``.
-    on_panel, off_panel : HeatmapPanel
-        The output from the heads that are on, and the sum of the others' contributions.
+    Left, one image holding h small heatmaps, head i's weights (s_q, s_k) (viridis, limits
+    [0, 1], rows = queries, columns = keys), labelled "head i" and, when they fit, with the
+    tokens along the first column's rows and the last row's columns; a head that is off is
+    drawn faded. The heads are colour-mapped into one RGBA mosaic, so h = 16 heads cost one
+    image draw, not sixteen. Right: the output of the heads that are on,
+    ``sum_{i on} H_i W^O_i + b_o`` (s, d), and what the heads that are off would add,
+    ``sum_{i off} H_i W^O_i`` (s, d); their sum is the output. Build it with
+    :func:`multihead_view`; change it with :meth:`update` or :meth:`show`.
     """
 
     explorer_dpi = 80
@@ -85,8 +63,7 @@ class MultiHeadView:
 
     def __init__(self, figure: Figure):
         self.figure = figure
-        engine = figure.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):
+        if isinstance(engine := figure.get_layout_engine(), ConstrainedLayoutEngine):
             engine.set(h_pad=0.06)  # room above the titles, which are drawn as stamps
         grid = figure.add_gridspec(2, 2, width_ratios=(1.45, 1.0))
         cache: OrderedDict = OrderedDict()
@@ -94,44 +71,28 @@ class MultiHeadView:
             figure.add_subplot(grid[:, 0]), cmap="viridis", vmin=0.0, vmax=1.0,
             xlabel="key j", ylabel="query i", colorbar_label="attention weight",
             col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache)
+        # its image is the RGBA mosaic (rows*size, cols*size, 4), see mosaic_layout
         self.mosaic, ax = self.heads_panel.image, self.heads_panel.ax
-        self.cmap = self.mosaic.get_cmap()
-        for spine in ax.spines.values():  # white gaps separate the tiles
-            spine.set_visible(False)
-        self.tile_labels = TextStamps(ax, "points", pad=1.0, cache=cache)
+        self.cmap = self.mosaic.get_cmap()  # the weights' colour map
+        ax.spines[:].set_visible(False)  # white gaps separate the tiles
+        self.tile_labels = TextStamps(ax, "points", pad=1.0, cache=cache)  # "head 1 (off)"
         lo, hi = HEADS_OUTPUT_COLOR_LIMITS
         self.on_panel, self.off_panel = (
             HeatmapPanel(figure.add_subplot(grid[k, 1]), cmap="cividis", vmin=lo, vmax=hi,
                          xlabel=xlabel, ylabel="token", colorbar_label="value",
                          cache=cache, empty_text="no tokens")
             for k, xlabel in ((0, ""), (1, "dimension")))
-        self.heads_panel.reserve(rows=True, cols=True)
-        for panel in (self.on_panel, self.off_panel):
-            panel.reserve(rows=True, cols=False)
-        self.static = freeze_layout(
-            figure, panels=(self.heads_panel, self.on_panel, self.off_panel))
+        panels = (self.heads_panel, self.on_panel, self.off_panel)
+        for panel in panels:
+            panel.reserve(rows=True, cols=panel is self.heads_panel)
+        self.static = freeze_layout(figure, panels=panels)
         width, height = ax.get_position().size * figure.get_size_inches() * 72
-        self.box = (float(width), float(height))
-        self.layout = (1, 1, 1, 2)
+        self.box = (float(width), float(height))  # the mosaic panel's size in points
+        self.layout = (1, 1, 1, 2)  # the mosaic_layout shown now
 
     def show(self, state) -> None:
         """Show a :class:`~attention_book.scenes.multihead.MultiHeadState`."""
-        self.update(state.tokens, state.weights, state.on, state.on_output,
-                    state.off_output)
-
-    def _mosaic_rgba(self, weights: np.ndarray, on) -> np.ndarray:
-        h, s, _ = weights.shape
-        rows, cols, gap, size = self.layout
-        rgba = np.full((rows * size, cols * size, 4), 255, dtype=np.uint8)  # white
-        # (h, s, s) -> (h, s, s, 4) uint8: a uint8 image is the cheapest one to draw
-        colours = self.cmap(np.clip(weights, 0.0, 1.0), bytes=True)
-        off = ~np.asarray(on, dtype=bool)
-        # faded towards white
-        colours[off] = (OFF_ALPHA * colours[off] + (1.0 - OFF_ALPHA) * 255).astype(np.uint8)
-        for i in range(h):
-            r, c = divmod(i, cols)
-            rgba[r * size + gap: r * size + gap + s, c * size: c * size + s] = colours[i]
-        return rgba
+        self.update(state.tokens, state.weights, state.on, state.on_output, state.off_output)
 
     def _label(self, tokens: Sequence[str], on: Sequence[bool]) -> None:
         """"head i" above each tile; the tokens along the rows of the first column's tiles
@@ -162,19 +123,16 @@ class MultiHeadView:
         Parameters
         ----------
         tokens : sequence of str, length s
-            The tokens (row labels of the panels, column labels of the tiles).
+            Row labels of the panels, column labels of the tiles.
         weights : array_like, shape (h, s, s)
             Each head's attention weights; h <= :data:`MAX_HEADS`.
         on : sequence of bool, length h
             Which heads are switched on (the others are drawn faded).
-        on_output : array_like, shape (s, d)
-            ``sum_{i on} H_i W^O_i + b_o``.
-        off_output : array_like, shape (s, d)
-            ``sum_{i off} H_i W^O_i``.
+        on_output, off_output : array_like, shape (s, d)
+            ``sum_{i on} H_i W^O_i + b_o`` and ``sum_{i off} H_i W^O_i``.
         """
-        weights = np.asarray(weights, dtype=float)
-        on_output = np.asarray(on_output, dtype=float)
-        off_output = np.asarray(off_output, dtype=float)
+        weights, on_output, off_output = (np.asarray(a, dtype=float)
+                                          for a in (weights, on_output, off_output))
         s = len(tokens)
         if weights.ndim != 3 or weights.shape[1:] != (s, s):
             raise ValueError(f"weights must have shape (h, s, s) with s={s}, "
@@ -188,12 +146,19 @@ class MultiHeadView:
             raise ValueError(f"on_output and off_output must both have shape (s, d) with "
                              f"s={s}, got {on_output.shape} and {off_output.shape}")
         self.layout = rows, cols, gap, size = mosaic_layout(h, max(s, 1), self.box)
-        self.mosaic.set_data(self._mosaic_rgba(weights, on))
+        rgba = np.full((rows * size, cols * size, 4), 255, dtype=np.uint8)  # white
+        # (h, s, s) -> (h, s, s, 4) uint8: a uint8 image is the cheapest one to draw
+        colours = self.cmap(np.clip(weights, 0.0, 1.0), bytes=True)
+        off = ~np.asarray(on, dtype=bool)  # faded towards white
+        colours[off] = (OFF_ALPHA * colours[off] + (1.0 - OFF_ALPHA) * 255).astype(np.uint8)
+        for i in range(h):
+            r, c = divmod(i, cols)
+            rgba[r * size + gap: r * size + gap + s, c * size: c * size + s] = colours[i]
+        self.mosaic.set_data(rgba)
         extent = (-0.5, cols * size - 0.5, rows * size - 0.5, -0.5)
         self.mosaic.set_extent(extent)
         ax = self.heads_panel.ax
-        ax.set_xlim(extent[0], extent[1])
-        ax.set_ylim(extent[2], extent[3])
+        ax.set(xlim=extent[:2], ylim=extent[2:])
         self.mosaic.set_visible(s > 0)
         self.heads_panel.notice.set_visible(s == 0)
         self._label(tokens, on)
@@ -208,19 +173,8 @@ class MultiHeadView:
 
 
 def multihead_view(figure: Figure | None = None) -> MultiHeadView:
-    """Build chapter 4's figure once: a mosaic of per-head weights and two outputs.
-
-    Parameters
-    ----------
-    figure : matplotlib.figure.Figure, optional
-        An empty figure; by default a new 9.5 x 4.8 inch figure (90 dpi) with constrained
-        layout (made without pyplot).
-
-    Returns
-    -------
-    MultiHeadView
-        Call its ``update(tokens, weights, on, on_output, off_output)`` or ``show(state)``.
-    """
+    """Build chapter 4's figure (:class:`MultiHeadView`) once on the empty ``figure``; by
+    default a new 9.5 x 4.8 inch, 90 dpi, constrained-layout figure (made without pyplot)."""
     if figure is None:
         figure = Figure(figsize=(9.5, 4.8), dpi=90, layout="constrained")
     return MultiHeadView(figure)

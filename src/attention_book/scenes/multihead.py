@@ -17,39 +17,26 @@ from ..tokens import RUNNING_SENTENCE, Vocabulary
 from .core import (MAX_WIDGET_TOKENS, Note, Preset, Scene, choice, multi, notes_html,
                    read_tokens, slider, text)
 
-__all__ = [
-    "MAX_HEADS",
-    "MH_D_CHOICES",
-    "MH_SEED_RANGE",
-    "MH_SENTENCES",
-    "MH_EXPLORER_MODELS",
-    "head_choices",
-    "missing_heads_text",
-    "model_preset",
-    "MultiHeadState",
-    "multihead_state",
-    "multihead_readout_html",
-    "multihead_alt_text",
-]
+__all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_SEED_RANGE", "MH_SENTENCES", "MH_EXPLORER_MODELS",
+           "head_choices", "missing_heads_text", "model_preset", "MultiHeadState",
+           "multihead_state", "multihead_readout_html", "multihead_alt_text"]
 
 #: The most heads the picture shows.
 MAX_HEADS = 16
 #: The model widths chapter 4's lab offers.
 MH_D_CHOICES = (8, 12, 16, 32, 64)
-#: The seeds chapter 4's lab offers (inclusive); one seed draws the embedding table and
-#: the attention weights.
+#: The seeds offered (inclusive); one seed draws the embedding table and the weights.
 MH_SEED_RANGE = (0, 20)
 #: The explorer's sentences: the running example, and a repeated word ("the") whose two
 #: rows agree without positional encoding and differ with it.
 MH_SENTENCES = (RUNNING_SENTENCE, "the dog saw the cat")
-#: The (d, h) pairs chapter 4's explorer offers: every allowed h for d = 8, and h = 3; the
-#: first is shown first (the live lab's default).
+#: The (d, h) pairs the explorer offers: every allowed h for d = 8, and h = 3; the first is
+#: shown first (the live lab's default).
 MH_EXPLORER_MODELS = ((8, 2), (8, 1), (8, 4), (8, 8), (12, 3))
 
 
 def head_choices(d: int, max_heads: int = MAX_HEADS) -> tuple[int, ...]:
-    """The head counts the lab offers for width d: divisors of d, at most ``max_heads``
-    (e.g. (1, 2, 3, 4, 6, 12) for d = 12)."""
+    """The h offered for width d: its divisors up to ``max_heads`` ((1, 2, 3, 4, 6, 12) for 12)."""
     return tuple(h for h in divisors(d) if h <= max_heads)
 
 
@@ -72,67 +59,35 @@ def missing_heads_text(d: int, max_heads: int = MAX_HEADS) -> str:
 
 
 def _trace(s: int, d: int, h: int) -> list:
-    """:func:`shape_trace` for b = 1, also for s = 0 (no tokens): the axes that grow with
-    s are those that differ between s = 1 and s = 2, and they read 0."""
+    """:func:`shape_trace` for b = 1, also for s = 0: the axes that grow with s (those that
+    differ between s = 1 and s = 2) read 0."""
     if s:
         return shape_trace(1, s, d, h)
-    one, two = shape_trace(1, 1, d, h), shape_trace(1, 2, d, h)
     return [(name, tuple(0 if a != b else a for a, b in zip(s1, s2)))
-            for (name, s1), (_, s2) in zip(one, two)]
+            for (name, s1), (_, s2) in zip(shape_trace(1, 1, d, h), shape_trace(1, 2, d, h))]
 
 
 @dataclass(frozen=True, eq=False)
 class MultiHeadState:
-    """Everything chapter 4's lab and explorer show for one set of control values.
-
-    Attributes
-    ----------
-    text : str
-    d, h, seed : int
-        Model width, number of heads, seed of the embedding table and the weights.
-    on : tuple of bool, length h
-        Which heads are switched on.
-    positional : bool
-        Whether sinusoidal positional encoding was added to X.
-    tokens : tuple of str, length s
-    X : numpy.ndarray, shape (s, d)
-        The input (embeddings, plus PE if ``positional``).
-    weights : numpy.ndarray, shape (h, s, s)
-        Each head's attention weights.
-    contributions : numpy.ndarray, shape (h, s, d)
-        ``H_i @ W^O_i`` for each head.
-    output : numpy.ndarray, shape (s, d)
-        The full multi-head output (all heads).
-    on_output : numpy.ndarray, shape (s, d)
-        ``sum_{i on} H_i W^O_i + b_o``.
-    off_output : numpy.ndarray, shape (s, d)
-        ``sum_{i off} H_i W^O_i``; ``on_output + off_output == output``.
-    head_norms : numpy.ndarray, shape (h,)
-        The Frobenius norm of each head's contribution.
-    check_error : float
-        ``max |sum_i contributions_i + b_o - output|`` (about 1e-16).
-    trace : list of (str, tuple)
-        The shape of every tensor for b = 1 and this s (0 when there are no tokens).
-    notes : tuple of Note
-    """
+    """Everything chapter 4's lab and explorer show for one set of control values."""
 
     text: str
-    d: int
-    h: int
-    seed: int
-    on: tuple
-    positional: bool
-    tokens: tuple
-    X: np.ndarray
-    weights: np.ndarray
-    contributions: np.ndarray
-    output: np.ndarray
-    on_output: np.ndarray
-    off_output: np.ndarray
-    head_norms: np.ndarray
-    check_error: float
-    trace: list
-    notes: tuple
+    d: int                      # model width
+    h: int                      # number of heads
+    seed: int                   # seed of the embedding table and the weights
+    on: tuple                   # (h,) bool: which heads are switched on
+    positional: bool            # whether sinusoidal PE was added to X
+    tokens: tuple               # (s,) str
+    X: np.ndarray               # (s, d) input: embeddings (+ PE if positional)
+    weights: np.ndarray         # (h, s, s) each head's attention weights
+    contributions: np.ndarray   # (h, s, d) H_i @ W^O_i for each head
+    output: np.ndarray          # (s, d) the full multi-head output (all heads)
+    on_output: np.ndarray       # (s, d) sum_{i on} H_i W^O_i + b_o
+    off_output: np.ndarray      # (s, d) sum_{i off} H_i W^O_i; on + off == output
+    head_norms: np.ndarray      # (h,) Frobenius norm of each head's contribution
+    check_error: float          # max |sum_i contributions_i + b_o - output| (~1e-16)
+    trace: list                 # (name, shape) of every tensor for b = 1 (s = 0 if no tokens)
+    notes: tuple                # of Note
 
     @property
     def s(self) -> int:
@@ -149,21 +104,15 @@ def multihead_state(text: str = RUNNING_SENTENCE, d: int = 8, h: int = 2, seed: 
                     heads_on: Sequence[int] | None = None, positional: bool = False, *,
                     max_tokens: int = MAX_WIDGET_TOKENS) -> MultiHeadState:
     """Sentence -> X:(s, d) -> h heads' weights, per-head contributions and outputs.
-
-    Pure: the same arguments give the same state. The text never raises (an empty text
-    gives s = 0 and an error note).
+    Pure; the text never raises (an empty text gives s = 0 and an error note).
 
     Parameters
     ----------
     text : str
-        The sentence (queries, keys and values all come from it: self-attention).
-    d : int
-        Model width (even, for positional encoding).
-    h : int
-        Number of heads; must divide d.
-    seed : int
-        Seed of the embedding table and of ``MultiHeadAttention.from_seed(d, h, seed,
-        bias=True)``.
+        The sentence (self-attention: queries, keys and values all come from it).
+    d, h, seed : int
+        Model width (even, for positional encoding), number of heads (must divide d), and
+        seed of the embedding table and of ``MultiHeadAttention.from_seed(d, h, seed)``.
     heads_on : sequence of int, optional
         Indices of the heads switched on; None means all.
     positional : bool
@@ -171,15 +120,11 @@ def multihead_state(text: str = RUNNING_SENTENCE, d: int = 8, h: int = 2, seed: 
     max_tokens : int
         The most tokens kept (a longer text is truncated with a note).
 
-    Returns
-    -------
-    MultiHeadState
-
     Raises
     ------
     ValueError
-        If h does not divide d ("h=3 does not divide d=8: ..."), or a head index is out
-        of range.
+        If h does not divide d ("h=3 does not divide d=8: ...") or a head index is out of
+        range.
     """
     mha = MultiHeadAttention.from_seed(d, h, seed=seed, bias=True)  # validates d, h
     on_set = set(range(h)) if heads_on is None else {int(i) for i in heads_on}
@@ -190,30 +135,27 @@ def multihead_state(text: str = RUNNING_SENTENCE, d: int = 8, h: int = 2, seed: 
     on = np.array([i in on_set for i in range(h)])  # (h,)
     tokens, notes, _ = read_tokens(text, max_tokens)
     s = len(tokens)
-    vocab = Vocabulary.default()
-    X = embed(vocab.encode(tokens), embedding_table(len(vocab), d, seed)) if s else \
-        np.zeros((0, d))  # (s, d)
-    if positional and s:
-        X = X + sinusoidal_encoding(s, d)  # (s, d) + (s, d)
     if s:
+        vocab = Vocabulary.default()
+        X = embed(vocab.encode(tokens), embedding_table(len(vocab), d, seed))  # (s, d)
+        if positional:
+            X = X + sinusoidal_encoding(s, d)  # (s, d) + (s, d)
         contributions, weights = mha.head_contributions(X)  # (h, s, d), (h, s, s)
         output, _ = mha(X)  # (s, d)
         on_output = contributions[on].sum(axis=0) + mha.b_o  # (h_on, s, d) -> (s, d)
+        check = float(np.abs(contributions.sum(axis=0) + mha.b_o - output).max())
     else:
-        contributions, weights = np.zeros((h, 0, d)), np.zeros((h, 0, 0))
-        output = on_output = np.zeros((0, d))
+        X = output = on_output = np.zeros((0, d))
+        contributions, weights, check = np.zeros((h, 0, d)), np.zeros((h, 0, 0)), 0.0
     off_output = contributions[~on].sum(axis=0)  # (h_off, s, d) -> (s, d)
-    check = float(np.abs(contributions.sum(axis=0) + mha.b_o - output).max()) if s else 0.0
     if not on.any():
         notes.append(Note("info", "every head is off: the output is just the bias b_o "
                                   "in every row"))
     return MultiHeadState(
-        text=text if isinstance(text, str) else "", d=d, h=h, seed=seed,
-        on=tuple(bool(f) for f in on), positional=bool(positional), tokens=tuple(tokens),
-        X=X, weights=weights, contributions=contributions, output=output,
-        on_output=on_output, off_output=off_output,
-        head_norms=np.linalg.norm(contributions, axis=(1, 2)),  # (h, s, d) -> (h,)
-        check_error=check, trace=_trace(s, d, h), notes=tuple(notes))
+        text if isinstance(text, str) else "", d, h, seed, tuple(bool(f) for f in on),
+        bool(positional), tuple(tokens), X, weights, contributions, output, on_output,
+        off_output, np.linalg.norm(contributions, axis=(1, 2)),  # (h, s, d) -> (h,)
+        check, _trace(s, d, h), tuple(notes))
 
 
 def multihead_readout_html(state: MultiHeadState) -> str:
@@ -221,28 +163,24 @@ def multihead_readout_html(state: MultiHeadState) -> str:
     contributions, and the notes (every text escaped)."""
     tokens = (" ".join(f"{i}:{html.escape(t)}" for i, t in enumerate(state.tokens))
               or "<i>none</i>")
-    parts = [f'<div class="ab-tokens"><b>positions:</b> <code>{tokens}</code></div>']
     sizes = (f"b=1, s={state.s}, d={state.d}, h={state.h}, d_k=d_v=d/h={state.d_k}"
              + ("  (X includes positional encoding)" if state.positional else "")
              + ("  (no tokens: s = 0)" if state.s == 0 else ""))
-    rows = "".join(
-        f"<tr><td style='padding:0 8px 0 0;text-align:left'>{html.escape(name)}</td>"
-        f"<td><code>({', '.join(map(str, shape))})</code></td></tr>"
-        for name, shape in state.trace)
-    parts.append(
-        f'<details class="ab-trace" open><summary><b>shape tracer</b> '
-        f'<code>{html.escape(sizes)}</code></summary>'
-        f'<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">{rows}</table>'
-        f'<div style="font-size:90%">{html.escape(missing_heads_text(state.d))}</div>'
-        f'</details>')
+    rows = "".join(f"<tr><td style='padding:0 8px 0 0;text-align:left'>{html.escape(name)}"
+                   f"</td><td><code>({', '.join(map(str, shape))})</code></td></tr>"
+                   for name, shape in state.trace)
     heads = ", ".join(f"{i}{'' if on else ' (off)'}: {norm:.2f}"
                       for i, (on, norm) in enumerate(zip(state.on, state.head_norms)))
-    parts.append(
-        f'<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write '
-        f'\u2016H_i W^O_i\u2016:</b> {html.escape(heads)}<br>'
-        f'sum of all heads\u2019 writes + b_o vs the output: max difference '
-        f'{state.check_error:.1e}</div>')
-    return '<div class="ab-readout">' + "".join(parts) + notes_html(state.notes) + "</div>"
+    return (f'<div class="ab-readout"><div class="ab-tokens"><b>positions:</b> '
+            f'<code>{tokens}</code></div>'
+            f'<details class="ab-trace" open><summary><b>shape tracer</b> '
+            f'<code>{html.escape(sizes)}</code></summary>'
+            f'<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">{rows}</table>'
+            f'<div style="font-size:90%">{html.escape(missing_heads_text(state.d))}</div>'
+            f'</details><div class="ab-contrib" style="font-size:90%"><b>each head\u2019s '
+            f'write \u2016H_i W^O_i\u2016:</b> {html.escape(heads)}<br>sum of all heads\u2019 '
+            f'writes + b_o vs the output: max difference {state.check_error:.1e}</div>'
+            + notes_html(state.notes) + "</div>")
 
 
 def multihead_alt_text(state: MultiHeadState) -> str:
@@ -250,18 +188,17 @@ def multihead_alt_text(state: MultiHeadState) -> str:
     if state.s == 0:
         return "Empty heatmaps: there are no tokens. " + " ".join(n.text for n in state.notes)
     off = [str(i) for i, on in enumerate(state.on) if not on]
-    text = (f"Left: {state.h} heatmaps, one per head, of {state.s} by {state.s} attention "
-            f"weights for the tokens {', '.join(state.tokens)} (d={state.d}, "
-            f"d_k={state.d_k}); ")
-    text += (f"heads {', '.join(off)} are switched off and drawn faded. " if off
-             else "all heads are on. ")
     peaks = state.weights.mean(axis=1).argmax(axis=1)  # (h, s, s) -> (h, s) -> (h,)
-    text += ("Most-attended key per head: " + "; ".join(
-        f"head {i} '{state.tokens[p]}'" for i, p in enumerate(peaks)) + ". ")
-    text += (f"Right: two {state.s} by {state.d} heatmaps: the output of the heads that are "
-             "on (plus b_o) and what the switched-off heads would add; their sum is the "
-             "full output.")
-    return text
+    return (f"Left: {state.h} heatmaps, one per head, of {state.s} by {state.s} attention "
+            f"weights for the tokens {', '.join(state.tokens)} (d={state.d}, "
+            f"d_k={state.d_k}); "
+            + (f"heads {', '.join(off)} are switched off and drawn faded. " if off
+               else "all heads are on. ")
+            + "Most-attended key per head: "
+            + "; ".join(f"head {i} '{state.tokens[p]}'" for i, p in enumerate(peaks))
+            + f". Right: two {state.s} by {state.d} heatmaps: the output of the heads that "
+            "are on (plus b_o) and what the switched-off heads would add; their sum is the "
+            "full output.")
 
 
 def model_preset(models: Sequence[tuple[int, int]] = MH_EXPLORER_MODELS) -> Preset:
@@ -276,8 +213,7 @@ def model_preset(models: Sequence[tuple[int, int]] = MH_EXPLORER_MODELS) -> Pres
 HEADS_PRESET = Preset("heads", "heads", (
     ("all heads on", lambda v: {"heads_on": tuple(range(v["h"]))}),
     ("head 0 switched off", lambda v: {"heads_on": tuple(range(1, v["h"]))}),
-    ("only head 0 on", {"heads_on": (0,)}),
-))
+    ("only head 0 on", {"heads_on": (0,)})))
 
 
 def _check(values) -> None:
@@ -287,8 +223,7 @@ def _check(values) -> None:
 
 
 SCENE = Scene(
-    name="multihead",
-    title="Multi-head explorer: one heatmap per head",
+    name="multihead", title="Multi-head explorer: one heatmap per head",
     controls=(
         text("text", "query sentence", RUNNING_SENTENCE, presets=MH_SENTENCES),
         choice("d", "d (model width)", MH_D_CHOICES, 8),
@@ -301,17 +236,13 @@ SCENE = Scene(
         choice("positional", "input", [("X (embeddings)", False),
                                        ("X + positional encoding", True)], buttons=True),
     ),
-    state=multihead_state,
-    readout=multihead_readout_html,
-    alt=multihead_alt_text,
-    check=_check,
-    presets=(model_preset(), HEADS_PRESET),
+    state=multihead_state, readout=multihead_readout_html, alt=multihead_alt_text,
+    check=_check, presets=(model_preset(), HEADS_PRESET),
     suggested=(
         {"d": 8, "h": 2, "heads_on": (1,)},                       # switch head 0 off
         {"d": 8, "h": 8, "heads_on": tuple(range(8))},            # raise h at fixed d
         {"text": "the dog saw the cat", "positional": False},     # the repeated "the" ...
         {"text": "the dog saw the cat", "positional": True},      # ... gets different rows
         {"d": 8, "h": 1, "heads_on": (0,)},                       # ... from h = 1
-    ),
-)
+    ))
 SCENES = (SCENE,)

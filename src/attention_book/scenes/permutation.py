@@ -1,13 +1,8 @@
-"""Chapter 5's lab: the permutation playground.
-
-Reorder the tokens of a sentence (a named permutation, a seeded shuffle or a typed order),
-switch positional encoding and the causal mask on or off, and compare "permute after
+"""Chapter 5's permutation playground: reorder a sentence's tokens (named, shuffled or
+typed), switch positional encoding and the causal mask, and compare "permute after
 attention" (P X_in, P A P^T, P f(X)) with "permute before" ((PX)_in, A(PX), f(PX)).
-
 :func:`permutation_state` is the pure state function; :data:`SCENE` declares the controls
-(the typed order and the shuffle seed are active only when their permutation is chosen),
-the shuffle button and the states the chapter suggests.
-"""
+(the typed order and the seed are active only for their permutation) and the shuffle button."""
 
 from __future__ import annotations
 
@@ -24,29 +19,14 @@ from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE, Vocabulary
 from .core import Action, Note, Scene, choice, notes_html, read_tokens, slider, text, toggle
 
-__all__ = [
-    "ORDER_CHOICES",
-    "CUSTOM_ORDERS",
-    "PERMUTATION_D",
-    "PERMUTATION_MAX_TOKENS",
-    "EQUIVARIANCE_TOL",
-    "SHUFFLE_SEEDS",
-    "named_permutation",
-    "PermutationState",
-    "permutation_state",
-    "permutation_readout_html",
-    "permutation_alt_text",
-]
+__all__ = ["ORDER_CHOICES", "CUSTOM_ORDERS", "PERMUTATION_D", "PERMUTATION_MAX_TOKENS",
+           "EQUIVARIANCE_TOL", "SHUFFLE_SEEDS", "named_permutation", "PermutationState",
+           "permutation_state", "permutation_readout_html", "permutation_alt_text"]
 
 #: The permutations offered, as (label, name).
-ORDER_CHOICES = (
-    ("identity (no change)", "identity"),
-    ("reverse", "reverse"),
-    ("rotate left by one", "rotate"),
-    ("swap first and last", "swap"),
-    ("shuffle (seeded)", "shuffle"),
-    ("custom order", "custom"),
-)
+ORDER_CHOICES = (("identity (no change)", "identity"), ("reverse", "reverse"),
+                 ("rotate left by one", "rotate"), ("swap first and last", "swap"),
+                 ("shuffle (seeded)", "shuffle"), ("custom order", "custom"))
 #: The typed orders the HTML explorer offers (chapter 5's exercise 4).
 CUSTOM_ORDERS = ("0 1 2 4 3", "1 0 2 3 4")
 #: The model dimension of the lab (d = d_k = d_v).
@@ -60,77 +40,42 @@ SHUFFLE_SEEDS = (0, 99)
 
 
 def named_permutation(name: str, s: int, seed: int = 0) -> np.ndarray:
-    """The permutation called ``name`` for s positions.
+    """The permutation called ``name`` for s positions, as int64 of shape (s,).
 
-    Parameters
-    ----------
-    name : {"identity", "reverse", "rotate", "swap", "shuffle"}
-        "rotate": new position i holds old token i+1 (the first moves to the end);
-        "swap": the first and last tokens change places; "shuffle": a seeded random order.
-    s : int
-        Number of positions.
-    seed : int
-        The seed of "shuffle".
-
-    Returns
-    -------
-    perm : numpy.ndarray of int64, shape (s,)
+    ``name`` is one of "identity", "reverse", "rotate" (new position i holds old token
+    i+1; the first moves to the end), "swap" (the first and last tokens change places) and
+    "shuffle" (a random order drawn from ``seed``).
     """
-    if name == "identity":
-        return np.arange(s, dtype=np.int64)
+    perm = np.arange(s, dtype=np.int64)
     if name == "reverse":
-        return np.arange(s - 1, -1, -1, dtype=np.int64)
+        return perm[::-1].copy()
     if name == "rotate":
-        return (np.arange(s, dtype=np.int64) + 1) % s
-    if name == "swap":
-        perm = np.arange(s, dtype=np.int64)
-        perm[[0, -1]] = perm[[-1, 0]]
-        return perm
+        return (perm + 1) % s
     if name == "shuffle":
         return random_permutation(s, seed)
-    names = [n for _, n in ORDER_CHOICES if n != "custom"]
-    raise ValueError(f"unknown permutation {name!r}: choose one of {names}")
+    if name == "swap":
+        perm[[0, -1]] = perm[[-1, 0]]
+    elif name != "identity":
+        names = [n for _, n in ORDER_CHOICES if n != "custom"]
+        raise ValueError(f"unknown permutation {name!r}: choose one of {names}")
+    return perm
 
 
 @dataclass(frozen=True, eq=False)
 class PermutationState:
-    """Everything the playground shows for one setting of its controls.
+    """Everything the playground shows for one setting of its controls."""
 
-    Attributes
-    ----------
-    tokens : tuple of str, length s
-        The sentence's tokens in their original order.
-    perm : numpy.ndarray of int64, shape (s,)
-        The permutation applied: new position i holds old token ``perm[i]``.
-    pe, causal : bool
-        Whether positional encoding is added and the causal mask applied.
-    after : tuple of numpy.ndarray
-        P X_in:(s, d), P A(X) P^T:(s, s), P f(X):(s, d), with X_in = X (+ PE) and A the
-        attention weights.
-    before : tuple of numpy.ndarray
-        (PX)_in:(s, d), A(PX):(s, s), f(PX):(s, d), with (PX)_in = PX (+ PE).
-    difference : numpy.ndarray, shape (s, d)
-        |f(PX) - P f(X)|.
-    max_error : float
-        Its largest entry.
-    weights_error : float
-        max |A(PX) - P A(X) P^T|.
-    same_set : bool
-        Whether f(PX) and f(X) hold the same rows up to order.
-    notes : tuple of Note
-    """
-
-    tokens: tuple
-    perm: np.ndarray
-    pe: bool
-    causal: bool
-    after: tuple
-    before: tuple
-    difference: np.ndarray
-    max_error: float
-    weights_error: float
-    same_set: bool
-    notes: tuple
+    tokens: tuple           # (s,) str, in their original order
+    perm: np.ndarray        # (s,) int64: new position i holds old token perm[i]
+    pe: bool                # positional encoding added
+    causal: bool            # causal mask applied
+    after: tuple            # P X_in:(s, d), P A(X) P^T:(s, s), P f(X):(s, d); X_in = X (+ PE)
+    before: tuple           # (PX)_in:(s, d), A(PX):(s, s), f(PX):(s, d); (PX)_in = PX (+ PE)
+    difference: np.ndarray  # (s, d) |f(PX) - P f(X)|
+    max_error: float        # its largest entry
+    weights_error: float    # max |A(PX) - P A(X) P^T|
+    same_set: bool          # whether f(PX) and f(X) hold the same rows up to order
+    notes: tuple            # of Note
 
     @property
     def s(self) -> int:
@@ -170,44 +115,29 @@ def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", cust
                       d: int = PERMUTATION_D, model_seed: int = 0,
                       max_tokens: int = PERMUTATION_MAX_TOKENS) -> PermutationState:
     """Attention f(X) = softmax(Q K^T / sqrt(d) [masked]) V of a sentence, before and after
-    a permutation of its tokens.
-
-    Pure: the same arguments give the same state. Reader input never raises: an empty
-    sentence gives s = 0 and an error note; an invalid custom order gives an error note
-    and the identity permutation.
+    a permutation of its tokens. Pure; reader input never raises: an empty sentence gives
+    s = 0 and an error note, an invalid custom order an error note and the identity.
 
     Parameters
     ----------
-    text : str
-        The sentence.
-    order : str
-        One of the names in :data:`ORDER_CHOICES`.
-    custom : str
-        The typed order used when ``order == "custom"``, e.g. ``"4 3 2 1 0"``.
+    text, order, custom : str
+        The sentence; a name in :data:`ORDER_CHOICES`; the typed order used when
+        ``order == "custom"``, e.g. ``"4 3 2 1 0"``.
     seed : int
         The seed of "shuffle".
     pe, causal : bool
         Add sinusoidal positional encoding to the inputs; apply the causal mask.
-    d : int
-        Model dimension (d = d_k = d_v).
-    model_seed : int
-        Seed of the embedding table and of W^Q, W^K, W^V:(d, d).
-    max_tokens : int
-        The most tokens kept.
-
-    Returns
-    -------
-    PermutationState
+    d, model_seed, max_tokens : int
+        Model dimension (d = d_k = d_v); seed of the embedding table and of W^Q, W^K,
+        W^V:(d, d); the most tokens kept.
     """
     vocab, table, (W_q, W_k, W_v) = _model(d, model_seed)
     tokens, notes, _ = read_tokens(text, max_tokens)
     s = len(tokens)
     if s == 0:
-        empty = np.zeros((0, d))
-        return PermutationState((), np.zeros(0, np.int64), bool(pe), bool(causal),
-                                (empty, np.zeros((0, 0)), empty),
-                                (empty, np.zeros((0, 0)), empty), empty, 0.0, 0.0, True,
-                                tuple(notes))
+        e, w = np.zeros((0, d)), np.zeros((0, 0))  # (s, d) and (s, s) with s = 0
+        return PermutationState((), np.zeros(0, np.int64), bool(pe), bool(causal), (e, w, e),
+                                (e, w, e), e, 0.0, 0.0, True, tuple(notes))
     if order == "custom":
         try:
             perm = parse_permutation(custom, s)
@@ -216,27 +146,19 @@ def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", cust
             perm = np.arange(s, dtype=np.int64)
     else:
         perm = named_permutation(order, s, seed)
-
     X = embed(vocab.encode(tokens), table)  # (s, d)
     pe_matrix, mask = _positions(s, d)  # (s, d), (s, s)
-    add = pe_matrix if pe else 0.0
-    mask = mask if causal else None
-
+    add, mask = (pe_matrix if pe else 0.0), (mask if causal else None)
     def f(x_in):
         # (s, d) @ (d, d) -> (s, d) for each of Q, K, V: one set of weights for all rows
         return scaled_dot_product_attention(x_in @ W_q, x_in @ W_k, x_in @ W_v, mask=mask)
-
     x_in = X + add  # (s, d)
     out, weights = f(x_in)  # (s, d), (s, s)
     px_in = X[perm] + add  # (s, d): the tokens move, the positions do not
     out_p, weights_p = f(px_in)  # (s, d), (s, s)
     after = (x_in[perm], weights[perm][:, perm], out[perm])  # P X_in, P A P^T, P f(X)
-    before = (px_in, weights_p, out_p)
     difference = np.abs(out_p - after[2])  # (s, d)
     max_error = float(difference.max())
-    weights_error = float(np.abs(weights_p - after[1]).max())
-    same_set = same_rows_up_to_order(out_p, out, atol=1e-9)
-
     if np.array_equal(perm, np.arange(s)):
         notes.append(Note("info", "the identity moves nothing, so both rows agree trivially: "
                                   "choose another order"))
@@ -247,8 +169,10 @@ def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", cust
         if causal:
             notes.append(Note("info", "the causal mask lets position i see only positions "
                                       "0..i: a moved token sees a different set of tokens"))
-    return PermutationState(tuple(tokens), perm, bool(pe), bool(causal), after, before,
-                            difference, max_error, weights_error, same_set, tuple(notes))
+    return PermutationState(tuple(tokens), perm, bool(pe), bool(causal), after,
+                            (px_in, weights_p, out_p), difference, max_error,
+                            float(np.abs(weights_p - after[1]).max()),
+                            same_rows_up_to_order(out_p, out, atol=1e-9), tuple(notes))
 
 
 def permutation_readout_html(state: PermutationState) -> str:
@@ -256,41 +180,35 @@ def permutation_readout_html(state: PermutationState) -> str:
     the output rows are the same set, and the notes (every text HTML-escaped)."""
     if state.s == 0:
         return '<div class="ab-readout">' + notes_html(state.notes) + "</div>"
-    mono = 'style="font-family:monospace"'
+    mono, perm = 'style="font-family:monospace"', " ".join(str(int(j)) for j in state.perm)
     order = html.escape(" ".join(state.permuted_tokens))
-    perm = html.escape(" ".join(str(int(j)) for j in state.perm))
-    ok = state.equivariant
-    colour = "#1b5e20" if ok else "#8a1c1c"
-    symbol = "&#10004;" if ok else "&#10008;"
-    verdict = (f'<div class="ab-verdict" style="font-weight:bold;color:{colour}">'
-               f"{symbol} {html.escape(state.verdict)}</div>")
+    colour, symbol = ("#1b5e20", "&#10004;") if state.equivariant else ("#8a1c1c", "&#10008;")
     same = ("yes: only their order differs" if state.same_set
             else "no: the rows themselves changed")
     return ('<div class="ab-readout">'
-            f"<div {mono}>perm = [{perm}] &rarr; {order}</div>" + verdict
-            + f"<div {mono}>max |A(PX) &minus; P A(X) P&#7488;| = "
-              f"{state.weights_error:.1e}</div>"
-            + f"<div>f(PX) and f(X) hold the same rows up to order: {same}</div>"
+            f"<div {mono}>perm = [{perm}] &rarr; {order}</div>"
+            f'<div class="ab-verdict" style="font-weight:bold;color:{colour}">'
+            f"{symbol} {html.escape(state.verdict)}</div>"
+            f"<div {mono}>max |A(PX) &minus; P A(X) P&#7488;| = {state.weights_error:.1e}</div>"
+            f"<div>f(PX) and f(X) hold the same rows up to order: {same}</div>"
             + notes_html(state.notes) + "</div>")
 
 
 def permutation_alt_text(state: PermutationState) -> str:
     """A plain-text description of the playground's figure for ``state``."""
     if state.s == 0:
-        return "Seven empty heatmaps: there are no tokens. " + " ".join(
-            n.text for n in state.notes)
-    settings = (f"positional encoding {'on' if state.pe else 'off'}, causal mask "
-                f"{'on' if state.causal else 'off'}")
-    text = (f"Tokens reordered as: {', '.join(state.permuted_tokens)} "
-            f"(perm {' '.join(str(int(j)) for j in state.perm)}), {settings}. "
+        notes = " ".join(n.text for n in state.notes)
+        return f"Seven empty heatmaps: there are no tokens. {notes}"
+    return (f"Tokens reordered as: {', '.join(state.permuted_tokens)} "
+            f"(perm {' '.join(str(int(j)) for j in state.perm)}), positional encoding "
+            f"{'on' if state.pe else 'off'}, causal mask {'on' if state.causal else 'off'}. "
             "Top row: input, weights and output of the original sentence, permuted after "
             "attention. Bottom row: the same computed from the permuted sentence. Right: "
-            "their difference. ")
-    if state.equivariant:
-        return text + ("The two rows are identical and the difference map is all zero: "
-                       f"{state.verdict}.")
-    return text + (f"The two rows differ and the difference map is bright in places: "
-                   f"{state.verdict}.")
+            "their difference. "
+            + ("The two rows are identical and the difference map is all zero: "
+               if state.equivariant else
+               "The two rows differ and the difference map is bright in places: ")
+            + f"{state.verdict}.")
 
 
 def _next_shuffle(values) -> dict:
@@ -300,14 +218,12 @@ def _next_shuffle(values) -> dict:
 
 
 SCENE = Scene(
-    name="permutation",
-    title="Permutation playground: permute before or after attention",
+    name="permutation", title="Permutation playground: permute before or after attention",
     controls=(
         text("text", "sentence", RUNNING_SENTENCE),
         choice("order", "Permutation", ORDER_CHOICES, "reverse"),
         text("custom", "custom order", CUSTOM_ORDERS[0], presets=CUSTOM_ORDERS,
-             placeholder="e.g. 4 3 2 1 0",
-             active_when=lambda v: v["order"] == "custom",
+             placeholder="e.g. 4 3 2 1 0", active_when=lambda v: v["order"] == "custom",
              hint="used when the permutation is \u201ccustom order\u201d"),
         slider("seed", "shuffle seed", range(SHUFFLE_SEEDS[0], SHUFFLE_SEEDS[1] + 1), 0,
                explore=(0,), active_when=lambda v: v["order"] == "shuffle",
@@ -315,9 +231,7 @@ SCENE = Scene(
         toggle("pe", "Positional encoding"),
         toggle("causal", "Causal mask"),
     ),
-    state=permutation_state,
-    readout=permutation_readout_html,
-    alt=permutation_alt_text,
+    state=permutation_state, readout=permutation_readout_html, alt=permutation_alt_text,
     actions=(Action("shuffle", "choose a new random order", _next_shuffle),),
     suggested=(
         {"order": "shuffle", "pe": False, "causal": False},     # every order: equivariant
@@ -326,6 +240,5 @@ SCENE = Scene(
         {"order": "identity", "pe": True, "causal": True},      # nothing moved
         {"order": "custom", "custom": "0 1 2 4 3", "pe": False, "causal": True},  # ex. 4
         {"order": "custom", "custom": "1 0 2 3 4", "pe": False, "causal": True},
-    ),
-)
+    ))
 SCENES = (SCENE,)
