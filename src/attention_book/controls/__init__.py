@@ -1,13 +1,8 @@
 """The controls layer: a scene and its view, shown as a live lab or a static explorer.
 
-A chapter shows a lab with one call::
-
-    from attention_book.controls import lab
-    lab("embedding")                 # the running example
-    lab("attention", text="the dog saw the cat")
-
-While ``jupyter-book build`` runs (the book's Sphinx extension sets
-``ATTENTION_BOOK_STATIC=1``) this returns the kernel-free :class:`~.static.Explorer`, and
+A chapter shows a lab with one call, ``lab("embedding")`` or ``lab("attention", text="the
+dog saw the cat")``. While ``jupyter-book build`` runs (the book's Sphinx extension sets
+``ATTENTION_BOOK_STATIC=1``) it returns the kernel-free :class:`~.static.Explorer` and
 ipywidgets is never imported; in a reader's notebook it returns the live
 :class:`~.live.LiveLab`, and the explorer's precomputation is never paid.
 """
@@ -46,27 +41,13 @@ def live_lab(name: str, **values):
 
 
 def static_explorer(name: str, **explore) -> Explorer:
-    """The kernel-free explorer of scene ``name``; ``explore`` narrows a control's
-    precomputed values (``explore[name]`` a tuple of values)."""
+    """The kernel-free explorer of scene ``name``; ``explore[control]``, a tuple of values,
+    replaces a control's precomputed values."""
     return explorer(_scene(name), VIEWS[name](), **explore)
 
 
 def lab(name: str, **values):
-    """The lab of scene ``name``: the live lab in a notebook, the explorer in the built book.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`attention_book.scenes.SCENES`.
-    **values
-        Starting values of the live lab's controls (the explorer shows its declared
-        states).
-
-    Returns
-    -------
-    LiveLab or Explorer
-        Not displayed: make it the last expression of a cell.
-    """
-    if is_static_build():
-        return static_explorer(name)
-    return live_lab(name, **values)
+    """The lab of scene ``name`` (a key of :data:`attention_book.scenes.SCENES`): the live
+    lab starting at ``values`` in a notebook, the explorer (its declared states) in the
+    built book. Not displayed: make it the last expression of a cell."""
+    return static_explorer(name) if is_static_build() else live_lab(name, **values)

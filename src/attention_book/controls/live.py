@@ -1,20 +1,13 @@
 """The controls layer, live form: one generic ipywidgets lab for every scene.
 
-A :class:`LiveLab` is a column of labelled controls built from a scene's declarations, an
-HTML readout, the figure and a description of it. The figure is built once by its view;
-on every control change the lab
-
-1. computes the state with the scene's pure state function,
-2. moves it into the view's existing artists (``view.show``) and the readout, and
-3. sends the figure as one PNG to an ``ipywidgets.Image``.
-
-Why an Image and not ipympl's canvas: measured in JupyterLab in chromium (see
-``benchmarks/lab_latency.py``), ipympl's round trip (the kernel announces a frame, the page
-asks for it, the kernel sends a diff PNG) costs about two messages more than setting an
-Image's bytes, which the page shows as soon as they arrive. The PNG is encoded at zlib
-level 1: about twice as fast as the default for frames about 15 % larger.
-
-Factories return the widget; they never call ``display``.
+A :class:`LiveLab` shows a scene's controls, its readout, the figure and a description of
+it. On every change it computes the state (the scene's pure state function), moves it into
+the view's existing artists (``view.show``) and sends the figure as one PNG to an
+``ipywidgets.Image``. Why an Image and not ipympl's canvas: measured in JupyterLab
+(``benchmarks/lab_latency.py``), ipympl's round trip (the kernel announces a frame, the page
+asks for it, the kernel sends it) costs about two messages more than setting an Image's
+bytes, which the page shows on arrival. Encoding at zlib level 1 is about twice as fast as
+the default, for frames about 15 % larger. Factories return the widget, never ``display``.
 """
 
 from __future__ import annotations
@@ -30,19 +23,9 @@ from ..scenes.core import Control, Scene, as_options
 __all__ = ["LiveLab", "control_widget"]
 
 _STYLE = {"description_width": "10em"}
-_WIDE = "min(100%, 44em)"
 
 
-def _is_int_range(values: tuple) -> bool:
-    """Whether ``values`` are evenly spaced whole numbers (an IntSlider can show them)."""
-    if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool)
-                                  for v in values):
-        return False
-    step = values[1] - values[0]
-    return step > 0 and all(b - a == step for a, b in zip(values, values[1:]))
-
-
-def _options(control: Control, options: tuple):
+def _options(options: tuple) -> list:
     """ipywidgets options: bare values when every label is just str(value)."""
     plain = all(label == str(value) for label, value in options)
     return [v for _, v in options] if plain else list(options)
@@ -51,60 +34,53 @@ def _options(control: Control, options: tuple):
 def control_widget(control: Control, value, options: tuple | None = None):
     """The ipywidgets control for a declared :class:`Control`, set to ``value``."""
     options = control.options if options is None else options
-    common = dict(description=control.label, style=_STYLE)
-    if control.kind == "text":
+    kind, common = control.kind, dict(description=control.label, style=_STYLE)
+    if kind == "text":
         return ipywidgets.Text(value=value, placeholder=control.placeholder,
-                               continuous_update=True, layout=ipywidgets.Layout(width=_WIDE),
-                               **common)
-    if control.kind == "toggle":
-        return ipywidgets.Checkbox(value=bool(value), indent=False,
-                                   description=control.label)
-    if control.kind == "multi":
-        return ipywidgets.SelectMultiple(options=_options(control, options), value=value,
+                               continuous_update=True,
+                               layout=ipywidgets.Layout(width="min(100%, 44em)"), **common)
+    if kind == "toggle":
+        return ipywidgets.Checkbox(value=bool(value), indent=False, description=control.label)
+    if kind == "multi":
+        return ipywidgets.SelectMultiple(options=_options(options), value=value,
                                          rows=min(len(options), 6), **common)
-    if control.kind == "slider":
+    if kind == "slider":
         values = tuple(v for _, v in options)
-        if _is_int_range(values):
-            return ipywidgets.IntSlider(value=value, min=values[0], max=values[-1],
-                                        step=values[1] - values[0], continuous_update=True,
-                                        **common)
-        return ipywidgets.SelectionSlider(options=_options(control, options), value=value,
+        ints = len(values) >= 3 and all(isinstance(v, int) and not isinstance(v, bool)
+                                        for v in values)
+        step = values[1] - values[0] if ints else 0
+        if step > 0 and all(b - a == step for a, b in zip(values, values[1:])):
+            # evenly spaced whole numbers: an IntSlider shows them
+            return ipywidgets.IntSlider(value=value, min=values[0], max=values[-1], step=step,
+                                        continuous_update=True, **common)
+        return ipywidgets.SelectionSlider(options=_options(options), value=value,
                                           continuous_update=True, **common)
-    if control.buttons:
-        return ipywidgets.ToggleButtons(options=_options(control, options), value=value,
-                                        **common)
-    return ipywidgets.Dropdown(options=_options(control, options), value=value, **common)
+    widget = ipywidgets.ToggleButtons if control.buttons else ipywidgets.Dropdown
+    return widget(options=_options(options), value=value, **common)
 
 
 class LiveLab(ipywidgets.VBox):
     """A scene's live lab: its controls, a readout, the figure and its description.
 
-    Parameters
-    ----------
-    scene : Scene
-    view : object
-        A pictures-layer view with ``figure`` and ``show(state)``, built once.
-    **values
-        Starting values of some controls (checked against their declarations).
+    ``view`` is a pictures-layer view (``figure`` and ``show(state)``, built once);
+    ``values`` are starting values of some controls (checked against their declarations).
 
     Attributes
     ----------
-    controls : dict of str to ipywidgets.ValueWidget
-        Keyed by the state function's argument each one sets.
+    controls, hints : dict of str to ipywidgets widget
+        The control of each state-function argument; why one is disabled (ipywidgets.HTML,
+        for controls with ``active_when``).
     buttons : list of ipywidgets.Button
         The scene's actions.
-    view, figure, state
-        The view, its figure (on an Agg canvas) and the state shown now.
-    image : ipywidgets.Image
-        The figure as PNG.
-    readout, description : ipywidgets.HTML
-        The scene's readout, and the alt text of the figure in a ``<details>``.
+    view, figure, state, image, readout, description
+        The view, its figure (on an Agg canvas), the state shown now, the figure as PNG
+        (ipywidgets.Image), the readout and the alt text in a ``<details>`` (HTML).
     """
 
     def __init__(self, scene: Scene, view, **values):
         super().__init__(layout=ipywidgets.Layout(width="100%"))
         values = scene.values(**values)
-        self.scene, self.view, self.figure = scene, view, view.figure
+        self.scene, self.view, self.figure, self.state = scene, view, view.figure, None
         FigureCanvasAgg(self.figure)  # draws into memory; the Image widget shows it
         self.controls = {}
         for c in scene.controls:
@@ -124,7 +100,6 @@ class LiveLab(ipywidgets.VBox):
         self.children = [ipywidgets.VBox(rows + self.buttons), self.readout, self.image,
                          self.description]
         self._syncing = False
-        self.state = None
         self._sync_controls()
         self.refresh()
         for control in self.controls.values():
@@ -158,28 +133,25 @@ class LiveLab(ipywidgets.VBox):
 
     def _sync_controls(self) -> None:
         """Re-offer dependent choices and disable the controls without effect."""
-        values = self.values
         self._syncing = True
         try:
             for c in self.scene.controls:
-                widget = self.controls[c.name]
                 if c.options_for is not None:
-                    self._reoffer(c, widget, as_options(c.options_for(values)))
-                    values = self.values
-            for name, active in self.scene.active(values).items():
+                    options = as_options(c.options_for(self.values))
+                    self._reoffer(c, self.controls[c.name], options)
+            for name, active in self.scene.active(self.values).items():
                 if name in self.hints:
                     self.controls[name].disabled = not active
-                    hint = self.scene.control(name).hint
-                    self.hints[name].value = ("" if active else
-                                              f"<i>({html.escape(hint)})</i>")
+                    hint = html.escape(self.scene.control(name).hint)
+                    self.hints[name].value = "" if active else f"<i>({hint})</i>"
         finally:
             self._syncing = False
 
     @staticmethod
     def _reoffer(control: Control, widget, options: tuple) -> None:
-        """Offer ``options``, keeping the value if it is still allowed (else the nearest
-        one below it, or all of them for a multiple selection)."""
-        new = _options(control, options)
+        """Offer ``options``, keeping the value if still allowed (else the nearest one below
+        it, or all of them for a multiple selection), in one update to the page."""
+        new = _options(options)
         if list(widget.options) == new:
             return
         values = [v for _, v in options]
@@ -191,13 +163,11 @@ class LiveLab(ipywidgets.VBox):
             below = [v for v in values if isinstance(v, (int, float)) and v <= widget.value]
             value = max(below) if below else values[0]
         with widget.hold_sync():  # options and value reach the page as one update
-            widget.options = new
-            widget.value = value
+            widget.options, widget.value = new, value
             if control.kind == "multi":
                 widget.rows = min(len(new), 6)
 
     def _on_change(self, change) -> None:
-        if self._syncing:
-            return
-        self._sync_controls()
-        self.refresh()
+        if not self._syncing:
+            self._sync_controls()
+            self.refresh()

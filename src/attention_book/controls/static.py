@@ -1,21 +1,12 @@
 """The controls layer, static form: kernel-free explorers for the built HTML book.
 
-The built book has no kernel, so a live widget would be an inert control there. Instead a
-chapter shows an :class:`Explorer`: real HTML controls (``<select>``, ``<input
-type="range">``), an image and a caption, and a few lines of inline JavaScript that swap
-the image, its alt text and the caption among states precomputed at build time. The
-states come from the scene's pure state function and the same pictures-layer view as the
-live lab (one figure, built once, updated and saved per state), so the two forms cannot
-disagree.
-
-:func:`explorer` builds one from a scene and a view: an HTML control for each scene control
-that has more than one ``explore`` value, and one for each of the scene's presets. A
-control that has no effect in a state is disabled there, with the scene's hint.
-
-The HTML is self-contained (PNG images as data: URLs, each distinct image once, no external
-resource, no ``eval``), every text is escaped, and element ids are unique per explorer, so
-several explorers can share a page. Without JavaScript the controls stay hidden and the
-first state is shown. This module imports neither ipywidgets nor ipympl.
+The built book has no kernel, so a live widget would be inert there. An :class:`Explorer`
+has real HTML controls (one per scene preset and per control with several ``explore``
+values), an image, a caption, and inline JavaScript that swaps among states precomputed by
+the scene's state function and the live lab's view, so the two forms cannot disagree. The
+HTML is self-contained (PNGs as data: URLs, each distinct one once, no ``eval``), escaped,
+with ids unique per explorer; without JavaScript the controls stay hidden and the first
+state is shown. Imports neither ipywidgets nor ipympl.
 """
 
 from __future__ import annotations
@@ -36,31 +27,17 @@ __all__ = ["Axis", "Frame", "Explorer", "explorer_axes", "explorer"]
 
 @dataclass(frozen=True)
 class Axis:
-    """One HTML control of an explorer.
-
-    Attributes
-    ----------
-    name, label : str
-    labels : tuple of str
-        The visible label of each position.
-    setters : tuple
-        What each position sets: a dict of control values, or a function of the values
-        set so far returning one.
-    slider : bool
-        A range input (else a drop-down).
-    default : int
-        The position shown first.
-    hint : str
-        Shown while the axis has no effect in the current state.
-    """
+    """One HTML control of an explorer."""
 
     name: str
     label: str
-    labels: tuple
+    labels: tuple  # the visible label of each position
+    # what each position sets: a dict of control values, or a function of the values set
+    # so far returning one
     setters: tuple
-    slider: bool = False
-    default: int = 0
-    hint: str = ""
+    slider: bool = False  # a range input (else a drop-down)
+    default: int = 0      # the position shown first
+    hint: str = ""        # shown while the axis has no effect
 
     def values_for(self, k: int, values: Mapping) -> dict:
         setter = self.setters[k]
@@ -103,34 +80,19 @@ def explorer_axes(scene: Scene, **explore) -> list[Axis]:
 
 
 def explorer(scene: Scene, view, **explore) -> "Explorer":
-    """The kernel-free explorer of ``scene``, each state drawn by ``view``.
-
-    Parameters
-    ----------
-    scene : Scene
-    view : object
-        A pictures-layer view with ``figure`` and ``show(state)``; its optional
-        ``explorer_dpi`` (default 80) and ``palette`` (default False: 256-colour PNGs are
-        about a third of the bytes) set how the states are stored.
-    **explore
-        Values to precompute for some controls, replacing the scene's (e.g. fewer states
-        in a test).
-
-    Returns
-    -------
-    Explorer
-    """
+    """The kernel-free explorer of ``scene``, each state drawn by ``view`` (``figure``,
+    ``show(state)``, optional ``explorer_dpi`` (80) and ``palette`` (False: 256-colour PNGs,
+    a third of the bytes)); ``explore[name]`` replaces a control's precomputed values."""
     axes = explorer_axes(scene, **explore)
-    fixed = {c.name: explore[c.name][0] for c in scene.controls
-             if c.name in explore and len(explore[c.name]) == 1}
+    fixed = {name: values[0] for name, values in explore.items() if len(values) == 1}
     dpi, palette = getattr(view, "explorer_dpi", 80), getattr(view, "palette", False)
 
     def render(values) -> Frame:
         state = scene.compute(values)
         view.show(state)
         active = scene.active(values)
-        # a control's own HTML input is disabled where it has no effect; a preset, which
-        # sets several values at once, always stays usable
+        # a control's own input is disabled where it has no effect; a preset, which sets
+        # several values at once, always stays usable
         inactive = tuple(i for i, axis in enumerate(axes)
                          if axis.name in active and not active[axis.name])
         return Frame(figure_png(view.figure, dpi=dpi, palette=palette), scene.alt(state),
@@ -154,39 +116,32 @@ def _data_url(png: bytes) -> str:
 
 _SCRIPT = """(function () {
   var id = %(id)s, data = %(data)s;
-  var root = document.getElementById(id);
-  if (!root) { return; }
+  if (!document.getElementById(id)) { return; }
   var img = document.getElementById(id + "-img");
   var caption = document.getElementById(id + "-caption");
-  var inputs = [];
-  for (var i = 0; i < data.labels.length; i++) {
-    inputs.push(document.getElementById(id + "-c" + i));
-  }
+  var inputs = data.labels.map(function (_, i) { return document.getElementById(id + "-c" + i); });
   function show() {
-    var key = [];
-    for (var i = 0; i < inputs.length; i++) {
-      var k = parseInt(inputs[i].value, 10);
-      key.push(k);
-      var out = document.getElementById(inputs[i].id + "-out");
+    var key = inputs.map(function (input, i) {
+      var k = parseInt(input.value, 10), out = document.getElementById(input.id + "-out");
       if (out) {
         out.textContent = data.labels[i][k];
-        inputs[i].setAttribute("aria-valuetext", data.labels[i][k]);
+        input.setAttribute("aria-valuetext", data.labels[i][k]);
       }
-    }
+      return k;
+    });
     var frame = data.frames[key.join(",")];
     if (!frame) { return; }
     img.src = data.images[frame[0]]; img.alt = frame[1]; caption.innerHTML = frame[2];
-    for (var j = 0; j < inputs.length; j++) {
-      var off = frame[3].indexOf(j) >= 0;
-      inputs[j].disabled = off;
-      var hint = document.getElementById(inputs[j].id + "-hint");
+    inputs.forEach(function (input, j) {
+      var off = frame[3].indexOf(j) >= 0, hint = document.getElementById(input.id + "-hint");
+      input.disabled = off;
       if (hint) { hint.hidden = !off; }
-    }
+    });
   }
-  for (var j = 0; j < inputs.length; j++) {
-    inputs[j].addEventListener("input", show);
-    inputs[j].addEventListener("change", show);
-  }
+  inputs.forEach(function (input) {
+    input.addEventListener("input", show);
+    input.addEventListener("change", show);
+  });
   document.getElementById(id + "-controls").hidden = false;
   show();
 })();"""
@@ -195,31 +150,18 @@ _SCRIPT = """(function () {
 class Explorer:
     """A kernel-free explorer: HTML controls switching among precomputed states.
 
-    Every combination of the axes' positions is rendered once, at construction;
-    :meth:`_repr_html_` returns self-contained HTML (controls, image, caption, inline
-    script) that a notebook or the built book shows.
-
-    Parameters
-    ----------
-    axes : sequence of Axis
-        The controls, in display order; their names must be distinct.
-    render : callable
-        ``render(values) -> Frame`` for a dict of control values.
-    base : dict
-        The values every state starts from (the axes then set theirs, in order).
-    title : str, optional
-        A heading (plain text).
-    note : str, optional
-        A line under the heading (plain text); by default it says that the states are
-        precomputed and the notebook has the live lab.
+    Every combination of the ``axes``' positions (distinct names, display order) is
+    rendered once by ``render(values) -> Frame``, starting from ``base`` (the axes then set
+    their values in order). ``title`` and ``note`` (by default: the pictures are precomputed,
+    the notebook has the live lab) are plain text. :meth:`_repr_html_` returns the HTML.
 
     Attributes
     ----------
     id : str
-        The explorer's element id: unique per explorer in a process, deterministic for a
-        given notebook run (a counter and a hash of the content).
+        The element id: unique per explorer in a process, deterministic for a given
+        notebook run (a counter and a hash of the content).
     frames : dict of tuple of int to Frame
-        The states, keyed by each axis's position.
+        The states, keyed by each axis's position; ``initial`` is shown first.
     """
 
     def __init__(self, axes, render, *, base: Mapping | None = None, title: str = "",
@@ -232,18 +174,17 @@ class Explorer:
             if not axis.labels or len(axis.labels) != len(axis.setters):
                 raise ValueError(f"control {axis.name!r} needs one label per value")
         self.title = title
-        self.note = (note if note is not None else
-                     "Precomputed pictures: move a control to switch between them. "
-                     "Run this chapter as a notebook for the live lab.")
+        self.note = note if note is not None else (
+            "Precomputed pictures: move a control to switch between them. "
+            "Run this chapter as a notebook for the live lab.")
         self.initial = tuple(a.default for a in self.axes)
         self.frames: dict[tuple, Frame] = {}
+        digest = hashlib.sha256()
         for index in itertools.product(*(range(len(a.labels)) for a in self.axes)):
             values = dict(base or {})
             for axis, k in zip(self.axes, index):
                 values.update(axis.values_for(k, values))
-            self.frames[index] = render(values)
-        digest = hashlib.sha256()
-        for index, frame in self.frames.items():
+            frame = self.frames[index] = render(values)
             for part in (repr(index).encode(), frame.png, frame.alt.encode(),
                          frame.caption_html.encode()):
                 digest.update(part)
@@ -263,9 +204,8 @@ class Explorer:
                    for f in self.frames.values())
 
     def _control_html(self, i: int, axis: Axis) -> str:
-        cid = f"{self.id}-c{i}"
+        cid, k0, name = f"{self.id}-c{i}", self.initial[i], html.escape(axis.name)
         label = f'<label for="{cid}" style="margin-right:6px">{html.escape(axis.label)}</label>'
-        k0 = self.initial[i]
         hint = (f'<span id="{cid}-hint" class="ab-explorer-hint" hidden '
                 f'style="font-size:85%;margin-left:6px">({html.escape(axis.hint)})</span>'
                 if axis.hint else "")
@@ -273,13 +213,11 @@ class Explorer:
             options = "".join(
                 f'<option value="{k}"{" selected" if k == k0 else ""}>{html.escape(text)}'
                 "</option>" for k, text in enumerate(axis.labels))
-            return (f'<span style="max-width:100%">{label}<select id="{cid}" '
-                    f'name="{html.escape(axis.name)}" style="width:auto;max-width:100%">'
-                    f"{options}</select>{hint}</span>")
+            return (f'<span style="max-width:100%">{label}<select id="{cid}" name="{name}" '
+                    f'style="width:auto;max-width:100%">{options}</select>{hint}</span>')
         text = html.escape(axis.labels[k0])
-        return (f'<span>{label}<input type="range" id="{cid}" '
-                f'name="{html.escape(axis.name)}" min="0" max="{len(axis.labels) - 1}" '
-                f'step="1" value="{k0}" aria-valuetext="{text}" '
+        return (f'<span>{label}<input type="range" id="{cid}" name="{name}" min="0" '
+                f'max="{len(axis.labels) - 1}" step="1" value="{k0}" aria-valuetext="{text}" '
                 f'style="vertical-align:middle"> <output id="{cid}-out" for="{cid}" '
                 f'style="font-family:monospace">{text}</output>{hint}</span>')
 
@@ -288,10 +226,9 @@ class Explorer:
             return self._html
         first = self.frames[self.initial]
         images: dict[bytes, int] = {}  # each distinct picture stored once
-        frames = {}
-        for index, f in self.frames.items():
-            n = images.setdefault(f.png, len(images))
-            frames[",".join(map(str, index))] = [n, f.alt, f.caption_html, list(f.inactive)]
+        frames = {",".join(map(str, index)): [images.setdefault(f.png, len(images)), f.alt,
+                                              f.caption_html, list(f.inactive)]
+                  for index, f in self.frames.items()}
         data = {"labels": [list(a.labels) for a in self.axes],
                 "images": [_data_url(png) for png in images], "frames": frames}
         controls = "".join(self._control_html(i, a) for i, a in enumerate(self.axes))
@@ -300,8 +237,7 @@ class Explorer:
         script = _SCRIPT % {"id": _script_json(self.id), "data": _script_json(data)}
         self._html = (
             f'<div class="ab-explorer" id="{self.id}" style="border:1px solid #bbb;'
-            'border-radius:6px;padding:8px 10px;margin:8px 0;max-width:100%">'
-            f"{title}"
+            f'border-radius:6px;padding:8px 10px;margin:8px 0;max-width:100%">{title}'
             f'<div class="ab-explorer-note" style="font-size:90%;margin:2px 0 6px">'
             f"{html.escape(self.note)}</div>"
             # hidden until the script runs (a wrapper, as an inline display would
@@ -312,8 +248,5 @@ class Explorer:
             f'<img id="{self.id}-img" src="{_data_url(first.png)}" '
             f'alt="{html.escape(first.alt)}" style="max-width:100%;height:auto;display:block">'
             f'<div class="ab-explorer-caption" id="{self.id}-caption" aria-live="polite">'
-            f"{first.caption_html}</div>"
-            f"<script>{script}</script>"
-            "</div>"
-        )
+            f"{first.caption_html}</div><script>{script}</script></div>")
         return self._html
