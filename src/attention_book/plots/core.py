@@ -40,12 +40,15 @@ from matplotlib.text import Text
 from matplotlib.transforms import IdentityTransform
 from PIL import Image
 
-__all__ = ["MAX_TICK_CHARS", "tick_label", "tick_fontsize", "plain_matplotlib", "StaticLayer",
+__all__ = ["MAX_TICK_CHARS", "RESERVED_TITLE", "tick_label", "tick_fontsize", "plain_matplotlib", "StaticLayer",
            "TextStamps", "freeze_layout", "NearestImage", "HeatmapPanel", "figure_png",
            "NotebookFigure", "notebook_figure"]
 
 #: The longest tick label shown in full; longer ones end in an ellipsis.
 MAX_TICK_CHARS = 10
+#: The title the layout reserves room for: one line with the tallest glyphs a title has
+#: (parentheses and a bar reach above the letters; without them the top row was clipped).
+RESERVED_TITLE = "reserved: (a one-line title) |"
 #: The tick label the margins are reserved for: a long word of average-to-wide letters.
 _WIDEST_LABEL = "n" * MAX_TICK_CHARS
 
@@ -368,7 +371,7 @@ class HeatmapPanel:
         where ``rows`` / ``cols`` say so, else indices 0..n-1 (n the largest size shown)."""
         self.set_ticks("y", [_WIDEST_LABEL] if rows else None, 1 if rows else n)
         self.set_ticks("x", [_WIDEST_LABEL] if cols else None, 1 if cols else n)
-        self.ax.title.set_text("reserved: a one-line title")  # its height is what counts
+        self.ax.title.set_text(RESERVED_TITLE)  # its height is what counts
         self._tick_keys.clear()
 
     def finish(self) -> None:
