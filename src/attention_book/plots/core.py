@@ -40,9 +40,9 @@ from matplotlib.text import Text
 from matplotlib.transforms import IdentityTransform
 from PIL import Image
 
-__all__ = ["MAX_TICK_CHARS", "RESERVED_TITLE", "tick_label", "tick_fontsize", "plain_matplotlib", "StaticLayer",
-           "TextStamps", "freeze_layout", "NearestImage", "HeatmapPanel", "figure_png",
-           "NotebookFigure", "notebook_figure"]
+__all__ = ["MAX_TICK_CHARS", "RESERVED_TITLE", "tick_label", "tick_fontsize",
+           "plain_matplotlib", "StaticLayer", "TextStamps", "freeze_layout", "NearestImage",
+           "HeatmapPanel", "figure_png", "NotebookFigure", "notebook_figure"]
 
 #: The longest tick label shown in full; longer ones end in an ellipsis.
 MAX_TICK_CHARS = 10
