@@ -1,16 +1,5 @@
-"""Chapter 3's pictures: the sqrt(d_k) lab, the attention explorer and the cost plot.
-
-- :class:`ScalingView`: four panels against d_k (log axes): the variance of q . k, and
-  the softmax's largest weight, entropy and gradient norm, each with the unscaled and
-  the scaled (1/sqrt(d_k)) curve. The curves are drawn once into a static layer; an
-  update only moves the highlighted curve and the marker at the chosen d_k.
-- :class:`AttentionView`: the weights heatmap (s_q, s_k) with token labels and the chosen
-  query's row outlined; that row as arcs from the query to every key (width and colour
-  by weight); and as bars over the keys. Its axis labels sit just outside the tick
-  labels shown now (not outside the margin reserved for the longest possible ones).
-- :func:`cost_figure`: measured attention time against s on log-log axes, with a
-  slope-2 guide, and the time per score against the CPU's cache sizes.
-"""
+"""Chapter 3's pictures: the sqrt(d_k) lab (:class:`ScalingView`), the attention explorer
+(:class:`AttentionView`) and the measured cost of attention (:func:`cost_figure`)."""
 
 from __future__ import annotations
 
@@ -34,16 +23,8 @@ from ..scenes.attention import SCALING_DKS, SCALING_KEYS, scaling_curves
 from .core import (HeatmapPanel, NotebookFigure, TextStamps, figure_png, freeze_layout,
                    tick_fontsize, tick_label)
 
-__all__ = [
-    "ScalingView",
-    "scaling_view",
-    "AttentionView",
-    "attention_view",
-    "thin_labels",
-    "MAX_SHOWN_LABELS",
-    "CostPlot",
-    "cost_figure",
-]
+__all__ = ["ScalingView", "scaling_view", "AttentionView", "attention_view", "thin_labels",
+           "MAX_SHOWN_LABELS", "CostPlot", "cost_figure"]
 
 #: The most token labels drawn along one axis; longer sequences show every k-th label.
 MAX_SHOWN_LABELS = 16
@@ -53,23 +34,11 @@ _UNSCALED_COLOR = "#c8641e"  # orange (blue/orange: distinguishable in common co
 
 
 def thin_labels(labels: Sequence[str], max_shown: int = MAX_SHOWN_LABELS) -> list[str]:
-    """Labels with all but every k-th replaced by "" so that at most ``max_shown`` remain.
-
-    Parameters
-    ----------
-    labels : sequence of str, length n
-    max_shown : int
-        At least 1.
-
-    Returns
-    -------
-    list of str, length n
-        Label j is kept when j is a multiple of k = ceil(n / max_shown).
-    """
-    n = len(labels)
+    """``labels`` (length n) with all but every k-th replaced by "", k = ceil(n /
+    max_shown), so that at most ``max_shown`` (at least 1) remain."""
     if max_shown < 1:
         raise ValueError(f"max_shown must be at least 1, got {max_shown}")
-    step = max(1, math.ceil(n / max_shown))
+    step = max(1, math.ceil(len(labels) / max_shown))
     return [str(t) if j % step == 0 else "" for j, t in enumerate(labels)]
 
 
@@ -88,19 +57,12 @@ def _text_width(text: str, size: float) -> float:
 class ScalingView:
     """The sqrt(d_k) lab's picture: four log-scale panels against d_k.
 
-    Panels (``axes`` in this order): variance of q . k (measured, with the line d_k);
-    mean largest softmax weight; mean entropy of the weights (nats); mean norm of the
-    gradient through the softmax. Each shows the unscaled curve (orange, squares) and the
-    scaled curve (blue, circles) faintly, drawn once; :meth:`update` draws the chosen
-    mode's curve bold (``highlight[i]``) and a marker at the chosen d_k (``marker[i]``).
-
-    Attributes
-    ----------
-    figure : matplotlib.figure.Figure
-    axes : list of matplotlib.axes.Axes, length 4
-    highlight, marker : list of matplotlib.lines.Line2D, length 4
-        Figure-level lines drawn over the static picture, in the axes' data coordinates.
-    static : StaticLayer
+    ``axes``, in order: variance of q . k (with the line d_k); mean largest softmax weight;
+    mean entropy of the weights (nats); mean norm of the gradient through the softmax.
+    Each shows the unscaled (orange, squares) and scaled (blue, circles) curves faintly,
+    drawn once into ``static``; :meth:`update` draws the chosen mode's curve bold
+    (``highlight[i]``) and circles the chosen d_k (``marker[i]``): figure-level lines in
+    the axes' data coordinates, drawn over the static picture.
     """
 
     QUANTITIES = ("variance", "max_weight", "entropy", "grad_norm")
@@ -112,8 +74,7 @@ class ScalingView:
         self.figure = figure
         self.d_ks = np.asarray(d_ks, dtype=float)
         self.curves = {key: np.asarray(val, dtype=float) for key, val in curves.items()}
-        axes = figure.subplots(2, 2).ravel()
-        self.axes = list(axes)
+        self.axes = axes = list(figure.subplots(2, 2).ravel())
         titles = ("variance of the score q\u00b7k", "largest softmax weight",
                   "entropy of the weights (nats)", "gradient norm through softmax")
         ylabels = ("var", "mean max weight", "mean entropy", "mean \u2016dL/dscores\u2016")
@@ -133,25 +94,21 @@ class ScalingView:
         var_ax.set_yscale("log", base=2)
         var_ax.plot(self.d_ks, self.d_ks, color="0.2", ls="--", lw=1, label="the line d_k")
         var_ax.legend(fontsize=7, loc="upper left")
-        max_ax.axhline(1.0 / s_k, color="0.4", ls=":", lw=1)
-        max_ax.text(self.d_ks[-1], 1.0 / s_k, f"uniform 1/{s_k}", fontsize=7, ha="right",
-                    va="bottom", color="0.3")
-        max_ax.set_ylim(0, 1.05)
-        ent_ax.axhline(math.log(s_k), color="0.4", ls=":", lw=1)
-        ent_ax.text(self.d_ks[-1], math.log(s_k), f"uniform: log {s_k}", fontsize=7,
-                    ha="right", va="top", color="0.3")
-        ent_ax.set_ylim(0, math.log(s_k) * 1.1)
+        for ax, y, label, va, top in ((max_ax, 1.0 / s_k, f"uniform 1/{s_k}", "bottom", 1.05),
+                                      (ent_ax, math.log(s_k), f"uniform: log {s_k}", "top",
+                                       math.log(s_k) * 1.1)):
+            ax.axhline(y, color="0.4", ls=":", lw=1)
+            ax.text(self.d_ks[-1], y, label, fontsize=7, ha="right", va=va, color="0.3")
+            ax.set_ylim(0, top)
         grad_ax.set_ylim(0, None)
-        self.highlight, self.marker = [], []
-        for ax in axes:
-            line = Line2D([], [], lw=2.5, transform=ax.transData, clip_on=True)
-            point = Line2D([], [], marker="o", ms=9, mfc="none", mew=2, color="black",
-                           ls="none", transform=ax.transData, clip_on=True)
-            for art in (line, point):
-                art.set_clip_box(ax.bbox)
-                figure.add_artist(art)
-            self.highlight.append(line)
-            self.marker.append(point)
+
+        def overlay(ax, **style):  # a figure-level line in ax's data coordinates
+            art = figure.add_artist(Line2D([], [], transform=ax.transData, **style))
+            art.set_clip_box(ax.bbox)
+            return art
+        self.highlight = [overlay(ax, lw=2.5) for ax in axes]
+        self.marker = [overlay(ax, marker="o", ms=9, mfc="none", mew=2, color="black",
+                               ls="none") for ax in axes]
         # every axes is static: drawn once, then pasted as pixels
         self.static = freeze_layout(figure, static_axes=self.axes)
 
@@ -166,11 +123,10 @@ class ScalingView:
         if matches.size == 0:
             raise ValueError(f"d_k={d_k} is not one of {self.d_ks.astype(int).tolist()}")
         k = int(matches[0])
-        color = _SCALED_COLOR if scaled else _UNSCALED_COLOR
         for quantity, line, point in zip(self.QUANTITIES, self.highlight, self.marker):
             ys = self.curves[(quantity, bool(scaled))]
             line.set_data(self.d_ks, ys)
-            line.set_color(color)
+            line.set_color(_SCALED_COLOR if scaled else _UNSCALED_COLOR)
             point.set_data([self.d_ks[k]], [ys[k]])
 
 
@@ -189,35 +145,20 @@ def scaling_view(figure: Figure | None = None) -> ScalingView:
 def _bezier(x0: float, x1: float, n: int = 24) -> np.ndarray:
     """Points (n, 2) of a cubic Bezier from (x0, 1) down to (x1, 0), vertical at both ends."""
     t = np.linspace(0.0, 1.0, n)[:, None]  # (n, 1)
-    p0, p1, p2, p3 = (np.array(p, dtype=float) for p in ((x0, 1.0), (x0, 0.5), (x1, 0.5), (x1, 0.0)))
-    return ((1 - t) ** 3) * p0 + 3 * ((1 - t) ** 2) * t * p1 + 3 * (1 - t) * t * t * p2 + t ** 3 * p3
+    p0, p1, p2, p3 = np.array([(x0, 1.0), (x0, 0.5), (x1, 0.5), (x1, 0.0)])  # each (2,)
+    return (1 - t) ** 3 * p0 + 3 * (1 - t) ** 2 * t * p1 + 3 * (1 - t) * t * t * p2 + t ** 3 * p3
 
 
 class AttentionView:
     """The attention explorer's picture.
 
-    Left: the weights (s_q, s_k) as a heatmap (viridis, 0..1), query tokens down, key
-    tokens across, the chosen query's row outlined. Top right: arcs from the chosen
-    query (a node above) to every key (nodes below), width and colour by weight. Bottom
-    right: the same row as bars over the keys.
-
-    Attributes
-    ----------
-    figure : matplotlib.figure.Figure
-    heatmap : HeatmapPanel
-        ``heatmap.image`` shows the weights (s_q, s_k).
-    row_box : matplotlib.patches.Rectangle
-        Outlines the chosen query's row.
-    arcs : matplotlib.collections.LineCollection
-        One curve per key; ``arcs.get_linewidths()`` grow with the weights.
-    query_node, key_nodes : matplotlib.lines.Line2D
-    bars : matplotlib.collections.PolyCollection
-        One rectangle per key, height = weight.
-    bar_labels : TextStamps
-        Key tokens under the bars.
-    axis_labels : dict of str to TextStamps
-        "key" and "query" (the heatmap's x and y labels) and "bar key" (the bars' x label),
-        placed outside the tick labels shown now.
+    Left, ``heatmap``: the weights (s_q, s_k) (viridis, 0..1), query tokens down, key
+    tokens across, the chosen query's row outlined by ``row_box``. Top right: ``arcs``
+    (one curve per key, width and colour by weight) from the chosen query (``query_node``,
+    above) to every key (``key_nodes``, below). Bottom right: the same row as ``bars``
+    over the keys, labelled by ``bar_labels``. ``axis_labels`` ("key", "query": the
+    heatmap's x and y labels; "bar key": the bars' x label) sit just outside the tick
+    labels shown now, not outside the margin reserved for the longest possible ones.
     """
 
     #: The explorer's 45 states as 256-colour PNGs (about a third of the bytes).
@@ -228,38 +169,30 @@ class AttentionView:
         self.figure = figure
         grid = figure.add_gridspec(2, 2, width_ratios=(1.15, 1.0), height_ratios=(1.0, 1.0))
         ax_heat = figure.add_subplot(grid[:, 0])
-        ax_arcs = figure.add_subplot(grid[0, 1])
-        ax_bars = figure.add_subplot(grid[1, 1])
+        self.ax_arcs = ax_arcs = figure.add_subplot(grid[0, 1])
+        self.ax_bars = ax_bars = figure.add_subplot(grid[1, 1])
         cache: OrderedDict = OrderedDict()
         self.heatmap = HeatmapPanel(
             ax_heat, cmap="viridis", vmin=0.0, vmax=1.0, xlabel="key token j",
             ylabel="query token i", colorbar_label="weight (row sums to 1)",
             col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache)
-        self.row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, ec="#ff3b30", lw=2.0)
-        ax_heat.add_patch(self.row_box)
+        self.row_box = ax_heat.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False,
+                                                   ec="#ff3b30", lw=2.0))
         self.cmap = mpl.colormaps["cividis"]
-        self.ax_arcs = ax_arcs
-        self.arcs = LineCollection([], capstyle="round")
-        ax_arcs.add_collection(self.arcs)
-        self.key_nodes = Line2D([], [], marker="o", ms=4, ls="none", color="0.3")
-        self.query_node = Line2D([], [], marker="o", ms=9, ls="none", color="#ff3b30")
-        ax_arcs.add_line(self.key_nodes)
-        ax_arcs.add_line(self.query_node)
-        ax_arcs.set_ylim(-0.12, 1.12)
-        ax_arcs.set_xticks([])
-        ax_arcs.set_yticks([])
-        for spine in ax_arcs.spines.values():
-            spine.set_visible(False)
+        self.arcs = ax_arcs.add_collection(LineCollection([], capstyle="round"))
+        self.key_nodes = ax_arcs.add_line(Line2D([], [], marker="o", ms=4, ls="none",
+                                                 color="0.3"))
+        self.query_node = ax_arcs.add_line(Line2D([], [], marker="o", ms=9, ls="none",
+                                                  color="#ff3b30"))
+        ax_arcs.set(ylim=(-0.12, 1.12), xticks=[], yticks=[])
+        ax_arcs.spines[:].set_visible(False)
         ax_arcs.set_title("", y=1.0)
         self.arc_title = TextStamps(ax_arcs, "top", pad=mpl.rcParams["axes.titlepad"],
                                     cache=cache)
-        self.ax_bars = ax_bars
-        self.bars = PolyCollection([], facecolors=_SCALED_COLOR, edgecolors="none")
-        ax_bars.add_collection(self.bars)
-        ax_bars.set_ylim(0, 1)
+        self.bars = ax_bars.add_collection(PolyCollection([], facecolors=_SCALED_COLOR,
+                                                          edgecolors="none"))
+        ax_bars.set(ylim=(0, 1), ylabel="weight", xlabel="key token j")
         ax_bars.set_yticks([0, 0.5, 1], ["0", "0.5", "1"], fontsize=8)
-        ax_bars.set_ylabel("weight")
-        ax_bars.set_xlabel("key token j")
         ax_bars.axhline(0.5, color="0.85", lw=0.8, zorder=0)
         self.bar_labels = TextStamps(ax_bars, "bottom", rotation=90, cache=cache)
         # worst-case labels for the layout engine, then freeze
@@ -272,27 +205,24 @@ class AttentionView:
         ax_arcs.set_position([bars_box.x0, arcs_box.y0, bars_box.width, arcs_box.height])
         ax_bars.set_xticks([])  # key labels are drawn by bar_labels
         # the y tick labels never change: draw them once, with the static layer
-        y_texts = []
+        to_figure = figure.transFigure.inverted()
         for label in ax_bars.get_yticklabels():  # placed by the frozen layout
-            text = figure.text(0, 0, label.get_text(), fontsize=8, ha="right", va="center")
-            bbox = label.get_window_extent()
-            text.set_position(figure.transFigure.inverted().transform(
-                (bbox.x1, (bbox.y0 + bbox.y1) / 2)))
-            y_texts.append(text)
+            box = label.get_window_extent()
+            self.static.add(figure.text(*to_figure.transform((box.x1, (box.y0 + box.y1) / 2)),
+                                        label.get_text(), fontsize=8, ha="right",
+                                        va="center"))
         ax_bars.tick_params(labelleft=False)
-        self.static.add(*y_texts)
         ax_arcs.title.set_visible(False)
         # Axis labels that follow the tick labels shown: the frozen ones sit outside the
         # margin reserved for 10-character labels, far from short tokens. Stamps replace
         # them (the axes keep their label texts; the static layer draws them empty).
-        size = mpl.rcParams["axes.labelsize"]
-        self.axis_labels = {
-            "key": TextStamps(ax_heat, "bottom", cache=cache),
-            "query": TextStamps(ax_heat, "left", rotation=90, cache=cache),
-            "bar key": TextStamps(ax_bars, "bottom", cache=cache)}
+        self.axis_labels = {"key": TextStamps(ax_heat, "bottom", cache=cache),
+                            "query": TextStamps(ax_heat, "left", rotation=90, cache=cache),
+                            "bar key": TextStamps(ax_bars, "bottom", cache=cache)}
         self._label_texts = {"key": ax_heat.get_xlabel(), "query": ax_heat.get_ylabel(),
                              "bar key": ax_bars.get_xlabel()}
-        self._label_size = FontProperties(size=size).get_size_in_points()
+        self._label_size = FontProperties(size=mpl.rcParams["axes.labelsize"]
+                                          ).get_size_in_points()
         for axis in (ax_heat.xaxis, ax_heat.yaxis, ax_bars.xaxis):
             axis.label.set_text("")
         self.static.invalidate()
@@ -325,17 +255,9 @@ class AttentionView:
 
     def update(self, query_tokens: Sequence[str], key_tokens: Sequence[str], weights,
                query: int) -> None:
-        """Show the weights of ``query_tokens`` over ``key_tokens`` and query row ``query``.
-
-        Parameters
-        ----------
-        query_tokens : sequence of str, length s_q
-        key_tokens : sequence of str, length s_k
-        weights : array_like, shape (s_q, s_k)
-            Attention weights, each row summing to 1.
-        query : int
-            The chosen query position, 0 <= query < s_q (ignored when s_q = 0).
-        """
+        """Show the ``weights`` : (s_q, s_k) (rows summing to 1) of ``query_tokens``
+        (length s_q) over ``key_tokens`` (length s_k), and the row of ``query``,
+        0 <= query < s_q (ignored when s_q = 0)."""
         w = np.asarray(weights, dtype=float)
         s_q, s_k = len(query_tokens), len(key_tokens)
         if w.shape != (s_q, s_k):
@@ -347,11 +269,7 @@ class AttentionView:
         self.heatmap.update(w, row_labels=None if empty else rows,
                             col_labels=None if empty else cols,
                             title=f"weights : (s_q, s_k) = ({s_q}, {s_k})")
-        if not empty:
-            self._thin_ticks(self.heatmap.ax.yaxis, rows)
-            self._thin_ticks(self.heatmap.ax.xaxis, cols)
-        self.row_box.set_visible(not empty)
-        for art in (self.arcs, self.bars, self.key_nodes, self.query_node):
+        for art in (self.row_box, self.arcs, self.bars, self.key_nodes, self.query_node):
             art.set_visible(not empty)
         self._place_label("key", cols, (s_k - 1) / 2 if s_k else 0.0)
         self._place_label("query", rows, (s_q - 1) / 2 if s_q else 0.0)
@@ -361,9 +279,10 @@ class AttentionView:
             self.axis_labels["bar key"].set_texts([""], [0.0])
             self._bar_tokens = None
             return
+        self._thin_ticks(self.heatmap.ax.yaxis, rows)
+        self._thin_ticks(self.heatmap.ax.xaxis, cols)
         self.row_box.set_bounds(-0.5, query - 0.5, s_k, 1.0)
-        row = w[query]  # (s_k,)
-        xs = np.arange(s_k, dtype=float)
+        row, xs = w[query], np.arange(s_k, dtype=float)  # (s_k,) each
         xq = query * (s_k - 1) / max(s_q - 1, 1)  # the query above its place in the sentence
         if (s_k, s_q, query) != self._keys:
             self._paths = [_bezier(xq, x) for x in xs]
@@ -374,14 +293,12 @@ class AttentionView:
         self.arcs.set_color(self.cmap(0.15 + 0.85 * row[order] / max(row.max(), 1e-12)))
         self.key_nodes.set_data(xs, np.zeros(s_k))
         self.query_node.set_data([xq], [1.0])
-        pad = 0.6
-        self.ax_arcs.set_xlim(-pad, s_k - 1 + pad)
+        self.ax_arcs.set_xlim(-0.6, s_k - 1 + 0.6)
         self.arc_title.set_texts([tick_label(f"query {query}: '{query_tokens[query]}'", 40)
                                   + " \u2192 every key"])
-        half = 0.4
-        verts = np.stack([np.column_stack([[x - half, x - half, x + half, x + half],
-                                           [0, h, h, 0]]) for x, h in zip(xs, row)])  # (s_k, 4, 2)
-        self.bars.set_verts(verts)
+        left, right = xs - 0.4, xs + 0.4  # (s_k,) bar edges
+        self.bars.set_verts(np.stack([np.column_stack([[lo, lo, hi, hi], [0, h, h, 0]])
+                                      for lo, hi, h in zip(left, right, row)]))  # (s_k, 4, 2)
         self.ax_bars.set_xlim(-0.6, s_k - 0.4)
         if tuple(key_tokens) != self._bar_tokens:  # labels rebuilt only when they change
             self._bar_tokens = tuple(key_tokens)
@@ -416,11 +333,10 @@ def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
                 caches: Mapping[str, int] | None = None, itemsize: int = 4) -> CostPlot:
     """Measured attention time against the sequence length, on log-log axes.
 
-    Left: seconds against s (log 2 axes) for each implementation, with a dashed guide
-    of slope 2 (time proportional to s^2) through the last point of the first. Right:
-    the time per score, seconds / s^2 in nanoseconds (flat where doubling s quadruples
-    the time), with dotted lines where one (s, s) matrix of ``itemsize`` bytes fills
-    each cache level.
+    Left: seconds against s for each implementation, with a dashed guide of slope 2
+    (time proportional to s^2) through the last point of the first. Right: the time per
+    score, seconds / s^2 in nanoseconds (flat where doubling s quadruples the time), with
+    dotted lines where one (s, s) matrix of ``itemsize`` bytes fills each cache level.
 
     Parameters
     ----------
@@ -432,11 +348,6 @@ def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
         Cache level -> bytes (:func:`attention_book.cost.cache_sizes`).
     itemsize : int
         Bytes per score (4 for float32).
-
-    Returns
-    -------
-    CostPlot
-        A :class:`~attention_book.plots.core.NotebookFigure` with an ``alt`` text.
     """
     s = np.asarray(sizes, dtype=float)  # (n,)
     figure = CostPlot(figsize=(8.8, 3.4), dpi=100, layout="constrained")
@@ -449,17 +360,15 @@ def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
     first = np.asarray(next(iter(seconds.values())), dtype=float)
     ax_time.plot(s, first[-1] * 1e3 * (s / s[-1]) ** 2, ls="--", color="0.2", lw=1,
                  label="slope 2: time \u221d s\u00b2")
-    for ax in (ax_time, ax_per):
+    for ax, title in ((ax_time, "time of one attention call"), (ax_per, "time per score")):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("sequence length s")
+        ax.set_title(title, fontsize=10)
         ax.grid(True, alpha=0.3, which="both")
     ax_time.set_yscale("log", base=10)
     ax_time.set_ylabel("time (ms)")
-    ax_time.set_title("time of one attention call", fontsize=10)
     ax_time.legend(fontsize=7)
-    ax_per.set_ylim(0, None)
-    ax_per.set_ylabel("ns per score (time / s\u00b2)")
-    ax_per.set_title("time per score", fontsize=10)
+    ax_per.set(ylim=(0, None), ylabel="ns per score (time / s\u00b2)")
     lines = []
     for level, size in (caches or {}).items():
         fill = math.sqrt(size / itemsize)  # one (s, s) matrix of this many bytes
@@ -468,14 +377,13 @@ def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
             ax_per.text(fill, 0.02, f" one (s, s) matrix\n fills {level}", fontsize=7,
                         transform=ax_per.get_xaxis_transform(), color="0.3")
             lines.append(f"{level} ({size / 2**20:g} MiB) at s = {fill:.0f}")
-    names = " and ".join(seconds)
-    alt = (f"Two panels against the sequence length s from {int(s[0])} to {int(s[-1])} "
-           f"on log axes. Left: the measured time of {names}, in milliseconds on a log "
-           f"axis, with a dashed line of slope 2 (time proportional to s squared). Right: "
-           f"the time divided by s squared, in nanoseconds per score"
-           + (", with dotted lines where one s by s matrix fills the cache: "
-              + "; ".join(lines) if lines else "") + ".")
-    figure.alt = alt
+    figure.alt = (
+        f"Two panels against the sequence length s from {int(s[0])} to {int(s[-1])} on log "
+        f"axes. Left: the measured time of {' and '.join(seconds)}, in milliseconds on a log "
+        "axis, with a dashed line of slope 2 (time proportional to s squared). Right: the "
+        "time divided by s squared, in nanoseconds per score"
+        + (", with dotted lines where one s by s matrix fills the cache: " + "; ".join(lines)
+           if lines else "") + ".")
     return figure
 
 

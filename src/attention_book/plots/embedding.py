@@ -19,21 +19,11 @@ X_COLOR_LIMITS = (-3.0, 3.0)
 
 
 class EmbeddingView:
-    """Chapter 1's picture: the embeddings X:(s, d) and their cosine similarities (s, s).
+    """Chapter 1's picture, built once by :func:`embedding_view`.
 
-    Left, X as a heatmap (one row per token, one column per dimension, cividis, colour
-    limits fixed to :data:`X_COLOR_LIMITS`); right, the cosine-similarity matrix (tokens
-    on both axes, viridis, colour limits fixed to [-1, 1]).
-
-    Build it with :func:`embedding_view`; change it with :meth:`update`.
-
-    Attributes
-    ----------
-    figure : matplotlib.figure.Figure
-    x_panel, similarity_panel : HeatmapPanel
-        ``x_panel.image`` shows X:(s, d); ``similarity_panel.image`` shows (s, s).
-    static : StaticLayer
-        The colour bars and axis labels, drawn once.
+    Left, ``x_panel``: X:(s, d) as a heatmap (a row per token, a column per dimension,
+    cividis, limits :data:`X_COLOR_LIMITS`); right, ``similarity_panel``: the (s, s)
+    cosine similarities (viridis, [-1, 1]). ``static`` holds colour bars and axis labels.
     """
 
     def __init__(self, figure: Figure):
@@ -42,17 +32,15 @@ class EmbeddingView:
         if isinstance(engine, ConstrainedLayoutEngine):
             engine.set(wspace=0.06)  # room between the first colour bar and the second panel
         ax_x, ax_sim = figure.subplots(1, 2, width_ratios=(1.35, 1.0))
-        cache: OrderedDict = OrderedDict()
+        cache, empty = OrderedDict(), "no tokens:\ntype a sentence"
         self.x_panel = HeatmapPanel(
             ax_x, cmap="cividis", vmin=X_COLOR_LIMITS[0], vmax=X_COLOR_LIMITS[1],
             xlabel="dimension j (column of X)", ylabel="token (row i of X)",
-            colorbar_label="X[i, j]", empty_text="no tokens:\ntype a sentence", cache=cache,
-        )
+            colorbar_label="X[i, j]", empty_text=empty, cache=cache)
         self.similarity_panel = HeatmapPanel(
-            ax_sim, cmap="viridis", vmin=-1.0, vmax=1.0, xlabel="token j",
-            ylabel="token i", colorbar_label="cosine similarity of rows i and j",
-            col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache,
-        )
+            ax_sim, cmap="viridis", vmin=-1.0, vmax=1.0, xlabel="token j", ylabel="token i",
+            colorbar_label="cosine similarity of rows i and j", col_rotation=90,
+            empty_text=empty, cache=cache)
         self.x_panel.reserve(rows=True, cols=False)
         self.similarity_panel.reserve(rows=True, cols=True)
         self.static = freeze_layout(figure, panels=(self.x_panel, self.similarity_panel))
@@ -62,45 +50,22 @@ class EmbeddingView:
         self.update(state.tokens, state.X, state.similarity)
 
     def update(self, tokens: Sequence[str], X, similarity) -> None:
-        """Show a new sentence, dimension or table.
-
-        Parameters
-        ----------
-        tokens : sequence of str, length s
-            The tokens, used as row and column labels (may be empty).
-        X : array_like, shape (s, d)
-            The embeddings, one row per token.
-        similarity : array_like, shape (s, s)
-            ``cosine_similarity(X)``.
-        """
-        X = np.asarray(X, dtype=float)
-        similarity = np.asarray(similarity, dtype=float)
+        """Show ``tokens`` (length s, the row and column labels; may be empty), their
+        embeddings ``X`` : (s, d) and ``similarity`` = cosine_similarity(X) : (s, s)."""
+        X, similarity = np.asarray(X, dtype=float), np.asarray(similarity, dtype=float)
         s = len(tokens)
         if X.ndim != 2 or X.shape[0] != s or similarity.shape != (s, s):
-            raise ValueError(
-                f"expected X:(s, d) and similarity:(s, s) with s={s} tokens, "
-                f"got X {X.shape} and similarity {similarity.shape}"
-            )
-        d = X.shape[1]
-        self.x_panel.update(X, row_labels=tokens, title=f"X : (s, d) = ({s}, {d})")
+            raise ValueError(f"expected X:(s, d) and similarity:(s, s) with s={s} tokens, "
+                             f"got X {X.shape} and similarity {similarity.shape}")
+        self.x_panel.update(X, row_labels=tokens, title=f"X : (s, d) = ({s}, {X.shape[1]})")
         self.similarity_panel.update(similarity, row_labels=tokens, col_labels=tokens,
                                      title=f"cosine similarity : (s, s) = ({s}, {s})")
 
 
 def embedding_view(figure: Figure | None = None) -> EmbeddingView:
-    """Build chapter 1's figure once: X:(s, d) as a heatmap and its similarity matrix.
-
-    Parameters
-    ----------
-    figure : matplotlib.figure.Figure, optional
-        An empty figure to draw in; by default a new 9 x 3.8 inch figure with constrained
-        layout (made without pyplot).
-
-    Returns
-    -------
-    EmbeddingView
-        Call its ``update(tokens, X, similarity)`` to show a sentence.
-    """
+    """Build chapter 1's figure once in ``figure`` (empty), by default a new 9 x 3.8 inch
+    figure with constrained layout (no pyplot); then call ``update(tokens, X, similarity)``
+    or ``show(state)``."""
     if figure is None:
         figure = Figure(figsize=(9.0, 3.8), dpi=100, layout="constrained")
     return EmbeddingView(figure)

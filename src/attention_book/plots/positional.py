@@ -38,7 +38,7 @@ class _LinePanel:
     drawn)."""
 
     def __init__(self, ax, *, xlabel: str, ylabel: str, cache: OrderedDict):
-        self.ax = ax
+        self.ax, self._n = ax, None
         ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(-1.15, 1.15), yticks=[-1, 0, 1])
         ax.set_title("", y=1.0)
         ax.spines[["top", "right"]].set_visible(False)
@@ -46,7 +46,6 @@ class _LinePanel:
         self.x_labels = TextStamps(ax, "bottom", cache=cache)
         self.y_labels = TextStamps(ax, "left", cache=cache)
         self.title = TextStamps(ax, "top", pad=6.0, cache=cache)
-        self._n = None
         ax.set_xticks([0, 500], ["0", "500"])  # reserve room for the widest labels
         ax.title.set_text("reserved: (a one-line title) |")
 
@@ -59,12 +58,10 @@ class _LinePanel:
         """Show x from 0 to n - 1 (with a margin)."""
         if n == self._n:
             return
-        self._n = n
+        self._n, ticks = n, _nice_ticks(n)
         self.ax.set_xlim(-0.5, max(n - 0.5, 0.5))
-        ticks = _nice_ticks(n)
-        texts = [str(t) for t in ticks]
-        self.ax.set_xticks(ticks, texts)
-        self.x_labels.set_texts(texts, ticks)
+        self.ax.set_xticks(ticks, [str(t) for t in ticks])
+        self.x_labels.set_texts([str(t) for t in ticks], ticks)
 
     def set_title(self, title: str) -> None:
         self.ax.title.set_text(title)
@@ -72,32 +69,17 @@ class _LinePanel:
 
 
 class PositionalView:
-    """Chapter 2's lab picture, four panels built once.
+    """Chapter 2's lab picture, four panels built once (``static``: colour bars, axis
+    labels and legends, drawn once).
 
-    Top left, PE:(s, d) as a heatmap (positions down, dimensions across, cividis, colour
-    limits [-1, 1]). Top right, a few sine columns of PE as waves over the positions.
-    Bottom left, the cosine similarity of every pair of positions, ``PE PE^T / (d/2)``
-    (viridis, [-1, 1]): constant along each diagonal. Bottom right, the rotation check
-    for one position p: PE[p], PE[p + k] and PE[p] T(k) over the dimensions (the last
-    two coincide).
-
-    Heatmaps with more than :data:`~attention_book.scenes.positional.MAX_IMAGE_SIDE` rows
-    or columns are drawn from every n-th row/column (the figure has fewer pixels than
-    cells); the title says so, and the axes still count every position.
-
-    Attributes
-    ----------
-    figure : matplotlib.figure.Figure
-    pe_panel, similarity_panel : HeatmapPanel
-        ``pe_panel.image`` shows PE (s, d); ``similarity_panel.image`` shows (s, s).
-    wave_panel, rot_panel : the two line panels (``.ax``)
-    wave_lines : list of matplotlib.lines.Line2D
-        One per wave column (the unused ones hidden when fewer columns are given).
-    pe_line, shifted_line, rotated_line : matplotlib.lines.Line2D
-        PE[p], PE[p + k] and PE[p] T(k), each over the d dimensions.
-    wave_legend, rot_legend : matplotlib.legend.Legend
-    static : StaticLayer
-        Colour bars, axis labels and legends, drawn once.
+    Top left, ``pe_panel``: PE:(s, d) (cividis, [-1, 1]). Top right, ``wave_panel``: a few
+    sine columns of PE as ``wave_lines`` over the positions. Bottom left,
+    ``similarity_panel``: the (s, s) similarity ``PE PE^T / (d/2)`` (viridis, [-1, 1]),
+    constant along each diagonal. Bottom right, ``rot_panel``: ``pe_line`` PE[p],
+    ``shifted_line`` PE[p + k] and ``rotated_line`` PE[p] T(k) (the last two coincide)
+    over the dimensions. Heatmaps with more than
+    :data:`~attention_book.scenes.positional.MAX_IMAGE_SIDE` rows or columns show every
+    n-th one (the title says so; the axes still count every cell).
     """
 
     #: The explorer stores 256-colour PNGs at this dpi (its states fit the page budget).
@@ -119,17 +101,13 @@ class PositionalView:
             ylabel="position p", colorbar_label="PE[p]\u00b7PE[q] / (d/2)", cache=cache)
         self.wave_panel = _LinePanel(ax_wave, xlabel="position p", ylabel="PE[p, 2i]",
                                      cache=cache)
-        self.rot_panel = _LinePanel(ax_rot, xlabel="dimension j", ylabel="value",
-                                    cache=cache)
-        self.wave_lines = [
-            ax_wave.plot([0, 1], [0, 0], color=c, linewidth=w, label=label)[0]
-            for label, c, w in zip(_WAVE_LABELS, WAVE_COLORS, _WAVE_WIDTHS)]
-        self.pe_line, = ax_rot.plot([0, 1], [0, 0], color="#b0b0b0", linewidth=1.0,
-                                    label="PE[p]")
-        self.shifted_line, = ax_rot.plot([0, 1], [0, 0], color="#8fd9a8", linewidth=3.2,
-                                         label="PE[p+k]")
-        self.rotated_line, = ax_rot.plot([0, 1], [0, 0], color="#00204c", linewidth=1.0,
-                                         label="PE[p] T(k)")
+        self.rot_panel = _LinePanel(ax_rot, xlabel="dimension j", ylabel="value", cache=cache)
+        self.wave_lines = [ax_wave.plot([0, 1], [0, 0], color=c, linewidth=w, label=label)[0]
+                           for label, c, w in zip(_WAVE_LABELS, WAVE_COLORS, _WAVE_WIDTHS)]
+        self.pe_line, self.shifted_line, self.rotated_line = (
+            ax_rot.plot([0, 1], [0, 0], color=c, linewidth=w, label=label)[0]
+            for label, c, w in (("PE[p]", "#b0b0b0", 1.0), ("PE[p+k]", "#8fd9a8", 3.2),
+                                ("PE[p] T(k)", "#00204c", 1.0)))
         # Legends outside the axes, with fixed texts: drawn once, pasted as pixels.
         legend_style = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7.5,
                             handlelength=2.0, borderpad=0.3, borderaxespad=0.0)
@@ -157,16 +135,12 @@ class PositionalView:
 
     def update(self, pe, wave_columns: Sequence[int], similarity, p: int, k: int,
                shifted, rotated, max_error: float) -> None:
-        """Show a new encoding.
+        """Show a new encoding ``pe`` : (s, d) and its ``similarity`` : (s, s).
 
         Parameters
         ----------
-        pe : array_like, shape (s, d)
-            The encoding.
         wave_columns : sequence of int, at most 4
             Columns j of ``pe`` drawn as waves over the positions.
-        similarity : array_like, shape (s, s)
-            ``PE PE^T / (d/2)``.
         p, k : int
             The position and the offset of the rotation check.
         shifted, rotated : array_like, shape (d,)
@@ -174,8 +148,7 @@ class PositionalView:
         max_error : float
             max |PE[p + k] - PE[p] T(k)| over all positions, shown in the title.
         """
-        pe = np.asarray(pe, dtype=float)
-        similarity = np.asarray(similarity, dtype=float)
+        pe, similarity = np.asarray(pe, dtype=float), np.asarray(similarity, dtype=float)
         if pe.ndim != 2 or similarity.shape != (pe.shape[0], pe.shape[0]):
             raise ValueError(f"expected pe:(s, d) and similarity:(s, s), got {pe.shape} "
                              f"and {similarity.shape}")
@@ -190,16 +163,15 @@ class PositionalView:
                              cells=(s, d))  # (ceil(s/rs), ceil(d/cs)) shown of (s, d)
         self.similarity_panel.update(similarity[::rs, ::rs], cells=(s, s),
                                      title=f"similarity of positions ({s}, {s})")
-        positions = np.arange(s)
         for n, line in enumerate(self.wave_lines):
             line.set_visible(n < len(wave_columns))
             if n < len(wave_columns):
-                line.set_data(positions, pe[:, int(wave_columns[n])])
+                line.set_data(np.arange(s), pe[:, int(wave_columns[n])])
         self.wave_panel.set_range(s)
         self.wave_panel.set_title(f"waves PE[:, 2i], d = {d}")
-        dims = np.arange(d)
-        self.pe_line.set_data(dims, pe[p] if p < s else np.asarray(shifted, dtype=float))
-        self.shifted_line.set_data(dims, np.asarray(shifted, dtype=float))
+        dims, shifted = np.arange(d), np.asarray(shifted, dtype=float)
+        self.pe_line.set_data(dims, pe[p] if p < s else shifted)
+        self.shifted_line.set_data(dims, shifted)
         self.rotated_line.set_data(dims, np.asarray(rotated, dtype=float))
         self.rot_panel.set_range(d)
         self.rot_panel.set_title(f"p = {p}, k = {k}: max error {max_error:.0e}")
@@ -228,16 +200,21 @@ def _heatmap(ax, matrix, title: str, *, vmin=-1.0, vmax=1.0, cmap="cividis",
     return image
 
 
+def _heatmap_row(size, matrices, titles, *, label, vmin=-1.0, vmax=1.0, **subplots):
+    """Heatmaps side by side on one colour scale, each titled "title : shape"."""
+    fig = notebook_figure(*size)
+    axes = fig.subplots(1, len(matrices), **subplots)
+    for ax, matrix, title in zip(axes, matrices, titles):
+        image = _heatmap(ax, matrix, f"{title} : {np.shape(matrix)}", vmin=vmin, vmax=vmax)
+    fig.colorbar(image, ax=axes, label=label)
+    return fig, axes
+
+
 def layouts_figure(pe, pe_cat) -> Figure:
     """The interleaved layout PE:(s, d) next to the concatenated one PE_cat:(s, d), on one
     colour scale [-1, 1] (cividis)."""
-    fig = notebook_figure(9.0, 3.4)
-    axes = fig.subplots(1, 2)
-    for ax, matrix, title in zip(axes, (pe, pe_cat),
-                                 ("interleaved (the paper)", "concatenated")):
-        image = _heatmap(ax, matrix, f"{title} : {np.shape(matrix)}")
-    fig.colorbar(image, ax=axes, label="PE[p, j]")
-    return fig
+    return _heatmap_row((9.0, 3.4), (pe, pe_cat), ("interleaved (the paper)", "concatenated"),
+                        label="PE[p, j]")[0]
 
 
 def encoding_figure(pe, columns: Sequence[int]) -> Figure:
@@ -247,8 +224,8 @@ def encoding_figure(pe, columns: Sequence[int]) -> Figure:
     fig = notebook_figure(10.0, 3.6)
     fig.get_layout_engine().set(wspace=0.08)  # room between the colour bar and the waves
     ax_map, ax_wave = fig.subplots(1, 2)
-    image = _heatmap(ax_map, pe, f"PE : (s, d) = {pe.shape}")
-    fig.colorbar(image, ax=ax_map, label="PE[p, j]")
+    fig.colorbar(_heatmap(ax_map, pe, f"PE : (s, d) = {pe.shape}"), ax=ax_map,
+                 label="PE[p, j]")
     for j, color, width in zip(columns, WAVE_COLORS, _WAVE_WIDTHS):
         ax_wave.plot(np.arange(len(pe)), pe[:, j], color=color, linewidth=width,
                      label=f"column j = {j}")
@@ -299,13 +276,10 @@ def similarity_figure(similarity) -> Figure:
 def sum_figure(X, pe, tokens: Sequence[str]) -> Figure:
     """X:(s, d), PE:(s, d) and X + PE side by side on one colour scale [-3, 3], rows
     labelled by the tokens."""
-    fig = notebook_figure(11.0, 2.6)
-    axes = fig.subplots(1, 3, sharey=True)
-    for ax, matrix, title in zip(axes, (X, pe, np.add(X, pe)),
-                                 ("X (tokens)", "PE (positions)", "X + PE")):
-        image = _heatmap(ax, matrix, f"{title} : {np.shape(matrix)}", vmin=-3, vmax=3)
-        ax.set_ylabel("")
+    fig, axes = _heatmap_row((11.0, 2.6), (X, pe, np.add(X, pe)),
+                             ("X (tokens)", "PE (positions)", "X + PE"), label="value",
+                             vmin=-3, vmax=3, sharey=True)
+    for ax, ylabel in zip(axes, ("token (position p)", "", "")):
+        ax.set_ylabel(ylabel)
     axes[0].set_yticks(range(len(tokens)), tokens)
-    axes[0].set_ylabel("token (position p)")
-    fig.colorbar(image, ax=axes, label="value")
     return fig

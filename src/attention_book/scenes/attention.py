@@ -1,9 +1,7 @@
 """Chapter 3's labs: the sqrt(d_k) lab ("scaling") and the attention explorer ("attention").
 
-:func:`scaling_state` and :func:`attention_state` are the pure state functions; the two
-:class:`~.core.Scene` declarations say which controls the labs have and which states the
-kernel-free explorers offer. The chapter's table of the softmax's saturation reads the
-same measurements as the lab (:func:`scaling_curves`), so the two cannot disagree.
+The chapter's table of the softmax's saturation reads the same measurements as the lab
+(:func:`scaling_curves`), so the two cannot disagree.
 """
 
 from __future__ import annotations
@@ -16,38 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import whole_number
-from ..attention import (
-    dot_product_variance,
-    project_qkv,
-    projection_weights,
-    scaled_dot_product_attention,
-    softmax_saturation,
-)
+from ..attention import (dot_product_variance, project_qkv, projection_weights,
+                         scaled_dot_product_attention, softmax_saturation)
 from ..embedding import embed, embedding_table
 from ..tokens import RUNNING_SENTENCE, Vocabulary
 from .core import Note, Preset, Scene, choice, notes_html, read_tokens, slider, text
 
 __all__ = [
-    "SCALING_DKS",
-    "SCALING_KEYS",
-    "SCALING_QUERIES",
-    "scaling_curves",
-    "ScalingState",
-    "scaling_state",
-    "scaling_readout_html",
-    "scaling_alt_text",
-    "ATTENTION_D",
-    "ATTENTION_DKS",
-    "TEMPERATURES",
-    "ATTENTION_SEEDS",
-    "MAX_ATTENTION_TOKENS",
-    "CROSS_SENTENCE",
-    "AttentionState",
-    "attention_state",
-    "attention_readout_html",
-    "attention_alt_text",
-    "query_options",
-    "ATTENTION_PRESET",
+    "SCALING_DKS", "SCALING_KEYS", "SCALING_QUERIES", "scaling_curves", "ScalingState",
+    "scaling_state", "scaling_readout_html", "scaling_alt_text",
+    "ATTENTION_D", "ATTENTION_DKS", "TEMPERATURES", "ATTENTION_SEEDS", "MAX_ATTENTION_TOKENS",
+    "CROSS_SENTENCE", "AttentionState", "attention_state", "attention_readout_html",
+    "attention_alt_text", "query_options", "ATTENTION_PRESET",
 ]
 
 # ------------------------------------------------------------------ the sqrt(d_k) lab
@@ -59,27 +37,24 @@ SCALING_KEYS = 16
 #: Random queries per d_k in the lab's softmax experiment (4 times as many pairs for the
 #: variance); the chapter's table shows these same measurements.
 SCALING_QUERIES = 300
+_MEASURES = ("max_weight", "entropy", "grad_norm")
 
 
 @functools.lru_cache(maxsize=4)
 def scaling_curves(d_ks: tuple = SCALING_DKS, s_k: int = SCALING_KEYS,
                    n: int = SCALING_QUERIES, seed: int = 0) -> dict:
-    """The lab's measurements for every d_k, unscaled and scaled (computed once, cached):
-    :func:`softmax_saturation` with ``n`` queries of ``s_k`` keys, and
-    :func:`dot_product_variance` of 4 n pairs.
+    """The lab's measurements for every d_k, unscaled and scaled (computed once, cached).
 
-    Returns
-    -------
-    dict
-        ``curves[(quantity, scaled)]``: numpy.ndarray (len(d_ks),) for quantity
-        "variance" (of q . k, or of q . k / sqrt(d_k) when scaled), "max_weight",
-        "entropy", "grad_norm"; ``curves[("weights", scaled)]``: (len(d_ks), s_k), an
-        example row of weights per d_k, sorted descending.
+    Returns ``curves``: ``curves[(quantity, scaled)]`` is an array (len(d_ks),) for
+    "max_weight", "entropy", "grad_norm" (:func:`softmax_saturation`, ``n`` queries of
+    ``s_k`` keys) and "variance" (:func:`dot_product_variance` of 4 n pairs: of q . k, or
+    of q . k / sqrt(d_k) when scaled); ``curves[("weights", scaled)]`` is (len(d_ks), s_k),
+    an example row of weights per d_k, sorted descending.
     """
     curves: dict = {}
     for scaled in (False, True):
         stats = [softmax_saturation(d_k, scaled, s_k=s_k, n=n, seed=seed) for d_k in d_ks]
-        for key in ("max_weight", "entropy", "grad_norm"):
+        for key in _MEASURES:
             curves[(key, scaled)] = np.array([st[key] for st in stats])
         curves[("weights", scaled)] = np.stack([st["weights"] for st in stats])  # (m, s_k)
     raw = np.array([dot_product_variance(d_k, n=4 * n, seed=seed) for d_k in d_ks])
@@ -90,26 +65,15 @@ def scaling_curves(d_ks: tuple = SCALING_DKS, s_k: int = SCALING_KEYS,
 
 @dataclass(frozen=True, eq=False)
 class ScalingState:
-    """What the sqrt(d_k) lab shows for one (d_k, scaled).
-
-    Attributes
-    ----------
-    d_k : int
-    scaled : bool
-    variance, max_weight, entropy, grad_norm : float
-        The measurements at this d_k (variance of the score as used: q . k, or
-        q . k / sqrt(d_k) when scaled).
-    weights : numpy.ndarray, shape (s_k,)
-        An example row of weights, sorted descending.
-    """
+    """What the sqrt(d_k) lab shows for one (d_k, scaled): the measurements at this d_k."""
 
     d_k: int
     scaled: bool
-    variance: float
-    max_weight: float
-    entropy: float
-    grad_norm: float
-    weights: np.ndarray
+    variance: float     # of the score as used: q . k, or q . k / sqrt(d_k) when scaled
+    max_weight: float   # mean largest softmax weight
+    entropy: float      # mean entropy of the weights (nats)
+    grad_norm: float    # mean norm of the gradient through the softmax
+    weights: np.ndarray  # (s_k,) an example row of weights, sorted descending
 
     @property
     def s_k(self) -> int:
@@ -124,29 +88,23 @@ def scaling_state(d_k: int = 64, scaled: bool = False) -> ScalingState:
     if not isinstance(scaled, (bool, np.bool_)):
         raise ValueError(f"scaled must be True or False, got {scaled!r}")
     curves, k, scaled = scaling_curves(), SCALING_DKS.index(d_k), bool(scaled)
-    return ScalingState(
-        d_k=d_k, scaled=scaled, variance=float(curves[("variance", scaled)][k]),
-        max_weight=float(curves[("max_weight", scaled)][k]),
-        entropy=float(curves[("entropy", scaled)][k]),
-        grad_norm=float(curves[("grad_norm", scaled)][k]),
-        weights=curves[("weights", scaled)][k],
-    )
+    return ScalingState(d_k=d_k, scaled=scaled, weights=curves[("weights", scaled)][k],
+                        **{q: float(curves[(q, scaled)][k]) for q in ("variance", *_MEASURES)})
 
 
 def scaling_readout_html(state: ScalingState) -> str:
     """The sqrt(d_k) lab's readout: the mode, the four measurements, an example row."""
     mode = ("scaled: scores = q\u00b7k / \u221ad_k" if state.scaled
             else "unscaled: scores = q\u00b7k")
-    row = ", ".join(f"{w:.2f}" for w in state.weights[:6])
+    s_k, row = state.s_k, ", ".join(f"{w:.2f}" for w in state.weights[:6])
     lines = [
         f"<b>{html.escape(mode)}</b>, d_k = {state.d_k}",
         f"variance of the scores: {state.variance:.3g} "
         f"(q\u00b7k alone has variance \u2248 d_k = {state.d_k})",
-        f"largest weight {state.max_weight:.3f} (uniform would be 1/{state.s_k} = "
-        f"{1 / state.s_k:.3f}); entropy {state.entropy:.3f} nats "
-        f"(max log {state.s_k} = {math.log(state.s_k):.3f}); "
+        f"largest weight {state.max_weight:.3f} (uniform would be 1/{s_k} = {1 / s_k:.3f}); "
+        f"entropy {state.entropy:.3f} nats (max log {s_k} = {math.log(s_k):.3f}); "
         f"gradient norm {state.grad_norm:.3f}",
-        f"an example row of {state.s_k} weights, largest first: {row}, \u2026",
+        f"an example row of {s_k} weights, largest first: {row}, \u2026",
     ]
     return ('<div class="ab-readout" style="font-family:monospace;font-size:90%">'
             + "<br>".join(lines) + "</div>")
@@ -175,9 +133,7 @@ SCALING_SCENE = Scene(
                                     ("scaled: q\u00b7k/\u221ad_k", True)], False, buttons=True),
         slider("d_k", "d_k (key dim.)", SCALING_DKS, 64),
     ),
-    state=scaling_state,
-    readout=scaling_readout_html,
-    alt=scaling_alt_text,
+    state=scaling_state, readout=scaling_readout_html, alt=scaling_alt_text,
     suggested=({"d_k": 512, "scaled": False}, {"d_k": 512, "scaled": True},
                {"d_k": 1, "scaled": False}),
 )
@@ -206,49 +162,25 @@ def _table() -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class AttentionState:
-    """Everything the attention explorer shows for one setting of its controls.
+    """Everything the attention explorer shows for one setting of its controls."""
 
-    Attributes
-    ----------
-    text, kv_text : str
-        The query sentence; the keys/values sentence (used in cross mode).
-    mode : str
-        "self" (Q, K, V from one sentence) or "cross" (Q from ``text``, K and V from
-        ``kv_text``).
-    d_k, seed : int
-    temperature : float
-    query : int
-        The chosen query position (clamped to the sentence).
-    query_tokens, key_tokens : tuple of str, lengths s_q, s_k
-    X_q : numpy.ndarray, shape (s_q, d)
-    X_kv : numpy.ndarray, shape (s_k, d)
-    Q : numpy.ndarray, shape (s_q, d_k)
-    K : numpy.ndarray, shape (s_k, d_k)
-    V : numpy.ndarray, shape (s_k, d_v), d_v = d_k
-    scale : float
-        ``1 / (temperature * sqrt(d_k))``.
-    weights : numpy.ndarray, shape (s_q, s_k)
-    output : numpy.ndarray, shape (s_q, d_v)
-    notes : tuple of Note
-    """
-
-    text: str
-    kv_text: str
-    mode: str
+    text: str              # the query sentence
+    kv_text: str           # the keys/values sentence (used in cross mode)
+    mode: str              # "self" (Q, K, V from text) or "cross" (K, V from kv_text)
     d_k: int
     temperature: float
     seed: int
-    query: int
-    query_tokens: tuple
-    key_tokens: tuple
-    X_q: np.ndarray
-    X_kv: np.ndarray
-    Q: np.ndarray
-    K: np.ndarray
-    V: np.ndarray
-    scale: float
-    weights: np.ndarray
-    output: np.ndarray
+    query: int             # the chosen query position (clamped to the sentence)
+    query_tokens: tuple    # (s_q,)
+    key_tokens: tuple      # (s_k,)
+    X_q: np.ndarray        # (s_q, d)
+    X_kv: np.ndarray       # (s_k, d)
+    Q: np.ndarray          # (s_q, d_k)
+    K: np.ndarray          # (s_k, d_k)
+    V: np.ndarray          # (s_k, d_v), d_v = d_k
+    scale: float           # 1 / (temperature * sqrt(d_k))
+    weights: np.ndarray    # (s_q, s_k)
+    output: np.ndarray     # (s_q, d_v)
     notes: tuple
 
     @property
@@ -274,24 +206,21 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
     X rows come from chapter 1's embedding table (d = :data:`ATTENTION_D`, seed 0), with
     no positional encoding (chapter 3 studies attention alone); W^Q, W^K, W^V from
     :func:`~attention_book.attention.projection_weights` with ``seed``; the weights are
-    ``softmax(Q K^T / (temperature * sqrt(d_k)))``. Pure: the same arguments give the
-    same state. Bad text never raises: it gives s = 0 and a note.
+    ``softmax(Q K^T / (temperature * sqrt(d_k)))``. Pure. Bad text never raises: it gives
+    s = 0 and a note.
 
     Parameters
     ----------
-    text : str
-        The sentence the queries come from (and, in self mode, keys and values).
-    d_k : int
-        Query/key (and value) dimension.
+    text, kv_text : str
+        The queries' sentence (also keys' and values' in self mode); the keys/values
+        sentence in cross mode.
+    d_k, seed : int
+        Query/key (and value) dimension; seed of the projections.
     temperature : float
         Positive; larger flattens the weights, smaller sharpens them.
-    seed : int
-        Seed of the projections.
     query : int
         The query position to single out; clamped to 0..s_q - 1.
     mode : {"self", "cross"}
-    kv_text : str
-        The keys/values sentence in cross mode.
     max_tokens : int
         The most tokens kept from each sentence.
     """
@@ -309,14 +238,14 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
         notes += kv_notes
     if not q_tokens or not k_tokens:
         q_tokens = k_tokens = []
-    vocab, table, d = Vocabulary.default(), _table(), ATTENTION_D
+    vocab, d = Vocabulary.default(), ATTENTION_D
     unknown = [t for t in dict.fromkeys([*q_tokens, *k_tokens]) if not vocab.is_known(t)]
     if unknown:
         notes.append(Note("info", "not in the vocabulary (shown with the <unk> embedding): "
                           + ", ".join(f"'{t}'" for t in unknown[:8])
                           + (", \u2026" if len(unknown) > 8 else "")))
-    X_q = embed(vocab.encode(q_tokens), table) if q_tokens else np.zeros((0, d))  # (s_q, d)
-    X_kv = embed(vocab.encode(k_tokens), table) if k_tokens else np.zeros((0, d))  # (s_k, d)
+    X_q = embed(vocab.encode(q_tokens), _table()) if q_tokens else np.zeros((0, d))  # (s_q, d)
+    X_kv = embed(vocab.encode(k_tokens), _table()) if k_tokens else np.zeros((0, d))  # (s_k, d)
     scale = 1.0 / (float(temperature) * math.sqrt(d_k))
     if q_tokens:
         Q, K, V = project_qkv(X_q, W_q, W_k, W_v, X_kv)  # (s_q, d_k), (s_k, d_k), (s_k, d_k)
@@ -324,11 +253,11 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
     else:
         Q = K = V = output = np.zeros((0, d_k))
         weights = np.zeros((0, 0))
-    query = min(query, len(q_tokens) - 1) if q_tokens else 0
     return AttentionState(
         text=text if isinstance(text, str) else "",
         kv_text=kv_text if isinstance(kv_text, str) else "", mode=mode, d_k=d_k,
-        temperature=float(temperature), seed=int(seed), query=int(query),
+        temperature=float(temperature), seed=int(seed),
+        query=int(min(query, len(q_tokens) - 1) if q_tokens else 0),
         query_tokens=tuple(q_tokens), key_tokens=tuple(k_tokens), X_q=X_q, X_kv=X_kv,
         Q=Q, K=K, V=V, scale=scale, weights=weights, output=output, notes=tuple(notes))
 
@@ -344,21 +273,18 @@ def attention_readout_html(state: AttentionState) -> str:
              f"weights : ({state.s_q}, {state.s_k}); scale = 1/({state.temperature:g}"
              f"\u00b7\u221a{state.d_k}) = {state.scale:.3f}"]
     if state.s_q:
-        row = state.row
+        row, esc = state.row, html.escape
         top = int(np.argmax(row))
-        who = html.escape(state.query_tokens[state.query])
-        chips = " ".join(
-            f'<span style="font-family:monospace;margin-right:4px">'
-            f"{html.escape(t)}&nbsp;{w:.2f}</span>"
-            for t, w in list(zip(state.key_tokens, row))[:16])
-        more = " \u2026" if state.s_k > 16 else ""
-        line = (f"query {state.query} ('{who}') attends most to key {top} "
-                f"('{html.escape(state.key_tokens[top])}', weight {row[top]:.2f})")
+        chips = " ".join(f'<span style="font-family:monospace;margin-right:4px">'
+                         f"{esc(t)}&nbsp;{w:.2f}</span>"
+                         for t, w in list(zip(state.key_tokens, row))[:16])
+        line = (f"query {state.query} ('{esc(state.query_tokens[state.query])}') attends "
+                f"most to key {top} ('{esc(state.key_tokens[top])}', weight {row[top]:.2f})")
         if state.mode == "self":
             line += (": itself" if top == state.query else
                      f", not to itself (weight {row[state.query]:.2f})")
-        parts.append(line)
-        parts.append(f"its row (sums to {row.sum():.2f}): {chips}{more}")
+        parts += [line, f"its row (sums to {row.sum():.2f}): {chips}"
+                        + (" \u2026" if state.s_k > 16 else "")]
     return ('<div class="ab-readout" style="font-size:90%">' + "<br>".join(parts)
             + notes_html(state.notes) + "</div>")
 
@@ -391,14 +317,12 @@ def query_options(values) -> tuple:
 
 #: The explorer's settings: each sets the query sentence, the mode and the projections'
 #: seed (the keys/values sentence stays :data:`CROSS_SENTENCE`).
-ATTENTION_PRESET = Preset("preset", "Setting", (
-    ("running sentence, self-attention, seed 0",
-     {"text": RUNNING_SENTENCE, "mode": "self", "seed": 0}),
-    ("running sentence, self-attention, seed 1",
-     {"text": RUNNING_SENTENCE, "mode": "self", "seed": 1}),
-    (f"cross-attention: queries from the running sentence, keys/values from "
-     f"'{CROSS_SENTENCE}'", {"text": RUNNING_SENTENCE, "mode": "cross", "seed": 0}),
-))
+ATTENTION_PRESET = Preset("preset", "Setting", tuple(
+    (label, {"text": RUNNING_SENTENCE, "mode": mode, "seed": seed}) for label, mode, seed in (
+        ("running sentence, self-attention, seed 0", "self", 0),
+        ("running sentence, self-attention, seed 1", "self", 1),
+        ("cross-attention: queries from the running sentence, keys/values from "
+         f"'{CROSS_SENTENCE}'", "cross", 0))))
 
 ATTENTION_SCENE = Scene(
     name="attention",
@@ -408,8 +332,7 @@ ATTENTION_SCENE = Scene(
         choice("mode", "attention", [("self-attention", "self"),
                                      ("cross-attention", "cross")], "self", buttons=True),
         text("kv_text", "keys/values (cross)", CROSS_SENTENCE,
-             active_when=lambda v: v["mode"] == "cross",
-             hint="used in cross-attention only"),
+             active_when=lambda v: v["mode"] == "cross", hint="used in cross-attention only"),
         choice("query", "query token", [(f"{i}", i) for i in range(MAX_ATTENTION_TOKENS)], 0,
                explore=range(5), options_for=query_options),
         slider("d_k", "d_k", ATTENTION_DKS, 4, explore=(4,)),
@@ -417,9 +340,7 @@ ATTENTION_SCENE = Scene(
         slider("seed", "seed (W's)", range(ATTENTION_SEEDS[0], ATTENTION_SEEDS[1] + 1), 0,
                explore=(0,)),
     ),
-    state=attention_state,
-    readout=attention_readout_html,
-    alt=attention_alt_text,
+    state=attention_state, readout=attention_readout_html, alt=attention_alt_text,
     presets=(ATTENTION_PRESET,),
     suggested=({"query": 0, "seed": 0, "mode": "self"}, {"temperature": 0.25},
                {"temperature": 4.0}, {"seed": 1}, {"mode": "cross", "query": 4}),

@@ -1,8 +1,4 @@
-"""Chapter 1's lab: type a sentence; see tokens, ids, X:(s, d) and its similarities.
-
-:func:`embedding_state` is the pure state function; :data:`SCENE` declares the lab's
-controls and the states the HTML explorer offers.
-"""
+"""Chapter 1's lab: type a sentence; see tokens, ids, X:(s, d) and its similarities."""
 
 from __future__ import annotations
 
@@ -15,15 +11,8 @@ from ..embedding import cosine_similarity, embed, embedding_table
 from ..tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary
 from .core import MAX_WIDGET_TOKENS, Note, Scene, notes_html, read_tokens, slider, text
 
-__all__ = [
-    "D_CHOICES",
-    "SEED_RANGE",
-    "PRESET_SENTENCES",
-    "EmbeddingState",
-    "embedding_state",
-    "embedding_readout_html",
-    "embedding_alt_text",
-]
+__all__ = ["D_CHOICES", "SEED_RANGE", "PRESET_SENTENCES", "EmbeddingState", "embedding_state",
+           "embedding_readout_html", "embedding_alt_text"]
 
 #: The model dimensions chapter 1's lab offers.
 D_CHOICES = (2, 4, 8, 16, 32, 64)
@@ -40,42 +29,25 @@ PRESET_SENTENCES = (
 )
 
 
+def _repeated(tokens) -> list:
+    """The tokens that occur more than once, in order of first occurrence."""
+    return [t for t in dict.fromkeys(tokens) if tokens.count(t) > 1]
+
+
 @dataclass(frozen=True, eq=False)
 class EmbeddingState:
-    """Everything chapter 1's lab and explorer show for one (text, d, seed).
+    """Everything chapter 1's lab and explorer show for one (text, d, seed)."""
 
-    Attributes
-    ----------
-    text : str
-        The text as typed.
-    d, seed : int
-        The model dimension and the seed of the embedding table.
-    tokens : tuple of str, length s
-        The tokens shown (the first :data:`MAX_WIDGET_TOKENS` of the text's tokens).
-    ids : numpy.ndarray of int64, shape (s,)
-        Their ids; an unknown word has the id of ``<unk>``.
-    known : tuple of bool, length s
-        Whether each token is in the vocabulary.
-    total_tokens : int
-        The number of tokens of the whole text (>= s).
-    X : numpy.ndarray, shape (s, d)
-        The embeddings, ``embed(ids, embedding_table(V, d, seed))``.
-    similarity : numpy.ndarray, shape (s, s)
-        ``cosine_similarity(X)``.
-    notes : tuple of Note
-        Messages: an error (no tokens), truncation, unknown words.
-    """
-
-    text: str
-    d: int
-    seed: int
-    tokens: tuple
-    ids: np.ndarray
-    known: tuple
-    total_tokens: int
-    X: np.ndarray
-    similarity: np.ndarray
-    notes: tuple
+    text: str              # the text as typed
+    d: int                 # model dimension
+    seed: int              # seed of the embedding table
+    tokens: tuple          # (s,) the first MAX_WIDGET_TOKENS tokens of the text
+    ids: np.ndarray        # (s,) int64 ids; an unknown word has the id of <unk>
+    known: tuple           # (s,) whether each token is in the vocabulary
+    total_tokens: int      # tokens of the whole text (>= s)
+    X: np.ndarray          # (s, d) embeddings, embed(ids, embedding_table(V, d, seed))
+    similarity: np.ndarray  # (s, s) cosine_similarity(X)
+    notes: tuple           # Notes: an error (no tokens), truncation, unknown words
 
     @property
     def s(self) -> int:
@@ -85,35 +57,23 @@ class EmbeddingState:
     @property
     def shape_line(self) -> str:
         """``"X : (s, d) = (5, 8)"``, or a line saying there are no tokens."""
-        if self.s == 0:
-            return f"X : (s, d) = (0, {self.d}): no tokens"
-        return f"X : (s, d) = ({self.s}, {self.d})"
+        return f"X : (s, d) = ({self.s}, {self.d})" + ("" if self.s else ": no tokens")
 
 
 def embedding_state(text: str, d: int = 8, seed: int = 0, *,
                     max_tokens: int = MAX_WIDGET_TOKENS) -> EmbeddingState:
-    """Text -> tokens -> ids -> X:(s, d) and its similarity matrix, with reader messages.
+    """Text -> tokens -> ids -> X:(s, d) and its (s, s) similarity matrix, with reader notes.
 
-    Pure: the same arguments give the same state. Bad text never raises: an empty or
-    over-long text gives a state with s = 0 and an error note; a text with more than
-    ``max_tokens`` tokens is truncated with a warning note ("showing the first 32 of 57
-    tokens"); each unknown word gets an info note.
+    Pure. Bad text never raises: an empty or over-long text gives s = 0 and an error
+    note; more than ``max_tokens`` tokens are truncated with a warning note ("showing the
+    first 32 of 57 tokens"); each unknown word gets an info note.
 
     Parameters
     ----------
     text : str
-        The sentence.
-    d : int
-        The model dimension.
-    seed : int
-        Seed of the embedding table.
+    d, seed : int
+        The model dimension and the seed of the embedding table.
     max_tokens : int
-        The most tokens to keep.
-
-    Returns
-    -------
-    EmbeddingState
-        With ``X`` of shape (s, d) and ``similarity`` of shape (s, s).
 
     Raises
     ------
@@ -137,83 +97,56 @@ def embedding_state(text: str, d: int = 8, seed: int = 0, *,
     if len(unknown) > 1:
         notes.append(Note("info", f"every unknown word shares the one embedding of {UNK_TOKEN}, "
                                   "so their rows of X are identical (similarity 1)"))
-    repeated = [(w, tokens.count(w)) for w in dict.fromkeys(tokens) if tokens.count(w) > 1]
-    if repeated:
-        listed = ", ".join(f"'{w}' ({n} times)" for w, n in repeated)
+    if repeated := _repeated(tokens):
+        listed = ", ".join(f"'{w}' ({tokens.count(w)} times)" for w in repeated)
         notes.append(Note("info", f"repeated tokens: {listed}; a repeated token has "
                                   "identical rows of X, so their cosine similarity is 1"))
     X = embed(ids, table) if tokens else np.zeros((0, d))  # (s, d)
-    return EmbeddingState(
-        text=text if isinstance(text, str) else "", d=d, seed=seed, tokens=tuple(tokens),
-        ids=ids, known=known,
-        total_tokens=total, X=X, similarity=cosine_similarity(X),  # (s, s)
-        notes=tuple(notes),
-    )
+    return EmbeddingState(text=text if isinstance(text, str) else "", d=d, seed=seed,
+                          tokens=tuple(tokens), ids=ids, known=known, total_tokens=total, X=X,
+                          similarity=cosine_similarity(X), notes=tuple(notes))  # (s, s)
 
 
 def embedding_readout_html(state: EmbeddingState) -> str:
-    """The readout of chapter 1: tokens with their ids, the shapes, and the notes.
-
-    Every token and message is HTML-escaped, so text typed by the reader is shown
-    literally and never interpreted.
-
-    Parameters
-    ----------
-    state : EmbeddingState
-
-    Returns
-    -------
-    str
-        An HTML fragment with inline styles only (no external CSS).
-    """
+    """Chapter 1's readout (HTML, every reader-typed text escaped): tokens with their ids,
+    the shapes, and the notes."""
     chips = []
     for token, token_id, known in zip(state.tokens, state.ids, state.known):
-        style = ("display:inline-block;margin:2px;padding:1px 5px;border-radius:3px;"
-                 "font-family:monospace;")
-        if known:
-            style += "border:1px solid #999"
-            label = f"{html.escape(token)} &rarr; {int(token_id)}"
-        else:
-            style += "border:2px dashed #8a1c1c"
-            label = (f"{html.escape(token)} &rarr; {int(token_id)} "
-                     f"<i>({html.escape(UNK_TOKEN)}, unknown)</i>")
-        chips.append(f'<span class="ab-token" style="{style}">{label}</span>')
-    tokens_html = ('<div class="ab-tokens"><b>tokens &rarr; ids:</b> '
-                   + ("".join(chips) if chips else "<i>none</i>") + "</div>")
-    shapes = html.escape(state.shape_line)
-    if state.s:
-        shapes += html.escape(f";  similarity : (s, s) = ({state.s}, {state.s})")
-    shape_html = f'<div class="ab-shape" style="font-family:monospace">{shapes}</div>'
-    return ('<div class="ab-readout">' + tokens_html + shape_html
+        label = f"{html.escape(token)} &rarr; {int(token_id)}"
+        if not known:
+            label += f" <i>({html.escape(UNK_TOKEN)}, unknown)</i>"
+        border = "1px solid #999" if known else "2px dashed #8a1c1c"
+        chips.append(f'<span class="ab-token" style="display:inline-block;margin:2px;'
+                     f'padding:1px 5px;border-radius:3px;font-family:monospace;'
+                     f'border:{border}">{label}</span>')
+    shapes = state.shape_line + (f";  similarity : (s, s) = ({state.s}, {state.s})"
+                                 if state.s else "")
+    return ('<div class="ab-readout"><div class="ab-tokens"><b>tokens &rarr; ids:</b> '
+            + ("".join(chips) or "<i>none</i>") + "</div>"
+            f'<div class="ab-shape" style="font-family:monospace">{html.escape(shapes)}</div>'
             + notes_html(state.notes) + "</div>")
 
 
 def embedding_alt_text(state: EmbeddingState) -> str:
-    """A plain-text description of chapter 1's figure for ``state`` (for alt text).
-
-    Names the shape, the tokens, the most similar pair of distinct positions and any
-    repeated tokens (whose rows of X are identical, similarity 1).
-    """
+    """Plain-text description of chapter 1's figure: the shape, the tokens, the most
+    similar pair of distinct positions, repeated and unknown tokens."""
     if state.s == 0:
         return ("Two empty heatmaps: there are no tokens to embed. "
                 + " ".join(n.text for n in state.notes))
-    words = ", ".join(state.tokens)
-    text = (f"Left: heatmap of X with {state.s} rows (tokens: {words}) and {state.d} "
-            f"columns (dimensions), values coloured from -3 to 3. Right: the {state.s} by "
-            f"{state.s} cosine-similarity matrix of the rows, coloured from -1 to 1, "
-            "with 1 on the diagonal.")
+    text = (f"Left: heatmap of X with {state.s} rows (tokens: {', '.join(state.tokens)}) and "
+            f"{state.d} columns (dimensions), values coloured from -3 to 3. Right: the "
+            f"{state.s} by {state.s} cosine-similarity matrix of the rows, coloured from -1 "
+            "to 1, with 1 on the diagonal.")
     if state.s > 1:
         sim = state.similarity.copy()  # (s, s)
         np.fill_diagonal(sim, -np.inf)
         i, j = np.unravel_index(np.argmax(sim), sim.shape)
         text += (f" The most similar pair of positions is {i} and {j} "
                  f"('{state.tokens[i]}' and '{state.tokens[j]}', {sim[i, j]:.2f}).")
-    repeated = [t for t in dict.fromkeys(state.tokens) if state.tokens.count(t) > 1]
-    if repeated:
+    if repeated := _repeated(state.tokens):
         text += (" Repeated tokens have identical rows and similarity 1: "
                  + ", ".join(f"'{t}'" for t in repeated) + ".")
-    unknown = [t for t, k in zip(state.tokens, state.known) if not k]
-    if unknown:
+    if unknown := [t for t, k in zip(state.tokens, state.known) if not k]:
         text += " Unknown words mapped to <unk>: " + ", ".join(
             f"'{t}'" for t in dict.fromkeys(unknown)) + "."
     return text
@@ -228,9 +161,7 @@ SCENE = Scene(
         slider("seed", "seed (table)", range(SEED_RANGE[0], SEED_RANGE[1] + 1), 0,
                explore=(0,)),
     ),
-    state=embedding_state,
-    readout=embedding_readout_html,
-    alt=embedding_alt_text,
+    state=embedding_state, readout=embedding_readout_html, alt=embedding_alt_text,
     suggested=({"d": 64}, {"text": "the cat saw the dog and the dog saw the cat"},
                {"text": "THE WEATHER IS GLORIOUS TODAY"}),
 )

@@ -1,9 +1,5 @@
 """Chapter 2's lab: s, d (even), the base and an offset k; PE:(s, d), its waves, the (s, s)
-similarity of positions and the relative-position rotation check.
-
-:func:`positional_state` is the pure state function; :data:`SCENE` declares the lab's
-controls and the states the HTML explorer offers.
-"""
+similarity of positions and the relative-position rotation check."""
 
 from __future__ import annotations
 
@@ -16,18 +12,9 @@ from .. import positional as P
 from .._validate import positive_int, whole_number
 from .core import Note, Scene, notes_html, slider
 
-__all__ = [
-    "S_RANGE",
-    "D_RANGE",
-    "BASE_CHOICES",
-    "K_RANGE",
-    "MAX_IMAGE_SIDE",
-    "image_stride",
-    "PositionalState",
-    "positional_state",
-    "positional_readout_html",
-    "positional_alt_text",
-]
+__all__ = ["S_RANGE", "D_RANGE", "BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride",
+           "PositionalState", "positional_state", "positional_readout_html",
+           "positional_alt_text"]
 
 #: Positions the lab offers (inclusive).
 S_RANGE = (1, 512)
@@ -49,46 +36,21 @@ def image_stride(n: int) -> int:
 
 @dataclass(frozen=True, eq=False)
 class PositionalState:
-    """Everything chapter 2's lab and explorer show for one (s, d, base, k).
-
-    Attributes
-    ----------
-    s, d, k : int
-    base : float
-    pe : numpy.ndarray, shape (s, d)
-        ``sinusoidal_encoding(s, d, base)``.
-    wave_columns : tuple of int
-        The four sine columns 2i drawn as waves, for the frequency pairs i = 0, d/8,
-        d/4 and d/2 - 1 (repeated when d is small).
-    wavelengths : numpy.ndarray, shape (d/2,)
-        ``2 pi / omega_i`` in positions.
-    similarity : numpy.ndarray, shape (s, s)
-        ``PE PE^T / (d/2)``, from the offset formula ``sum_i cos((p - q) omega_i) / (d/2)``.
-    mean_similarity : float or None
-        ``mean_position_similarity(s, d, base)``: the mean of the off-diagonal entries
-        (None when s = 1).
-    p : int
-        The position of the rotation check (s // 2).
-    shifted, rotated : numpy.ndarray, shape (d,)
-        PE[p + k] (from the formula) and PE[p] @ T(k).
-    max_error : float
-        ``relative_rotation_error(s, d, k, base)``: max over p = 0..s-1 and all d columns.
-    notes : tuple of Note
-    """
+    """Everything chapter 2's lab and explorer show for one (s, d, base, k)."""
 
     s: int
     d: int
     base: float
     k: int
-    pe: np.ndarray
-    wave_columns: tuple
-    wavelengths: np.ndarray
-    similarity: np.ndarray
-    mean_similarity: float | None
-    p: int
-    shifted: np.ndarray
-    rotated: np.ndarray
-    max_error: float
+    pe: np.ndarray            # (s, d) sinusoidal_encoding(s, d, base)
+    wave_columns: tuple       # the sine columns 2i drawn as waves, i = 0, d/8, d/4, d/2 - 1
+    wavelengths: np.ndarray   # (d/2,) 2 pi / omega_i, in positions
+    similarity: np.ndarray    # (s, s) PE PE^T / (d/2) = sum_i cos((p - q) omega_i) / (d/2)
+    mean_similarity: float | None  # mean off-diagonal similarity (None when s = 1)
+    p: int                    # the position of the rotation check, s // 2
+    shifted: np.ndarray       # (d,) PE[p + k], from the formula
+    rotated: np.ndarray       # (d,) PE[p] @ T(k)
+    max_error: float          # relative_rotation_error: max over p = 0..s-1, all d columns
     notes: tuple
 
     @property
@@ -98,25 +60,17 @@ class PositionalState:
 
 def positional_state(s: int = 64, d: int = 64, base: float = 10000, k: int = 3
                      ) -> PositionalState:
-    """(s, d, base, k) -> the encoding, its waves, the similarity of positions and the
-    rotation check.
-
-    Pure: the same arguments give the same state.
+    """(s, d, base, k) -> the encoding PE:(s, d), its waves, the (s, s) similarity of
+    positions and the rotation check by the offset ``k``. Pure.
 
     Parameters
     ----------
-    s : int
-        Number of positions, at least 1.
-    d : int
-        Model width, even and at least 2.
+    s, d : int
+        Positions (at least 1) and the model width (even, at least 2).
     base : float
         Base of the frequencies, greater than 1.
     k : int
         The offset of the rotation check.
-
-    Returns
-    -------
-    PositionalState
 
     Raises
     ------
@@ -127,12 +81,11 @@ def positional_state(s: int = 64, d: int = 64, base: float = 10000, k: int = 3
     pe = P.sinusoidal_encoding(s, d, base)  # (s, d); validates s, d, base
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise ValueError(f"k must be a whole number (an offset in positions), got {k!r}")
-    k = int(k)
+    k, p = int(k), s // 2
     offsets = np.arange(-(s - 1), s)  # (2s - 1,): q - p from -(s-1) to s-1
     by_offset = P.offset_similarity(offsets, d, base) / (d / 2)  # (2s - 1,)
     idx = np.arange(s)
     similarity = by_offset[idx[None, :] - idx[:, None] + s - 1]  # (s, s), Toeplitz
-    p = s // 2
     lam = P.wavelengths(d, base)  # (d/2,)
     notes = [Note("info", "one frequency pair, \u03c9\u2080 = 1: wavelength 2\u03c0 \u2248 6.28 "
                           "positions, whatever the base") if d == 2 else
@@ -158,16 +111,15 @@ def positional_state(s: int = 64, d: int = 64, base: float = 10000, k: int = 3
 
 
 def positional_readout_html(state: PositionalState) -> str:
-    """The readout of chapter 2's lab: shapes, the frequencies, the mean similarity of
-    distinct positions and the rotation check (an HTML fragment, every text escaped)."""
-    lam = state.wavelengths
-    mean = ("n/a (one position)" if state.mean_similarity is None
-            else f"{state.mean_similarity:.2f}")
+    """Chapter 2's readout (HTML, escaped): shapes, the frequencies, the mean similarity of
+    distinct positions and the rotation check."""
+    lam, mean = state.wavelengths, state.mean_similarity
     lines = [
         state.shape_line,
         f"base = {state.base:g}: wavelengths {lam[0]:.2f} .. {lam[-1]:,.1f} positions "
         f"over {state.d // 2} frequency pairs i = 0..{state.d // 2 - 1}",
-        f"mean similarity of two distinct positions: {mean}",
+        "mean similarity of two distinct positions: "
+        + ("n/a (one position)" if mean is None else f"{mean:.2f}"),
         f"rotation check, k = {state.k}: max over p = 0..{state.s - 1} of "
         f"|PE[p+k] \u2212 PE[p] T(k)| = {state.max_error:.1e}",
     ]
@@ -176,20 +128,19 @@ def positional_readout_html(state: PositionalState) -> str:
 
 
 def positional_alt_text(state: PositionalState) -> str:
-    """A plain-text description of chapter 2's figure for ``state`` (for alt text)."""
-    cols = ", ".join(str(j) for j in state.wave_columns)
+    """Plain-text description of chapter 2's figure for ``state``."""
     mean = ("" if state.mean_similarity is None else
             f", mean {state.mean_similarity:.2f} off the diagonal")
     return (
         f"Top left: heatmap of the sinusoidal encoding PE with {state.s} positions (rows) "
         f"and {state.d} dimensions (columns), base {state.base:g}, values from -1 to 1; "
         "the left columns change quickly down the positions, the right ones slowly. "
-        f"Top right: columns {cols} as waves over the positions, slower for larger j. "
-        f"Bottom left: the {state.s} by {state.s} similarity of positions, 1 on the "
-        f"diagonal and constant along every diagonal (it depends only on the offset){mean}. "
-        f"Bottom right: PE[p+k] and PE[p]T(k) for p = {state.p}, k = {state.k} over the "
-        f"dimensions lie on top of each other; largest difference {state.max_error:.1e}."
-    )
+        f"Top right: columns {', '.join(map(str, state.wave_columns))} as waves over the "
+        f"positions, slower for larger j. Bottom left: the {state.s} by {state.s} "
+        "similarity of positions, 1 on the diagonal and constant along every diagonal (it "
+        f"depends only on the offset){mean}. Bottom right: PE[p+k] and PE[p]T(k) for "
+        f"p = {state.p}, k = {state.k} over the dimensions lie on top of each other; "
+        f"largest difference {state.max_error:.1e}.")
 
 
 def _check(values) -> None:
@@ -211,9 +162,7 @@ SCENE = Scene(
                hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),
         slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3, explore=(3, 16)),
     ),
-    state=positional_state,
-    readout=positional_readout_html,
-    alt=positional_alt_text,
+    state=positional_state, readout=positional_readout_html, alt=positional_alt_text,
     check=_check,
     # the "things to try" of chapter 2: a small base, one frequency pair, p + k past the end
     suggested=({"s": 64, "d": 64, "base": 10}, {"s": 64, "d": 64, "base": 100},
