@@ -20,8 +20,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from ..scenes.attention import SCALING_DKS, SCALING_KEYS, scaling_curves
-from .core import (HeatmapPanel, NotebookFigure, TextStamps, figure_png, freeze_layout,
-                   tick_fontsize, tick_label)
+from .core import (RESERVED_TITLE, HeatmapPanel, NotebookFigure, TextStamps, figure_png,
+                   freeze_layout, tick_fontsize, tick_label)
 
 __all__ = ["ScalingView", "scaling_view", "AttentionView", "attention_view", "thin_labels",
            "MAX_SHOWN_LABELS", "CostPlot", "cost_figure"]
@@ -198,7 +198,7 @@ class AttentionView:
         # worst-case labels for the layout engine, then freeze
         self.heatmap.reserve(rows=True, cols=True)
         ax_bars.set_xticks([0], ["n" * 10], rotation=90)
-        ax_arcs.set_title("reserved: a one-line title")
+        ax_arcs.set_title(RESERVED_TITLE)
         self.static = freeze_layout(figure, panels=(self.heatmap,))
         # the arcs' key nodes sit right above the bars: give both axes the same x extent
         bars_box, arcs_box = ax_bars.get_position(), ax_arcs.get_position()

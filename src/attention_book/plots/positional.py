@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from ..scenes.positional import image_stride
-from .core import HeatmapPanel, TextStamps, freeze_layout, notebook_figure
+from .core import RESERVED_TITLE, HeatmapPanel, TextStamps, freeze_layout, notebook_figure
 
 __all__ = ["WAVE_COLORS", "PositionalView", "positional_view", "layouts_figure",
            "encoding_figure", "wavelengths_figure", "similarity_figure", "sum_figure"]
@@ -47,7 +47,7 @@ class _LinePanel:
         self.y_labels = TextStamps(ax, "left", cache=cache)
         self.title = TextStamps(ax, "top", pad=6.0, cache=cache)
         ax.set_xticks([0, 500], ["0", "500"])  # reserve room for the widest labels
-        ax.title.set_text("reserved: (a one-line title) |")
+        ax.title.set_text(RESERVED_TITLE)
 
     def finish(self) -> None:
         self.y_labels.set_texts(["-1", "0", "1"], [-1, 0, 1])
@@ -116,7 +116,7 @@ class PositionalView:
         self.rot_legend = ax_rot.legend(**legend_style)
         for panel in (self.pe_panel, self.similarity_panel):
             panel.reserve(rows=False, cols=False, n=512)
-            panel.ax.title.set_text("reserved: (a one-line title) |")  # tallest glyphs
+            panel.ax.title.set_text(RESERVED_TITLE)  # tallest glyphs
         self.static = freeze_layout(figure, panels=(self.pe_panel, self.similarity_panel),
                                     static_artists=[self.wave_legend, self.rot_legend])
         self.wave_panel.finish()
