@@ -1,0 +1,276 @@
+"""Chapter 7's lab: a stack of random transformer blocks on a sentence (post-LN or
+pre-LN, residuals on or off, 1 to 12 blocks, a seed, an optional causal mask): the
+residual stream's norm after every sub-layer and each layer's attention weights.
+:func:`block_state` is the pure state function; :data:`SCENE` declares the controls."""
+
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import whole_number
+from ..attention import causal_mask
+from ..block import encoder_stack, stack_trace, stream_norms
+from ..embedding import embed, embedding_table
+from ..positional import sinusoidal_encoding
+from ..tokens import RUNNING_SENTENCE, Vocabulary
+from .core import (MAX_WIDGET_TOKENS, Note, Scene, choice, notes_html, read_tokens, slider,
+                   text, toggle)
+
+__all__ = ["BLOCK_D", "BLOCK_H", "MAX_DEPTH", "BLOCK_SEED_RANGE", "BLOCK_SENTENCES",
+           "BLOCK_EXPLORER_DEPTHS", "LN_LABELS", "BlockState", "block_state",
+           "block_readout_html", "block_alt_text"]
+
+#: The lab's width and heads (d_ff = 4 d = 32).
+BLOCK_D, BLOCK_H = 8, 2
+#: The deepest stack the lab offers (and the most attention maps it shows).
+MAX_DEPTH = 12
+#: The seeds the lab offers (inclusive).
+BLOCK_SEED_RANGE = (0, 20)
+#: The explorer's sentences: the running example, a repeated word, a longer sentence.
+BLOCK_SENTENCES = (RUNNING_SENTENCE, "the dog saw the cat",
+                   "in the morning the sun was warm, so we went to the river")
+#: The depths the explorer precomputes (6 is the paper's).
+BLOCK_EXPLORER_DEPTHS = (1, 2, 6, 12)
+#: How the two LayerNorm placements are named, by ``norm_first``.
+LN_LABELS = {False: "post-LN (the paper, BERT)", True: "pre-LN (GPT-2)"}
+
+
+@functools.lru_cache(maxsize=64)
+def _stack(seed: int, norm_first: bool) -> tuple:
+    """The MAX_DEPTH random blocks of ``seed`` (a shallower stack is their start), built
+    once: moving the residual toggle, the depth or the text reuses them."""
+    return tuple(encoder_stack(MAX_DEPTH, BLOCK_D, BLOCK_H, seed, norm_first=norm_first))
+
+
+@functools.lru_cache(maxsize=256)
+def _run(tokens: tuple, seed: int, depth: int, residual: bool, causal: bool):
+    """X:(s, d), the norms of both LN settings, and per setting the head-averaged weights
+    (L, s, s), the output (s, d) and layer 1's trace shapes; cached, so that switching
+    between post-LN and pre-LN (or back to an earlier state) costs no computation."""
+    vocab = Vocabulary.default()
+    d = BLOCK_D
+    X = embed(vocab.encode(list(tokens)), embedding_table(len(vocab), d, 0))  # (s, d)
+    X = X + sinusoidal_encoding(len(tokens), d)  # (s, d) + (s, d)
+    mask = causal_mask(len(tokens)) if causal else None  # (s, s) or None
+    norms, runs = {}, {}
+    for nf in (False, True):
+        blocks = _stack(seed, nf)[:depth]
+        stream, weights = stack_trace(blocks, X, mask=mask, residual=residual)
+        norms[nf] = stream_norms(stream)  # (2L + 1,)
+        trace = tuple((n, a.shape) for n, a in blocks[0].trace(X, mask=mask,
+                                                              residual=residual))
+        # L x (h, s, s) -> (L, s, s): each layer's heads averaged
+        runs[nf] = (np.stack([w.mean(axis=0) for w in weights]), stream[-1][1], trace)
+    for a in (X, *norms.values(), *(r[k] for r in runs.values() for k in (0, 1))):
+        a.flags.writeable = False  # shared by every state that hits the cache
+    return X, norms, runs
+
+
+@dataclass(frozen=True, eq=False)
+class BlockState:
+    """Everything chapter 7's lab shows for one set of control values.
+
+    Attributes
+    ----------
+    text : str
+    tokens : tuple of str, length s
+    norm_first, residual, causal : bool
+        Pre-LN (else post-LN); residual connections; causal mask.
+    depth, seed : int
+        Blocks in the stack (L) and the seed of their weights.
+    d, h, d_ff : int
+    X : numpy.ndarray, shape (s, d)
+        The input: embeddings plus sinusoidal positional encoding.
+    norms : dict of bool to numpy.ndarray, each shape (2 L + 1,)
+        Mean norm of a token's vector at each point, for post-LN (False) and pre-LN
+        (True), same weights; shape (0,) when there are no tokens.
+    weights : numpy.ndarray, shape (L, s, s)
+        Each layer's attention weights averaged over its h heads (chosen LN setting).
+    output : numpy.ndarray, shape (s, d)
+        The stack's output (chosen LN setting).
+    trace : tuple of (str, tuple)
+        Every array of layer 1 and its shape, from ``EncoderBlock.trace``.
+    n_parameters : int
+        Learned numbers of one block, ``12 d^2 + 13 d``.
+    notes : tuple of Note
+    """
+
+    text: str
+    tokens: tuple
+    norm_first: bool
+    residual: bool
+    causal: bool
+    depth: int
+    seed: int
+    d: int
+    h: int
+    d_ff: int
+    X: np.ndarray
+    norms: dict
+    weights: np.ndarray
+    output: np.ndarray
+    trace: tuple
+    n_parameters: int
+    notes: tuple
+
+    @property
+    def s(self) -> int:
+        """The number of tokens."""
+        return len(self.tokens)
+
+    @property
+    def chosen_norms(self) -> np.ndarray:
+        """The norms of the chosen LN setting, shape (2 L + 1,)."""
+        return self.norms[self.norm_first]
+
+
+def block_state(text: str = RUNNING_SENTENCE, norm_first: bool = False,
+                residual: bool = True, depth: int = 6, seed: int = 0, causal: bool = False,
+                *, max_tokens: int = MAX_WIDGET_TOKENS) -> BlockState:
+    """Sentence -> X:(s, d) -> a stack of ``depth`` random encoder blocks.
+
+    Pure: the same arguments give the same state (the blocks are cached per seed and LN
+    setting). The text never raises: an empty text gives s = 0 and an error note.
+
+    Parameters
+    ----------
+    text : str
+        The sentence; X = its embeddings (chapter 1's table, seed 0) + positional encoding.
+    norm_first : bool
+        Pre-LN (True) or post-LN (False) for the attention maps, the output and the trace;
+        the norms are computed for both.
+    residual : bool
+        Residual connections on or off (in every block).
+    depth : int
+        1..MAX_DEPTH blocks.
+    seed : int
+        Seed of the blocks' weights (``encoder_stack``).
+    causal : bool
+        A causal mask in every block (decoder-only, as GPT); else no mask (as BERT).
+    max_tokens : int
+        The most tokens kept (a longer text is truncated with a note).
+
+    Returns
+    -------
+    BlockState
+
+    Raises
+    ------
+    ValueError
+        If depth is not a whole number in 1..MAX_DEPTH or seed not one >= 0.
+    """
+    depth = whole_number(depth, "depth", 1, MAX_DEPTH)
+    seed = whole_number(seed, "seed", 0)
+    tokens, notes, _ = read_tokens(text, max_tokens)
+    s, d = len(tokens), BLOCK_D
+    block = _stack(seed, norm_first)[0]
+    if s:
+        X, norms, runs = _run(tuple(tokens), seed, depth, bool(residual), bool(causal))
+        weights, output, trace = runs[bool(norm_first)]
+    else:
+        X, output = np.zeros((0, d)), np.zeros((0, d))
+        norms = {False: np.zeros(0), True: np.zeros(0)}
+        weights = np.zeros((depth, 0, 0))
+        trace = ()
+    if s and not residual:
+        notes.append(Note("info", "residual connections are off: each sub-layer's output "
+                                  "replaces the stream instead of being added to it"))
+    if s and norm_first and residual:
+        n = norms[True]
+        notes.append(Note("info", f"pre-LN: the stream's norm grew from {n[0]:.2f} to "
+                                  f"{n[-1]:.2f} over {depth} block(s); post-LN holds it at "
+                                  f"sqrt(d) = {np.sqrt(d):.2f} after every sub-layer"))
+    return BlockState(
+        text=text if isinstance(text, str) else "", tokens=tuple(tokens),
+        norm_first=bool(norm_first), residual=bool(residual), causal=bool(causal),
+        depth=depth, seed=seed, d=d, h=BLOCK_H, d_ff=block.d_ff, X=X,
+        norms=norms, weights=weights, output=output, trace=trace,
+        n_parameters=block.n_parameters, notes=tuple(notes))
+
+
+def block_readout_html(state: BlockState) -> str:
+    """The readout of chapter 7: tokens, the stack, layer 1's shape tracer, the parameter
+    count, the norms after each block, and the notes (every text escaped)."""
+    tokens = (" ".join(f"{i}:{html.escape(t)}" for i, t in enumerate(state.tokens))
+              or "<i>none</i>")
+    d, L = state.d, state.depth
+    stack = (f"{L} block(s), {LN_LABELS[state.norm_first]}, residuals "
+             f"{'on' if state.residual else 'off'}, "
+             f"{'causal mask' if state.causal else 'no mask'}; d={d}, h={state.h}, "
+             f"d_ff={state.d_ff}, seed={state.seed}")
+    rows = "".join(
+        f"<tr><td style='padding:0 8px 0 0;text-align:left'>{html.escape(name)}</td>"
+        f"<td><code>({', '.join(map(str, shape))})</code></td></tr>"
+        for name, shape in state.trace) or "<tr><td><i>no tokens: s = 0</i></td></tr>"
+    n = state.n_parameters
+    params = (f"one block: 12 d\u00b2 + 13 d = 12\u00b7{d * d} + 13\u00b7{d} = {n:,} "
+              f"(attention {4 * d * d + 4 * d}, feed-forward {8 * d * d + 5 * d}, two "
+              f"LayerNorms {4 * d}); {L} block(s): {n * L:,}")
+    norms = " \u2192 ".join(f"{v:.2f}" for v in state.chosen_norms[::2]) or "none"
+    return (
+        '<div class="ab-readout">'
+        f'<div class="ab-tokens"><b>positions:</b> <code>{tokens}</code></div>'
+        f'<div><b>stack:</b> {html.escape(stack)}</div>'
+        f'<details class="ab-trace" open><summary><b>shape tracer, layer 1</b> (every '
+        f'block maps (s, d) = ({state.s}, {d}) to ({state.s}, {d}))</summary>'
+        f'<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">{rows}</table>'
+        f'</details>'
+        f'<div style="font-size:90%"><b>parameters:</b> {html.escape(params)}</div>'
+        f'<div style="font-size:90%"><b>mean \u2016token\u2016 after each block:</b> '
+        f'{html.escape(norms)}</div>'
+        + notes_html(state.notes) + "</div>")
+
+
+def block_alt_text(state: BlockState) -> str:
+    """A plain-text description of chapter 7's figure for ``state`` (for alt text)."""
+    if state.s == 0:
+        return "Empty panels: there are no tokens. " + " ".join(n.text for n in state.notes)
+    post, pre = state.norms[False], state.norms[True]
+    text = (f"Left: the mean norm of a token's vector in the residual stream after each of "
+            f"the {2 * state.depth} sub-layers of {state.depth} random block(s), residuals "
+            f"{'on' if state.residual else 'off'}, on a log scale: post-LN goes from "
+            f"{post[0]:.2f} to {post[-1]:.2f} (sqrt(d) = {np.sqrt(state.d):.2f}), pre-LN "
+            f"from {pre[0]:.2f} to {pre[-1]:.2f} (largest {pre.max():.2f}); "
+            f"{LN_LABELS[state.norm_first]} is highlighted. ")
+    peaks = state.weights.mean(axis=1).argmax(axis=1)  # (L, s, s) -> (L, s) -> (L,)
+    text += (f"Right: {state.depth} heatmap(s) of {state.s} by {state.s} attention weights, "
+             f"one per layer (mean over the {state.h} heads), for the tokens "
+             f"{', '.join(state.tokens)}"
+             + (", zero above the diagonal (causal mask)" if state.causal else "")
+             + ". Most-attended key per layer: "
+             + "; ".join(f"layer {i + 1} '{state.tokens[p]}'" for i, p in enumerate(peaks))
+             + ".")
+    return text
+
+
+SCENE = Scene(
+    name="block",
+    title="Block explorer: a stack of transformer blocks",
+    controls=(
+        text("text", "sentence", RUNNING_SENTENCE, presets=BLOCK_SENTENCES),
+        choice("norm_first", "LayerNorm", [(label, nf) for nf, label in LN_LABELS.items()],
+               False, buttons=True),
+        toggle("residual", "residual connections", True),
+        slider("depth", "depth L (blocks)", range(1, MAX_DEPTH + 1), 6,
+               explore=BLOCK_EXPLORER_DEPTHS),
+        slider("seed", "seed (weights)", range(BLOCK_SEED_RANGE[0], BLOCK_SEED_RANGE[1] + 1),
+               0, explore=(0,)),
+        choice("causal", "mask", [("none (encoder, as BERT)", False),
+                                  ("causal (decoder-only, as GPT)", True)],
+               False, buttons=True, explore=(False,)),
+    ),
+    state=block_state,
+    readout=block_readout_html,
+    alt=block_alt_text,
+    suggested=(
+        {"norm_first": True, "residual": True, "depth": 12},    # pre-LN: the norm grows
+        {"norm_first": False, "residual": True, "depth": 12},   # post-LN: flat at sqrt(d)
+        {"norm_first": True, "residual": False, "depth": 12},   # no residuals
+        {"text": "the dog saw the cat", "depth": 1},            # the repeated "the"
+    ),
+)
+SCENES = (SCENE,)
