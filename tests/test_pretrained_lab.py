@@ -1,0 +1,397 @@
+"""Chapter 9's lab (scenes/pretrained.py), its view (plots/pretrained.py) and explorer.
+
+Expected values come from the model (``MiniLM.attention``, ``tokenize``) and from
+``attention_book.heads`` directly, not from the state function under test (the lab runs
+its forward pass on one BLAS thread, the model on the default number: float32 results agree
+to about 1e-7). The first test
+that needs the gallery pays for it once (about 4 s: 157 forward passes); the whole
+explorer (216 states) is marked slow. Speed is measured by benchmarks/widget_latency.py.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import ipywidgets
+import numpy as np
+import pytest
+from PIL import Image
+
+from attention_book import heads
+from attention_book.controls import Explorer, live_lab, static_explorer
+from attention_book.plots import (entropy_figure, head_maps_figure, head_scores_figure,
+                                  neuron_view_figure, pretrained_view)
+from attention_book.pretrained import ANIMAL_SENTENCE, MiniLM, load_sentences
+from attention_book.scenes import (
+    ANIMAL_WIDE,
+    MAX_PRETRAINED_TOKENS,
+    PRETRAINED_PRESETS,
+    SCENES,
+    SCORE_LABELS,
+    gallery_scores,
+    head_scores,
+    pretrained_alt_text,
+    pretrained_query_options,
+    pretrained_readout_html,
+    pretrained_state,
+    read_pieces,
+)
+from attention_book.tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SCRIPT = "<script>alert('hi')</script> <b>bold</b>"
+LONG = "hello " * 600  # 602 tokens
+
+
+@pytest.fixture(scope="module")
+def model():
+    return MiniLM.load()
+
+
+@pytest.fixture(scope="module")
+def gallery():
+    return gallery_scores()
+
+
+@pytest.fixture(scope="module")
+def view():
+    return pretrained_view()
+
+
+def uniform(T: int) -> np.ndarray:
+    return np.full((T, T), 1.0 / T)
+
+
+# ------------------------------------------------------------------ scores
+
+
+def test_head_scores_of_known_maps():
+    T = 6
+    shift = np.eye(T, k=-1)  # query i on key i-1
+    shift[0, 0] = 1.0
+    s = head_scores(shift)
+    assert s["previous"] == 1.0 and s["next"] == 0.0 and s["sep"] == 0.0
+    assert math.isclose(s["self"], 1 / T) and math.isclose(s["cls"], 2 / T)
+    assert s["entropy"] == 0.0 and s["spread"] == 0.0
+    u = head_scores(uniform(T))
+    for name in ("previous", "next", "cls", "sep", "self"):
+        assert math.isclose(u[name], 1 / T)
+    assert math.isclose(u["entropy"], math.log(T)) and math.isclose(u["spread"], 1.0)
+    stack = head_scores(np.stack([shift, uniform(T)]).astype(np.float32))  # (2, T, T)
+    np.testing.assert_allclose(stack["previous"], [1.0, 1 / T], atol=1e-6)
+    assert set(SCORE_LABELS) <= set(s) and "entropy" in s
+
+
+def test_gallery_scores_every_head_on_every_sentence(model, gallery):
+    assert gallery_scores() is gallery  # computed once
+    n = len(load_sentences())
+    assert gallery.sentences == tuple(load_sentences()) and n == 157
+    assert gallery.lengths.tolist() == [len(model.tokenize(s)) for s in gallery.sentences]
+    for name, scores in gallery.scores.items():
+        assert scores.shape == (n, 6, 12) and not scores.flags.writeable
+    # one sentence, recomputed from the model and the heads module
+    k = gallery.sentences.index(ANIMAL_SENTENCE)
+    A = model.attention(ANIMAL_SENTENCE).astype(np.float64)  # (6, 12, T, T)
+    A /= A.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(gallery.scores["previous"][k], heads.previous_token_score(A),
+                               atol=1e-6)
+    np.testing.assert_allclose(gallery.scores["cls"][k], heads.position_score(A, 0), atol=1e-6)
+    np.testing.assert_allclose(gallery.scores["spread"][k],
+                               heads.mean_row_entropy(A, normalised=True), atol=1e-6)
+    mean = gallery.mean
+    assert mean["previous"].shape == (6, 12)
+    # the facts chapter 9 quotes
+    assert gallery.scores["previous"][:, 0, 2].min() > 0.99
+    assert mean["next"][1, 8] > 0.6 and mean["cls"].mean() > 0.5
+    assert mean["sep"].max() < 0.17 and mean["self"].max() < 0.21
+
+
+# ------------------------------------------------------------------ the state function
+
+
+def test_state_of_the_running_sentence(model, gallery):
+    state = pretrained_state()
+    assert (state.layer, state.head, state.query) == (0, 2, 2)
+    assert state.tokens == ("[CLS]", "the", "weather", "is", "lovely", "today", "[SEP]")
+    assert state.T == 7 and state.total_tokens == 7 and state.notes == ()
+    np.testing.assert_allclose(state.weights, model.attention(RUNNING_SENTENCE)[0, 2],
+                               atol=1e-6)
+    np.testing.assert_allclose(state.row, state.weights[2])
+    assert int(np.argmax(state.row)) == 1  # 'weather' looks at 'the'
+    for name, value in head_scores(state.weights).items():
+        assert math.isclose(state.scores[name], float(value))
+    assert state.gallery == {n: float(s[0, 2]) for n, s in gallery.mean.items()}
+
+
+@pytest.mark.parametrize("text, layer, head, query", [
+    (ANIMAL_SENTENCE, 3, 1, 10), (ANIMAL_WIDE, 5, 11, 10), (RUNNING_SENTENCE, 2, 9, 0)])
+def test_state_is_the_models_head(model, text, layer, head, query):
+    state = pretrained_state(text, layer, head, query)
+    assert list(state.tokens) == model.tokenize(text)
+    np.testing.assert_allclose(state.weights, model.attention(text)[layer, head], atol=1e-6)
+    assert state.query == query and state.weights.shape == (state.T, state.T)
+
+
+def test_chapter_numbers_of_the_animal_sentences():
+    on_animal = {(ANIMAL_SENTENCE, 3, 1): 0.677, (ANIMAL_WIDE, 3, 1): 0.281,
+                 (ANIMAL_SENTENCE, 5, 11): 0.673, (ANIMAL_WIDE, 5, 11): 0.558}
+    for (text, layer, head), value in on_animal.items():
+        row = pretrained_state(text, layer, head, 10).row
+        assert math.isclose(row[2], value, abs_tol=5e-4) and row[2] > row[8]
+
+
+def test_state_is_pure_and_does_not_rerun_the_model(model, monkeypatch):
+    a = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10)
+    calls = []
+    for block in model.blocks:
+        forward = block.forward
+        monkeypatch.setattr(block, "forward",
+                            lambda *args, _f=forward, **kw: calls.append(1) or _f(*args, **kw))
+    b = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert a.scores == b.scores and a.gallery == b.gallery
+    for layer, head, query in ((0, 0, 0), (5, 11, 15), (2, 7, 3)):
+        pretrained_state(ANIMAL_SENTENCE, layer, head, query)
+    assert calls == []  # a cached sentence: layer, head and query cost no forward pass
+    pretrained_state("a sentence the model has not seen yet", 0, 0, 0)
+    assert len(calls) == 6  # a new one: one pass through the 6 blocks
+
+
+def test_query_is_clamped_and_bad_numbers_are_refused():
+    assert pretrained_state(RUNNING_SENTENCE, 0, 2, 99).query == 6
+    for kwargs in ({"layer": 6}, {"layer": -1}, {"head": 12}, {"head": 1.5},
+                   {"query": -1}, {"layer": True}):
+        with pytest.raises(ValueError, match="must be a whole number"):
+            pretrained_state(RUNNING_SENTENCE, **kwargs)
+
+
+# ------------------------------------------------------------------ bad input: notes, no crash
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "Text is empty"), ("   \n", "Text is empty"), (None, "Text must be a string"),
+    (42, "Text must be a string"), ("\x00\x01", "holds no token"),
+    ("a" * (MAX_TEXT_CHARS + 1), "characters long")])
+def test_unreadable_text_gives_a_note(view, text, message):
+    state = pretrained_state(text)
+    assert state.T == 0 and state.weights.shape == (0, 0) and state.scores == {}
+    assert [n.level for n in state.notes] == ["error"] and message in state.notes[0].text
+    assert message.split()[0] in pretrained_readout_html(state)
+    assert "gallery (157 sentences)" in pretrained_readout_html(state)
+    assert pretrained_alt_text(state).startswith("Empty heatmap and arcs")
+    assert pretrained_query_options({"text": text}) == (("(no tokens)", 0),)
+    view.show(state)  # an empty picture, no error
+    assert not view.arcs.get_visible() and not view.heatmap.image.get_visible()
+
+
+def test_a_600_token_text_is_cut_with_a_note(model):
+    state = pretrained_state(LONG, 3, 1, 200)
+    assert state.T == MAX_PRETRAINED_TOKENS == 128 and state.total_tokens == 602
+    assert state.tokens[0] == "[CLS]" and state.tokens[-1] == "[SEP]"
+    assert state.notes[0].level == "warning"
+    assert state.notes[0].text.startswith("showing the first 128 of 602 tokens")
+    assert state.query == 127 and state.weights.shape == (128, 128)
+    np.testing.assert_allclose(state.weights.sum(axis=1), 1.0, atol=1e-5)
+    assert "showing the first 128 of 602 tokens" in pretrained_readout_html(state)
+
+
+def test_the_cut_keeps_words_whole(model):
+    text = "The unaffable tokenization. " * 40  # 'unaffable' is three pieces
+    used, tokens, notes, total = read_pieces(text)
+    assert total > 128 >= len(tokens) and tokens == model.tokenize(used)
+    full = model.tokenize(text)
+    assert tokens[:-1] == full[:len(tokens) - 1]  # a prefix of the whole text's tokens
+    assert not full[len(tokens) - 1].startswith("##")  # the next piece starts a word
+    assert str(len(tokens)) in notes[0].text
+
+
+def test_typed_html_is_shown_escaped(model):
+    state = pretrained_state(SCRIPT, 0, 2, 2)
+    assert list(state.tokens) == model.tokenize(SCRIPT) and state.tokens[1] == "<"
+    page = pretrained_readout_html(state)
+    assert "<script" not in page and "<b>bold" not in page and "&lt;" in page
+    assert "script" in pretrained_alt_text(state)  # plain text: escaped where it is shown
+
+
+def test_query_options_follow_the_text():
+    options = pretrained_query_options({"text": RUNNING_SENTENCE})
+    assert options[0] == ("0: [CLS]", 0) and options[2] == ("2: weather", 2)
+    assert len(options) == 7
+    assert len(pretrained_query_options({"text": LONG})) == 128
+
+
+def test_readout_and_alt_text():
+    state = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10)
+    page = pretrained_readout_html(state)
+    assert "layer 3, head 1" in page and "query 10 'it' attends most to" in page
+    assert "2 'animal' 0.68" in page
+    for label in SCORE_LABELS.values():
+        assert label in page
+    assert "<th>uniform head</th>" in page and f"{1 / 16:.3f}" in page
+    alt = pretrained_alt_text(state)
+    assert "16 by 16" in alt and "layer 3, head 1" in alt and "'animal' with weight 0.68" in alt
+
+
+# ------------------------------------------------------------------ the view
+
+
+def test_view_after_show():
+    state = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10)
+    view = pretrained_view()
+    view.show(state)
+    np.testing.assert_allclose(np.asarray(view.heatmap.image.get_array()), state.weights)
+    assert view.heatmap.image.get_extent() == [-0.5, 15.5, 15.5, -0.5]
+    assert list(view.heatmap.row_labels.texts) == list(state.tokens)
+    assert view.heatmap.title.texts[0] == "layer 3, head 1: query rows, key columns"
+    assert view.row_box.get_y() == 9.5 and view.row_box.get_width() == 16
+    assert len(view.arcs.get_segments()) == 16
+    assert view.arc_title.texts[0] == "query 10 'it' \u2192 every token"
+    widths = np.asarray(view.arcs.get_linewidths())
+    assert math.isclose(widths.max(), 0.4 + 6.0 * state.row.max(), rel_tol=1e-6)
+    for name, bar, other in zip(SCORE_LABELS, view.sentence_bars, view.gallery_bars):
+        assert math.isclose(bar.get_width(), state.scores[name])
+        assert math.isclose(other.get_width(), state.gallery[name])
+    png = _png(view.figure)
+    assert png.startswith(PNG_SIGNATURE)
+    # one view updated in place draws what a fresh view draws
+    fresh = pretrained_view()
+    fresh.show(state)
+    view.show(pretrained_state(LONG))
+    view.show(state)
+    assert _png(view.figure) == _png(fresh.figure)
+
+
+def test_view_refuses_mismatched_input(view):
+    gallery = pretrained_state().gallery
+    with pytest.raises(ValueError, match=r"weights must be \(T, T\) = \(2, 2\)"):
+        view.update(["a", "b"], np.eye(3), 0, {}, gallery)
+    with pytest.raises(ValueError, match="query must be in 0..1"):
+        view.update(["a", "b"], np.eye(2), 2, {}, gallery)
+
+
+def _png(figure) -> bytes:
+    from attention_book.plots import figure_png
+
+    return figure_png(figure, dpi=60)
+
+
+def test_chapter_figures():
+    rng = np.random.default_rng(0)
+    grids = {name: rng.random((6, 12)) for name in SCORE_LABELS}
+    tokens = ["[CLS]", "a", "b", "[SEP]"]
+    q = rng.normal(size=32)
+    for figure in (head_scores_figure(grids),
+                   head_maps_figure([("one", tokens, uniform(4)), ("two", tokens, np.eye(4))]),
+                   neuron_view_figure(q, rng.normal(size=32), rng.normal(size=32), ("x", "y"), "q"),
+                   entropy_figure({"a": rng.random(5), "b": rng.random(3)})):
+        assert figure._repr_png_().startswith(PNG_SIGNATURE)
+    legend = neuron_view_figure(q, q, -q, ("x", "y"), "q").axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [
+        f"'x': sum {q @ q / math.sqrt(32):.2f}", f"'y': sum {-q @ q / math.sqrt(32):.2f}"]
+
+
+# ------------------------------------------------------------------ the live lab
+
+
+@pytest.fixture
+def lab():
+    return live_lab("pretrained")
+
+
+def test_live_lab_starts_on_the_running_sentence(lab):
+    assert isinstance(lab, ipywidgets.VBox)
+    assert set(lab.controls) == {"text", "layer", "head", "query"}
+    assert lab.values == {"text": RUNNING_SENTENCE, "layer": 0, "head": 2, "query": 2}
+    assert isinstance(lab.controls["layer"], ipywidgets.IntSlider)
+    assert (lab.controls["layer"].min, lab.controls["layer"].max) == (0, 5)
+    assert (lab.controls["head"].min, lab.controls["head"].max) == (0, 11)
+    assert len(lab.controls["query"].options) == 7
+    assert bytes(lab.image.value).startswith(PNG_SIGNATURE)
+    Image.open(io.BytesIO(bytes(lab.image.value))).verify()
+    assert "previous token" in lab.readout.value and "layer 0, head 2" in lab.description.value
+
+
+def test_live_lab_control_by_control(lab, model):
+    lab.controls["layer"].value = 3
+    assert lab.state.layer == 3 and lab.state.head == 2
+    lab.controls["head"].value = 1
+    assert lab.state.head == 1 and "layer 3, head 1" in lab.readout.value
+    first = bytes(lab.image.value)
+    lab.controls["query"].value = 5
+    assert lab.state.query == 5 and lab.view.row_box.get_y() == 4.5
+    assert bytes(lab.image.value) != first
+    lab.controls["text"].value = ANIMAL_SENTENCE
+    assert len(lab.controls["query"].options) == 16  # re-offered for the new sentence
+    assert lab.controls["query"].value == 5  # still allowed: kept
+    lab.controls["query"].value = 10
+    np.testing.assert_allclose(lab.state.row, model.attention(ANIMAL_SENTENCE)[3, 1, 10],
+                               atol=1e-6)
+    assert "attends most to: 2 'animal'" in lab.readout.value
+    lab.controls["text"].value = "the dog"  # 4 tokens: query 10 is no longer offered
+    assert lab.controls["query"].value == 3 and lab.state.query == 3  # the nearest below
+    assert lab.state.T == 4
+
+
+def test_live_lab_survives_bad_text(lab):
+    for text in ("", SCRIPT, LONG, "\x00"):
+        lab.controls["text"].value = text
+        assert bytes(lab.image.value).startswith(PNG_SIGNATURE)
+    lab.controls["text"].value = ""
+    assert "error" in lab.readout.value and lab.controls["query"].options == (("(no tokens)", 0),)
+    lab.controls["text"].value = SCRIPT
+    assert "<script" not in lab.readout.value and "<script" not in lab.description.value
+    lab.controls["text"].value = LONG
+    assert "showing the first 128 of 602 tokens" in lab.readout.value
+
+
+# ------------------------------------------------------------------ the explorer
+
+
+def test_small_explorer():
+    made = static_explorer("pretrained", layer=(0, 3), head=(1, 2))
+    assert isinstance(made, Explorer)
+    assert [a.name for a in made.axes] == ["sentence", "layer", "head"]
+    assert len(made) == len(PRETRAINED_PRESETS) * 2 * 2
+    for (k, i, j), frame in made.frames.items():
+        label, text, query = PRETRAINED_PRESETS[k]
+        assert frame.values["text"] == text and frame.values["query"] == query
+        assert frame.values["layer"] == (0, 3)[i] and frame.values["head"] == (1, 2)[j]
+        assert frame.png.startswith(PNG_SIGNATURE) and "heatmap" in frame.alt
+        assert "gallery (157 sentences)" in frame.caption_html
+    frame = made.frames[(1, 1, 0)]  # the animal sentence, layer 3, head 1
+    assert "query 10 'it'" in frame.caption_html
+    assert made.reachable({"text": ANIMAL_WIDE, "layer": 3, "head": 1, "query": 10})
+    page = made._repr_html_()
+    assert "<script" in page and page.count("<img") == 1
+
+
+@pytest.mark.slow
+def test_full_explorer_has_every_head_and_stays_light():
+    made = static_explorer("pretrained")
+    assert len(made) == 3 * 6 * 12
+    for _, text, query in PRETRAINED_PRESETS:
+        for layer in range(6):
+            for head in range(12):
+                assert made.reachable({"text": text, "query": query, "layer": layer,
+                                       "head": head})
+    for values in SCENES["pretrained"].suggested:
+        assert made.reachable(values), values
+    page = made._repr_html_()
+    assert len(page) < 3_500_000  # the chapter page's budget is 5 MB
+    print(f"pretrained explorer: {len(made)} states, {len(page):,} characters")
+
+
+# ------------------------------------------------------------------ the model's GELU
+
+
+def test_vectorised_gelu_matches_math_erf():
+    """block.gelu's vectorised erf (Cody's rational approximations, which make MiniLM's
+    forward pass about a third faster than math.erf per element) agrees with math.erf."""
+    from attention_book.block import gelu
+
+    x = np.concatenate([np.linspace(-12, 12, 20001), [0.0, 0.46875, -0.46875, 4.0, 6.0,
+                                                      -6.0, 1e-300, 40.0, -40.0]])
+    reference = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    np.testing.assert_allclose(gelu(x), reference, rtol=0, atol=2e-15)
+    assert gelu(np.float32(1.0)).dtype == np.float32
