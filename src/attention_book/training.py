@@ -5,6 +5,8 @@ Tasks (every batch is fresh random sequences; nothing is ever shown twice):
 - ``"reverse"``: 8 symbols from an alphabet of 10; the target at position i is the input
   at position 7 - i. No mask (encoder-style). Default 1 layer x 2 heads: the heads
   become an anti-diagonal.
+- ``"roll"``: as "reverse", but the target at position i is the input at position
+  (i + 1) mod 8 (the sequence rotated one place to the left, ``np.roll(x, -1)``).
 - ``"induction"``: 24 symbols from 32, causal; each sequence is a random period p
   (6..12) of distinct symbols repeated; predict the next symbol. The loss and the
   accuracy count only the positions i >= p (from the second period on), where the next
@@ -23,7 +25,9 @@ same weights, bit for bit. The global torch settings (threads, determinism, the 
 random state) are restored afterwards.
 
 ``TinyRun.attention`` recomputes the attention of any checkpoint with the book's own
-numpy code (``attention_book.block.EncoderBlock``), not with torch.
+numpy code (``attention_book.block.EncoderBlock``, gathered in a :class:`NumpyModel`),
+not with torch. ``train_tiny(..., positions=False)`` trains without position embeddings
+(the table stays zero), to see what attention cannot do without them.
 
 This module is in the reference layer: it imports torch.
 """
@@ -52,6 +56,8 @@ __all__ = [
     "Batch",
     "TinyTransformer",
     "TinyRun",
+    "NumpyModel",
+    "deterministic_cpu",
     "make_batch",
     "sample",
     "train_tiny",
@@ -73,6 +79,7 @@ class Task:
 
 TASKS = {
     "reverse": Task(vocab=10, length=8, causal=False, n_layers=1, n_heads=2, steps=60),
+    "roll": Task(vocab=10, length=8, causal=False, n_layers=1, n_heads=2, steps=60),
     "induction": Task(vocab=32, length=24, causal=True, n_layers=2, n_heads=1, steps=150),
 }
 MIN_PERIOD, MAX_PERIOD = 6, 12  # the induction task's random period, inclusive
@@ -100,8 +107,8 @@ class Batch(NamedTuple):
     targets : numpy.ndarray of int64, shape (n, s)
         What position i should predict.
     counted : numpy.ndarray of bool, shape (n, s)
-        Positions that count in the loss and accuracy (all for "reverse"; i >= p, from
-        the second period on, for "induction").
+        Positions that count in the loss and accuracy (all for "reverse" and "roll";
+        i >= p, from the second period on, for "induction").
     """
 
     tokens: np.ndarray
@@ -135,9 +142,10 @@ def _torch_batch(task: str, n: int, g: torch.Generator, period=None):
     """(tokens, targets, counted) as torch tensors (n, s); draws from g only."""
     spec = TASKS[task]
     s = spec.length
-    if task == "reverse":
+    if task in ("reverse", "roll"):
         tokens = torch.randint(0, spec.vocab, (n, s), generator=g)  # (n, s)
-        return tokens, tokens.flip(1), torch.ones(n, s, dtype=torch.bool)
+        targets = tokens.flip(1) if task == "reverse" else tokens.roll(-1, dims=1)
+        return tokens, targets, torch.ones(n, s, dtype=torch.bool)
     if period is None:
         p = torch.randint(MIN_PERIOD, MAX_PERIOD + 1, (n,), generator=g)  # (n,)
     else:
@@ -156,7 +164,7 @@ def make_batch(task: str, n: int, generator, *, period=None) -> Batch:
 
     Parameters
     ----------
-    task : {"reverse", "induction"}
+    task : {"reverse", "roll", "induction"}
     n : int
         Number of sequences (>= 1).
     generator : torch.Generator or int
@@ -169,7 +177,7 @@ def make_batch(task: str, n: int, generator, *, period=None) -> Batch:
     -------
     Batch
         tokens, targets (int64) and counted (bool), each of shape (n, s), s = 8 for
-        "reverse" and 24 for "induction".
+        "reverse" and "roll", 24 for "induction".
     """
     _task(task)
     n = whole_number(n, "n", 1)
@@ -183,7 +191,7 @@ def sample(task: str, seed: int = 0, *, period=None) -> Batch:
 
     Parameters
     ----------
-    task : {"reverse", "induction"}
+    task : {"reverse", "roll", "induction"}
     seed : int
         >= 0.
     period : int, optional
@@ -216,6 +224,9 @@ class TinyTransformer(nn.Module):
         Whether position i may only attend to positions 0..i.
     d : int
         Model width.
+    positions : bool
+        False: the position table is all zeros and is not trained (no position
+        information at all; the random initial weights of everything else are the same).
 
     Attributes
     ----------
@@ -231,11 +242,15 @@ class TinyTransformer(nn.Module):
     """
 
     def __init__(self, vocab: int, length: int, n_layers: int, n_heads: int, causal: bool,
-                 d: int = D_MODEL):
+                 d: int = D_MODEL, positions: bool = True):
         super().__init__()
         self.causal = causal
         self.embed = nn.Embedding(vocab, d)
         self.position = nn.Embedding(length, d)
+        if not positions:  # drawn anyway, so every other initial weight stays the same
+            with torch.no_grad():
+                self.position.weight.zero_()
+            self.position.weight.requires_grad_(False)  # AdamW skips it: it stays zero
         self.layers = nn.ModuleList(
             nn.TransformerEncoderLayer(d, n_heads, 4 * d, dropout=0.0, batch_first=True,
                                        norm_first=True)
@@ -260,12 +275,13 @@ class TinyTransformer(nn.Module):
 
 
 def _accuracy(predicted, targets, counted, task: str) -> float:
-    """Whole-sequence accuracy for "reverse"; per counted position for "induction".
+    """Whole-sequence accuracy for "reverse" and "roll"; per counted position for
+    "induction".
 
     predicted, targets: int arrays (n, s); counted: bool (n, s); numpy or torch.
     """
     right = np.asarray(predicted) == np.asarray(targets)  # (n, s)
-    if task == "reverse":
+    if task != "induction":
         return float(right.all(axis=-1).mean())
     return float(right[np.asarray(counted)].mean())
 
@@ -275,8 +291,13 @@ def _numpy_state(model: nn.Module) -> dict[str, np.ndarray]:
 
 
 @contextlib.contextmanager
-def _deterministic_one_thread():
-    """One thread, deterministic kernels, a private random state; all restored after."""
+def deterministic_cpu():
+    """One thread, deterministic kernels, a private random state; all restored after.
+
+    Inside it, the same seeds give the same training bit for bit (:func:`train_tiny`
+    trains inside it). ``torch.manual_seed`` called inside does not change the random
+    state outside.
+    """
     threads = torch.get_num_threads()
     deterministic = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
@@ -304,7 +325,7 @@ class TinyRun:
     seed : int
     config : dict
         vocab, length, causal, d, n_layers, n_heads, period (None = random 6..12),
-        steps, batch, lr, warmup.
+        positions (False: no position embeddings), steps, batch, lr, warmup.
     model : TinyTransformer
         The trained torch module, in eval mode. Shared by every caller of the cache:
         do not train it further (``copy.deepcopy`` it first).
@@ -360,8 +381,24 @@ class TinyRun:
         """The book's numpy model at a checkpoint, built once and kept."""
         step, state = self._state(step)
         if step not in self._nets:
-            self._nets[step] = _NumpyNet.from_state(state, self.config)
+            self._nets[step] = NumpyModel.from_state(state, self.config)
         return self._nets[step]
+
+    def numpy_model(self, step=None) -> "NumpyModel":
+        """The model at a checkpoint as numpy arrays and the book's EncoderBlocks.
+
+        Built once per checkpoint and kept: treat its arrays as read-only.
+
+        Parameters
+        ----------
+        step : int, optional
+            A checkpoint step (see :attr:`steps`); None = the final weights.
+
+        Returns
+        -------
+        NumpyModel
+        """
+        return self._net(step)
 
     def _tokens(self, tokens) -> np.ndarray:
         return _check_tokens(tokens, self.task, self.config)
@@ -372,7 +409,7 @@ class TinyRun:
         Parameters
         ----------
         tokens : array_like of int, shape (s,) or (b, s)
-            Symbols 0..V-1; s = 8 for "reverse", 1..24 for "induction".
+            Symbols 0..V-1; s = 8 for "reverse" and "roll", 1..24 for "induction".
         step : int, optional
             A checkpoint step (see :attr:`steps`); None = the final weights.
 
@@ -413,8 +450,9 @@ class TinyRun:
         Returns
         -------
         numpy.ndarray of int64, shape (s,) or (b, s)
-            For "reverse", the reversed input once trained; for "induction", the next
-            symbol (meaningful from the second period on).
+            For "reverse", the reversed input once trained (for "roll", the rotated
+            input); for "induction", the next symbol (meaningful from the second period
+            on).
         """
         return self.forward(tokens, step)[0].argmax(axis=-1)
 
@@ -431,7 +469,8 @@ class TinyRun:
         Returns
         -------
         float
-            Whole sequences right ("reverse") or counted positions right ("induction").
+            Whole sequences right ("reverse", "roll") or counted positions right
+            ("induction").
         """
         if not isinstance(batch, Batch):
             raise ValueError(f"batch must be a Batch from make_batch, got "
@@ -512,6 +551,9 @@ def _check_tokens(tokens, task: str, config: dict) -> np.ndarray:
     if task == "reverse" and s != length:
         raise ValueError(f"the reversal model reads exactly {length} symbols (position i "
                          f"is answered from position {length - 1} - i), got {s}")
+    if task == "roll" and s != length:
+        raise ValueError(f"the roll model reads exactly {length} symbols (position i is "
+                         f"answered from position (i + 1) mod {length}), got {s}")
     if s > length:
         raise ValueError(f"the {task} model learned positions 0..{length - 1} only, so "
                          f"give at most {length} symbols, got {s}")
@@ -519,8 +561,29 @@ def _check_tokens(tokens, task: str, config: dict) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _NumpyNet:
-    """The trained model as numpy arrays and the book's blocks."""
+class NumpyModel:
+    """A trained tiny transformer as numpy arrays and the book's own blocks.
+
+    Get one with :meth:`TinyRun.numpy_model`. Its forward pass is
+    ``x = embed[tokens] + position[:s]``, then each block, then ``LN(x) @ W_u + b_u``.
+
+    Attributes
+    ----------
+    embed : numpy.ndarray, shape (V, d)
+        The token embedding table E.
+    position : numpy.ndarray, shape (length, d)
+        The learned position table P (all zeros for a run with ``positions=False``).
+    blocks : tuple of EncoderBlock, length n_layers
+        Pre-LN blocks (``norm_first=True``) holding the trained W^Q, W^K, W^V, W^O,
+        feed-forward weights and LayerNorms.
+    norm : (numpy.ndarray, numpy.ndarray)
+        The final LayerNorm's (gamma, beta), each (d,).
+    eps : float
+        The final LayerNorm's eps.
+    W_u : numpy.ndarray, shape (d, V)
+        The unembedding, in row-vector form.
+    b_u : numpy.ndarray, shape (V,)
+    """
 
     embed: np.ndarray  # (V, d)
     position: np.ndarray  # (length, d)
@@ -531,7 +594,7 @@ class _NumpyNet:
     b_u: np.ndarray  # (V,)
 
     @classmethod
-    def from_state(cls, state: dict, config: dict) -> "_NumpyNet":
+    def from_state(cls, state: dict, config: dict) -> "NumpyModel":
         """Load a numpy state_dict into a fresh torch model, then copy it out with
         ``EncoderBlock.from_torch``: the same code path for every checkpoint."""
         model = _new_model(config)
@@ -548,7 +611,11 @@ class _NumpyNet:
         )
 
     def forward(self, tokens: np.ndarray, causal: bool):
-        """tokens (..., s) -> logits (..., s, V), attention (..., n_layers, h, s, s)."""
+        """tokens (..., s) -> logits (..., s, V), attention (..., n_layers, h, s, s).
+
+        ``tokens`` must already be valid (symbols 0..V-1, s <= length): use
+        :meth:`TinyRun.forward` for checked input.
+        """
         s = tokens.shape[-1]
         x = self.embed[tokens] + self.position[:s]  # (..., s, d) + (s, d)
         mask = causal_mask(s) if causal else None  # (s, s), True = may attend
@@ -566,7 +633,8 @@ def _new_model(config: dict) -> TinyTransformer:
     global random state."""
     with torch.random.fork_rng(devices=[]):
         return TinyTransformer(config["vocab"], config["length"], config["n_layers"],
-                               config["n_heads"], config["causal"], config["d"])
+                               config["n_heads"], config["causal"], config["d"],
+                               config.get("positions", True))
 
 
 # ------------------------------------------------------------------ training
@@ -585,15 +653,16 @@ def _checkpoint_steps(checkpoints, steps: int) -> tuple[int, ...]:
 
 
 def _train(task: str, seed: int, n_layers: int, n_heads: int, period, steps: int,
-           checkpoint_steps: tuple[int, ...]) -> TinyRun:
+           checkpoint_steps: tuple[int, ...], positions: bool = True) -> TinyRun:
     spec = TASKS[task]
     config = dict(vocab=spec.vocab, length=spec.length, causal=spec.causal, d=D_MODEL,
-                  n_layers=n_layers, n_heads=n_heads, period=period, steps=steps,
-                  batch=BATCH, lr=LR, warmup=WARMUP)
-    with _deterministic_one_thread():
+                  n_layers=n_layers, n_heads=n_heads, period=period, positions=positions,
+                  steps=steps, batch=BATCH, lr=LR, warmup=WARMUP)
+    with deterministic_cpu():
         start = time.perf_counter()  # after the one-time import use_deterministic_... does
         torch.manual_seed(seed)  # the initial weights
-        model = TinyTransformer(spec.vocab, spec.length, n_layers, n_heads, spec.causal)
+        model = TinyTransformer(spec.vocab, spec.length, n_layers, n_heads, spec.causal,
+                                positions=positions)
         data = torch.Generator().manual_seed(seed)  # the training sequences
         optimiser = torch.optim.AdamW(model.parameters(), lr=LR)
         schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=LR,
@@ -619,7 +688,7 @@ def _train(task: str, seed: int, n_layers: int, n_heads: int, period, steps: int
         with torch.no_grad():
             accuracy = _accuracy(model(held_out[0]).argmax(-1), *held_out[1:], task)
     seconds = time.perf_counter() - start
-    example_period = None if task == "reverse" else (period or EXAMPLE_PERIOD)
+    example_period = None if task != "induction" else (period or EXAMPLE_PERIOD)
     return TinyRun(
         task=task, seed=seed, config=config, model=model,
         history={"steps": np.arange(steps), "loss": np.array(losses),
@@ -635,7 +704,7 @@ _cached_train = functools.lru_cache(maxsize=None)(_train)
 def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
                n_heads: int | None = None, period: int | None = None,
                steps: int | None = None, checkpoints=N_CHECKPOINTS,
-               cache: bool = True) -> TinyRun:
+               positions: bool = True, cache: bool = True) -> TinyRun:
     """Train a tiny transformer on a task, from scratch, deterministically.
 
     Results are kept for the life of the process: the same arguments (defaults filled
@@ -644,22 +713,27 @@ def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
 
     Parameters
     ----------
-    task : {"reverse", "induction"}
+    task : {"reverse", "roll", "induction"}
     seed : int
         Seeds the initial weights and the training sequences (>= 0).
     n_layers : int, optional
-        Default 1 ("reverse") or 2 ("induction").
+        Default 1 ("reverse", "roll") or 2 ("induction").
     n_heads : int, optional
-        Heads per layer, dividing d = 64; default 2 ("reverse") or 1 ("induction").
+        Heads per layer, dividing d = 64; default 2 ("reverse", "roll") or 1
+        ("induction").
     period : int, optional
         Induction only: train on one fixed period (2..23) instead of a random 6..12.
         The model then solves the task with heads that look a fixed distance back,
         not with an induction circuit.
     steps : int, optional
-        Optimiser steps; default 60 ("reverse") or 150 ("induction").
+        Optimiser steps; default 60 ("reverse", "roll") or 150 ("induction").
     checkpoints : int or sequence of int
         How many evenly spaced states to keep from step 0 to the end (>= 2), or the
         steps themselves (the last step is always added).
+    positions : bool
+        False trains without position embeddings: the position table stays zero, so
+        the model cannot tell positions apart (chapter 5: it is then permutation
+        equivariant).
     cache : bool
         False trains afresh even when the run is cached, and does not keep the result
         (to time a training, or to check that it is deterministic).
@@ -679,9 +753,11 @@ def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
     steps = spec.steps if steps is None else whole_number(steps, "steps", 1)
     if not isinstance(cache, (bool, np.bool_)):
         raise ValueError(f"cache must be True or False, got {cache!r}")
+    if not isinstance(positions, (bool, np.bool_)):
+        raise ValueError(f"positions must be True or False, got {positions!r}")
     train = _cached_train if cache else _train
     return train(task, seed, n_layers, n_heads, period, steps,
-                 _checkpoint_steps(checkpoints, steps))
+                 _checkpoint_steps(checkpoints, steps), bool(positions))
 
 
 def clear_cache() -> None:

@@ -1,0 +1,327 @@
+"""Chapter 8's lab: a tiny transformer's heads at every checkpoint of its training.
+
+:func:`training_state` is the pure state function: a task, a checkpoint (0 = untrained,
+25 = trained) and the reader's input give each head's attention map (the book's numpy
+blocks), the model's output, the loss curve and the head scores over training. The runs
+come from the memoised ``train_tiny`` (imported lazily: importing the scenes does not
+import torch); scores per checkpoint and maps per input are cached, so moving the slider
+never retrains or rescans.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..heads import anti_diagonal_score, induction_score, previous_token_score
+from .core import Note, Preset, Scene, choice, notes_html, slider, text
+
+__all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "EXPLORER_CHECKPOINTS", "REVERSE_INPUTS",
+           "INDUCTION_INPUTS", "HEADLINE_SCORES", "training_run", "read_symbols",
+           "TrainingState", "training_state", "training_readout_html", "training_alt_text"]
+
+#: The tasks the lab offers (their default models, as in :func:`train_tiny`).
+TRAINING_TASKS = ("reverse", "induction")
+#: Saved checkpoints per run (train_tiny's default): index 0 is step 0, the last the end.
+TRAINING_CHECKPOINTS = 26
+#: The explorer's reversal inputs: digits of pi, 0..7 in order, one symbol eight times.
+REVERSE_INPUTS = ("3 1 4 1 5 9 2 6", "0 1 2 3 4 5 6 7", "7 7 7 7 7 7 7 7")
+#: The explorer's induction inputs: the run's probe (period 7), period 4 (shorter than any
+#: period of training, 6..12), and 24 distinct symbols (nothing repeats, nothing to copy).
+INDUCTION_INPUTS = (
+    " ".join(["31 29 28 3 10 4 12"] * 3 + ["31 29 28"]),
+    " ".join(["5 17 23 8"] * 6),
+    "28 29 3 17 30 25 12 27 10 20 31 0 23 15 11 13 8 9 18 6 1 2 26 16",
+)
+#: The ``head_scores`` name that says what each head of a task's model became, in
+#: (layer, head) order.
+HEADLINE_SCORES = {"reverse": ("anti_diagonal", "anti_diagonal"),
+                   "induction": ("previous_token", "induction")}
+_MEANING = {"anti_diagonal": "weight on key 7 - i", "induction": "key after the earlier copy",
+            "previous_token": "key i - 1, first period"}
+#: The checkpoints the HTML explorer precomputes: every other one, and the last (the page
+#: stays under 2 MB with six inputs).
+EXPLORER_CHECKPOINTS = (*range(0, TRAINING_CHECKPOINTS - 1, 2), TRAINING_CHECKPOINTS - 1)
+_SYMBOL = re.compile(r"[+-]?\d+")
+
+
+def training_run(task: str):
+    """The task's default run (``train_tiny(task)``: trained once per process)."""
+    from ..training import train_tiny  # torch only when a training lab is shown
+
+    if task not in TRAINING_TASKS:
+        raise ValueError(f"task must be one of {list(TRAINING_TASKS)}, got {task!r}")
+    return train_tiny(task)
+
+
+@functools.lru_cache(maxsize=None)
+def _score_history(task: str) -> tuple:
+    """Held-out head scores at every checkpoint: (steps (n_ckpt,), {name: (n_ckpt, L, h)})."""
+    run = training_run(task)
+    scores = [run.head_scores(step=step) for step in run.steps]
+    return np.array(run.steps), {k: np.stack([s[k] for s in scores]) for k in scores[0]}
+
+
+@functools.lru_cache(maxsize=512)
+def _forward(task: str, tokens: tuple, step: int) -> tuple:
+    """(attention (L, h, s, s), predicted (s,)) of one input at one checkpoint."""
+    logits, weights = training_run(task).forward(np.array(tokens, dtype=np.int64), step)
+    return weights, logits.argmax(axis=-1)
+
+
+def read_symbols(text) -> tuple[tuple, list]:
+    """Reader-typed symbols ("3 1 4 1 5 9 2 6", spaces or commas) and notes; never raises.
+
+    Empty symbols and an error note when the text is empty or a word is not a whole
+    number (the model checks range and length).
+    """
+    words = str(text).replace(",", " ").split() if isinstance(text, str) else []
+    if not words:
+        return (), [Note("error", "no symbols: type whole numbers separated by spaces, "
+                                  "e.g. 3 1 4 1 5 9 2 6")]
+    bad = [w for w in words if not _SYMBOL.fullmatch(w)]
+    if bad:
+        return (), [Note("error", f"{bad[0]!r} is not a symbol: type whole numbers "
+                                  f"separated by spaces, e.g. 3 1 4 1 5 9 2 6")]
+    return tuple(int(w) for w in words), []
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingState:
+    """Everything chapter 8's lab shows for one (task, checkpoint, input).
+
+    Attributes
+    ----------
+    task : str
+    vocab : int
+        The alphabet size V; a uniform guess has loss ln V.
+    checkpoint, step, steps : int
+        The checkpoint's index (0..25), its optimiser step, the run's last step.
+    tokens : tuple of int, length s
+        The input (empty when it is invalid: see ``notes``).
+    heads : tuple of str
+        Each head's name, "layer 0, head 1", layers' heads in order (n_heads = L h).
+    weights : numpy.ndarray, shape (n_heads, s, s)
+        Each head's attention weights at this step (``TinyRun.attention``).
+    predicted : tuple of int, length s
+        The model's output at each position.
+    right : tuple of bool or None, length s
+        Whether each output is right (None where the input cannot tell).
+    input_scores : tuple of float or None, length n_heads
+        Each head's headline score on this input (None when undefined).
+    loss_steps, loss : numpy.ndarray, shape (steps,)
+        The loss of every step's fresh batch.
+    score_steps : numpy.ndarray, shape (26,)
+    score_curves : numpy.ndarray, shape (n_heads, 26)
+        Each head's held-out headline score at every checkpoint.
+    score_names : tuple of str
+        Each head's headline score, "anti-diagonal", "previous-token" or "induction".
+    loss_now, accuracy_now : float
+        This step's loss and accuracy on its fresh batch (before learning from it); at
+        the end, the last step's loss and the held-out accuracy.
+    notes : tuple of Note
+    """
+
+    task: str
+    vocab: int
+    checkpoint: int
+    step: int
+    steps: int
+    tokens: tuple
+    heads: tuple
+    weights: np.ndarray
+    predicted: tuple
+    right: tuple
+    input_scores: tuple
+    loss_steps: np.ndarray
+    loss: np.ndarray
+    score_steps: np.ndarray
+    score_curves: np.ndarray
+    score_names: tuple
+    loss_now: float
+    accuracy_now: float
+    notes: tuple
+
+    @property
+    def s(self) -> int:
+        """The input's length."""
+        return len(self.tokens)
+
+
+def _input_scores(task: str, weights: np.ndarray, tokens) -> tuple:
+    """Each head's headline score on this input: weights (L, h, s, s) -> n_heads floats."""
+    t = np.array(tokens)
+    if task == "reverse":
+        return tuple(float(v) for v in anti_diagonal_score(weights).ravel())
+    # previous-token: over the first period (queries 1.. before the first repeat), as
+    # TinyRun.head_scores measures it; later, layer 0 has other work
+    first = next((i for i in range(len(t)) if t[i] in t[:i]), len(t))
+    previous = (float(np.mean(previous_token_score(weights[0, 0], per_query=True)[1:first]))
+                if first > 1 else None)
+    try:
+        induction = float(induction_score(weights[1, 0], t))
+    except ValueError:  # no symbol repeats after a gap: nothing to follow
+        induction = None
+    return previous, induction
+
+
+def _right(task: str, tokens: tuple, predicted) -> tuple:
+    """Reverse: output i == input 7 - i. Induction: output i == input i + 1 where symbol
+    i occurred before (a copy to follow); None elsewhere."""
+    if task == "reverse":
+        return tuple(bool(p == t) for p, t in zip(predicted, tokens[::-1]))
+    seen = [tokens[i] in tokens[:i] and i + 1 < len(tokens) for i in range(len(tokens))]
+    return tuple(bool(predicted[i] == tokens[i + 1]) if seen[i] else None
+                 for i in range(len(tokens)))
+
+
+def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS - 1,
+                   reverse_input: str = REVERSE_INPUTS[0],
+                   induction_input: str = INDUCTION_INPUTS[0]) -> TrainingState:
+    """A task's run at one checkpoint, on the reader's input.
+
+    Pure (the runs are deterministic and memoised). Bad input never raises: it gives no
+    maps and an error note (the model's own message for a bad symbol or length).
+
+    Parameters
+    ----------
+    task : {"reverse", "induction"}
+    checkpoint : int
+        0..25, the index of a saved checkpoint (0 = step 0, untrained; 25 = the end).
+    reverse_input, induction_input : str
+        Symbols separated by spaces; only the task's own is read: 8 symbols 0..9 for
+        "reverse", 1..24 symbols 0..31 for "induction".
+
+    Returns
+    -------
+    TrainingState
+    """
+    run = training_run(task)
+    if not 0 <= checkpoint < len(run.steps):
+        raise ValueError(f"checkpoint must be 0..{len(run.steps) - 1}, got {checkpoint!r}")
+    step = run.steps[checkpoint]
+    L, h = run.config["n_layers"], run.config["n_heads"]
+    tokens, notes = read_symbols(reverse_input if task == "reverse" else induction_input)
+    weights, predicted = np.zeros((L, h, 0, 0)), ()
+    if tokens:
+        try:
+            weights, predicted = _forward(task, tokens, step)
+        except (ValueError, OverflowError) as err:  # the model's message: range, length
+            notes.append(Note("error", str(err) if isinstance(err, ValueError) else
+                              f"symbols must be 0..{run.config['vocab'] - 1}"))
+            tokens = ()
+    right = _right(task, tokens, predicted)
+    if task == "induction" and tokens and all(r is None for r in right):
+        notes.append(Note("info", "no symbol occurs twice: nothing to copy, so no output "
+                                  "is predictable"))
+    steps, history = _score_history(task)
+    keys = HEADLINE_SCORES[task]
+    curves = np.stack([history[key].reshape(len(steps), -1)[:, i]  # (26, L h) -> (26,)
+                       for i, key in enumerate(keys)])  # (n_heads, 26)
+    last = step == run.steps[-1]
+    return TrainingState(
+        task=task, vocab=run.config["vocab"], checkpoint=checkpoint, step=step,
+        steps=run.steps[-1], tokens=tokens,
+        heads=tuple(f"layer {i}, head {j}" for i in range(L) for j in range(h)),
+        weights=weights.reshape(L * h, len(tokens), len(tokens)),  # (L, h, s, s) -> (L h, s, s)
+        predicted=tuple(int(p) for p in predicted), right=right,
+        input_scores=_input_scores(task, weights, tokens) if tokens else (None,) * (L * h),
+        loss_steps=run.history["steps"], loss=run.history["loss"],
+        score_steps=steps, score_curves=curves,
+        score_names=tuple(key.replace("_", "-") for key in keys),
+        loss_now=float(run.history["loss"][min(step, len(run.history["loss"]) - 1)]),
+        accuracy_now=float(run.accuracy if last else run.history["accuracy"][step]),
+        notes=tuple(notes))
+
+
+def _score(value) -> str:
+    return "undefined" if value is None else f"{value:.2f}"
+
+
+def training_readout_html(state: TrainingState) -> str:
+    """Step, loss, accuracy, the model's output on the input, and every head score."""
+    what = ("held-out accuracy (1000 sequences)" if state.step == state.steps else
+            f"accuracy on step {state.step}\u2019s fresh batch")
+    loss = (f"last training loss {state.loss_now:.3f}" if state.step == state.steps
+            else f"loss {state.loss_now:.3f}")
+    parts = [f"<div><b>step {state.step} of {state.steps}</b> (checkpoint "
+             f"{state.checkpoint}): {loss}, {what} {state.accuracy_now:.3f}</div>"]
+    if state.tokens:
+        marks = " ".join(f"{p}" + ("" if r is None else ("\u2713" if r else "\u2717"))
+                         for p, r in zip(state.predicted, state.right))
+        told = ("output (should be the input reversed)" if state.task == "reverse" else
+                "predicted next symbol (\u2713/\u2717 at symbols seen before)")
+        n = sum(r is not None for r in state.right)
+        got = sum(bool(r) for r in state.right)
+        parts.append(f"<div>input <code>{' '.join(map(str, state.tokens))}</code><br>"
+                     f"{told}: <code>{html.escape(marks)}</code> ({got} of {n} right)</div>")
+    rows = "".join(
+        f"<tr><td>{head}</td><td>{name} ({_MEANING[name.replace('-', '_')]})</td>"
+        f"<td>{_score(now)}</td><td>{state.score_curves[i, state.checkpoint]:.2f}</td></tr>"
+        for i, (head, name, now) in enumerate(zip(state.heads, state.score_names,
+                                                  state.input_scores)))
+    parts.append('<table style="font-size:90%"><tr><th>head</th><th>score</th>'
+                 "<th>this input</th><th>held-out</th></tr>" + rows + "</table>")
+    return '<div class="ab-readout">' + "".join(parts) + notes_html(state.notes) + "</div>"
+
+
+def training_alt_text(state: TrainingState) -> str:
+    """A plain-text description of the lab's picture."""
+    text = f"Training of the {state.task} model, step {state.step} of {state.steps}. "
+    if state.tokens:
+        text += (f"Two attention heatmaps for the input {' '.join(map(str, state.tokens))}"
+                 f" ({state.s} by {state.s}, rows are queries): ")
+        text += "; ".join(
+            f"{head}, {name} score {_score(now)}" for head, name, now in
+            zip(state.heads, state.score_names, state.input_scores)) + ". "
+    else:
+        text += "No heatmaps: the input is not valid. "
+    names = " and ".join(dict.fromkeys(state.score_names))
+    return text + (
+        f"Right, the training loss falling from {state.loss[0]:.2f} to {state.loss[-1]:.3f}"
+        f" over {state.steps} steps, and each head's held-out {names} score over training,"
+        f" with step {state.step} marked (loss {state.loss_now:.3f}; "
+        + ", ".join(f"{v:.2f}" for v in state.score_curves[:, state.checkpoint]) + ").")
+
+
+_INPUT_PRESET = Preset("input", "task and input", tuple(
+    [(f"reversal: {s}", {"task": "reverse", "reverse_input": s}) for s in REVERSE_INPUTS]
+    + [(f"induction: {label} ({s[:20]}\u2026)", {"task": "induction", "induction_input": s})
+       for label, s in zip(("period 7", "period 4", "no repeats"), INDUCTION_INPUTS)]))
+
+
+SCENE = Scene(
+    name="training",
+    title="Training explorer: the heads at every checkpoint",
+    controls=(
+        choice("task", "task", [("reversal", "reverse"), ("induction", "induction")],
+               "reverse", buttons=True),
+        slider("checkpoint", "checkpoint (0 = untrained)", range(TRAINING_CHECKPOINTS),
+               TRAINING_CHECKPOINTS - 1, explore=EXPLORER_CHECKPOINTS),
+        text("reverse_input", "reversal input (8 of 0..9)", REVERSE_INPUTS[0],
+             presets=REVERSE_INPUTS, placeholder="8 symbols 0..9, e.g. 3 1 4 1 5 9 2 6",
+             active_when=lambda v: v["task"] == "reverse", hint="used by the reversal task"),
+        text("induction_input", "induction input (up to 24 of 0..31)", INDUCTION_INPUTS[0],
+             presets=INDUCTION_INPUTS, placeholder="up to 24 symbols 0..31",
+             active_when=lambda v: v["task"] == "induction",
+             hint="used by the induction task"),
+    ),
+    state=training_state,
+    readout=training_readout_html,
+    alt=training_alt_text,
+    presets=(_INPUT_PRESET,),
+    suggested=(
+        {"task": "reverse", "checkpoint": 0},
+        {"task": "reverse", "checkpoint": TRAINING_CHECKPOINTS - 1},
+        {"task": "reverse", "reverse_input": REVERSE_INPUTS[2]},
+        {"task": "induction", "checkpoint": 6},  # step 36: the heads are forming ...
+        {"task": "induction", "checkpoint": 8},  # ... step 48: the loss is below 1
+        {"task": "induction", "induction_input": INDUCTION_INPUTS[1]},
+        {"task": "induction", "induction_input": INDUCTION_INPUTS[2]},
+    ),
+)
+SCENES = (SCENE,)
