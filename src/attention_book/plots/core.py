@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import io
 import math
+import struct
+import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -410,19 +412,40 @@ class HeatmapPanel:
         self.title.set_texts([title], fontsize=self.ax.title.get_fontsize())
 
 
+def _chunk(tag: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+
+def _fast_png(rgb: np.ndarray, level: int) -> bytes:
+    """``rgb`` (height, width, 3) uint8 as a PNG with unfiltered rows: PIL's search for the
+    best row filter is most of its encoding time (5.4 ms for chapter 1's frame, this 1.8 ms,
+    the frame 10 % larger), and the live lab pays it on every change."""
+    height, width, _ = rgb.shape
+    rows = np.empty((height, 3 * width + 1), dtype=np.uint8)  # each row: filter byte 0, pixels
+    rows[:, 0] = 0
+    rows[:, 1:] = rgb.reshape(height, -1)  # (height, width, 3) -> (height, 3 width)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(rows.tobytes(), level)) + _chunk(b"IEND", b""))
+
+
 def figure_png(figure: Figure, dpi: float | None = None, *, palette: bool = False,
                compress_level: int = 6) -> bytes:
     """``figure`` (opaque) drawn on an Agg canvas as PNG bytes (no metadata: reproducible):
     the book's one PNG encoder. ``dpi`` (default the figure's own) stays set; ``palette``
     quantises to 256 colours (about a third of the bytes); ``compress_level`` is zlib's 0-9
-    (the live lab uses 1: about twice as fast as 6, frames ~15 % larger)."""
+    (the live lab uses 1, with unfiltered rows: three times as fast as level 6, frames
+    ~15 % larger)."""
     canvas = figure.canvas
     if not isinstance(canvas, FigureCanvasAgg):
         canvas = FigureCanvasAgg(figure)
     if dpi is not None and dpi != figure.dpi:
         figure.set_dpi(dpi)  # the layout is in figure fractions: only the pixels change
     canvas.draw()
-    image = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])  # (height, width, 3)
+    rgb = np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[..., :3])  # (height, width, 3)
+    if compress_level <= 1 and not palette:
+        return _fast_png(rgb, compress_level)
+    image = Image.fromarray(rgb)
     if palette:
         image = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE,
                                dither=Image.Dither.NONE)
