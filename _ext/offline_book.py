@@ -6,9 +6,8 @@
   ``VENDORED``): MathJax's full ``es5`` tree is 8.3 MB, of which the pages load 1.5 MB.
   (No page carries ipywidgets state, so neither require.js nor the widget manager is
   needed: ``nb_ipywidgets_js`` is empty.)
-- Deletes the source maps (``*.map``) the theme copies into ``_static`` next to its minified
-  scripts and stylesheets (3.5 MB, a sixth of the site): a reader's browser never fetches
-  them; only an open developer console asks for them.
+- Deletes what the theme copies into ``_static`` that no reader's browser fetches
+  (``UNFETCHED``: source maps, TrueType copies of the icon fonts, gettext catalogues).
 - Sets ``ATTENTION_BOOK_STATIC=1`` so the kernels that execute the chapters during the build
   render each widget as its kernel-free HTML explorer (a live slider would be inert in HTML).
 - Drops inline scripts that the theme stack adds to a page twice (sphinx-thebe's
@@ -97,11 +96,20 @@ def copy_vendor(app: Sphinx, exception: Exception | None) -> None:
                 shutil.copy2(source, target)
 
 
-def drop_source_maps(app: Sphinx, exception: Exception | None) -> None:
+#: Files the theme copies that no reader's browser fetches: source maps (only an open
+#: developer console asks for them), TrueType copies of the icon fonts (the stylesheet lists
+#: woff2 first, which every current browser takes) and the theme's gettext catalogues (read
+#: at build time, never by a page). 2.6 MB of the site.
+UNFETCHED = ("*.map", "vendor/fontawesome/webfonts/*.ttf", "locales")
+
+
+def drop_unfetched(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    for source_map in (Path(app.outdir) / "_static").rglob("*.map"):
-        source_map.unlink()
+    static = Path(app.outdir) / "_static"
+    for pattern in UNFETCHED:
+        for path in static.rglob(pattern) if "/" not in pattern else static.glob(pattern):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -126,6 +134,6 @@ def setup(app: Sphinx) -> dict:
     os.environ[STATIC_ENV] = "1"
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
-    app.connect("build-finished", drop_source_maps)
+    app.connect("build-finished", drop_unfetched)
     app.connect("html-page-context", drop_duplicate_scripts, priority=1000)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

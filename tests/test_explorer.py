@@ -147,7 +147,7 @@ def test_states_come_from_the_shared_state_function_and_view(default_explorer):
         view = embedding_view()
         view.update(state.tokens, state.X, state.similarity)
         # updating one view in place draws exactly what a fresh view draws
-        assert figure_png(view.figure, dpi=80) == frame.png
+        assert figure_png(view.figure, dpi=80, palette=True, compress_level=9) == frame.png
 
 
 def test_repeated_words_and_unknown_words_are_explained(default_explorer):

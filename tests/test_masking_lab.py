@@ -411,7 +411,7 @@ def test_explorer_frames_come_from_the_state_function_and_view(explorer):
         assert frame.caption_html == masking_readout_html(state)
         assert frame.alt == masking_alt_text(state)
         view.show(state)
-        assert figure_png(view.figure, dpi=80, palette=True) == frame.png
+        assert figure_png(view.figure, dpi=80, palette=True, compress_level=9) == frame.png
 
 
 def test_explorer_html_is_small_and_escaped(explorer):

@@ -320,7 +320,8 @@ def test_explorer_states_come_from_the_state_function_and_view(small_explorer):
     assert frame.caption_html == positional_readout_html(st)
     view = positional_view()
     view.show(st)  # a fresh view draws exactly the stored picture
-    assert plots.figure_png(view.figure, dpi=view.explorer_dpi, palette=True) == frame.png
+    assert plots.figure_png(view.figure, dpi=view.explorer_dpi, palette=True,
+                             compress_level=9) == frame.png
 
 
 def test_default_explorer_is_modest_and_starts_at_the_default():

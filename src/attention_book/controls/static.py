@@ -81,11 +81,12 @@ def explorer_axes(scene: Scene, **explore) -> list[Axis]:
 
 def explorer(scene: Scene, view, **explore) -> "Explorer":
     """The kernel-free explorer of ``scene``, each state drawn by ``view`` (``figure``,
-    ``show(state)``, optional ``explorer_dpi`` (80) and ``palette`` (False: 256-colour PNGs,
-    a third of the bytes)); ``explore[name]`` replaces a control's precomputed values."""
+    ``show(state)``, optional ``explorer_dpi`` (80) and ``palette`` (True: 256-colour PNGs at
+    zlib level 9, a fifth of the bytes of full colour; False keeps full colour));
+    ``explore[name]`` replaces a control's precomputed values."""
     axes = explorer_axes(scene, **explore)
     fixed = {name: values[0] for name, values in explore.items() if len(values) == 1}
-    dpi, palette = getattr(view, "explorer_dpi", 80), getattr(view, "palette", False)
+    dpi, palette = getattr(view, "explorer_dpi", 80), getattr(view, "palette", True)
 
     def render(values) -> Frame:
         state = scene.compute(values)
@@ -95,8 +96,8 @@ def explorer(scene: Scene, view, **explore) -> "Explorer":
         # several values at once, always stays usable
         inactive = tuple(i for i, axis in enumerate(axes)
                          if axis.name in active and not active[axis.name])
-        return Frame(figure_png(view.figure, dpi=dpi, palette=palette), scene.alt(state),
-                     scene.readout(state), dict(values), inactive)
+        png = figure_png(view.figure, dpi=dpi, palette=palette, compress_level=9)
+        return Frame(png, scene.alt(state), scene.readout(state), dict(values), inactive)
 
     return Explorer(axes, render, base={**scene.defaults, **fixed}, title=scene.title)
 

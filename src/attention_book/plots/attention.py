@@ -67,7 +67,6 @@ class ScalingView:
 
     QUANTITIES = ("variance", "max_weight", "entropy", "grad_norm")
     #: The explorer's 20 states as 256-colour PNGs (about a third of the bytes).
-    palette = True
 
     def __init__(self, figure: Figure, d_ks: Sequence[int], curves: dict, s_k: int):
         """``curves[(quantity, scaled)]`` is an array over ``d_ks``."""
@@ -162,7 +161,6 @@ class AttentionView:
     """
 
     #: The explorer's 45 states as 256-colour PNGs (about a third of the bytes).
-    palette = True
     _GAP = 4.0  # points between the tick labels and the axis label
 
     def __init__(self, figure: Figure):

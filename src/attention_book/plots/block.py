@@ -49,7 +49,6 @@ class BlockView:
     """
 
     explorer_dpi = 80
-    palette = True
 
     def __init__(self, figure: Figure):
         self.figure = figure

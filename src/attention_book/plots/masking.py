@@ -62,7 +62,6 @@ class MaskingView:
     """
 
     #: The explorer's states as 256-colour PNGs (about a third of the bytes).
-    palette = True
 
     def __init__(self, figure: Figure):
         self.figure = figure

@@ -59,7 +59,6 @@ class MultiHeadView:
     """
 
     explorer_dpi = 80
-    palette = True
 
     def __init__(self, figure: Figure):
         self.figure = figure

@@ -35,7 +35,6 @@ class PermutationView:
     """Chapter 5's figure: inputs, weights and outputs permuted after vs before attention.
     Build it with :func:`permutation_view`; change it with :meth:`update` or :meth:`show`."""
 
-    palette = True  # 256-colour PNGs in the explorer: about a third of the bytes
 
     def __init__(self, figure: Figure):
         self.figure = figure

@@ -114,7 +114,6 @@ class TrainingView:
     """
 
     explorer_dpi = 80
-    palette = True
 
     def __init__(self, figure: Figure):
         self.figure = figure
