@@ -19,7 +19,7 @@ from PIL import Image
 from attention_book import controls as ex
 from attention_book.controls import Explorer, is_static_build, lab, static_explorer
 from attention_book.controls.live import LiveLab
-from attention_book.controls.static import Axis, Frame
+from attention_book.controls.static import EXPLORER_DPI, Axis, Frame
 from attention_book.plots import embedding_view, figure_png
 from attention_book.scenes import (
     D_CHOICES,
@@ -122,8 +122,11 @@ def test_one_state_per_combination_with_valid_pngs_and_alt_text(default_explorer
     assert data["labels"] == [list(PRESET_SENTENCES), ["2", "4", "8", "16", "32", "64"]]
     assert len(data["images"]) == len(keys)  # every state looks different: none shared
     sizes = set()
+    (img,) = Elements(default_html).find("img")
+    # the first state's picture is stored once, in the img; the script takes it from there
+    assert data["images"][data["first"]] == "" and data["frames"]["0,2"][0] == data["first"]
     for n, alt, caption, inactive in data["frames"].values():
-        png = png_of(data["images"][n])
+        png = png_of(data["images"][n] or img["src"])
         assert png.startswith(PNG_SIGNATURE)
         image = Image.open(io.BytesIO(png))
         image.verify()
@@ -131,7 +134,6 @@ def test_one_state_per_combination_with_valid_pngs_and_alt_text(default_explorer
         assert len(alt) > 40 and "heatmap" in alt
         assert "X : (s, d) = (" in caption
     assert len(sizes) == 1  # one figure, one size
-    (img,) = Elements(default_html).find("img")
     assert png_of(img["src"]).startswith(PNG_SIGNATURE)
     assert img["alt"] == data["frames"]["0,2"][1]  # the initial state: running sentence, d=8
     assert "5 rows (tokens: the, weather, is, lovely, today) and 8 columns" in img["alt"]
@@ -147,7 +149,7 @@ def test_states_come_from_the_shared_state_function_and_view(default_explorer):
         view = embedding_view()
         view.update(state.tokens, state.X, state.similarity)
         # updating one view in place draws exactly what a fresh view draws
-        assert figure_png(view.figure, dpi=80, palette=True, compress_level=9) == frame.png
+        assert figure_png(view.figure, dpi=EXPLORER_DPI, palette=True, compress_level=9) == frame.png
 
 
 def test_repeated_words_and_unknown_words_are_explained(default_explorer):

@@ -20,6 +20,7 @@ import pytest
 from attention_book import attention as A
 from attention_book import masking as K
 from attention_book.controls import live_lab, static_explorer
+from attention_book.controls.static import EXPLORER_DPI
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import MAX_CROSSED, figure_png, masking_view, weights_figure
 from attention_book.scenes import (
@@ -411,7 +412,7 @@ def test_explorer_frames_come_from_the_state_function_and_view(explorer):
         assert frame.caption_html == masking_readout_html(state)
         assert frame.alt == masking_alt_text(state)
         view.show(state)
-        assert figure_png(view.figure, dpi=80, palette=True, compress_level=9) == frame.png
+        assert figure_png(view.figure, dpi=EXPLORER_DPI, palette=True, compress_level=9) == frame.png
 
 
 def test_explorer_html_is_small_and_escaped(explorer):

@@ -23,6 +23,7 @@ from attention_book import plots
 from attention_book import positional as P
 from attention_book.controls import Explorer, lab as book_lab, live_lab, static_explorer
 from attention_book.controls.live import LiveLab
+from attention_book.controls.static import EXPLORER_DPI
 from attention_book.plots import positional_view
 from attention_book.scenes import (
     BASE_CHOICES,
@@ -300,7 +301,8 @@ def test_explorer_has_one_state_per_combination(small_explorer):
     assert data["labels"] == [["16", "32"], ["4", "8"], ["100", "10000"], ["1", "5"]]
     pngs = set()
     for n, alt, caption, inactive in data["frames"].values():
-        png = base64.b64decode(data["images"][n].split(",", 1)[1])
+        url = data["images"][n] or _first_src(html_text)  # the first is in the img only
+        png = base64.b64decode(url.split(",", 1)[1])
         Image.open(io.BytesIO(png)).verify()
         pngs.add(png)
         assert alt and "positions" in alt
@@ -320,7 +322,7 @@ def test_explorer_states_come_from_the_state_function_and_view(small_explorer):
     assert frame.caption_html == positional_readout_html(st)
     view = positional_view()
     view.show(st)  # a fresh view draws exactly the stored picture
-    assert plots.figure_png(view.figure, dpi=view.explorer_dpi, palette=True,
+    assert plots.figure_png(view.figure, dpi=EXPLORER_DPI, palette=True,
                              compress_level=9) == frame.png
 
 
@@ -416,3 +418,8 @@ def test_static_figures_never_import_pyplot():
             "assert wavelengths_figure(wavelengths(8), 100)._repr_png_()[:4] == b'\\x89PNG'\n"
             "assert 'matplotlib.pyplot' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _first_src(html_text: str) -> str:
+    """The explorer's first picture, which only its img element holds."""
+    return re.search(r'<img id="[^"]+-img" src="([^"]+)"', html_text).group(1)

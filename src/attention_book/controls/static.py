@@ -22,7 +22,11 @@ from dataclasses import dataclass
 from ..plots.core import figure_png
 from ..scenes.core import Scene
 
-__all__ = ["Axis", "Frame", "Explorer", "explorer_axes", "explorer"]
+#: The resolution of explorer pictures: 72 dpi keeps nine chapters' states within the site's
+#: 15 MB (at 80 dpi they alone were 8.9 MB); a view may set its own ``explorer_dpi``.
+EXPLORER_DPI = 72
+
+__all__ = ["EXPLORER_DPI", "Axis", "Frame", "Explorer", "explorer_axes", "explorer"]
 
 
 @dataclass(frozen=True)
@@ -81,12 +85,12 @@ def explorer_axes(scene: Scene, **explore) -> list[Axis]:
 
 def explorer(scene: Scene, view, **explore) -> "Explorer":
     """The kernel-free explorer of ``scene``, each state drawn by ``view`` (``figure``,
-    ``show(state)``, optional ``explorer_dpi`` (80) and ``palette`` (True: 256-colour PNGs at
-    zlib level 9, a fifth of the bytes of full colour; False keeps full colour));
-    ``explore[name]`` replaces a control's precomputed values."""
+    ``show(state)``, optional ``explorer_dpi`` (:data:`EXPLORER_DPI`) and ``palette``
+    (True: 256-colour PNGs at zlib level 9, a fifth of the bytes of full colour; False
+    keeps full colour)); ``explore[name]`` replaces a control's precomputed values."""
     axes = explorer_axes(scene, **explore)
     fixed = {name: values[0] for name, values in explore.items() if len(values) == 1}
-    dpi, palette = getattr(view, "explorer_dpi", 80), getattr(view, "palette", True)
+    dpi, palette = getattr(view, "explorer_dpi", EXPLORER_DPI), getattr(view, "palette", True)
 
     def render(values) -> Frame:
         state = scene.compute(values)
@@ -119,6 +123,7 @@ _SCRIPT = """(function () {
   var id = %(id)s, data = %(data)s;
   if (!document.getElementById(id)) { return; }
   var img = document.getElementById(id + "-img");
+  data.images[data.first] = img.src;  // the first picture is stored once, in the img
   var caption = document.getElementById(id + "-caption");
   var inputs = data.labels.map(function (_, i) { return document.getElementById(id + "-c" + i); });
   function show() {
@@ -230,8 +235,11 @@ class Explorer:
         frames = {",".join(map(str, index)): [images.setdefault(f.png, len(images)), f.alt,
                                               f.caption_html, list(f.inactive)]
                   for index, f in self.frames.items()}
-        data = {"labels": [list(a.labels) for a in self.axes],
-                "images": [_data_url(png) for png in images], "frames": frames}
+        n_first = images[first.png]
+        data = {"labels": [list(a.labels) for a in self.axes], "first": n_first,
+                # the first picture is in the img element already: not stored twice
+                "images": [_data_url(png) if n != n_first else ""
+                           for n, png in enumerate(images)], "frames": frames}
         controls = "".join(self._control_html(i, a) for i, a in enumerate(self.axes))
         title = (f'<div class="ab-explorer-title" style="font-weight:bold">'
                  f"{html.escape(self.title)}</div>" if self.title else "")

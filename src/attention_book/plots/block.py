@@ -48,7 +48,6 @@ class BlockView:
         ``tile_labels.texts`` is ``("layer 1", ...)``.
     """
 
-    explorer_dpi = 80
 
     def __init__(self, figure: Figure):
         self.figure = figure

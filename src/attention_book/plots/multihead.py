@@ -58,7 +58,6 @@ class MultiHeadView:
     :func:`multihead_view`; change it with :meth:`update` or :meth:`show`.
     """
 
-    explorer_dpi = 80
 
     def __init__(self, figure: Figure):
         self.figure = figure

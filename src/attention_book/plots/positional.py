@@ -83,7 +83,6 @@ class PositionalView:
     """
 
     #: The explorer stores 256-colour PNGs at this dpi (its states fit the page budget).
-    explorer_dpi = 80
 
     def __init__(self, figure: Figure):
         self.figure = figure

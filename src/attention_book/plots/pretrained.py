@@ -55,7 +55,6 @@ class PretrainedView:
     """
 
     #: 216 explorer states: 256-colour PNGs at a low resolution keep the page light.
-    explorer_dpi = 72
 
     def __init__(self, figure: Figure):
         self.figure = figure

@@ -113,7 +113,6 @@ class TrainingView:
     The curves and their legends are in the static layer, redrawn only when they change.
     """
 
-    explorer_dpi = 80
 
     def __init__(self, figure: Figure):
         self.figure = figure
