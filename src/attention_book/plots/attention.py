@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from ..scenes.attention import SCALING_DKS, SCALING_KEYS, scaling_curves
-from .core import (RESERVED_TITLE, HeatmapPanel, NotebookFigure, TextStamps, figure_png,
+from .core import (RESERVED_TITLE, HeatmapPanel, NotebookFigure, TextStamps,
                    freeze_layout, tick_fontsize, tick_label)
 
 __all__ = ["ScalingView", "scaling_view", "AttentionView", "attention_view", "thin_labels",
@@ -322,7 +322,7 @@ class CostPlot(NotebookFigure):
     alt = ""
 
     def _repr_html_(self) -> str:
-        data = base64.b64encode(figure_png(self)).decode("ascii")
+        data = base64.b64encode(self._repr_png_()).decode("ascii")
         return (f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.alt)}" '
                 'style="max-width:100%;height:auto">')
 

@@ -12,7 +12,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 
 from ..scenes.block import LN_LABELS, MAX_DEPTH
-from .core import (RESERVED_TITLE, HeatmapPanel, TextStamps, figure_png, freeze_layout,
+from .core import (RESERVED_TITLE, HeatmapPanel, NotebookFigure, TextStamps, freeze_layout,
                    tick_fontsize, tick_label)
 from .multihead import mosaic_layout
 
@@ -206,14 +206,6 @@ VIEWS = {"block": block_view}
 # ------------------------------------------------------- the chapter's static figures
 
 
-class _ChapterFigure(Figure):
-    """A Figure that Jupyter and myst-nb show as a PNG (without pyplot a bare Figure has
-    only a text repr)."""
-
-    def _repr_png_(self) -> bytes:
-        return figure_png(self)
-
-
 _BAND_COLORS = ("#00204c", "#c9a227", "#31688e", "#35b779")
 _BAND_STYLES = ("-", "-", "--", "--")
 
@@ -222,7 +214,7 @@ def _band_figure(curves: Mapping, *, step: float, xlabel: str, ylabel: str, titl
                  reference: tuple[float, str], log: bool) -> Figure:
     """Median over seeds (line) and 10th..90th percentile (band) of each (n_seeds, n)
     array, the points ``step`` apart along x."""
-    fig = _ChapterFigure(figsize=(6.8, 3.6), dpi=100, layout="constrained")
+    fig = NotebookFigure(figsize=(6.8, 3.6), dpi=100, layout="constrained")
     ax = fig.subplots()
     for (label, values), color, style in zip(curves.items(), _BAND_COLORS, _BAND_STYLES):
         values = np.asarray(values, dtype=float)  # (n_seeds, n)

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 
-from .core import HeatmapPanel, figure_png, freeze_layout, tick_fontsize, tick_label
+from .core import HeatmapPanel, NotebookFigure, freeze_layout, tick_fontsize, tick_label
 
 __all__ = ["MAX_CROSSED", "MaskingView", "masking_view", "weights_figure"]
 
@@ -150,14 +150,6 @@ VIEWS = {"masking": masking_view}
 # ------------------------------------------------------- the chapter's static figures
 
 
-class _NotebookFigure(Figure):
-    """A Figure that Jupyter and myst-nb show as a PNG (a bare Figure, without pyplot, has
-    only a text repr)."""
-
-    def _repr_png_(self) -> bytes:
-        return figure_png(self)
-
-
 def weights_figure(matrices, titles: Sequence[str], labels, masks=None, *,
                    label: str = "weight") -> Figure:
     """A row of (s, s) matrices on one colour scale [0, 1] (viridis): each row's sum is
@@ -188,7 +180,7 @@ def weights_figure(matrices, titles: Sequence[str], labels, masks=None, *,
     masks = list(masks) if masks is not None else [None] * n
     if not len(titles) == len(labels) == len(masks) == n:
         raise ValueError(f"need one title, label list and mask per matrix ({n} matrices)")
-    fig = _NotebookFigure(figsize=(3.3 * n + 1.0, 3.4), dpi=100, layout="constrained")
+    fig = NotebookFigure(figsize=(3.3 * n + 1.0, 3.4), dpi=100, layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, n))
     for ax, matrix, title, tokens, mask in zip(axes, matrices, titles, labels, masks):
         s = len(matrix)
