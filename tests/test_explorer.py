@@ -261,6 +261,7 @@ def test_the_live_lab_costs_no_precomputation(monkeypatch):
     assert isinstance(lab("embedding"), LiveLab)
 
 
+@pytest.mark.slow  # builds every scene's explorer
 def test_the_static_build_never_imports_ipywidgets_or_ipympl():
     code = (
         "import os, sys\n"
@@ -277,6 +278,7 @@ def test_the_static_build_never_imports_ipywidgets_or_ipympl():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow  # builds every scene's explorer
 def test_every_suggested_state_is_reachable_in_the_html():
     """What a chapter's "things to try" and exercises name, the explorer offers."""
     from attention_book.scenes import SCENES
