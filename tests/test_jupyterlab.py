@@ -26,16 +26,10 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import ROOT
+from conftest import LOCAL_HOSTS, ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]
-LOCAL_HOSTS = {"127.0.0.1"}
 CHAPTER = "01_embeddings.ipynb"
 TOKEN = "attention-book-test"
 # Text that only shows when MyST is left unrendered.
@@ -116,18 +110,6 @@ def lab(tmp_path_factory):
                 server.kill()
                 server.wait()
         log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).exists(), f"no browser at {CHROMIUM}: run `make test` (it installs chromium)"
-    # imported here, so that the fast loop (-m "not slow") collects without playwright
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

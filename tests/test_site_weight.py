@@ -9,14 +9,12 @@ fails, which is how a file MathJax starts to need (a TeX extension, a font) show
 
 from __future__ import annotations
 
-import functools
-import os
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+
+from conftest import PageWatch, built_pages
 
 pytestmark = pytest.mark.slow
 
@@ -24,13 +22,6 @@ MB = 1024 * 1024  # as test_book.py's PAGE_BUDGET: 15 MB here is 15.7 million by
 SITE_BUDGET = 15 * MB
 PAGE_BUDGET = 5 * MB
 MATHJAX_BUDGET = 2 * MB
-
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]
-LOCAL_HOSTS = {"127.0.0.1"}
 
 
 def _size(path: Path) -> int:
@@ -74,82 +65,12 @@ def test_only_the_mathjax_the_pages_load_is_served(built_book):
     assert _size(mathjax) <= MATHJAX_BUDGET, f"mathjax is {_size(mathjax) / MB:.2f} MB"
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def site(built_book):
-    handler = functools.partial(_QuietHandler, directory=str(built_book))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).exists(), f"no browser at {CHROMIUM}: run `make test` (it installs chromium)"
-    # imported here, so that the fast loop (-m "not slow") collects without playwright
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
-
-
-class PageWatch:
-    """A page with its console errors, its requests and its failed requests recorded."""
-
-    def __init__(self, browser):
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
-        self.page = self.context.new_page()
-        self.console_errors: list[str] = []
-        self.outside: list[str] = []
-        self.failed: list[str] = []
-        self.requested: list[str] = []
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda err: self.console_errors.append(f"pageerror: {err}"))
-        self.page.on("request", lambda r: self.requested.append(r.url))
-        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
-        self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} {r.status}"))
-        self.context.route("**/*", self._route)
-
-    def _console(self, msg):
-        if msg.type == "error":
-            self.console_errors.append(msg.text)
-
-    def _route(self, route):
-        url = urlparse(route.request.url)
-        if url.scheme in ("data", "blob") or url.hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            self.outside.append(route.request.url)
-            route.abort()
-
-    def open(self, url):
-        self.page.goto(url, wait_until="load")
-        self.page.wait_for_load_state("networkidle")
-        return self.page
-
-    def close(self):
-        self.context.close()
-
-
-def _pages(built_book):
-    return sorted(str(p.relative_to(built_book)) for p in built_book.rglob("*.html")
-                  if "_static" not in p.parts and "reports" not in p.parts)
-
-
 @pytest.mark.browser
 def test_every_page_typesets_its_math_with_what_is_served(built_book, site, browser):
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
     problems, typeset, vendor_files = {}, 0, set()
-    for rel in _pages(built_book):
+    for rel in built_pages(built_book):
         watch = PageWatch(browser)
         page = watch.open(f"{site}/{rel}")
         found: dict[str, object] = {}
