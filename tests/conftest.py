@@ -24,6 +24,28 @@ FLAGS = [
 LOCAL_HOSTS = {"127.0.0.1"}
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Torch on one thread for a module of tiny tensors: one thread is faster than several
+    waiting on each other (half the CPU time on a busy machine). Restored afterwards."""
+    import torch  # here, so that modules without torch do not pay for importing it
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture
+def fastpath():
+    """A setter for torch's MHA/encoder fast path; the old setting is restored after."""
+    import torch
+
+    old = torch.backends.mha.get_fastpath_enabled()
+    yield torch.backends.mha.set_fastpath_enabled
+    torch.backends.mha.set_fastpath_enabled(old)
+
+
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
     """Build the book strictly (-W -n --keep-going) into a fresh folder; return its html dir.

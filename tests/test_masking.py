@@ -29,22 +29,8 @@ ATOL = 1e-12
 SETTINGS = settings(deadline=None, max_examples=30, derandomize=True, database=None)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """These tensors are tiny: one thread is faster than several waiting on each other
-    (half the CPU time on a busy machine). Restored when the module is done."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-@pytest.fixture
-def fastpath():
-    """Yield a setter for torch's MHA fast path; restore the old setting afterwards."""
-    old = torch.backends.mha.get_fastpath_enabled()
-    yield torch.backends.mha.set_fastpath_enabled
-    torch.backends.mha.set_fastpath_enabled(old)
+# one torch thread for the module (tiny tensors); `fastpath` from conftest.py
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def torch_mha(d, h, seed=0):
