@@ -5,9 +5,7 @@ name -> view factory), found here automatically (the names in its ``__all__`` ar
 re-exported). Imports the math layer, the scenes' states (as data) and matplotlib, never
 pyplot."""
 
-import importlib
-import pkgutil
-
+from .._chapters import chapter_modules
 from . import core
 from .core import *  # noqa: F401,F403
 
@@ -15,11 +13,5 @@ from .core import *  # noqa: F401,F403
 VIEWS: dict = {}
 __all__ = ["VIEWS", *core.__all__]
 
-for _info in pkgutil.iter_modules(__path__):
-    if _info.name != "core":
-        _module = importlib.import_module(f"{__name__}.{_info.name}")
-        _names = [n for n in getattr(_module, "__all__", ())
-                  if n not in ("SCENE", "SCENES", "VIEWS")]  # registries stay in the module
-        globals().update({n: getattr(_module, n) for n in _names})
-        __all__ += _names
-        VIEWS.update(getattr(_module, "VIEWS", {}))
+for _module in chapter_modules(__name__, __path__, globals()):
+    VIEWS.update(getattr(_module, "VIEWS", {}))

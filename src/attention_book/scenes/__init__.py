@@ -6,9 +6,7 @@ its ``__all__`` are re-exported). Imports the math and reference layers, never i
 matplotlib.
 """
 
-import importlib
-import pkgutil
-
+from .._chapters import chapter_modules
 from . import core
 from .core import *  # noqa: F401,F403
 
@@ -16,11 +14,5 @@ from .core import *  # noqa: F401,F403
 SCENES: dict = {}
 __all__ = ["SCENES", *core.__all__]
 
-for _info in pkgutil.iter_modules(__path__):
-    if _info.name != "core":
-        _module = importlib.import_module(f"{__name__}.{_info.name}")
-        _names = [n for n in getattr(_module, "__all__", ())
-                  if n not in ("SCENE", "SCENES", "VIEWS")]  # registries stay in the module
-        globals().update({n: getattr(_module, n) for n in _names})
-        __all__ += _names
-        SCENES.update({scene.name: scene for scene in getattr(_module, "SCENES", ())})
+for _module in chapter_modules(__name__, __path__, globals()):
+    SCENES.update({scene.name: scene for scene in getattr(_module, "SCENES", ())})
