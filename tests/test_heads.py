@@ -250,3 +250,46 @@ def test_bad_tokens():
         H.induction_score(w, [1, 2, 3, 4])
     with pytest.raises(ValueError, match=r"tokens\[:, None, None, :\]"):
         H.induction_score(np.stack([np.stack([w] * 3)] * 2), np.array([[1, 2, 1, 2]] * 2))
+
+
+# ------------------------------------------------------------------ head_scores
+
+
+def test_head_scores_of_known_maps():
+    T = 6
+    shift = np.eye(T, k=-1)  # query i on key i-1
+    shift[0, 0] = 1.0
+    s = H.head_scores(shift)
+    assert s["previous"] == 1.0 and s["next"] == 0.0 and s["sep"] == 0.0
+    assert math.isclose(s["self"], 1 / T) and math.isclose(s["cls"], 2 / T)
+    assert s["entropy"] == 0.0 and s["spread"] == 0.0
+    u = H.head_scores(uniform(T))
+    for name in ("previous", "next", "cls", "sep", "self"):
+        assert math.isclose(u[name], 1 / T)
+    assert math.isclose(u["entropy"], math.log(T)) and math.isclose(u["spread"], 1.0)
+    stack = H.head_scores(np.stack([shift, uniform(T)]).astype(np.float32))  # (2, T, T)
+    np.testing.assert_allclose(stack["previous"], [1.0, 1 / T], atol=1e-6)
+    assert stack["spread"].shape == (2,)
+
+
+def test_head_scores_are_the_single_scores():
+    rng = np.random.default_rng(0)
+    w = softmax(rng.normal(size=(2, 3, 7, 7)) * 3).astype(np.float32)  # (L, h, s, s)
+    s = H.head_scores(w)
+    w64 = w.astype(np.float64)
+    w64 /= w64.sum(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(s["previous"], H.previous_token_score(w64))
+    np.testing.assert_array_equal(s["sep"], H.position_score(w64, -1))
+    np.testing.assert_allclose(s["spread"], H.mean_row_entropy(w64, normalised=True))
+    assert all(v.shape == (2, 3) for v in s.values())
+
+
+def test_head_scores_refuse_what_is_not_a_map():
+    with pytest.raises(ValueError, match="non-negative"):
+        H.head_scores(np.eye(3) - 0.5)
+    with pytest.raises(ValueError, match="sum to 1"):
+        H.head_scores(np.ones((3, 3)))  # raw scores, not weights
+    with pytest.raises(ValueError, match="s_q=2 queries"):
+        H.head_scores(np.full((2, 3), 1 / 3))
+    with pytest.raises(ValueError, match="s >= 2"):
+        H.head_scores(np.ones((1, 1)))

@@ -125,6 +125,36 @@ def brute(s, allowed):
     return np.array([[allowed(i, j) for j in range(s)] for i in range(s)], dtype=bool)
 
 
+@pytest.mark.parametrize("s", [1, 2, 5])
+def test_named_masks(s):
+    real = K.padding_mask(max(s - 1, 0), s)  # the last token is padding
+    masks = {name: K.named_mask(name, s, padding=real, window=2, lower=1, upper=0)
+             for name in K.MASK_NAMES}
+    assert all(m.dtype == bool and m.shape == (s, s) for m in masks.values())
+    assert masks["none"].all()
+    np.testing.assert_array_equal(masks["causal"], A.causal_mask(s))
+    np.testing.assert_array_equal(masks["padding"], np.broadcast_to(real, (s, s)))
+    np.testing.assert_array_equal(masks["window"], K.sliding_window_mask(s, 2))
+    np.testing.assert_array_equal(masks["band"], K.band_mask(s, 1, 0))
+    masks["padding"][0, 0] = True  # a new array, not a view of padding
+    assert real.sum() == max(s - 1, 0)
+
+
+def test_named_mask_refuses_bad_input():
+    with pytest.raises(ValueError, match=r"unknown mask 'diagonal': choose one of \["):
+        K.named_mask("diagonal", 4)
+    with pytest.raises(ValueError, match="the padding mask needs padding"):
+        K.named_mask("padding", 4)
+    with pytest.raises(ValueError, match=r"padding must have shape \(s,\) = \(4,\)"):
+        K.named_mask("padding", 4, padding=np.ones(3, bool))
+    with pytest.raises(ValueError, match="padding must be boolean"):
+        K.named_mask("padding", 4, padding=np.ones(4))
+    with pytest.raises(ValueError, match="window must be at least 1"):
+        K.named_mask("window", 4, window=0)
+    with pytest.raises(ValueError, match="s must be at least 1"):
+        K.named_mask("causal", 0)
+
+
 @pytest.mark.parametrize("s", [1, 2, 5, 8])
 @pytest.mark.parametrize("window", [1, 2, 3, 10])
 def test_sliding_window_definition(s, window):

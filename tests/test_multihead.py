@@ -12,6 +12,10 @@ from attention_book import attention as A
 from attention_book import multihead as M
 from attention_book import reference as R
 
+# tiny tensors: torch on one thread (conftest.one_torch_thread); its worker threads made
+# these tests 10-100x slower whenever the other core was busy
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ATOL64 = 1e-12
 TOL32 = dict(atol=1e-5, rtol=1e-5)
 
@@ -355,5 +359,10 @@ def test_shape_trace():
     assert M.split_heads(x @ mha.W_q, 4).shape == (2, 4, 5, 2)
     with pytest.raises(ValueError, match="h=3 does not divide d=8"):
         M.shape_trace(1, 5, 8, 3)
+    # an empty sequence (a lab with no tokens): every axis of length s reads 0
+    assert [shape for _, shape in M.shape_trace(1, 0, 8, 4)] == [
+        tuple(0 if n == 5 else n for n in shape) for _, shape in M.shape_trace(1, 5, 8, 4)]
+    with pytest.raises(ValueError, match="s must be a whole number >= 0"):
+        M.shape_trace(1, -1, 8, 4)
     with pytest.raises(ValueError, match="h=3 does not divide d=8"):
         M.MultiHeadAttention.from_seed(8, 3)

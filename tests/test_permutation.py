@@ -259,3 +259,31 @@ def test_property_joint_key_value_invariance(s_q, s_k, seed):
 def test_property_parse_roundtrip(s, seed):
     perm = Pm.random_permutation(s, seed)
     np.testing.assert_array_equal(Pm.parse_permutation(" ".join(map(str, perm)), s), perm)
+
+
+def test_named_permutations():
+    np.testing.assert_array_equal(Pm.named_permutation("identity", 4), [0, 1, 2, 3])
+    np.testing.assert_array_equal(Pm.named_permutation("reverse", 4), [3, 2, 1, 0])
+    np.testing.assert_array_equal(Pm.named_permutation("rotate", 4), [1, 2, 3, 0])
+    np.testing.assert_array_equal(Pm.named_permutation("swap", 4), [3, 1, 2, 0])
+    a, b = Pm.named_permutation("shuffle", 6, 1), Pm.named_permutation("shuffle", 6, 2)
+    np.testing.assert_array_equal(a, Pm.random_permutation(6, 1))
+    assert not np.array_equal(a, b)
+    for s in (1, 2, 5, 9):  # every name gives a permutation of 0..s-1, int64
+        for name in Pm.PERMUTATION_NAMES:
+            perm = Pm.named_permutation(name, s, seed=3)
+            assert perm.dtype == np.int64 and perm.shape == (s,) and Pm.is_permutation(perm)
+    x = np.arange(12.0).reshape(4, 3)  # rotate: new row i is old row i+1, the first last
+    np.testing.assert_array_equal(Pm.permute_rows(x, Pm.named_permutation("rotate", 4)),
+                                  np.roll(x, -1, axis=0))
+
+
+def test_named_permutation_refuses_bad_input():
+    with pytest.raises(ValueError, match=re.escape(
+            "unknown permutation 'sideways': choose one of ['identity', 'reverse', "
+            "'rotate', 'swap', 'shuffle']")):
+        Pm.named_permutation("sideways", 4)
+    with pytest.raises(ValueError, match="unknown permutation 3"):
+        Pm.named_permutation(3, 4)
+    with pytest.raises(ValueError, match="s must be at least 1"):
+        Pm.named_permutation("reverse", 0)

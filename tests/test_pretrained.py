@@ -214,6 +214,7 @@ def test_the_blocks_are_the_model(model):
     np.testing.assert_allclose(block(model.hidden_states(text)[-2]), x, atol=1e-6)
 
 
+@pytest.mark.slow  # starts a fresh Python (0.5-1 s)
 def test_pretrained_imports_neither_torch_nor_transformers():
     code = (
         "import sys, attention_book.pretrained as P; P.MiniLM.load().attention('hi'); "
@@ -417,3 +418,64 @@ def test_sentences():
 def test_every_sentence_fits_the_model(model):
     lengths = [len(model.tokenize(s)) for s in P.load_sentences()]
     assert min(lengths) >= 3 and max(lengths) <= 40
+
+
+@pytest.mark.slow  # runs MiniLM over every gallery sentence
+def test_gallery_scores_every_head_on_every_sentence(model):
+    gallery = P.gallery_scores()
+    assert P.gallery_scores() is gallery  # computed once
+    n = len(P.load_sentences())
+    assert gallery.sentences == tuple(P.load_sentences()) and n == 157
+    assert gallery.lengths.tolist() == [len(model.tokenize(s)) for s in gallery.sentences]
+    for name, scores in gallery.scores.items():
+        assert scores.shape == (n, 6, 12) and not scores.flags.writeable
+    # one sentence, recomputed from the model and the heads module
+    k = gallery.sentences.index(P.ANIMAL_SENTENCE)
+    A = model.attention(P.ANIMAL_SENTENCE).astype(np.float64)  # (6, 12, T, T)
+    A /= A.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(gallery.scores["previous"][k], heads.previous_token_score(A),
+                               atol=1e-6)
+    np.testing.assert_allclose(gallery.scores["cls"][k], heads.position_score(A, 0), atol=1e-6)
+    np.testing.assert_allclose(gallery.scores["spread"][k],
+                               heads.mean_row_entropy(A, normalised=True), atol=1e-6)
+    mean = gallery.mean
+    assert mean["previous"].shape == (6, 12)
+    # the facts chapter 9 quotes
+    assert gallery.scores["previous"][:, 0, 2].min() > 0.99
+    assert mean["next"][1, 8] > 0.6 and mean["cls"].mean() > 0.5
+    assert mean["sep"].max() < 0.17 and mean["self"].max() < 0.21
+
+
+def test_single_thread_attention_is_the_models(model):
+    maps = P.single_thread_attention(P.ANIMAL_SENTENCE)
+    assert P.single_thread_attention(P.ANIMAL_SENTENCE) is maps  # cached
+    T = len(model.tokenize(P.ANIMAL_SENTENCE))
+    assert maps.shape == (6, 12, T, T) and maps.dtype == np.float32
+    assert not maps.flags.writeable
+    np.testing.assert_allclose(maps, model.attention(P.ANIMAL_SENTENCE), atol=1e-6)
+    with pytest.raises(ValueError, match="text is empty"):
+        P.single_thread_attention("  ")
+
+
+# ---------------------------------------------------------------- cutting long texts
+
+
+def test_cut_keeps_short_texts_and_whole_words(model):
+    assert model.cut(P.RUNNING_SENTENCE, 128) == (P.RUNNING_SENTENCE, 7, 7)
+    text = "The unaffable tokenization. " * 40  # 'unaffable' is three pieces
+    used, kept, total = model.cut(text, 128)
+    full = model.tokenize(text)
+    assert total == len(full) > 128 >= kept and text.startswith(used)
+    assert model.tokenize(used) == full[:kept - 1] + ["[SEP]"]
+    assert not full[kept - 1].startswith("##")  # the next piece starts a word
+    long = "hello " * 600  # 602 tokens: more than the model's 512 positions can be cut
+    assert model.cut(long, 128)[1:] == (128, 602)
+
+
+@pytest.mark.parametrize("text, max_tokens, message", [
+    ("", 128, "text is empty"), (None, 128, "text must be a string"),
+    ("x" * 100_001, 128, "characters long"), ("hello", 2, "max_tokens must be"),
+    ("hello", 513, "max_tokens must be")])
+def test_cut_refuses_bad_input(model, text, max_tokens, message):
+    with pytest.raises(ValueError, match=message):
+        model.cut(text, max_tokens)

@@ -34,6 +34,7 @@ __all__ = [
     "softmax_backward",
     "dot_product_variance",
     "softmax_saturation",
+    "scaling_curves",
     "find_query_attending_elsewhere",
 ]
 
@@ -422,6 +423,50 @@ def softmax_saturation(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int =
         "grad_norm": float(np.linalg.norm(grad, axis=-1).mean()),
         "weights": np.sort(w[0])[::-1].copy(),
     }
+
+
+def scaling_curves(d_ks, *, s_k: int = 16, n: int = 500, seed: int = 0) -> dict:
+    """The sqrt(d_k) experiment over many d_k: :func:`softmax_saturation` and
+    :func:`dot_product_variance` at each, with the scores unscaled and scaled.
+
+    Parameters
+    ----------
+    d_ks : sequence of int, length m
+        The key dimensions to measure, each at least 1 (e.g. 1, 2, 4, ..., 512).
+    s_k : int
+        Keys per query (at least 2).
+    n : int
+        Queries per d_k for the softmax; the variance is measured on 4 n pairs.
+    seed : int
+        Seed of every measurement (the same samples at every d_k and in both modes).
+
+    Returns
+    -------
+    curves : dict
+        ``curves[(quantity, scaled)]`` for ``scaled`` in (False, True):
+
+        - ``"max_weight"``, ``"entropy"``, ``"grad_norm"``: numpy.ndarray (m,), the
+          measurements of :func:`softmax_saturation` at each d_k;
+        - ``"variance"``: numpy.ndarray (m,), the variance of q . k (about d_k), or of
+          q . k / sqrt(d_k) when scaled (about 1);
+        - ``"weights"``: numpy.ndarray (m, s_k), an example row of weights per d_k,
+          sorted in descending order.
+    """
+    if isinstance(d_ks, (str, bytes)) or not hasattr(d_ks, "__len__") or len(d_ks) == 0:
+        raise ValueError(f"d_ks must be a non-empty sequence of key dimensions, e.g. "
+                         f"(1, 2, 4, 8), got {d_ks!r}")
+    d_ks = [positive_int(d_k, "each d_k") for d_k in d_ks]
+    curves: dict = {}
+    for scaled in (False, True):
+        stats = [softmax_saturation(d_k, scaled, s_k=s_k, n=n, seed=seed) for d_k in d_ks]
+        for key in ("max_weight", "entropy", "grad_norm"):
+            curves[(key, scaled)] = np.array([st[key] for st in stats])  # (m,)
+        curves[("weights", scaled)] = np.stack([st["weights"] for st in stats])  # (m, s_k)
+    raw = np.array([dot_product_variance(d_k, n=4 * n, seed=seed) for d_k in d_ks])  # (m,)
+    curves[("variance", False)] = raw
+    # scaled: var(x / c) = var(x) / c^2 with c = sqrt(d_k)
+    curves[("variance", True)] = raw / np.asarray(d_ks, dtype=float)
+    return curves
 
 
 def find_query_attending_elsewhere(X, d_k: int, seeds=range(21), *,

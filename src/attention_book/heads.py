@@ -26,6 +26,9 @@ the queries that do not count (matplotlib leaves NaN out of a plot).
 A uniform map (every row 1/s) scores 1/s on every single-key score: a head scores well
 only if it beats that.
 
+:func:`head_scores` takes the scores chapter 9 reads (previous, next, first and last key,
+self, entropy) at once.
+
 This module imports numpy only.
 """
 
@@ -49,6 +52,7 @@ __all__ = [
     "induction_targets",
     "induction_score",
     "mean_row_entropy",
+    "head_scores",
 ]
 
 # Rows of float32 softmax outputs sum to 1 within ~1e-7 * s; 1e-5 accepts them and
@@ -408,3 +412,40 @@ def mean_row_entropy(weights, normalised: bool = False, *, per_query: bool = Fal
                              "key leaves nothing to spread over)")
         entropy = entropy / math.log(s)
     return _mean(entropy, np.ones(s, bool), per_query, "no query counts")
+
+
+# ------------------------------------------------------------------ all at once
+
+
+def head_scores(weights) -> dict:
+    """What a head does on one sentence: the scores of this module at once.
+
+    The maps of a model in float32 have rows summing to 1 within about 1e-7 s; they are
+    taken to float64 and divided by their row sums first, so that every score is
+    measured on rows that sum to 1 exactly.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Attention maps of one sentence (rows = queries, summing to 1), e.g. a whole
+        model's (n_layers, h, s, s); s >= 2.
+
+    Returns
+    -------
+    dict of str to float, or to numpy.ndarray of shape (...)
+        ``"previous"`` (:func:`previous_token_score`, key i-1), ``"next"`` (key i+1),
+        ``"cls"`` (:func:`position_score` of key 0, where BERT puts [CLS]), ``"sep"`` (of
+        key s-1, where it puts [SEP]), ``"self"`` (key i), ``"entropy"``
+        (:func:`mean_row_entropy`, nats) and ``"spread"`` (entropy / log s: 0 = every
+        query on one key, 1 = uniform).
+    """
+    w = _check_weights(as_float_array(weights, "weights", min_ndim=2).astype(np.float64))
+    if w.shape[-1] < 2:
+        raise ValueError(f"weights has shape {w.shape}: head scores need s >= 2 positions "
+                         f"(with one key there is no choice to measure)")
+    w = w / w.sum(axis=-1, keepdims=True)  # (..., s, s): rows sum to 1 in float64
+    entropy = mean_row_entropy(w)
+    return {"previous": previous_token_score(w), "next": next_token_score(w),
+            "cls": position_score(w, 0), "sep": position_score(w, -1),
+            "self": self_score(w), "entropy": entropy,
+            "spread": entropy / math.log(w.shape[-1])}

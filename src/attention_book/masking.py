@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import as_float_array, check_mask, positive_int, whole_number
-from .attention import scaled_dot_product_attention, softmax
+from .attention import causal_mask, scaled_dot_product_attention, softmax
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
     "combine_masks",
     "sliding_window_mask",
     "band_mask",
+    "MASK_NAMES",
+    "named_mask",
     "to_torch_mha_mask",
     "from_torch_mha_mask",
     "additive_mask",
@@ -219,6 +221,56 @@ def band_mask(s: int, lower: int, upper: int) -> np.ndarray:
     upper = whole_number(upper, "upper", 0)
     offsets = _offsets(s)  # (s, s): j - i
     return (offsets >= -lower) & (offsets <= upper)
+
+
+#: The masks :func:`named_mask` builds.
+MASK_NAMES = ("none", "causal", "padding", "window", "band")
+
+
+def named_mask(name: str, s: int, *, padding=None, window: int = 1, lower: int = 0,
+               upper: int = 0) -> np.ndarray:
+    """A self-attention mask chosen by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MASK_NAMES`: "none" (every query sees every key), "causal"
+        (:func:`~attention_book.attention.causal_mask`), "padding" (no query sees a
+        padding key), "window" (:func:`sliding_window_mask`, causal) or "band"
+        (:func:`band_mask`).
+    s : int
+        Sequence length, at least 1.
+    padding : array_like of bool, shape (s,)
+        "padding" only: True = a real token (e.g. ``padding_mask(length, s)``).
+    window : int
+        "window" only: query i sees keys i-window+1 .. i (>= 1).
+    lower, upper : int
+        "band" only: query i sees keys i-lower .. i+upper (>= 0 each).
+
+    Returns
+    -------
+    mask : numpy.ndarray of bool, shape (s, s)
+        True = query i may attend to key j; a new array.
+    """
+    s = positive_int(s, "s")
+    if not isinstance(name, str) or name not in MASK_NAMES:
+        raise ValueError(f"unknown mask {name!r}: choose one of {list(MASK_NAMES)}")
+    if name == "causal":
+        return causal_mask(s)
+    if name == "padding":
+        if padding is None:
+            raise ValueError("the padding mask needs padding: (s,) bool with True = a real "
+                             "token, e.g. padding_mask(length, s)")
+        padding = _bool_array(padding, "padding", meaning="True = a real token")
+        if padding.shape != (s,):
+            raise ValueError(f"padding must have shape (s,) = ({s},), got {padding.shape}")
+        # (1, s): the same row for every query -> (s, s)
+        return np.broadcast_to(key_padding_to_attention_mask(padding), (s, s)).copy()
+    if name == "window":
+        return sliding_window_mask(s, window)
+    if name == "band":
+        return band_mask(s, lower, upper)
+    return np.ones((s, s), dtype=bool)
 
 
 # ------------------------------------------------------------------ torch polarities

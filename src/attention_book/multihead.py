@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ._validate import as_float_array, batch_shape, check_mask, positive_int
+from ._validate import as_float_array, batch_shape, check_mask, positive_int, whole_number
 from .attention import scaled_dot_product_attention
 
 __all__ = [
@@ -89,7 +89,8 @@ def shape_trace(b: int, s: int, d: int, h: int) -> list[tuple[str, tuple[int, ..
     Parameters
     ----------
     b, s, d, h : int
-        Batch size, sequence length, model width and number of heads (h must divide d).
+        Batch size, sequence length (0 for an empty sequence: the axes of length s read 0),
+        model width and number of heads (h must divide d).
 
     Returns
     -------
@@ -103,7 +104,7 @@ def shape_trace(b: int, s: int, d: int, h: int) -> list[tuple[str, tuple[int, ..
     ValueError
         "h=3 does not divide d=8: ..." when d / h is not a whole number.
     """
-    b, s, d = positive_int(b, "b"), positive_int(s, "s"), positive_int(d, "d")
+    b, s, d = positive_int(b, "b"), whole_number(s, "s", 0), positive_int(d, "d")
     h = _divides(h, d)
     d_k = d // h
     return [

@@ -17,6 +17,8 @@ __all__ = [
     "is_permutation",
     "permutation_matrix",
     "random_permutation",
+    "PERMUTATION_NAMES",
+    "named_permutation",
     "permute_rows",
     "inverse_permutation",
     "parse_permutation",
@@ -104,6 +106,45 @@ def random_permutation(s: int, seed: int = 0) -> np.ndarray:
     """
     s = positive_int(s, "s")
     return np.random.default_rng(seed).permutation(s).astype(np.int64)
+
+
+#: The permutations :func:`named_permutation` knows.
+PERMUTATION_NAMES = ("identity", "reverse", "rotate", "swap", "shuffle")
+
+
+def named_permutation(name: str, s: int, seed: int = 0) -> np.ndarray:
+    """A permutation of s positions chosen by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PERMUTATION_NAMES`: "identity"; "reverse"; "rotate" (new position
+        i holds old token i+1, the first moves to the end); "swap" (the first and last
+        tokens change places); "shuffle" (:func:`random_permutation` with ``seed``).
+    s : int
+        Number of positions, at least 1.
+    seed : int
+        Seed of "shuffle" (the other names ignore it).
+
+    Returns
+    -------
+    perm : numpy.ndarray of int64, shape (s,)
+        New position i holds old position ``perm[i]``, as in :func:`permute_rows`.
+    """
+    s = positive_int(s, "s")
+    if not isinstance(name, str) or name not in PERMUTATION_NAMES:
+        raise ValueError(f"unknown permutation {name!r}: choose one of "
+                         f"{list(PERMUTATION_NAMES)}")
+    perm = np.arange(s, dtype=np.int64)  # (s,)
+    if name == "reverse":
+        return perm[::-1].copy()
+    if name == "rotate":
+        return (perm + 1) % s
+    if name == "shuffle":
+        return random_permutation(s, seed)
+    if name == "swap":
+        perm[[0, -1]] = perm[[-1, 0]]
+    return perm
 
 
 def permute_rows(x, perm, axis: int = -2) -> np.ndarray:

@@ -25,6 +25,7 @@ import json
 import math
 import os
 from collections import OrderedDict
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -34,6 +35,8 @@ from tokenizers import Tokenizer
 
 from ._validate import whole_number
 from .block import EncoderBlock, layer_norm
+from .cost import blas_threads
+from .heads import head_scores
 from .multihead import MultiHeadAttention
 from .tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
 
@@ -41,6 +44,9 @@ __all__ = [
     "MiniLM",
     "model_dir",
     "load_sentences",
+    "single_thread_attention",
+    "Gallery",
+    "gallery_scores",
     "ANIMAL_SENTENCE",
     "RUNNING_SENTENCE",
     "LICENSE",
@@ -317,6 +323,48 @@ class MiniLM:
         """
         return list(self._encoding(text).tokens)
 
+    def cut(self, text: str, max_tokens: int) -> tuple[str, int, int]:
+        """The beginning of ``text`` that fits in ``max_tokens`` tokens, cut after a word.
+
+        A text of more than ``max_tokens`` tokens ([CLS] and [SEP] included) is cut after
+        the last word whose pieces all fit, so that no word loses its last pieces. Any
+        number of tokens can be cut (only :meth:`tokenize` is limited to 512).
+
+        Parameters
+        ----------
+        text : str
+            Any non-empty text of at most ``MAX_TEXT_CHARS`` characters.
+        max_tokens : int
+            The most tokens to keep, 3..512.
+
+        Returns
+        -------
+        used : str
+            ``text`` itself, or its beginning when it has more than ``max_tokens`` tokens.
+        kept : int
+            How many of the text's tokens the cut keeps: [CLS], the pieces before the cut
+            and [SEP] (``total`` when nothing is cut).
+        total : int
+            The tokens of the whole text, [CLS] and [SEP] included.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`tokenize`, when ``text`` is not a string, is empty or only
+            whitespace, or is too long to read.
+        """
+        max_tokens = whole_number(max_tokens, "max_tokens", 3, self.max_positions)
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT_CHARS:
+            self._encoding(text)  # raises tokenize's message
+        enc = self.tokenizer.encode(text)  # no truncation: every piece
+        total = len(enc.ids)
+        if total <= max_tokens:
+            return text, total, total
+        keep = max_tokens - 2  # the last piece kept; [SEP] is added back
+        while keep > 1 and enc.tokens[keep + 1].startswith("##"):
+            keep -= 1  # a word must not be split across the cut
+        return text[:enc.offsets[keep][1]], keep + 2, total
+
     def encode(self, text: str) -> np.ndarray:
         """Token ids, the rows of the word-embedding table each token looks up.
 
@@ -488,3 +536,80 @@ class MiniLM:
 @functools.lru_cache(maxsize=None)
 def _load(path: Path) -> MiniLM:
     return MiniLM(path)
+
+
+# ------------------------------------------------------------------ chapter 9's gallery
+
+
+@functools.lru_cache(maxsize=16)
+def single_thread_attention(text: str) -> np.ndarray:
+    """``MiniLM.load().attention(text)``, computed on one BLAS thread.
+
+    float32 products on one and on two threads differ in the last bits: on one thread
+    the numbers are the same whatever numpy's thread count (and the small (T, 384)
+    matrices gain nothing from more threads). Cached for the 16 most recent texts,
+    apart from the model's own cache, which is left to its other callers.
+
+    Parameters
+    ----------
+    text : str
+        As for :meth:`MiniLM.tokenize`.
+
+    Returns
+    -------
+    weights : numpy.ndarray of float32, shape (n_layers, h, T, T) = (6, 12, T, T)
+        Read-only (shared by every caller of the cache).
+    """
+    model = MiniLM.load()
+    x, maps = model.embed(model.encode(text)), []  # (T, d)
+    with blas_threads(1):
+        for block in model.blocks:
+            x, weights = block.forward(x)  # (T, d), (h, T, T)
+            maps.append(weights)
+    return _readonly(np.stack(maps))  # (n_layers, h, T, T)
+
+
+@dataclass(frozen=True, eq=False)
+class Gallery:
+    """Every head of all-MiniLM-L6-v2 measured on every sentence of the gallery.
+
+    Attributes
+    ----------
+    sentences : tuple of str, length n = 157
+        :func:`load_sentences`.
+    lengths : numpy.ndarray of int, shape (n,)
+        Tokens T of each sentence, [CLS] and [SEP] included.
+    scores : dict of str to numpy.ndarray, each of shape (n, n_layers, h) = (n, 6, 12)
+        :func:`attention_book.heads.head_scores` of each sentence (read-only).
+    """
+
+    sentences: tuple
+    lengths: np.ndarray
+    scores: dict
+
+    @property
+    def mean(self) -> dict:
+        """Each score averaged over the sentences: name -> (n_layers, h)."""
+        return {name: s.mean(axis=0) for name, s in self.scores.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def gallery_scores() -> Gallery:
+    """:func:`attention_book.heads.head_scores` of all 72 heads on each sentence of the
+    gallery, from :func:`single_thread_attention`.
+
+    Computed once per process (about 4 s, most of it the model's forward passes): the
+    chapter's tables and its lab read the same numbers.
+
+    Returns
+    -------
+    Gallery
+    """
+    model, sentences = MiniLM.load(), tuple(load_sentences())
+    # one dict of (6, 12) arrays per sentence
+    per_sentence = [head_scores(single_thread_attention(s)) for s in sentences]
+    scores = {name: np.stack([s[name] for s in per_sentence]) for name in per_sentence[0]}
+    for array in scores.values():  # (n, 6, 12)
+        array.flags.writeable = False
+    lengths = np.array([len(model.tokenize(s)) for s in sentences])
+    return Gallery(sentences, lengths, scores)

@@ -62,6 +62,9 @@ __all__ = [
     "sample",
     "train_tiny",
     "clear_cache",
+    "HEADLINE_SCORES",
+    "headline_scores",
+    "correct_outputs",
 ]
 
 
@@ -359,6 +362,7 @@ class TinyRun:
     checkpoints: list
     example: np.ndarray
     _nets: dict = field(default_factory=dict, repr=False)
+    _score_history: tuple | None = field(default=None, repr=False)
 
     @property
     def steps(self) -> list[int]:
@@ -525,6 +529,25 @@ class TinyRun:
         scores["entropy"] = mean_row_entropy(weights, normalised=True, per_query=True)
         # (n, n_layers, h, s) -> (n_layers, h): mean over sequences and counted queries
         return {name: _nanmean(v, axes=(0, 3)) for name, v in scores.items()}
+
+    def score_history(self) -> tuple[np.ndarray, dict]:
+        """:meth:`head_scores` (256 held-out sequences) at every checkpoint: how each head
+        became what it is.
+
+        Computed once per run and kept: treat the arrays as read-only.
+
+        Returns
+        -------
+        steps : numpy.ndarray of int, shape (n_checkpoints,)
+            :attr:`steps`.
+        scores : dict of str to numpy.ndarray, each of shape (n_checkpoints, n_layers, h)
+            ``scores[name][c]`` is ``head_scores(step=steps[c])[name]``.
+        """
+        if self._score_history is None:
+            scores = [self.head_scores(step=step) for step in self.steps]
+            self._score_history = (np.array(self.steps),
+                                   {k: np.stack([s[k] for s in scores]) for k in scores[0]})
+        return self._score_history
 
 
 def _nanmean(values: np.ndarray, axes) -> np.ndarray:
@@ -696,6 +719,88 @@ def _train(task: str, seed: int, n_layers: int, n_heads: int, period, steps: int
         accuracy=accuracy, train_seconds=seconds, checkpoints=checkpoints,
         example=sample(task, EXAMPLE_SEED, period=example_period).tokens,
     )
+
+
+# ------------------------------------------------------------------ one input, read
+
+
+#: The score that says what each head of a task's default model (``train_tiny(task)``)
+#: became, per head in (layer, head) order.
+HEADLINE_SCORES = {"reverse": ("anti_diagonal", "anti_diagonal"),
+                   "induction": ("previous_token", "induction")}
+
+
+def headline_scores(task: str, weights, tokens) -> tuple:
+    """Each head's headline score (:data:`HEADLINE_SCORES`) on one input.
+
+    Parameters
+    ----------
+    task : {"reverse", "induction"}
+    weights : numpy.ndarray, shape (n_layers, h, s, s)
+        The attention of the task's default model on ``tokens`` (:meth:`TinyRun.attention`):
+        (1, 2, 8, 8) for "reverse", (2, 1, s, s) for "induction".
+    tokens : array_like of int, shape (s,)
+        The input.
+
+    Returns
+    -------
+    tuple of (float or None), length n_layers h
+        "reverse": each head's anti-diagonal score. "induction": layer 0's previous-token
+        score over the first period (queries 1 .. before the first symbol that occurred
+        earlier, as :meth:`TinyRun.head_scores` measures it; later, layer 0 has other
+        work) and layer 1's induction score; None where no query counts.
+    """
+    if task not in HEADLINE_SCORES:
+        raise ValueError(f"task must be one of {list(HEADLINE_SCORES)}, got {task!r}")
+    w, t = np.asarray(weights), np.asarray(tokens)
+    n = len(HEADLINE_SCORES[task])
+    if (t.ndim != 1 or w.ndim != 4 or w.shape[0] * w.shape[1] != n
+            or w.shape[2:] != (t.shape[0],) * 2):
+        raise ValueError(f"weights must be the default {task} model's attention "
+                         f"(n_layers, h, s, s) with n_layers h = {n} heads, on tokens (s,); "
+                         f"got weights {w.shape} and tokens {t.shape}")
+    if task == "reverse":
+        return tuple(float(v) for v in anti_diagonal_score(w).ravel())
+    first = next((i for i in range(len(t)) if t[i] in t[:i]), len(t))
+    previous = (float(np.mean(previous_token_score(w[0, 0], per_query=True)[1:first]))
+                if first > 1 else None)
+    try:
+        induction = float(induction_score(w[1, 0], t))
+    except ValueError:  # no symbol repeats after a gap: nothing to follow
+        induction = None
+    return previous, induction
+
+
+def correct_outputs(task: str, tokens, predicted) -> tuple:
+    """Which outputs of a model on one input are right.
+
+    Parameters
+    ----------
+    task : {"reverse", "roll", "induction"}
+    tokens : sequence of int, length s
+        The input.
+    predicted : sequence of int, length s
+        The output at each position (e.g. :meth:`TinyRun.predict`).
+
+    Returns
+    -------
+    tuple of (bool or None), length s
+        "reverse": output i == input s-1-i; "roll": output i == input (i+1) mod s;
+        "induction": output i == input i+1 where symbol i occurred before (a copy to
+        follow), None elsewhere (the input cannot tell).
+    """
+    _task(task)
+    tokens, predicted = [int(x) for x in tokens], [int(x) for x in predicted]
+    s = len(tokens)
+    if len(predicted) != s:
+        raise ValueError(f"predicted has {len(predicted)} symbols but tokens has {s}: give "
+                         f"one output per input position")
+    if task == "reverse":
+        return tuple(p == x for p, x in zip(predicted, tokens[::-1]))
+    if task == "roll":
+        return tuple(predicted[i] == tokens[(i + 1) % s] for i in range(s))
+    seen = [tokens[i] in tokens[:i] and i + 1 < s for i in range(s)]
+    return tuple(predicted[i] == tokens[i + 1] if seen[i] else None for i in range(s))
 
 
 _cached_train = functools.lru_cache(maxsize=None)(_train)

@@ -14,19 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import whole_number
-from ..attention import (dot_product_variance, project_qkv, projection_weights,
-                         scaled_dot_product_attention, softmax_saturation)
-from ..embedding import embed, embedding_table
+from ..attention import project_qkv, projection_weights, scaled_dot_product_attention
+from ..attention import scaling_curves as measure_scaling_curves
 from ..tokens import RUNNING_SENTENCE, Vocabulary
-from .core import Note, Preset, Scene, choice, notes_html, read_tokens, slider, text
+from .core import (Note, Preset, Scene, choice, embed_tokens, no_tokens_alt, read_tokens,
+                   readout_html, seed_slider, slider, text, token_options, when)
 
-__all__ = [
-    "SCALING_DKS", "SCALING_KEYS", "SCALING_QUERIES", "scaling_curves", "ScalingState",
-    "scaling_state", "scaling_readout_html", "scaling_alt_text",
-    "ATTENTION_D", "ATTENTION_DKS", "TEMPERATURES", "ATTENTION_SEEDS", "MAX_ATTENTION_TOKENS",
-    "CROSS_SENTENCE", "AttentionState", "attention_state", "attention_readout_html",
-    "attention_alt_text", "query_options", "ATTENTION_PRESET",
-]
+__all__ = ["SCALING_DKS", "SCALING_KEYS", "SCALING_QUERIES", "scaling_curves", "ScalingState",
+           "scaling_state", "scaling_readout_html", "scaling_alt_text", "ATTENTION_D",
+           "MAX_ATTENTION_TOKENS", "CROSS_SENTENCE", "AttentionState", "attention_state",
+           "attention_readout_html", "attention_alt_text", "query_options", "ATTENTION_PRESET"]
 
 # ------------------------------------------------------------------ the sqrt(d_k) lab
 
@@ -43,24 +40,9 @@ _MEASURES = ("max_weight", "entropy", "grad_norm")
 @functools.lru_cache(maxsize=4)
 def scaling_curves(d_ks: tuple = SCALING_DKS, s_k: int = SCALING_KEYS,
                    n: int = SCALING_QUERIES, seed: int = 0) -> dict:
-    """The lab's measurements for every d_k, unscaled and scaled (computed once, cached).
-
-    Returns ``curves``: ``curves[(quantity, scaled)]`` is an array (len(d_ks),) for
-    "max_weight", "entropy", "grad_norm" (:func:`softmax_saturation`, ``n`` queries of
-    ``s_k`` keys) and "variance" (:func:`dot_product_variance` of 4 n pairs: of q . k, or
-    of q . k / sqrt(d_k) when scaled); ``curves[("weights", scaled)]`` is (len(d_ks), s_k),
-    an example row of weights per d_k, sorted descending.
-    """
-    curves: dict = {}
-    for scaled in (False, True):
-        stats = [softmax_saturation(d_k, scaled, s_k=s_k, n=n, seed=seed) for d_k in d_ks]
-        for key in _MEASURES:
-            curves[(key, scaled)] = np.array([st[key] for st in stats])
-        curves[("weights", scaled)] = np.stack([st["weights"] for st in stats])  # (m, s_k)
-    raw = np.array([dot_product_variance(d_k, n=4 * n, seed=seed) for d_k in d_ks])
-    curves[("variance", False)] = raw
-    curves[("variance", True)] = raw / np.asarray(d_ks, dtype=float)  # var(x / c) = var(x)/c^2
-    return curves
+    """:func:`attention_book.attention.scaling_curves` with the lab's d_k, keys and
+    queries, computed once: ``curves[(quantity, scaled)]``, arrays over ``d_ks``."""
+    return measure_scaling_curves(d_ks, s_k=s_k, n=n, seed=seed)
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,20 +76,19 @@ def scaling_state(d_k: int = 64, scaled: bool = False) -> ScalingState:
 
 def scaling_readout_html(state: ScalingState) -> str:
     """The sqrt(d_k) lab's readout: the mode, the four measurements, an example row."""
-    mode = ("scaled: scores = q\u00b7k / \u221ad_k" if state.scaled
+    mode = ("scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" if state.scaled
             else "unscaled: scores = q\u00b7k")
     s_k, row = state.s_k, ", ".join(f"{w:.2f}" for w in state.weights[:6])
     lines = [
-        f"<b>{html.escape(mode)}</b>, d_k = {state.d_k}",
+        f"<b>{mode}</b>, d<sub>k</sub> = {state.d_k}",
         f"variance of the scores: {state.variance:.3g} "
-        f"(q\u00b7k alone has variance \u2248 d_k = {state.d_k})",
+        f"(q\u00b7k alone has variance \u2248 d<sub>k</sub> = {state.d_k})",
         f"largest weight {state.max_weight:.3f} (uniform would be 1/{s_k} = {1 / s_k:.3f}); "
         f"entropy {state.entropy:.3f} nats (max log {s_k} = {math.log(s_k):.3f}); "
         f"gradient norm {state.grad_norm:.3f}",
         f"an example row of {s_k} weights, largest first: {row}, \u2026",
     ]
-    return ('<div class="ab-readout" style="font-family:monospace;font-size:90%">'
-            + "<br>".join(lines) + "</div>")
+    return readout_html("<br>".join(lines), style="font-family:monospace;font-size:90%")
 
 
 def scaling_alt_text(state: ScalingState) -> str:
@@ -143,21 +124,10 @@ SCALING_SCENE = Scene(
 #: The model dimension of the explorer's sentences: chapter 1's embedding table (seed 0),
 #: the same d = 8 as the chapter's running example.
 ATTENTION_D = 8
-#: The d_k values the explorer offers.
-ATTENTION_DKS = (1, 2, 4, 8, 16, 32, 64)
-#: Temperatures T: scores are q.k / (T sqrt(d_k)); T = 1 is the standard scaling.
-TEMPERATURES = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-#: Seeds of the random projections W^Q, W^K, W^V (inclusive).
-ATTENTION_SEEDS = (0, 20)
 #: The most tokens the explorer shows.
 MAX_ATTENTION_TOKENS = 128
 #: The keys/values sentence for cross-attention (7 tokens: s_k differs from s_q = 5).
 CROSS_SENTENCE = "in the morning the sun was warm"
-
-
-@functools.lru_cache(maxsize=1)
-def _table() -> np.ndarray:
-    return embedding_table(len(Vocabulary.default()), ATTENTION_D, 0)  # (V, d)
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,14 +208,13 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
         notes += kv_notes
     if not q_tokens or not k_tokens:
         q_tokens = k_tokens = []
-    vocab, d = Vocabulary.default(), ATTENTION_D
+    vocab = Vocabulary.default()
     unknown = [t for t in dict.fromkeys([*q_tokens, *k_tokens]) if not vocab.is_known(t)]
     if unknown:
         notes.append(Note("info", "not in the vocabulary (shown with the <unk> embedding): "
                           + ", ".join(f"'{t}'" for t in unknown[:8])
                           + (", \u2026" if len(unknown) > 8 else "")))
-    X_q = embed(vocab.encode(q_tokens), _table()) if q_tokens else np.zeros((0, d))  # (s_q, d)
-    X_kv = embed(vocab.encode(k_tokens), _table()) if k_tokens else np.zeros((0, d))  # (s_k, d)
+    X_q, X_kv = embed_tokens(q_tokens, ATTENTION_D), embed_tokens(k_tokens, ATTENTION_D)
     scale = 1.0 / (float(temperature) * math.sqrt(d_k))
     if q_tokens:
         Q, K, V = project_qkv(X_q, W_q, W_k, W_v, X_kv)  # (s_q, d_k), (s_k, d_k), (s_k, d_k)
@@ -265,12 +234,11 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
 def attention_readout_html(state: AttentionState) -> str:
     """The explorer's readout: shapes, the chosen query's weights, and the notes (every
     token escaped)."""
-    kind = "self-attention" if state.mode == "self" else "cross-attention"
-    parts = [f"<b>{kind}</b>: Q = X<sub>q</sub>W<sup>Q</sup> : ({state.s_q}, {state.d_k}), "
-             f"K = X<sub>kv</sub>W<sup>K</sup> : ({state.s_k}, {state.d_k}), "
-             f"V : ({state.s_k}, {state.d_k}), with W<sup>Q</sup>, W<sup>K</sup>, "
-             f"W<sup>V</sup> : ({ATTENTION_D}, {state.d_k}) shared by every position; "
-             f"weights : ({state.s_q}, {state.s_k}); scale = 1/({state.temperature:g}"
+    parts = [f"<b>{state.mode}-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : "
+             f"({state.s_q}, {state.d_k}), K = X<sub>kv</sub>W<sup>K</sup> : "
+             f"({state.s_k}, {state.d_k}), V : ({state.s_k}, {state.d_k}), with W<sup>Q</sup>, "
+             f"W<sup>K</sup>, W<sup>V</sup> : ({ATTENTION_D}, {state.d_k}) shared by every "
+             f"position; weights : ({state.s_q}, {state.s_k}); scale = 1/({state.temperature:g}"
              f"\u00b7\u221a{state.d_k}) = {state.scale:.3f}"]
     if state.s_q:
         row, esc = state.row, html.escape
@@ -285,21 +253,17 @@ def attention_readout_html(state: AttentionState) -> str:
                      f", not to itself (weight {row[state.query]:.2f})")
         parts += [line, f"its row (sums to {row.sum():.2f}): {chips}"
                         + (" \u2026" if state.s_k > 16 else "")]
-    return ('<div class="ab-readout" style="font-size:90%">' + "<br>".join(parts)
-            + notes_html(state.notes) + "</div>")
+    return readout_html("<br>".join(parts), state.notes, "font-size:90%")
 
 
 def attention_alt_text(state: AttentionState) -> str:
     """Plain-text description of the explorer's figure for ``state``."""
     if state.s_q == 0:
-        return ("Empty heatmap, arcs and bars: there are no tokens. "
-                + " ".join(n.text for n in state.notes))
-    row = state.row
-    top = int(np.argmax(row))
-    kind = "self-attention" if state.mode == "self" else "cross-attention"
+        return no_tokens_alt("Empty heatmap, arcs and bars", state.notes)
+    row, top = state.row, int(np.argmax(state.row))
     return (f"Left: heatmap of the {state.s_q} by {state.s_k} attention weights "
-            f"({kind}, d_k = {state.d_k}, temperature {state.temperature:g}, seed "
-            f"{state.seed}), query tokens ({', '.join(state.query_tokens[:16])}) down and "
+            f"({state.mode}-attention, d_k = {state.d_k}, temperature {state.temperature:g}, "
+            f"seed {state.seed}), query tokens ({', '.join(state.query_tokens[:16])}) down and "
             f"key tokens ({', '.join(state.key_tokens[:16])}) across, colour 0 to 1, row "
             f"{state.query} outlined. Right: arcs and bars from query {state.query} "
             f"'{state.query_tokens[state.query]}' to every key; the heaviest goes to key "
@@ -309,10 +273,9 @@ def attention_alt_text(state: AttentionState) -> str:
 
 def query_options(values) -> tuple:
     """The query drop-down's choices for the current sentence: ("position: token", i)."""
-    tokens, _, _ = read_tokens(values["text"], MAX_ATTENTION_TOKENS)
-    if not tokens or (values["mode"] == "cross" and not read_tokens(values["kv_text"])[0]):
-        return (("(no tokens)", 0),)
-    return tuple((f"{i}: {t}", i) for i, t in enumerate(tokens))
+    tokens = read_tokens(values["text"], MAX_ATTENTION_TOKENS)[0]
+    keys = values["mode"] == "self" or read_tokens(values["kv_text"])[0]
+    return token_options(tokens if keys else ())
 
 
 #: The explorer's settings: each sets the query sentence, the mode and the projections'
@@ -332,13 +295,14 @@ ATTENTION_SCENE = Scene(
         choice("mode", "attention", [("self-attention", "self"),
                                      ("cross-attention", "cross")], "self", buttons=True),
         text("kv_text", "keys/values (cross)", CROSS_SENTENCE,
-             active_when=lambda v: v["mode"] == "cross", hint="used in cross-attention only"),
+             active_when=when("mode", "cross"), hint="used in cross-attention only"),
         choice("query", "query token", [(f"{i}", i) for i in range(MAX_ATTENTION_TOKENS)], 0,
                explore=range(5), options_for=query_options),
-        slider("d_k", "d_k", ATTENTION_DKS, 4, explore=(4,)),
-        slider("temperature", "temperature T", TEMPERATURES, 1.0, explore=(0.25, 1.0, 4.0)),
-        slider("seed", "seed (W's)", range(ATTENTION_SEEDS[0], ATTENTION_SEEDS[1] + 1), 0,
-               explore=(0,)),
+        slider("d_k", "d_k", (1, 2, 4, 8, 16, 32, 64), 4, explore=(4,)),
+        # scores are q.k / (T sqrt(d_k)): T = 1 is the standard scaling
+        slider("temperature", "temperature T", (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0), 1.0,
+               explore=(0.25, 1.0, 4.0)),
+        seed_slider("seed (W's)"),
     ),
     state=attention_state, readout=attention_readout_html, alt=attention_alt_text,
     presets=(ATTENTION_PRESET,),

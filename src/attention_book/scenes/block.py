@@ -14,27 +14,22 @@ import numpy as np
 from .._validate import whole_number
 from ..attention import causal_mask
 from ..block import encoder_stack, stack_trace, stream_norms
-from ..embedding import embed, embedding_table
 from ..positional import sinusoidal_encoding
-from ..tokens import RUNNING_SENTENCE, Vocabulary
-from .core import (MAX_WIDGET_TOKENS, Note, Scene, choice, notes_html, read_tokens, slider,
-                   text, toggle)
+from ..tokens import RUNNING_SENTENCE
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens,
+                   no_tokens_alt, positions_html, read_tokens, readout_html, seed_slider, slider,
+                   text, toggle, tracer_html)
 
-__all__ = ["BLOCK_D", "BLOCK_H", "MAX_DEPTH", "BLOCK_SEED_RANGE", "BLOCK_SENTENCES",
-           "BLOCK_EXPLORER_DEPTHS", "LN_LABELS", "BlockState", "block_state",
-           "block_readout_html", "block_alt_text"]
+__all__ = ["BLOCK_D", "BLOCK_H", "MAX_DEPTH", "BLOCK_SENTENCES", "LN_LABELS", "BlockState",
+           "block_state", "block_readout_html", "block_alt_text"]
 
 #: The lab's width and heads (d_ff = 4 d = 32).
 BLOCK_D, BLOCK_H = 8, 2
 #: The deepest stack the lab offers (and the most attention maps it shows).
 MAX_DEPTH = 12
-#: The seeds the lab offers (inclusive).
-BLOCK_SEED_RANGE = (0, 20)
 #: The explorer's sentences: the running example, a repeated word, a longer sentence.
 BLOCK_SENTENCES = (RUNNING_SENTENCE, "the dog saw the cat",
                    "in the morning the sun was warm, so we went to the river")
-#: The depths the explorer precomputes (6 is the paper's).
-BLOCK_EXPLORER_DEPTHS = (1, 2, 6, 12)
 #: How the two LayerNorm placements are named, by ``norm_first``.
 LN_LABELS = {False: "post-LN (the paper, BERT)", True: "pre-LN (GPT-2)"}
 
@@ -51,10 +46,7 @@ def _run(tokens: tuple, seed: int, depth: int, residual: bool, causal: bool):
     """X:(s, d), the norms of both LN settings, and per setting the head-averaged weights
     (L, s, s), the output (s, d) and layer 1's trace shapes; cached, so that switching
     between post-LN and pre-LN (or back to an earlier state) costs no computation."""
-    vocab = Vocabulary.default()
-    d = BLOCK_D
-    X = embed(vocab.encode(list(tokens)), embedding_table(len(vocab), d, 0))  # (s, d)
-    X = X + sinusoidal_encoding(len(tokens), d)  # (s, d) + (s, d)
+    X = embed_tokens(tokens, BLOCK_D) + sinusoidal_encoding(len(tokens), BLOCK_D)  # (s, d)
     mask = causal_mask(len(tokens)) if causal else None  # (s, s) or None
     norms, runs = {}, {}
     for nf in (False, True):
@@ -71,56 +63,28 @@ def _run(tokens: tuple, seed: int, depth: int, residual: bool, causal: bool):
 
 
 @dataclass(frozen=True, eq=False)
-class BlockState:
-    """Everything chapter 7's lab shows for one set of control values.
-
-    Attributes
-    ----------
-    text : str
-    tokens : tuple of str, length s
-    norm_first, residual, causal : bool
-        Pre-LN (else post-LN); residual connections; causal mask.
-    depth, seed : int
-        Blocks in the stack (L) and the seed of their weights.
-    d, h, d_ff : int
-    X : numpy.ndarray, shape (s, d)
-        The input: embeddings plus sinusoidal positional encoding.
-    norms : dict of bool to numpy.ndarray, each shape (2 L + 1,)
-        Mean norm of a token's vector at each point, for post-LN (False) and pre-LN
-        (True), same weights; shape (0,) when there are no tokens.
-    weights : numpy.ndarray, shape (L, s, s)
-        Each layer's attention weights averaged over its h heads (chosen LN setting).
-    output : numpy.ndarray, shape (s, d)
-        The stack's output (chosen LN setting).
-    trace : tuple of (str, tuple)
-        Every array of layer 1 and its shape, from ``EncoderBlock.trace``.
-    n_parameters : int
-        Learned numbers of one block, ``12 d^2 + 13 d``.
-    notes : tuple of Note
-    """
+class BlockState(HasTokens):
+    """Everything chapter 7's lab shows for one set of control values (L = depth)."""
 
     text: str
-    tokens: tuple
-    norm_first: bool
-    residual: bool
-    causal: bool
-    depth: int
-    seed: int
+    tokens: tuple          # (s,) str
+    norm_first: bool       # pre-LN (else post-LN)
+    residual: bool         # residual connections
+    causal: bool           # a causal mask
+    depth: int             # blocks in the stack (L)
+    seed: int              # of the blocks' weights
     d: int
     h: int
     d_ff: int
-    X: np.ndarray
+    X: np.ndarray          # (s, d) the input: embeddings plus sinusoidal positional encoding
+    # {False: post-LN, True: pre-LN}, same weights: each (2 L + 1,), the mean norm of a
+    # token's vector at each point; (0,) when there are no tokens
     norms: dict
-    weights: np.ndarray
-    output: np.ndarray
-    trace: tuple
-    n_parameters: int
-    notes: tuple
-
-    @property
-    def s(self) -> int:
-        """The number of tokens."""
-        return len(self.tokens)
+    weights: np.ndarray    # (L, s, s) each layer's weights, mean over heads (chosen LN setting)
+    output: np.ndarray     # (s, d) the stack's output (chosen LN setting)
+    trace: tuple           # (name, shape) of layer 1's arrays (EncoderBlock.trace; chosen LN)
+    n_parameters: int      # learned numbers of one block, 12 d^2 + 13 d
+    notes: tuple           # of Note
 
     @property
     def chosen_norms(self) -> np.ndarray:
@@ -154,10 +118,6 @@ def block_state(text: str = RUNNING_SENTENCE, norm_first: bool = False,
     max_tokens : int
         The most tokens kept (a longer text is truncated with a note).
 
-    Returns
-    -------
-    BlockState
-
     Raises
     ------
     ValueError
@@ -172,10 +132,8 @@ def block_state(text: str = RUNNING_SENTENCE, norm_first: bool = False,
         X, norms, runs = _run(tuple(tokens), seed, depth, bool(residual), bool(causal))
         weights, output, trace = runs[bool(norm_first)]
     else:
-        X, output = np.zeros((0, d)), np.zeros((0, d))
+        X, output, weights, trace = np.zeros((0, d)), np.zeros((0, d)), np.zeros((depth, 0, 0)), ()
         norms = {False: np.zeros(0), True: np.zeros(0)}
-        weights = np.zeros((depth, 0, 0))
-        trace = ()
     if s and not residual:
         notes.append(Note("info", "residual connections are off: each sub-layer's output "
                                   "replaces the stream instead of being added to it"))
@@ -183,7 +141,7 @@ def block_state(text: str = RUNNING_SENTENCE, norm_first: bool = False,
         n = norms[True]
         notes.append(Note("info", f"pre-LN: the stream's norm grew from {n[0]:.2f} to "
                                   f"{n[-1]:.2f} over {depth} block(s); post-LN holds it at "
-                                  f"sqrt(d) = {np.sqrt(d):.2f} after every sub-layer"))
+                                  f"\u221ad = {np.sqrt(d):.2f} after every sub-layer"))
     return BlockState(
         text=text if isinstance(text, str) else "", tokens=tuple(tokens),
         norm_first=bool(norm_first), residual=bool(residual), causal=bool(causal),
@@ -195,40 +153,30 @@ def block_state(text: str = RUNNING_SENTENCE, norm_first: bool = False,
 def block_readout_html(state: BlockState) -> str:
     """The readout of chapter 7: tokens, the stack, layer 1's shape tracer, the parameter
     count, the norms after each block, and the notes (every text escaped)."""
-    tokens = (" ".join(f"{i}:{html.escape(t)}" for i, t in enumerate(state.tokens))
-              or "<i>none</i>")
     d, L = state.d, state.depth
     stack = (f"{L} block(s), {LN_LABELS[state.norm_first]}, residuals "
              f"{'on' if state.residual else 'off'}, "
              f"{'causal mask' if state.causal else 'no mask'}; d={d}, h={state.h}, "
-             f"d_ff={state.d_ff}, seed={state.seed}")
-    rows = "".join(
-        f"<tr><td style='padding:0 8px 0 0;text-align:left'>{html.escape(name)}</td>"
-        f"<td><code>({', '.join(map(str, shape))})</code></td></tr>"
-        for name, shape in state.trace) or "<tr><td><i>no tokens: s = 0</i></td></tr>"
+             f"d<sub>ff</sub>={state.d_ff}, seed={state.seed}")
     n = state.n_parameters
     params = (f"one block: 12 d\u00b2 + 13 d = 12\u00b7{d * d} + 13\u00b7{d} = {n:,} "
               f"(attention {4 * d * d + 4 * d}, feed-forward {8 * d * d + 5 * d}, two "
               f"LayerNorms {4 * d}); {L} block(s): {n * L:,}")
     norms = " \u2192 ".join(f"{v:.2f}" for v in state.chosen_norms[::2]) or "none"
-    return (
-        '<div class="ab-readout">'
-        f'<div class="ab-tokens"><b>positions:</b> <code>{tokens}</code></div>'
-        f'<div><b>stack:</b> {html.escape(stack)}</div>'
-        f'<details class="ab-trace" open><summary><b>shape tracer, layer 1</b> (every '
-        f'block maps (s, d) = ({state.s}, {d}) to ({state.s}, {d}))</summary>'
-        f'<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">{rows}</table>'
-        f'</details>'
-        f'<div style="font-size:90%"><b>parameters:</b> {html.escape(params)}</div>'
+    return readout_html(
+        positions_html(state.tokens) + f"<div><b>stack:</b> {stack}</div>"
+        + tracer_html(f"<b>shape tracer, layer 1</b> (every block maps (s, d) = ({state.s}, "
+                      f"{d}) to ({state.s}, {d}))", state.trace,
+                      empty="<tr><td><i>no tokens: s = 0</i></td></tr>")
+        + f'<div style="font-size:90%"><b>parameters:</b> {html.escape(params)}</div>'
         f'<div style="font-size:90%"><b>mean \u2016token\u2016 after each block:</b> '
-        f'{html.escape(norms)}</div>'
-        + notes_html(state.notes) + "</div>")
+        f"{html.escape(norms)}</div>", state.notes)
 
 
 def block_alt_text(state: BlockState) -> str:
     """A plain-text description of chapter 7's figure for ``state`` (for alt text)."""
     if state.s == 0:
-        return "Empty panels: there are no tokens. " + " ".join(n.text for n in state.notes)
+        return no_tokens_alt("Empty panels", state.notes)
     post, pre = state.norms[False], state.norms[True]
     text = (f"Left: the mean norm of a token's vector in the residual stream after each of "
             f"the {2 * state.depth} sub-layers of {state.depth} random block(s), residuals "
@@ -256,16 +204,13 @@ SCENE = Scene(
                False, buttons=True),
         toggle("residual", "residual connections", True),
         slider("depth", "depth L (blocks)", range(1, MAX_DEPTH + 1), 6,
-               explore=BLOCK_EXPLORER_DEPTHS),
-        slider("seed", "seed (weights)", range(BLOCK_SEED_RANGE[0], BLOCK_SEED_RANGE[1] + 1),
-               0, explore=(0,)),
+               explore=(1, 2, 6, 12)),  # 6 is the paper's
+        seed_slider("seed (weights)"),
         choice("causal", "mask", [("none (encoder, as BERT)", False),
                                   ("causal (decoder-only, as GPT)", True)],
                False, buttons=True, explore=(False,)),
     ),
-    state=block_state,
-    readout=block_readout_html,
-    alt=block_alt_text,
+    state=block_state, readout=block_readout_html, alt=block_alt_text,
     suggested=(
         {"norm_first": True, "residual": True, "depth": 12},    # pre-LN: the norm grows
         {"norm_first": False, "residual": True, "depth": 12},   # post-LN: flat at sqrt(d)

@@ -10,14 +10,20 @@ explorer; nothing here imports ipywidgets or matplotlib, so a scene is testable 
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..tokens import tokenize
+import numpy as np
 
-__all__ = ["Note", "notes_html", "as_options", "read_tokens", "Control", "text", "choice",
-           "slider", "toggle", "multi", "Preset", "Action", "Scene", "MAX_WIDGET_TOKENS"]
+from ..embedding import embed, embedding_table
+from ..tokens import Vocabulary, tokenize
+
+__all__ = ["Note", "notes_html", "readout_html", "no_tokens_alt", "positions_html",
+           "tracer_html", "as_options", "read_tokens", "embed_tokens", "token_options",
+           "HasTokens", "Control", "text", "choice", "slider", "seed_slider", "toggle", "multi",
+           "when", "Preset", "Action", "Scene", "MAX_WIDGET_TOKENS"]
 
 #: The most tokens a lab shows by default; longer texts are truncated with a visible note.
 MAX_WIDGET_TOKENS = 32
@@ -52,6 +58,35 @@ def notes_html(notes: Sequence[Note]) -> str:
             + "".join(items) + "</ul>") if items else ""
 
 
+def readout_html(body: str, notes: Sequence[Note] = (), style: str = "") -> str:
+    """A lab's readout: ``body`` (HTML, reader text already escaped), then the notes."""
+    style = f' style="{style}"' if style else ""
+    return f'<div class="ab-readout"{style}>{body}{notes_html(notes)}</div>'
+
+
+def no_tokens_alt(picture: str, notes: Sequence[Note], why: str = "there are no tokens"
+                  ) -> str:
+    """The alt text of a lab without tokens: "<picture>: <why>. <the notes>"."""
+    return f"{picture}: {why}. " + " ".join(n.text for n in notes)
+
+
+def positions_html(tokens) -> str:
+    """The tokens after their positions, "0:THE 1:WEATHER ..." (escaped), or "none"."""
+    listed = " ".join(f"{i}:{html.escape(t)}" for i, t in enumerate(tokens)) or "<i>none</i>"
+    return f'<div class="ab-tokens"><b>positions:</b> <code>{listed}</code></div>'
+
+
+def tracer_html(summary: str, trace, more: str = "", empty: str = "") -> str:
+    """A shape tracer, open: ``summary`` (HTML), then a table of the (name, shape) pairs of
+    ``trace`` (names escaped; ``empty``, a table row, when there are none), then ``more``."""
+    rows = "".join(f"<tr><td style='padding:0 8px 0 0;text-align:left'>{html.escape(name)}"
+                   f"</td><td><code>({', '.join(map(str, shape))})</code></td></tr>"
+                   for name, shape in trace) or empty
+    return (f'<details class="ab-trace" open><summary>{summary}</summary>'
+            f'<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">{rows}</table>'
+            f"{more}</details>")
+
+
 def read_tokens(text, max_tokens: int = MAX_WIDGET_TOKENS, which: str = ""
                 ) -> tuple[list[str], list[Note], int]:
     """Tokenise reader-typed text for a lab: never raises, explains in notes.
@@ -78,6 +113,39 @@ def read_tokens(text, max_tokens: int = MAX_WIDGET_TOKENS, which: str = ""
         notes.append(Note("warning",
                           f"{prefix}showing the first {max_tokens} of {len(tokens)} tokens"))
     return tokens[:max_tokens], notes, len(tokens)
+
+
+@functools.lru_cache(maxsize=32)
+def _table(d: int, seed: int) -> np.ndarray:
+    """Chapter 1's table (V, d) for ``seed``, built once."""
+    table = embedding_table(len(Vocabulary.default()), d, seed)  # (V, d)
+    table.flags.writeable = False  # shared by every caller of the cache
+    return table
+
+
+def embed_tokens(tokens, d: int, seed: int = 0) -> np.ndarray:
+    """Chapter 1's embeddings of the s ``tokens``: a new array (s, d), rows of
+    ``embedding_table(V, d, seed)``; (0, d) when there are no tokens."""
+    if not tokens:
+        return np.zeros((0, d))
+    return embed(Vocabulary.default().encode(list(tokens)), _table(d, seed))  # (s, d)
+
+
+def token_options(tokens) -> tuple:
+    """A query drop-down's choices for ``tokens``: ("position: token", i), or one
+    "(no tokens)" choice."""
+    if not tokens:
+        return (("(no tokens)", 0),)
+    return tuple((f"{i}: {t}", i) for i, t in enumerate(tokens))
+
+
+class HasTokens:
+    """A state with ``tokens``: gives it ``s``."""
+
+    @property
+    def s(self) -> int:
+        """The number of tokens."""
+        return len(self.tokens)
 
 
 def as_options(values) -> tuple:
@@ -158,6 +226,11 @@ def slider(name: str, label: str, values: Sequence, default=None, *,
     return _listed("slider", name, label, values, default, explore, **kwargs)
 
 
+def seed_slider(label: str, seeds: tuple = (0, 20), **kwargs) -> Control:
+    """The slider "seed" over ``seeds`` (first, last); the HTML explorer shows seed 0."""
+    return slider("seed", label, range(seeds[0], seeds[1] + 1), 0, explore=(0,), **kwargs)
+
+
 def toggle(name: str, label: str, default: bool = False, *,
            explore: Sequence = (False, True), **kwargs) -> Control:
     """A check box (False / True)."""
@@ -171,6 +244,11 @@ def multi(name: str, label: str, options: Sequence, default: Sequence = (), **kw
     explorer (give the scene a :class:`Preset` group instead)."""
     return Control(name, label, "multi", tuple(default), as_options(options), (tuple(default),),
                    **kwargs)
+
+
+def when(name: str, value) -> Callable[[Mapping], bool]:
+    """An ``active_when``: the control has an effect while control ``name`` is ``value``."""
+    return lambda values: values[name] == value
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,14 @@ import numpy as np
 
 from ..embedding import cosine_similarity, embed, embedding_table
 from ..tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary
-from .core import MAX_WIDGET_TOKENS, Note, Scene, notes_html, read_tokens, slider, text
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, no_tokens_alt, read_tokens,
+                   readout_html, seed_slider, slider, text)
 
-__all__ = ["D_CHOICES", "SEED_RANGE", "PRESET_SENTENCES", "EmbeddingState", "embedding_state",
+__all__ = ["D_CHOICES", "PRESET_SENTENCES", "EmbeddingState", "embedding_state",
            "embedding_readout_html", "embedding_alt_text"]
 
 #: The model dimensions chapter 1's lab offers.
 D_CHOICES = (2, 4, 8, 16, 32, 64)
-#: The seeds chapter 1's lab offers (inclusive).
-SEED_RANGE = (0, 20)
 #: Chapter 1's explorer sentences: the running example, an unknown word ("glorious"), a
 #: longer sentence, and repeated words (whose similarity is exactly 1).
 PRESET_SENTENCES = (
@@ -35,7 +34,7 @@ def _repeated(tokens) -> list:
 
 
 @dataclass(frozen=True, eq=False)
-class EmbeddingState:
+class EmbeddingState(HasTokens):
     """Everything chapter 1's lab and explorer show for one (text, d, seed)."""
 
     text: str              # the text as typed
@@ -48,11 +47,6 @@ class EmbeddingState:
     X: np.ndarray          # (s, d) embeddings, embed(ids, embedding_table(V, d, seed))
     similarity: np.ndarray  # (s, s) cosine_similarity(X)
     notes: tuple           # Notes: an error (no tokens), truncation, unknown words
-
-    @property
-    def s(self) -> int:
-        """The number of tokens shown."""
-        return len(self.tokens)
 
     @property
     def shape_line(self) -> str:
@@ -121,18 +115,17 @@ def embedding_readout_html(state: EmbeddingState) -> str:
                      f'border:{border}">{label}</span>')
     shapes = state.shape_line + (f";  similarity : (s, s) = ({state.s}, {state.s})"
                                  if state.s else "")
-    return ('<div class="ab-readout"><div class="ab-tokens"><b>tokens &rarr; ids:</b> '
-            + ("".join(chips) or "<i>none</i>") + "</div>"
-            f'<div class="ab-shape" style="font-family:monospace">{html.escape(shapes)}</div>'
-            + notes_html(state.notes) + "</div>")
+    return readout_html('<div class="ab-tokens"><b>tokens &rarr; ids:</b> '
+                        + ("".join(chips) or "<i>none</i>") + '</div><div class="ab-shape" '
+                        f'style="font-family:monospace">{html.escape(shapes)}</div>',
+                        state.notes)
 
 
 def embedding_alt_text(state: EmbeddingState) -> str:
     """Plain-text description of chapter 1's figure: the shape, the tokens, the most
     similar pair of distinct positions, repeated and unknown tokens."""
     if state.s == 0:
-        return ("Two empty heatmaps: there are no tokens to embed. "
-                + " ".join(n.text for n in state.notes))
+        return no_tokens_alt("Two empty heatmaps", state.notes, "there are no tokens to embed")
     text = (f"Left: heatmap of X with {state.s} rows (tokens: {', '.join(state.tokens)}) and "
             f"{state.d} columns (dimensions), values coloured from -3 to 3. Right: the "
             f"{state.s} by {state.s} cosine-similarity matrix of the rows, coloured from -1 "
@@ -158,8 +151,7 @@ SCENE = Scene(
     controls=(
         text("text", "sentence", RUNNING_SENTENCE, presets=PRESET_SENTENCES),
         slider("d", "d (dimension)", D_CHOICES, 8),
-        slider("seed", "seed (table)", range(SEED_RANGE[0], SEED_RANGE[1] + 1), 0,
-               explore=(0,)),
+        seed_slider("seed (table)"),
     ),
     state=embedding_state, readout=embedding_readout_html, alt=embedding_alt_text,
     suggested=({"d": 64}, {"text": "the cat saw the dog and the dog saw the cat"},

@@ -1,11 +1,7 @@
-"""Chapter 6's lab, the mask editor: choose a mask and see what it does to attention.
-
-Kinds: no mask, causal, padding (the last tokens of the sentence replaced by ``<pad>``),
-a causal sliding window, and a band (``lower`` keys before to ``upper`` after). The lab
-shows the scores with the masked cells marked, the weights (masked before the softmax,
-so each row is renormalised over the keys it may see, or, to see why that is right,
-zeroed after it) and the output. :func:`masking_state` is the pure state function.
-"""
+"""Chapter 6's lab, the mask editor: choose a mask (none, causal, padding, a causal sliding
+window or a band) and see what it does to the scores, the weights (masked before the softmax,
+so each row is renormalised over the keys it may see, or, to see why that is right, zeroed
+after it) and the output. :func:`masking_state` is the pure state function."""
 
 from __future__ import annotations
 
@@ -16,48 +12,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import whole_number
-from ..attention import (
-    attention_scores,
-    causal_mask,
-    project_qkv,
-    projection_weights,
-    scaled_dot_product_attention,
-)
-from ..embedding import embed, embedding_table
-from ..masking import (
-    band_mask,
-    fully_masked_rows,
-    key_padding_to_attention_mask,
-    mask_after_softmax,
-    padding_mask,
-    sliding_window_mask,
-)
-from ..tokens import PAD_TOKEN, RUNNING_SENTENCE, Vocabulary
-from .core import (
-    MAX_WIDGET_TOKENS,
-    Note,
-    Preset,
-    Scene,
-    choice,
-    notes_html,
-    read_tokens,
-    slider,
-    text,
-)
+from ..attention import (attention_scores, project_qkv, projection_weights,
+                         scaled_dot_product_attention)
+from ..masking import fully_masked_rows, mask_after_softmax, named_mask, padding_mask
+from ..tokens import PAD_TOKEN, RUNNING_SENTENCE
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Preset, Scene, choice, embed_tokens,
+                   no_tokens_alt, read_tokens, readout_html, slider, text, when)
 
-__all__ = [
-    "MASK_KINDS",
-    "MASK_METHODS",
-    "MASKING_D",
-    "MASKING_D_K",
-    "WINDOW_RANGE",
-    "BAND_RANGE",
-    "MASKING_SENTENCES",
-    "MaskingState",
-    "masking_state",
-    "masking_readout_html",
-    "masking_alt_text",
-]
+__all__ = ["MASK_KINDS", "MASK_METHODS", "MASKING_D", "MASKING_D_K", "MASKING_SENTENCES",
+           "MaskingState", "masking_state", "masking_readout_html", "masking_alt_text"]
 
 #: The mask kinds: (label, value).
 MASK_KINDS = (("no mask", "none"), ("causal", "causal"), ("padding", "padding"),
@@ -66,8 +29,6 @@ MASK_KINDS = (("no mask", "none"), ("causal", "causal"), ("padding", "padding"),
 MASK_METHODS = (("\u2212\u221e before softmax", "before"), ("0 after softmax (wrong)", "after"))
 #: Model width of the lab (chapter 1's table, seed 0) and the width of Q, K, V.
 MASKING_D, MASKING_D_K = 8, 4
-#: The window sizes and band widths the lab offers (inclusive).
-WINDOW_RANGE, BAND_RANGE = (1, 16), (0, 16)
 #: The explorer's sentences: the running example and a longer one.
 MASKING_SENTENCES = (RUNNING_SENTENCE, "the cat saw the dog and the dog saw the cat")
 
@@ -75,37 +36,16 @@ _KIND_VALUES = tuple(v for _, v in MASK_KINDS)
 
 
 @functools.lru_cache(maxsize=1)
-def _weights():
-    """Chapter 1's table (V, d) and one set of projections W^Q, W^K, W^V:(d, d_k)."""
-    table = embedding_table(len(Vocabulary.default()), MASKING_D, 0)
-    return table, projection_weights(MASKING_D, MASKING_D_K, seed=0)
+def _projections():
+    """One set of projections W^Q, W^K, W^V:(d, d_k)."""
+    return projection_weights(MASKING_D, MASKING_D_K, seed=0)
 
 
 @dataclass(frozen=True, eq=False)
-class MaskingState:
-    """Everything the mask editor shows for one setting of its controls.
+class MaskingState(HasTokens):
+    """Everything the mask editor shows for one setting of its controls."""
 
-    Attributes
-    ----------
-    text, kind, method : str
-    length, window, lower, upper : int
-        The controls' values as given (``length``: real tokens when padding).
-    tokens : tuple of str, length s
-        The tokens shown; with padding, positions ``length..s-1`` are ``<pad>``.
-    real : numpy.ndarray of bool, shape (s,)
-        True = a real token (all True unless padding).
-    mask : numpy.ndarray of bool, shape (s, s)
-        True = query i may attend to key j.
-    scores : numpy.ndarray, shape (s, s)
-        ``q_i . k_j / sqrt(d_k)``, before any mask.
-    weights : numpy.ndarray, shape (s, s)
-        Masked weights: ``softmax`` of the masked scores ("before"), or
-        ``softmax(scores) * mask`` ("after").
-    output : numpy.ndarray, shape (s, d_k)
-        ``weights @ V``.
-    notes : tuple of Note
-    """
-
+    # the controls' values as given (length: how many tokens are real when padding)
     text: str
     kind: str
     method: str
@@ -113,17 +53,15 @@ class MaskingState:
     window: int
     lower: int
     upper: int
-    tokens: tuple
-    real: np.ndarray
-    mask: np.ndarray
-    scores: np.ndarray
+    tokens: tuple          # (s,) str; with padding, positions length..s-1 are <pad>
+    real: np.ndarray       # (s,) bool: True = a real token (all True unless padding)
+    mask: np.ndarray       # (s, s) bool: True = query i may attend to key j
+    scores: np.ndarray     # (s, s) q_i . k_j / sqrt(d_k), before any mask
+    # (s, s) masked weights: softmax of the masked scores ("before"), or
+    # softmax(scores) * mask ("after")
     weights: np.ndarray
-    output: np.ndarray
-    notes: tuple
-
-    @property
-    def s(self) -> int:
-        return len(self.tokens)
+    output: np.ndarray     # (s, d_k) weights @ V
+    notes: tuple           # of Note
 
     @property
     def row_sums(self) -> np.ndarray:
@@ -147,19 +85,6 @@ class MaskingState:
                       f"i\u2212{self.window - 1}..i",
             "band": f"band: query i sees keys i\u2212{self.lower}..i+{self.upper}",
         }[self.kind]
-
-
-def _mask(kind: str, s: int, real, window: int, lower: int, upper: int) -> np.ndarray:
-    """The (s, s) mask of ``kind`` (True = may attend)."""
-    if kind == "causal":
-        return causal_mask(s)
-    if kind == "padding":  # (1, s): the same row for every query -> (s, s)
-        return np.broadcast_to(key_padding_to_attention_mask(real), (s, s)).copy()
-    if kind == "window":
-        return sliding_window_mask(s, window)
-    if kind == "band":
-        return band_mask(s, lower, upper)
-    return np.ones((s, s), dtype=bool)
 
 
 def masking_state(text: str = RUNNING_SENTENCE, kind: str = "causal", length: int = 3,
@@ -212,16 +137,15 @@ def masking_state(text: str = RUNNING_SENTENCE, kind: str = "causal", length: in
             notes.append(Note("info", f"the <pad> query rows {length}..{s - 1} still compute "
                                       "an output, which the loss ignores; no query gives a "
                                       "<pad> key any weight"))
-    table, (W_q, W_k, W_v) = _weights()
-    vocab = Vocabulary.default()
     if s == 0:
         mask = np.zeros((0, 0), dtype=bool)
         scores = weights = mask.astype(float)
         output = np.zeros((0, MASKING_D_K))
     else:
-        X = embed(vocab.encode(tokens), table)  # (s, d)
-        Q, K, V = project_qkv(X, W_q, W_k, W_v)  # (s, d) @ (d, d_k) -> (s, d_k) each
-        mask = _mask(kind, s, real, window, lower, upper)  # (s, s)
+        X = embed_tokens(tokens, MASKING_D)  # (s, d)
+        Q, K, V = project_qkv(X, *_projections())  # (s, d) @ (d, d_k) -> (s, d_k) each
+        mask = named_mask(kind, s, padding=real, window=window, lower=lower,
+                          upper=upper)  # (s, s)
         scores = attention_scores(Q, K)  # (s, d_k) @ (d_k, s) -> (s, s)
         if method == "before":
             output, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
@@ -263,17 +187,14 @@ def masking_readout_html(state: MaskingState) -> str:
                      + ", ".join(str(int(n)) for n in state.mask.sum(-1)[:shown]) + more)
         parts.append("row sums of the weights: "
                      + ", ".join(f"{x:.2f}" for x in state.row_sums[:shown]) + more)
-    return ('<div class="ab-readout" style="font-size:90%">' + "<br>".join(parts)
-            + notes_html(state.notes) + "</div>")
+    return readout_html("<br>".join(parts), state.notes, "font-size:90%")
 
 
 def masking_alt_text(state: MaskingState) -> str:
     """A plain-text description of the mask editor's figure."""
     if state.s == 0:
-        return ("Three empty heatmaps: there are no tokens. "
-                + " ".join(n.text for n in state.notes))
-    s, hidden = state.s, int((~state.mask).sum())
-    sums = state.row_sums
+        return no_tokens_alt("Three empty heatmaps", state.notes)
+    s, hidden, sums = state.s, int((~state.mask).sum()), state.row_sums
     how = ("set to minus infinity before the softmax, so each row is renormalised over the "
            "keys it may see" if state.method == "before" else
            "zeroed after the softmax, so rows lose the share of the hidden keys")
@@ -287,10 +208,6 @@ def masking_alt_text(state: MaskingState) -> str:
     if empty.size:
         text += f" {empty.size} rows are fully masked: zero weights and a zero output row."
     return text
-
-
-def _when(kind: str):
-    return lambda values: values["kind"] == kind
 
 
 #: The explorer's masks: every kind, with typical settings.
@@ -311,20 +228,18 @@ SCENE = Scene(
     controls=(
         text("text", "sentence", RUNNING_SENTENCE, presets=MASKING_SENTENCES),
         choice("kind", "mask", MASK_KINDS, "causal", buttons=True),
-        slider("length", "real tokens", range(0, MAX_WIDGET_TOKENS + 1), 3,
-               active_when=_when("padding"), hint="used by the padding mask only"),
-        slider("window", "window size", range(WINDOW_RANGE[0], WINDOW_RANGE[1] + 1), 2,
-               active_when=_when("window"), hint="used by the sliding window only"),
-        slider("lower", "band: keys before", range(BAND_RANGE[0], BAND_RANGE[1] + 1), 1,
-               active_when=_when("band"), hint="used by the band only"),
-        slider("upper", "band: keys after", range(BAND_RANGE[0], BAND_RANGE[1] + 1), 1,
-               active_when=_when("band"), hint="used by the band only"),
+        slider("length", "real tokens", range(MAX_WIDGET_TOKENS + 1), 3,
+               active_when=when("kind", "padding"), hint="used by the padding mask only"),
+        slider("window", "window size", range(1, 17), 2, active_when=when("kind", "window"),
+               hint="used by the sliding window only"),
+        slider("lower", "band: keys before", range(17), 1, active_when=when("kind", "band"),
+               hint="used by the band only"),
+        slider("upper", "band: keys after", range(17), 1, active_when=when("kind", "band"),
+               hint="used by the band only"),
         choice("method", "apply the mask", MASK_METHODS, "before", buttons=True,
                active_when=lambda v: v["kind"] != "none", hint="there is no mask to apply"),
     ),
-    state=masking_state,
-    readout=masking_readout_html,
-    alt=masking_alt_text,
+    state=masking_state, readout=masking_readout_html, alt=masking_alt_text,
     presets=(MASK_PRESET,),
     suggested=({"kind": "causal", "method": "after"}, {"kind": "padding", "length": 0},
                {"kind": "padding", "length": 3}, {"kind": "window", "window": 2},

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..embedding import embed, embedding_table
 from ..multihead import MultiHeadAttention, divisors, shape_trace
 from ..positional import sinusoidal_encoding
-from ..tokens import RUNNING_SENTENCE, Vocabulary
-from .core import (MAX_WIDGET_TOKENS, Note, Preset, Scene, choice, multi, notes_html,
-                   read_tokens, slider, text)
+from ..tokens import RUNNING_SENTENCE
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Preset, Scene, choice, embed_tokens,
+                   multi, no_tokens_alt, positions_html, read_tokens, readout_html, seed_slider,
+                   text, tracer_html)
 
-__all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_SEED_RANGE", "MH_SENTENCES", "MH_EXPLORER_MODELS",
+__all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_SENTENCES", "MH_EXPLORER_MODELS",
            "head_choices", "missing_heads_text", "model_preset", "MultiHeadState",
            "multihead_state", "multihead_readout_html", "multihead_alt_text"]
 
@@ -25,8 +25,6 @@ __all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_SEED_RANGE", "MH_SENTENCES", "MH_EXP
 MAX_HEADS = 16
 #: The model widths chapter 4's lab offers.
 MH_D_CHOICES = (8, 12, 16, 32, 64)
-#: The seeds offered (inclusive); one seed draws the embedding table and the weights.
-MH_SEED_RANGE = (0, 20)
 #: The explorer's sentences: the running example, and a repeated word ("the") whose two
 #: rows agree without positional encoding and differ with it.
 MH_SENTENCES = (RUNNING_SENTENCE, "the dog saw the cat")
@@ -58,17 +56,8 @@ def missing_heads_text(d: int, max_heads: int = MAX_HEADS) -> str:
     return text
 
 
-def _trace(s: int, d: int, h: int) -> list:
-    """:func:`shape_trace` for b = 1, also for s = 0: the axes that grow with s (those that
-    differ between s = 1 and s = 2) read 0."""
-    if s:
-        return shape_trace(1, s, d, h)
-    return [(name, tuple(0 if a != b else a for a, b in zip(s1, s2)))
-            for (name, s1), (_, s2) in zip(shape_trace(1, 1, d, h), shape_trace(1, 2, d, h))]
-
-
 @dataclass(frozen=True, eq=False)
-class MultiHeadState:
+class MultiHeadState(HasTokens):
     """Everything chapter 4's lab and explorer show for one set of control values."""
 
     text: str
@@ -88,11 +77,6 @@ class MultiHeadState:
     check_error: float          # max |sum_i contributions_i + b_o - output| (~1e-16)
     trace: list                 # (name, shape) of every tensor for b = 1 (s = 0 if no tokens)
     notes: tuple                # of Note
-
-    @property
-    def s(self) -> int:
-        """The number of tokens."""
-        return len(self.tokens)
 
     @property
     def d_k(self) -> int:
@@ -136,8 +120,7 @@ def multihead_state(text: str = RUNNING_SENTENCE, d: int = 8, h: int = 2, seed: 
     tokens, notes, _ = read_tokens(text, max_tokens)
     s = len(tokens)
     if s:
-        vocab = Vocabulary.default()
-        X = embed(vocab.encode(tokens), embedding_table(len(vocab), d, seed))  # (s, d)
+        X = embed_tokens(tokens, d, seed)  # (s, d)
         if positional:
             X = X + sinusoidal_encoding(s, d)  # (s, d) + (s, d)
         contributions, weights = mha.head_contributions(X)  # (h, s, d), (h, s, s)
@@ -155,38 +138,32 @@ def multihead_state(text: str = RUNNING_SENTENCE, d: int = 8, h: int = 2, seed: 
         text if isinstance(text, str) else "", d, h, seed, tuple(bool(f) for f in on),
         bool(positional), tuple(tokens), X, weights, contributions, output, on_output,
         off_output, np.linalg.norm(contributions, axis=(1, 2)),  # (h, s, d) -> (h,)
-        check, _trace(s, d, h), tuple(notes))
+        check, shape_trace(1, s, d, h), tuple(notes))
 
 
 def multihead_readout_html(state: MultiHeadState) -> str:
     """The readout of chapter 4: tokens with positions, the shape tracer, the heads'
     contributions, and the notes (every text escaped)."""
-    tokens = (" ".join(f"{i}:{html.escape(t)}" for i, t in enumerate(state.tokens))
-              or "<i>none</i>")
-    sizes = (f"b=1, s={state.s}, d={state.d}, h={state.h}, d_k=d_v=d/h={state.d_k}"
+    sizes = (f"b=1, s={state.s}, d={state.d}, h={state.h}, "
+             f"d<sub>k</sub>=d<sub>v</sub>=d/h={state.d_k}"
              + ("  (X includes positional encoding)" if state.positional else "")
              + ("  (no tokens: s = 0)" if state.s == 0 else ""))
-    rows = "".join(f"<tr><td style='padding:0 8px 0 0;text-align:left'>{html.escape(name)}"
-                   f"</td><td><code>({', '.join(map(str, shape))})</code></td></tr>"
-                   for name, shape in state.trace)
     heads = ", ".join(f"{i}{'' if on else ' (off)'}: {norm:.2f}"
                       for i, (on, norm) in enumerate(zip(state.on, state.head_norms)))
-    return (f'<div class="ab-readout"><div class="ab-tokens"><b>positions:</b> '
-            f'<code>{tokens}</code></div>'
-            f'<details class="ab-trace" open><summary><b>shape tracer</b> '
-            f'<code>{html.escape(sizes)}</code></summary>'
-            f'<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">{rows}</table>'
-            f'<div style="font-size:90%">{html.escape(missing_heads_text(state.d))}</div>'
-            f'</details><div class="ab-contrib" style="font-size:90%"><b>each head\u2019s '
-            f'write \u2016H_i W^O_i\u2016:</b> {html.escape(heads)}<br>sum of all heads\u2019 '
-            f'writes + b_o vs the output: max difference {state.check_error:.1e}</div>'
-            + notes_html(state.notes) + "</div>")
+    missing = f'<div style="font-size:90%">{html.escape(missing_heads_text(state.d))}</div>'
+    return readout_html(
+        positions_html(state.tokens)
+        + tracer_html(f"<b>shape tracer</b> <code>{sizes}</code>", state.trace, missing)
+        + '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016'
+        f"H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> {html.escape(heads)}<br>sum of all "
+        f"heads\u2019 writes + b<sub>o</sub> vs the output: max difference "
+        f"{state.check_error:.1e}</div>", state.notes)
 
 
 def multihead_alt_text(state: MultiHeadState) -> str:
     """A plain-text description of chapter 4's figure for ``state`` (for alt text)."""
     if state.s == 0:
-        return "Empty heatmaps: there are no tokens. " + " ".join(n.text for n in state.notes)
+        return no_tokens_alt("Empty heatmaps", state.notes)
     off = [str(i) for i, on in enumerate(state.on) if not on]
     peaks = state.weights.mean(axis=1).argmax(axis=1)  # (h, s, s) -> (h, s) -> (h,)
     return (f"Left: {state.h} heatmaps, one per head, of {state.s} by {state.s} attention "
@@ -229,8 +206,7 @@ SCENE = Scene(
         choice("d", "d (model width)", MH_D_CHOICES, 8),
         choice("h", "h (heads)", head_choices(8), 2, buttons=True,
                options_for=lambda v: tuple((str(h), h) for h in head_choices(v["d"]))),
-        slider("seed", "seed (weights)", range(MH_SEED_RANGE[0], MH_SEED_RANGE[1] + 1), 0,
-               explore=(0,)),
+        seed_slider("seed (weights)"),
         multi("heads_on", "heads on", [(f"head {i}", i) for i in range(MAX_HEADS)], (0, 1),
               options_for=lambda v: tuple((f"head {i}", i) for i in range(v["h"]))),
         choice("positional", "input", [("X (embeddings)", False),

@@ -13,56 +13,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import causal_mask, projection_weights, scaled_dot_product_attention
-from ..embedding import embed, embedding_table
-from ..permutation import parse_permutation, random_permutation, same_rows_up_to_order
+from ..permutation import named_permutation, parse_permutation, same_rows_up_to_order
 from ..positional import sinusoidal_encoding
-from ..tokens import RUNNING_SENTENCE, Vocabulary
-from .core import Action, Note, Scene, choice, notes_html, read_tokens, slider, text, toggle
+from ..tokens import RUNNING_SENTENCE
+from .core import (Action, HasTokens, Note, Scene, choice, embed_tokens, no_tokens_alt,
+                   read_tokens, readout_html, seed_slider, text, toggle, when)
 
-__all__ = ["ORDER_CHOICES", "CUSTOM_ORDERS", "PERMUTATION_D", "PERMUTATION_MAX_TOKENS",
-           "EQUIVARIANCE_TOL", "SHUFFLE_SEEDS", "named_permutation", "PermutationState",
+__all__ = ["ORDER_CHOICES", "EQUIVARIANCE_TOL", "SHUFFLE_SEEDS", "PermutationState",
            "permutation_state", "permutation_readout_html", "permutation_alt_text"]
 
 #: The permutations offered, as (label, name).
 ORDER_CHOICES = (("identity (no change)", "identity"), ("reverse", "reverse"),
                  ("rotate left by one", "rotate"), ("swap first and last", "swap"),
                  ("shuffle (seeded)", "shuffle"), ("custom order", "custom"))
-#: The typed orders the HTML explorer offers (chapter 5's exercise 4).
-CUSTOM_ORDERS = ("0 1 2 4 3", "1 0 2 3 4")
-#: The model dimension of the lab (d = d_k = d_v).
-PERMUTATION_D = 8
-#: The most tokens the lab shows.
-PERMUTATION_MAX_TOKENS = 128
 #: Max |f(PX) - P f(X)| still called "equivariant" (float64 rounding is ~1e-16).
 EQUIVARIANCE_TOL = 1e-9
 #: The shuffle seeds offered (inclusive).
 SHUFFLE_SEEDS = (0, 99)
 
 
-def named_permutation(name: str, s: int, seed: int = 0) -> np.ndarray:
-    """The permutation called ``name`` for s positions, as int64 of shape (s,).
-
-    ``name`` is one of "identity", "reverse", "rotate" (new position i holds old token
-    i+1; the first moves to the end), "swap" (the first and last tokens change places) and
-    "shuffle" (a random order drawn from ``seed``).
-    """
-    perm = np.arange(s, dtype=np.int64)
-    if name == "reverse":
-        return perm[::-1].copy()
-    if name == "rotate":
-        return (perm + 1) % s
-    if name == "shuffle":
-        return random_permutation(s, seed)
-    if name == "swap":
-        perm[[0, -1]] = perm[[-1, 0]]
-    elif name != "identity":
-        names = [n for _, n in ORDER_CHOICES if n != "custom"]
-        raise ValueError(f"unknown permutation {name!r}: choose one of {names}")
-    return perm
-
-
 @dataclass(frozen=True, eq=False)
-class PermutationState:
+class PermutationState(HasTokens):
     """Everything the playground shows for one setting of its controls."""
 
     tokens: tuple           # (s,) str, in their original order
@@ -76,11 +47,6 @@ class PermutationState:
     weights_error: float    # max |A(PX) - P A(X) P^T|
     same_set: bool          # whether f(PX) and f(X) hold the same rows up to order
     notes: tuple            # of Note
-
-    @property
-    def s(self) -> int:
-        """The number of tokens."""
-        return len(self.tokens)
 
     @property
     def permuted_tokens(self) -> tuple:
@@ -100,9 +66,8 @@ class PermutationState:
 
 
 @functools.lru_cache(maxsize=4)
-def _model(d: int, seed: int):
-    vocab = Vocabulary.default()
-    return vocab, embedding_table(len(vocab), d, seed), projection_weights(d, d, seed=seed)
+def _projections(d: int, seed: int) -> tuple:
+    return projection_weights(d, d, seed=seed)  # W^Q, W^K, W^V:(d, d)
 
 
 @functools.lru_cache(maxsize=8)
@@ -112,8 +77,8 @@ def _positions(s: int, d: int):
 
 def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", custom: str = "",
                       seed: int = 0, pe: bool = False, causal: bool = False, *,
-                      d: int = PERMUTATION_D, model_seed: int = 0,
-                      max_tokens: int = PERMUTATION_MAX_TOKENS) -> PermutationState:
+                      d: int = 8, model_seed: int = 0, max_tokens: int = 128
+                      ) -> PermutationState:
     """Attention f(X) = softmax(Q K^T / sqrt(d) [masked]) V of a sentence, before and after
     a permutation of its tokens. Pure; reader input never raises: an empty sentence gives
     s = 0 and an error note, an invalid custom order an error note and the identity.
@@ -131,7 +96,7 @@ def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", cust
         Model dimension (d = d_k = d_v); seed of the embedding table and of W^Q, W^K,
         W^V:(d, d); the most tokens kept.
     """
-    vocab, table, (W_q, W_k, W_v) = _model(d, model_seed)
+    W_q, W_k, W_v = _projections(d, model_seed)
     tokens, notes, _ = read_tokens(text, max_tokens)
     s = len(tokens)
     if s == 0:
@@ -146,7 +111,7 @@ def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", cust
             perm = np.arange(s, dtype=np.int64)
     else:
         perm = named_permutation(order, s, seed)
-    X = embed(vocab.encode(tokens), table)  # (s, d)
+    X = embed_tokens(tokens, d, model_seed)  # (s, d)
     pe_matrix, mask = _positions(s, d)  # (s, d), (s, s)
     add, mask = (pe_matrix if pe else 0.0), (mask if causal else None)
     def f(x_in):
@@ -179,26 +144,24 @@ def permutation_readout_html(state: PermutationState) -> str:
     """The readout: the order, the verdict "equivariant: yes / no (max error ...)", whether
     the output rows are the same set, and the notes (every text HTML-escaped)."""
     if state.s == 0:
-        return '<div class="ab-readout">' + notes_html(state.notes) + "</div>"
+        return readout_html("", state.notes)
     mono, perm = 'style="font-family:monospace"', " ".join(str(int(j)) for j in state.perm)
     order = html.escape(" ".join(state.permuted_tokens))
-    colour, symbol = ("#1b5e20", "&#10004;") if state.equivariant else ("#8a1c1c", "&#10008;")
+    answer, symbol = ("yes", "&#10004;") if state.equivariant else ("no", "&#10008;")
     same = ("yes: only their order differs" if state.same_set
             else "no: the rows themselves changed")
-    return ('<div class="ab-readout">'
-            f"<div {mono}>perm = [{perm}] &rarr; {order}</div>"
-            f'<div class="ab-verdict" style="font-weight:bold;color:{colour}">'
-            f"{symbol} {html.escape(state.verdict)}</div>"
-            f"<div {mono}>max |A(PX) &minus; P A(X) P&#7488;| = {state.weights_error:.1e}</div>"
-            f"<div>f(PX) and f(X) hold the same rows up to order: {same}</div>"
-            + notes_html(state.notes) + "</div>")
+    return readout_html(
+        f"<div {mono}>perm = [{perm}] &rarr; {order}</div>"
+        f'<div class="ab-verdict ab-verdict-{answer}" style="font-weight:bold">'
+        f"{symbol} {html.escape(state.verdict)}</div>"
+        f"<div {mono}>max |A(PX) &minus; P A(X) P&#7488;| = {state.weights_error:.1e}</div>"
+        f"<div>f(PX) and f(X) hold the same rows up to order: {same}</div>", state.notes)
 
 
 def permutation_alt_text(state: PermutationState) -> str:
     """A plain-text description of the playground's figure for ``state``."""
     if state.s == 0:
-        notes = " ".join(n.text for n in state.notes)
-        return f"Seven empty heatmaps: there are no tokens. {notes}"
+        return no_tokens_alt("Seven empty heatmaps", state.notes)
     return (f"Tokens reordered as: {', '.join(state.permuted_tokens)} "
             f"(perm {' '.join(str(int(j)) for j in state.perm)}), positional encoding "
             f"{'on' if state.pe else 'off'}, causal mask {'on' if state.causal else 'off'}. "
@@ -222,12 +185,12 @@ SCENE = Scene(
     controls=(
         text("text", "sentence", RUNNING_SENTENCE),
         choice("order", "Permutation", ORDER_CHOICES, "reverse"),
-        text("custom", "custom order", CUSTOM_ORDERS[0], presets=CUSTOM_ORDERS,
-             placeholder="e.g. 4 3 2 1 0", active_when=lambda v: v["order"] == "custom",
+        # the HTML explorer offers the typed orders of chapter 5's exercise 4
+        text("custom", "custom order", "0 1 2 4 3", presets=("0 1 2 4 3", "1 0 2 3 4"),
+             placeholder="e.g. 4 3 2 1 0", active_when=when("order", "custom"),
              hint="used when the permutation is \u201ccustom order\u201d"),
-        slider("seed", "shuffle seed", range(SHUFFLE_SEEDS[0], SHUFFLE_SEEDS[1] + 1), 0,
-               explore=(0,), active_when=lambda v: v["order"] == "shuffle",
-               hint="used when the permutation is \u201cshuffle\u201d"),
+        seed_slider("shuffle seed", SHUFFLE_SEEDS, active_when=when("order", "shuffle"),
+                    hint="used when the permutation is \u201cshuffle\u201d"),
         toggle("pe", "Positional encoding"),
         toggle("causal", "Causal mask"),
     ),

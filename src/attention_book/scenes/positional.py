@@ -10,16 +10,11 @@ import numpy as np
 
 from .. import positional as P
 from .._validate import positive_int, whole_number
-from .core import Note, Scene, notes_html, slider
+from .core import Note, Scene, readout_html, slider
 
-__all__ = ["S_RANGE", "D_RANGE", "BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride",
-           "PositionalState", "positional_state", "positional_readout_html",
-           "positional_alt_text"]
+__all__ = ["BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride", "PositionalState",
+           "positional_state", "positional_readout_html", "positional_alt_text"]
 
-#: Positions the lab offers (inclusive).
-S_RANGE = (1, 512)
-#: Widths the lab offers (inclusive, even values only).
-D_RANGE = (2, 512)
 #: Bases the lab offers (the paper's is 10000).
 BASE_CHOICES = (10, 100, 1000, 10000, 100000)
 #: Offsets k the lab offers (inclusive).
@@ -123,8 +118,8 @@ def positional_readout_html(state: PositionalState) -> str:
         f"rotation check, k = {state.k}: max over p = 0..{state.s - 1} of "
         f"|PE[p+k] \u2212 PE[p] T(k)| = {state.max_error:.1e}",
     ]
-    body = "".join(f'<div style="font-family:monospace">{html.escape(x)}</div>' for x in lines)
-    return '<div class="ab-readout">' + body + notes_html(state.notes) + "</div>"
+    return readout_html("".join(f'<div style="font-family:monospace">{html.escape(x)}</div>'
+                                for x in lines), state.notes)
 
 
 def positional_alt_text(state: PositionalState) -> str:
@@ -154,9 +149,8 @@ SCENE = Scene(
     name="positional",
     title="Positional encoding explorer: PE, its waves, offsets, rotations",
     controls=(
-        slider("s", "s (positions)", range(S_RANGE[0], S_RANGE[1] + 1), 64, explore=(8, 64)),
-        slider("d", "d (width)", range(D_RANGE[0], D_RANGE[1] + 1, 2), 64,
-               explore=(2, 8, 64, 512)),
+        slider("s", "s (positions)", range(1, 513), 64, explore=(8, 64)),
+        slider("d", "d (width)", range(2, 513, 2), 64, explore=(2, 8, 64, 512)),
         slider("base", "base", BASE_CHOICES, 10000, explore=(10, 100, 10000),
                active_when=lambda v: v["d"] > 2,
                hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),

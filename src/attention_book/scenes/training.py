@@ -4,8 +4,8 @@
 25 = trained) and the reader's input give each head's attention map (the book's numpy
 blocks), the model's output, the loss curve and the head scores over training. The runs
 come from the memoised ``train_tiny`` (imported lazily: importing the scenes does not
-import torch); scores per checkpoint and maps per input are cached, so moving the slider
-never retrains or rescans.
+import torch); scores per checkpoint (``TinyRun.score_history``) and maps per input are
+cached, so moving the slider never retrains or rescans.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..heads import anti_diagonal_score, induction_score, previous_token_score
-from .core import Note, Preset, Scene, choice, notes_html, slider, text
+from .core import HasTokens, Note, Preset, Scene, choice, readout_html, slider, text, when
 
 __all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "EXPLORER_CHECKPOINTS", "REVERSE_INPUTS",
-           "INDUCTION_INPUTS", "HEADLINE_SCORES", "training_run", "read_symbols",
-           "TrainingState", "training_state", "training_readout_html", "training_alt_text"]
+           "INDUCTION_INPUTS", "training_run", "read_symbols", "TrainingState",
+           "training_state", "training_readout_html", "training_alt_text"]
 
 #: The tasks the lab offers (their default models, as in :func:`train_tiny`).
 TRAINING_TASKS = ("reverse", "induction")
@@ -37,12 +36,9 @@ INDUCTION_INPUTS = (
     " ".join(["5 17 23 8"] * 6),
     "28 29 3 17 30 25 12 27 10 20 31 0 23 15 11 13 8 9 18 6 1 2 26 16",
 )
-#: The ``head_scores`` name that says what each head of a task's model became, in
-#: (layer, head) order.
-HEADLINE_SCORES = {"reverse": ("anti_diagonal", "anti_diagonal"),
-                   "induction": ("previous_token", "induction")}
-_MEANING = {"anti_diagonal": "weight on key 7 - i", "induction": "key after the earlier copy",
-            "previous_token": "key i - 1, first period"}
+#: What each headline score (``attention_book.training.HEADLINE_SCORES``) measures.
+_MEANING = {"anti_diagonal": "weight on key 7 \u2212 i", "induction": "key after the earlier copy",
+            "previous_token": "key i \u2212 1, first period"}
 #: The checkpoints the HTML explorer precomputes: every other one, and the last (the page
 #: stays under 2 MB with six inputs).
 EXPLORER_CHECKPOINTS = (*range(0, TRAINING_CHECKPOINTS - 1, 2), TRAINING_CHECKPOINTS - 1)
@@ -56,14 +52,6 @@ def training_run(task: str):
     if task not in TRAINING_TASKS:
         raise ValueError(f"task must be one of {list(TRAINING_TASKS)}, got {task!r}")
     return train_tiny(task)
-
-
-@functools.lru_cache(maxsize=None)
-def _score_history(task: str) -> tuple:
-    """Held-out head scores at every checkpoint: (steps (n_ckpt,), {name: (n_ckpt, L, h)})."""
-    run = training_run(task)
-    scores = [run.head_scores(step=step) for step in run.steps]
-    return np.array(run.steps), {k: np.stack([s[k] for s in scores]) for k in scores[0]}
 
 
 @functools.lru_cache(maxsize=512)
@@ -91,92 +79,30 @@ def read_symbols(text) -> tuple[tuple, list]:
 
 
 @dataclass(frozen=True, eq=False)
-class TrainingState:
-    """Everything chapter 8's lab shows for one (task, checkpoint, input).
-
-    Attributes
-    ----------
-    task : str
-    vocab : int
-        The alphabet size V; a uniform guess has loss ln V.
-    checkpoint, step, steps : int
-        The checkpoint's index (0..25), its optimiser step, the run's last step.
-    tokens : tuple of int, length s
-        The input (empty when it is invalid: see ``notes``).
-    heads : tuple of str
-        Each head's name, "layer 0, head 1", layers' heads in order (n_heads = L h).
-    weights : numpy.ndarray, shape (n_heads, s, s)
-        Each head's attention weights at this step (``TinyRun.attention``).
-    predicted : tuple of int, length s
-        The model's output at each position.
-    right : tuple of bool or None, length s
-        Whether each output is right (None where the input cannot tell).
-    input_scores : tuple of float or None, length n_heads
-        Each head's headline score on this input (None when undefined).
-    loss_steps, loss : numpy.ndarray, shape (steps,)
-        The loss of every step's fresh batch.
-    score_steps : numpy.ndarray, shape (26,)
-    score_curves : numpy.ndarray, shape (n_heads, 26)
-        Each head's held-out headline score at every checkpoint.
-    score_names : tuple of str
-        Each head's headline score, "anti-diagonal", "previous-token" or "induction".
-    loss_now, accuracy_now : float
-        This step's loss and accuracy on its fresh batch (before learning from it); at
-        the end, the last step's loss and the held-out accuracy.
-    notes : tuple of Note
-    """
+class TrainingState(HasTokens):
+    """Everything chapter 8's lab shows for one (task, checkpoint, input); n_heads = L h."""
 
     task: str
-    vocab: int
-    checkpoint: int
-    step: int
-    steps: int
-    tokens: tuple
-    heads: tuple
-    weights: np.ndarray
-    predicted: tuple
-    right: tuple
-    input_scores: tuple
-    loss_steps: np.ndarray
-    loss: np.ndarray
-    score_steps: np.ndarray
-    score_curves: np.ndarray
-    score_names: tuple
+    vocab: int                # the alphabet size V; a uniform guess has loss ln V
+    checkpoint: int           # the checkpoint's index, 0..25
+    step: int                 # its optimiser step
+    steps: int                # the run's last step
+    tokens: tuple             # (s,) int: the input (empty when it is invalid: see notes)
+    heads: tuple              # (n_heads,) names, "layer 0, head 1", layers' heads in order
+    weights: np.ndarray       # (n_heads, s, s) the heads' weights at this step (TinyRun.attention)
+    predicted: tuple          # (s,) int: the model's output at each position
+    right: tuple              # (s,) whether each output is right (None: the input cannot tell)
+    input_scores: tuple       # (n_heads,) each head's headline score on this input, or None
+    loss_steps: np.ndarray    # (steps,) every step
+    loss: np.ndarray          # (steps,) the loss of each step's fresh batch
+    score_steps: np.ndarray   # (26,) the checkpoints' steps
+    score_curves: np.ndarray  # (n_heads, 26) each head's held-out headline score at each one
+    score_names: tuple        # (n_heads,) "anti-diagonal", "previous-token" or "induction"
+    # this step's loss and accuracy on its fresh batch (before learning from it); at the
+    # end, the last step's loss and the held-out accuracy
     loss_now: float
     accuracy_now: float
-    notes: tuple
-
-    @property
-    def s(self) -> int:
-        """The input's length."""
-        return len(self.tokens)
-
-
-def _input_scores(task: str, weights: np.ndarray, tokens) -> tuple:
-    """Each head's headline score on this input: weights (L, h, s, s) -> n_heads floats."""
-    t = np.array(tokens)
-    if task == "reverse":
-        return tuple(float(v) for v in anti_diagonal_score(weights).ravel())
-    # previous-token: over the first period (queries 1.. before the first repeat), as
-    # TinyRun.head_scores measures it; later, layer 0 has other work
-    first = next((i for i in range(len(t)) if t[i] in t[:i]), len(t))
-    previous = (float(np.mean(previous_token_score(weights[0, 0], per_query=True)[1:first]))
-                if first > 1 else None)
-    try:
-        induction = float(induction_score(weights[1, 0], t))
-    except ValueError:  # no symbol repeats after a gap: nothing to follow
-        induction = None
-    return previous, induction
-
-
-def _right(task: str, tokens: tuple, predicted) -> tuple:
-    """Reverse: output i == input 7 - i. Induction: output i == input i + 1 where symbol
-    i occurred before (a copy to follow); None elsewhere."""
-    if task == "reverse":
-        return tuple(bool(p == t) for p, t in zip(predicted, tokens[::-1]))
-    seen = [tokens[i] in tokens[:i] and i + 1 < len(tokens) for i in range(len(tokens))]
-    return tuple(bool(predicted[i] == tokens[i + 1]) if seen[i] else None
-                 for i in range(len(tokens)))
+    notes: tuple              # of Note
 
 
 def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS - 1,
@@ -195,11 +121,10 @@ def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS
     reverse_input, induction_input : str
         Symbols separated by spaces; only the task's own is read: 8 symbols 0..9 for
         "reverse", 1..24 symbols 0..31 for "induction".
-
-    Returns
-    -------
-    TrainingState
     """
+    # imported here: attention_book.training imports torch
+    from ..training import HEADLINE_SCORES, correct_outputs, headline_scores
+
     run = training_run(task)
     if not 0 <= checkpoint < len(run.steps):
         raise ValueError(f"checkpoint must be 0..{len(run.steps) - 1}, got {checkpoint!r}")
@@ -214,11 +139,11 @@ def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS
             notes.append(Note("error", str(err) if isinstance(err, ValueError) else
                               f"symbols must be 0..{run.config['vocab'] - 1}"))
             tokens = ()
-    right = _right(task, tokens, predicted)
+    right = correct_outputs(task, tokens, predicted)
     if task == "induction" and tokens and all(r is None for r in right):
         notes.append(Note("info", "no symbol occurs twice: nothing to copy, so no output "
                                   "is predictable"))
-    steps, history = _score_history(task)
+    steps, history = run.score_history()
     keys = HEADLINE_SCORES[task]
     curves = np.stack([history[key].reshape(len(steps), -1)[:, i]  # (26, L h) -> (26,)
                        for i, key in enumerate(keys)])  # (n_heads, 26)
@@ -229,7 +154,8 @@ def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS
         heads=tuple(f"layer {i}, head {j}" for i in range(L) for j in range(h)),
         weights=weights.reshape(L * h, len(tokens), len(tokens)),  # (L, h, s, s) -> (L h, s, s)
         predicted=tuple(int(p) for p in predicted), right=right,
-        input_scores=_input_scores(task, weights, tokens) if tokens else (None,) * (L * h),
+        input_scores=(headline_scores(task, weights, tokens) if tokens
+                      else (None,) * (L * h)),
         loss_steps=run.history["steps"], loss=run.history["loss"],
         score_steps=steps, score_curves=curves,
         score_names=tuple(key.replace("_", "-") for key in keys),
@@ -255,8 +181,7 @@ def training_readout_html(state: TrainingState) -> str:
                          for p, r in zip(state.predicted, state.right))
         told = ("output (should be the input reversed)" if state.task == "reverse" else
                 "predicted next symbol (\u2713/\u2717 at symbols seen before)")
-        n = sum(r is not None for r in state.right)
-        got = sum(bool(r) for r in state.right)
+        n, got = sum(r is not None for r in state.right), sum(bool(r) for r in state.right)
         parts.append(f"<div>input <code>{' '.join(map(str, state.tokens))}</code><br>"
                      f"{told}: <code>{html.escape(marks)}</code> ({got} of {n} right)</div>")
     rows = "".join(
@@ -266,7 +191,7 @@ def training_readout_html(state: TrainingState) -> str:
                                                   state.input_scores)))
     parts.append('<table style="font-size:90%"><tr><th>head</th><th>score</th>'
                  "<th>this input</th><th>held-out</th></tr>" + rows + "</table>")
-    return '<div class="ab-readout">' + "".join(parts) + notes_html(state.notes) + "</div>"
+    return readout_html("".join(parts), state.notes)
 
 
 def training_alt_text(state: TrainingState) -> str:
@@ -304,15 +229,12 @@ SCENE = Scene(
                TRAINING_CHECKPOINTS - 1, explore=EXPLORER_CHECKPOINTS),
         text("reverse_input", "reversal input (8 of 0..9)", REVERSE_INPUTS[0],
              presets=REVERSE_INPUTS, placeholder="8 symbols 0..9, e.g. 3 1 4 1 5 9 2 6",
-             active_when=lambda v: v["task"] == "reverse", hint="used by the reversal task"),
+             active_when=when("task", "reverse"), hint="used by the reversal task"),
         text("induction_input", "induction input (up to 24 of 0..31)", INDUCTION_INPUTS[0],
              presets=INDUCTION_INPUTS, placeholder="up to 24 symbols 0..31",
-             active_when=lambda v: v["task"] == "induction",
-             hint="used by the induction task"),
+             active_when=when("task", "induction"), hint="used by the induction task"),
     ),
-    state=training_state,
-    readout=training_readout_html,
-    alt=training_alt_text,
+    state=training_state, readout=training_readout_html, alt=training_alt_text,
     presets=(_INPUT_PRESET,),
     suggested=(
         {"task": "reverse", "checkpoint": 0},
