@@ -4,6 +4,7 @@ site served on 127.0.0.1, and Debian's chromium with every request off the machi
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import subprocess
 import sys
@@ -22,6 +23,39 @@ FLAGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 LOCAL_HOSTS = {"127.0.0.1"}
+
+
+def pytest_collection_finish(session):
+    """What collection imported (torch, matplotlib, hypothesis, the book) lives until the end:
+    take it out of the garbage collector's generations, so that the many full collections
+    the figure-heavy tests trigger do not walk it again each time."""
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _close_new_widgets():
+    """Close the ipywidgets a test created, once it is over.
+
+    ipywidgets keeps every widget in a registry until it is closed, so each test's labs, and
+    their figures, stayed alive for the whole session: 2200 widgets and 0.65 GB after three
+    lab files, which the garbage collector walked again and again (5.8 s of their 32 s of
+    CPU; 3.2 s with this and the freeze above, and 0.2 GB). Widgets that existed before the
+    test (module fixtures) stay open. ipywidgets is not imported here: a test that never
+    imported it has nothing to close.
+    """
+    registry = _widget_registry()
+    before = set(registry) if registry is not None else set()
+    yield
+    registry = _widget_registry()
+    if registry is not None:
+        for key in [key for key in registry if key not in before]:
+            registry[key].close()
+
+
+def _widget_registry():
+    module = sys.modules.get("ipywidgets.widgets.widget")
+    return getattr(module, "_instances", None)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,10 @@ import torch.nn.functional as F
 from attention_book import attention as A
 from attention_book import reference as R
 
+# tiny tensors: torch on one thread (conftest.one_torch_thread); its worker threads made
+# these tests 10-100x slower whenever the other core was busy
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ATOL64 = 1e-12
 TOL32 = dict(atol=1e-5, rtol=1e-5)
 
@@ -381,6 +385,31 @@ def test_softmax_saturation_unscaled_saturates_scaled_stays_flat():
         A.softmax_saturation(4, True, s_k=1)
     with pytest.raises(ValueError, match="scaled must be True or False"):
         A.softmax_saturation(4, "yes")
+
+
+def test_scaling_curves_shapes_and_the_sqrt_d_k_claim():
+    d_ks = (1, 4, 16, 64, 256)
+    curves = A.scaling_curves(d_ks, s_k=8, n=200, seed=3)
+    assert set(curves) == {(q, scaled) for q in ("max_weight", "entropy", "grad_norm",
+                                                 "variance", "weights")
+                           for scaled in (False, True)}
+    for (quantity, _), values in curves.items():
+        assert values.shape == ((5, 8) if quantity == "weights" else (5,))
+    stats = A.softmax_saturation(16, False, s_k=8, n=200, seed=3)  # the same measurement
+    assert curves[("max_weight", False)][2] == stats["max_weight"]
+    np.testing.assert_array_equal(curves[("weights", False)][2], stats["weights"])
+    assert curves[("variance", False)][3] == A.dot_product_variance(64, n=800, seed=3)
+    # unscaled: the variance grows like d_k and the softmax saturates; scaled: both flat
+    assert np.all(np.diff(curves[("variance", False)]) > 0)
+    np.testing.assert_allclose(curves[("variance", False)] / d_ks, 1, atol=0.25)
+    np.testing.assert_allclose(curves[("variance", True)], 1, atol=0.25)
+    assert np.all(np.diff(curves[("max_weight", False)]) > 0)
+    assert np.all(np.diff(curves[("entropy", False)]) < 0)
+    assert np.ptp(curves[("max_weight", True)]) < 0.1
+    with pytest.raises(ValueError, match="non-empty sequence"):
+        A.scaling_curves(())
+    with pytest.raises(ValueError, match="each d_k must be at least 1"):
+        A.scaling_curves((4, 0))
 
 
 @settings(max_examples=40, deadline=None)

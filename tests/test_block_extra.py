@@ -14,6 +14,10 @@ import torch.nn as nn
 from attention_book import attention as A
 from attention_book import block as B
 
+# tiny tensors: torch on one thread (conftest.one_torch_thread); its worker threads made
+# these tests 10-100x slower whenever the other core was busy
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 def rand(*shape, seed=0):
     return np.random.default_rng(seed).normal(size=shape)

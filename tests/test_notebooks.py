@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from conftest import CHAPTERS
 
@@ -30,6 +28,11 @@ def test_committed_without_outputs(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_runs_live_without_errors(path, monkeypatch):
     """Executed as a reader runs it (no static-build flag): the live widgets are built."""
+    # imported here: nbformat's schema validation (jsonschema) and nbclient (jupyter_client,
+    # zmq) cost ~1 s at collection, paid by the fast loop that never runs this test
+    import nbformat
+    from nbclient import NotebookClient
+
     monkeypatch.delenv("ATTENTION_BOOK_STATIC", raising=False)
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(

@@ -12,6 +12,10 @@ from attention_book import embedding as E
 from attention_book import multihead as M
 from attention_book import reference as R
 
+# tiny tensors: torch on one thread (conftest.one_torch_thread); its worker threads made
+# these tests 10-100x slower whenever the other core was busy
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ATOL64 = 1e-12
 
 

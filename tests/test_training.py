@@ -2,9 +2,9 @@
 the book's numpy code reproduces torch's attention, and training is deterministic.
 
 The two default runs train once per process (train_tiny caches them): about 1 s for
-"reverse", 10-12 s of CPU for "induction" on one thread. The tests that need the trained
-induction model (and the chapter's ablations, which train more) are marked slow, so
-``pytest -m "not slow"`` stays a few seconds.
+"reverse", 10-12 s of CPU for "induction" on one thread. Every test that trains (even the
+reversal model, or 3 steps: a process's first training costs ~1 s) is marked slow, so
+``pytest -m "not slow"`` runs only the batches and the argument checks here.
 
 Tolerances: numpy attention vs the float32 torch model, atol 1e-5; logits, atol 1e-4.
 Head-score thresholds sit well below what seeds 0-3 measured (reverse anti-diagonal
@@ -71,12 +71,14 @@ def held_out(run, n=1000):
 # ---------------------------------------------------------------- they learn
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_reverse_learns(reverse):
     assert reverse.accuracy >= 0.99
     np.testing.assert_array_equal(reverse.predict(reverse.example), reverse.example[::-1])
     assert reverse.config["n_layers"] == 1 and reverse.config["n_heads"] == 2
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_reverse_heads_are_anti_diagonal(reverse):
     batch = T.make_batch("reverse", 256, 7)
     weights = reverse.attention(batch.tokens)  # (b, 1, 2, 8, 8)
@@ -84,6 +86,53 @@ def test_reverse_heads_are_anti_diagonal(reverse):
     assert per_head.max() >= 0.85
     assert per_head.mean() >= 0.8  # both heads, not just one
     np.testing.assert_allclose(reverse.head_scores()["anti_diagonal"], per_head, atol=0.02)
+
+
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
+def test_score_history_is_head_scores_at_every_checkpoint(reverse):
+    steps, scores = reverse.score_history()
+    assert reverse.score_history()[1] is scores  # computed once per run
+    assert steps.tolist() == reverse.steps
+    assert set(scores) == set(reverse.head_scores())
+    assert all(v.shape == (len(steps), 1, 2) for v in scores.values())
+    for c in (0, len(steps) - 1):
+        for name, value in reverse.head_scores(step=steps[c]).items():
+            np.testing.assert_array_equal(scores[name][c], value)
+    assert scores["anti_diagonal"][-1].min() > scores["anti_diagonal"][0].max()  # learned
+
+
+@pytest.mark.slow  # needs the trained reversal model and the short induction run
+def test_headline_scores_of_one_input(reverse, short_induction):
+    tokens = reverse.example
+    weights = reverse.attention(tokens)  # (1, 2, 8, 8)
+    np.testing.assert_array_equal(T.headline_scores("reverse", weights, tokens),
+                                  H.anti_diagonal_score(weights).ravel())
+    tokens = np.array([5, 6, 7, 8, 5, 6, 7, 8])  # period 4: the first repeat at 4
+    weights = short_induction.attention(tokens)  # (2, 1, 8, 8)
+    previous, induction = T.headline_scores("induction", weights, tokens)
+    per_query = H.previous_token_score(weights[0, 0], per_query=True)
+    assert previous == pytest.approx(np.mean(per_query[1:4]))  # the first period only
+    assert induction == pytest.approx(H.induction_score(weights[1, 0], tokens))
+    distinct = np.arange(8)  # nothing repeats: no induction score
+    weights = short_induction.attention(distinct)
+    assert T.headline_scores("induction", weights, distinct)[1] is None
+    with pytest.raises(ValueError, match="task must be one of"):
+        T.headline_scores("roll", weights, tokens)
+    with pytest.raises(ValueError, match="n_layers h = 2 heads"):
+        T.headline_scores("induction", weights[:, :, :4, :4], tokens)
+
+
+def test_correct_outputs():
+    assert T.correct_outputs("reverse", [1, 2, 3], [3, 2, 9]) == (True, True, False)
+    assert T.correct_outputs("roll", [1, 2, 3], [2, 3, 3]) == (True, True, False)
+    # induction: only where the symbol occurred before and a next symbol exists
+    assert T.correct_outputs("induction", [4, 5, 4, 5, 4], [0, 0, 5, 0, 1]) == (
+        None, None, True, False, None)
+    assert T.correct_outputs("reverse", (), ()) == ()
+    with pytest.raises(ValueError, match="one output per input position"):
+        T.correct_outputs("reverse", [1, 2], [2])
+    with pytest.raises(ValueError, match="task must be one of"):
+        T.correct_outputs("sort", [1], [1])
 
 
 @pytest.mark.slow
@@ -104,6 +153,7 @@ def test_induction_circuit(induction):
     assert scores["previous_token"][1, 0] <= 0.5
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_evaluate_agrees_with_torch_accuracy(run):
     """The numpy forward pass scores the held-out set as the torch model did."""
     assert run.evaluate(held_out(run)) == pytest.approx(run.accuracy, abs=2e-3)
@@ -112,6 +162,7 @@ def test_evaluate_agrees_with_torch_accuracy(run):
 # ---------------------------------------------------------------- numpy == torch
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_numpy_attention_matches_torch(run):
     batch = T.make_batch(run.task, 64, 11, period=run.config["period"])
     ours = run.attention(batch.tokens)
@@ -125,6 +176,7 @@ def test_numpy_attention_matches_torch(run):
                                **TOL32)
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_checkpoint_attention_matches_torch(run):
     """A checkpoint's numpy state, loaded into a fresh torch model, gives the same maps."""
     step, state = run.checkpoints[len(run.checkpoints) // 2]
@@ -137,6 +189,7 @@ def test_checkpoint_attention_matches_torch(run):
                                torch_attention(model, tokens)[0], **TOL32)
 
 
+@pytest.mark.slow  # trains the short induction run
 def test_induction_attention_is_causal_and_shorter_inputs_work(short_induction):
     weights = short_induction.attention(short_induction.example[:10])  # (2, 1, 10, 10)
     assert weights.shape == (2, 1, 10, 10)
@@ -147,6 +200,7 @@ def test_induction_attention_is_causal_and_shorter_inputs_work(short_induction):
 # ---------------------------------------------------------------- checkpoints, history
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_checkpoints_span_training(run):
     steps = run.steps
     assert steps[0] == 0 and steps[-1] == run.config["steps"]
@@ -162,6 +216,7 @@ def test_checkpoints_span_training(run):
     assert run.evaluate(held_out(run, 200), step=0) < 0.5  # untrained: chance
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_checkpoint_states_are_numpy(reverse):
     step, state = reverse.checkpoints[-1]
     assert all(isinstance(v, np.ndarray) for v in state.values())
@@ -172,6 +227,7 @@ def test_checkpoint_states_are_numpy(reverse):
 # ---------------------------------------------------------------- determinism, cache
 
 
+@pytest.mark.slow  # trains two more models
 def test_same_seed_same_attention_other_seed_different(reverse):
     x = T.make_batch("reverse", 32, 1).tokens
     again = T.train_tiny("reverse", cache=False)  # trained afresh, not the cached run
@@ -183,6 +239,7 @@ def test_same_seed_same_attention_other_seed_different(reverse):
     assert not np.allclose(other.attention(x), reverse.attention(x), atol=1e-3)  # differently
 
 
+@pytest.mark.slow  # trains the model again
 def test_induction_deterministic_short_run(short_induction):
     first = short_induction
     again = T.train_tiny("induction", steps=6, cache=False)
@@ -192,11 +249,13 @@ def test_induction_deterministic_short_run(short_induction):
     assert np.array_equal(first.attention(x, step=6), again.attention(x, step=6))
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_cache_fills_in_defaults(reverse):
     assert T.train_tiny("reverse", seed=0, n_layers=1, n_heads=2, steps=60) is reverse
     assert T.train_tiny("reverse") is reverse
 
 
+@pytest.mark.slow  # trains (3 steps; a process's first training costs ~1 s)
 def test_global_torch_settings_restored():
     threads = torch.get_num_threads()
     deterministic = torch.are_deterministic_algorithms_enabled()
@@ -207,6 +266,7 @@ def test_global_torch_settings_restored():
     assert torch.equal(torch.get_rng_state(), rng)
 
 
+@pytest.mark.slow  # trains (3 steps; a process's first training costs ~1 s)
 def test_checkpoint_choices():
     run = T.train_tiny("reverse", seed=9, steps=3, checkpoints=[1], cache=False)
     assert run.steps == [1, 3]  # the final weights are always kept
@@ -244,6 +304,7 @@ def test_sample_is_reproducible():
     assert not np.array_equal(T.sample("induction", 5).tokens, a.tokens)
 
 
+@pytest.mark.slow  # needs the trained reversal model and the short induction run
 def test_example_probes(reverse, short_induction):
     assert reverse.example.shape == (8,)
     example = short_induction.example
@@ -262,6 +323,7 @@ def test_bad_task():
         T.make_batch("rotate", 2, 0)
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 @pytest.mark.parametrize("tokens,match", [
     ([1, 2, 3, 4, 5, 6, 7, 10], r"symbols 0..9 .* got 10"),
     ([-1, 2, 3, 4, 5, 6, 7, 8], "got -1"),
@@ -278,6 +340,7 @@ def test_bad_tokens_reverse(reverse, tokens, match):
         reverse.predict(tokens)
 
 
+@pytest.mark.slow  # trains the short induction run
 def test_bad_tokens_induction(short_induction):
     with pytest.raises(ValueError, match="at most 24 symbols"):
         short_induction.attention(np.zeros(25, int))
@@ -285,6 +348,7 @@ def test_bad_tokens_induction(short_induction):
         short_induction.attention([32])
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_bad_options(reverse):
     with pytest.raises(ValueError, match="period only applies to the induction task"):
         T.train_tiny("reverse", period=4)

@@ -57,6 +57,7 @@ def test_roll_batches():
     assert T.sample("roll", 3).tokens.shape == (8,)
 
 
+@pytest.mark.slow  # trains the roll model
 def test_roll_learns_a_wrapped_diagonal(roll):
     assert roll.accuracy >= 0.99
     assert roll.config["n_layers"] == 1 and roll.config["n_heads"] == 2
@@ -66,6 +67,7 @@ def test_roll_learns_a_wrapped_diagonal(roll):
     assert per_head.min() >= 0.85
 
 
+@pytest.mark.slow  # trains the roll model
 def test_roll_input_length(roll):
     with pytest.raises(ValueError, match=r"roll model reads exactly 8 symbols .*\(i \+ 1\) mod 8"):
         roll.attention([1, 2, 3])
@@ -74,6 +76,7 @@ def test_roll_input_length(roll):
 # ---------------------------------------------------------------- no position embeddings
 
 
+@pytest.mark.slow  # trains a model without positions
 def test_without_positions_the_table_stays_zero(blind):
     assert blind.config["positions"] is False
     for _, state in blind.checkpoints:
@@ -86,6 +89,7 @@ def test_without_positions_the_table_stays_zero(blind):
             np.testing.assert_array_equal(value, start[name])
 
 
+@pytest.mark.slow  # trains a model without positions
 def test_without_positions_the_model_is_equivariant_and_cannot_reverse(blind):
     tokens = T.make_batch("reverse", 4000, 5).tokens
     perm = np.array([3, 0, 7, 1, 6, 2, 5, 4])
@@ -106,6 +110,7 @@ def test_positions_must_be_a_flag():
 # ---------------------------------------------------------------- NumpyModel
 
 
+@pytest.mark.slow  # trains the roll model
 def test_numpy_model_is_the_books_blocks(roll):
     model = roll.numpy_model()
     assert isinstance(model, T.NumpyModel)
@@ -123,6 +128,7 @@ def test_numpy_model_is_the_books_blocks(roll):
 # ---------------------------------------------------------------- the chapter's loop
 
 
+@pytest.mark.slow  # trains a model (the chapter's loop)
 def test_the_chapter_loop_reproduces_train_tiny_bit_for_bit():
     run = T.train_tiny("reverse")
     with T.deterministic_cpu():
@@ -147,6 +153,7 @@ def test_the_chapter_loop_reproduces_train_tiny_bit_for_bit():
         np.testing.assert_array_equal(value.numpy(), final[name])
 
 
+@pytest.mark.slow  # a process's first deterministic_cpu() costs ~1.5 s (torch's lazy imports)
 def test_deterministic_cpu_restores_the_settings():
     threads = torch.get_num_threads()
     rng = torch.get_rng_state()
@@ -158,6 +165,7 @@ def test_deterministic_cpu_restores_the_settings():
     assert torch.equal(torch.get_rng_state(), rng)
 
 
+@pytest.mark.slow  # trains the roll model
 def test_roll_head_scores_exist(roll):
     scores = roll.head_scores(n=64)
     assert scores["anti_diagonal"].shape == (1, 2)

@@ -99,12 +99,14 @@ def test_factory_returns_a_widget_with_labelled_controls(lab):
     assert "Describe the picture" in lab.description.value
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_initial_state_is_the_running_example(lab):
     assert lab.controls["text"].value == RUNNING_SENTENCE
     assert tuple(lab.state.ids) == RUNNING_IDS
     assert_shows(lab, RUNNING_SENTENCE, 8, 0)
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize(
     "name, value, text, d, seed",
     [
@@ -139,6 +141,7 @@ def test_all_controls_in_sequence(lab):
     assert_shows(lab, "It's the dog's bone.", 4, 3)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_repeated_words_have_similarity_one(lab):
     lab.controls["text"].value = "the cat saw the dog"
     sim = np.asarray(lab.view.similarity_panel.image.get_array())
@@ -146,6 +149,7 @@ def test_repeated_words_have_similarity_one(lab):
     assert "repeated tokens: &#x27;the&#x27; (2 times)" in lab.readout.value
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_unknown_word_is_flagged(lab):
     lab.controls["text"].value = "the zzz is lovely"
     assert lab.state.known == (True, False, True, True)
@@ -157,6 +161,7 @@ def test_unknown_word_is_flagged(lab):
     assert "zzz &rarr; 1 <i>(&lt;unk&gt;, unknown)</i>" in readout
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_empty_text_shows_a_message_and_blanks_the_figure(lab):
     for text in ("", "   "):
         lab.controls["text"].value = text  # must not raise
@@ -173,6 +178,7 @@ def test_empty_text_shows_a_message_and_blanks_the_figure(lab):
     assert_shows(lab, "the dog", 32, 0)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_long_text_is_truncated_with_a_message(lab):
     text = " ".join(["the cat saw the dog"] * 11) + " and the"  # 55 + 2 = 57 tokens
     lab.controls["text"].value = text
@@ -181,6 +187,7 @@ def test_long_text_is_truncated_with_a_message(lab):
     assert_shows(lab, text, 8, 0)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_over_long_text_shows_a_message(lab):
     lab.controls["text"].value = "a" * (MAX_TEXT_CHARS + 1)
     assert lab.state.s == 0
@@ -196,6 +203,7 @@ def assert_only_our_markup(fragment: str):
         assert _OUR_TAG.match(fragment, match.start()), fragment[match.start():match.start() + 40]
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("text", ["<script>alert(1)</script>", "<b>bold</b>",
                                   "the <img src=x onerror=alert(1)> dog"])
 def test_html_typed_in_the_box_is_shown_literally(lab, text):
@@ -222,6 +230,7 @@ def test_readout_escapes_every_token_and_note():
     assert_only_our_markup(readout)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_factories_never_display(monkeypatch):
     import IPython.core.display_functions as display_functions
     import IPython.display
@@ -236,6 +245,7 @@ def test_factories_never_display(monkeypatch):
     assert_shows(lab, "the cat", 4, 2)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_factory_arguments_are_checked():
     with pytest.raises(ValueError, match="d must be one of"):
         embedding_widget(d=5)
@@ -251,6 +261,7 @@ def test_state_function_is_pure_and_shared():
         embedding_state("the dog", 0, 1)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_axes_are_titled_labelled_and_colour_blind_safe(lab):
     for panel in (lab.view.x_panel, lab.view.similarity_panel):
         assert panel.ax.get_xlabel() and panel.ax.get_ylabel() and panel.ax.get_title()
@@ -259,6 +270,7 @@ def test_axes_are_titled_labelled_and_colour_blind_safe(lab):
     assert lab.view.similarity_panel.image.get_clim() == (-1.0, 1.0)
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_static_parts_survive_savefig_at_any_dpi():
     # the colour bars and axis labels are pasted from a cache: they must be in every PNG
     view = plots.embedding_view()
@@ -278,6 +290,7 @@ def test_static_parts_survive_savefig_at_any_dpi():
         assert (margin < 128).any()
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_vector_output_draws_text_as_text():
     view = plots.embedding_view()
     tokens, X, sim = expected("the $x$ dog", 4, 0)
@@ -289,6 +302,7 @@ def test_vector_output_draws_text_as_text():
         assert f"<!-- {text} -->" in svg
 
 
+@pytest.mark.slow  # starts a fresh Python (0.5-1 s)
 def test_widgets_and_explorer_never_import_pyplot():
     code = (
         "import sys\n"
@@ -300,6 +314,7 @@ def test_widgets_and_explorer_never_import_pyplot():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_the_image_shows_exactly_the_drawn_pixels():
     """The level-1 PNG sent to the page decodes to exactly what Agg drew, after each change."""
     lab = embedding_widget()
