@@ -121,10 +121,11 @@ def assert_scaling_shows(slab, d_k, scaled):
         ys = curves[(quantity, scaled)]
         np.testing.assert_array_equal(line.get_ydata(), ys)
         assert point.get_xdata()[0] == d_k and point.get_ydata()[0] == ys[k]
-    assert f"d_k = {d_k}" in slab.readout.value
+    assert f"d<sub>k</sub> = {d_k}" in slab.readout.value
     assert ("<b>scaled:" in slab.readout.value) == scaled
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("name, value, d_k, scaled", [
     ("d_k", 4, 4, False), ("d_k", 512, 512, False), ("scaled", True, 64, True)])
 def test_scaling_every_control_updates_in_place(slab, name, value, d_k, scaled):
@@ -140,6 +141,7 @@ def test_scaling_every_control_updates_in_place(slab, name, value, d_k, scaled):
     fig.canvas.draw()
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_scaling_shows_saturation_in_numbers():
     u, c = scaling_state(512, False), scaling_state(512, True)
     assert u.max_weight > 0.9 and c.max_weight < 0.4
@@ -151,6 +153,7 @@ def test_scaling_shows_saturation_in_numbers():
         scaling_widget(d_k=3)
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_scaling_explorer():
     ex = scaling_explorer(d_ks=(1, 64, 512))
     assert isinstance(ex, Explorer) and len(ex) == 6
@@ -178,7 +181,7 @@ def assert_attention_shows(lab, text, query, d_k=4, temperature=1.0, seed=0, kv_
     assert view.heatmap.image.get_extent() == [-0.5, len(k_tok) - 0.5, len(q_tok) - 0.5, -0.5]
     assert list(view.heatmap.row_labels.texts) == thin_labels(q_tok)
     assert list(view.heatmap.col_labels.texts) == thin_labels(k_tok)
-    assert view.heatmap.ax.get_title() == f"weights : (s_q, s_k) = ({len(q_tok)}, {len(k_tok)})"
+    assert view.heatmap.ax.get_title() == f"weights : $(s_q, s_k)$ = ({len(q_tok)}, {len(k_tok)})"
     assert view.row_box.get_y() == query - 0.5 and view.row_box.get_width() == len(k_tok)
     heights = np.array([p.vertices[1, 1] for p in view.bars.get_paths()])
     np.testing.assert_allclose(heights, w[query], atol=1e-12)
@@ -200,6 +203,7 @@ def test_attention_lab_controls_and_initial_state(alab):
     assert_attention_shows(alab, RUNNING_SENTENCE, 0)
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("name, value, kwargs", [
     ("query", 3, dict(query=3)),
     ("d_k", 16, dict(d_k=16)),
@@ -237,6 +241,7 @@ def test_kv_text_matters_only_in_cross_mode(alab):
     assert "cross-attention" in alab.readout.value
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_query_options_follow_the_sentence_and_clamp(alab):
     alab.controls["query"].value = 4
     alab.controls["text"].value = "the dog"
@@ -245,6 +250,7 @@ def test_query_options_follow_the_sentence_and_clamp(alab):
     assert_attention_shows(alab, "the dog", 1)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_empty_text_blanks_the_figure_with_a_message(alab):
     alab.controls["text"].value = "   "
     assert alab.state.s_q == 0
@@ -255,6 +261,7 @@ def test_empty_text_blanks_the_figure_with_a_message(alab):
     assert_attention_shows(alab, RUNNING_SENTENCE, 0)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_128_tokens_thin_the_labels_and_ticks():
     text = " ".join(["the weather is lovely today and the dog saw the cat"] * 12)
     lab = attention_widget(text=text)
@@ -268,6 +275,7 @@ def test_128_tokens_thin_the_labels_and_ticks():
     lab.figure.canvas.draw()
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("text", ["<b>bold</b> & <script>alert(1)</script>"])
 def test_typed_html_is_escaped(alab, text):
     alab.controls["text"].value = text
@@ -287,6 +295,7 @@ def test_temperature_sharpens_and_flattens():
     assert (sharp > flat).all() and (flat < 0.3).all()
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_state_and_factory_argument_checks():
     with pytest.raises(ValueError, match="mode must be"):
         attention_state(mode="both")
@@ -302,6 +311,7 @@ def test_state_and_factory_argument_checks():
         attention_widget(seed=99)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_factories_never_display(monkeypatch):
     import IPython.display
 
@@ -313,6 +323,7 @@ def test_factories_never_display(monkeypatch):
     assert isinstance(scaling_widget(), ipywidgets.VBox)
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_attention_explorer_states_and_alt_text():
     ex = attention_explorer(queries=(0, 3), temperatures=(1.0, 4.0))
     assert len(ex) == len(ATTENTION_PRESET.options) * 2 * 2
@@ -335,6 +346,7 @@ def test_attention_explorer_states_and_alt_text():
     assert setting.count("<option") == len(ATTENTION_PRESET.options)
 
 
+@pytest.mark.slow  # builds both default explorers, every state
 def test_default_explorers_stay_modest():
     ex = attention_explorer()
     assert len(ex) <= 60
@@ -342,6 +354,7 @@ def test_default_explorers_stay_modest():
     assert size < 4.5 * 2**20, size
 
 
+@pytest.mark.slow  # starts a fresh Python (0.5-1 s)
 def test_no_pyplot():
     import subprocess
     code = ("import sys, attention_book.scenes.attention, attention_book.plots.attention; "
@@ -350,6 +363,7 @@ def test_no_pyplot():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_benchmark_registry_has_chapter_3_cases():
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
     import widget_latency as W
@@ -362,6 +376,7 @@ def test_benchmark_registry_has_chapter_3_cases():
 # ------------------------------------------------------------------ chapter 3's other pictures
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_axis_labels_follow_the_tick_labels_shown():
     lab = attention_widget()
     view = lab.view

@@ -137,6 +137,7 @@ def check_view(view: BlockView, st):
     assert f"L = {st.depth}" in view.norm_title.texts[0]
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 @pytest.mark.parametrize("values", [{}, {"depth": 12, "norm_first": True},
                                     {"depth": 1, "residual": False},
                                     {"text": BLOCK_SENTENCES[2], "depth": 7}])
@@ -149,6 +150,7 @@ def test_view_shows_the_state(values):
     assert view.y_labels.texts == ("0.25", "1", "4", "16", "64")
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_view_rejects_mismatched_shapes():
     view = block_view()
     norms = {False: np.ones(3), True: np.ones(3)}
@@ -173,6 +175,7 @@ def test_lab_is_a_widget_with_labelled_controls(lab):
     assert "Describe the picture" in lab.description.value
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("name,value", [
     ("text", "the dog saw the cat"), ("norm_first", True), ("residual", False),
     ("depth", 12), ("seed", 5), ("causal", True),
@@ -203,6 +206,7 @@ def test_every_control_changes_the_picture_in_place(lab, name, value):
         assert changed
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_bad_input_is_explained_not_raised():
     empty = live_lab("block", text="")
     assert empty.state.s == 0 and "no tokens" in empty.readout.value.lower()
@@ -221,6 +225,7 @@ def test_bad_input_is_explained_not_raised():
     assert st.s > 0 and "script" in st.tokens
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_depth_and_seed_out_of_range_are_rejected():
     for depth in (0, 13, 2.5):
         with pytest.raises(ValueError, match=r"depth must be a whole number in 1..12, got"):
@@ -243,6 +248,7 @@ def explorer():
     return static_explorer("block")
 
 
+@pytest.mark.slow  # the full explorer, every state
 def test_explorer_states_and_size(explorer):
     assert isinstance(explorer, Explorer)
     assert len(explorer) == len(BLOCK_SENTENCES) * 2 * 2 * 4
@@ -255,6 +261,7 @@ def test_explorer_states_and_size(explorer):
         assert frame.png[:4] == b"\x89PNG" and frame.alt and "shape tracer" in frame.caption_html
 
 
+@pytest.mark.slow  # the full explorer, every state
 def test_every_suggested_state_is_in_the_explorer(explorer):
     for values in SCENE.suggested:
         assert explorer.reachable(values), values
@@ -262,6 +269,7 @@ def test_every_suggested_state_is_in_the_explorer(explorer):
         assert st.depth == values.get("depth", 6)
 
 
+@pytest.mark.slow  # the full explorer, every state
 def test_explorer_frames_come_from_the_state_function(explorer):
     frame = next(f for f in explorer.frames.values()
                  if f.values["depth"] == 12 and f.values["norm_first"] and f.values["residual"]
@@ -279,8 +287,8 @@ def test_chapter_figures_are_pngs_without_pyplot():
     rng = np.random.default_rng(0)
     fig = gain_figure({"pre-LN, residuals": 1 + rng.random((5, 4)),
                        "pre-LN, no residuals": rng.random((5, 4))})
-    assert fig._repr_png_()[:4] == b"\x89PNG"
+    assert fig._repr_png_()[0][:4] == b"\x89PNG"
     assert len(fig.axes[0].get_lines()) == 3  # two medians and the identity line
     fig = stream_norm_figure({"post-LN": np.full((3, 5), math.sqrt(8))}, d=8)
-    assert fig._repr_png_()[:4] == b"\x89PNG"
+    assert fig._repr_png_()[0][:4] == b"\x89PNG"
     assert "import matplotlib.pyplot" not in open(module.__file__).read()

@@ -182,6 +182,7 @@ def test_readout_shapes_row_sums_and_escaping():
 # ---------------------------------------------------------------- bad input
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 @pytest.mark.parametrize("text, level, words", [
     ("", "error", "empty"),
     ("   ", "error", "empty"),
@@ -200,6 +201,7 @@ def test_bad_text_gives_an_empty_state_and_a_note(text, level, words):
     assert figure_png(view.figure)[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_long_text_is_truncated_with_a_note():
     state = masking_state("the dog saw the cat " * 20, "causal")
     assert state.s == MAX_WIDGET_TOKENS and state.mask.shape == (32, 32)
@@ -210,6 +212,7 @@ def test_long_text_is_truncated_with_a_note():
     assert np.isnan(np.asarray(view.scores_panel.image.get_array(), float)).sum() == 32 * 31 // 2
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_html_in_the_text_is_shown_as_text():
     text = "<script>alert(1)</script> <b>the</b> dog"
     state = masking_state(text, "padding", length=2)
@@ -235,6 +238,7 @@ def test_invalid_numbers_are_rejected_by_the_state_function(values, match):
         masking_state(RUNNING_SENTENCE, **{"kind": "band", **values})
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_the_controls_ranges_prevent_invalid_values():
     assert min(SCENE.control("window").values) == 1
     assert min(SCENE.control("lower").values) == min(SCENE.control("upper").values) == 0
@@ -247,6 +251,7 @@ def test_the_controls_ranges_prevent_invalid_values():
     assert lab.controls["length"].min == 0
 
 
+@pytest.mark.slow  # starts a fresh Python (0.5-1 s)
 def test_the_scene_imports_neither_matplotlib_nor_ipywidgets():
     code = ("import sys, attention_book.scenes.masking as m\n"
             "m.masking_state('the dog', 'padding', length=1)\n"
@@ -258,6 +263,7 @@ def test_the_scene_imports_neither_matplotlib_nor_ipywidgets():
 # ---------------------------------------------------------------- the view
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_view_artists_after_show():
     state = masking_state(MASKING_SENTENCES[1], "window", window=3)
     view = masking_view()
@@ -297,7 +303,7 @@ def test_weights_figure_writes_row_sums_and_crosses_masked_cells():
     weights = A.softmax(np.where(mask, np.zeros((3, 3)), -np.inf))
     fig = weights_figure([mask, weights], ["mask", "weights"], ["a", "b", "c"],
                          masks=[None, mask])
-    assert fig._repr_png_()[:4] == b"\x89PNG"
+    assert fig._repr_png_()[0][:4] == b"\x89PNG"
     texts = [t.get_text() for t in fig.axes[1].texts]
     assert texts == ["\u03a3 1", "\u03a3 1", "\u03a3 1"]
     assert [t.get_text() for t in fig.axes[0].texts] == ["\u03a3 1", "\u03a3 2", "\u03a3 3"]
@@ -343,6 +349,7 @@ STEPS = [
 ]
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("name, value, first", STEPS, ids=[f"{n}={v}" for n, v, _ in STEPS])
 def test_every_control_changes_the_picture(lab, name, value, first):
     lab.set_values(first)
@@ -371,6 +378,7 @@ def test_inactive_controls_are_disabled_with_a_hint(lab):
     assert not lab.controls["lower"].disabled and not lab.controls["upper"].disabled
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_lab_padding_everything_shows_zero_rows(lab):
     lab.set_values({"kind": "padding", "length": 0})
     assert lab.state.fully_masked.all()
@@ -387,6 +395,7 @@ def explorer():
     return static_explorer("masking")
 
 
+@pytest.mark.slow  # the full explorer, every state
 def test_explorer_reaches_every_kind_and_the_suggested_states(explorer):
     for kind in KINDS:
         assert explorer.reachable({"kind": kind}), kind
@@ -397,6 +406,7 @@ def test_explorer_reaches_every_kind_and_the_suggested_states(explorer):
     assert len(explorer) == 8 * len(MASKING_SENTENCES) * 2
 
 
+@pytest.mark.slow  # the full explorer, every state
 def test_explorer_disables_the_method_when_there_is_no_mask(explorer):
     method = [a.name for a in explorer.axes].index("method")
     for frame in explorer.frames.values():
@@ -404,6 +414,7 @@ def test_explorer_disables_the_method_when_there_is_no_mask(explorer):
     assert "there is no mask to apply" in explorer._repr_html_()
 
 
+@pytest.mark.slow  # the full explorer, every state
 def test_explorer_frames_come_from_the_state_function_and_view(explorer):
     view = masking_view()
     for index in [(0, 0, 0), (3, 1, 0), (1, 0, 1)]:
@@ -415,6 +426,7 @@ def test_explorer_frames_come_from_the_state_function_and_view(explorer):
         assert figure_png(view.figure, dpi=EXPLORER_DPI, palette=True, compress_level=9) == frame.png
 
 
+@pytest.mark.slow  # the full explorer, every state
 def test_explorer_html_is_small_and_escaped(explorer):
     page = explorer._repr_html_()
     assert len(page.encode()) < 1_500_000

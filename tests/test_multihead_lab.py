@@ -91,6 +91,7 @@ def test_factory_returns_a_widget_with_labelled_controls(lab):
     assert isinstance(lab.image, ipywidgets.Image) and lab.image.value[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_initial_state_matches_the_math_layer(lab):
     mha, X, out, w = expected(8, 2, 0)
     np.testing.assert_allclose(lab.state.X, X)
@@ -103,6 +104,7 @@ def test_initial_state_matches_the_math_layer(lab):
     assert lab.view.tile_labels.texts == ("head 0", "head 1")
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("name,value", [
     ("d", 12), ("h", 4), ("seed", 3), ("positional", True), ("heads_on", (1,)),
     ("text", "the dog saw the cat"),
@@ -149,6 +151,7 @@ def test_d_change_offers_only_divisors_and_keeps_h_when_possible(lab):
         assert all(d % h == 0 for h in head_choices(d))
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_head_toggles(lab):
     lab.controls["h"].value = 8
     assert lab.controls["heads_on"].options == tuple((f"head {i}", i) for i in range(8))
@@ -167,6 +170,7 @@ def test_head_toggles(lab):
     assert "every head is off" in lab.readout.value
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_shape_tracer_follows_the_controls(lab):
     assert "(1, 5, 2, 4)" in lab.readout.value and "(1, 2, 5, 4)" in lab.readout.value
     lab.controls["d"].value = 12
@@ -178,6 +182,7 @@ def test_shape_tracer_follows_the_controls(lab):
     assert "(1, 2, 3, 4)" in lab.readout.value
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_lowering_h_reoffers_heads_on_in_one_update(lab):
     """Options and value of "heads on" reach the page together (no console error)."""
     lab.controls["h"].value = 8
@@ -195,6 +200,7 @@ def test_lowering_h_reoffers_heads_on_in_one_update(lab):
     assert heads.value == (0, 1) and lab.state.on == (True, True)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_empty_sentence_traces_s_0_everywhere():
     lab = multihead_widget(text="")
     text = lab.readout.value
@@ -204,6 +210,7 @@ def test_empty_sentence_traces_s_0_everywhere():
     assert lab.view.heads_panel.notice.get_visible()
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 @pytest.mark.parametrize("h", [1, 2, 4, 8, 16])
 def test_tiles_fill_the_panel_and_name_the_tokens(h):
     view = multihead_view()
@@ -224,6 +231,7 @@ def test_tiles_fill_the_panel_and_name_the_tokens(h):
     assert all(len(t) * 0.6 * fontsize <= view.box[0] / cols for t in view.tile_labels.texts)
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_long_sentences_drop_token_labels_that_do_not_fit():
     view = multihead_view()
     st = multihead_state(" ".join(["dog"] * 32), 64, 16)
@@ -260,6 +268,7 @@ def test_empty_text_and_escaping():
     assert "tokens <, b, >, x" in multihead_alt_text(st)  # plain text: the explorer escapes it
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_state_errors_and_lab_errors():
     with pytest.raises(ValueError, match="h=3 does not divide d=8"):
         multihead_state(RUNNING_SENTENCE, 8, 3)
@@ -283,6 +292,7 @@ def test_view_rejects_mismatched_shapes():
                     np.zeros((1, 4)))
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_factories_never_display(monkeypatch):
     import IPython.display
 
@@ -297,15 +307,17 @@ def small_explorer():
     return multihead_explorer(models=((8, 2), (12, 3)))
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_explorer_has_one_state_per_combination(small_explorer):
     assert isinstance(small_explorer, Explorer)
     assert len(small_explorer) == 2 * 3 * 2
     page = small_explorer._repr_html_()
     assert "d=8, h=2 (d_k=4)" in page and "only head 0 on" in page
     assert "X + positional encoding" in page
-    assert "data:image/png;base64," in page and "alt=" in page
+    assert "data:image/webp;base64," in page and "alt=" in page
 
 
+@pytest.mark.slow  # builds the default explorer, every state
 def test_default_explorer_is_modest():
     explorer = controls.static_explorer("multihead")
     assert len(explorer) <= 60
@@ -314,6 +326,7 @@ def test_default_explorer_is_modest():
         multihead_explorer(models=((8, 5),))
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_interactive_picks_the_explorer_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
     monkeypatch.setattr(controls, "static_explorer", lambda name: multihead_explorer(

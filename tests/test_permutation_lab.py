@@ -28,9 +28,9 @@ from attention_book.controls.live import LiveLab
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import PermutationView, permutation_view
 from attention_book.positional import sinusoidal_encoding
+from attention_book.permutation import PERMUTATION_NAMES, named_permutation
 from attention_book.scenes import (
     ORDER_CHOICES,
-    named_permutation,
     permutation_alt_text,
     permutation_readout_html,
     permutation_state,
@@ -91,15 +91,9 @@ def artists(lab):
     return [(p.image, p.ax, p.colorbar) for p in lab.view.panels]
 
 
-def test_named_permutations():
-    np.testing.assert_array_equal(named_permutation("identity", 4), [0, 1, 2, 3])
-    np.testing.assert_array_equal(named_permutation("reverse", 4), [3, 2, 1, 0])
-    np.testing.assert_array_equal(named_permutation("rotate", 4), [1, 2, 3, 0])
-    np.testing.assert_array_equal(named_permutation("swap", 4), [3, 1, 2, 0])
-    a, b = named_permutation("shuffle", 6, 1), named_permutation("shuffle", 6, 2)
-    assert sorted(a) == list(range(6)) and not np.array_equal(a, b)
-    with pytest.raises(ValueError, match="unknown permutation"):
-        named_permutation("sideways", 4)
+def test_every_order_offered_is_a_named_permutation_or_custom():
+    names = [name for _, name in ORDER_CHOICES]
+    assert names == [*PERMUTATION_NAMES, "custom"]
 
 
 def test_state_verdicts():
@@ -143,7 +137,7 @@ def test_every_control_updates_in_place():
     c["pe"].value = True
     assert_shows(lab, RUNNING_SENTENCE, [4, 3, 2, 1, 0], True, False)
     assert "equivariant: no" in lab.readout.value
-    assert lab.view.before[0].ax.get_title() == "PX + PE"
+    assert lab.view.before[0].ax.get_title() == "$PX + PE$"
     c["pe"].value = False
     c["causal"].value = True
     assert_shows(lab, RUNNING_SENTENCE, [4, 3, 2, 1, 0], False, True)
@@ -172,6 +166,7 @@ def test_every_control_updates_in_place():
     assert artists(lab) == before and lab.figure is figure  # nothing re-plotted
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_shuffle_button_selects_shuffle_and_moves_the_seed():
     lab = permutation_widget()
     lab.buttons[0].click()
@@ -185,6 +180,7 @@ def test_shuffle_button_selects_shuffle_and_moves_the_seed():
     assert lab.controls["seed"].value == 0  # wraps around
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_shuffle_button_redraws_once():
     lab = permutation_widget()
     shown = []
@@ -195,6 +191,7 @@ def test_shuffle_button_redraws_once():
         "shuffle", 5, 1).tolist()
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_controls_without_effect_are_disabled_with_a_hint():
     lab = permutation_widget()
     c = lab.controls
@@ -212,6 +209,7 @@ def full_explorer():
     return static_explorer("permutation")
 
 
+@pytest.mark.slow  # builds the full explorer, every state
 def test_the_html_explorer_offers_typed_orders(full_explorer):
     names = [a.name for a in full_explorer.axes]
     assert names == ["order", "custom", "pe", "causal"]
@@ -232,6 +230,7 @@ def test_the_html_explorer_offers_typed_orders(full_explorer):
         assert np.flatnonzero(st.difference.max(axis=1) < 1e-12).tolist() == agree
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_empty_sentence_and_escaping():
     lab = permutation_widget()
     lab.controls["text"].value = ""
@@ -244,6 +243,7 @@ def test_empty_sentence_and_escaping():
     assert "<script>" not in lab.readout.value
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_long_sentence_uses_position_indices():
     text = " ".join(["the dog bit the man"] * 8)  # 40 tokens
     lab = permutation_widget(text=text, causal=True)
@@ -251,6 +251,7 @@ def test_long_sentence_uses_position_indices():
     assert lab.view.after[0].row_labels.texts[:2] == ("0", "8")
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_bad_arguments():
     with pytest.raises(ValueError, match="order must be one of"):
         permutation_widget(order="sideways")
@@ -282,6 +283,7 @@ def script_frames(html_text: str) -> dict:
     return json.loads(match.group(2))
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_explorer_states(explorer):
     assert isinstance(explorer, Explorer)
     assert len(explorer) == 5 * 2 * 2 < 60
@@ -292,8 +294,8 @@ def test_explorer_states(explorer):
     assert "http://" not in html_text and "https://" not in html_text
     data = script_frames(html_text)
     assert len(data["frames"]) == 20
-    for key, (n, alt, caption, _inactive) in data["frames"].items():
-        url = data["images"][n] or _first_src(html_text)  # the first is in the img only
+    for key, (n, alt, caption, _inactive, _text_px) in data["frames"].items():
+        url = data["images"][n] if n >= 0 else _first_src(html_text)  # -1: the img itself
         Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).verify()
         order, pe, causal = map(int, key.split(","))
         want = "yes" if order == 0 or not (pe or causal) else "no"
@@ -302,6 +304,7 @@ def test_explorer_states(explorer):
         assert f">{label}</label>" in html_text
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_explorer_frames_come_from_the_state_function(explorer):
     frame = explorer.frames[(2, 1, 0)]  # rotate, PE on
     st = permutation_state(RUNNING_SENTENCE, "rotate", "", 0, True, False)
@@ -309,6 +312,7 @@ def test_explorer_frames_come_from_the_state_function(explorer):
     assert frame.caption_html == permutation_readout_html(st)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_interactive_picks_the_form(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
     monkeypatch.setattr(controls, "static_explorer", lambda name: "explorer")
@@ -318,5 +322,6 @@ def test_interactive_picks_the_form(monkeypatch):
 
 
 def _first_src(html_text: str) -> str:
-    """The explorer's first picture, which only its img element holds."""
+    """The explorer's first picture, which only its img element holds (the others are
+    overlays on it)."""
     return re.search(r'<img id="[^"]+-img" src="([^"]+)"', html_text).group(1)

@@ -106,6 +106,7 @@ def test_factory_returns_a_widget_with_labelled_controls(lab):
     assert "Describe the picture" in lab.description.value
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_the_ui_refuses_odd_d_and_s_below_one(lab):
     # the page's slider offers even values only; set from code, an odd d is refused
     # with the math layer's message and the picture keeps the last valid state
@@ -117,11 +118,13 @@ def test_the_ui_refuses_odd_d_and_s_below_one(lab):
     assert_shows(lab, 1, 64, 10000, 3)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_initial_state(lab):
     assert lab.values == {"s": 64, "d": 64, "base": 10000, "k": 3}
     assert_shows(lab, 64, 64, 10000, 3)
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("name, value, state", [
     ("s", 100, (100, 64, 10000, 3)),
     ("s", 1, (1, 64, 10000, 3)),
@@ -164,6 +167,7 @@ def test_every_control_updates_the_artists_in_place(lab, name, value, state):
     assert np.array_equal(shown, np.asarray(canvas.buffer_rgba())[..., :3])
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_the_base_is_disabled_while_it_has_no_effect(lab):
     lab.controls["d"].value = 2
     assert lab.controls["base"].disabled and "whatever the base" in lab.hints["base"].value
@@ -188,6 +192,7 @@ def test_all_controls_in_sequence(lab):
     lab.figure.canvas.draw()
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_offset_outside_the_sequence_is_explained(lab):
     lab.controls["s"].value = 4
     lab.controls["k"].value = 10
@@ -195,6 +200,7 @@ def test_offset_outside_the_sequence_is_explained(lab):
     assert_shows(lab, 4, 64, 10000, 10)
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("kwargs, match", [
     (dict(d=7), r"d must be even for sinusoidal encoding.*got d=7"),
     (dict(d=1), r"d must be even"),
@@ -234,6 +240,7 @@ def test_state_values():
     assert positional_state(4, 2, 10, 1).wave_columns == (0, 0, 0, 0)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_factories_never_display(monkeypatch):
     import IPython.display
 
@@ -246,6 +253,7 @@ def test_factories_never_display(monkeypatch):
     assert_shows(lab, 10, 4, 10, 2)
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_axes_are_titled_labelled_and_colour_blind_safe(lab):
     view = lab.view
     for panel in (view.pe_panel, view.similarity_panel):
@@ -268,6 +276,7 @@ def test_readout_and_alt_text_are_plain_and_escaped():
     assert "<" not in alt
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_view_rejects_mismatched_shapes():
     view = positional_view()
     with pytest.raises(ValueError, match="expected pe"):
@@ -291,6 +300,7 @@ def script_frames(html_text: str) -> dict:
     return json.loads(match.group(2))
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_explorer_has_one_state_per_combination(small_explorer):
     assert isinstance(small_explorer, Explorer)
     assert len(small_explorer) == 2 * 2 * 2 * 2
@@ -300,8 +310,8 @@ def test_explorer_has_one_state_per_combination(small_explorer):
     assert len(data["frames"]) == 16
     assert data["labels"] == [["16", "32"], ["4", "8"], ["100", "10000"], ["1", "5"]]
     pngs = set()
-    for n, alt, caption, inactive in data["frames"].values():
-        url = data["images"][n] or _first_src(html_text)  # the first is in the img only
+    for n, alt, caption, inactive, _text_px in data["frames"].values():
+        url = data["images"][n] if n >= 0 else _first_src(html_text)  # -1: the img itself
         png = base64.b64decode(url.split(",", 1)[1])
         Image.open(io.BytesIO(png)).verify()
         pngs.add(png)
@@ -313,6 +323,7 @@ def test_explorer_has_one_state_per_combination(small_explorer):
         assert f">{label}</label>" in html_text
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_explorer_states_come_from_the_state_function_and_view(small_explorer):
     index = (1, 0, 1, 1)  # s=32, d=4, base=10000, k=5
     frame = small_explorer.frames[index]
@@ -326,6 +337,7 @@ def test_explorer_states_come_from_the_state_function_and_view(small_explorer):
                              compress_level=9) == frame.png
 
 
+@pytest.mark.slow  # builds the default explorer, every state
 def test_default_explorer_is_modest_and_starts_at_the_default():
     ex = static_explorer("positional")
     assert len(ex) < 60
@@ -337,6 +349,7 @@ def test_default_explorer_is_modest_and_starts_at_the_default():
     assert "http://" not in html_text and "https://" not in html_text
 
 
+@pytest.mark.slow  # builds the default explorer, every state
 def test_the_html_offers_every_state_the_chapter_asks_for():
     ex = static_explorer("positional")
     scene = SCENES["positional"]
@@ -356,6 +369,7 @@ def test_the_html_offers_every_state_the_chapter_asks_for():
     assert "p + k = 20 lies outside 0..7" in frame.caption_html
 
 
+@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_lab_picks_the_explorer_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
     monkeypatch.setattr("attention_book.controls.static_explorer",
@@ -391,9 +405,9 @@ def test_chapter_figures_show_as_png_without_pyplot():
     ]
     for fig in figures:
         assert isinstance(fig, Figure)
-        png = fig._repr_png_()  # what Jupyter and myst-nb display
+        png, size = fig._repr_png_()  # what Jupyter and myst-nb display: drawn at 2x
         assert png.startswith(PNG_SIGNATURE)
-        Image.open(io.BytesIO(png)).verify()
+        assert Image.open(io.BytesIO(png)).size == (2 * size["width"], 2 * size["height"])
         for ax in fig.axes:
             assert ax.get_xlabel() or ax.get_ylabel()
     # the similarity heatmap's colours span its data (0.42..1 here), said on the colour bar
@@ -408,6 +422,7 @@ def test_chapter_figures_show_as_png_without_pyplot():
     assert tuple(colors) == plots.WAVE_COLORS
 
 
+@pytest.mark.slow  # starts a fresh Python (0.5-1 s)
 def test_static_figures_never_import_pyplot():
     import subprocess
     import sys
@@ -415,11 +430,12 @@ def test_static_figures_never_import_pyplot():
     code = ("import sys\n"
             "from attention_book.plots import wavelengths_figure\n"
             "from attention_book.positional import wavelengths\n"
-            "assert wavelengths_figure(wavelengths(8), 100)._repr_png_()[:4] == b'\\x89PNG'\n"
+            "assert wavelengths_figure(wavelengths(8), 100)._repr_png_()[0][:4] == b'\\x89PNG'\n"
             "assert 'matplotlib.pyplot' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def _first_src(html_text: str) -> str:
-    """The explorer's first picture, which only its img element holds."""
+    """The explorer's first picture, which only its img element holds (the others are
+    overlays on it)."""
     return re.search(r'<img id="[^"]+-img" src="([^"]+)"', html_text).group(1)

@@ -3,8 +3,8 @@
 
 Expected values come from the trained runs directly (TinyRun.attention, head_scores,
 history), not from the state function under test. The reversal model trains in about a
-second; every test that needs the induction model (about 12 s of CPU, once per process)
-is marked slow.
+second, the induction model in about 12 s of CPU (once per process): every test that needs
+either is marked slow.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ def lab():
 # ---------------------------------------------------------------- the state function
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 @pytest.mark.parametrize("checkpoint", [0, 7, TRAINING_CHECKPOINTS - 1])
 def test_state_maps_are_the_runs_attention_at_that_step(reverse, checkpoint):
     st = training_state("reverse", checkpoint, REVERSE_INPUTS[0])
@@ -86,6 +87,7 @@ def test_state_maps_are_the_runs_attention_at_that_step(reverse, checkpoint):
     np.testing.assert_array_equal(st.score_steps, reverse.steps)
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_trained_state_reverses_and_scores_high(reverse):
     st = training_state()
     assert st.task == "reverse" and st.checkpoint == TRAINING_CHECKPOINTS - 1
@@ -95,12 +97,14 @@ def test_trained_state_reverses_and_scores_high(reverse):
     assert st.score_names == ("anti-diagonal", "anti-diagonal")
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_all_same_symbol_keeps_the_anti_diagonal():
     st = training_state("reverse", reverse_input=REVERSE_INPUTS[2])
     assert set(st.tokens) == {7}
     assert min(st.input_scores) >= 0.85  # the head reads positions, not symbols
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_readout_and_alt_text(reverse):
     st = training_state("reverse", 3)
     page = training_readout_html(st)
@@ -116,6 +120,7 @@ def test_readout_and_alt_text(reverse):
 # ---------------------------------------------------------------- bad input
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 @pytest.mark.parametrize("text,match", [
     ("", "no symbols"),
     ("   ", "no symbols"),
@@ -147,11 +152,13 @@ def test_read_symbols():
     assert tokens == () and "'a'" in notes[0].text
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_the_other_tasks_input_is_not_read():
     st = training_state("reverse", induction_input="nonsense")
     assert not st.notes and st.tokens == tuple(symbols(REVERSE_INPUTS[0]))
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_checkpoint_out_of_range():
     with pytest.raises(ValueError, match="checkpoint must be 0..25"):
         training_state("reverse", 26)
@@ -164,6 +171,7 @@ def test_checkpoint_out_of_range():
 # ---------------------------------------------------------------- the view
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_view_shows_the_state(reverse):
     view = training_view()
     st = training_state("reverse", 5)
@@ -185,6 +193,7 @@ def test_view_shows_the_state(reverse):
     assert view.score_lines[0].get_label() == "layer 0, head 0: anti-diagonal"
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_moving_the_step_redraws_only_the_marker_and_maps(monkeypatch):
     view = training_view()
     view.show(training_state("reverse", 5))
@@ -196,6 +205,7 @@ def test_moving_the_step_redraws_only_the_marker_and_maps(monkeypatch):
     assert list(view.markers[0].get_xdata()) == [T.train_tiny("reverse").steps[6]] * 2
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_view_rejects_mismatched_shapes():
     view = training_view()
     st = training_state("reverse")
@@ -206,29 +216,32 @@ def test_view_rejects_mismatched_shapes():
         view.update((1,), np.ones((2, 1, 1)), ["a"], 0, curves)
 
 
+@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_view_builds_into_a_given_figure():
     figure = Figure(figsize=(10, 4), layout="constrained")
     assert isinstance(training_view(figure), TrainingView)
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_chapter_figures(reverse):
     w = reverse.attention(symbols(REVERSE_INPUTS[0]))[0]  # (2, 8, 8)
     fig = heads_figure(w, ["head 0", "head 1"], symbols(REVERSE_INPUTS[0]))
-    assert fig._repr_png_()[:4] == b"\x89PNG" and len(fig.axes) == 3  # two maps, a bar
+    assert fig._repr_png_()[0][:4] == b"\x89PNG" and len(fig.axes) == 3  # two maps, a bar
     with pytest.raises(ValueError, match="one title each"):
         heads_figure(w, ["only one"])
     fig = loss_figure({"reverse": (reverse.history["steps"], reverse.history["loss"])},
                       chance=np.log(10))
-    assert fig._repr_png_()[:4] == b"\x89PNG"
+    assert fig._repr_png_()[0][:4] == b"\x89PNG"
     st = training_state()
     fig = training_curves_figure(st.loss_steps, st.loss, st.score_steps, st.score_curves,
                                  ["h0", "h1"], np.log(10))
-    assert len(fig.axes) == 2 and fig._repr_png_()[:4] == b"\x89PNG"
+    assert len(fig.axes) == 2 and fig._repr_png_()[0][:4] == b"\x89PNG"
 
 
 # ---------------------------------------------------------------- the live lab
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_live_lab_has_labelled_controls(lab):
     assert set(lab.controls) == {"task", "checkpoint", "reverse_input", "induction_input"}
     for control in lab.controls.values():
@@ -240,6 +253,7 @@ def test_live_lab_has_labelled_controls(lab):
     assert not lab.controls["reverse_input"].disabled
 
 
+@pytest.mark.slow  # a live lab per case (0.2-0.5 s each); the fast loop keeps two lab tests per lab
 @pytest.mark.parametrize("name,value", [("checkpoint", 4), ("reverse_input", "0 1 2 3 4 5 6 7")])
 def test_every_reverse_control_changes_the_picture(lab, name, value):
     before, panels = lab.image.value, lab.view.panels
@@ -251,6 +265,7 @@ def test_every_reverse_control_changes_the_picture(lab, name, value):
     np.testing.assert_array_equal(lab.view.panels[0].image.get_array(), st.weights[0])
 
 
+@pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_typing_bad_input_in_the_live_lab(lab):
     lab.controls["reverse_input"].value = "1 2 3"
     assert "exactly 8 symbols" in html.unescape(lab.readout.value)
@@ -313,6 +328,7 @@ def reverse_only_scene():
     return dataclasses.replace(SCENE, presets=(dataclasses.replace(preset, options=options),))
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_small_explorer_has_every_combination():
     explorer = make_explorer(reverse_only_scene(), training_view(), checkpoint=(0, 25),
                              induction_input=(INDUCTION_INPUTS[0],))

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .core import HeatmapPanel, freeze_layout
+from .core import HeatmapPanel, freeze_layout, view_factory
 
 __all__ = ["X_COLOR_LIMITS", "EmbeddingView", "embedding_view"]
 
@@ -28,19 +27,15 @@ class EmbeddingView:
 
     def __init__(self, figure: Figure):
         self.figure = figure
-        engine = figure.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):
-            engine.set(wspace=0.06)  # room between the first colour bar and the second panel
         ax_x, ax_sim = figure.subplots(1, 2, width_ratios=(1.35, 1.0))
-        cache, empty = OrderedDict(), "no tokens:\ntype a sentence"
+        cache: OrderedDict = OrderedDict()
         self.x_panel = HeatmapPanel(
             ax_x, cmap="cividis", vmin=X_COLOR_LIMITS[0], vmax=X_COLOR_LIMITS[1],
             xlabel="dimension j (column of X)", ylabel="token (row i of X)",
-            colorbar_label="X[i, j]", empty_text=empty, cache=cache)
+            colorbar_label="X[i, j]", cache=cache)
         self.similarity_panel = HeatmapPanel(
             ax_sim, cmap="viridis", vmin=-1.0, vmax=1.0, xlabel="token j", ylabel="token i",
-            colorbar_label="cosine similarity of rows i and j", col_rotation=90,
-            empty_text=empty, cache=cache)
+            colorbar_label="cosine similarity of rows i and j", col_rotation=90, cache=cache)
         self.x_panel.reserve(rows=True, cols=False)
         self.similarity_panel.reserve(rows=True, cols=True)
         self.static = freeze_layout(figure, panels=(self.x_panel, self.similarity_panel))
@@ -62,13 +57,6 @@ class EmbeddingView:
                                      title=f"cosine similarity : (s, s) = ({s}, {s})")
 
 
-def embedding_view(figure: Figure | None = None) -> EmbeddingView:
-    """Build chapter 1's figure once in ``figure`` (empty), by default a new 9 x 3.8 inch
-    figure with constrained layout (no pyplot); then call ``update(tokens, X, similarity)``
-    or ``show(state)``."""
-    if figure is None:
-        figure = Figure(figsize=(9.0, 3.8), dpi=100, layout="constrained")
-    return EmbeddingView(figure)
-
+embedding_view = view_factory(EmbeddingView, 9.0, 3.8, wspace=0.06)
 
 VIEWS = {"embedding": embedding_view}

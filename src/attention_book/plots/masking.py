@@ -1,12 +1,5 @@
-"""Chapter 6's pictures: the mask editor's view and the chapter's weight figures.
-
-- :class:`MaskingView`: the scores (s, s) with masked cells grey and crossed, the weights
-  (s, s) with the masked cells crossed, and the output (s, d_k); built once, ``show``
-  only changes the artists' data.
-- :func:`weights_figure`: a row of (s, s) matrices on one [0, 1] scale, each row's sum
-  written at its right and masked cells crossed (the right and the wrong way to mask, a
-  padded batch).
-"""
+"""Chapter 6's pictures: the mask editor's view (:class:`MaskingView`) and the chapter's
+weight figures (:func:`weights_figure`: the right and the wrong way to mask, a padded batch)."""
 
 from __future__ import annotations
 
@@ -16,10 +9,9 @@ from collections.abc import Sequence
 import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 
-from .core import HeatmapPanel, NotebookFigure, freeze_layout, tick_fontsize, tick_label
+from .core import HeatmapPanel, freeze_layout, token_maps, view_factory
 
 __all__ = ["MAX_CROSSED", "MaskingView", "masking_view", "weights_figure"]
 
@@ -48,7 +40,8 @@ def _set_crosses(line: Line2D, mask) -> None:
 
 
 class MaskingView:
-    """The mask editor's picture: scores, masked weights and output, side by side.
+    """The mask editor's picture: the scores (s, s) with masked cells grey and crossed, the
+    weights (s, s) with the masked cells crossed, and the output (s, d_k), side by side.
 
     Attributes
     ----------
@@ -61,34 +54,27 @@ class MaskingView:
     static : StaticLayer
     """
 
-    #: The explorer's states as 256-colour PNGs (about a third of the bytes).
-
     def __init__(self, figure: Figure):
         self.figure = figure
-        engine = figure.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):
-            engine.set(rect=(0.0, 0.0, 1.0, 0.97))  # room above the titles' tallest glyphs
         ax_s, ax_w, ax_o = figure.subplots(1, 3, width_ratios=(1.0, 1.0, 0.62))
         cache: OrderedDict = OrderedDict()
-        common = dict(col_rotation=90, empty_text="no tokens:\ntype a sentence", cache=cache)
+        common = dict(col_rotation=90, cache=cache)
         self.scores_panel = HeatmapPanel(
             ax_s, cmap="cividis", vmin=-3.0, vmax=3.0, xlabel="key j", ylabel="query i",
-            colorbar_label="score q\u1d62\u00b7k\u2c7c/\u221ad\u2096 (grey: masked)", **common)
+            colorbar_label=r"score $q_i\cdot k_j/\sqrt{d_k}$ (grey: masked)", **common)
         self.scores_panel.image.set_cmap(
             mpl.colormaps["cividis"].with_extremes(bad=_MASKED_GREY))
         self.weights_panel = HeatmapPanel(
-            ax_w, cmap="viridis", vmin=0.0, vmax=1.0, xlabel="key j", ylabel="",
-            colorbar_label="weight (\u00d7: masked)", **common)
+            ax_w, xlabel="key j", ylabel="", colorbar_label="weight (\u00d7: masked)", **common)
         self.output_panel = HeatmapPanel(
             ax_o, cmap="cividis", vmin=-1.5, vmax=1.5, xlabel="dimension", ylabel="",
-            colorbar_label="output = weights \u00b7 V", **common)
+            colorbar_label=r"output = weights $\cdot\, V$", **common)
         self.score_crosses = _crosses(ax_s, "black")
         self.weight_crosses = _crosses(ax_w, "white")
-        self.scores_panel.reserve(rows=True, cols=True)
-        self.weights_panel.reserve(rows=True, cols=True)
-        self.output_panel.reserve(rows=True, cols=False, n=8)
-        self.static = freeze_layout(figure, panels=(self.scores_panel, self.weights_panel,
-                                                    self.output_panel))
+        panels = (self.scores_panel, self.weights_panel, self.output_panel)
+        for panel in panels:  # words down every panel, across the two (s, s) ones
+            panel.reserve(rows=True, cols=panel is not self.output_panel, n=8)
+        self.static = freeze_layout(figure, panels=panels)
 
     def show(self, state) -> None:
         """Show a :class:`~attention_book.scenes.masking.MaskingState`."""
@@ -126,8 +112,7 @@ class MaskingView:
                              f"{weights.shape}, {output.shape}")
         hidden = int((~mask).sum())
         self.scores_panel.update(np.where(mask, scores, np.nan), row_labels=tokens,
-                                 col_labels=tokens,
-                                 title=f"scores ({s}, {s}): {hidden} masked")
+                                 col_labels=tokens, title=f"scores ({s}, {s}): {hidden} masked")
         self.weights_panel.update(weights, row_labels=tokens, col_labels=tokens,
                                   title=weights_title)
         self.output_panel.update(output, row_labels=tokens,
@@ -136,20 +121,12 @@ class MaskingView:
         _set_crosses(self.weight_crosses, mask)
 
 
-def masking_view(figure: Figure | None = None) -> MaskingView:
-    """Build the mask editor's figure once (default: 10 x 3.6 inches, constrained layout,
-    without pyplot)."""
-    if figure is None:
-        figure = Figure(figsize=(10.0, 3.6), dpi=100, layout="constrained")
-    return MaskingView(figure)
-
+masking_view = view_factory(MaskingView, 9.5, 3.8)
 
 VIEWS = {"masking": masking_view}
 
 
 # ------------------------------------------------------- the chapter's static figures
-
-
 def weights_figure(matrices, titles: Sequence[str], labels, masks=None, *,
                    label: str = "weight") -> Figure:
     """A row of (s, s) matrices on one colour scale [0, 1] (viridis): each row's sum is
@@ -180,22 +157,12 @@ def weights_figure(matrices, titles: Sequence[str], labels, masks=None, *,
     masks = list(masks) if masks is not None else [None] * n
     if not len(titles) == len(labels) == len(masks) == n:
         raise ValueError(f"need one title, label list and mask per matrix ({n} matrices)")
-    fig = NotebookFigure(figsize=(3.3 * n + 1.0, 3.4), dpi=100, layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, n))
-    for ax, matrix, title, tokens, mask in zip(axes, matrices, titles, labels, masks):
-        s = len(matrix)
-        image = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
-        size = tick_fontsize(s)
-        ticks = [tick_label(t) for t in tokens]
-        ax.set_xticks(range(s), ticks, rotation=90, fontsize=size)
-        ax.set_yticks(range(s), ticks, fontsize=size)
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("key j")
+    fig, axes = token_maps((min(2.9 * n + 1.0, 9.5), 3.6), matrices, titles, labels,
+                           label=label)
+    for ax, matrix, mask in zip(axes, matrices, masks):
         for i, total in enumerate(matrix.sum(axis=1)):
-            ax.text(s - 0.35, i, f"\u03a3 {total:.2f}".rstrip("0").rstrip("."), va="center",
-                    fontsize=size)
+            ax.text(len(matrix) - 0.35, i, f"\u03a3 {total:.2f}".rstrip("0").rstrip("."),
+                    va="center", fontsize=9)
         if mask is not None:
             _set_crosses(_crosses(ax, "white"), mask)
-    axes[0].set_ylabel("query i")
-    fig.colorbar(image, ax=list(axes), label=label, shrink=0.9)
     return fig

@@ -1,11 +1,10 @@
 """Chapter 5's picture: the permutation playground's seven heatmaps.
 
 The top row permutes *after* attention: the input, weights and output with their rows (and
-the weights' columns) reordered by P, i.e. P X_in, P A P^T and P f(X). The bottom row
-permutes *before*: (PX)_in, A(PX) and f(PX), computed from the permuted tokens. When
-attention is equivariant the rows are identical; the right-hand panel shows
-|f(PX) - P f(X)|, all dark exactly when they agree.
-"""
+the weights' columns) reordered by P, i.e. P X_in, P A P^T and P f(X). The bottom row permutes
+*before*: (PX)_in, A(PX) and f(PX), computed from the permuted tokens. When attention is
+equivariant the rows are identical; the right-hand panel shows |f(PX) - P f(X)|, all dark
+exactly when they agree."""
 
 from __future__ import annotations
 
@@ -14,9 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .core import HeatmapPanel, freeze_layout
+from .core import HeatmapPanel, freeze_layout, view_factory
 
 __all__ = ["INPUT_COLOR_LIMITS", "PERMUTATION_COLOR_LIMITS", "DIFFERENCE_COLOR_LIMITS",
            "PERMUTATION_MAX_LABELS", "PermutationView", "permutation_view"]
@@ -32,21 +30,24 @@ PERMUTATION_MAX_LABELS = 16
 
 
 class PermutationView:
-    """Chapter 5's figure: inputs, weights and outputs permuted after vs before attention.
-    Build it with :func:`permutation_view`; change it with :meth:`update` or :meth:`show`."""
-
+    """Chapter 5's figure: inputs, weights and outputs permuted after vs before attention,
+    each column on one colour scale (its bar below it). Build it with
+    :func:`permutation_view`; change it with :meth:`update` or :meth:`show`."""
 
     def __init__(self, figure: Figure):
         self.figure = figure
-        if isinstance(engine := figure.get_layout_engine(), ConstrainedLayoutEngine):
-            engine.set(h_pad=0.12, w_pad=0.04)  # room for the titles drawn as stamps
         axes = figure.subplot_mosaic(
             [["a_in", "a_w", "a_out", "diff"], ["b_in", "b_w", "b_out", "diff"]])
         cache: OrderedDict = OrderedDict()
+
         def panel(key, cmap, limits, xlabel, bar, ylabel="", rotation=0.0):
+            # one colour bar under each column, made by its bottom panel
+            column = [axes[k] for k in (f"a{key[1:]}", key) if k in axes]
             return HeatmapPanel(axes[key], cmap=cmap, vmin=limits[0], vmax=limits[1],
                                 xlabel=xlabel, ylabel=ylabel, colorbar_label=bar,
-                                col_rotation=rotation, cache=cache)
+                                col_rotation=rotation, cache=cache,
+                                colorbar=key[0] != "a" and dict(ax=column, location="bottom",
+                                                                shrink=0.8, aspect=12))
         # top row (after): P X_in (s, d), P A P^T (s, s), P f(X) (s, d);
         # bottom row (before): (PX)_in (s, d), A(PX) (s, s), f(PX) (s, d)
         self.after, self.before = (
@@ -55,17 +56,16 @@ class PermutationView:
              panel(f"{r}_out", "cividis", PERMUTATION_COLOR_LIMITS, "dimension", "output"))
             for r, label in (("a", "permute after"), ("b", "permute before")))
         self.difference = panel("diff", "viridis", DIFFERENCE_COLOR_LIMITS, "dimension",
-                                "|f(PX) - P f(X)|")  # (s, d)
+                                r"$|f(PX) - P\,f(X)|$")  # (s, d)
         self.panels = (*self.after, *self.before, self.difference)  # all seven
         for k, p in enumerate(self.panels):
             # every panel of a row has the same rows: only the first column shows the words
             p.reserve(rows=k in (0, 3), cols=k in (1, 4), n=8)
         self.static = freeze_layout(figure, panels=self.panels)
         for k, p in enumerate(self.panels):
-            # Speed: the tick labels are stamps and the axis labels live in the static layer,
-            # so the axes need not walk their invisible ticks per draw; the image covers the
-            # axes and its own edge frames it, so no background patch or spines are drawn.
-            for artist in (p.ax.xaxis, p.ax.yaxis, p.ax.patch, *p.ax.spines.values()):
+            # Speed: the image covers the axes and its own edge frames it, so no background
+            # patch or spines are drawn.
+            for artist in (p.ax.patch, *p.ax.spines.values()):
                 artist.set_visible(False)
             p.row_labels.set_visible(k in (0, 3))
 
@@ -99,8 +99,9 @@ class PermutationView:
                                  f"got shape {a.shape}")
         # words up to PERMUTATION_MAX_LABELS tokens, beyond that indices (cheaper to draw)
         labels = list(tokens) if s <= PERMUTATION_MAX_LABELS else None
-        titles = ("P(X + PE)" if pe else "P(X)", "P A(X) P\u1d40", "P f(X)",
-                  "PX + PE" if pe else "PX", "A(PX)", "f(PX)", "|f(PX) \u2212 P f(X)|")
+        titles = (r"$P(X + PE)$" if pe else "$P(X)$", r"$P\,A(X)\,P^\top$", r"$P\,f(X)$",
+                  "$PX + PE$" if pe else "$PX$", "$A(PX)$", "$f(PX)$",
+                  r"$|f(PX) - P\,f(X)|$")
         for k, (p, a, title) in enumerate(zip(self.panels, arrays, titles)):
             # words only where they are drawn (rows: first column; columns: the weights);
             # the other panels keep constant index ticks, which cost nothing to update
@@ -108,12 +109,6 @@ class PermutationView:
                      col_labels=labels if k in (1, 4) else None, title=title)
 
 
-def permutation_view(figure: Figure | None = None) -> PermutationView:
-    """Build chapter 5's figure (seven heatmaps, :class:`PermutationView`) once on the empty
-    ``figure``; by default a new 10.5 x 5.2 inch, 75 dpi, constrained-layout figure."""
-    if figure is None:
-        figure = Figure(figsize=(10.5, 5.2), dpi=75, layout="constrained")
-    return PermutationView(figure)
-
+permutation_view = view_factory(PermutationView, 9.5, 6.0, dpi=75, wspace=0.04)
 
 VIEWS = {"permutation": permutation_view}

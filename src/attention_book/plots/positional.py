@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.ticker import MaxNLocator
 
 from ..scenes.positional import image_stride
-from .core import RESERVED_TITLE, HeatmapPanel, TextStamps, freeze_layout, notebook_figure
+from .core import HeatmapPanel, LinePanel, freeze_layout, notebook_figure, view_factory
 
 __all__ = ["WAVE_COLORS", "PositionalView", "positional_view", "layouts_figure",
            "encoding_figure", "wavelengths_figure", "similarity_figure", "sum_figure"]
@@ -20,75 +20,42 @@ __all__ = ["WAVE_COLORS", "PositionalView", "positional_view", "layouts_figure",
 WAVE_COLORS = ("#00204c", "#31688e", "#35b779", "#c9a227")
 _WAVE_WIDTHS = (2.0, 1.5, 1.2, 0.9)
 _WAVE_LABELS = ("i = 0", "i = d/8", "i = d/4", "i = d/2 \u2212 1")
+_TICKS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
 
-def _nice_ticks(n: int) -> list[int]:
-    """Up to about 6 tick positions 0..n-1 on a 1, 2, 5 x 10^k step."""
-    if n <= 1:
-        return [0]
-    raw = (n - 1) / 5
-    mag = 10 ** int(np.floor(np.log10(raw))) if raw >= 1 else 1
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
-    return list(range(0, n, int(step)))
+def _line_panel(ax, xlabel: str, ylabel: str, cache: OrderedDict) -> LinePanel:
+    """A :class:`LinePanel` of values in [-1, 1] over an integer axis."""
+    ax.set_ylim(-1.15, 1.15)
+    ax.axhline(0.0, color="#cccccc", linewidth=0.6, zorder=0)
+    return LinePanel(ax, xlabel=xlabel, ylabel=ylabel, yticks=(-1, 0, 1), cache=cache)
 
 
-class _LinePanel:
-    """An axes of lines over an integer axis, with tick labels drawn from cached bitmaps
-    (the x range changes with s or d; matplotlib's own tick labels are kept true but not
-    drawn)."""
-
-    def __init__(self, ax, *, xlabel: str, ylabel: str, cache: OrderedDict):
-        self.ax, self._n = ax, None
-        ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(-1.15, 1.15), yticks=[-1, 0, 1])
-        ax.set_title("", y=1.0)
-        ax.spines[["top", "right"]].set_visible(False)
-        ax.axhline(0.0, color="#cccccc", linewidth=0.6, zorder=0)
-        self.x_labels = TextStamps(ax, "bottom", cache=cache)
-        self.y_labels = TextStamps(ax, "left", cache=cache)
-        self.title = TextStamps(ax, "top", pad=6.0, cache=cache)
-        ax.set_xticks([0, 500], ["0", "500"])  # reserve room for the widest labels
-        ax.title.set_text(RESERVED_TITLE)
-
-    def finish(self) -> None:
-        self.y_labels.set_texts(["-1", "0", "1"], [-1, 0, 1])
-        self.ax.tick_params(left=False, bottom=False, labelleft=False, labelbottom=False)
-        self.ax.title.set_visible(False)
-
-    def set_range(self, n: int) -> None:
-        """Show x from 0 to n - 1 (with a margin)."""
-        if n == self._n:
-            return
-        self._n, ticks = n, _nice_ticks(n)
-        self.ax.set_xlim(-0.5, max(n - 0.5, 0.5))
-        self.ax.set_xticks(ticks, [str(t) for t in ticks])
-        self.x_labels.set_texts([str(t) for t in ticks], ticks)
-
-    def set_title(self, title: str) -> None:
-        self.ax.title.set_text(title)
-        self.title.set_texts([title], fontsize=self.ax.title.get_fontsize())
+def _set_range(panel: LinePanel, n: int) -> None:
+    """Show x from 0 to n - 1 (with a margin)."""
+    if n != getattr(panel, "n", None):
+        panel.n = n  # up to about 6 ticks 0..n-1, a 1, 2, 5 x 10^k apart
+        ticks = [int(t) for t in MaxNLocator(5, integer=True, steps=(1, 2, 5, 10)).tick_values(
+            0, max(n - 1, 1)) if 0 <= t <= n - 1]
+        panel.ax.set_xlim(-0.5, max(n - 0.5, 0.5))
+        panel.set_xticks(ticks, [str(t) for t in ticks])
 
 
 class PositionalView:
     """Chapter 2's lab picture, four panels built once (``static``: colour bars, axis
     labels and legends, drawn once).
 
-    Top left, ``pe_panel``: PE:(s, d) (cividis, [-1, 1]). Top right, ``wave_panel``: a few
-    sine columns of PE as ``wave_lines`` over the positions. Bottom left,
-    ``similarity_panel``: the (s, s) similarity ``PE PE^T / (d/2)`` (viridis, [-1, 1]),
-    constant along each diagonal. Bottom right, ``rot_panel``: ``pe_line`` PE[p],
-    ``shifted_line`` PE[p + k] and ``rotated_line`` PE[p] T(k) (the last two coincide)
-    over the dimensions. Heatmaps with more than
+    Top left, ``pe_panel``: PE:(s, d) (cividis, [-1, 1]). Top right, ``wave_panel`` (a
+    :class:`~attention_book.plots.core.LinePanel`): a few sine columns of PE as
+    ``wave_lines`` over the positions. Bottom left, ``similarity_panel``: the (s, s)
+    similarity ``PE PE^T / (d/2)`` (viridis, [-1, 1]), constant along each diagonal. Bottom
+    right, ``rot_panel``: ``pe_line`` PE[p], ``shifted_line`` PE[p + k] and ``rotated_line``
+    PE[p] T(k) (the last two coincide) over the dimensions. Heatmaps with more than
     :data:`~attention_book.scenes.positional.MAX_IMAGE_SIDE` rows or columns show every
     n-th one (the title says so; the axes still count every cell).
     """
 
-    #: The explorer stores 256-colour PNGs at this dpi (its states fit the page budget).
-
     def __init__(self, figure: Figure):
         self.figure = figure
-        engine = figure.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):
-            engine.set(wspace=0.05, h_pad=0.06)  # room between colour bars and line panels
         (ax_pe, ax_wave), (ax_sim, ax_rot) = figure.subplots(2, 2)
         cache: OrderedDict = OrderedDict()
         self.pe_panel = HeatmapPanel(
@@ -96,10 +63,9 @@ class PositionalView:
             ylabel="position p", colorbar_label="PE[p, j]", cache=cache)
         self.similarity_panel = HeatmapPanel(
             ax_sim, cmap="viridis", vmin=-1.0, vmax=1.0, xlabel="position q",
-            ylabel="position p", colorbar_label="PE[p]\u00b7PE[q] / (d/2)", cache=cache)
-        self.wave_panel = _LinePanel(ax_wave, xlabel="position p", ylabel="PE[p, 2i]",
-                                     cache=cache)
-        self.rot_panel = _LinePanel(ax_rot, xlabel="dimension j", ylabel="value", cache=cache)
+            ylabel="position p", colorbar_label=r"$PE(p)\cdot PE(q)\,/\,(d/2)$", cache=cache)
+        self.wave_panel = _line_panel(ax_wave, "position p", "PE[p, 2i]", cache)
+        self.rot_panel = _line_panel(ax_rot, "dimension j", "value", cache)
         self.wave_lines = [ax_wave.plot([0, 1], [0, 0], color=c, linewidth=w, label=label)[0]
                            for label, c, w in zip(_WAVE_LABELS, WAVE_COLORS, _WAVE_WIDTHS)]
         self.pe_line, self.shifted_line, self.rotated_line = (
@@ -107,24 +73,17 @@ class PositionalView:
             for label, c, w in (("PE[p]", "#b0b0b0", 1.0), ("PE[p+k]", "#8fd9a8", 3.2),
                                 ("PE[p] T(k)", "#00204c", 1.0)))
         # Legends outside the axes, with fixed texts: drawn once, pasted as pixels.
-        legend_style = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7.5,
-                            handlelength=2.0, borderpad=0.3, borderaxespad=0.0)
-        self.wave_legend = ax_wave.legend(title="column j = 2i", title_fontsize=7.5,
+        legend_style = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9,
+                            handlelength=1.6, borderpad=0.3, borderaxespad=0.0)
+        self.wave_legend = ax_wave.legend(title="column j = 2i", title_fontsize=9,
                                           **legend_style)
         self.rot_legend = ax_rot.legend(**legend_style)
         for panel in (self.pe_panel, self.similarity_panel):
             panel.reserve(rows=False, cols=False, n=512)
-            panel.ax.title.set_text(RESERVED_TITLE)  # tallest glyphs
         self.static = freeze_layout(figure, panels=(self.pe_panel, self.similarity_panel),
                                     static_artists=[self.wave_legend, self.rot_legend])
         self.wave_panel.finish()
         self.rot_panel.finish()
-        for ax in (ax_pe, ax_wave, ax_sim, ax_rot):
-            # Their tick labels are drawn from bitmaps and their axis labels by the static
-            # layer, so the axes need not draw their axes at all (saves ~0.5 ms each).
-            # Ticks stay set, so ax.get_xticks() and the formatters still tell the truth.
-            ax.xaxis.set_visible(False)
-            ax.yaxis.set_visible(False)
 
     def show(self, state) -> None:
         """Show a :class:`~attention_book.scenes.positional.PositionalState`."""
@@ -160,35 +119,27 @@ class PositionalView:
         self.pe_panel.update(pe[::rs, ::cs], title=f"PE : (s, d) = ({s}, {d}){every}",
                              cells=(s, d))  # (ceil(s/rs), ceil(d/cs)) shown of (s, d)
         self.similarity_panel.update(similarity[::rs, ::rs], cells=(s, s),
-                                     title=f"similarity of positions ({s}, {s})")
+                                     title=rf"$PE\,PE^\top/(d/2)$ : ({s}, {s})")
         for n, line in enumerate(self.wave_lines):
             line.set_visible(n < len(wave_columns))
             if n < len(wave_columns):
                 line.set_data(np.arange(s), pe[:, int(wave_columns[n])])
-        self.wave_panel.set_range(s)
-        self.wave_panel.set_title(f"waves PE[:, 2i], d = {d}")
+        _set_range(self.wave_panel, s)
+        self.wave_panel.title.show(f"waves PE[:, 2i], d = {d}")
         dims, shifted = np.arange(d), np.asarray(shifted, dtype=float)
         self.pe_line.set_data(dims, pe[p] if p < s else shifted)
         self.shifted_line.set_data(dims, shifted)
         self.rotated_line.set_data(dims, np.asarray(rotated, dtype=float))
-        self.rot_panel.set_range(d)
-        self.rot_panel.set_title(f"p = {p}, k = {k}: max error {max_error:.0e}")
+        _set_range(self.rot_panel, d)
+        self.rot_panel.title.show(f"p = {p}, k = {k}: max error {max_error:.0e}")
 
 
-def positional_view(figure: Figure | None = None) -> PositionalView:
-    """Build chapter 2's lab figure once (see :class:`PositionalView`) in ``figure``, by
-    default a new 8.2 x 5.4 inch figure at 78 dpi with constrained layout (no pyplot)."""
-    if figure is None:
-        figure = Figure(figsize=(8.2, 5.4), dpi=78, layout="constrained")
-    return PositionalView(figure)
-
+positional_view = view_factory(PositionalView, 8.2, 5.4, dpi=78, wspace=0.06)
 
 VIEWS = {"positional": positional_view}
 
 
 # ------------------------------------------------------- the chapter's static figures
-
-
 def _heatmap(ax, matrix, title: str, *, vmin=-1.0, vmax=1.0, cmap="cividis",
              xlabel="dimension j"):
     image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto",
@@ -204,7 +155,7 @@ def _heatmap_row(size, matrices, titles, *, label, vmin=-1.0, vmax=1.0, **subplo
     axes = fig.subplots(1, len(matrices), **subplots)
     for ax, matrix, title in zip(axes, matrices, titles):
         image = _heatmap(ax, matrix, f"{title} : {np.shape(matrix)}", vmin=vmin, vmax=vmax)
-    fig.colorbar(image, ax=axes, label=label)
+    fig.colorbar(image, ax=axes, label=label, ticks=np.linspace(vmin, vmax, 5))
     return fig, axes
 
 
@@ -219,17 +170,19 @@ def encoding_figure(pe, columns: Sequence[int]) -> Figure:
     """PE:(s, d) as a heatmap and its ``columns`` (at most 4) as waves over the
     positions, in :data:`WAVE_COLORS`."""
     pe = np.asarray(pe, dtype=float)
-    fig = notebook_figure(10.0, 3.6)
-    fig.get_layout_engine().set(wspace=0.08)  # room between the colour bar and the waves
+    fig = notebook_figure(9.5, 3.6)
+    fig.get_layout_engine().set(wspace=0.1)  # room between the colour bar and the waves
     ax_map, ax_wave = fig.subplots(1, 2)
     fig.colorbar(_heatmap(ax_map, pe, f"PE : (s, d) = {pe.shape}"), ax=ax_map,
-                 label="PE[p, j]")
+                 label="PE[p, j]", ticks=_TICKS)
     for j, color, width in zip(columns, WAVE_COLORS, _WAVE_WIDTHS):
         ax_wave.plot(np.arange(len(pe)), pe[:, j], color=color, linewidth=width,
-                     label=f"column j = {j}")
-    ax_wave.set(title="columns of PE as waves over the positions", xlabel="position p",
-                ylabel="PE[p, j]")
-    ax_wave.legend(loc="lower left", fontsize=8)
+                     label=f"j = {j}")
+    ax_wave.set(title="columns of PE as waves", xlabel="position p", ylabel="PE[p, j]",
+                yticks=_TICKS)
+    ax_wave.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
+                   title="column", title_fontsize=9)
+    ax_wave.locator_params(axis="x", integer=True)
     return fig
 
 
@@ -240,12 +193,13 @@ def wavelengths_figure(lam, base: float) -> Figure:
     fig = notebook_figure(6.5, 3.2)
     ax = fig.subplots()
     ax.semilogy(np.arange(len(lam)), lam, color=WAVE_COLORS[1], label="wavelength of pair i")
-    ax.axhline(2 * np.pi, color="#555555", linestyle=":", label="2\u03c0")
+    ax.axhline(2 * np.pi, color="#555555", linestyle=":", label=r"$2\pi$")
     ax.axhline(2 * np.pi * base, color=WAVE_COLORS[3], linestyle="--",
-               label=f"2\u03c0 \u00d7 {base:g}")
+               label=rf"$2\pi \times {base:g}$")
     ax.set(xlabel="frequency pair i", ylabel="wavelength (positions, log scale)",
            title=f"d = {2 * len(lam)}: a straight line on a log scale = geometric growth")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
+    ax.locator_params(axis="x", integer=True)
     return fig
 
 
@@ -257,24 +211,26 @@ def similarity_figure(similarity) -> Figure:
     sim = np.asarray(similarity, dtype=float)  # (s, s)
     s = len(sim)
     low, high = np.floor(sim.min() * 10) / 10, 1.0  # 1: a position with itself
-    fig = notebook_figure(10.0, 3.6)
+    fig = notebook_figure(9.5, 3.6)
+    fig.get_layout_engine().set(wspace=0.1)  # room between the colour bar and the curve
     ax_g, ax_k = fig.subplots(1, 2)
-    image = _heatmap(ax_g, sim, f"PE PE\u1d40 / (d/2) : ({s}, {s})", vmin=low, vmax=high,
+    image = _heatmap(ax_g, sim, rf"$PE\,PE^\top/(d/2)$ : ({s}, {s})", vmin=low, vmax=high,
                      cmap="viridis", xlabel="position q")
     fig.colorbar(image, ax=ax_g,
                  label=f"cosine similarity\n(colours span the data, {low:g} to {high:g})")
     offsets = np.arange(-(s - 1), s)  # (2s - 1,)
     by_offset = np.concatenate([sim[:0:-1, 0], sim[0]])  # k < 0 from column 0, k >= 0 row 0
     ax_k.plot(offsets, by_offset, color=WAVE_COLORS[1])
-    ax_k.set(title="the same numbers as a function of the offset",
-             xlabel="offset k = q \u2212 p", ylabel="PE(p)\u00b7PE(p+k) / (d/2)")
+    ax_k.set(title="the same numbers against the offset",
+             xlabel="offset k = q \u2212 p", ylabel=r"$PE(p)\cdot PE(p+k)\,/\,(d/2)$")
+    ax_k.locator_params(axis="x", integer=True)
     return fig
 
 
 def sum_figure(X, pe, tokens: Sequence[str]) -> Figure:
     """X:(s, d), PE:(s, d) and X + PE side by side on one colour scale [-3, 3], rows
     labelled by the tokens."""
-    fig, axes = _heatmap_row((11.0, 2.6), (X, pe, np.add(X, pe)),
+    fig, axes = _heatmap_row((9.5, 2.9), (X, pe, np.add(X, pe)),
                              ("X (tokens)", "PE (positions)", "X + PE"), label="value",
                              vmin=-3, vmax=3, sharey=True)
     for ax, ylabel in zip(axes, ("token (position p)", "", "")):

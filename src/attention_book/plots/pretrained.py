@@ -7,30 +7,19 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
-import matplotlib as mpl
 import numpy as np
-from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from ..scenes.pretrained import SCORE_LABELS
-from .attention import thin_labels
-from .core import (RESERVED_TITLE, HeatmapPanel, NotebookFigure, TextStamps, freeze_layout,
-                   notebook_figure)
+from .attention import ArcsPanel, thin_labels
+from .core import (HeatmapPanel, NotebookFigure, freeze_layout, notebook_figure, token_maps,
+                   view_factory)
 
 __all__ = ["PretrainedView", "pretrained_view", "head_scores_figure", "head_maps_figure",
            "neuron_view_figure", "entropy_figure"]
 
 _DARK, _LIGHT, _ACCENT = "#1f5fa8", "#9dbfe3", "#ff3b30"  # blue, pale blue, red outline
-
-
-def _bezier(x0: float, x1: float, n: int = 24) -> np.ndarray:
-    """Points (n, 2) of the cubic Bezier curve with control points (x0, 1), (x0, 0.5),
-    (x1, 0.5), (x1, 0): from the query above down to key x1, vertical at both ends."""
-    t = np.linspace(0.0, 1.0, n)[:, None]  # (n, 1)
-    basis = np.hstack([(1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t**2, t**3])  # (n, 4)
-    return basis @ np.array([[x0, 1.0], [x0, 0.5], [x1, 0.5], [x1, 0.0]])  # (n, 4) @ (4, 2)
 
 
 class PretrainedView:
@@ -48,59 +37,43 @@ class PretrainedView:
         ``heatmap.image`` shows the weights (T, T).
     row_box : matplotlib.patches.Rectangle
     arcs : matplotlib.collections.LineCollection
-        One curve per key.
+        One curve per key (of ``arc_panel``, an :class:`~.attention.ArcsPanel`).
     sentence_bars, gallery_bars : list of matplotlib.patches.Rectangle
         One bar per score of :data:`~attention_book.scenes.pretrained.SCORE_LABELS`;
         the width is the score.
     """
 
-    #: 216 explorer states: 256-colour PNGs at a low resolution keep the page light.
-
     def __init__(self, figure: Figure):
         self.figure = figure
-        if figure.get_layout_engine() is not None:  # room above the titles (see RESERVED_TITLE:
-            figure.get_layout_engine().set(h_pad=0.1)  # the stamps still reached row 0)
         grid = figure.add_gridspec(2, 2, width_ratios=(1.2, 1.0))
         ax_heat, ax_arcs = figure.add_subplot(grid[:, 0]), figure.add_subplot(grid[0, 1])
         ax_bars = figure.add_subplot(grid[1, 1])
         cache: OrderedDict = OrderedDict()
         self.heatmap = HeatmapPanel(
-            ax_heat, cmap="viridis", vmin=0.0, vmax=1.0, xlabel="", ylabel="",  # in the title
-            colorbar_label="weight (row sums to 1)", col_rotation=90,
-            empty_text="no tokens:\ntype a sentence", cache=cache)
+            ax_heat, xlabel="", ylabel="", col_rotation=90, cache=cache,  # in the title
+            colorbar_label="weight (each row sums to 1)")
         self.row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, ec=_ACCENT, lw=1.8)
         ax_heat.add_patch(self.row_box)
-        self.arcs = LineCollection([], capstyle="round")
-        self.key_nodes = Line2D([], [], marker="o", ms=3, ls="none", color="0.3")
-        self.query_node = Line2D([], [], marker="o", ms=7, ls="none", color=_ACCENT)
-        ax_arcs.add_collection(self.arcs)
-        ax_arcs.add_line(self.key_nodes)
-        ax_arcs.add_line(self.query_node)
-        ax_arcs.set_ylim(-0.12, 1.12)
-        ax_arcs.set_axis_off()
-        ax_arcs.set_title(RESERVED_TITLE, y=1.0)
-        self.ax_arcs = ax_arcs
-        self.arc_title = TextStamps(ax_arcs, "top", pad=mpl.rcParams["axes.titlepad"],
-                                    cache=cache)
+        self.arc_panel = ArcsPanel(ax_arcs, cache, width=6.0, node_sizes=(3, 7))
+        self.arcs, self.arc_title = self.arc_panel.arcs, self.arc_panel.title
         # The bars' frame (ticks, names, legend) never changes: it is drawn once, and
         # the bars sit in a transparent axes of their own on top of it.
         y = np.arange(len(SCORE_LABELS))
-        ax_bars.set_yticks(y, list(SCORE_LABELS.values()), fontsize=8)
-        ax_bars.set_xticks([0, 0.5, 1], ["0", "0.5", "1"], fontsize=8)
-        ax_bars.set(xlim=(0, 1), ylim=(len(y) - 0.5, -1.5))  # a free row for the legend
+        ax_bars.set_yticks(y, list(SCORE_LABELS.values()), fontsize=9)
+        ax_bars.set_xticks([0, 0.5, 1], ["0", "0.5", "1"], fontsize=9)
+        ax_bars.set(xlim=(0, 1), ylim=(len(y) - 0.5, -0.5))
         ax_bars.grid(axis="x", alpha=0.3)
         legend = ax_bars.legend([Patch(color=_DARK), Patch(color=_LIGHT)],
-                                ["this sentence", "gallery mean"], fontsize=7,
-                                loc="upper center", ncol=2, frameon=False)
+                                ["this sentence", "gallery mean"], fontsize=9,
+                                loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
+                                frameon=False, borderaxespad=0.2, handlelength=1.2)
         self.heatmap.reserve(rows=True, cols=True)
         self.static = freeze_layout(figure, static_axes=(ax_bars,), panels=(self.heatmap,),
                                     static_artists=(legend,))
-        ax_arcs.title.set_visible(False)
         bars = figure.add_axes(ax_bars.get_position(), sharex=ax_bars, sharey=ax_bars)
         bars.set_axis_off()
         self.sentence_bars = list(bars.barh(y - 0.2, np.zeros(len(y)), 0.4, color=_DARK))
         self.gallery_bars = list(bars.barh(y + 0.2, np.zeros(len(y)), 0.4, color=_LIGHT))
-        self._paths: dict = {}
 
     def show(self, state) -> None:
         """Show a :class:`~attention_book.scenes.pretrained.PretrainedState`."""
@@ -133,39 +106,20 @@ class PretrainedView:
         labels = thin_labels(tokens) if T else None
         self.heatmap.update(w, row_labels=labels, col_labels=labels,
                             title=f"{title}: query rows, key columns")
-        for artist in (self.row_box, self.arcs, self.key_nodes, self.query_node):
-            artist.set_visible(bool(T))
+        self.row_box.set_visible(bool(T))
         for name, bar, other in zip(SCORE_LABELS, self.sentence_bars, self.gallery_bars):
             bar.set_width(scores.get(name, 0.0))
             other.set_width(gallery[name])
-        if not T:
-            self.arc_title.set_texts([""])
-            return
         self.row_box.set_bounds(-0.5, query - 0.5, T, 1.0)
-        row = w[query]  # (T,)
-        if (T, query) not in self._paths:
-            self._paths = {(T, query): [_bezier(query, j) for j in range(T)]}
-        order = np.argsort(row)  # the heaviest drawn last, on top
-        self.arcs.set_segments([self._paths[(T, query)][j] for j in order])
-        self.arcs.set_linewidths(0.4 + 6.0 * row[order])
-        self.arcs.set_color(mpl.colormaps["cividis"](0.15 + 0.85 * row[order]
-                                                     / max(row.max(), 1e-12)))
-        self.key_nodes.set_data(np.arange(T), np.zeros(T))
-        self.query_node.set_data([query], [1.0])
-        self.ax_arcs.set_xlim(-0.6, T - 0.4)
-        self.arc_title.set_texts([f"query {query} '{tokens[query][:16]}' \u2192 every token"])
+        self.arc_panel.update(w[query] if T else [], query,
+                              f"query {query} '{tokens[query][:16]}' \u2192 every token"
+                              if T else "")
 
 
-def pretrained_view(figure: Figure | None = None) -> PretrainedView:
-    """Build the pretrained lab's figure once, in ``figure`` or a new 7.6 x 3.3 inch one."""
-    if figure is None:
-        figure = Figure(figsize=(7.6, 3.3), dpi=100, layout="constrained")
-    return PretrainedView(figure)
+pretrained_view = view_factory(PretrainedView, 8.0, 3.6)
 
 
 # ------------------------------------------------------------------ the chapter's figures
-
-
 def head_scores_figure(means: Mapping[str, np.ndarray]) -> NotebookFigure:
     """Each score of every head as a (layer, head) grid, the top head outlined.
 
@@ -182,11 +136,13 @@ def head_scores_figure(means: Mapping[str, np.ndarray]) -> NotebookFigure:
         image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=1)
         layer, head = np.unravel_index(np.argmax(grid), grid.shape)
         ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, ec=_ACCENT, lw=2))
-        ax.set_title(f"{label}: top L{layer} H{head} {grid[layer, head]:.2f}", fontsize=9)
-        ax.set(xticks=range(grid.shape[1]), yticks=range(grid.shape[0]))
-        ax.tick_params(labelsize=7)
-    figure.supxlabel("head", fontsize=10)
-    figure.supylabel("layer", fontsize=10)
+        ax.set_title(f"{label}: top L{layer} H{head} {grid[layer, head]:.2f}", fontsize=10)
+        ax.set(xticks=range(0, grid.shape[1], 2), yticks=range(grid.shape[0]))
+        ax.tick_params(labelsize=9)
+    for ax in axes[-1]:
+        ax.set_xlabel("head")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("layer")
     figure.colorbar(image, ax=axes, label="mean over the gallery", shrink=0.9)
     return figure
 
@@ -199,17 +155,10 @@ def head_maps_figure(panels: Sequence[tuple]) -> NotebookFigure:
     panels : sequence of (title, tokens, weights)
         ``weights`` of shape (T, T) for the T ``tokens``.
     """
-    figure = notebook_figure(2.6 * len(panels) + 0.8, 3.3)
-    axes = np.atleast_1d(figure.subplots(1, len(panels)))
-    for ax, (title, tokens, weights) in zip(axes, panels):
-        image = ax.imshow(np.asarray(weights, dtype=float), cmap="viridis", vmin=0, vmax=1)
-        ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=7)
-        ax.set_yticks(range(len(tokens)), tokens, fontsize=7)
-        ax.set_title(title, fontsize=9)
-    axes[0].set_ylabel("query token")
-    figure.supxlabel("key token", fontsize=9)
-    figure.colorbar(image, ax=axes, label="weight", shrink=0.8)
-    return figure
+    titles, tokens, weights = zip(*panels)
+    return token_maps((min(2.3 * len(panels) + 0.8, 9.5), 3.4), weights, titles, tokens,
+                      label="weight", xlabel="key token", ylabel="query token",
+                      width_ratios=[max(len(t), 6) for t in tokens])[0]  # as wide as needed
 
 
 def neuron_view_figure(q, k_a, k_b, names: tuple[str, str], query: str) -> NotebookFigure:
@@ -236,12 +185,11 @@ def neuron_view_figure(q, k_a, k_b, names: tuple[str, str], query: str) -> Noteb
     ax.bar(x - 0.2, a[order], 0.4, color=_DARK, label=f"'{names[0]}': sum {a.sum():.2f}")
     ax.bar(x + 0.2, b[order], 0.4, color="#c8641e", label=f"'{names[1]}': sum {b.sum():.2f}")
     ax.axhline(0, color="0.3", lw=0.8)
-    ax.set_xticks(x, [str(i) for i in order], fontsize=7)
-    ax.set_xlabel(f"dimension i of q and k (sorted by the difference '{names[0]}' "
-                  f"\u2212 '{names[1]}')")
-    ax.set_ylabel("q[i] k[i] / \u221ad_k")
-    ax.set_title(f"query '{query}': the score on each key is the sum of its bars", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.set_xticks(x, [str(i) for i in order], fontsize=9)
+    ax.set(xlabel=f"dimension i of q and k (sorted by the difference '{names[0]}' \u2212 "
+                  f"'{names[1]}')", ylabel=r"$q[i]\,k[i]\,/\sqrt{d_k}$",
+           title=f"query '{query}': the score on each key is the sum of its bars")
+    ax.legend(fontsize=9)
     return figure
 
 

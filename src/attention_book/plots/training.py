@@ -1,9 +1,5 @@
 """Chapter 8's pictures: attention maps of trained heads, loss curves and head scores
-over training, and the training lab's view (:class:`TrainingView`).
-
-The lab's curves change only with the task: they are drawn once per task into the static
-layer (pasted as pixels), and only the step marker, the two maps and their labels are
-drawn per frame, so moving the checkpoint slider is cheap."""
+over training, and the training lab's view (:class:`TrainingView`)."""
 
 from __future__ import annotations
 
@@ -13,11 +9,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 
-from .core import HeatmapPanel, freeze_layout, notebook_figure
+from .core import HeatmapPanel, freeze_layout, notebook_figure, token_maps, view_factory
 
 __all__ = ["SCORE_COLORS", "heads_figure", "loss_figure", "training_curves_figure",
            "TrainingView", "training_view"]
@@ -26,6 +21,9 @@ __all__ = ["SCORE_COLORS", "heads_figure", "loss_figure", "training_curves_figur
 #: viridis/cividis-like blue, orange-brown, green, purple), with distinct markers too.
 SCORE_COLORS = ("#31688e", "#b5651d", "#35b779", "#6a3d9a")
 _MARKERS = ("o", "s", "^", "D")
+#: The lab's legend of the head scores, above their axes (it names what they show).
+_ABOVE = dict(loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False, fontsize=9,
+              borderaxespad=0.2, handlelength=1.5)
 
 
 def heads_figure(maps, titles: Sequence[str], tokens: Sequence | None = None, *,
@@ -38,21 +36,14 @@ def heads_figure(maps, titles: Sequence[str], tokens: Sequence | None = None, *,
     if maps.ndim != 3 or maps.shape[1] != s or len(titles) != n:
         raise ValueError(f"maps must be (n, s, s) with one title each, got {maps.shape} "
                          f"and {len(titles)} titles")
-    fig = notebook_figure(width or 3.2 * n + 0.8, 3.3)
-    axes = np.atleast_1d(fig.subplots(1, n))
-    labels = [str(t) for t in (tokens if tokens is not None else range(s))]
-    size = 8 if s <= 12 else 5.5
-    for k, (ax, w, title) in enumerate(zip(axes, maps, titles)):
-        image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
-        ax.set_xticks(range(s), labels, fontsize=size, rotation=90 if s > 12 else 0)
-        ax.set_yticks(range(s), labels, fontsize=size)
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("key j")
-        if k == 0:
-            ax.set_ylabel("query i")
-    fig.colorbar(image, ax=list(axes), label="attention weight", shrink=0.9)
+    fig = token_maps((min(width or 3.2 * n + 0.8, 9.5), 3.5), maps, titles,
+                     [tokens if tokens is not None else range(s)] * n)[0]
     fig.draw_without_rendering()  # constrained layout settles in two passes with square maps
     return fig
+
+
+def _chance_label(chance: float) -> str:
+    return rf"uniform guess $\ln V$ = {chance:.2f}"
 
 
 def _loss_lines(ax, curves: Mapping, chance: float | None) -> list:
@@ -61,9 +52,9 @@ def _loss_lines(ax, curves: Mapping, chance: float | None) -> list:
              for k, (label, (steps, loss)) in enumerate(curves.items())]
     if chance is not None:
         lines.append(ax.axhline(chance, color="#555555", ls=":", lw=1.0,
-                                label=f"uniform guess ln V = {chance:.2f}"))
-    ax.set_yscale("log")
-    ax.set(xlabel="optimiser step", ylabel="loss (cross-entropy)")
+                                label=_chance_label(chance)))
+    ax.set(yscale="log", xlabel="optimiser step", ylabel="loss (cross-entropy)")
+    ax.locator_params(axis="x", integer=True)  # steps are whole numbers
     return lines
 
 
@@ -75,7 +66,7 @@ def loss_figure(curves: Mapping, chance: float | None = None, title: str = "") -
     ax = fig.subplots()
     _loss_lines(ax, curves, chance)
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     return fig
 
 
@@ -84,6 +75,7 @@ def _score_lines(ax, steps, curves, labels: Sequence[str]) -> list:
     lines = [ax.plot(steps, c, color=SCORE_COLORS[k % 4], marker=_MARKERS[k % 4], ms=3,
                      lw=1.2, label=label)[0] for k, (c, label) in enumerate(zip(curves, labels))]
     ax.set(xlabel="optimiser step", ylabel="head score (held-out)", ylim=(-0.03, 1.03))
+    ax.locator_params(axis="x", integer=True)
     return lines
 
 
@@ -92,14 +84,14 @@ def training_curves_figure(loss_steps, loss, score_steps, curves, labels: Sequen
     """Left, the training loss ``loss``:(steps,) and ln V; right, each head's score
     ``curves``:(n_heads, n_ckpt) at the checkpoint steps ``score_steps``:(n_ckpt,), one
     label per head."""
-    fig = notebook_figure(10.0, 3.2)
+    fig = notebook_figure(9.5, 3.4)
     ax_loss, ax_score = fig.subplots(1, 2)
     _loss_lines(ax_loss, {"training loss": (loss_steps, loss)}, chance)
-    ax_loss.legend(fontsize=8)
+    ax_loss.legend(fontsize=9)
     ax_loss.set_title("loss of each step's fresh batch")
     _score_lines(ax_score, score_steps, np.asarray(curves), labels)
-    ax_score.legend(fontsize=8)
-    ax_score.set_title("what each head does, at every checkpoint")
+    ax_score.legend(fontsize=9)
+    ax_score.set_title("what each head does, at each checkpoint")
     return fig
 
 
@@ -109,31 +101,36 @@ class TrainingView:
     Left, ``panels``: two heatmaps, the weights (s, s) of the model's two heads (viridis,
     [0, 1], rows = queries, labelled with the input's symbols). Right, top: the training
     loss of every step (log scale) and ln V; bottom: each head's held-out headline score
-    at every checkpoint. Dashed vertical lines and dots (``markers``) mark the step shown.
-    The curves and their legends are in the static layer, redrawn only when they change.
+    at every checkpoint, named by the legend above it. Dashed vertical lines and dots
+    (``markers``) mark the step shown. The curves, their legend and the label of ln V
+    (``chance_text``) change only with the task: they are drawn once per task into the
+    static layer (pasted as pixels), so moving the checkpoint slider draws only the
+    markers, the two maps and their labels.
     """
-
 
     def __init__(self, figure: Figure):
         self.figure = figure
-        engine = figure.get_layout_engine()
-        if isinstance(engine, ConstrainedLayoutEngine):
-            engine.set(h_pad=0.06)  # room above the titles, which are drawn as stamps
-        grid = figure.add_gridspec(2, 3, width_ratios=(1.0, 1.0, 1.1))
+        grid = figure.add_gridspec(2, 3, width_ratios=(1.0, 1.0, 1.25))
         cache = OrderedDict()
-        self.panels = tuple(
-            HeatmapPanel(figure.add_subplot(grid[:, k]), cmap="viridis", vmin=0.0, vmax=1.0,
-                         xlabel="key j", ylabel="query i", colorbar_label="attention weight",
-                         col_rotation=90, empty_text="no input:\ntype symbols", cache=cache)
-            for k in range(2))
+        axes = [figure.add_subplot(grid[:, k]) for k in range(2)]
+        self.panels = tuple(  # one colour bar for both maps
+            HeatmapPanel(ax, xlabel="key j", ylabel="query i", col_rotation=90, cache=cache,
+                         colorbar_label="attention weight", empty_text="no input:\ntype symbols",
+                         colorbar=k == 1 and {"ax": axes})
+            for k, ax in enumerate(axes))
         self.loss_ax, self.score_ax = (figure.add_subplot(grid[k, 2]) for k in range(2))
         self.loss_lines = _loss_lines(self.loss_ax, {"training loss": ([0, 1], [1, 1])}, 1.0)
         self.score_lines = _score_lines(self.score_ax, [0, 1], np.ones((2, 2)), ["a", "b"])
-        self.loss_ax.set_xlabel("")
-        for ax, title in ((self.loss_ax, "training loss"), (self.score_ax, "head scores")):
-            ax.set_title(title, fontsize=9, y=1.0)
+        self.chance_text = self.loss_ax.text(
+            0.98, 1.0, "", ha="right", va="bottom", fontsize=9, color="#555555",
+            transform=blended_transform_factory(self.loss_ax.transAxes, self.loss_ax.transData))
+        self.loss_ax.set(xlabel="", ylim=(1e-3, 10))  # the limits: room for the widest ticks
+        self.loss_ax.set_title("training loss", fontsize=10, y=1.0)
+        for ax in (self.loss_ax, self.score_ax):
+            ax.set_xlim(0, 3000)
+        self.score_ax.legend(**_ABOVE)
         for panel in self.panels:
-            panel.ax.title.set_fontsize(9)
+            panel.ax.title.set_fontsize(10)
             panel.reserve(rows=False, cols=False, n=24)
         self.static = freeze_layout(figure, static_axes=(self.loss_ax, self.score_ax),
                                     panels=self.panels)
@@ -162,13 +159,14 @@ class TrainingView:
         loss_steps, loss, score_steps, scores, labels, chance = curves
         self.loss_lines[0].set_data(loss_steps, loss)
         self.loss_lines[1].set_ydata([chance, chance])
-        self.loss_lines[1].set_label(f"uniform guess ln V = {chance:.2f}")
+        self.loss_lines[1].set_label(_chance_label(chance))
+        self.chance_text.set(text=_chance_label(chance), y=chance)
         for line, c, label in zip(self.score_lines, scores, labels):
             line.set_data(score_steps, c)
             line.set_label(label)
-        for ax, corner in ((self.loss_ax, "lower left"), (self.score_ax, "lower right")):
+        for ax in (self.loss_ax, self.score_ax):
             ax.set_xlim(-0.02 * score_steps[-1], 1.02 * score_steps[-1])
-            ax.legend(fontsize=7, loc=corner)
+        self.score_ax.legend(**_ABOVE)
         self.loss_ax.set_ylim(0.5 * min(np.min(loss), chance), 2.0 * max(np.max(loss), chance))
         self.static.invalidate()
 
@@ -211,12 +209,6 @@ class TrainingView:
             marker.set_data([score_steps[k]], [c[k]])
 
 
-def training_view(figure: Figure | None = None) -> TrainingView:
-    """Build chapter 8's lab figure once (by default 10.5 x 4 inches, 90 dpi, constrained
-    layout, no pyplot); then call ``update(...)`` or ``show(state)``."""
-    if figure is None:
-        figure = Figure(figsize=(10.5, 4.0), dpi=90, layout="constrained")
-    return TrainingView(figure)
-
+training_view = view_factory(TrainingView, 9.5, 4.4, dpi=90)
 
 VIEWS = {"training": training_view}
