@@ -12,11 +12,21 @@
   render each widget as its kernel-free HTML explorer (a live slider would be inert in HTML).
 - Drops inline scripts that the theme stack adds to a page twice (sphinx-thebe's
   configuration script), which would otherwise raise a SyntaxError in the browser console.
+- Explorer pictures: sets ``ATTENTION_BOOK_IMAGES`` to a folder beside the site
+  (``_build/explorer-images``), where the kernels write each explorer picture once, named
+  by its content; points the pages' ``ab-image:`` names at ``_images/explorer/`` and copies
+  there exactly the pictures the pages name (the folder outlives a build, as the execution
+  cache does, so a chapter that is not re-executed still finds its pictures).
+- Serves the book's own stylesheet and script (``_ext/static``): explorers and outputs in
+  the theme's colours (light and dark), phones, print, and figures that enlarge on a click.
+- Labels the reference list as the citations read, "Vaswani et al., 2017", rather than
+  alpha's "VSP+17" (``bibtex_default_style: authoryear``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -24,6 +34,10 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
 STATIC_ENV = "ATTENTION_BOOK_STATIC"
+IMAGES_ENV = "ATTENTION_BOOK_IMAGES"  # attention_book.controls.static.IMAGES_ENV_VAR
+IMAGE_PREFIX = "ab-image:"            # attention_book.controls.static.IMAGE_PREFIX
+IMAGES_URL = "_images/explorer/"
+OWN_STATIC = Path(__file__).parent / "static"
 
 # (source under node_modules, destination under _static/vendor). A source is a file, a folder
 # (copied whole) or a glob pattern (its matches are copied into the destination folder, which
@@ -130,8 +144,74 @@ def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree
     scripts[:] = kept
 
 
+def _image_folder(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / "explorer-images"
+
+
+def point_at_images(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Turn the explorers' ``ab-image:NAME`` into a path from this page to the picture."""
+    body = context.get("body", "")
+    if IMAGE_PREFIX in body:
+        context["body"] = body.replace(IMAGE_PREFIX, "../" * pagename.count("/") + IMAGES_URL)
+
+
+def copy_images(app: Sphinx, exception: Exception | None) -> None:
+    """Copy into the site exactly the explorer pictures its pages name (and drop others)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    pattern = re.compile(re.escape(IMAGES_URL) + r"([0-9a-f]+\.webp)")
+    named = {name for page in outdir.rglob("*.html")
+             for name in pattern.findall(page.read_text(encoding="utf-8"))}
+    target = outdir / IMAGES_URL
+    target.mkdir(parents=True, exist_ok=True)
+    for stale in target.iterdir():
+        if stale.name not in named:
+            stale.unlink()
+    for name in named:
+        source = _image_folder(app) / name
+        if not source.exists():
+            raise ExtensionError(f"an explorer names {name}, which {source.parent} lacks: "
+                                 "delete _build and build again")
+        if not (target / name).exists():
+            shutil.copy2(source, target / name)
+
+
+def add_own_static(app: Sphinx) -> None:
+    app.config.html_static_path.append(str(OWN_STATIC))
+
+
+def author_year_labels() -> None:
+    """Register the pybtex style ``authoryear``: alpha's formatting and sorting, with labels
+    "Vaswani et al., 2017" (as sphinxcontrib-bibtex's author_year citations read)."""
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.alpha import Style as AlphaStyle
+    from pybtex.style.labels import BaseLabelStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):
+            for entry in sorted_entries:
+                people = entry.persons.get("author") or entry.persons.get("editor") or []
+                names = [" ".join(p.last_names) for p in people]
+                who = (names[0] if len(names) == 1 else " and ".join(names) if len(names) == 2
+                       else f"{names[0]} et al." if names else entry.fields.get("title", "?"))
+                yield f"{who}, {entry.fields.get('year', 'n.d.')}"
+
+    class AuthorYearStyle(AlphaStyle):
+        default_label_style = AuthorYearLabels
+
+    register_plugin("pybtex.style.formatting", "authoryear", AuthorYearStyle)
+
+
 def setup(app: Sphinx) -> dict:
     os.environ[STATIC_ENV] = "1"
+    os.environ[IMAGES_ENV] = str(_image_folder(app))
+    author_year_labels()
+    app.connect("builder-inited", add_own_static)
+    app.add_css_file("attention-book.css")
+    app.add_js_file("attention-book.js", defer="defer")
+    app.connect("html-page-context", point_at_images)
+    app.connect("build-finished", copy_images)
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
     app.connect("build-finished", drop_unfetched)

@@ -13,13 +13,14 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from attention_book import controls as ex
 from attention_book.controls import Explorer, is_static_build, lab, static_explorer
 from attention_book.controls.live import LiveLab
-from attention_book.controls.static import EXPLORER_DPI, Axis, Frame
+from attention_book.controls.static import EXPLORER_DPI, SAME_LEVELS, Axis, Frame
 from attention_book.plots import embedding_view, figure_png
 from attention_book.scenes import (
     D_CHOICES,
@@ -34,6 +35,14 @@ def embedding_explorer(sentences=PRESET_SENTENCES, ds=D_CHOICES):
     return static_explorer("embedding", text=tuple(sentences), d=tuple(ds))
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def tiny_png(shade: int) -> bytes:
+    """A 4 x 2 palette PNG of one grey, as :func:`figure_png` makes them."""
+    image = Image.new("RGB", (4, 2), (shade,) * 3).quantize(colors=255)
+    buffer = io.BytesIO()
+    image.save(buffer, format="png")
+    return buffer.getvalue()
 #: A chapter page's explorers must stay under about 2 MB; one explorer gets most of it.
 HTML_BUDGET_BYTES = 1_500_000
 
@@ -74,10 +83,14 @@ def script_data(html_text: str) -> dict:
     return json.loads(match.group(2))
 
 
-def png_of(data_url: str) -> bytes:
-    prefix = "data:image/png;base64,"
+def image_of(data_url: str) -> Image.Image:
+    """The lossless WebP picture a data URL holds, checked."""
+    prefix = "data:image/webp;base64,"
     assert data_url.startswith(prefix)
-    return base64.b64decode(data_url[len(prefix):], validate=True)
+    image = Image.open(io.BytesIO(base64.b64decode(data_url[len(prefix):], validate=True)))
+    assert image.format == "WEBP"
+    image.load()
+    return image
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +112,7 @@ def test_presets_cover_the_cases_the_chapter_needs():
     assert any(len(set(toks)) < len(toks) for toks in token_lists)  # repeated words
 
 
+@pytest.mark.slow  # the default explorer: renders every state
 def test_controls_are_real_labelled_inputs(default_html):
     elements = Elements(default_html)
     label_targets = {attrs["for"] for attrs in elements.find("label")}
@@ -114,31 +128,41 @@ def test_controls_are_real_labelled_inputs(default_html):
     assert f'>8</output>' in default_html
 
 
+@pytest.mark.slow  # the default explorer: renders every state
 def test_one_state_per_combination_with_valid_pngs_and_alt_text(default_explorer, default_html):
     assert len(default_explorer) == len(PRESET_SENTENCES) * 6
     data = script_data(default_html)
     keys = {f"{i},{j}" for i in range(len(PRESET_SENTENCES)) for j in range(6)}
     assert set(data["frames"]) == keys
     assert data["labels"] == [list(PRESET_SENTENCES), ["2", "4", "8", "16", "32", "64"]]
-    assert len(data["images"]) == len(keys)  # every state looks different: none shared
-    sizes = set()
-    (img,) = Elements(default_html).find("img")
-    # the first state's picture is stored once, in the img; the script takes it from there
-    assert data["images"][data["first"]] == "" and data["frames"]["0,2"][0] == data["first"]
-    for n, alt, caption, inactive in data["frames"].values():
-        png = png_of(data["images"][n] or img["src"])
-        assert png.startswith(PNG_SIGNATURE)
-        image = Image.open(io.BytesIO(png))
-        image.verify()
-        sizes.add(image.size)
+    # the first state is the img; every other state an overlay on it (all look different)
+    assert len(data["images"]) == len(keys) - 1
+    (img, over) = Elements(default_html).find("img")
+    first = data["frames"]["0,2"]
+    assert first[0] == -1 and over["hidden"] is None and over["aria-hidden"] == "true"
+    base = image_of(img["src"]).convert("RGB")
+    assert base.size == (int(img["width"]), int(img["height"]))
+    assert base.size[0] % 2 == 0 and base.size[1] % 2 == 0
+    assert f"width:{base.size[0] // 2}px" in default_html  # shown at half: sharp at 2x
+    for index, (n, alt, caption, inactive, text_px) in data["frames"].items():
+        shown = base.copy()
+        if n >= 0:
+            overlay = image_of(data["images"][n])
+            assert overlay.mode == "RGBA" and overlay.size == base.size
+            shown.paste(overlay, mask=overlay)
+        # what the reader sees is the state's own picture (up to the palettes' rounding)
+        i, j = map(int, index.split(","))
+        own = np.asarray(Image.open(io.BytesIO(default_explorer.frames[(i, j)].png)).convert("RGB"))
+        height, width, _ = own.shape  # (the picture is padded to even sizes)
+        assert np.abs(np.asarray(shown, dtype=int)[:height, :width] - own).max() <= SAME_LEVELS
+        assert text_px >= 12  # its smallest text, in picture pixels
         assert len(alt) > 40 and "heatmap" in alt
         assert "X : (s, d) = (" in caption
-    assert len(sizes) == 1  # one figure, one size
-    assert png_of(img["src"]).startswith(PNG_SIGNATURE)
-    assert img["alt"] == data["frames"]["0,2"][1]  # the initial state: running sentence, d=8
+    assert img["alt"] == first[1]  # the initial state: running sentence, d=8
     assert "5 rows (tokens: the, weather, is, lovely, today) and 8 columns" in img["alt"]
 
 
+@pytest.mark.slow  # the default explorer: renders every state
 def test_states_come_from_the_shared_state_function_and_view(default_explorer):
     # one source of truth: frame (sentence k, d) == what a fresh view draws for that state
     for (k, j) in [(0, 2), (3, 4), (1, 0)]:
@@ -152,6 +176,7 @@ def test_states_come_from_the_shared_state_function_and_view(default_explorer):
         assert figure_png(view.figure, dpi=EXPLORER_DPI, palette=True, compress_level=9) == frame.png
 
 
+@pytest.mark.slow  # the default explorer: renders every state
 def test_repeated_words_and_unknown_words_are_explained(default_explorer):
     k_unknown = PRESET_SENTENCES.index("THE WEATHER IS GLORIOUS TODAY")
     caption = default_explorer.frames[(k_unknown, 2)].caption_html
@@ -161,6 +186,7 @@ def test_repeated_words_and_unknown_words_are_explained(default_explorer):
     assert "repeated tokens" in frame.caption_html and "similarity 1" in frame.alt
 
 
+@pytest.mark.slow  # the default explorer: renders every state
 def test_no_external_resources(default_html):
     assert not re.search(r"https?://", default_html)
     elements = Elements(default_html)
@@ -178,7 +204,7 @@ def test_script_data_cannot_close_the_script_or_open_a_comment():
     explorer = Explorer(
         [Axis("a", "A " + hostile, (hostile, "plain"), ({"a": 1}, {"a": 2})),
          Axis("b", "B", ("1", "2"), ({"b": 1}, {"b": 2}), slider=True)],
-        lambda v: Frame(PNG_SIGNATURE, f"alt {hostile} {v['a']}", "<i>caption</i>", v),
+        lambda v: Frame(tiny_png(v["a"] * 50), f"alt {hostile} {v['a']}", "<i>caption</i>", v),
     )
     page = explorer._repr_html_()
     assert page.count("</script") == 1  # only the script's own end tag
@@ -198,15 +224,17 @@ def test_captions_and_options_are_escaped():
     assert "<b>bold" not in page and "<script>alert" not in page
     assert "&lt;b&gt;bold&lt;/b&gt; the dog</option>" in page
     data = script_data(page)
-    for _, alt, caption, _ in data["frames"].values():
+    for _, alt, caption, _, _ in data["frames"].values():
         assert "<script" not in caption and "<b>bold" not in caption
         assert "&lt;" in caption
 
 
+@pytest.mark.slow  # the default explorer: renders every state
 def test_html_size_is_within_the_page_budget(default_html):
     assert len(default_html.encode()) < HTML_BUDGET_BYTES
 
 
+@pytest.mark.slow  # renders every state of an explorer
 def test_explorers_get_distinct_deterministic_ids():
     a = embedding_explorer(sentences=("the dog",), ds=(2,))
     b = embedding_explorer(sentences=("the dog",), ds=(2,))
@@ -220,6 +248,7 @@ def test_explorers_get_distinct_deterministic_ids():
     assert a.id.split("-")[-1] == b.id.split("-")[-1]  # same content, same hash part
 
 
+@pytest.mark.slow  # the default explorer: renders every state
 def test_controls_hidden_until_the_script_runs(default_explorer, default_html):
     (controls,) = [a for t, a in Elements(default_html).tags
                    if a.get("id") == f"{default_explorer.id}-controls"]
@@ -237,6 +266,7 @@ def test_explorer_checks_its_controls():
         static_explorer("embeddings")
 
 
+@pytest.mark.slow  # builds the default explorer again (as the static build does)
 def test_lab_picks_the_form_from_the_environment(monkeypatch):
     monkeypatch.setenv(ex.STATIC_ENV_VAR, "1")
     assert is_static_build()
@@ -307,7 +337,7 @@ def test_explorer_switches_states_in_a_browser(tmp_path, default_explorer, defau
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(chromium), args=args)
         try:
-            page = browser.new_page()
+            page = browser.new_page(device_scale_factor=2)  # a sharp screen: 1:1 pixels
             errors, requests = [], []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("console", lambda m: m.type == "error" and errors.append(m.text))
@@ -321,8 +351,14 @@ def test_explorer_switches_states_in_a_browser(tmp_path, default_explorer, defau
             assert page.text_content(f"#{eid}-c1-out") == "32"
             assert page.get_attribute(f"#{eid}-c1", "aria-valuetext") == "32"
             assert "X : (s, d) = (11, 32)" in page.text_content(f"#{eid}-caption")
-            src = page.get_attribute(f"#{eid}-img", "src")
-            assert png_of(src) == frame.png
+            # on screen: the first picture with this state's overlay = this state's picture
+            page.wait_for_function(f"document.getElementById('{eid}-over').complete")
+            shot = page.locator(f"#{eid}-img").locator("xpath=..").screenshot()
+            seen = np.asarray(Image.open(io.BytesIO(shot)).convert("RGB"), dtype=int)
+            own = np.asarray(Image.open(io.BytesIO(frame.png)).convert("RGB"))
+            height, width, _ = own.shape
+            off = (np.abs(seen[:height, :width] - own).max(axis=2) > SAME_LEVELS).mean()
+            assert off == 0, f"{off:.1%} of the pixels differ from the state's picture"
             # the other explorer on the page is untouched
             assert page.get_attribute(f"#{other.id}-img", "alt") == other.frames[(0,)].alt
             assert not errors

@@ -3,10 +3,16 @@
 The built book has no kernel, so a live widget would be inert there. An :class:`Explorer`
 has real HTML controls (one per scene preset and per control with several ``explore``
 values), an image, a caption, and inline JavaScript that swaps among states precomputed by
-the scene's state function and the live lab's view, so the two forms cannot disagree. The
-HTML is self-contained (PNGs as data: URLs, each distinct one once, no ``eval``), escaped,
-with ids unique per explorer; without JavaScript the controls stay hidden and the first
-state is shown. Imports neither ipywidgets nor ipympl.
+the scene's state function and the live lab's view, so the two forms cannot disagree.
+Escaped, with ids unique per explorer and no ``eval``; without JavaScript the controls stay
+hidden and the first state is shown. Imports neither ipywidgets nor ipympl.
+
+Pictures are drawn at twice the size they are shown (sharp on 2x screens) and stored as
+lossless WebP (half the bytes of the same PNG). The first state is the page's image; every
+other state is an overlay on it, transparent wherever it equals the first (a third fewer
+bytes than whole pictures). In the book (``IMAGES_ENV_VAR`` names a folder) each picture is
+a file named by its content, so a page loads only the pictures a reader asks for;
+elsewhere they are data: URLs.
 """
 
 from __future__ import annotations
@@ -14,19 +20,34 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import io
 import itertools
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..plots.core import figure_png
+import numpy as np
+from PIL import Image
+
+from ..plots.core import figure_png, text_px
 from ..scenes.core import Scene
 
-#: The resolution of explorer pictures: 72 dpi keeps nine chapters' states within the site's
-#: 15 MB (at 80 dpi they alone were 8.9 MB); a view may set its own ``explorer_dpi``.
-EXPLORER_DPI = 72
+#: Explorer pictures are shown at 72 CSS px an inch (a point of text is a CSS pixel)...
+EXPLORER_CSS_DPI = 72
+#: ... and drawn at twice that (a view may set its own ``explorer_dpi``).
+EXPLORER_DPI = 2 * EXPLORER_CSS_DPI
+#: Set by the book's Sphinx extension: the folder explorer pictures are written to. The
+#: pages name them ``IMAGE_PREFIX + file name``; the extension copies them into the site.
+IMAGES_ENV_VAR = "ATTENTION_BOOK_IMAGES"
+IMAGE_PREFIX = "ab-image:"
+#: Overlays show the first picture where a state's pixel is within this many levels (of
+#: 255, per channel) of it.
+SAME_LEVELS = 6
 
-__all__ = ["EXPLORER_DPI", "Axis", "Frame", "Explorer", "explorer_axes", "explorer"]
+__all__ = ["EXPLORER_CSS_DPI", "EXPLORER_DPI", "IMAGES_ENV_VAR", "IMAGE_PREFIX", "Axis",
+           "Frame", "Explorer", "explorer_axes", "explorer", "overlay"]
 
 
 @dataclass(frozen=True)
@@ -78,19 +99,21 @@ def explorer_axes(scene: Scene, **explore) -> list[Axis]:
             continue
         labels = tuple(v if c.kind == "text" else c.label_of(v) for v in values)
         default = values.index(c.default) if c.default in values else 0
+        # a slider with two stops is a choice between two values: a drop-down says so
         axes.append(Axis(c.name, c.label, labels, tuple({c.name: v} for v in values),
-                         slider=c.kind == "slider", default=default, hint=c.hint))
+                         slider=c.kind == "slider" and len(values) > 2, default=default,
+                         hint=c.hint))
     return axes
 
 
 def explorer(scene: Scene, view, **explore) -> "Explorer":
     """The kernel-free explorer of ``scene``, each state drawn by ``view`` (``figure``,
-    ``show(state)``, optional ``explorer_dpi`` (:data:`EXPLORER_DPI`) and ``palette``
-    (True: 256-colour PNGs at zlib level 9, a fifth of the bytes of full colour; False
-    keeps full colour)); ``explore[name]`` replaces a control's precomputed values."""
+    ``show(state)``, optional ``explorer_dpi``, default :data:`EXPLORER_DPI`) as a 255-colour
+    PNG at zlib level 9 (a fifth of the bytes of full colour); ``explore[name]`` replaces a
+    control's precomputed values."""
     axes = explorer_axes(scene, **explore)
     fixed = {name: values[0] for name, values in explore.items() if len(values) == 1}
-    dpi, palette = getattr(view, "explorer_dpi", EXPLORER_DPI), getattr(view, "palette", True)
+    dpi = getattr(view, "explorer_dpi", EXPLORER_DPI)
 
     def render(values) -> Frame:
         state = scene.compute(values)
@@ -100,10 +123,11 @@ def explorer(scene: Scene, view, **explore) -> "Explorer":
         # several values at once, always stays usable
         inactive = tuple(i for i, axis in enumerate(axes)
                          if axis.name in active and not active[axis.name])
-        png = figure_png(view.figure, dpi=dpi, palette=palette, compress_level=9)
+        png = figure_png(view.figure, dpi=dpi, palette=True, compress_level=9)
         return Frame(png, scene.alt(state), scene.readout(state), dict(values), inactive)
 
-    return Explorer(axes, render, base={**scene.defaults, **fixed}, title=scene.title)
+    return Explorer(axes, render, base={**scene.defaults, **fixed}, title=scene.title,
+                    dpi=dpi)
 
 
 _IDS = itertools.count(1)
@@ -115,15 +139,52 @@ def _script_json(obj) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _data_url(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+def _image_url(image: Image.Image) -> str:
+    """``image`` as lossless WebP: a file in the book's picture folder (written once) if
+    there is one, else a data URL."""
+    with io.BytesIO() as buffer:
+        # method 2: half the bytes of the PNG; methods 4-6 save 1 % more, 30x slower
+        image.save(buffer, format="webp", lossless=True, method=2, quality=100)
+        webp = buffer.getvalue()
+    folder = os.environ.get(IMAGES_ENV_VAR)
+    if not folder:
+        return "data:image/webp;base64," + base64.b64encode(webp).decode("ascii")
+    name = hashlib.sha256(webp).hexdigest()[:24] + ".webp"
+    path = Path(folder) / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(webp)
+    return IMAGE_PREFIX + name
+
+
+def even_rgb(png: bytes) -> np.ndarray:
+    """``png`` as (height, width, 3) pixels, padded with white to an even height and width:
+    shown at half size, an odd one would be resampled by the browser, and blurred."""
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))  # (height, width, 3)
+    height, width, _ = rgb.shape
+    return np.pad(rgb, ((0, height % 2), (0, width % 2), (0, 0)), constant_values=255)
+
+
+def overlay(png: bytes, base: np.ndarray) -> Image.Image | None:
+    """``png`` (a palette PNG of :func:`figure_png`) as an RGBA overlay on ``base`` (height,
+    width, 3; :func:`even_rgb`): transparent wherever the two are equal, None if they are
+    equal everywhere."""
+    rgb = even_rgb(png)  # (height, width, 3)
+    # equal up to the palettes' rounding: each picture has its own 255 colours, so a pixel
+    # that did not change may still differ by a few levels (invisible) from the first's
+    difference = np.abs(rgb.astype(np.int16) - base)
+    same = np.all(difference <= SAME_LEVELS, axis=2)  # (height, width)
+    if same.all():
+        return None
+    alpha = np.where(same, 0, 255).astype(np.uint8)[..., None]
+    # (height, width, 3) and (height, width, 1) -> (height, width, 4), transparent pixels black
+    return Image.fromarray(np.concatenate([rgb * (alpha > 0), alpha], axis=2), "RGBA")
 
 
 _SCRIPT = """(function () {
   var id = %(id)s, data = %(data)s;
   if (!document.getElementById(id)) { return; }
-  var img = document.getElementById(id + "-img");
-  data.images[data.first] = img.src;  // the first picture is stored once, in the img
+  var img = document.getElementById(id + "-img"), over = document.getElementById(id + "-over");
   var caption = document.getElementById(id + "-caption");
   var inputs = data.labels.map(function (_, i) { return document.getElementById(id + "-c" + i); });
   function show() {
@@ -137,19 +198,42 @@ _SCRIPT = """(function () {
     });
     var frame = data.frames[key.join(",")];
     if (!frame) { return; }
-    img.src = data.images[frame[0]]; img.alt = frame[1]; caption.innerHTML = frame[2];
+    // the first picture stays in img; another state is an overlay on it (-1: none)
+    if (frame[0] >= 0) { over.src = data.images[frame[0]]; }
+    over.hidden = frame[0] < 0; img.alt = frame[1]; caption.innerHTML = frame[2];
+    img.setAttribute("data-text-px", frame[4]);
     inputs.forEach(function (input, j) {
       var off = frame[3].indexOf(j) >= 0, hint = document.getElementById(input.id + "-hint");
       input.disabled = off;
       if (hint) { hint.hidden = !off; }
     });
   }
+  // the caption keeps the height of the tallest one, so the page does not jump as it changes
+  function reserve() {
+    var shown = caption.innerHTML, tallest = 0, seen = {};
+    caption.style.minHeight = "";
+    Object.keys(data.frames).forEach(function (key) {
+      var text = data.frames[key][2];
+      if (seen[text]) { return; }
+      seen[text] = true;
+      caption.innerHTML = text;
+      tallest = Math.max(tallest, caption.offsetHeight);
+    });
+    caption.innerHTML = shown;
+    caption.style.minHeight = tallest + "px";
+  }
+  var resized;
+  window.addEventListener("resize", function () {
+    clearTimeout(resized);
+    resized = setTimeout(reserve, 200);
+  });
   inputs.forEach(function (input) {
     input.addEventListener("input", show);
     input.addEventListener("change", show);
   });
   document.getElementById(id + "-controls").hidden = false;
   show();
+  reserve();
 })();"""
 
 
@@ -159,7 +243,8 @@ class Explorer:
     Every combination of the ``axes``' positions (distinct names, display order) is
     rendered once by ``render(values) -> Frame``, starting from ``base`` (the axes then set
     their values in order). ``title`` and ``note`` (by default: the pictures are precomputed,
-    the notebook has the live lab) are plain text. :meth:`_repr_html_` returns the HTML.
+    the notebook has the live lab) are plain text; ``dpi`` is the pictures' (shown at
+    :data:`EXPLORER_CSS_DPI`). :meth:`_repr_html_` returns the HTML.
 
     Attributes
     ----------
@@ -171,7 +256,7 @@ class Explorer:
     """
 
     def __init__(self, axes, render, *, base: Mapping | None = None, title: str = "",
-                 note: str | None = None):
+                 note: str | None = None, dpi: float = EXPLORER_DPI):
         self.axes = tuple(axes)
         names = [a.name for a in self.axes]
         if len(set(names)) != len(names):
@@ -179,7 +264,7 @@ class Explorer:
         for axis in self.axes:
             if not axis.labels or len(axis.labels) != len(axis.setters):
                 raise ValueError(f"control {axis.name!r} needs one label per value")
-        self.title = title
+        self.title, self.dpi = title, dpi
         self.note = note if note is not None else (
             "Precomputed pictures: move a control to switch between them. "
             "Run this chapter as a notebook for the live lab.")
@@ -211,51 +296,63 @@ class Explorer:
 
     def _control_html(self, i: int, axis: Axis) -> str:
         cid, k0, name = f"{self.id}-c{i}", self.initial[i], html.escape(axis.name)
-        label = f'<label for="{cid}" style="margin-right:6px">{html.escape(axis.label)}</label>'
-        hint = (f'<span id="{cid}-hint" class="ab-explorer-hint" hidden '
-                f'style="font-size:85%;margin-left:6px">({html.escape(axis.hint)})</span>'
-                if axis.hint else "")
+        label = f'<label for="{cid}">{html.escape(axis.label)}</label>'
+        hint = (f'<span id="{cid}-hint" class="ab-explorer-hint" hidden>'
+                f"({html.escape(axis.hint)})</span>" if axis.hint else "")
         if not axis.slider:
             options = "".join(
                 f'<option value="{k}"{" selected" if k == k0 else ""}>{html.escape(text)}'
                 "</option>" for k, text in enumerate(axis.labels))
-            return (f'<span style="max-width:100%">{label}<select id="{cid}" name="{name}" '
-                    f'style="width:auto;max-width:100%">{options}</select>{hint}</span>')
+            return (f'<span class="ab-explorer-control">{label}<select id="{cid}" '
+                    f'name="{name}">{options}</select>{hint}</span>')
         text = html.escape(axis.labels[k0])
-        return (f'<span>{label}<input type="range" id="{cid}" name="{name}" min="0" '
-                f'max="{len(axis.labels) - 1}" step="1" value="{k0}" aria-valuetext="{text}" '
-                f'style="vertical-align:middle"> <output id="{cid}-out" for="{cid}" '
-                f'style="font-family:monospace">{text}</output>{hint}</span>')
+        return (f'<span class="ab-explorer-control">{label}<input type="range" id="{cid}" '
+                f'name="{name}" min="0" max="{len(axis.labels) - 1}" step="1" value="{k0}" '
+                f'aria-valuetext="{text}"> <output id="{cid}-out" for="{cid}">{text}</output>'
+                f"{hint}</span>")
 
     def _repr_html_(self) -> str:
         if self._html is not None:
             return self._html
         first = self.frames[self.initial]
-        images: dict[bytes, int] = {}  # each distinct picture stored once
-        frames = {",".join(map(str, index)): [images.setdefault(f.png, len(images)), f.alt,
-                                              f.caption_html, list(f.inactive)]
+        base = even_rgb(first.png)  # (height, width, 3)
+        height, width = base.shape[:2]  # pixels, shown at EXPLORER_CSS_DPI
+        overlays: dict[bytes, int] = {}  # each distinct picture stored once
+        images: list[str] = []
+
+        def overlay_index(png: bytes) -> int:
+            if png not in overlays:
+                image = overlay(png, base)
+                overlays[png] = -1 if image is None else len(images)
+                images.extend([_image_url(image)] if image is not None else [])
+            return overlays[png]
+
+        # each frame: its overlay (-1: none), alt text, caption, the axes without effect and
+        # the smallest text's height in the picture's pixels
+        frames = {",".join(map(str, index)): [overlay_index(f.png), f.alt, f.caption_html,
+                                              list(f.inactive), text_px(f.png)]
                   for index, f in self.frames.items()}
-        n_first = images[first.png]
-        data = {"labels": [list(a.labels) for a in self.axes], "first": n_first,
-                # the first picture is in the img element already: not stored twice
-                "images": [_data_url(png) if n != n_first else ""
-                           for n, png in enumerate(images)], "frames": frames}
+        data = {"labels": [list(a.labels) for a in self.axes], "images": images,
+                "frames": frames}
         controls = "".join(self._control_html(i, a) for i, a in enumerate(self.axes))
-        title = (f'<div class="ab-explorer-title" style="font-weight:bold">'
-                 f"{html.escape(self.title)}</div>" if self.title else "")
+        title = (f'<div class="ab-explorer-title">{html.escape(self.title)}</div>'
+                 if self.title else "")
         script = _SCRIPT % {"id": _script_json(self.id), "data": _script_json(data)}
         self._html = (
-            f'<div class="ab-explorer" id="{self.id}" style="border:1px solid #bbb;'
-            f'border-radius:6px;padding:8px 10px;margin:8px 0;max-width:100%">{title}'
-            f'<div class="ab-explorer-note" style="font-size:90%;margin:2px 0 6px">'
-            f"{html.escape(self.note)}</div>"
+            f'<div class="ab-explorer" id="{self.id}">{title}'
+            f'<div class="ab-explorer-note">{html.escape(self.note)}</div>'
             # hidden until the script runs (a wrapper, as an inline display would
             # override the hidden attribute): without JavaScript no control is inert
             f'<div class="ab-explorer-controls" id="{self.id}-controls" hidden>'
-            '<div style="display:flex;flex-wrap:wrap;gap:6px 24px;align-items:center;'
-            f'margin-bottom:6px">{controls}</div></div>'
-            f'<img id="{self.id}-img" src="{_data_url(first.png)}" '
-            f'alt="{html.escape(first.alt)}" style="max-width:100%;height:auto;display:block">'
+            f'<div class="ab-explorer-inputs">{controls}</div></div>'
+            f'<div class="ab-explorer-figure" style="position:relative;'
+            f'width:{width * EXPLORER_CSS_DPI / self.dpi:g}px;max-width:100%">'
+            f'<img id="{self.id}-img" src="{_image_url(Image.fromarray(base))}" '
+            f'alt="{html.escape(first.alt)}" width="{width}" height="{height}" '
+            f'data-text-px="{text_px(first.png)}" '
+            'style="display:block;width:100%;height:auto">'
+            f'<img id="{self.id}-over" class="ab-explorer-overlay" alt="" aria-hidden="true" '
+            'style="position:absolute;left:0;top:0;width:100%;height:100%" hidden></div>'
             f'<div class="ab-explorer-caption" id="{self.id}-caption" aria-live="polite">'
             f"{first.caption_html}</div><script>{script}</script></div>")
         return self._html
