@@ -103,6 +103,11 @@ class StaticLayer(Artist):
         self._plain = _PLAIN
         self.add(*texts)
 
+    @property
+    def texts(self) -> tuple:
+        """The artists (texts, legends) it draws, hidden from the figure."""
+        return tuple(self._texts)
+
     def add(self, *texts) -> None:
         """Draw these artists (texts, legends) with the static parts from now on."""
         for text in texts:
@@ -592,7 +597,7 @@ def smallest_text_pt(figure: Figure) -> float | None:
         elif isinstance(artist, Text):
             sizes.extend([artist.get_fontsize()] if artist.get_text().strip() else [])
         elif isinstance(artist, StaticLayer):
-            for text in artist._texts:  # hidden from the figure, drawn by the layer
+            for text in artist.texts:  # hidden from the figure, drawn by the layer
                 walk(text, shown=True)
         for child in artist.get_children():
             walk(child)
