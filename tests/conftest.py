@@ -81,6 +81,22 @@ def fastpath():
 
 
 @pytest.fixture(scope="session")
+def reverse():
+    """Chapter 8's reversal model (trained once: train_tiny is memoised)."""
+    from attention_book import training  # here: torch only for the tests that train
+
+    return training.train_tiny("reverse")
+
+
+@pytest.fixture(scope="session")
+def induction():
+    """Chapter 8's induction model (trained once)."""
+    from attention_book import training
+
+    return training.train_tiny("induction")
+
+
+@pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
     """Build the book strictly (-W -n --keep-going) into a fresh folder; return its html dir.
 
@@ -131,10 +147,16 @@ def browser():
 
 
 class PageWatch:
-    """A page with its console errors, its requests and its failed requests recorded."""
+    """A page with its console errors, its requests and its failed requests recorded;
+    ``width`` and ``scale`` (device pixels per CSS pixel) set the screen, ``init_script``
+    runs before each page's own scripts."""
 
-    def __init__(self, browser):
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+    def __init__(self, browser, *, width: int = 1280, scale: float = 1,
+                 init_script: str | None = None):
+        self.context = browser.new_context(viewport={"width": width, "height": 900},
+                                           device_scale_factor=scale)
+        if init_script:
+            self.context.add_init_script(init_script)
         self.page = self.context.new_page()
         self.console_errors: list[str] = []
         self.outside: list[str] = []

@@ -23,16 +23,6 @@ TOL32 = dict(atol=1e-5, rtol=0)
 
 
 @pytest.fixture(scope="module")
-def reverse():
-    return T.train_tiny("reverse")
-
-
-@pytest.fixture(scope="module")
-def induction():
-    return T.train_tiny("induction")
-
-
-@pytest.fixture(scope="module")
 def short_induction():
     """6 steps: enough to check shapes, inputs and determinism, not learning."""
     return T.train_tiny("induction", steps=6)

@@ -47,16 +47,6 @@ def symbols(text):
     return np.array([int(w) for w in text.split()])
 
 
-@pytest.fixture(scope="module")
-def reverse():
-    return T.train_tiny("reverse")
-
-
-@pytest.fixture(scope="module")
-def induction():
-    return T.train_tiny("induction")
-
-
 @pytest.fixture
 def lab():
     return live_lab("training")
