@@ -91,10 +91,6 @@ FIGURES_JS = """() => Array.from(document.querySelectorAll(
 })"""
 
 
-def page_url(site: str, page: str) -> str:
-    return f"{site}/{page}"
-
-
 def stored_text_px(figure: dict, built_book) -> float:
     """The smallest text's height in the picture's own pixels, as the book stored it."""
     if figure["textPx"] not in (None, "None"):
@@ -115,17 +111,12 @@ def pages(built_book):
 
 
 def open_page(browser, site, page, width, mode):
-    watch = PageWatch(browser)
-    watch.context.close()  # the standard context is 1280 wide; ours sets the width and mode
-    watch.context = browser.new_context(viewport={"width": width, "height": 900},
-                                        device_scale_factor=2 if width < 600 else 1)
-    watch.context.add_init_script(f'localStorage.setItem("mode", "{mode}");')
-    watch.page = watch.context.new_page()
-    page_obj = watch.page
-    page_obj.goto(page_url(site, page), wait_until="load")
-    page_obj.wait_for_load_state("networkidle")
-    assert page_obj.evaluate("document.documentElement.dataset.theme") == mode
-    return watch, page_obj
+    """``page`` on a ``width`` px screen (2x pixels on a phone) in the theme's ``mode``."""
+    watch = PageWatch(browser, width=width, scale=2 if width < 600 else 1,
+                      init_script=f'localStorage.setItem("mode", "{mode}");')
+    tab = watch.open(f"{site}/{page}")
+    assert tab.evaluate("document.documentElement.dataset.theme") == mode
+    return watch, tab
 
 
 @pytest.mark.parametrize("width,mode", SETTINGS, ids=[f"{w}px-{m}" for w, m in SETTINGS])
@@ -144,7 +135,7 @@ def test_every_page_fits_and_reads(browser, site, built_book, pages, width, mode
             for figure in tab.evaluate(FIGURES_JS):
                 problems += figure_problems(tab, page, figure, built_book)
         finally:
-            watch.context.close()
+            watch.close()
     assert not problems, "\n".join(problems[:40])
 
 
@@ -178,7 +169,7 @@ def test_explorer_pictures_are_sharp_at_2x(browser, site, pages):
             ".ab-explorer-figure > img:first-child")).map(i => i.naturalWidth /
             i.getBoundingClientRect().width)""")
     finally:
-        watch.context.close()
+        watch.close()
     assert ratios and all(r >= 2 - 1e-6 for r in ratios), ratios
 
 
@@ -201,7 +192,7 @@ def test_print_shows_each_explorer_picture_only_and_wraps_code(browser, site):
                  !e.textContent.trim() && !e.querySelector("img")).length,
         })""")
     finally:
-        watch.context.close()
+        watch.close()
     assert styles["hidden"] and set(styles["hidden"]) == {"none"}, styles["hidden"]
     assert styles["whole"] and set(styles["whole"]) == {"avoid"}
     assert all(h > 100 for h in styles["pictures"])  # the picture itself still prints
