@@ -654,15 +654,20 @@ class NotebookFigure(Figure):
     css_dpi = 100.0
     alt = ""
 
-    def _repr_png_(self) -> tuple[bytes, dict]:
+    def _png(self) -> tuple[bytes, dict]:
         png = figure_png(self, dpi=2 * self.css_dpi, palette=True, compress_level=9)
         width, height = self.get_size_inches() * self.css_dpi
         return png, {"width": round(width), "height": round(height)}
 
+    def _repr_png_(self) -> tuple[bytes, dict] | None:
+        # with alt text the <img> below is the output: Jupyter asks for every format, and a
+        # second PNG would be drawn and stored in the notebook for nothing
+        return None if self.alt else self._png()
+
     def _repr_html_(self) -> str | None:
         if not self.alt:
             return None  # the PNG, with the cell's alt text
-        png, size = self._repr_png_()
+        png, size = self._png()
         data = base64.b64encode(png).decode("ascii")
         return (f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.alt)}" '
                 f'width="{size["width"]}" height="{size["height"]}" '
