@@ -152,7 +152,16 @@ def _rendered_markdown(page) -> list[str]:
 
 
 def test_every_markdown_cell_is_rendered_by_jupyterlab_myst(chapter):
-    rendered = chapter.page.locator(".jp-Notebook .jp-MarkdownCell .myst").count()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    selector = ".jp-Notebook .jp-MarkdownCell .myst"
+    try:  # cells render one after another: on a busy machine the count was taken mid-way
+        chapter.page.wait_for_function(
+            "([s, n]) => document.querySelectorAll(s).length >= n",
+            arg=[selector, chapter.markdown_cells], timeout=20_000)
+    except PlaywrightTimeoutError:
+        pass  # the assertion below says how many rendered
+    rendered = chapter.page.locator(selector).count()
     assert rendered == chapter.markdown_cells, (
         f"{rendered} of {chapter.markdown_cells} markdown cells rendered by jupyterlab-myst: "
         "is it installed and enabled (`jupyter labextension list`)?"
