@@ -504,10 +504,16 @@ class Options:
     timeout_ms: float
 
 
-def open_and_run(context, server: Server, notebook: Path, index: int):
-    """A page with ``notebook`` open, all cells run, the kernel idle, the figures drawn."""
+def open_and_run(context, server: Server, notebook: Path, index: int, errors: list):
+    """A page with ``notebook`` open, all cells run, the kernel idle, the figures drawn.
+
+    Every uncaught page error and console error of the page, from opening on, is appended
+    to ``errors`` (a reader sees none of them, but each is a bug: the test fails on them).
+    """
     page = context.new_page()
-    page.on("pageerror", lambda err: print(f"  page error: {err}", file=sys.stderr))
+    page.on("pageerror", lambda err: errors.append(f"page error: {err}"))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(
+        f"console error: {msg.text} ({msg.location.get('url', '')})"))
     page.goto(f"{server.url}/lab/workspaces/bench{index}/tree/{notebook.name}"
               f"?token={server.token}", wait_until="load")
     page.wait_for_function("() => window.jupyterapp", timeout=120_000)
@@ -600,8 +606,8 @@ class Control:
             self.steps.append(marks(result))
 
     def summary(self) -> dict:
-        if "status" not in self.row:
-            self.row["status"] = "ok" if self.times else "failed"
+        if self.failures and not self.times:
+            self.row["status"] = "failed"
         return {**self.row, "times": self.times, "failures": self.failures,
                 "segments": _medians([segments(m) for m in self.steps]),
                 "marks": _medians(self.steps)}
@@ -628,12 +634,12 @@ def measure_labs(page, controls: list[Control], options: Options) -> None:
 
     active = []
     for control in controls:  # warm-up: forward and back, unmeasured
-        warm = step(control, +1, False)
+        warm, back = step(control, +1, False), step(control, -1, False)
         if warm["t1"] is None:
             control.row["status"] = "disabled" if warm["disabled"] else "no visible change"
         else:
             active.append(control)
-        step(control, -1, False)
+            control.row["status"] = "ok" if back["t1"] is not None else "failed (back)"
     for k in range(0, options.repeats, 2):
         for control in active:
             step(control, +1, True)
@@ -641,8 +647,8 @@ def measure_labs(page, controls: list[Control], options: Options) -> None:
 
 
 def measure_notebook(context, server: Server, notebook: Path, index: int,
-                     options: Options) -> list[dict]:
-    page, labs = open_and_run(context, server, notebook, index)
+                     options: Options, errors: list) -> list[dict]:
+    page, labs = open_and_run(context, server, notebook, index, errors)
     controls = []
     for l, lab in enumerate(labs):
         name = f"{l + 1}: {lab['controls'][0]['label']}"
@@ -716,12 +722,27 @@ def print_table(summary: list[dict]) -> None:
         if r["row"] == "lab":
             print(f"  {r['chapter'][:23]:<24}{r['lab'][:30]:<31}{_ms(r['median_ms']):>6} ms"
                   f"   ({_ms(r['min_ms'])}-{_ms(r['max_ms'])}, n={r['n']})")
+    measured = [r for r in summary if r["row"] == "control" and r["median_ms"] is not None]
+    if measured:
+        slow = max(measured, key=lambda r: r["median_ms"])
+        print(f"slowest control (by median): {slow['chapter']} / {slow['lab']} / "
+              f"{slow['control']}: {_ms(slow['median_ms'])} ms (max {_ms(slow['max_ms'])})")
     print("per chapter: median of all its changes")
     for r in summary:
         if r["row"] in ("chapter", "overall"):
             name = r.get("chapter", "overall")
             print(f"  {name[:54]:<55}{_ms(r['median_ms']):>6} ms"
                   f"   ({_ms(r['min_ms'])}-{_ms(r['max_ms'])}, n={r['n']})")
+
+
+def print_errors(errors: dict) -> None:
+    found = {name: found for name, found in errors.items() if found}
+    if not found:
+        print("page and console errors: none")
+    for name, messages in found.items():
+        print(f"page and console errors in {name}:")
+        for message in messages:
+            print(f"  {message[:300]}")
 
 
 # ------------------------------------------------------------------ main
@@ -734,15 +755,16 @@ def parse_args(argv):
     parser.add_argument("--chapters-dir", default=str(ROOT / "chapters"), metavar="DIR")
     parser.add_argument("--notebooks", nargs="+", metavar="NB",
                         help="measure these notebooks instead of the chapters")
-    parser.add_argument("--repeats", type=int, default=8, help="timed changes per control")
+    parser.add_argument("--repeats", type=int, default=8,
+                        help="timed changes per control (0: move each once, time nothing)")
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds per change")
     parser.add_argument("--pythonpath", metavar="DIR", help="put DIR first on the kernel's path")
     parser.add_argument("--setup-code", metavar="CODE",
                         help="a first code cell for every notebook (@FILE reads it from FILE)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error("--repeats must be at least 1")
+    if args.repeats < 0:
+        parser.error("--repeats must be 0 or more")
     if args.setup_code and args.setup_code.startswith("@"):
         args.setup_code = Path(args.setup_code[1:]).read_text()
     return args
@@ -752,29 +774,31 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    notebooks = pick_notebooks(args)
-    if not notebooks:
-        print("no notebooks to measure", file=sys.stderr)
-        return 2
-    signal.signal(signal.SIGTERM, _terminate)
-    options = Options(args.repeats, args.timeout * 1000)
-    load_before = os.getloadavg()
-    rows = []
+def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None = None,
+            setup_code: str | None = None) -> tuple[list[dict], dict]:
+    """Open and run each notebook in JupyterLab, then change every control of its labs.
+
+    Returns the control rows (for :func:`summarize`) and, per notebook stem, the page's
+    uncaught errors and console errors (empty lists when there were none). With
+    ``options.repeats`` 0 every control is still moved forward and back once (the warm-up),
+    unmeasured: what tests/test_jupyterlab.py runs.
+    """
+    rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="lab-latency-") as tmp:
         root, state = Path(tmp) / "notebooks", Path(tmp) / "state"
         root.mkdir()
         state.mkdir()
-        copies = copy_notebooks(notebooks, root, args.setup_code)
-        with jupyter_lab(root, state, args.pythonpath) as server, sync_playwright() as p:
+        copies = copy_notebooks(notebooks, root, setup_code)
+        with jupyter_lab(root, state, pythonpath) as server, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             try:
                 for index, notebook in enumerate(copies):
                     context = browser.new_context(viewport=VIEWPORT)
                     context.add_init_script(WS_HOOK)
+                    found = errors.setdefault(notebook.stem, [])
                     try:
-                        rows += measure_notebook(context, server, notebook, index, options)
+                        rows += measure_notebook(context, server, notebook, index, options,
+                                                 found)
                     except (RuntimeError, PlaywrightError) as err:  # report it, go on
                         print(err, file=sys.stderr)
                         rows.append({"chapter": notebook.stem, "lab": "-", "figure": "-",
@@ -785,13 +809,28 @@ def main(argv=None) -> int:
                         shutdown_sessions(server)
             finally:
                 browser.close()
+    return rows, errors
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    notebooks = pick_notebooks(args)
+    if not notebooks:
+        print("no notebooks to measure", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _terminate)
+    load_before = os.getloadavg()
+    rows, errors = measure(notebooks, Options(args.repeats, args.timeout * 1000),
+                           pythonpath=args.pythonpath, setup_code=args.setup_code)
     load_after = os.getloadavg()
     summary = summarize(rows)
     if args.json:
         for row in summary:
             print(json.dumps(row))
+        print(json.dumps({"row": "errors", "errors": errors}))
     else:
         print_table(summary)
+        print_errors(errors)
     print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
           f"; after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}"
           f" ({os.cpu_count()} CPUs)", file=sys.stderr if args.json else sys.stdout)
