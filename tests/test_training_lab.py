@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import io
 import re
 
 import ipywidgets
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from PIL import Image
 
 from attention_book import controls
 from attention_book import training as T
@@ -24,6 +26,7 @@ from attention_book.controls import Explorer, live_lab
 from attention_book.controls.static import explorer as make_explorer
 from attention_book.plots import (
     TrainingView,
+    figure_png,
     heads_figure,
     loss_figure,
     training_curves_figure,
@@ -188,7 +191,7 @@ def test_moving_the_step_redraws_only_the_marker_and_maps(monkeypatch):
     view = training_view()
     view.show(training_state("reverse", 5))
     redrawn = []
-    monkeypatch.setattr(view.static, "invalidate", lambda: redrawn.append(True))
+    monkeypatch.setattr(view.static, "invalidate", lambda **kw: redrawn.append(True))
     view.show(training_state("reverse", 6))
     view.show(training_state("reverse", 6, "0 1 2 3 4 5 6 7"))
     assert redrawn == []  # the curves stay pasted pixels
@@ -282,6 +285,24 @@ def test_task_and_induction_input_change_the_picture(lab, induction):
     assert "at most 24 symbols" in lab.readout.value
     lab.controls["induction_input"].value = "1 2 40"
     assert "symbols 0..31" in lab.readout.value
+
+
+@pytest.mark.slow
+def test_switching_task_pastes_the_curves_drawn_when_the_lab_opened(lab, induction):
+    """Both tasks' curves are drawn once when the lab opens (Scene.warm); switching the
+    task then pastes them (it took 1.3 s in JupyterLab when it drew them), and the picture
+    is the one a fresh view draws."""
+    drawn = []
+    real = lab.view.static._draw_static
+    lab.view.static._draw_static = lambda renderer: (drawn.append(1), real(renderer))
+    for task in ("induction", "reverse", "induction"):
+        lab.controls["task"].value = task
+    assert drawn == []
+    fresh = training_view()
+    fresh.show(lab.state)
+    lab_pixels = np.asarray(Image.open(io.BytesIO(lab.image.value)).convert("RGB"))
+    fresh_pixels = np.asarray(Image.open(io.BytesIO(figure_png(fresh.figure))).convert("RGB"))
+    np.testing.assert_array_equal(lab_pixels, fresh_pixels)
 
 
 # ---------------------------------------------------------------- induction

@@ -290,6 +290,35 @@ def test_static_parts_survive_savefig_at_any_dpi():
         assert (margin < 128).any()
 
 
+def test_static_layer_pastes_a_named_variant_again_and_draws_an_unnamed_one():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(3, 2), dpi=50)
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    line, = ax.plot([0, 1], [0, 1])
+    layer = plots.freeze_layout(figure, static_axes=(ax,))
+    drawn = []
+    real = layer._draw_static
+    layer._draw_static = lambda renderer: (drawn.append(1), real(renderer))
+
+    def pixels(variant, y):
+        line.set_ydata(y)
+        layer.invalidate(variant=variant)
+        figure.canvas.draw()
+        return np.asarray(figure.canvas.buffer_rgba()).copy()
+
+    up, down = pixels("up", [0, 1]), pixels("down", [1, 0])
+    assert len(drawn) == 2 and not np.array_equal(up, down)
+    assert np.array_equal(pixels("up", [0, 1]), up) and len(drawn) == 2  # pasted
+    assert np.array_equal(pixels(None, [0, 1]), up) and len(drawn) == 3  # unnamed: drawn
+    for k in range(layer.VARIANTS + 1):  # only the newest few are kept
+        pixels(f"v{k}", [0, k])
+    pixels("up", [0, 1])
+    assert len(drawn) == 3 + layer.VARIANTS + 2
+
+
 @pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
 def test_vector_output_draws_text_as_text():
     view = plots.embedding_view()

@@ -100,6 +100,9 @@ class LiveLab(ipywidgets.VBox):
         self.children = [ipywidgets.VBox(rows + self.buttons), self.readout, self.image,
                          self.description]
         self._syncing = False
+        for warm in scene.warm:  # fill the view's caches; the page is sent nothing
+            self.view.show(scene.compute({**values, **warm}))
+            self.figure.canvas.draw()
         self._sync_controls()
         self.refresh()
         for control in self.controls.values():
@@ -118,6 +121,9 @@ class LiveLab(ipywidgets.VBox):
                 self.controls[name].value = value
         finally:
             self._syncing = False
+        for warm in scene.warm:  # fill the view's caches; the page is sent nothing
+            self.view.show(scene.compute({**values, **warm}))
+            self.figure.canvas.draw()
         self._sync_controls()
         self.refresh()
 

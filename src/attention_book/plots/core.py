@@ -92,7 +92,15 @@ def plain_matplotlib():
 class StaticLayer(Artist):
     """The parts of a figure that never change, drawn first and once, then pasted (while
     canvas size, dpi and background stay the same). Its ``axes`` (drawn whole, e.g. colour
-    bars) are marked animated and its ``texts`` hidden, so the figure skips them."""
+    bars) are marked animated and its ``texts`` hidden, so the figure skips them.
+
+    Static parts that alternate between a few versions (chapter 8's curves, one set per
+    task) name each version with :meth:`invalidate`'s ``variant``: the pixels of the last
+    :data:`VARIANTS` versions drawn are kept, and coming back to one pastes them again.
+    """
+
+    #: How many named versions' pixels are kept.
+    VARIANTS = 4
 
     def __init__(self, axes=(), texts=()):
         super().__init__()
@@ -101,6 +109,7 @@ class StaticLayer(Artist):
         for ax in self._axes:
             ax.set_animated(True)  # the figure skips animated axes
         self._plain = _PLAIN
+        self._variant, self._kept = None, OrderedDict()  # (variant, key) -> pixels
         self.add(*texts)
 
     @property
@@ -115,9 +124,15 @@ class StaticLayer(Artist):
             self._texts.append(text)
         self.invalidate()
 
-    def invalidate(self) -> None:
-        """Forget the pixels (call it after changing a static part)."""
+    def invalidate(self, variant=None) -> None:
+        """Forget the pixels (call it after changing a static part).
+
+        ``variant``, any hashable, names what the static parts show now: pixels drawn
+        before under the same name are pasted instead of drawn again (the caller promises
+        the same name means the same static parts). None: always draw anew.
+        """
         self._key = self._pixels = None
+        self._variant = variant
 
     def _draw_static(self, renderer) -> None:
         for ax in self._axes:
@@ -139,12 +154,22 @@ class StaticLayer(Artist):
         key = (renderer.width, renderer.height, renderer.dpi,
                tuple(figure.patch.get_facecolor()), figure.patch.get_visible())
         if key != self._key:
-            # Render into a renderer of our own, never into the one passed in: a dry-run
-            # draw (savefig runs one) has drawing switched off and would cache blank pixels.
-            own = RendererAgg(int(renderer.width), int(renderer.height), renderer.dpi)
-            figure.patch.draw(own)
-            self._draw_static(own)
-            self._pixels, self._key = own.copy_from_bbox(figure.bbox), key
+            named = None if self._variant is None else (self._variant, key)
+            self._pixels = self._kept.get(named) if named else None
+            if self._pixels is None:
+                # Render into a renderer of our own, never into the one passed in: a dry-run
+                # draw (savefig runs one) has drawing switched off and would cache blank
+                # pixels.
+                own = RendererAgg(int(renderer.width), int(renderer.height), renderer.dpi)
+                figure.patch.draw(own)
+                self._draw_static(own)
+                self._pixels = own.copy_from_bbox(figure.bbox)
+            if named:
+                self._kept[named] = self._pixels
+                self._kept.move_to_end(named)
+                while len(self._kept) > self.VARIANTS:
+                    self._kept.popitem(last=False)
+            self._key = key
         renderer.restore_region(self._pixels)
         self.stale = False
 

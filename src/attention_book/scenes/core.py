@@ -288,6 +288,9 @@ class Scene:
     presets: tuple = ()  # of Preset (their values are not separate HTML controls)
     actions: tuple = ()  # of Action: buttons of the live lab
     suggested: tuple = ()  # dicts the chapter names; each reachable in the HTML explorer
+    # dicts of values the live lab draws once when it opens, so that the first change to
+    # them pastes cached pixels instead of drawing (chapter 8: the other task's curves)
+    warm: tuple = ()
     # check(values) raises ValueError for a combination the controls cannot show (e.g.
     # "h=3 does not divide d=8", the API's own message), before the generic checks
     check: Callable[[Mapping], None] | None = None

@@ -236,6 +236,7 @@ SCENE = Scene(
     ),
     state=training_state, readout=training_readout_html, alt=training_alt_text,
     presets=(_INPUT_PRESET,),
+    warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' curves, cached
     suggested=(
         {"task": "reverse", "checkpoint": 0},
         {"task": "reverse", "checkpoint": TRAINING_CHECKPOINTS - 1},
