@@ -277,3 +277,17 @@ def test_mean_position_similarity_is_the_mean_off_diagonal_cosine():
     assert means == sorted(means, reverse=True) and abs(means[-1]) < 0.01
     with pytest.raises(ValueError, match="s must be at least 2 to have two distinct"):
         P.mean_position_similarity(1, 8)
+
+
+def test_pair_similarity_is_each_pairs_mean_cosine():
+    for s, d, base in ((2, 2, 10.0), (17, 8, 100.0), (64, 64, 10000.0)):
+        pe = P.sinusoidal_encoding(s, d, base)  # (s, d): pair i in columns 2i, 2i+1
+        off = ~np.eye(s, dtype=bool)
+        expected = [(pe[:, 2 * i:2 * i + 2] @ pe[:, 2 * i:2 * i + 2].T)[off].mean()
+                    for i in range(d // 2)]
+        np.testing.assert_allclose(P.pair_similarity(s, d, base), expected, atol=1e-12)
+    # chapter 2's exercise 5: at s = d = 64, base 10000, 17 of the 32 pairs give >= 0.9
+    shares = P.pair_similarity(64, 64)
+    assert (shares >= 0.9).sum() == 17 and (P.wavelengths(64) > 64).sum() == 23
+    with pytest.raises(ValueError, match="d must be even"):
+        P.pair_similarity(8, 7)

@@ -32,6 +32,7 @@ __all__ = [
     "position_similarity",
     "offset_similarity",
     "relative_rotation_error",
+    "pair_similarity",
     "mean_position_similarity",
     "learned_position_table",
     "learned_positional_encoding",
@@ -404,6 +405,38 @@ def relative_rotation_error(s: int, d: int, k, base: float = 10000.0) -> float:
     return float(np.max(np.abs(shifted - rotated)))
 
 
+def pair_similarity(s: int, d: int, base: float = 10000.0) -> np.ndarray:
+    """Each frequency pair's share of :func:`mean_position_similarity`: the mean of
+    ``cos((p - q) omega_i)`` over every p != q in 0..s-1.
+
+    Near 1 for a pair whose wavelength is much longer than the s positions (it barely
+    turns), near 0 for one that turns many times. Their mean over the d/2 pairs is
+    :func:`mean_position_similarity`.
+
+    Parameters
+    ----------
+    s : int
+        Number of positions, at least 2.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Base of the frequencies, greater than 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d/2,)
+        Pair i's mean cosine, i = 0 (fastest) .. d/2 - 1 (slowest).
+    """
+    s = positive_int(s, "s")
+    if s < 2:
+        raise ValueError(f"s must be at least 2 to have two distinct positions, got {s}")
+    omega = frequencies(d, base)  # (d/2,)
+    k = np.arange(1, s)  # (s - 1,): the offsets q - p > 0
+    count = 2 * (s - k)  # (s - 1,): pairs (p, q) at offset +k or -k
+    # (s - 1,) @ (s - 1, d/2) -> (d/2,): every offset's cosine, weighted by how often it occurs
+    return count @ np.cos(np.outer(k, omega)) / (s * (s - 1))
+
+
 def mean_position_similarity(s: int, d: int, base: float = 10000.0) -> float:
     """Mean cosine similarity of two distinct positions, ``PE[p] . PE[q] / (d/2)`` over
     every p != q in 0..s-1.
@@ -427,13 +460,7 @@ def mean_position_similarity(s: int, d: int, base: float = 10000.0) -> float:
     float
         ``sum_{p != q} sum_i cos((p - q) omega_i) / (d/2) / (s (s - 1))``.
     """
-    s = positive_int(s, "s")
-    if s < 2:
-        raise ValueError(f"s must be at least 2 to have two distinct positions, got {s}")
-    k = np.arange(1, s)  # (s - 1,): the offsets q - p > 0
-    count = 2 * (s - k)  # (s - 1,): pairs (p, q) at offset +k or -k
-    cosine = offset_similarity(k, d, base) / (d / 2)  # (s - 1,)
-    return float(count @ cosine / (s * (s - 1)))  # (s - 1,) . (s - 1,) -> scalar
+    return float(pair_similarity(s, d, base).mean())  # (d/2,) -> scalar
 
 
 def learned_position_table(s_max: int, d: int, seed: int = 0) -> np.ndarray:
