@@ -530,6 +530,8 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
 def change(page, lab: int, control: int, direction: int, options: Options) -> dict:
     """One control change, timed in the page; returns t0, t1 (None on timeout), events."""
     prep = page.evaluate("([l, c, d]) => __lab.prepare(l, c, d)", [lab, control, direction])
+    if prep["disabled"]:  # nothing can change: do not wait for the timeout
+        return {"t0": None, "t1": None, "why": "disabled", "events": [], "disabled": True}
     page.evaluate("([l, t]) => __lab.arm(l, t)", [lab, options.timeout_ms])
     if "key" in prep:
         page.keyboard.press(prep["key"])
@@ -774,14 +776,33 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+@contextlib.contextmanager
+def chromium(browser=None):
+    """``browser`` if given (a test's), else a chromium launched here and closed after.
+
+    Playwright's sync API cannot start inside another sync_playwright() of the same thread,
+    so a caller that already has a browser open must pass it.
+    """
+    if browser is not None:
+        yield browser
+        return
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None = None,
-            setup_code: str | None = None) -> tuple[list[dict], dict]:
+            setup_code: str | None = None, browser=None) -> tuple[list[dict], dict]:
     """Open and run each notebook in JupyterLab, then change every control of its labs.
 
     Returns the control rows (for :func:`summarize`) and, per notebook stem, the page's
     uncaught errors and console errors (empty lists when there were none). With
     ``options.repeats`` 0 every control is still moved forward and back once (the warm-up),
-    unmeasured: what tests/test_jupyterlab.py runs.
+    unmeasured: what tests/test_jupyterlab.py runs. ``browser``: a playwright chromium to
+    use instead of launching one.
     """
     rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="lab-latency-") as tmp:
@@ -789,26 +810,22 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
         root.mkdir()
         state.mkdir()
         copies = copy_notebooks(notebooks, root, setup_code)
-        with jupyter_lab(root, state, pythonpath) as server, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            try:
-                for index, notebook in enumerate(copies):
-                    context = browser.new_context(viewport=VIEWPORT)
-                    context.add_init_script(WS_HOOK)
-                    found = errors.setdefault(notebook.stem, [])
-                    try:
-                        rows += measure_notebook(context, server, notebook, index, options,
-                                                 found)
-                    except (RuntimeError, PlaywrightError) as err:  # report it, go on
-                        print(err, file=sys.stderr)
-                        rows.append({"chapter": notebook.stem, "lab": "-", "figure": "-",
-                                     "control": "-", "kind": "-",
-                                     "status": f"error: {str(err).splitlines()[0][:120]}"})
-                    finally:
-                        context.close()
-                        shutdown_sessions(server)
-            finally:
-                browser.close()
+        with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser:
+            for index, notebook in enumerate(copies):
+                context = browser.new_context(viewport=VIEWPORT)
+                context.add_init_script(WS_HOOK)
+                found = errors.setdefault(notebook.stem, [])
+                try:
+                    rows += measure_notebook(context, server, notebook, index, options,
+                                             found)
+                except (RuntimeError, PlaywrightError) as err:  # report it, go on
+                    print(err, file=sys.stderr)
+                    rows.append({"chapter": notebook.stem, "lab": "-", "figure": "-",
+                                 "control": "-", "kind": "-",
+                                 "status": f"error: {str(err).splitlines()[0][:120]}"})
+                finally:
+                    context.close()
+                    shutdown_sessions(server)
     return rows, errors
 
 

@@ -229,7 +229,7 @@ def _lab_latency():
     return module
 
 
-def test_run_all_and_every_control_without_page_errors():
+def test_run_all_and_every_control_without_page_errors(browser):
     """*Run All* in every chapter, then every control of every lab moved forward and back:
     no uncaught page error, no console error, no cell error, every control answering.
 
@@ -237,7 +237,8 @@ def test_run_all_and_every_control_without_page_errors():
     disabled it (the Makefile says why); this is the test that saw it.
     """
     bench = _lab_latency()
-    rows, errors = bench.measure(CHAPTERS, bench.Options(repeats=0, timeout_ms=10_000))
+    rows, errors = bench.measure(CHAPTERS, bench.Options(repeats=0, timeout_ms=5_000),
+                                  browser=browser)
     assert {name: found for name, found in errors.items() if found} == {}, \
         "uncaught page errors or console errors in JupyterLab"
     broken = [r for r in rows if r["status"] not in ("ok", "disabled")]

@@ -141,6 +141,17 @@ def test_all_controls_in_sequence(lab):
     assert_shows(lab, "It's the dog's bone.", 4, 3)
 
 
+def test_set_values_sets_several_controls_and_redraws_once(lab, monkeypatch):
+    """What a lab's action buttons call (chapter 5's shuffle): a NameError in it once
+    passed the fast loop, as no fast test called it."""
+    shown = []
+    monkeypatch.setattr(lab.view, "show", lambda state, _show=lab.view.show: (
+        shown.append(state), _show(state))[1])
+    lab.set_values({"d": 16, "seed": 3, "text": "the dog"})
+    assert len(shown) == 1
+    assert_shows(lab, "the dog", 16, 3)
+
+
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_repeated_words_have_similarity_one(lab):
     lab.controls["text"].value = "the cat saw the dog"

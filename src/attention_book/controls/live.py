@@ -121,9 +121,6 @@ class LiveLab(ipywidgets.VBox):
                 self.controls[name].value = value
         finally:
             self._syncing = False
-        for warm in scene.warm:  # fill the view's caches; the page is sent nothing
-            self.view.show(scene.compute({**values, **warm}))
-            self.figure.canvas.draw()
         self._sync_controls()
         self.refresh()
 
