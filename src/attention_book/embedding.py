@@ -137,6 +137,7 @@ def chance_similarities(ids, vocab_size: int, d: int, seeds) -> np.ndarray:
         raise ValueError("seeds is empty: give at least one seed")
     upper = np.triu_indices(len(ids), 1)  # the s (s - 1) / 2 pairs i < j
     return np.stack([
-        cosine_similarity(embed(ids, embedding_table(vocab_size, d, seed)))[upper]  # (s, s) -> pairs
+        # (s, d) -> (s, s) -> the pairs i < j
+        cosine_similarity(embed(ids, embedding_table(vocab_size, d, seed)))[upper]
         for seed in seeds
     ])  # (n, s (s - 1) / 2)
