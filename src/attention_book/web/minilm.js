@@ -20,8 +20,8 @@
  * The weights come from `minilm-weights.js`, written by
  * attention_book.web_export.export_browser_weights: a classic script that sets
  * AttentionBook.minilmWeights = {config, tokenizer, dtype, tensors}, each tensor base64 of
- * int8 (float32 scales per row, i.e. output channel or token, and per column), float16 or
- * float32.
+ * int8 (float32 scales per 64 numbers of a row, i.e. of an output channel or a token,
+ * and per column), float16 or float32.
  *
  * Tokenizer. Rust's `tokenizers` decides what is a control character, a non-spacing mark
  * and punctuation with the tables of its `unicode_categories` crate, which predate the
@@ -380,8 +380,8 @@
 
   /**
    * One stored tensor -> {shape, data: Float32Array} (C order, little-endian bytes).
-   * int8 tensors hold a float32 scale per row (the first axis) and one per column:
-   * value[i, j] = q[i, j] * scale[i] * col_scale[j].
+   * int8 tensors hold a float32 scale per run of `group` numbers of a row and one per
+   * column: value[i, j] = q[i, j] * scale[i, floor(j / group)] * col_scale[j].
    */
   function decodeTensor(name, stored) {
     var bytes = decodeBase64(stored.data);
@@ -398,13 +398,16 @@
       var q = new Int8Array(bytes.buffer, 0, size);
       var rows = stored.shape[0];
       var cols = size / rows;
-      var rowScale = new Float32Array(decodeBase64(stored.scale).buffer);  // (rows,)
+      var group = stored.group || cols;  // numbers of a row that share a scale
+      var groups = Math.ceil(cols / group);
+      var scale = new Float32Array(decodeBase64(stored.scale).buffer);  // (rows, groups)
       var colScale = stored.col_scale ?  // (cols,)
         new Float32Array(decodeBase64(stored.col_scale).buffer) : new Float32Array(cols).fill(1);
       out = new Float32Array(size);
       for (var r = 0; r < rows; r++) {
-        var s = rowScale[r];
-        for (var c = 0, at = r * cols; c < cols; c++, at++) out[at] = q[at] * s * colScale[c];
+        for (var c = 0, at = r * cols; c < cols; c++, at++) {
+          out[at] = q[at] * scale[r * groups + Math.floor(c / group)] * colScale[c];
+        }
       }
     } else {
       throw MiniLMError("bad-weights", "tensor " + name + " has unknown dtype " + stored.dtype);
