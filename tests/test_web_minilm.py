@@ -18,6 +18,7 @@ Every test that runs Node skips, saying so, when ``node`` is missing.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import shutil
@@ -220,7 +221,7 @@ def test_erf_and_base64():
     script = (
         f"const m = require({json.dumps(str(W.MINILM_JS))});"
         f"const xs = {json.dumps([float(x) for x in xs])};"
-        f"const b64 = {json.dumps([__import__('base64').b64encode(b).decode() for b in blobs])};"
+        f"const b64 = {json.dumps([base64.b64encode(b).decode() for b in blobs])};"
         "console.log(JSON.stringify({erf: xs.map(m.erf),"
         " bytes: b64.map((s) => Array.from(m.decodeBase64(s)))}));"
     )
@@ -299,3 +300,41 @@ def test_forward_int8_parity(int8_js, model):
     assert np.mean(diffs) <= INT8_MEAN_ABS
     assert agree / rows >= INT8_ARGMAX_AGREE
     assert len(texts) >= 20
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@needs_node
+def test_chromium_file_page(browser, tmp_path, int8_js, model):
+    """In chromium, from a page opened as file:// that loads minilm.js and the weights with
+    plain <script src> (as readers open a copied book): Python's tokens, and the maps that
+    Node computes from the same file (a newer V8, its own Math.exp: within 1e-6)."""
+    texts = [ANIMAL_SENTENCE, HELD_OUT[5], HELD_OUT[8]]
+    html = tmp_path / "minilm.html"
+    html.write_text(f'<!doctype html><meta charset="utf-8"><title>minilm</title>'
+                    f'<script src="{W.MINILM_JS.as_uri()}"></script>'
+                    f'<script src="{int8_js.as_uri()}"></script>', "utf-8")
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(html.as_uri())
+    reply = page.evaluate("""(texts) => {
+        const model = AttentionBook.minilm.load();
+        const b64 = (a) => { const u8 = new Uint8Array(a.buffer); let s = "";
+          for (let i = 0; i < u8.length; i += 0x8000) {
+            s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
+          return btoa(s); };
+        const runs = texts.map((t) => { const r = model.run(t, {maxTokens: 128});
+          return {tokens: r.tokens, attention: b64(r.attention)}; });
+        let empty = null;
+        try { model.run("  "); } catch (e) { empty = e.code; }
+        return {runs, empty, scripts: document.scripts.length};
+    }""", texts)
+    page.close()
+    assert errors == [] and reply["empty"] == "empty" and reply["scripts"] == 2
+    node = W.run_in_node(int8_js, texts)["results"]
+    for text, got, ref in zip(texts, reply["runs"], node):
+        assert got["tokens"] == model.tokenize(text) == ref["tokens"]
+        attention = np.frombuffer(base64.b64decode(got["attention"]), "<f4")
+        np.testing.assert_allclose(attention.reshape(ref["attention"].shape), ref["attention"],
+                                   rtol=0, atol=1e-6)
