@@ -3,7 +3,8 @@
 Layers, each importing only the ones above it (docs/architecture.md has the whole story):
 
 - math (numpy only): ``tokens``, ``embedding``, ``positional``, ``attention``,
-  ``multihead``, ``permutation``, ``masking``, ``block``, ``heads``, ``cost``
+  ``multihead``, ``permutation``, ``masking``, ``block``, ``heads``, ``decoding``,
+  ``cost``
 - reference (PyTorch and pretrained weights): ``reference`` (torch twins), ``training``
   (the tiny transformers of chapter 8), ``pretrained`` (all-MiniLM-L6-v2, chapter 9)
 - scenes: each lab declared as data, with its pure state function, readout and alt text
