@@ -73,7 +73,8 @@ def quantize_int8(w, alpha: float = 0.5, group: int = 64
     its own scale ``r = max |w'| / 127`` over the run. The attention maps' largest loss,
     measured in Node (the largest absolute difference from the float32 model): on 20
     gallery sentences 0.059 with a scale per row alone and 0.031 with the columns evened
-    out (alpha = 0.5; 0.037 at 0.25, 0.053 at 0.75, 0.071 at 1); over 211 sentences
+    out (alpha = 0.5; the layers alone quantised: 0.037, 0.034, 0.053 and 0.071 at
+    alpha 0.25, 0.5, 0.75 and 1); over 211 sentences
     (benchmarks/browser_minilm.py --parity), whose odd ones ("[MASK] [mask]
     hello[SEP]world") are harder, 0.083 with a scale per row and 0.032 with groups of
     64, whose scales add 6 % to the bytes.
