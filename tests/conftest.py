@@ -181,7 +181,7 @@ class PageWatch:
 
     def _route(self, route):
         url = urlparse(route.request.url)
-        if url.scheme in ("data", "blob") or url.hostname in LOCAL_HOSTS:
+        if url.scheme in ("data", "blob", "file") or url.hostname in LOCAL_HOSTS:
             route.continue_()
         else:
             self.outside.append(route.request.url)

@@ -264,3 +264,168 @@ process.stdout.write(JSON.stringify(out));""")
         with pytest.raises(ValueError) as err:
             positional_state(**values)
         assert message and message.split(",")[0] == str(err.value).split(",")[0], (message, err.value)
+
+
+# ------------------------------------------------------------------ in chromium
+
+# Move one control through `values` in the page: set it, fire "input", wait for the draw,
+# and record what the lab shows.
+MOVE_JS = r"""async ([labId, index, values]) => {
+  const el = document.getElementById(labId), lab = el.abLab;
+  const input = document.getElementById(labId + "-c" + index);
+  const out = document.getElementById(input.id + "-out");
+  function pixels() {  // a cheap fingerprint of the canvas's pixels
+    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let h1 = 0, h2 = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
+      h2 = (h2 + d[i] * (i % 65521)) | 0;
+    }
+    return h1 + ":" + h2;
+  }
+  const seen = [];
+  for (const value of values) {
+    const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
+    if (input.tagName === "SELECT") {
+      input.value = String(lab.declaration.controls[index].values.indexOf(value));
+    } else if (lab.declaration.controls[index].range) {
+      input.value = String(value);
+    } else {
+      input.value = String(lab.declaration.controls[index].values.indexOf(value));
+    }
+    input.dispatchEvent(new Event("input", {bubbles: true}));
+    await drawn;
+    seen.push({value: value, got: lab.values[lab.declaration.controls[index].name],
+               output: out ? out.textContent : null, valuetext: input.getAttribute("aria-valuetext"),
+               alt: lab.canvas.getAttribute("aria-label"), pixels: pixels(),
+               caption: el.querySelector(".ab-explorer-caption").textContent,
+               disabled: input.disabled, values: Object.assign({}, lab.values)});
+  }
+  return seen;
+}"""
+
+
+def sampled(control) -> list:
+    """Every value of a short control; for a long one the ends and 14 values between."""
+    values = list(control.values)
+    if len(values) <= 16:
+        return values
+    rng = np.random.default_rng(len(values))
+    inner = sorted(rng.choice(values[1:-1], size=14, replace=False).tolist())
+    return [values[0], *inner, values[-1]]
+
+
+def exercise_every_control(page, lab_id: str) -> int:
+    """Set every control of chapter 2's lab to every value of its range (long ranges sampled),
+    from the defaults, and check what is drawn. Returns the number of changes checked."""
+    checked = 0
+    for index, control in enumerate(SCENE.controls):
+        page.evaluate("([id]) => { const lab = document.getElementById(id).abLab; }", [lab_id])
+        values = sampled(control)
+        # back to the default last, so the next control starts from the defaults
+        rows = page.evaluate(MOVE_JS, [lab_id, index, [*values, control.default]])
+        previous = None
+        for row in rows:
+            values_now = row["values"]
+            assert row["got"] == row["value"], row
+            if control.kind == "slider":
+                assert row["output"] == control.label_of(row["value"]) == row["valuetext"]
+            st = positional_state(**values_now)
+            same_text(row["alt"], positional_alt_text(st), 0.0, 0.0)
+            for line in readout_lines(st):
+                assert NOISE.sub("#", line) in NOISE.sub("#", row["caption"]), (line, row["caption"])
+            if previous is not None and previous["values"] != values_now:
+                assert row["pixels"] != previous["pixels"], (control.name, row["value"])
+            previous = row
+            checked += 1
+    return checked
+
+
+def check_disabled_base(page, lab_id: str) -> None:
+    """d = 2: the base has no effect; its slider is disabled and says why."""
+    d_index = [c.name for c in SCENE.controls].index("d")
+    row = page.evaluate(MOVE_JS, [lab_id, d_index, [2]])[0]
+    base = page.locator(f"#{lab_id}-c{[c.name for c in SCENE.controls].index('base')}")
+    assert base.is_disabled() and page.locator(f"#{base.get_attribute('id')}-hint").is_visible()
+    assert "one frequency pair" in row["caption"]
+    page.evaluate(MOVE_JS, [lab_id, d_index, [SCENE.defaults["d"]]])
+    assert not base.is_disabled()
+
+
+def browser_parity(page, n: int, seed: int) -> None:
+    values = held_out(n, seed)
+    rows = page.evaluate("([list]) => { " + COMPUTE_JS + " return computeAll("
+                         "window.AttentionBook.positional, list, " + PAGE_B64 + "); }", [values])
+    for v, row in zip(values, rows, strict=True):
+        check_parity(v, row, decode(row))
+
+
+@pytest.fixture(scope="module")
+def standalone_page(tmp_path_factory):
+    path = tmp_path_factory.mktemp("web") / "positional.html"
+    path.write_text(standalone_html(web_lab("positional")), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_standalone_lab_in_chromium(browser, standalone_page):
+    from conftest import PageWatch
+
+    watch = PageWatch(browser, scale=2)
+    page = watch.open(standalone_page.as_uri())
+    lab_id = page.locator(".ab-lab").get_attribute("id")
+    assert page.is_visible(f"#{lab_id}-controls")
+    canvas = page.locator(f"#{lab_id} canvas")
+    assert canvas.get_attribute("role") == "img"
+    assert canvas.evaluate("c => c.width") == 2 * round(canvas.bounding_box()["width"])  # 2x screen
+    browser_parity(page, 16, seed=7)
+    assert exercise_every_control(page, lab_id) >= 40
+    check_disabled_base(page, lab_id)
+    assert watch.console_errors == [] and watch.outside == [] and watch.failed == []
+    assert all(u.startswith("file:") for u in watch.requested), watch.requested
+    watch.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_built_chapter_2_computes_in_the_browser(browser, site, built_book, how):
+    from conftest import PageWatch
+
+    rel = "chapters/02_positional_encoding.html"
+    url = f"{site}/{rel}" if how == "http" else (built_book / rel).as_uri()
+    watch = PageWatch(browser)
+    page = watch.open(url)
+    labs = page.locator(".ab-lab[data-ab-lab=positional]")
+    assert labs.count() == 1
+    lab_id = labs.get_attribute("id")
+    page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+    browser_parity(page, 12, seed=11 if how == "http" else 12)
+    assert exercise_every_control(page, lab_id) >= 40
+    check_disabled_base(page, lab_id)
+    # the scripts come from the site, classic and deferred
+    sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
+                            ".filter(s => s && s.includes('ab-web/'))")
+    assert [s.split("?")[0].split("/")[-1] for s in sources] == ["lab.js", "positional.js"]
+    assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
+        watch.console_errors, watch.outside, watch.failed)
+    watch.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_without_javascript_the_default_state_is_a_picture(browser, built_book):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto((built_book / "chapters" / "02_positional_encoding.html").as_uri())
+    lab_id = page.locator(".ab-lab").get_attribute("id")
+    assert not page.is_visible(f"#{lab_id}-controls")  # no inert control
+    img = page.locator(f"#{lab_id} .ab-lab-figure img")
+    assert img.count() == 1 and img.is_visible()
+    page.wait_for_function(f"document.querySelector('#{lab_id} .ab-lab-figure img').complete")
+    assert img.evaluate("i => i.naturalWidth") > 0
+    st = positional_state(**SCENE.defaults)
+    assert img.get_attribute("alt") == positional_alt_text(st)
+    assert "rotation check" in page.text_content(f"#{lab_id}-caption")
+    context.close()

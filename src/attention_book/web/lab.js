@@ -424,7 +424,7 @@
 
   // ---------------------------------------------------------------------------- a lab
   function mount(el) {
-    if (el.abLab) { return el.abLab; }
+    if (el.abLab) { return el.abLab; }  // mounted already
     var decl = JSON.parse(el.querySelector("script.ab-lab-data").textContent);
     var module = root.AttentionBook && root.AttentionBook[decl.module];
     var caption = el.querySelector(".ab-explorer-caption");
@@ -494,12 +494,14 @@
       if (lab.pending) { return; }
       lab.pending = true;
       root.requestAnimationFrame(function () {
+        var frame = performance.now(), t0 = lab.inputTime;
         lab.pending = false;
-        var t0 = lab.inputTime;
         lab.inputTime = null;
         update();
         lab.draws += 1;
-        el.dispatchEvent(new CustomEvent("ab-lab-drawn", {detail: {input: t0, drawn: performance.now()}}));
+        // times (performance.now()): the input event, the frame's start, the draw's end
+        el.dispatchEvent(new CustomEvent("ab-lab-drawn",
+                                         {detail: {input: t0, frame: frame, drawn: performance.now()}}));
       });
     }
 
@@ -527,12 +529,15 @@
     return lab;
   }
 
+  /** Mount every lab once the page's scripts have run: the state modules load after this
+   *  script (deferred scripts run in order, then DOMContentLoaded fires). */
   function start() {
     function all() { document.querySelectorAll(".ab-lab[data-ab-lab]").forEach(mount); }
-    if (document.readyState === "loading") {
-      document.addEventListener("DOMContentLoaded", all);
-    } else {
+    if (document.readyState === "complete") {
       all();
+    } else {
+      document.addEventListener("DOMContentLoaded", all);
+      root.addEventListener("load", all);  // mount is idempotent: a late module still mounts
     }
   }
 

@@ -66,12 +66,30 @@
     return pe;
   }
 
+  // The rows of PE computed last, for one (d, base): PE for s positions is the first s rows
+  // of PE for more, so a change of s or k computes no sine (the same numbers, computed once).
+  var cache = {d: 0, base: 0, omega: null, rows: 0, pe: null};
+
+  /** PE:(s, d) for (d, base): rows 0..s-1 of the cached table, grown when needed. */
+  function encoding(s, d, base) {
+    if (cache.d !== d || cache.base !== base) {
+      cache = {d: d, base: base, omega: frequencies(d, base), rows: 0, pe: new Float64Array(0)};
+    }
+    if (cache.rows < s) {
+      var grown = new Float64Array(s * d);
+      grown.set(cache.pe);
+      grown.set(encodingAt(cache.rows, s - cache.rows, cache.omega), cache.rows * d);
+      cache.pe = grown;
+      cache.rows = s;
+    }
+    return cache.pe.subarray(0, s * d);  // (s, d), a view: never written to
+  }
+
   /** positional_state(s, d, base, k): everything the lab shows. Throws for bad values. */
   function state(values) {
     var s = values.s, d = values.d, base = values.base, k = values.k;
     check(s, d, base, k);
-    var half = d / 2, omega = frequencies(d, base), p = Math.floor(s / 2);
-    var pe = encodingAt(0, s, omega);  // (s, d)
+    var half = d / 2, pe = encoding(s, d, base), omega = cache.omega, p = Math.floor(s / 2);
     // similarity by offset q - p = -(s-1)..s-1: sum_i cos(offset omega_i) / (d/2). The cosine
     // of offset m >= 0 is PE[m, 2i+1] (the same product m * omega_i), and cos is even
     var byOffset = new Float64Array(2 * s - 1);  // (2s - 1,)
@@ -80,9 +98,12 @@
       for (var i = 0; i < half; i++) { sum += pe[m0 * d + 2 * i + 1]; }
       byOffset[s - 1 + m0] = byOffset[s - 1 - m0] = sum / half;
     }
-    var similarity = new Float64Array(s * s);  // (s, s), Toeplitz: entry (p, q) = byOffset[q - p]
-    for (var r = 0; r < s; r++) {
-      similarity.set(byOffset.subarray(s - 1 - r, 2 * s - 1 - r), r * s);
+    // (s, s), Toeplitz: entry (p, q) = byOffset[q - p]; filled only when asked for (the
+    // picture reads byOffset), 2 MB at s = 512
+    function similarity() {
+      var out = new Float64Array(s * s);
+      for (var r = 0; r < s; r++) { out.set(byOffset.subarray(s - 1 - r, 2 * s - 1 - r), r * s); }
+      return out;
     }
     // mean over p != q: offset +-m occurs 2 (s - m) times among the s (s - 1) ordered pairs
     var mean = null;
@@ -106,19 +127,19 @@
       var from = Math.max(hi, 0);
       shiftedAll.set(encodingAt(from + k, s - from, omega), from * d);
     }
-    var maxError = 0, rotatedAll = new Float64Array(s * d);
+    var maxError = 0, rotated = new Float64Array(d);
     for (var q = 0; q < s; q++) {
       for (var u = 0; u < half; u++) {
         var at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
         // [sin', cos'] = [sin, cos] @ block: (1, 2) @ (2, 2)
         var rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
-        rotatedAll[at] = rs;
-        rotatedAll[at + 1] = rc;
-        maxError = Math.max(maxError, Math.abs(shiftedAll[at] - rs), Math.abs(shiftedAll[at + 1] - rc));
+        var e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
+        if (e1 > maxError) { maxError = e1; }
+        if (e2 > maxError) { maxError = e2; }
+        if (q === p) { rotated[2 * u] = rs; rotated[2 * u + 1] = rc; }  // (d,) PE[p] T(k)
       }
     }
-    // the state's own pair at p: PE[p + k] from the formula, and PE[p] T(k)
-    var shifted = encodingAt(p + k, 1, omega), rotated = rotatedAll.slice(p * d, (p + 1) * d);
+    var shifted = encodingAt(p + k, 1, omega);  // (d,) PE[p + k] from the formula
     var notes = [d === 2
       ? {level: "info", text: "one frequency pair, \u03c9\u2080 = 1: wavelength 2\u03c0 \u2248 6.28 " +
                               "positions, whatever the base"}
@@ -136,12 +157,17 @@
                                        " (the picture has fewer pixels than cells); the numbers are exact"});
     }
     var pairs = [0, Math.floor(d / 8), Math.floor(d / 4), half - 1];  // may repeat for small d
-    return {
+    var st = {
       s: s, d: d, base: base, k: k, pe: pe,
       waveColumns: pairs.map(function (i) { return 2 * i; }),
-      wavelengths: lam, similarity: similarity, meanSimilarity: mean, p: p,
+      wavelengths: lam, byOffset: byOffset, meanSimilarity: mean, p: p,
       shifted: shifted, rotated: rotated, maxError: maxError, notes: notes,
     };
+    var filled = null;
+    Object.defineProperty(st, "similarity", {enumerable: true, get: function () {
+      return filled || (filled = similarity());
+    }});
+    return st;
   }
 
   /** The readout's lines (plain text) and notes, as positional_readout_html shows them. */
@@ -187,6 +213,15 @@
     return {data: out, rows: r2, cols: c2};
   }
 
+  /** Every rs-th row and column of the (s, s) similarity, read off its offsets. */
+  function toeplitz(byOffset, s, rs) {
+    var n = Math.ceil(s / rs), out = new Float64Array(n * n);
+    for (var r = 0; r < n; r++) {
+      for (var c = 0; c < n; c++) { out[r * n + c] = byOffset[s - 1 + (c - r) * rs]; }
+    }
+    return {data: out, rows: n, cols: n};
+  }
+
   function column(st, j) {
     var y = new Float64Array(st.s);
     for (var p = 0; p < st.s; p++) { y[p] = st.pe[p * st.d + j]; }
@@ -194,8 +229,8 @@
   }
 
   var WAVES = [  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
-    {label: "i = 0", color: "#00204c", dark: "#9ab7e6", width: 2.0},
-    {label: "i = d/8", color: "#31688e", dark: "#6fa8d6", width: 1.5},
+    {label: "i = 0", color: "#00204c", dark: "#dce9fa", width: 2.0},
+    {label: "i = d/8", color: "#31688e", dark: "#5b9bd5", width: 1.5},
     {label: "i = d/4", color: "#35b779", dark: "#35b779", width: 1.2},
     {label: "i = d/2 \u2212 1", color: "#c9a227", dark: "#e0c050", width: 0.9},
   ];
@@ -206,7 +241,7 @@
     var s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
     var every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" :
       ", 1 in " + Math.max(rs, cs) + " cells";
-    var pe = strided(st.pe, s, d, rs, cs), sim = strided(st.similarity, s, s, rs, rs);
+    var pe = strided(st.pe, s, d, rs, cs), sim = toeplitz(st.byOffset, s, rs);
     var dims = d, peRow = st.p < s ? st.pe.subarray(st.p * d, (st.p + 1) * d) : st.shifted;
     return {
       columns: 2,
