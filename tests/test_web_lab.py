@@ -305,6 +305,31 @@ MOVE_JS = r"""async ([labId, index, values]) => {
 }"""
 
 
+# Every value of every control, without waiting for frames: set it, draw at once (the lab's
+# update), and check that the lab took it and the alt text names the state's size.
+SWEEP_JS = r"""([labId]) => {
+  const el = document.getElementById(labId), lab = el.abLab, decl = lab.declaration;
+  const problems = [];
+  let n = 0;
+  decl.controls.forEach((c, i) => {
+    const input = lab.controls[i];
+    const values = c.range ? Array.from({length: (c.range[1] - c.range[0]) / c.range[2] + 1},
+                                        (_, k) => c.range[0] + k * c.range[2]) : c.values;
+    for (const value of values) {
+      input.value = String(c.range ? value : c.values.indexOf(value));
+      lab.update();
+      const alt = lab.canvas.getAttribute("aria-label");
+      if (lab.values[c.name] !== value || !alt.includes(lab.values.s + " positions (rows) and " +
+          lab.values.d + " dimensions")) { problems.push([c.name, value, lab.values[c.name]]); }
+      n += 1;
+    }
+    input.value = String(c.range ? c.default : c.values.indexOf(c.default));
+    lab.update();
+  });
+  return {n, problems};
+}"""
+
+
 def sampled(control) -> list:
     """Every value of a short control; for a long one the ends and 14 values between."""
     values = list(control.values)
@@ -380,6 +405,8 @@ def test_standalone_lab_in_chromium(browser, standalone_page):
     assert canvas.get_attribute("role") == "img"
     assert canvas.evaluate("c => c.width") == 2 * round(canvas.bounding_box()["width"])  # 2x screen
     browser_parity(page, 16, seed=7)
+    swept = page.evaluate(SWEEP_JS, [lab_id])
+    assert swept["problems"] == [] and swept["n"] == sum(len(c.values) for c in SCENE.controls)
     assert exercise_every_control(page, lab_id) >= 40
     check_disabled_base(page, lab_id)
     assert watch.console_errors == [] and watch.outside == [] and watch.failed == []
