@@ -19,12 +19,17 @@
   cache does, so a chapter that is not re-executed still finds its pictures).
 - Serves the book's own stylesheet and script (``_ext/static``): explorers and outputs in
   the theme's colours (light and dark), phones, print, and figures that enlarge on a click.
+- Labs computed in the reader's browser (``attention_book/controls/web.py``): copies the
+  package's ``web/*.js`` into ``_static/ab-web`` and adds to each page the scripts its labs
+  name (``data-ab-scripts``), as classic deferred scripts: a page opened as file:// refuses
+  ES modules.
 - Labels the reference list as the citations read, "Vaswani et al., 2017", rather than
   alpha's "VSP+17" (``bibtex_default_style: authoryear``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -38,6 +43,8 @@ IMAGES_ENV = "ATTENTION_BOOK_IMAGES"  # attention_book.controls.static.IMAGES_EN
 IMAGE_PREFIX = "ab-image:"            # attention_book.controls.static.IMAGE_PREFIX
 IMAGES_URL = "_images/explorer/"
 OWN_STATIC = Path(__file__).parent / "static"
+WEB_URL = "ab-web/"  # under _static: the package's browser side (attention_book/web/*.js)
+WEB_SCRIPTS = re.compile(r'data-ab-scripts="([^"]*)"')
 
 # (source under node_modules, destination under _static/vendor). A source is a file, a folder
 # (copied whole) or a glob pattern (its matches are copied into the destination folder, which
@@ -177,6 +184,35 @@ def copy_images(app: Sphinx, exception: Exception | None) -> None:
             shutil.copy2(source, target / name)
 
 
+def _web_folder() -> Path:
+    """The package's browser side, ``attention_book/web`` (found without importing it)."""
+    spec = importlib.util.find_spec("attention_book")
+    if spec is None or not spec.submodule_search_locations:
+        raise ExtensionError("the book's package attention_book is not installed: make env")
+    return Path(list(spec.submodule_search_locations)[0]) / "web"
+
+
+def add_web_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """A page with a lab computed in the browser loads the scripts it names
+    (``data-ab-scripts="lab.js positional.js"``), from ``_static/ab-web``, in order."""
+    names = dict.fromkeys(name for found in WEB_SCRIPTS.findall(context.get("body", ""))
+                          for name in found.split())
+    for name in names:
+        app.add_js_file(f"{WEB_URL}{name}", defer="defer")
+
+
+def copy_web(app: Sphinx, exception: Exception | None) -> None:
+    """Copy the package's browser side into ``_static/ab-web`` (emptied first)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / WEB_URL
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for source in sorted(_web_folder().glob("*.js")):
+        shutil.copy2(source, target / source.name)
+
+
 def add_own_static(app: Sphinx) -> None:
     app.config.html_static_path.append(str(OWN_STATIC))
 
@@ -211,6 +247,8 @@ def setup(app: Sphinx) -> dict:
     app.add_css_file("attention-book.css")
     app.add_js_file("attention-book.js", defer="defer")
     app.connect("html-page-context", point_at_images)
+    app.connect("html-page-context", add_web_scripts)
+    app.connect("build-finished", copy_web)
     app.connect("build-finished", copy_images)
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)

@@ -56,8 +56,8 @@ of the package: ``git archive HEAD | tar -x -C /tmp/base``, then ``--chapters-di
 /tmp/base/chapters --pythonpath /tmp/base/src``). ``--setup-code`` inserts a code cell at
 the top of every notebook, e.g. to monkeypatch something for an A/B measurement.
 ``--notebooks`` measures any notebooks (prototypes) instead of the chapters: a lab is any
-widget output whose root is a VBox holding controls and a figure (ipympl canvas or
-``ipywidgets.Image``).
+widget output whose root is a VBox holding controls and a figure (ipympl canvas,
+``ipywidgets.Image``, or the canvas ``web/lab.js`` draws in an anywidget: ``canvas.ab-lab-canvas``).
 """
 
 from __future__ import annotations
@@ -200,7 +200,8 @@ HARNESS = r"""
   }
   function discover() {
     const figures = document.querySelectorAll(
-      '.jp-OutputArea-output .jupyter-matplotlib, .jp-OutputArea-output img.widget-image');
+      '.jp-OutputArea-output .jupyter-matplotlib, .jp-OutputArea-output img.widget-image, ' +
+      '.jp-OutputArea-output canvas.ab-lab-canvas');
     for (const fig of figures) {
       const out = fig.closest('.jp-OutputArea-output');
       let root = null;
@@ -215,7 +216,7 @@ HARNESS = r"""
       if (!controls.length) continue;
       const lab = {root, controls, dirty: false, decoded: false};
       if (fig.tagName === 'IMG') { lab.kind = 'img'; lab.img = fig; }
-      else { lab.kind = 'canvas'; lab.canvas = fig.querySelector('canvas'); }
+      else { lab.kind = 'canvas'; lab.canvas = fig.tagName === 'CANVAS' ? fig : fig.querySelector('canvas'); }
       watchFigure(lab);
       labs.push(lab);
     }

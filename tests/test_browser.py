@@ -61,11 +61,18 @@ def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
 
 def _explorer_state(page, explorer):
     """What the explorer shows: its picture (the first state's, or the overlay on it that
-    makes another state's), alt text and caption."""
+    makes another state's; a lab computed in the browser: its canvas, once the frame after
+    the change is drawn), alt text and caption."""
     return explorer.evaluate(
-        "el => { const img = el.querySelector('img'), over = el.querySelector("
+        "async el => { const canvas = el.querySelector('canvas.ab-lab-canvas');"
+        " const caption = () => el.querySelector('.ab-explorer-caption').innerHTML;"
+        " if (canvas) { await new Promise(r => requestAnimationFrame(() =>"
+        " requestAnimationFrame(r)));"
+        " return {src: canvas.toDataURL(), alt: canvas.getAttribute('aria-label'),"
+        " caption: caption()}; }"
+        " const img = el.querySelector('img'), over = el.querySelector("
         "'.ab-explorer-overlay'); return {src: over.hidden ? img.src : over.src, alt: img.alt,"
-        " caption: el.querySelector('.ab-explorer-caption').innerHTML}; }"
+        " caption: caption()}; }"
     )
 
 

@@ -372,9 +372,9 @@ def test_the_html_offers_every_state_the_chapter_asks_for():
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_lab_picks_the_explorer_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
-    monkeypatch.setattr("attention_book.controls.static_explorer",
-                        lambda name, **explore: ("explorer", name))
-    assert book_lab("positional") == ("explorer", "positional")
+    # chapter 2's lab computes in the reader's browser (web/positional.js)
+    monkeypatch.setattr("attention_book.controls.web_lab", lambda name: ("browser", name))
+    assert book_lab("positional") == ("browser", "positional")
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "0")
     made = book_lab("positional", s=8)
     assert isinstance(made, LiveLab) and made.values["s"] == 8

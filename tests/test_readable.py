@@ -77,17 +77,21 @@ CONTRAST_JS = r"""() => {
   return {checked, bad};
 }""".replace("%(min)s", str(MIN_CONTRAST))
 
-# The figures a page shows: explorer pictures (not their overlays) and the outputs' images.
+# The figures a page shows: explorer pictures (not their overlays), the canvases of labs
+# computed in the browser (data-text-px in the canvas's pixels) and the outputs' images.
 # Each one's "Enlarge figure" button, if it has one, is marked data-readable-zoom=i.
 FIGURES_JS = """() => Array.from(document.querySelectorAll(
-    ".ab-explorer-figure > img:first-child, .cell_output img:not(.ab-explorer img)")).map(
+    ".ab-explorer-figure > img:first-child, .ab-lab-figure > canvas, " +
+    ".cell_output img:not(.ab-explorer img)")).map(
     (img, i) => {
   const figure = img.closest(".ab-explorer-figure, a.image-reference") || img;
   const next = figure.nextElementSibling;
   const zoom = !!next && next.classList.contains("ab-zoom-button");
   if (zoom) { next.setAttribute("data-readable-zoom", i); }
-  return {i, zoom, src: img.currentSrc || img.src, textPx: img.getAttribute("data-text-px"),
-          shown: img.getBoundingClientRect().width, natural: img.naturalWidth};
+  const canvas = img.tagName === "CANVAS";
+  return {i, zoom, src: canvas ? "canvas" : img.currentSrc || img.src,
+          textPx: img.getAttribute("data-text-px"),
+          shown: img.getBoundingClientRect().width, natural: canvas ? img.width : img.naturalWidth};
 })"""
 
 

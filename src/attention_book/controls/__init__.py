@@ -14,9 +14,10 @@ import os
 from ..plots import VIEWS
 from ..scenes import SCENES
 from .static import Explorer, explorer
+from .web import BrowserLab, browser_lab
 
 __all__ = ["STATIC_ENV_VAR", "is_static_build", "lab", "live_lab", "static_explorer",
-           "Explorer"]
+           "web_lab", "Explorer", "BrowserLab"]
 
 #: The environment variable the book's Sphinx extension sets to "1" during a build.
 STATIC_ENV_VAR = "ATTENTION_BOOK_STATIC"
@@ -46,8 +47,17 @@ def static_explorer(name: str, **explore) -> Explorer:
     return explorer(_scene(name), VIEWS[name](), **explore)
 
 
+def web_lab(name: str) -> BrowserLab:
+    """The lab of scene ``name`` computed in the reader's browser (the scene has ``web``),
+    its default state drawn by the view as the picture shown without JavaScript."""
+    return browser_lab(_scene(name), VIEWS[name]())
+
+
 def lab(name: str, **values):
     """The lab of scene ``name`` (a key of :data:`attention_book.scenes.SCENES`): the live
-    lab starting at ``values`` in a notebook, the explorer (its declared states) in the
-    built book. Not displayed: make it the last expression of a cell."""
-    return static_explorer(name) if is_static_build() else live_lab(name, **values)
+    lab starting at ``values`` in a notebook; in the built book the lab computed in the
+    browser if the scene has a browser state function (``Scene.web``), else the explorer
+    (its declared states). Not displayed: make it the last expression of a cell."""
+    if not is_static_build():
+        return live_lab(name, **values)
+    return web_lab(name) if _scene(name).web else static_explorer(name)

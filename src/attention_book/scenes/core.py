@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import html
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from ..tokens import Vocabulary, tokenize
 __all__ = ["Note", "notes_html", "readout_html", "no_tokens_alt", "positions_html",
            "tracer_html", "as_options", "read_tokens", "embed_tokens", "token_options",
            "HasTokens", "Control", "text", "choice", "slider", "seed_slider", "toggle", "multi",
-           "when", "Preset", "Action", "Scene", "MAX_WIDGET_TOKENS"]
+           "when", "compare", "Condition", "Preset", "Action", "Scene", "MAX_WIDGET_TOKENS"]
 
 #: The most tokens a lab shows by default; longer texts are truncated with a visible note.
 MAX_WIDGET_TOKENS = 32
@@ -246,9 +247,36 @@ def multi(name: str, label: str, options: Sequence, default: Sequence = (), **kw
                    **kwargs)
 
 
+@dataclass(frozen=True)
+class Condition:
+    """An ``active_when`` that is also data: ``values[name] <op> value``, so that the
+    browser's front end (``web/lab.js``) can evaluate it too. Build it with :func:`when`
+    or :func:`compare`."""
+
+    name: str
+    op: str  # one of "==", "!=", ">", ">=", "<", "<="
+    value: object
+
+    _OPS = {"==": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge,
+            "<": operator.lt, "<=": operator.le}
+
+    def __post_init__(self):
+        if self.op not in self._OPS:
+            raise ValueError(f"op must be one of {list(self._OPS)}, got {self.op!r}")
+
+    def __call__(self, values: Mapping) -> bool:
+        return bool(self._OPS[self.op](values[self.name], self.value))
+
+
 def when(name: str, value) -> Callable[[Mapping], bool]:
     """An ``active_when``: the control has an effect while control ``name`` is ``value``."""
-    return lambda values: values[name] == value
+    return Condition(name, "==", value)
+
+
+def compare(name: str, op: str, value) -> Condition:
+    """An ``active_when``: the control has an effect while ``values[name] <op> value``
+    (``compare("d", ">", 2)``)."""
+    return Condition(name, op, value)
 
 
 @dataclass(frozen=True)
@@ -294,6 +322,9 @@ class Scene:
     # check(values) raises ValueError for a combination the controls cannot show (e.g.
     # "h=3 does not divide d=8", the API's own message), before the generic checks
     check: Callable[[Mapping], None] | None = None
+    # the lab's state function in the reader's browser: web/<web>.js (e.g. "positional");
+    # the built book then computes it there instead of showing precomputed pictures
+    web: str = ""
 
     def __post_init__(self):
         names = [c.name for c in self.controls]

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import positional as P
 from .._validate import positive_int, whole_number
-from .core import Note, Scene, readout_html, slider
+from .core import Note, Scene, compare, readout_html, slider
 
 __all__ = ["BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride", "PositionalState",
            "positional_state", "positional_readout_html", "positional_alt_text"]
@@ -152,12 +152,12 @@ SCENE = Scene(
         slider("s", "s (positions)", range(1, 513), 64, explore=(8, 64)),
         slider("d", "d (width)", range(2, 513, 2), 64, explore=(2, 8, 64, 512)),
         slider("base", "base", BASE_CHOICES, 10000, explore=(10, 100, 10000),
-               active_when=lambda v: v["d"] > 2,
+               active_when=compare("d", ">", 2),
                hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),
         slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3, explore=(3, 16)),
     ),
     state=positional_state, readout=positional_readout_html, alt=positional_alt_text,
-    check=_check,
+    check=_check, web="positional",  # computed in the browser by web/positional.js
     # the "things to try" of chapter 2: a small base, one frequency pair, p + k past the end
     suggested=({"s": 64, "d": 64, "base": 10}, {"s": 64, "d": 64, "base": 100},
                {"d": 2}, {"s": 8, "k": 16}, {"s": 64, "d": 8, "base": 10000}),

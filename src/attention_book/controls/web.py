@@ -1,0 +1,184 @@
+"""The controls layer, browser form: a lab that computes its state in the reader's browser.
+
+A scene with ``web="<module>"`` has its state function in ``attention_book/web/<module>.js``
+too (checked against the Python one in ``tests/test_web_lab.py``). In the built book its lab
+is a :class:`BrowserLab`: an element holding the lab's declaration as JSON, derived here
+from the scene's controls (name, label, kind, every value the live lab accepts, default,
+hint, ``active_when`` when it is a :class:`~attention_book.scenes.core.Condition`), which
+``web/lab.js`` turns into HTML controls and a canvas it draws on. Every control offers the
+live lab's full range, not a sample of it.
+
+Without JavaScript the element shows the default state, drawn by the scene's view when the
+book is built (one picture), its readout and no controls. The scripts the lab needs are
+named in ``data-ab-scripts``; the book's Sphinx extension serves them from ``_static/ab-web``
+and adds them to the pages that name them. :func:`standalone_html` inlines them instead, for
+a page outside the book (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import itertools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..scenes.core import _NOTE_STYLE, Condition, Scene
+
+__all__ = ["WEB_DIR", "BrowserLab", "declaration", "browser_lab", "standalone_html"]
+
+#: The browser side: lab.js (the front end) and one state module a lab.
+WEB_DIR = Path(__file__).resolve().parents[1] / "web"
+
+_IDS = itertools.count(1)
+
+
+def _range(values: tuple):
+    """``[first, last, step]`` if ``values`` are whole numbers evenly spaced, else None."""
+    if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                  for v in values):
+        return None
+    step = values[1] - values[0]
+    if step <= 0 or any(b - a != step for a, b in zip(values, values[1:])):
+        return None
+    return [values[0], values[-1], step]
+
+
+def _control(c) -> dict:
+    if c.kind == "multi" or c.options_for is not None:
+        raise ValueError(f"control {c.name!r}: the browser lab has no {c.kind} control whose "
+                         "choices follow other controls yet")
+    if c.active_when is not None and not isinstance(c.active_when, Condition):
+        raise ValueError(f"control {c.name!r}: active_when must be a Condition (when(), "
+                         "compare()) for the browser to evaluate it")
+    out = {"name": c.name, "label": c.label, "kind": c.kind, "default": c.default,
+           "hint": c.hint}
+    if c.kind == "text":
+        out["placeholder"] = c.placeholder
+    else:
+        values = list(c.values)
+        out["values"] = values
+        labels = [label for label, _ in c.options]
+        out["labels"] = None if labels == [str(v) for v in values] else labels
+        out["range"] = _range(tuple(values)) if out["labels"] is None else None
+        if out["range"] is not None:
+            del out["values"]  # first, last, step say it all (s: 1..512)
+    if isinstance(c.active_when, Condition):
+        out["active_when"] = {"name": c.active_when.name, "op": c.active_when.op,
+                              "value": c.active_when.value}
+    return out
+
+
+def declaration(scene: Scene) -> dict:
+    """The lab as data for ``web/lab.js``: its controls (all values), the state module and
+    the readout's note styles (as :func:`~attention_book.scenes.core.notes_html` has them)."""
+    if not scene.web:
+        raise ValueError(f"scene {scene.name!r} has no browser state function (Scene.web)")
+    if scene.presets:
+        raise ValueError(f"scene {scene.name!r}: the browser lab has no presets yet")
+    return {"name": scene.name, "module": scene.web, "title": scene.title,
+            "controls": [_control(c) for c in scene.controls],
+            "note_styles": {level: [html.unescape(style[0]), *style[1:]]
+                            for level, style in _NOTE_STYLE.items()}}
+
+
+def _script_json(obj) -> str:
+    """JSON safe inside a <script>: no "<", ">" or "&" (so no "</script" or "<!--")."""
+    text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+class BrowserLab:
+    """A lab computed in the reader's browser. :meth:`_repr_html_` returns its element.
+
+    ``fallback`` is an optional callable returning (img_html, readout_html) of the default
+    state, shown without JavaScript (in the book: the picture drawn by the scene's view).
+    """
+
+    def __init__(self, scene: Scene, fallback=None,
+                 note: str = "Computed in your browser: every value the live lab offers."):
+        self.scene = scene
+        self.declaration = declaration(scene)
+        self.note = note
+        self._fallback = fallback
+        digest = hashlib.sha256(_script_json(self.declaration).encode()).hexdigest()[:10]
+        self.id = f"ab-lab-{next(_IDS)}-{digest}"
+        self._html: str | None = None
+
+    @property
+    def scripts(self) -> tuple[str, ...]:
+        """The files of ``web/`` the page loads, in order."""
+        return ("lab.js", f"{self.scene.web}.js")
+
+    def reachable(self, values: Mapping) -> bool:
+        """Whether the lab can show ``values`` (some controls' values): every value the
+        scene's controls accept."""
+        try:
+            self.scene.values(**values)
+        except ValueError:
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"<BrowserLab {self.id}: {self.scene.name}, computed by {self.scene.web}.js>"
+
+    def _repr_html_(self) -> str:
+        if self._html is not None:
+            return self._html
+        picture, readout = self._fallback() if self._fallback else ("", "")
+        title = html.escape(self.scene.title)
+        self._html = (
+            f'<div class="ab-explorer ab-lab" id="{self.id}" '
+            f'data-ab-lab="{html.escape(self.scene.name)}" '
+            f'data-ab-scripts="{" ".join(self.scripts)}">'
+            f'<div class="ab-explorer-title">{title}</div>'
+            f'<div class="ab-explorer-note">{html.escape(self.note)}</div>'
+            f'<div class="ab-explorer-controls" id="{self.id}-controls" hidden>'
+            '<div class="ab-explorer-inputs"></div></div>'
+            # without JavaScript: the default state's picture (not fetched when scripts run)
+            f'<div class="ab-lab-figure">{"<noscript>" + picture + "</noscript>" if picture else ""}'
+            "</div>"
+            f'<div class="ab-explorer-caption" id="{self.id}-caption" aria-live="polite">'
+            f"{readout}</div>"
+            f'<script type="application/json" class="ab-lab-data">'
+            f"{_script_json(self.declaration)}</script></div>")
+        return self._html
+
+
+def _fallback(scene: Scene, view):
+    """The default state as the scene's view draws it (a 2x WebP <img>) and its readout."""
+    from .static import EXPLORER_CSS_DPI, EXPLORER_DPI, _image_url, even_rgb
+    from ..plots.core import figure_png, text_px
+    from PIL import Image
+
+    def make():
+        state = scene.compute(scene.values())
+        view.show(state)
+        dpi = getattr(view, "explorer_dpi", EXPLORER_DPI)
+        png = figure_png(view.figure, dpi=dpi, palette=True, compress_level=9)
+        rgb = even_rgb(png)
+        height, width = rgb.shape[:2]
+        img = (f'<img src="{_image_url(Image.fromarray(rgb))}" '
+               f'alt="{html.escape(scene.alt(state))}" width="{width}" height="{height}" '
+               f'data-text-px="{text_px(png)}" '
+               f'style="display:block;width:{width * EXPLORER_CSS_DPI / dpi:g}px;'
+               'max-width:100%;height:auto">')
+        return img, scene.readout(state)
+
+    return make
+
+
+def browser_lab(scene: Scene, view=None) -> BrowserLab:
+    """The browser lab of ``scene``; with a ``view``, its default state drawn once is the
+    picture shown without JavaScript."""
+    return BrowserLab(scene, _fallback(scene, view) if view is not None else None)
+
+
+def standalone_html(lab: BrowserLab, title: str = "lab") -> str:
+    """A whole page with ``lab`` and its scripts inlined (no file or network to fetch)."""
+    scripts = "".join(f"<script>{(WEB_DIR / name).read_text(encoding='utf-8')}</script>"
+                      for name in lab.scripts)
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{html.escape(title)}</title></head><body>"
+            f"{lab._repr_html_()}{scripts}</body></html>")

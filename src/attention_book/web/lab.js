@@ -1,0 +1,546 @@
+// The book's one front end for labs that compute in the reader's browser (issue 17).
+//
+// A lab on a page is an element `.ab-lab[data-ab-lab]` holding its declaration as JSON
+// (`script.ab-lab-data`, written by attention_book/controls/web.py from the scene's
+// controls). This script renders the controls it declares (slider -> <input type=range> with
+// an <output> and aria-valuetext, choice -> <select>, text -> <input>), calls the lab's state
+// module (AttentionBook[<module>], e.g. positional.js: state(values), readout(state),
+// alt(state), figure(state)) and draws the figure's panels on one <canvas> (heatmaps with a
+// colour bar, line plots with a legend) at the screen's device pixel ratio. The canvas is
+// role="img" with the scene's alt text for the state shown; the readout is built with
+// textContent (reader text is never parsed as HTML). Colours of text and axes come from the
+// theme's CSS variables (--pst-color-*), so the figure follows light and dark mode; it takes
+// the width of its column (one column of panels on a phone) and redraws on resize.
+// A change of a control redraws in the next animation frame (several changes in one frame
+// draw once); each draw dispatches "ab-lab-drawn" on the lab element with the input's time.
+//
+// Classic script, no library, no network: sets globalThis.AttentionBook.lab in a browser and
+// module.exports in Node (where only the pure parts, format and colormaps, are of use).
+(function (root, factory) {
+  var api = factory(root);
+  if (typeof module === "object" && module.exports) {
+    module.exports = api;
+  } else {
+    root.AttentionBook = root.AttentionBook || {};
+    root.AttentionBook.lab = api;
+    root.AttentionBook.format = api.format;
+    api.start();
+  }
+})(typeof globalThis !== "undefined" ? globalThis : this, function (root) {
+  "use strict";
+
+  // ------------------------------------------------------------ numbers as Python writes them
+  function commas(digits) { return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+
+  /** Python's f"{x:.{n}f}" (with "," when grouped: f"{x:,.{n}f}"). */
+  function fixed(x, n, grouped) {
+    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
+    var text = (x === 0 && 1 / x < 0 ? "-" : "") + x.toFixed(n);  // Python keeps -0's sign
+    if (!grouped) { return text; }
+    var sign = text[0] === "-" ? "-" : "", body = sign ? text.slice(1) : text;
+    var parts = body.split(".");
+    return sign + commas(parts[0]) + (parts.length > 1 ? "." + parts[1] : "");
+  }
+
+  /** Python's f"{x:.{n}e}": the exponent has a sign and at least two digits. */
+  function exponent(x, n) {
+    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
+    var parts = x.toExponential(n).split("e"), e = parseInt(parts[1], 10);
+    return (x === 0 && 1 / x < 0 ? "-" : "") + parts[0] + "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e);
+  }
+
+  /** Python's f"{x:.{p}g}" (p significant digits, trailing zeros dropped). */
+  function general(x, p) {
+    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
+    if (x === 0) { return 1 / x < 0 ? "-0" : "0"; }
+    p = p || 6;
+    var e = parseInt(x.toExponential(p - 1).split("e")[1], 10), text;
+    if (e >= -4 && e < p) {
+      text = x.toFixed(p - 1 - e);
+      if (text.indexOf(".") >= 0) { text = text.replace(/0+$/, "").replace(/\.$/, ""); }
+      return text;
+    }
+    var parts = x.toExponential(p - 1).split("e");
+    var mantissa = parts[0].indexOf(".") >= 0 ? parts[0].replace(/0+$/, "").replace(/\.$/, "") : parts[0];
+    return mantissa + "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e);
+  }
+
+  var format = {fixed: fixed, exponent: exponent, general: general};
+
+  // ------------------------------------------------------------------- colour maps
+  // matplotlib's viridis and cividis at 256 levels (tests/test_web_lab.py checks them):
+  // perceptually uniform and readable with colour-blindness.
+  var LUT_HEX = {
+    viridis: "44015444025645045745055946075a46085c460a5d460b5e470d60470e6147106347116447136548146748166848176948186a481a6c481b6d481c6e481d6f481f70482071482173482374482475482576482677482878482979472a7a472c7a472d7b472e7c472f7d46307e46327e46337f463480453581453781453882443983443a83443b84433d84433e85423f854240864241864142874144874045884046883f47883f48893e49893e4a893e4c8a3d4d8a3d4e8a3c4f8a3c508b3b518b3b528b3a538b3a548c39558c39568c38588c38598c375a8c375b8d365c8d365d8d355e8d355f8d34608d34618d33628d33638d32648e32658e31668e31678e31688e30698e306a8e2f6b8e2f6c8e2e6d8e2e6e8e2e6f8e2d708e2d718e2c718e2c728e2c738e2b748e2b758e2a768e2a778e2a788e29798e297a8e297b8e287c8e287d8e277e8e277f8e27808e26818e26828e26828e25838e25848e25858e24868e24878e23888e23898e238a8d228b8d228c8d228d8d218e8d218f8d21908d21918c20928c20928c20938c1f948c1f958b1f968b1f978b1f988b1f998a1f9a8a1e9b8a1e9c891e9d891f9e891f9f881fa0881fa1881fa1871fa28720a38620a48621a58521a68522a78522a88423a98324aa8325ab8225ac8226ad8127ad8128ae8029af7f2ab07f2cb17e2db27d2eb37c2fb47c31b57b32b67a34b67935b77937b87838b9773aba763bbb753dbc743fbc7340bd7242be7144bf7046c06f48c16e4ac16d4cc26c4ec36b50c46a52c56954c56856c66758c7655ac8645cc8635ec96260ca6063cb5f65cb5e67cc5c69cd5b6ccd5a6ece5870cf5773d05675d05477d1537ad1517cd2507fd34e81d34d84d44b86d54989d5488bd6468ed64590d74393d74195d84098d83e9bd93c9dd93ba0da39a2da37a5db36a8db34aadc32addc30b0dd2fb2dd2db5de2bb8de29bade28bddf26c0df25c2df23c5e021c8e020cae11fcde11dd0e11cd2e21bd5e21ad8e219dae319dde318dfe318e2e418e5e419e7e419eae51aece51befe51cf1e51df4e61ef6e620f8e621fbe723fde725",
+    cividis: "00224e00234f00245100255300255400265600275800285900285b00295d002a5f002a61002b62002c64002c66002d68002e6a002e6c002f6d00306f0030700031700031710132710533710833700c34700f357012357014367016377018376f1a386f1c396f1e3a6f203a6f213b6e233c6e243c6e263d6e273e6e293f6e2a3f6d2b406d2d416d2e416d2f426d31436d32436d33446d34456c35456c36466c38476c39486c3a486c3b496c3c4a6c3d4a6c3e4b6c3f4c6c404c6c414d6c424e6c434e6c444f6c45506c46516c47516c48526c49536c4a536c4b546c4c556c4d556c4e566c4f576c50576c51586d52596d535a6d545a6d555b6d555c6d565c6d575d6d585e6d595e6e5a5f6e5b606e5c616e5d616e5e626e5e636f5f636f60646f61656f62656f636670646770656870656870666970676a71686a71696b716a6c716b6d726c6d726c6e726d6f726e6f736f70737071737172747272747273747374757474757575757676767777767777777878777979777a7a787b7a787c7b787d7c787e7c787e7d787f7e78807f78817f788280798381798482798582798683798784788885788985788a86788b87788c88788d88788e89788f8a78908b78918b78928c78928d78938e78948e77958f779690779791779892779992779a93769b94769c95769d95769e96769f9775a09875a19975a29975a39a74a49b74a59c74a69c74a79d73a89e73a99f73aaa073aba072aca172ada272aea371afa471b0a571b1a570b3a670b4a76fb5a86fb6a96fb7a96eb8aa6eb9ab6dbaac6dbbad6dbcae6cbdae6cbeaf6bbfb06bc0b16ac1b26ac2b369c3b369c4b468c5b568c6b667c7b767c8b866c9b965cbb965ccba64cdbb63cebc63cfbd62d0be62d1bf61d2c060d3c05fd4c15fd5c25ed6c35dd7c45cd9c55cdac65bdbc75adcc859ddc858dec958dfca57e0cb56e1cc55e2cd54e4ce53e5cf52e6d051e7d150e8d24fe9d34eead34cebd44bedd54aeed649efd748f0d846f1d945f2da44f3db42f5dc41f6dd3ff7de3ef8df3cf9e03afbe138fce236fde334fee434fee535fee636fee838",
+  };
+  var LUTS = {};
+  function lut(name) {
+    if (!LUTS[name]) {
+      var hex = LUT_HEX[name], table = new Uint8Array(768);
+      if (!hex) { throw new Error("no colour map " + name); }
+      for (var i = 0; i < 768; i++) { table[i] = parseInt(hex.substr(2 * i, 2), 16); }
+      LUTS[name] = table;
+    }
+    return LUTS[name];
+  }
+
+  /** values:(rows*cols) -> RGBA pixels through colour map `name` on [vmin, vmax]. */
+  function colorize(values, name, vmin, vmax, out) {
+    var table = lut(name), scale = 255 / (vmax - vmin);
+    for (var i = 0, n = values.length; i < n; i++) {
+      var v = values[i], level = v !== v ? 0 : Math.round((v - vmin) * scale);
+      level = level < 0 ? 0 : level > 255 ? 255 : level;
+      out[4 * i] = table[3 * level];
+      out[4 * i + 1] = table[3 * level + 1];
+      out[4 * i + 2] = table[3 * level + 2];
+      out[4 * i + 3] = 255;
+    }
+    return out;
+  }
+
+  // -------------------------------------------------------------------------- ticks
+  /** Up to about `most` whole ticks in 0..n-1, 1, 2 or 5 x 10^k apart (MaxNLocator-like). */
+  function wholeTicks(n, most) {
+    var top = Math.max(n - 1, 1), step = 1;
+    var steps = [1, 2, 5, 10];
+    for (var mag = 1; ; mag *= 10) {
+      var found = steps.some(function (s) {
+        step = s * mag;
+        return Math.floor(top / step) + 1 <= most;
+      });
+      if (found) { break; }
+    }
+    var ticks = [];
+    for (var t = 0; t <= n - 1; t += step) { ticks.push(t); }
+    return ticks;
+  }
+
+  // ------------------------------------------------------------------------- theme
+  function cssVar(el, name, fallback) {
+    var value = getComputedStyle(el).getPropertyValue(name).trim();
+    return value || fallback;
+  }
+
+  function luminance(colour) {
+    var m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour), c;
+    if (m) {
+      c = [m[1], m[2], m[3]].map(function (h) { return parseInt(h, 16); });
+    } else {
+      var p = /rgba?\(([^)]+)\)/.exec(colour);
+      c = p ? p[1].split(/[ ,\/]+/).filter(Boolean).map(Number) : [255, 255, 255];
+    }
+    return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+  }
+
+  /** The theme's colours where the lab sits (defaults outside the book's theme). */
+  function theme(el) {
+    var background = cssVar(el, "--pst-color-background", "#ffffff");
+    return {
+      background: background,
+      text: cssVar(el, "--pst-color-text-base", "#222832"),
+      muted: cssVar(el, "--pst-color-text-muted", "#48566b"),
+      border: cssVar(el, "--pst-color-border", "#d1d5da"),
+      dark: luminance(background) < 0.5,
+    };
+  }
+
+  // ------------------------------------------------------------------------ drawing
+  var FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
+  var TEXT_PX = 11, TITLE_PX = 12;  // CSS px: the smallest text is 11 px at any width
+  var MARGIN = {top: 24, left: 50, bottom: 36};
+
+  function text(ctx, str, x, y, align, baseline, px, colour, bold) {
+    ctx.font = (bold ? "600 " : "") + px + "px " + FONT;
+    ctx.fillStyle = colour;
+    ctx.textAlign = align;
+    ctx.textBaseline = baseline;
+    ctx.fillText(str, x, y);
+  }
+
+  function rotatedText(ctx, str, x, y, colour) {
+    ctx.save();
+    ctx.translate(x, y);
+    ctx.rotate(-Math.PI / 2);
+    text(ctx, str, 0, 0, "center", "middle", TEXT_PX, colour);
+    ctx.restore();
+  }
+
+  /** Frame, ticks and axis labels of a plot area `box` (x, y, w, h in CSS px). */
+  function axes(ctx, box, panel, xticks, yticks, th) {
+    ctx.strokeStyle = th.muted;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(box.x - 0.5, box.y - 0.5, box.w + 1, box.h + 1);
+    ctx.beginPath();
+    xticks.forEach(function (t) {
+      ctx.moveTo(Math.round(t.at) + 0.5, box.y + box.h);
+      ctx.lineTo(Math.round(t.at) + 0.5, box.y + box.h + 4);
+    });
+    yticks.forEach(function (t) {
+      ctx.moveTo(box.x - 4, Math.round(t.at) + 0.5);
+      ctx.lineTo(box.x, Math.round(t.at) + 0.5);
+    });
+    ctx.stroke();
+    xticks.forEach(function (t) {
+      text(ctx, t.label, t.at, box.y + box.h + 6, "center", "top", TEXT_PX, th.text);
+    });
+    yticks.forEach(function (t) {
+      text(ctx, t.label, box.x - 6, t.at, "right", "middle", TEXT_PX, th.text);
+    });
+    text(ctx, panel.xlabel || "", box.x + box.w / 2, box.y + box.h + 21, "center", "top", TEXT_PX, th.text);
+    if (panel.ylabel) { rotatedText(ctx, panel.ylabel, box.x - 42, box.y + box.h / 2, th.text); }
+    text(ctx, panel.title || "", box.x + box.w / 2, box.y - 8, "center", "bottom", TITLE_PX, th.text, true);
+  }
+
+  /** Ticks of a heatmap axis of `n` cells drawn over `length` px from `start`. */
+  function cellTicks(n, start, length, labels, most) {
+    var ticks = labels && labels.length <= most ? labels.map(function (_, i) { return i; }) :
+      wholeTicks(n, Math.max(2, Math.min(most, 6)));
+    return ticks.map(function (i) {
+      return {at: start + (i + 0.5) / n * length, label: labels ? String(labels[i]) : String(i)};
+    });
+  }
+
+  function drawHeatmap(ctx, panel, region, th, scratch) {
+    var box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
+               w: region.w - MARGIN.left - 84, h: region.h - MARGIN.top - MARGIN.bottom};
+    var rows = panel.rows, cols = panel.cols;
+    scratch.width = cols;
+    scratch.height = rows;
+    var sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows);
+    colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+    sctx.putImageData(image, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(scratch, box.x, box.y, box.w, box.h);
+    var extent = panel.extent || [rows, cols];
+    axes(ctx, box, panel,
+         cellTicks(extent[1], box.x, box.w, panel.colLabels, Math.floor(box.w / 40)),
+         cellTicks(extent[0], box.y, box.h, panel.rowLabels, Math.floor(box.h / 16)), th);
+    // the colour bar: a strip of the map, its ticks and label
+    var bar = {x: box.x + box.w + 8, y: box.y, w: 10, h: box.h}, table = lut(panel.cmap);
+    for (var y = 0; y < bar.h; y++) {
+      var level = Math.round(255 * (1 - y / Math.max(bar.h - 1, 1)));
+      ctx.fillStyle = "rgb(" + table[3 * level] + "," + table[3 * level + 1] + "," + table[3 * level + 2] + ")";
+      ctx.fillRect(bar.x, bar.y + y, bar.w, 1);
+    }
+    ctx.strokeStyle = th.muted;
+    ctx.strokeRect(bar.x - 0.5, bar.y - 0.5, bar.w + 1, bar.h + 1);
+    var marks = panel.colorbarTicks || [panel.vmin, (panel.vmin + panel.vmax) / 2, panel.vmax];
+    marks.forEach(function (v) {
+      var at = bar.y + (panel.vmax - v) / (panel.vmax - panel.vmin) * bar.h;
+      text(ctx, general(v, 3), bar.x + bar.w + 3, at, "left", "middle", TEXT_PX, th.text);
+    });
+    if (panel.colorbar) { rotatedText(ctx, panel.colorbar, bar.x + bar.w + 30, bar.y + bar.h / 2, th.text); }
+  }
+
+  function drawLines(ctx, panel, region, th) {
+    ctx.font = TEXT_PX + "px " + FONT;
+    var legendW = 0;
+    panel.lines.concat(panel.legendTitle ? [{label: panel.legendTitle}] : []).forEach(function (l) {
+      legendW = Math.max(legendW, ctx.measureText(l.label).width);
+    });
+    legendW += 34;
+    var box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
+               w: region.w - MARGIN.left - legendW - 14, h: region.h - MARGIN.top - MARGIN.bottom};
+    var n = panel.n, lo = panel.ylim[0], hi = panel.ylim[1];
+    var sx = box.w / Math.max(n, 1), sy = box.h / (hi - lo);
+    function X(i) { return box.x + (i + 0.5) * sx; }   // x from -0.5 to n - 0.5
+    function Y(v) { return box.y + (hi - v) * sy; }
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(box.x, box.y, box.w, box.h);
+    ctx.clip();
+    if (panel.zero) {
+      ctx.strokeStyle = th.border;
+      ctx.lineWidth = 0.8;
+      ctx.beginPath();
+      ctx.moveTo(box.x, Math.round(Y(0)) + 0.5);
+      ctx.lineTo(box.x + box.w, Math.round(Y(0)) + 0.5);
+      ctx.stroke();
+    }
+    ctx.lineJoin = "round";
+    panel.lines.forEach(function (line) {
+      ctx.strokeStyle = th.dark && line.dark ? line.dark : line.color;
+      ctx.lineWidth = line.width * 1.2;
+      ctx.beginPath();
+      for (var i = 0; i < line.y.length; i++) {
+        if (i === 0) { ctx.moveTo(X(i), Y(line.y[i])); } else { ctx.lineTo(X(i), Y(line.y[i])); }
+      }
+      if (line.y.length === 1) { ctx.lineTo(X(0) + 0.01, Y(line.y[0])); }
+      ctx.stroke();
+    });
+    ctx.restore();
+    var xticks = wholeTicks(n, Math.max(2, Math.min(6, Math.floor(box.w / 45)))).map(function (t) {
+      return {at: X(t), label: String(t)};
+    });
+    var yticks = (panel.yticks || [lo, hi]).map(function (v) { return {at: Y(v), label: general(v, 3)}; });
+    axes(ctx, box, panel, xticks, yticks, th);
+    // legend, right of the plot
+    var lx = box.x + box.w + 12, ly = box.y + 2;
+    if (panel.legendTitle) {
+      text(ctx, panel.legendTitle, lx, ly, "left", "top", TEXT_PX, th.text);
+      ly += 16;
+    }
+    panel.lines.forEach(function (line) {
+      ctx.strokeStyle = th.dark && line.dark ? line.dark : line.color;
+      ctx.lineWidth = line.width * 1.2;
+      ctx.beginPath();
+      ctx.moveTo(lx, ly + 7);
+      ctx.lineTo(lx + 22, ly + 7);
+      ctx.stroke();
+      text(ctx, line.label, lx + 28, ly + 7, "left", "middle", TEXT_PX, th.text);
+      ly += 16;
+    });
+  }
+
+  /** Draw figure `spec` ({columns, panels}) on `canvas`, `width` CSS px wide. */
+  function drawFigure(canvas, spec, width, th, scratch) {
+    var columns = width >= 560 ? spec.columns || 1 : 1;
+    var panelW = width / columns, panelH = Math.round(Math.max(210, Math.min(300, panelW * 0.62)));
+    var rowsOfPanels = Math.ceil(spec.panels.length / columns), height = rowsOfPanels * panelH;
+    var dpr = root.devicePixelRatio || 1;
+    var pw = Math.round(width * dpr), ph = Math.round(height * dpr);
+    if (canvas.width !== pw || canvas.height !== ph) {
+      canvas.width = pw;
+      canvas.height = ph;
+    }
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    var ctx = canvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = th.background;
+    ctx.fillRect(0, 0, width, height);
+    spec.panels.forEach(function (panel, i) {
+      var region = {x: (i % columns) * panelW, y: Math.floor(i / columns) * panelH, w: panelW, h: panelH};
+      if (panel.kind === "heatmap") { drawHeatmap(ctx, panel, region, th, scratch); }
+      else if (panel.kind === "lines") { drawLines(ctx, panel, region, th); }
+      else { throw new Error("unknown panel kind " + panel.kind); }
+    });
+    canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));  // the smallest text, in its pixels
+  }
+
+  // ------------------------------------------------------------------------ controls
+  function make(tag, attrs, textContent) {
+    var el = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { el.setAttribute(k, attrs[k]); });
+    if (textContent !== undefined) { el.textContent = textContent; }
+    return el;
+  }
+
+  /** One control's element from its declaration; `get()` reads its value. */
+  function control(c, id) {
+    var wrap = make("span", {"class": "ab-explorer-control"}), input, out = null;
+    wrap.appendChild(make("label", {"for": id}, c.label));
+    var labelOf = function (v) {
+      if (c.labels) { return c.labels[c.values.indexOf(v)]; }
+      return String(v);
+    };
+    if (c.kind === "slider") {
+      var stepped = !!c.range;  // an evenly spaced range: the input holds the value itself
+      var min = stepped ? c.range[0] : 0, max = stepped ? c.range[1] : c.values.length - 1;
+      var step = stepped ? c.range[2] : 1;
+      var start = stepped ? c.default : c.values.indexOf(c.default);
+      input = make("input", {type: "range", id: id, name: c.name, min: min, max: max, step: step,
+                             value: start});
+      wrap.appendChild(input);
+      wrap.appendChild(document.createTextNode(" "));
+      out = make("output", {id: id + "-out", "for": id});
+      wrap.appendChild(out);
+      input.abGet = function () {
+        var k = parseInt(input.value, 10);
+        return stepped ? k : c.values[k];
+      };
+    } else if (c.kind === "choice") {
+      input = make("select", {id: id, name: c.name});
+      c.values.forEach(function (v, k) {
+        var option = make("option", {value: String(k)}, labelOf(v));
+        if (v === c.default) { option.selected = true; }
+        input.appendChild(option);
+      });
+      input.abGet = function () { return c.values[parseInt(input.value, 10)]; };
+    } else if (c.kind === "toggle") {
+      input = make("input", {type: "checkbox", id: id, name: c.name});
+      input.checked = !!c.default;
+      input.abGet = function () { return input.checked; };
+    } else if (c.kind === "text") {
+      input = make("input", {type: "text", id: id, name: c.name, maxlength: c.maxlength || 500,
+                             placeholder: c.placeholder || "", autocomplete: "off", spellcheck: "false"});
+      input.value = c.default;
+      input.abGet = function () { return input.value; };
+    } else {
+      throw new Error("the browser lab has no " + c.kind + " control (" + c.name + ")");
+    }
+    input.abShow = function (v) {
+      if (out) {
+        var shown = labelOf(v);
+        out.textContent = shown;
+        input.setAttribute("aria-valuetext", shown);
+      }
+    };
+    if (c.hint) {
+      var hint = make("span", {id: id + "-hint", "class": "ab-explorer-hint"}, "(" + c.hint + ")");
+      hint.hidden = true;
+      wrap.appendChild(hint);
+    }
+    return {element: wrap, input: input};
+  }
+
+  var OPS = {
+    "==": function (a, b) { return a === b; }, "!=": function (a, b) { return a !== b; },
+    ">": function (a, b) { return a > b; }, ">=": function (a, b) { return a >= b; },
+    "<": function (a, b) { return a < b; }, "<=": function (a, b) { return a <= b; },
+  };
+
+  function active(c, values) {
+    var w = c.active_when;
+    return !w || OPS[w.op](values[w.name], w.value);
+  }
+
+  // -------------------------------------------------------------------------- readout
+  /** The readout ({lines, notes}) as elements: every text through textContent. */
+  function readoutElement(readout, styles) {
+    var box = make("div", {"class": "ab-readout"});
+    readout.lines.forEach(function (line) {
+      var div = make("div", {}, line);
+      if (readout.mono !== false) { div.style.fontFamily = "monospace"; }
+      box.appendChild(div);
+    });
+    if (readout.notes && readout.notes.length) {
+      var list = make("ul", {"class": "ab-notes", style: "list-style:none;padding:0;margin:4px 0"});
+      readout.notes.forEach(function (note) {
+        var style = styles[note.level] || styles.info;
+        var item = make("li", {"class": "ab-note ab-note-" + note.level,
+                               style: "color:" + style[1] + ";background:" + style[2] +
+                                      ";padding:2px 6px;margin:2px 0;border-radius:3px"});
+        item.appendChild(document.createTextNode(style[0] + " "));
+        item.appendChild(make("b", {}, note.level + ":"));
+        item.appendChild(document.createTextNode(" " + note.text));
+        list.appendChild(item);
+      });
+      box.appendChild(list);
+    }
+    return box;
+  }
+
+  // ---------------------------------------------------------------------------- a lab
+  function mount(el) {
+    if (el.abLab) { return el.abLab; }  // mounted already
+    var decl = JSON.parse(el.querySelector("script.ab-lab-data").textContent);
+    var module = root.AttentionBook && root.AttentionBook[decl.module];
+    var caption = el.querySelector(".ab-explorer-caption");
+    var figure = el.querySelector(".ab-lab-figure");
+    if (!module) {
+      caption.textContent = "This lab's script (" + decl.module + ".js) did not load.";
+      return null;
+    }
+    var inputs = el.querySelector(".ab-explorer-inputs");
+    var controls = decl.controls.map(function (c, i) {
+      var made = control(c, el.id + "-c" + i);
+      inputs.appendChild(made.element);
+      return made.input;
+    });
+    var canvas = make("canvas", {role: "img", "class": "ab-lab-canvas"});
+    canvas.style.display = "block";
+    canvas.style.maxWidth = "100%";
+    figure.textContent = "";  // the no-script picture goes; the canvas draws the same state
+    figure.appendChild(canvas);
+    var scratch = document.createElement("canvas");
+    var lab = {element: el, declaration: decl, module: module, canvas: canvas, controls: controls,
+               pending: false, inputTime: null, state: null, spec: null, draws: 0};
+
+    function values() {
+      var v = {};
+      decl.controls.forEach(function (c, i) { v[c.name] = controls[i].abGet(); });
+      return v;
+    }
+
+    function width() {
+      var w = figure.clientWidth || el.clientWidth || 600;
+      return Math.max(200, Math.min(decl.max_width || 760, Math.floor(w)));
+    }
+
+    function redraw() {
+      if (lab.spec) { drawFigure(canvas, lab.spec, width(), theme(el), scratch); }
+    }
+
+    function update() {
+      var v = values();
+      decl.controls.forEach(function (c, i) {
+        var on = active(c, v), hint = document.getElementById(controls[i].id + "-hint");
+        controls[i].disabled = !on;
+        if (hint) { hint.hidden = on; }
+        controls[i].abShow(v[c.name]);
+      });
+      var st;
+      try {
+        st = module.state(v);
+      } catch (err) {  // a clear message, and the last good picture stays
+        caption.textContent = "";
+        caption.appendChild(readoutElement(
+          {lines: [], notes: [{level: "error", text: String(err.message || err)}]}, decl.note_styles));
+        return;
+      }
+      lab.state = st;
+      lab.values = v;
+      lab.spec = module.figure(st);
+      redraw();
+      canvas.setAttribute("aria-label", module.alt(st));
+      caption.textContent = "";
+      caption.appendChild(readoutElement(module.readout(st), decl.note_styles));
+    }
+
+    function schedule(event) {
+      if (lab.inputTime === null && event) { lab.inputTime = performance.now(); }
+      if (lab.pending) { return; }
+      lab.pending = true;
+      root.requestAnimationFrame(function () {
+        var frame = performance.now(), t0 = lab.inputTime;
+        lab.pending = false;
+        lab.inputTime = null;
+        update();
+        lab.draws += 1;
+        // times (performance.now()): the input event, the frame's start, the draw's end
+        el.dispatchEvent(new CustomEvent("ab-lab-drawn",
+                                         {detail: {input: t0, frame: frame, drawn: performance.now()}}));
+      });
+    }
+
+    controls.forEach(function (input) {
+      input.addEventListener("input", schedule);
+      input.addEventListener("change", schedule);
+    });
+    lab.update = update;
+    lab.redraw = redraw;
+    lab.values = values();
+    // the column's width and the theme's mode change the drawing, not the state
+    var resized = null;
+    if (root.ResizeObserver) {
+      new ResizeObserver(function () {
+        if (resized === null) {
+          resized = root.requestAnimationFrame(function () { resized = null; redraw(); });
+        }
+      }).observe(figure);
+    }
+    new MutationObserver(redraw).observe(document.documentElement,
+                                         {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+    el.querySelector(".ab-explorer-controls").hidden = false;
+    el.abLab = lab;
+    update();
+    return lab;
+  }
+
+  /** Mount every lab once the page's scripts have run: the state modules load after this
+   *  script (deferred scripts run in order, then DOMContentLoaded fires). */
+  function start() {
+    function all() { document.querySelectorAll(".ab-lab[data-ab-lab]").forEach(mount); }
+    if (document.readyState === "complete") {
+      all();
+    } else {
+      document.addEventListener("DOMContentLoaded", all);
+      root.addEventListener("load", all);  // mount is idempotent: a late module still mounts
+    }
+  }
+
+  return {format: format, lut: lut, colorize: colorize, wholeTicks: wholeTicks,
+          drawFigure: drawFigure, mount: mount, start: start, LUT_HEX: LUT_HEX};
+});

@@ -1,0 +1,458 @@
+"""Labs computed in the reader's browser (controls/web.py, web/lab.js, web/positional.js).
+
+- The declaration the browser gets is the scene's controls at their full live range.
+- Parity: web/positional.js computes what scenes.positional.positional_state computes, within
+  1e-5, on held-out values sampled over the whole live range (s 1..512, d even 2..512, every
+  base, k -64..64): PE, the similarity, the wavelengths, the rotation check, the readout and
+  the alt text. In Node (fast, many samples) and in chromium (window.AttentionBook).
+- In chromium, on a page opened as file:// and on the built book served over http: every
+  control takes every value of its range (long ranges sampled), each change redraws the
+  canvas where the state changes, the alt text and readout follow, nothing is requested
+  from outside, no console error.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+from attention_book.controls import BrowserLab, lab, web_lab
+from attention_book.controls.web import WEB_DIR, declaration, standalone_html
+from attention_book.scenes import SCENES
+from attention_book.scenes.core import Condition, Scene, compare, slider, when
+from attention_book.scenes.positional import (
+    BASE_CHOICES,
+    K_RANGE,
+    positional_alt_text,
+    positional_readout_html,
+    positional_state,
+)
+
+NODE = shutil.which("node")
+SCENE = SCENES["positional"]
+TOL = 1e-5
+
+# ------------------------------------------------------------------ held-out values
+
+
+def held_out(n: int, seed: int) -> list[dict]:
+    """``n`` values drawn over the live lab's full range (not the explorer's old stops), with
+    the corners (s = 1, 512; d = 2, 512; k = -64, 64) among them."""
+    rng = np.random.default_rng(seed)
+    corners = [dict(s=1, d=2, base=10, k=-64), dict(s=512, d=512, base=100000, k=64),
+               dict(s=2, d=512, base=10000, k=0), dict(s=511, d=4, base=1000, k=-1)]
+    drawn = [dict(s=int(rng.integers(1, 513)), d=int(2 * rng.integers(1, 257)),
+                  base=int(rng.choice(BASE_CHOICES)),
+                  k=int(rng.integers(K_RANGE[0], K_RANGE[1] + 1))) for _ in range(n)]
+    return corners + drawn
+
+
+NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding error, printed
+
+
+def readout_lines(state) -> list[str]:
+    """The readout's lines of text as Python writes them."""
+    body = positional_readout_html(state)
+    return [html.unescape(x) for x in re.findall(r'<div style="font-family:monospace">(.*?)</div>',
+                                                 body)]
+
+
+def same_text(js: str, py: str, js_error: float, py_error: float) -> None:
+    """Equal texts, except the printed rounding error of the rotation check (1e-16..1e-12),
+    which differs between two correct sin implementations; those numbers agree within TOL."""
+    assert NOISE.sub("#", js) == NOISE.sub("#", py), (js, py)
+    assert abs(js_error - py_error) < TOL
+
+
+def check_parity(values: dict, got: dict, arrays: dict) -> None:
+    """``got`` (scalars and texts) and ``arrays`` (name -> flat float64) from JS against
+    positional_state(**values)."""
+    st = positional_state(**values)
+    where = f"{values}"
+    np.testing.assert_allclose(arrays["pe"], st.pe.ravel(), atol=TOL, rtol=0, err_msg=where)
+    np.testing.assert_allclose(arrays["similarity"], st.similarity.ravel(), atol=TOL, rtol=0,
+                               err_msg=where)
+    np.testing.assert_allclose(arrays["wavelengths"], st.wavelengths, rtol=TOL, err_msg=where)
+    np.testing.assert_allclose(arrays["shifted"], st.shifted, atol=TOL, rtol=0, err_msg=where)
+    np.testing.assert_allclose(arrays["rotated"], st.rotated, atol=TOL, rtol=0, err_msg=where)
+    assert abs(got["maxError"] - st.max_error) < TOL and got["maxError"] < 1e-9, where
+    if st.mean_similarity is None:
+        assert got["meanSimilarity"] is None, where
+    else:
+        assert abs(got["meanSimilarity"] - st.mean_similarity) < TOL, where
+    assert got["waveColumns"] == list(st.wave_columns) and got["p"] == st.p, where
+    assert got["notes"] == [{"level": n.level, "text": n.text} for n in st.notes], where
+    for js, py in zip(got["readout"], readout_lines(st), strict=True):
+        same_text(js, py, got["maxError"], st.max_error)
+    same_text(got["alt"], positional_alt_text(st), got["maxError"], st.max_error)
+
+
+# JS run in Node or a page: the state of each values, the arrays as base64 float64
+COMPUTE_JS = r"""
+function computeAll(P, list, toBase64) {
+  return list.map(function (values) {
+    var st = P.state(values);
+    function b64(a) { return toBase64(new Float64Array(a)); }
+    return {maxError: st.maxError, meanSimilarity: st.meanSimilarity, waveColumns: st.waveColumns,
+            p: st.p, notes: st.notes, readout: P.readout(st).lines, alt: P.alt(st),
+            arrays: {pe: b64(st.pe), similarity: b64(st.similarity), wavelengths: b64(st.wavelengths),
+                     shifted: b64(st.shifted), rotated: b64(st.rotated)}};
+  });
+}
+"""
+NODE_MAIN = COMPUTE_JS + r"""
+const P = require(process.argv[2]);
+const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const b64 = a => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64");
+process.stdout.write(JSON.stringify(computeAll(P, list, b64)));
+"""
+PAGE_B64 = """a => { let s = ""; const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  for (let i = 0; i < bytes.length; i += 8192) {
+    s += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192)); }
+  return btoa(s); }"""
+
+
+def decode(row: dict) -> dict:
+    import base64
+
+    return {k: np.frombuffer(base64.b64decode(v), dtype=np.float64)
+            for k, v in row["arrays"].items()}
+
+
+def run_node(values: list[dict], tmp_path: Path) -> list[dict]:
+    script = tmp_path / "parity.js"
+    script.write_text(NODE_MAIN)
+    out = subprocess.run([NODE, str(script), str(WEB_DIR / "positional.js")],
+                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         timeout=300)
+    return json.loads(out.stdout)
+
+
+# ------------------------------------------------------------------ declaration (fast)
+
+
+def test_declaration_offers_every_value_of_the_live_lab():
+    decl = declaration(SCENE)
+    by_name = {c["name"]: c for c in decl["controls"]}
+    assert [c["name"] for c in decl["controls"]] == ["s", "d", "base", "k"]
+    assert by_name["s"]["range"] == [1, 512, 1] and by_name["s"]["default"] == 64
+    assert by_name["d"]["range"] == [2, 512, 2]
+    assert by_name["k"]["range"] == [K_RANGE[0], K_RANGE[1], 1]
+    assert by_name["base"]["values"] == list(BASE_CHOICES) and by_name["base"]["range"] is None
+    assert by_name["base"]["active_when"] == {"name": "d", "op": ">", "value": 2}
+    assert by_name["base"]["hint"]
+    for c in SCENE.controls:  # what the live lab accepts, the browser lab offers
+        spec = by_name[c.name]
+        offered = (list(range(spec["range"][0], spec["range"][1] + 1, spec["range"][2]))
+                   if spec["range"] else spec["values"])
+        assert offered == list(c.values), c.name
+    assert decl["module"] == "positional" and (WEB_DIR / "positional.js").exists()
+    assert set(decl["note_styles"]) == {"error", "warning", "info"}
+
+
+def test_conditions_are_data_and_behave_as_before():
+    assert when("kind", "band")({"kind": "band"}) and not when("kind", "band")({"kind": "x"})
+    assert compare("d", ">", 2)({"d": 4}) and not compare("d", ">", 2)({"d": 2})
+    assert SCENE.active({**SCENE.defaults, "d": 2})["base"] is False
+    with pytest.raises(ValueError, match="op must be one of"):
+        Condition("d", "=>", 2)
+
+
+def test_declaration_refuses_what_the_browser_cannot_evaluate():
+    scene = Scene(name="x", title="x", state=lambda a, b: None, readout=str, alt=str, web="x",
+                  controls=(slider("a", "a", (1, 2), 1),
+                            slider("b", "b", (1, 2), 1, active_when=lambda v: v["a"] > 1)))
+    with pytest.raises(ValueError, match="active_when must be a Condition"):
+        declaration(scene)
+    with pytest.raises(ValueError, match="no browser state function"):
+        declaration(SCENES["embedding"])
+
+
+def test_browser_lab_html_is_escaped_and_names_its_scripts(monkeypatch):
+    made = BrowserLab(SCENE)
+    page = made._repr_html_()
+    assert 'data-ab-scripts="lab.js positional.js"' in page
+    assert made.scripts == ("lab.js", "positional.js")
+    data = re.search(r'<script type="application/json" class="ab-lab-data">(.*?)</script>',
+                     page).group(1)
+    assert "<" not in data and json.loads(data) == json.loads(json.dumps(declaration(SCENE)))
+    assert made.reachable({"s": 511, "d": 510, "base": 100000, "k": -64})
+    assert not made.reachable({"d": 3}) and not made.reachable({"s": 513})
+    for values in SCENE.suggested:
+        assert made.reachable(values), values
+    # the built book shows it for this scene, the precomputed explorer for the others
+    monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
+    monkeypatch.setattr("attention_book.controls.web_lab", lambda name: ("web", name))
+    monkeypatch.setattr("attention_book.controls.static_explorer", lambda name: ("pre", name))
+    assert lab("positional") == ("web", "positional")
+    assert lab("embedding") == ("pre", "embedding")
+
+
+def test_colour_maps_are_matplotlibs():
+    text = (WEB_DIR / "lab.js").read_text()
+    for name in ("viridis", "cividis"):
+        hexes = re.search(name + r': "([0-9a-f]{1536})"', text).group(1)
+        table = np.array([int(hexes[i:i + 2], 16) for i in range(0, 1536, 2)]).reshape(256, 3)
+        ref = np.asarray(matplotlib.colormaps[name].resampled(256)(np.arange(256)))[:, :3] * 255
+        assert np.abs(table - ref).max() <= 0.5, name
+
+
+# ------------------------------------------------------------------ parity in Node
+
+
+@pytest.mark.skipif(NODE is None, reason="no node")
+def test_node_parity_on_held_out_values(tmp_path):
+    values = held_out(6, seed=2026)
+    for v, row in zip(values, run_node(values, tmp_path), strict=True):
+        check_parity(v, row, decode(row))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NODE is None, reason="no node")
+def test_node_parity_on_many_held_out_values(tmp_path):
+    values = held_out(200, seed=17)
+    for v, row in zip(values, run_node(values, tmp_path), strict=True):
+        check_parity(v, row, decode(row))
+
+
+@pytest.mark.skipif(NODE is None, reason="no node")
+def test_node_formats_numbers_as_python(tmp_path):
+    cases = [(x, spec) for x in (0.0, -0.0, 1e-13, 5.25e-15, 0.1251, 6.283185307179586, 628318.53,
+                                 47117.2, 1e5, 10.0, 316.2277, 1.0180, 2.0, 0.42, -0.006, 123456.7)
+             for spec in (".2f", ".1f", ",.0f", ",.1f", ".1e", ".0e", ".3g", "g")]
+    script = tmp_path / "fmt.js"
+    script.write_text("""const f = require(process.argv[2]).format;
+const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
+  const grouped = spec.startsWith(","), s = grouped ? spec.slice(1) : spec;
+  if (s === "g") return f.general(x, 6);
+  const n = parseInt(s.slice(1), 10), kind = s[s.length - 1];
+  return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
+})));""")
+    out = subprocess.run([NODE, str(script), str(WEB_DIR / "lab.js")], check=True, text=True,
+                         input=json.dumps(cases), capture_output=True, timeout=60)
+    got = json.loads(out.stdout)
+    # (an exact binary tie such as 0.125 to 2 places differs: Python rounds half to even,
+    # JavaScript up; the lab's numbers are not ties)
+    for (x, spec), js in zip(cases, got, strict=True):
+        assert js == format(x, spec), (x, spec, js)
+
+
+def test_state_errors_are_the_math_layers(tmp_path):
+    if NODE is None:
+        pytest.skip("no node")
+    script = tmp_path / "err.js"
+    script.write_text("""const P = require(process.argv[2]);
+const out = [{s: 8, d: 3, base: 10, k: 1}, {s: 0, d: 4, base: 10, k: 1},
+             {s: 8, d: 4, base: 1, k: 1}, {s: 8, d: 4, base: 10, k: 0.5}].map(v => {
+  try { P.state(v); return null; } catch (e) { return e.message; } });
+process.stdout.write(JSON.stringify(out));""")
+    out = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "positional.js")],
+                                    check=True, capture_output=True, text=True).stdout)
+    for message, values in zip(out, ({"s": 8, "d": 3, "base": 10, "k": 1},
+                                     {"s": 0, "d": 4, "base": 10, "k": 1},
+                                     {"s": 8, "d": 4, "base": 1, "k": 1},
+                                     {"s": 8, "d": 4, "base": 10, "k": 0.5})):
+        with pytest.raises(ValueError) as err:
+            positional_state(**values)
+        assert message and message.split(",")[0] == str(err.value).split(",")[0], (message, err.value)
+
+
+# ------------------------------------------------------------------ in chromium
+
+# Move one control through `values` in the page: set it, fire "input", wait for the draw,
+# and record what the lab shows.
+MOVE_JS = r"""async ([labId, index, values]) => {
+  const el = document.getElementById(labId), lab = el.abLab;
+  const input = document.getElementById(labId + "-c" + index);
+  const out = document.getElementById(input.id + "-out");
+  function pixels() {  // a cheap fingerprint of the canvas's pixels
+    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let h1 = 0, h2 = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
+      h2 = (h2 + d[i] * (i % 65521)) | 0;
+    }
+    return h1 + ":" + h2;
+  }
+  const seen = [];
+  for (const value of values) {
+    const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
+    if (input.tagName === "SELECT") {
+      input.value = String(lab.declaration.controls[index].values.indexOf(value));
+    } else if (lab.declaration.controls[index].range) {
+      input.value = String(value);
+    } else {
+      input.value = String(lab.declaration.controls[index].values.indexOf(value));
+    }
+    input.dispatchEvent(new Event("input", {bubbles: true}));
+    await drawn;
+    seen.push({value: value, got: lab.values[lab.declaration.controls[index].name],
+               output: out ? out.textContent : null, valuetext: input.getAttribute("aria-valuetext"),
+               alt: lab.canvas.getAttribute("aria-label"), pixels: pixels(),
+               caption: el.querySelector(".ab-explorer-caption").textContent,
+               disabled: input.disabled, values: Object.assign({}, lab.values)});
+  }
+  return seen;
+}"""
+
+
+# Every value of every control, without waiting for frames: set it, draw at once (the lab's
+# update), and check that the lab took it and the alt text names the state's size.
+SWEEP_JS = r"""([labId]) => {
+  const el = document.getElementById(labId), lab = el.abLab, decl = lab.declaration;
+  const problems = [];
+  let n = 0;
+  decl.controls.forEach((c, i) => {
+    const input = lab.controls[i];
+    const values = c.range ? Array.from({length: (c.range[1] - c.range[0]) / c.range[2] + 1},
+                                        (_, k) => c.range[0] + k * c.range[2]) : c.values;
+    for (const value of values) {
+      input.value = String(c.range ? value : c.values.indexOf(value));
+      lab.update();
+      const alt = lab.canvas.getAttribute("aria-label");
+      if (lab.values[c.name] !== value || !alt.includes(lab.values.s + " positions (rows) and " +
+          lab.values.d + " dimensions")) { problems.push([c.name, value, lab.values[c.name]]); }
+      n += 1;
+    }
+    input.value = String(c.range ? c.default : c.values.indexOf(c.default));
+    lab.update();
+  });
+  return {n, problems};
+}"""
+
+
+def sampled(control) -> list:
+    """Every value of a short control; for a long one the ends and 14 values between."""
+    values = list(control.values)
+    if len(values) <= 16:
+        return values
+    rng = np.random.default_rng(len(values))
+    inner = sorted(rng.choice(values[1:-1], size=14, replace=False).tolist())
+    return [values[0], *inner, values[-1]]
+
+
+def exercise_every_control(page, lab_id: str) -> int:
+    """Set every control of chapter 2's lab to every value of its range (long ranges sampled),
+    from the defaults, and check what is drawn. Returns the number of changes checked."""
+    checked = 0
+    for index, control in enumerate(SCENE.controls):
+        page.evaluate("([id]) => { const lab = document.getElementById(id).abLab; }", [lab_id])
+        values = sampled(control)
+        # back to the default last, so the next control starts from the defaults
+        rows = page.evaluate(MOVE_JS, [lab_id, index, [*values, control.default]])
+        previous = None
+        for row in rows:
+            values_now = row["values"]
+            assert row["got"] == row["value"], row
+            if control.kind == "slider":
+                assert row["output"] == control.label_of(row["value"]) == row["valuetext"]
+            st = positional_state(**values_now)
+            same_text(row["alt"], positional_alt_text(st), 0.0, 0.0)
+            for line in readout_lines(st):
+                assert NOISE.sub("#", line) in NOISE.sub("#", row["caption"]), (line, row["caption"])
+            if previous is not None and previous["values"] != values_now:
+                assert row["pixels"] != previous["pixels"], (control.name, row["value"])
+            previous = row
+            checked += 1
+    return checked
+
+
+def check_disabled_base(page, lab_id: str) -> None:
+    """d = 2: the base has no effect; its slider is disabled and says why."""
+    d_index = [c.name for c in SCENE.controls].index("d")
+    row = page.evaluate(MOVE_JS, [lab_id, d_index, [2]])[0]
+    base = page.locator(f"#{lab_id}-c{[c.name for c in SCENE.controls].index('base')}")
+    assert base.is_disabled() and page.locator(f"#{base.get_attribute('id')}-hint").is_visible()
+    assert "one frequency pair" in row["caption"]
+    page.evaluate(MOVE_JS, [lab_id, d_index, [SCENE.defaults["d"]]])
+    assert not base.is_disabled()
+
+
+def browser_parity(page, n: int, seed: int) -> None:
+    values = held_out(n, seed)
+    rows = page.evaluate("([list]) => { " + COMPUTE_JS + " return computeAll("
+                         "window.AttentionBook.positional, list, " + PAGE_B64 + "); }", [values])
+    for v, row in zip(values, rows, strict=True):
+        check_parity(v, row, decode(row))
+
+
+@pytest.fixture(scope="module")
+def standalone_page(tmp_path_factory):
+    path = tmp_path_factory.mktemp("web") / "positional.html"
+    path.write_text(standalone_html(web_lab("positional")), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_standalone_lab_in_chromium(browser, standalone_page):
+    from conftest import PageWatch
+
+    watch = PageWatch(browser, scale=2)
+    page = watch.open(standalone_page.as_uri())
+    lab_id = page.locator(".ab-lab").get_attribute("id")
+    assert page.is_visible(f"#{lab_id}-controls")
+    canvas = page.locator(f"#{lab_id} canvas")
+    assert canvas.get_attribute("role") == "img"
+    assert canvas.evaluate("c => c.width") == 2 * round(canvas.bounding_box()["width"])  # 2x screen
+    browser_parity(page, 16, seed=7)
+    swept = page.evaluate(SWEEP_JS, [lab_id])
+    assert swept["problems"] == [] and swept["n"] == sum(len(c.values) for c in SCENE.controls)
+    assert exercise_every_control(page, lab_id) >= 40
+    check_disabled_base(page, lab_id)
+    assert watch.console_errors == [] and watch.outside == [] and watch.failed == []
+    assert all(u.startswith("file:") for u in watch.requested), watch.requested
+    watch.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_built_chapter_2_computes_in_the_browser(browser, site, built_book, how):
+    from conftest import PageWatch
+
+    rel = "chapters/02_positional_encoding.html"
+    url = f"{site}/{rel}" if how == "http" else (built_book / rel).as_uri()
+    watch = PageWatch(browser)
+    page = watch.open(url)
+    labs = page.locator(".ab-lab[data-ab-lab=positional]")
+    assert labs.count() == 1
+    lab_id = labs.get_attribute("id")
+    page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+    browser_parity(page, 12, seed=11 if how == "http" else 12)
+    assert exercise_every_control(page, lab_id) >= 40
+    check_disabled_base(page, lab_id)
+    # the scripts come from the site, classic and deferred
+    sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
+                            ".filter(s => s && s.includes('ab-web/'))")
+    assert [s.split("?")[0].split("/")[-1] for s in sources] == ["lab.js", "positional.js"]
+    assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
+        watch.console_errors, watch.outside, watch.failed)
+    watch.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_without_javascript_the_default_state_is_a_picture(browser, built_book):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto((built_book / "chapters" / "02_positional_encoding.html").as_uri())
+    lab_id = page.locator(".ab-lab").get_attribute("id")
+    assert not page.is_visible(f"#{lab_id}-controls")  # no inert control
+    img = page.locator(f"#{lab_id} .ab-lab-figure img")
+    assert img.count() == 1 and img.is_visible()
+    page.wait_for_function(f"document.querySelector('#{lab_id} .ab-lab-figure img').complete")
+    assert img.evaluate("i => i.naturalWidth") > 0
+    st = positional_state(**SCENE.defaults)
+    assert img.get_attribute("alt") == positional_alt_text(st)
+    assert "rotation check" in page.text_content(f"#{lab_id}-caption")
+    context.close()
