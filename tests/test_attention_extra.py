@@ -55,3 +55,43 @@ def test_none_when_no_seed_gives_one_and_checks():
     assert found is not None and (found["query"], found["key"]) == (1, 0)
     with pytest.raises(ValueError, match="s >= 2"):
         find_query_attending_elsewhere(np.ones((1, 4)), 2)
+
+
+# ---------------------------------------------------------------- gradient_norms
+
+import math  # noqa: E402
+
+import torch  # noqa: E402
+
+from attention_book.attention import gradient_norms, softmax_saturation  # noqa: E402
+
+
+@pytest.mark.parametrize("d_k,scaled", [(4, True), (64, False), (512, False), (512, True)])
+def test_gradient_norms_match_torch_autograd(d_k, scaled):
+    n, s_k = 40, 16
+    got = gradient_norms(d_k, scaled, s_k=s_k, n=n, seed=5)
+    rng = np.random.default_rng(5)  # the same draws, in the same order
+    q = torch.tensor(rng.standard_normal((n, 1, d_k)), requires_grad=True)  # (n, 1, d_k)
+    K = torch.tensor(rng.standard_normal((n, s_k, d_k)))  # (n, s_k, d_k)
+    g = torch.tensor(rng.standard_normal((n, s_k)))  # (n, s_k)
+    scores = (q @ K.transpose(1, 2))[:, 0, :]  # (n, 1, d_k) @ (n, d_k, s_k) -> (n, s_k)
+    scores = scores / math.sqrt(d_k) if scaled else scores
+    scores.retain_grad()
+    (torch.softmax(scores, dim=-1) * g).sum().backward()  # L = sum over queries of g . p
+    np.testing.assert_allclose(got["scores"], scores.grad.norm(dim=-1).numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got["query"], q.grad[:, 0].norm(dim=-1).numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_gradient_norms_share_softmax_saturations_samples_and_are_heavy_tailed_unscaled():
+    for scaled in (False, True):
+        norms = gradient_norms(64, scaled, n=200, seed=1)
+        assert norms["scores"].shape == norms["query"].shape == (200,)
+        assert norms["scores"].mean() == pytest.approx(
+            softmax_saturation(64, scaled, n=200, seed=1)["grad_norm"], rel=1e-12)
+    u, c = gradient_norms(512, False, n=300), gradient_norms(512, True, n=300)
+    assert np.median(u["query"]) < 0.1 * np.median(c["query"])  # most queries stall
+    assert u["query"].mean() > 2 * c["query"].mean()  # a few get huge updates
+    with pytest.raises(ValueError, match="s_k must be at least 2"):
+        gradient_norms(4, True, s_k=1)
+    with pytest.raises(ValueError, match="scaled must be True or False"):
+        gradient_norms(4, "yes")

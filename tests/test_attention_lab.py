@@ -409,3 +409,18 @@ def test_cost_figure_has_a_slope_2_guide_and_alt_text():
     assert "L2 (1 MiB) at s = 512" in fig.alt and "L3" not in fig.alt  # L3 fills beyond 1024
     page = fig._repr_html_()
     assert page.startswith('<img src="data:image/png;base64,') and 'alt="Two panels' in page
+
+
+def test_readout_names_exact_ties_between_repeated_keys():
+    # cross-attention: "the" is keys 1 and 3; no positions, so every query weighs them alike
+    cross = attention_state(RUNNING_SENTENCE, mode="cross", query=4)
+    assert cross.row[1] == cross.row[3] == cross.row.max()
+    page = attention_readout_html(cross)
+    assert "attends most to key 1 ('the', weight 0.23), tied exactly with key 3 " \
+        "('the')" in page
+    assert "weighed exactly alike by every query" in page and "keys 1 ('the'), 3" in page
+    # the tie is named even when it is not the largest weight
+    first = attention_readout_html(attention_state(RUNNING_SENTENCE, mode="cross", query=0))
+    assert "tied exactly" not in first and "keys 1 ('the'), 3" in first
+    # no repeated key, no such line
+    assert "weighed exactly alike" not in attention_readout_html(attention_state())

@@ -669,3 +669,88 @@ def test_from_torch_errors():
     kv.self_attn = nn.MultiheadAttention(8, 2, kdim=4, vdim=4)
     with pytest.raises(ValueError, match="kdim/vdim != embed_dim"):
         B.EncoderBlock.from_torch(kv)
+
+
+# ---------------------------------------------------------------- dropout
+
+
+def test_dropout_keeps_scales_and_is_the_identity_in_eval():
+    x = np.arange(1.0, 13.0).reshape(3, 4)  # (s, d)
+    keep = B.dropout_keep(x.shape, 0.25, seed=3)  # (s, d) bool
+    y = B.dropout(x, 0.25, seed=3)
+    np.testing.assert_array_equal(y, np.where(keep, x / 0.75, 0.0))
+    np.testing.assert_array_equal(B.dropout(x, 0.25, training=False), x)
+    np.testing.assert_array_equal(B.dropout(x, 0.0), x)  # p = 0 keeps everything
+    rows = np.array([[True], [False], [True]])  # (s, 1): broadcast over the features
+    np.testing.assert_array_equal(B.dropout(x, 0.5, rows), np.where(rows, 2 * x, 0.0))
+    assert B.dropout(x.astype(np.float32), 0.1).dtype == np.float32
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: B.dropout(np.ones(3), 1.0), r"\[0, 1\)"),
+    (lambda: B.dropout(np.ones(3), -0.1), r"\[0, 1\)"),
+    (lambda: B.dropout(np.ones(3), True), r"\[0, 1\)"),
+    (lambda: B.dropout(np.ones((2, 3)), 0.1, np.ones((2, 3))), "boolean"),
+    (lambda: B.dropout(np.ones((2, 3)), 0.1, np.ones((3, 3), bool)), r"broadcast to x's shape"),
+    (lambda: B.dropout(np.ones(3), 0.1, training=1), "training"),
+    (lambda: B.dropout_keep((2, 2), 1.5), r"\[0, 1\)"),
+])
+def test_dropout_refuses_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_dropout_keeps_about_one_minus_p_and_preserves_the_mean():
+    x = np.full((200, 200), 3.0)
+    keep = B.dropout_keep(x.shape, 0.1, seed=0)
+    assert abs(keep.mean() - 0.9) < 0.01
+    assert abs(B.dropout(x, 0.1, keep).mean() - 3.0) < 0.05
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5])
+def test_dropout_on_attention_weights_matches_nn_multihead_attention(p):
+    """Training mode: torch returns the dropped weights; the mask read off them gives the
+    book's weights, dropped, and the same output. Eval: no dropout, rows sum to 1."""
+    torch.manual_seed(1)
+    m = nn.MultiheadAttention(8, 2, dropout=p, batch_first=True).double().train()
+    x = torch.randn(3, 5, 8, dtype=torch.float64)  # (b, s, d)
+    out, w = m(x, x, x, average_attn_weights=False)  # (b, s, d), (b, h, s, s)
+    book = M.MultiHeadAttention(*(t.detach().numpy().T for t in m.in_proj_weight.chunk(3)),
+                                m.out_proj.weight.detach().numpy().T, 2,
+                                *(t.detach().numpy() for t in m.in_proj_bias.chunk(3)),
+                                m.out_proj.bias.detach().numpy())
+    _, weights = book(x.numpy())  # (b, h, s, s)
+    keep = (w != 0).numpy()
+    dropped = B.dropout(weights, p, keep)
+    np.testing.assert_allclose(dropped, w.detach().numpy(), atol=1e-12)
+    V = M.split_heads(x.numpy() @ book.W_v + book.b_v, 2)  # (b, s, d) -> (b, h, s, d_k)
+    ours = M.merge_heads(dropped @ V) @ book.W_o + book.b_o  # (b, h, s, d_k) -> (b, s, d)
+    np.testing.assert_allclose(ours, out.detach().numpy(), atol=1e-12)
+    assert not np.allclose(dropped.sum(-1), 1.0)
+    with torch.no_grad():
+        _, w_eval = m.eval()(x, x, x, average_attn_weights=False)
+    np.testing.assert_allclose(w_eval.numpy(), weights, atol=1e-12)
+
+
+def test_sdpa_dropout_is_unbiased_like_the_book():
+    """F.scaled_dot_product_attention(dropout_p=p) averaged over many draws approaches the
+    output without dropout, as the book's dropout does (inverted dropout is unbiased)."""
+    torch.manual_seed(2)
+    q, k, v = (torch.randn(2, 5, 4, dtype=torch.float64) for _ in range(3))  # (h, s, d_k)
+    plain = F.scaled_dot_product_attention(q, k, v).numpy()
+    theirs = np.mean([F.scaled_dot_product_attention(q, k, v, dropout_p=0.3).numpy()
+                      for _ in range(4000)], axis=0)
+    _, w = A.scaled_dot_product_attention(q.numpy(), k.numpy(), v.numpy())  # (h, s, s)
+    ours = np.mean([B.dropout(w, 0.3, seed=i) @ v.numpy() for i in range(4000)], axis=0)
+    scale = np.abs(plain).max()
+    assert np.abs(theirs - plain).max() < 0.05 * scale
+    assert np.abs(ours - plain).max() < 0.05 * scale
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.floats(0.0, 0.9), st.integers(0, 10_000))
+def test_property_dropout_zeroes_or_rescales_every_number(s, d, p, seed):
+    x = np.random.default_rng(seed).normal(size=(s, d))
+    y = B.dropout(x, p, seed=seed)
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], x[kept] / (1 - p), rtol=1e-12)

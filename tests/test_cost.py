@@ -131,3 +131,71 @@ def test_torch_timing_uses_the_fused_kernel_only_with_4d_inputs():
         r = time_torch_sdpa(64, 8, repeats=2, fused=fused)
         assert r["seconds"] > 0 and r["clock"] == "thread CPU"
     assert torch.get_num_threads() == threads  # restored
+
+
+# ------------------------------------------------ Table 1: attention vs recurrent vs convolution
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def smallest_power_reaching(k, s):
+    """The fewest layers L >= 1 with k^L >= s (integers only, no floating-point log)."""
+    layers = 1
+    while k ** layers < s:
+        layers += 1
+    return layers
+
+
+def test_dependency_graphs_have_the_edges_each_layer_reads():
+    att = C.dependency_graph("self-attention", 4)
+    assert att[(1, 2)] == [(0, 0), (0, 1), (0, 2), (0, 3)]
+    rnn = C.dependency_graph("recurrent", 4)
+    assert rnn[(1, 0)] == [(0, 0), (1, -1)] and rnn[(1, 3)] == [(0, 3), (1, 2)]
+    assert rnn[(1, -1)] == []  # the initial state reads nothing
+    conv = C.dependency_graph("convolutional", 10, k=3, layers=2)
+    assert conv[(1, 5)] == [(0, 5), (0, 4), (0, 3)]  # dilation 1
+    assert conv[(2, 9)] == [(1, 9), (1, 6), (1, 3)]  # dilation 3
+    assert conv[(1, 0)] == [(0, 0)]  # padding left out
+    assert C.dependency_graph("convolutional", 10, 3, 2, dilated=False)[(2, 9)] == [
+        (1, 9), (1, 8), (1, 7)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(s=st.integers(1, 30), d=st.integers(1, 64), k=st.integers(2, 5))
+def test_operation_counts_are_the_papers_orders(s, d, k):
+    assert C.layer_operations("self-attention", s, d, k) == 2 * s * s * d
+    assert C.layer_operations("recurrent", s, d, k) == 2 * s * d * d
+    taps = sum(min(p + 1, k) for p in range(s))  # causal kernel, padding left out
+    assert C.layer_operations("convolutional", s, d, k) == taps * d * d <= k * s * d * d
+    # self-attention does fewer multiplications than a recurrent layer exactly when s < d
+    assert (C.layer_operations("self-attention", s, d) < C.layer_operations("recurrent", s, d)) \
+        == (s < d)
+
+
+@settings(max_examples=30, deadline=None)
+@given(s=st.integers(1, 40), k=st.integers(2, 5))
+def test_sequential_steps_and_path_lengths(s, k):
+    assert C.sequential_operations("self-attention", s, k) == 1
+    assert C.sequential_operations("recurrent", s, k) == s
+    assert C.sequential_operations("convolutional", s, k) == 1
+    assert C.maximum_path_length("self-attention", s, k) == 1
+    assert C.maximum_path_length("recurrent", s, k) == s
+    assert C.maximum_path_length("convolutional", s, k) == smallest_power_reaching(k, s)
+    contiguous = max(1, -(-(s - 1) // (k - 1)))  # ceil((s - 1) / (k - 1))
+    assert C.layers_to_connect("convolutional", s, k, dilated=False) == contiguous
+    assert C.maximum_path_length("convolutional", s, k, dilated=False) == contiguous
+
+
+def test_layer_comparison_and_bad_input():
+    table = C.layer_comparison(9, 16, 3)
+    assert set(table) == set(C.LAYER_KINDS)
+    assert table["self-attention"] == {"operations": 2 * 81 * 16, "sequential": 1, "path": 1}
+    assert table["recurrent"] == {"operations": 2 * 9 * 256, "sequential": 9, "path": 9}
+    assert table["convolutional"]["path"] == 2  # 3^2 = 9 positions in two dilated layers
+    with pytest.raises(ValueError, match="kind must be one of"):
+        C.dependency_graph("lstm", 4)
+    with pytest.raises(ValueError, match="k must be at least 2"):
+        C.dependency_graph("convolutional", 4, k=1)
+    with pytest.raises(ValueError, match="s must be"):
+        C.layer_operations("recurrent", 0, 4)

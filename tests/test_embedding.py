@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_book.embedding import cosine_similarity, embed, embedding_table, one_hot
+from attention_book.embedding import (chance_similarities, cosine_similarity, embed,
+                                      embedding_table, one_hot)
 
 
 def test_table_is_seeded_and_shaped():
@@ -59,6 +60,9 @@ def test_cosine_similarity_properties(s, d, seed):
     (lambda: embed([0], np.full((5, 4), np.nan)), "NaN"),
     (lambda: cosine_similarity(np.zeros(3)), "at least 2 axes"),
     (lambda: cosine_similarity([[np.inf, 0]]), "infinity"),
+    (lambda: chance_similarities([3], 5, 4, [0]), "s >= 2"),
+    (lambda: chance_similarities([0, 9], 5, 4, [0]), r"0\.\.4"),
+    (lambda: chance_similarities([0, 1], 5, 4, []), "seeds is empty"),
 ])
 def test_bad_input_is_refused_clearly(call, message):
     with pytest.raises(ValueError, match=message):
@@ -68,3 +72,31 @@ def test_bad_input_is_refused_clearly(call, message):
 def test_float32_table_stays_float32():
     table = embedding_table(5, 3).astype(np.float32)
     assert embed([1, 2], table).dtype == np.float32
+
+
+def test_chance_similarities_are_the_pairs_of_each_table():
+    ids = [4, 1, 7, 2]
+    sims = chance_similarities(ids, 10, 8, seeds=[0, 3, 5])  # (n, s (s - 1) / 2)
+    assert sims.shape == (3, 6)
+    upper = np.triu_indices(4, 1)
+    for row, seed in zip(sims, (0, 3, 5)):
+        assert np.allclose(row, cosine_similarity(embed(ids, embedding_table(10, 8, seed)))[upper])
+
+
+def test_chance_similarities_match_torch():
+    torch = pytest.importorskip("torch")
+    ids = np.array([4, 1, 7])
+    x = torch.from_numpy(embed(ids, embedding_table(10, 8, 2)))  # (s, d)
+    theirs = torch.nn.functional.cosine_similarity(x[:, None], x[None], dim=-1)  # (s, s)
+    assert np.allclose(chance_similarities(ids, 10, 8, [2])[0],
+                       theirs.numpy()[np.triu_indices(3, 1)], atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 16), st.integers(0, 1000))
+def test_chance_similarities_lie_in_range_and_repeats_are_one(s, d, seed):
+    ids = np.arange(s) % 3  # ids repeat from the fourth token on
+    sims = chance_similarities(ids, 5, d, [seed])[0]
+    assert np.all(np.abs(sims) <= 1.0)
+    i, j = np.triu_indices(s, 1)
+    assert np.allclose(sims[ids[i] == ids[j]], 1.0)

@@ -293,3 +293,206 @@ def test_head_scores_refuse_what_is_not_a_map():
         H.head_scores(np.full((2, 3), 1 / 3))
     with pytest.raises(ValueError, match="s >= 2"):
         H.head_scores(np.ones((1, 1)))
+
+
+# ---------------------------------------------------------------- chapter 9: what BERT looks at
+
+
+def test_weight_on_keys_of_known_maps():
+    s = 5
+    keys = np.array([True, False, False, False, True])
+    assert H.weight_on_keys(uniform(s), keys) == pytest.approx(2 / s, abs=ATOL)
+    assert H.weight_on_keys(uniform(s), np.zeros(s, bool)) == 0.0  # no key: no weight
+    w = previous_token_map(s)  # query 0 on 0, query i on i-1
+    np.testing.assert_allclose(H.weight_on_keys(w, keys, per_query=True), [1, 1, 0, 0, 0])
+    # one mask per map: (2, s) masks against a (2, s, s) stack
+    stack = np.stack([w, uniform(s)])
+    masks = np.stack([keys, ~keys])
+    np.testing.assert_allclose(H.weight_on_keys(stack, masks), [2 / s, 3 / s], atol=ATOL)
+
+
+@SETTINGS
+@given(w=attention_maps(), data=st.data())
+def test_weight_on_keys_is_position_score(w, data):
+    s = w.shape[-1]
+    positions = data.draw(st.lists(st.integers(0, s - 1), min_size=1, max_size=s))
+    mask = np.zeros(s, bool)
+    mask[positions] = True
+    np.testing.assert_allclose(H.weight_on_keys(w, mask), H.position_score(w, positions),
+                               atol=ATOL)
+    np.testing.assert_allclose(H.weight_on_keys(w, mask) + H.weight_on_keys(w, ~mask), 1.0,
+                               atol=1e-9)  # every key is in the mask or out of it
+
+
+def test_word_attention_by_hand():
+    # tokens: [CLS] un ##believ ##able story [SEP] -> words 0 (3 pieces) and 1
+    ids = np.array([-1, 0, 0, 0, 1, -1])
+    w = np.zeros((6, 6))
+    w[:, 0] = 0.5  # every token puts half its weight on [CLS]
+    w[1, 4] = w[2, 4] = w[3, 1] = 0.5  # the pieces of word 0 look at "story" (and itself)
+    w[4, 2] = w[4, 3] = 0.25  # "story" looks at two pieces of word 0
+    w[0, 5] = w[5, 5] = 0.5
+    words = H.word_attention(w, ids)  # (2, 2)
+    # to word 0: summed over its pieces; from word 0: the mean of its three rows
+    np.testing.assert_allclose(words, [[0.5 / 3, 1.0 / 3], [0.5, 0.0]], atol=ATOL)
+    assert H.most_attended_word(words).tolist() == [1, 0]
+
+
+def test_word_attention_of_one_token_words_is_the_map():
+    w = softmax(np.random.default_rng(0).normal(size=(3, 6, 6)))
+    np.testing.assert_allclose(H.word_attention(w, np.arange(6)), w, atol=ATOL)
+    # dropping [CLS] and [SEP] keeps the inner block
+    ids = np.array([-1, 0, 1, 2, 3, -1])
+    np.testing.assert_allclose(H.word_attention(w, ids), w[:, 1:5, 1:5], atol=ATOL)
+
+
+@SETTINGS
+@given(w=attention_maps(), data=st.data())
+def test_word_rows_keep_the_weight_on_words(w, data):
+    """A word's row sums to the mean over its tokens of their weight on all words."""
+    s = w.shape[-1]
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, s - 1), max_size=s)))) if s > 1 else []
+    ids = np.zeros(s, int)
+    for c in cuts:
+        ids[c:] += 1  # contiguous words, some of several tokens
+    drop = data.draw(st.booleans()) and s > 2 and ids.max() >= 1
+    if drop:
+        ids = ids - 1  # the first word's tokens become -1, like [CLS]
+    words = H.word_attention(w, ids)
+    n = ids.max() + 1
+    assert words.shape == (2, n, n)
+    on_words = (w * (ids >= 0)).sum(axis=-1)  # (2, s): each token's weight on kept tokens
+    for a in range(n):
+        np.testing.assert_allclose(words[:, a].sum(axis=-1), on_words[:, ids == a].mean(axis=-1),
+                                   atol=1e-9)
+
+
+def test_most_attended_word_leaves_the_word_itself_out():
+    w = np.array([[0.9, 0.06, 0.04], [0.2, 0.7, 0.1], [0.0, 0.0, 1.0]])
+    assert H.most_attended_word(w).tolist() == [1, 0, 0]  # ties: the first word
+
+
+def test_best_offset():
+    assert H.best_offset([0, 3, 5, 2], [1, 4, 7, 0]) == (1, 0.5)
+    assert H.best_offset([0, 1], [2, 0]) == (-1, 0.5)  # a tie: the smaller offset
+    with pytest.raises(ValueError, match="same length"):
+        H.best_offset([0, 1], [1])
+    with pytest.raises(ValueError, match="whole numbers"):
+        H.best_offset([0.5], [1.0])
+
+
+def test_value_writes_add_up_to_torch_multihead_attention():
+    """sum_h alpha^h f_h(x) + b^O is nn.MultiheadAttention's output (Kobayashi et al.)."""
+    import torch
+
+    torch.manual_seed(0)
+    s, d, h = 5, 12, 3
+    m = torch.nn.MultiheadAttention(d, h, batch_first=True).eval()
+    with torch.no_grad():
+        m.in_proj_bias.normal_()
+        m.out_proj.bias.normal_()
+        x = torch.randn(1, s, d)
+        out, w = m(x, x, x, average_attn_weights=False)  # (1, s, d), (1, h, s, s)
+        W_v = m.in_proj_weight[2 * d:].T.numpy()  # (d, d): (out, in) -> (in, out)
+        values = x[0].numpy() @ W_v + m.in_proj_bias[2 * d:].numpy()  # (s, d) @ (d, d) -> (s, d)
+        W_o, b_o = m.out_proj.weight.T.numpy(), m.out_proj.bias.numpy()  # (d, d), (d,)
+    f = H.value_writes(values, W_o, h)  # (h, s, d)
+    weights = w[0].numpy().astype(np.float64)  # (h, s, s)
+    ours = (weights @ f).sum(axis=0) + b_o  # (h, s, s) @ (h, s, d) -> (h, s, d) -> (s, d)
+    np.testing.assert_allclose(ours, out[0].numpy(), atol=1e-5)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    norms = H.weighted_write_norms(weights, values, W_o)  # (h, s, s)
+    np.testing.assert_allclose(norms, weights * np.linalg.norm(f, axis=-1)[:, None, :],
+                               rtol=1e-12)
+    # the norm of a sum is at most the sum of the norms: row i's write is at most its total
+    total = np.linalg.norm(weights @ f, axis=-1)  # (h, s)
+    assert np.all(total <= norms.sum(axis=-1) + 1e-9)
+
+
+def test_value_writes_shapes_and_batches():
+    rng = np.random.default_rng(1)
+    values, W_o = rng.normal(size=(2, 4, 8)), rng.normal(size=(8, 6))  # (b, s, d), (d, d_out)
+    f = H.value_writes(values, W_o, 2)
+    assert f.shape == (2, 2, 4, 6)  # (b, h, s, d_out)
+    # head 1 writes from its own 4 value columns through its own 4 rows of W^O
+    np.testing.assert_allclose(f[1, 1], values[1][:, 4:] @ W_o[4:], atol=ATOL)
+
+
+def test_chapter_9_functions_refuse_bad_input():
+    w = uniform(4)
+    with pytest.raises(ValueError, match="boolean mask"):
+        H.weight_on_keys(w, [0, 1])
+    with pytest.raises(ValueError, match="one True/False per key"):
+        H.weight_on_keys(w, np.ones(3, bool))
+    with pytest.raises(ValueError, match="one per token"):
+        H.word_attention(w, [0, 1, 2])
+    with pytest.raises(ValueError, match="no gap"):
+        H.word_attention(w, [0, 2, 2, 2])
+    with pytest.raises(ValueError, match="-1 or a word index"):
+        H.word_attention(w, [-2, 0, 1, 1])
+    with pytest.raises(ValueError, match="all -1"):
+        H.word_attention(w, [-1, -1, -1, -1])
+    with pytest.raises(ValueError, match="n >= 2"):
+        H.most_attended_word(np.ones((1, 1)))
+    with pytest.raises(ValueError, match="does not divide"):
+        H.value_writes(np.ones((4, 6)), np.ones((6, 6)), 4)
+    with pytest.raises(ValueError, match="W_o has shape"):
+        H.value_writes(np.ones((4, 6)), np.ones((5, 6)), 2)
+    with pytest.raises(ValueError, match="one layer's maps"):
+        H.weighted_write_norms(w, np.ones((4, 6)), np.ones((6, 6)))
+    with pytest.raises(ValueError, match="values have 3 tokens"):
+        H.weighted_write_norms(np.stack([w, w]), np.ones((3, 6)), np.ones((6, 6)))
+    with pytest.raises(ValueError, match="after the softmax"):
+        H.weighted_write_norms(-np.stack([w, w]), np.ones((4, 6)), np.ones((6, 6)))
+
+
+# ---------------------------------------------------------------- OV circuit and copying
+
+
+def test_ov_circuit_is_the_product():
+    rng = np.random.default_rng(0)
+    E, W_V, W_O, W_U = (rng.standard_normal(s) for s in ((7, 4), (4, 2), (2, 4), (4, 7)))
+    np.testing.assert_allclose(H.ov_circuit(E, W_V, W_O, W_U), E @ W_V @ W_O @ W_U, atol=ATOL)
+
+
+def test_copying_scores_of_hand_made_circuits():
+    V = 6
+    assert H.copying_score(np.eye(V)) == 1.0 and H.eigenvalue_copying_score(np.eye(V)) == 1.0
+    assert H.copying_score(-np.eye(V)) == 0.0 and H.eigenvalue_copying_score(-np.eye(V)) == -1.0
+    shift = np.roll(np.eye(V), 1, axis=1)  # token a raises the logit of a + 1: no copying
+    assert H.copying_score(shift) == 0.0
+    assert abs(H.eigenvalue_copying_score(shift)) < ATOL  # roots of unity sum to 0
+    half = np.eye(V)
+    half[0, 1] = 2.0  # token 0 raises token 1 more than itself
+    np.testing.assert_array_equal(H.copying_score(half, per_token=True), [False] + [True] * 5)
+    assert H.copying_score(np.ones((V, V))) == 0.0  # a tie is not a copy
+
+
+@SETTINGS
+@given(st.integers(2, 12), st.integers(0, 10_000))
+def test_copying_scores_ignore_token_names(V, seed):
+    # relabelling the tokens (the same permutation of rows and columns) changes nothing
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((V, V))
+    perm = rng.permutation(V)
+    relabelled = m[perm][:, perm]
+    assert H.copying_score(relabelled) == H.copying_score(m)
+    assert abs(H.eigenvalue_copying_score(relabelled) - H.eigenvalue_copying_score(m)) < 1e-9
+    assert -1 - ATOL <= H.eigenvalue_copying_score(m) <= 1 + ATOL
+    # adding a multiple of the identity only helps copying
+    assert H.copying_score(m + 100 * np.eye(V)) == 1.0
+
+
+def test_copying_bad_input():
+    with pytest.raises(ValueError, match="square"):
+        H.copying_score(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="at least 2 axes"):
+        H.eigenvalue_copying_score(np.ones(3))
+    with pytest.raises(ValueError, match="all zeros"):
+        H.eigenvalue_copying_score(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="per_token"):
+        H.copying_score(np.eye(3), per_token=1)
+    with pytest.raises(ValueError, match="W_O has shape"):
+        H.ov_circuit(np.ones((5, 3)), np.ones((3, 2)), np.ones((3, 3)), np.ones((3, 5)))
+    with pytest.raises(ValueError, match="W_E must be a matrix"):
+        H.ov_circuit(np.ones((2, 5, 3)), np.ones((3, 2)), np.ones((2, 3)), np.ones((3, 5)))

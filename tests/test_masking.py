@@ -453,6 +453,43 @@ def test_kv_cache_append_and_errors():
         batched.append(np.ones((2, 1, 3)), np.ones((2, 1, 3)))
 
 
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_decode_with_cache_and_padding_equals_the_masked_causal_pass(side):
+    mha = M.MultiHeadAttention.from_seed(8, 2, seed=2, bias=True)
+    x = rand(3, 6, 8, seed=3)  # (b, s, d)
+    padding = K.padding_mask([6, 4, 1], 6)  # (b, s)
+    if side == "left":
+        padding = padding[:, ::-1].copy()
+    both = K.combine_masks(A.causal_mask(6), K.key_padding_to_attention_mask(padding))
+    full, _ = mha(x, mask=both)  # (b, s, d); fully masked rows give b_o
+    np.testing.assert_allclose(K.decode_with_cache(mha, x, padding=padding), full, atol=1e-12)
+    if side == "left":  # without the key-padding mask the real rows attend to padding keys
+        unmasked = K.decode_with_cache(mha, x)
+        assert not np.allclose(unmasked[1:][padding[1:]], full[1:][padding[1:]])
+    one = K.decode_with_cache(mha, x[0], padding=np.ones(6, bool))  # (s, d), all real
+    np.testing.assert_allclose(one, mha(x[0], mask=A.causal_mask(6))[0], atol=1e-12)
+
+
+def test_decode_with_cache_and_padding_matches_torch_on_the_real_rows():
+    m = torch_mha(8, 2, seed=4)
+    x = rand(2, 5, 8, seed=5)  # (b, s, d)
+    padding = K.padding_mask([5, 3], 5)[:, ::-1].copy()  # left padding: (b, s)
+    causal_ignore = torch.from_numpy(K.to_torch_mha_mask(A.causal_mask(5)))  # True = ignore
+    with torch.no_grad():
+        theirs, _ = m(*(torch.from_numpy(x),) * 3, attn_mask=causal_ignore,
+                      key_padding_mask=torch.from_numpy(~padding))  # NaN in empty rows
+    ours = K.decode_with_cache(book_mha(m), x, padding=padding)
+    np.testing.assert_allclose(ours[padding], theirs.numpy()[padding], atol=1e-12)
+
+
+def test_decode_with_cache_padding_errors():
+    mha = M.MultiHeadAttention.from_seed(8, 2)
+    with pytest.raises(ValueError, match=r"padding must be boolean .* shape \(2, 4\)"):
+        K.decode_with_cache(mha, np.ones((2, 4, 8)), padding=np.ones((2, 4)))
+    with pytest.raises(ValueError, match=r"got dtype bool and shape \(4,\)"):
+        K.decode_with_cache(mha, np.ones((2, 4, 8)), padding=np.ones(4, bool))
+
+
 def test_decode_with_cache_errors():
     mha = M.MultiHeadAttention.from_seed(8, 2)
     with pytest.raises(ValueError, match=r"x has shape \(4, 6\) but the module has d=8"):

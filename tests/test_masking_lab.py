@@ -133,7 +133,7 @@ def test_padding_everything_gives_fully_masked_zero_rows_not_nan():
     np.testing.assert_array_equal(state.row_sums, 0.0)
     assert "rows 0, 1, 2, 3, 4 may attend to nothing" in notes(state, "warning")
     assert "zero" in masking_alt_text(state) and "fully masked" in masking_alt_text(state)
-    assert _shown_title(state).endswith("no row may attend: all 0")
+    assert _shown_title(state).endswith("all rows empty: 0")
     left = masking_state(RUNNING_SENTENCE, "band", lower=0, upper=0)  # each token: itself
     assert _shown_title(left).endswith("rows sum to 1")
 

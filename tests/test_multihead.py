@@ -366,3 +366,39 @@ def test_shape_trace():
         M.shape_trace(1, -1, 8, 4)
     with pytest.raises(ValueError, match="h=3 does not divide d=8"):
         M.MultiHeadAttention.from_seed(8, 3)
+
+
+# ---------------------------------------------------------------- head_correlations
+
+@settings(max_examples=30, deadline=None)
+@given(h=st.integers(1, 6), s=st.integers(2, 6), seed=st.integers(0, 2**16))
+def test_head_correlations_match_numpy_corrcoef(h, s, seed):
+    rng = np.random.default_rng(seed)
+    w = A.softmax(rng.normal(size=(h, s, s)) * 2)  # (h, s, s) random attention maps
+    c = M.head_correlations(w)
+    assert c.shape == (h, h)
+    np.testing.assert_allclose(c, np.atleast_2d(np.corrcoef(w.reshape(h, -1))), atol=1e-10)
+    np.testing.assert_allclose(c, c.T)
+    np.testing.assert_allclose(np.diag(c), 1.0)
+    batch = np.stack([w, w[:, ::-1]])  # (b, h, s, s): the batch is flattened per head
+    expected = np.corrcoef(batch.swapaxes(0, 1).reshape(h, -1))
+    np.testing.assert_allclose(M.head_correlations(batch), np.atleast_2d(expected), atol=1e-10)
+
+
+def test_heads_sharing_their_matrices_correlate_perfectly():
+    mha = M.MultiHeadAttention.from_seed(8, 2, seed=3)
+    x = np.random.default_rng(0).normal(size=(5, 8))  # (s, d)
+    cols = slice(0, 4)
+    shared = M.MultiHeadAttention(*(np.tile(W[:, cols], 2) for W in (mha.W_q, mha.W_k, mha.W_v)),
+                                  mha.W_o, 2)  # (d, d_k) tiled -> (d, d)
+    assert M.head_correlations(shared.heads(x)[1])[0, 1] == pytest.approx(1.0)
+    assert M.head_correlations(mha.heads(x)[1])[0, 1] < 0.99
+
+
+def test_head_correlations_refuse_constant_maps_and_bad_shapes():
+    with pytest.raises(ValueError, match="head 1's weights are all equal"):
+        M.head_correlations(np.stack([np.eye(3), np.full((3, 3), 1 / 3)]))
+    with pytest.raises(ValueError, match="at least 3 axes"):
+        M.head_correlations(np.eye(3))
+    with pytest.raises(ValueError, match=r"\(h, s_q, s_k\) or \(b, h, s_q, s_k\)"):
+        M.head_correlations(np.ones((1, 1, 2, 2, 2)))

@@ -23,6 +23,7 @@ from attention_book.embedding import embed, embedding_table
 from attention_book.plots import MultiHeadView, NearestImage, mosaic_layout, multihead_view
 from attention_book.positional import sinusoidal_encoding
 from attention_book.scenes import (
+    MH_DEFAULT_SEED,
     SCENES,
     head_choices,
     missing_heads_text,
@@ -93,7 +94,7 @@ def test_factory_returns_a_widget_with_labelled_controls(lab):
 
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_initial_state_matches_the_math_layer(lab):
-    mha, X, out, w = expected(8, 2, 0)
+    mha, X, out, w = expected(8, 2, MH_DEFAULT_SEED)
     np.testing.assert_allclose(lab.state.X, X)
     np.testing.assert_allclose(lab.state.weights, w)
     np.testing.assert_allclose(lab.state.on_output, out, atol=1e-12)
@@ -159,7 +160,7 @@ def test_head_toggles(lab):
     lab.controls["heads_on"].value = (0, 3)
     st = lab.state
     assert st.on == (True, False, False, True, False, False, False, False)
-    mha, X, out, w = expected(8, 8, 0)
+    mha, X, out, w = expected(8, 8, MH_DEFAULT_SEED)
     contrib, _ = mha.head_contributions(X)
     np.testing.assert_allclose(st.on_output, contrib[[0, 3]].sum(0) + mha.b_o, atol=1e-12)
     np.testing.assert_allclose(st.off_output, out - st.on_output, atol=1e-12)
@@ -361,3 +362,11 @@ def test_nearest_image_draws_the_same_pixels_as_imshow(shape):
         canvas.draw()
         buffers.append(np.asarray(canvas.buffer_rgba()).copy())
     np.testing.assert_array_equal(buffers[0], buffers[1])
+
+
+def test_default_seed_gives_heads_that_differ():
+    # at seed 0 the default state's two heads were near copies (correlation 0.94)
+    from attention_book.multihead import head_correlations
+    assert SCENE.defaults["seed"] == MH_DEFAULT_SEED == multihead_state().seed
+    assert abs(head_correlations(multihead_state().weights)[0, 1]) < 0.1
+    assert head_correlations(multihead_state(seed=0).weights)[0, 1] > 0.9

@@ -291,3 +291,44 @@ def test_pair_similarity_is_each_pairs_mean_cosine():
     assert (shares >= 0.9).sum() == 17 and (P.wavelengths(64) > 64).sum() == 23
     with pytest.raises(ValueError, match="d must be even"):
         P.pair_similarity(8, 7)
+
+
+def _torch_timing_signal(length: int, channels: int, min_timescale=1.0, max_timescale=1.0e4):
+    """tensor2tensor's get_timing_signal_1d, written in torch (float64): (length, channels)."""
+    torch = pytest.importorskip("torch")
+    position = torch.arange(length, dtype=torch.float64)  # (s,)
+    num_timescales = channels // 2
+    increment = math.log(max_timescale / min_timescale) / max(num_timescales - 1, 1)
+    inv_timescales = min_timescale * torch.exp(
+        torch.arange(num_timescales, dtype=torch.float64) * -increment)  # (d/2,)
+    scaled_time = position[:, None] * inv_timescales[None, :]  # (s, 1) * (1, d/2) -> (s, d/2)
+    return torch.cat([torch.sin(scaled_time), torch.cos(scaled_time)], dim=1).numpy()  # (s, d)
+
+
+@pytest.mark.parametrize("s, d", [(1, 2), (5, 8), (50, 64), (128, 512)])
+def test_tensor2tensor_encoding_matches_a_torch_transcription(s, d):
+    assert np.allclose(P.tensor2tensor_encoding(s, d), _torch_timing_signal(s, d), atol=1e-12)
+
+
+def test_tensor2tensor_frequencies_run_from_one_to_one_over_base():
+    omega = P.tensor2tensor_frequencies(8)  # (d/2,)
+    assert np.allclose(omega, 10000.0 ** (-np.arange(4) / 3))
+    assert omega[0] == 1.0 and np.isclose(omega[-1], 1e-4)
+    assert np.array_equal(P.tensor2tensor_frequencies(2), [1.0])  # d = 2: the paper's too
+    assert P.tensor2tensor_encoding(3, 8, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="even"):
+        P.tensor2tensor_encoding(3, 7)
+    with pytest.raises(ValueError, match="greater than 1"):
+        P.tensor2tensor_frequencies(8, base=1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 40), st.integers(2, 64), st.sampled_from([100.0, 10000.0]))
+def test_property_tensor2tensor_is_no_column_permutation_of_the_paper(s, half, base):
+    """From d = 4 on, only the first pair's frequency is shared; the Gram matrix of the
+    positions (which any column permutation keeps) differs as soon as a position moves."""
+    d = 2 * half
+    ours, t2t = P.frequencies(d, base), P.tensor2tensor_frequencies(d, base)
+    assert np.isclose(ours[0], t2t[0]) and not np.isclose(ours[1:], t2t[1:]).any()
+    paper, theirs = P.sinusoidal_encoding(s, d, base), P.tensor2tensor_encoding(s, d, base)
+    assert not np.allclose(paper @ paper.T, theirs @ theirs.T)  # (s, d) @ (d, s) each

@@ -439,3 +439,21 @@ def _first_src(html_text: str) -> str:
     """The explorer's first picture, which only its img element holds (the others are
     overlays on it)."""
     return re.search(r'<img id="[^"]+-img" src="([^"]+)"', html_text).group(1)
+
+
+@pytest.mark.parametrize("d, shown", [(2, ["i = 0"]), (4, ["i = 0", "i = 1"]),
+                                      (6, ["i = 0", "i = 1", "i = 2"]),
+                                      (8, ["i = 0", "i = d/8", "i = d/4", "i = d/2 \u2212 1"]),
+                                      (64, ["i = 0", "i = d/8", "i = d/4", "i = d/2 \u2212 1"])])
+def test_the_wave_legend_lists_one_entry_per_distinct_curve(d, shown):
+    """d = 2 has one frequency pair: one curve and one legend entry, not four."""
+    view = positional_view()
+    for state in (positional_state(16, 64, 10000, 3), positional_state(16, d, 10000, 3)):
+        view.show(state)  # from the full legend to this d's
+    entries = [(e.get_children()[1].get_text(), e.get_visible()) for e in view.wave_entries]
+    assert [text for text, visible in entries if visible] == shown
+    lines = [line for line in view.wave_lines if line.get_visible()]
+    assert len(lines) == len(shown)
+    assert len({tuple(line.get_ydata()) for line in lines}) == len(shown)  # all distinct
+    assert "columns 0, 0" not in positional_alt_text(positional_state(16, 2, 10000, 3))
+    view.figure.canvas.draw()  # the repainted legend draws

@@ -256,6 +256,13 @@ def test_unknown_characters_become_unk(model):
     assert model.attention("😀").shape == (6, 12, 3, 3)
 
 
+def test_unk_replaces_the_whole_word(model):
+    """WordPiece gives up on a word, not a character: pieces cannot spell "pizza😀"."""
+    assert model.tokenize("I love pizza😀")[1:-1] == ["i", "love", "[UNK]"]
+    assert model.tokenize("I love pizza😀!")[1:-1] == ["i", "love", "[UNK]", "!"]  # "!" is its own word
+    assert model.word_ids("pizza😀").tolist() == [-1, 0, -1]
+
+
 def test_html_and_script_are_just_text(model):
     text = "<script>alert('hi')</script><b>bold</b>"
     tokens = model.tokenize(text)
@@ -481,3 +488,123 @@ def test_cut_keeps_short_texts_and_whole_words(model):
 def test_cut_refuses_bad_input(model, text, max_tokens, message):
     with pytest.raises(ValueError, match=message):
         model.cut(text, max_tokens)
+
+
+# ---------------------------------------------------------------- what BERT looks at
+
+
+DETERMINERS = {"the", "a", "an", "this", "every"}
+PREPOSITIONS = {"in", "on", "at", "of", "to", "from", "with", "over", "under", "across",
+                "after", "during", "along", "near", "about", "behind"}
+
+
+def test_relations_file():
+    sentences = P.load_relations()
+    assert len(sentences) == 56 and len({s.text for s in sentences}) == 56
+    counts = {name: 0 for name in P.RELATIONS}
+    for s in sentences:
+        assert s.words[-1] == "." and len(s.words) <= 14
+        for name, i, j in s.relations:
+            counts[name] += 1
+            assert i != j
+            if name == "det":
+                assert s.words[i].lower() in DETERMINERS
+            if name == "pobj":
+                assert s.words[i].lower() in PREPOSITIONS and j > i
+            if name in ("det", "amod"):
+                assert j > i  # before their noun, in English
+        assert len(set(s.relations)) == len(s.relations)
+    assert counts == {"det": 116, "amod": 82, "nsubj": 56, "dobj": 55, "pobj": 43}
+    sentences.clear()
+    assert P.load_relations()  # a new list every call
+
+
+def test_relation_words_are_the_tokenizers(model):
+    for s in P.load_relations():
+        ids = model.word_ids(s.text)
+        assert ids.max() + 1 == len(s.words)
+        assert ids[0] == ids[-1] == -1 and (ids[1:-1] >= 0).all()
+
+
+@pytest.mark.parametrize("line, message", [
+    ("The dog barks.", "no tab"),
+    ("The dog barks.\tdet The>dog; verb dog>barks", "not 'name from>to'"),
+    ("The dog saw the cat.\tdet the>cat", "occurs 2 times"),
+    ("The dog saw the cat.\tdet the@2>cat", "but word 2 is 'saw'"),
+    ("The dog saw the cat.\tdet the@9>cat", "but word 9 is 'missing'"),
+    ("The dog barks.\tnsubj dog>barked", "'barked' occurs 0 times"),
+])
+def test_parse_relations_refuses_bad_lines(line, message):
+    with pytest.raises(ValueError, match=message):
+        P._parse_relations(line)
+
+
+def test_parse_relations_reads_a_line():
+    (s,) = P._parse_relations("# a comment\n\nThe dog saw the cat.\tdet The@0>dog; dobj cat>saw")
+    assert s.words == ("The", "dog", "saw", "the", "cat", ".")
+    assert s.relations == (("det", 0, 1), ("dobj", 4, 2))
+
+
+def test_word_ids(model):
+    assert model.word_ids("didn't tokenization").tolist() == [-1, 0, 1, 2, 3, 3, -1]
+    with pytest.raises(ValueError, match="text is empty"):
+        model.word_ids(" ")
+
+
+def test_weighted_norms_are_weights_times_write_norms(model):
+    norms = model.weighted_norms(P.ANIMAL_SENTENCE)
+    T = len(model.tokenize(P.ANIMAL_SENTENCE))
+    assert norms.shape == (6, 12, T, T) and norms.dtype == np.float32 and (norms >= 0).all()
+    layer, mha = 3, model.blocks[3].attention
+    x = model.hidden_states(P.ANIMAL_SENTENCE)[layer]  # (T, d): layer 3's input
+    values = x @ mha.W_v + mha.b_v  # (T, d) @ (d, d) -> (T, d)
+    f = heads.value_writes(values, mha.W_o, 12)  # (h, T, d)
+    w = model.attention(P.ANIMAL_SENTENCE)[layer]  # (h, T, T)
+    np.testing.assert_allclose(norms[layer], w * np.linalg.norm(f, axis=-1)[:, None, :],
+                               rtol=1e-4, atol=1e-6)
+    # the writes add up to the attention sublayer's output (before the residual)
+    out, _ = mha(x)  # (T, d)
+    np.testing.assert_allclose((w.astype(np.float64) @ f).sum(axis=0) + mha.b_o, out,
+                               atol=1e-4)
+
+
+def test_is_punctuation():
+    assert all(P.is_punctuation(t) for t in (".", ",", "'", '"', "?", "!", "...", "(", "-"))
+    assert not any(P.is_punctuation(t) for t in ("[CLS]", "[SEP]", "the", "5", "##s", "", "$"))
+    with pytest.raises(ValueError, match="must be a string"):
+        P.is_punctuation(5)
+
+
+@pytest.mark.slow  # runs MiniLM over the 56 annotated sentences
+def test_syntax_scores(model):
+    scores = P.syntax_scores()
+    assert P.syntax_scores() is scores  # computed once
+    for name, hits in scores.hits.items():
+        m = len(scores.dependents[name])
+        assert hits.shape == (m, 6, 12) and hits.dtype == bool and not hits.flags.writeable
+        assert scores.accuracy(name).shape == (6, 12)
+    # one instance recomputed: "The" -> "man" in the first sentence, in every head
+    s = P.load_relations()[0]
+    ids = model.word_ids(s.text)
+    maps = P.single_thread_attention(s.text).astype(np.float64)
+    maps /= maps.sum(axis=-1, keepdims=True)
+    choice = heads.most_attended_word(heads.word_attention(maps, ids))  # (6, 12, n)
+    assert s.relations[0] == ("det", 0, 2)
+    np.testing.assert_array_equal(scores.hits["det"][0], choice[..., 0] == 2)
+    # what chapter 9 says: each relation's best head beats the best fixed offset
+    for name, margin in (("det", 0.35), ("amod", 0.04), ("nsubj", 0.15), ("dobj", 0.15),
+                         ("pobj", 0.3)):
+        _, baseline = heads.best_offset(scores.dependents[name], scores.targets[name])
+        assert scores.accuracy(name).max() > baseline + margin
+
+
+@pytest.mark.slow  # runs MiniLM over the gallery
+def test_special_token_weights():
+    weights = P.special_token_weights()
+    assert P.special_token_weights() is weights
+    for name in ("[CLS]", "[SEP]", "punctuation"):
+        assert weights[name].shape == (6,) and 0 <= weights[name].min() <= weights[name].max() <= 1
+        assert 0 < weights[f"even {name}"] < 0.2
+    assert np.isclose(weights["even [CLS]"], weights["even [SEP]"])  # one of each per sentence
+    assert (weights["[CLS]"][1:5] > 5 * weights["even [CLS]"]).all()
+    assert (weights["punctuation"] < weights["even punctuation"]).all()

@@ -172,3 +172,91 @@ def test_roll_head_scores_exist(roll):
     # the roll target (i + 1) mod 8 is the mirror 7 - i at i = 3 and i = 7: 2 of 8 queries
     assert 0.15 <= scores["anti_diagonal"].mean() <= 0.3
     assert H.self_score(roll.attention(roll.example)).max() < 0.2
+
+
+# ---------------------------------------------------------------- head by head, and decoding
+
+
+def random_causal_net(n_layers=2, n_heads=2):
+    """An untrained causal tiny model (fast: no training)."""
+    config = dict(vocab=32, length=24, causal=True, d=64, n_layers=n_layers, n_heads=n_heads,
+                  positions=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(5)
+        model = T.TinyTransformer(32, 24, n_layers, n_heads, True).eval()
+        state = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+    return T.NumpyModel.from_state(state, config)
+
+
+def test_run_heads_is_the_forward_pass():
+    net = random_causal_net()
+    tokens = T.make_batch("induction", 16, 3).tokens
+    logits, outputs = net.run_heads(tokens, True)
+    np.testing.assert_allclose(logits, net.forward(tokens, True)[0], atol=1e-5)
+    assert [z.shape for z in outputs] == [(16, 2, 24, 32)] * 2
+    # replacing a head by its own output changes nothing; zeroing it changes the logits
+    same, _ = net.run_heads(tokens, True, replace={(1, 0): outputs[1][:, 0]})
+    np.testing.assert_allclose(same, logits, atol=1e-6)
+    zeroed, after = net.run_heads(tokens, True, replace={(1, 0): 0.0})
+    assert np.abs(zeroed - logits).max() > 1e-3
+    np.testing.assert_array_equal(after[0], outputs[0])  # layer 0 comes before: untouched
+    with pytest.raises(ValueError, match="no head 2 in layer 1"):
+        net.run_heads(tokens, True, replace={(1, 2): 0.0})
+
+
+@pytest.mark.parametrize("chunks", [[24], [5, 1, 1, 17], [1] * 24])
+def test_cached_decoder_gives_the_full_pass(chunks):
+    net = random_causal_net()
+    tokens = T.make_batch("induction", 1, 4).tokens[0]  # (24,)
+    full = net.forward(tokens, True)[0]  # (24, V)
+    decoder, start, rows = net.decoder(), 0, []
+    for n in chunks:
+        assert decoder.length == start  # the next position is the cache length
+        rows.append(decoder(tokens[start:start + n]))
+        start += n
+    np.testing.assert_allclose(np.concatenate(rows), full, atol=1e-5)
+    assert decoder.caches[1].keys.shape == (2, 24, 32)
+    with pytest.raises(ValueError, match="positions 0..23 only"):
+        decoder(np.array([1]))
+
+
+def test_cached_decoder_bad_input():
+    net = random_causal_net()
+    with pytest.raises(ValueError, match="symbols 0..31"):
+        net.decoder()(np.array([32]))
+    with pytest.raises(ValueError, match="non-empty"):
+        net.decoder()(np.array([], dtype=np.int64))
+    with pytest.raises(ValueError, match="NumpyModel"):
+        T.CachedDecoder("model")
+
+
+@pytest.mark.slow  # uses the trained induction model
+def test_greedy_decoding_continues_patterns(induction):
+    from attention_book.decoding import FullRerun, generate
+
+    net = induction.numpy_model()
+    batch = T.make_batch("induction", 40, 17)
+    for tokens, targets, counted in zip(*batch):
+        p = int(counted.argmax())  # the period: the prompt is one period and a symbol
+        n_new = 24 - (p + 1)
+        cached, from_cache = generate(net.decoder(), tokens[:p + 1], n_new)
+        rerun, from_rerun = generate(FullRerun(lambda x: net.forward(x, True)[0]),
+                                     tokens[:p + 1], n_new)
+        np.testing.assert_array_equal(cached, rerun)
+        np.testing.assert_allclose(from_cache, from_rerun, atol=1e-5)
+        np.testing.assert_array_equal(cached, targets[p:p + n_new])
+
+
+@pytest.mark.slow  # uses the trained induction model
+def test_ablating_the_induction_head(induction):
+    net = induction.numpy_model()
+    batch = T.make_batch("induction", 500, 21)
+    logits, outputs = net.run_heads(batch.tokens, True)
+
+    def accuracy(lg):
+        return (lg.argmax(-1) == batch.targets)[batch.counted].mean()
+
+    assert accuracy(logits) > 0.99
+    assert accuracy(net.run_heads(batch.tokens, True, replace={(1, 0): 0.0})[0]) < 0.2
+    mean = outputs[1][:, 0].mean(axis=0)  # (s, d_k): the head's mean output per position
+    assert accuracy(net.run_heads(batch.tokens, True, replace={(1, 0): mean})[0]) < 0.2

@@ -34,6 +34,7 @@ __all__ = [
     "softmax_backward",
     "dot_product_variance",
     "softmax_saturation",
+    "gradient_norms",
     "scaling_curves",
     "find_query_attending_elsewhere",
 ]
@@ -423,6 +424,63 @@ def softmax_saturation(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int =
         "grad_norm": float(np.linalg.norm(grad, axis=-1).mean()),
         "weights": np.sort(w[0])[::-1].copy(),
     }
+
+
+def gradient_norms(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int = 500,
+                   seed: int = 0) -> dict:
+    """Per query, how much gradient reaches the scores and how much reaches the query.
+
+    The same experiment and the same random numbers as :func:`softmax_saturation`: n
+    queries q:(d_k,), each with s_k keys K:(s_k, d_k) and an upstream gradient
+    g = dL/dweights:(s_k,), all N(0, 1). With scores z = scale * K q and weights
+    p = softmax(z), the loss L = g . p has
+
+    ``dL/dz = p * (g - p . g)`` (:func:`softmax_backward`) and
+    ``dL/dq = scale * K^T dL/dz``,
+
+    the gradient that reaches W^Q through q = x W^Q (and, for each key, the gradient
+    ``scale * (dL/dz_j) q`` that reaches W^K). Unscaled (scale 1) a saturated row has
+    dL/dz nearly 0, but the keys it is multiplied by are long (norm about sqrt(d_k)), so
+    the few rows that are not saturated pass on large gradients: the norms of dL/dq are
+    heavy-tailed (median far below the mean).
+
+    Parameters
+    ----------
+    d_k : int
+        Query and key dimension.
+    scaled : bool
+        Scale 1/sqrt(d_k) (True) or 1.
+    s_k : int
+        Keys per query (at least 2).
+    n : int
+        Number of queries.
+    seed : int
+        Seed of the numpy generator (the samples of :func:`softmax_saturation`).
+
+    Returns
+    -------
+    dict
+        ``"scores"``: numpy.ndarray (n,), the norm of dL/dz for each query (their mean
+        is :func:`softmax_saturation`'s ``"grad_norm"``); ``"query"``: numpy.ndarray (n,),
+        the norm of dL/dq for each query.
+    """
+    d_k = positive_int(d_k, "d_k")
+    s_k = positive_int(s_k, "s_k")
+    n = positive_int(n, "n")
+    if s_k < 2:
+        raise ValueError(f"s_k must be at least 2 for a softmax to choose, got {s_k}")
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise ValueError(f"scaled must be True or False, got {scaled!r}")
+    rng = np.random.default_rng(_seed(seed))
+    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k), drawn as softmax_saturation does
+    K = rng.standard_normal((n, s_k, d_k))  # (n, s_k, d_k)
+    g = rng.standard_normal((n, s_k))  # (n, s_k)
+    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
+    w = softmax(attention_scores(q, K, scale)[:, 0, :])  # (n, 1, s_k) -> (n, s_k)
+    grad_scores = softmax_backward(w, g)  # (n, s_k)
+    grad_q = scale * np.einsum("ns,nsd->nd", grad_scores, K)  # (n, s_k) . (n, s_k, d_k) -> (n, d_k)
+    return {"scores": np.linalg.norm(grad_scores, axis=-1),  # (n,)
+            "query": np.linalg.norm(grad_q, axis=-1)}  # (n,)
 
 
 def scaling_curves(d_ks, *, s_k: int = 16, n: int = 500, seed: int = 0) -> dict:

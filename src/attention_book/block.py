@@ -17,7 +17,9 @@ Masks are boolean with True = "may attend"; padding masks have True = "real toke
 (torch's ``src_key_padding_mask`` and ``src_mask``/``tgt_mask`` in boolean form mean the
 opposite, True = ignore: convert with :func:`attention_book.masking.to_torch_mha_mask`.)
 
-Dropout is left out: a block here equals a torch layer in eval mode.
+Dropout is left out of the blocks: a block here equals a torch layer in eval mode.
+:func:`dropout` and :func:`dropout_keep` compute it on any array (attention weights, a
+sub-layer's output), to show where training adds it and what it does.
 
 This module imports numpy only; ``from_torch`` reads a torch module's parameters by
 their attribute names (``p.detach().cpu().numpy()``), without importing torch.
@@ -48,6 +50,8 @@ __all__ = [
     "stack_trace",
     "stream_norms",
     "jacobian_gain",
+    "dropout_keep",
+    "dropout",
 ]
 
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
@@ -1074,3 +1078,78 @@ def jacobian_gain(blocks, x, mask=None, residual=True, eps: float = 1e-5) -> np.
         columns = (out[:n] - out[n:]) / (2 * eps)  # (n, s, d): column k of J = dy/dx_k
         gains.append(math.sqrt(float((columns**2).sum()) / n))
     return np.array(gains)
+
+
+# ------------------------------------------------------------------ dropout
+
+
+def _probability(p) -> float:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) < 1.0:
+        raise ValueError(f"p, the probability of dropping a number, must lie in [0, 1), got {p!r}")
+    return float(p)
+
+
+def dropout_keep(shape, p: float, seed: int = 0) -> np.ndarray:
+    """Which numbers dropout keeps: each independently with probability ``1 - p``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The shape of the array dropout will be applied to, e.g. (h, s, s) for attention
+        weights or (s, d) for a sub-layer's output.
+    p : float
+        Probability of dropping a number, 0 <= p < 1 (0.1 in the paper).
+    seed : int
+        Seed of the numpy generator; the same seed gives the same mask.
+
+    Returns
+    -------
+    keep : numpy.ndarray of bool, shape ``shape``
+        True = kept.
+    """
+    p = _probability(p)
+    shape = tuple(int(n) for n in np.atleast_1d(shape))
+    return np.random.default_rng(seed).random(shape) >= p  # P(keep) = 1 - p
+
+
+def dropout(x, p: float, keep=None, *, seed: int = 0, training: bool = True) -> np.ndarray:
+    """Inverted dropout, as ``torch.nn.Dropout``: zero each number with probability p and
+    divide the kept ones by ``1 - p``, so that the expectation is ``x``; the identity
+    when not training.
+
+    Parameters
+    ----------
+    x : array_like, any shape
+        E.g. attention weights (..., h, s, s) or a sub-layer's output (..., s, d).
+    p : float
+        Probability of dropping a number, 0 <= p < 1.
+    keep : array_like of bool, broadcastable to x's shape, optional
+        Which numbers to keep (e.g. the mask torch drew, to compare with it). None: drawn
+        by :func:`dropout_keep` with ``seed``.
+    seed : int
+        Seed for the mask when ``keep`` is None.
+    training : bool
+        False (evaluation, inference): return x unchanged, as ``module.eval()`` does.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as x
+        ``x * keep / (1 - p)`` when training, else a copy of x.
+    """
+    x = as_float_array(x, "x", min_ndim=0)
+    p = _probability(p)
+    if not _flag(training, "training"):
+        return x.copy()
+    if keep is None:
+        keep = dropout_keep(x.shape, p, seed)
+    keep = np.asarray(keep)
+    if keep.dtype != bool:
+        raise ValueError(f"keep must be boolean (True = kept), got dtype {keep.dtype}")
+    try:
+        fits = np.broadcast_shapes(keep.shape, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"keep has shape {keep.shape} but x has shape {x.shape}: keep must "
+                         f"broadcast to x's shape")
+    return np.where(keep, x / (1.0 - p), 0.0).astype(x.dtype, copy=False)

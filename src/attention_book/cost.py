@@ -40,6 +40,13 @@ __all__ = [
     "measure_attention",
     "cache_sizes",
     "growth_exponents",
+    "LAYER_KINDS",
+    "dependency_graph",
+    "layer_operations",
+    "sequential_operations",
+    "maximum_path_length",
+    "layers_to_connect",
+    "layer_comparison",
 ]
 
 
@@ -348,3 +355,233 @@ def growth_exponents(sizes: Sequence[float], values: Sequence[float]) -> np.ndar
     if (s <= 0).any() or (v <= 0).any() or (np.diff(s) <= 0).any():
         raise ValueError("sizes and values must be positive, sizes increasing")
     return np.diff(np.log(v)) / np.diff(np.log(s))  # (n - 1,)
+
+
+# ------------------------------------------------ self-attention vs recurrent vs convolution
+
+#: The layer types of the comparison (Vaswani et al. 2017, Table 1).
+LAYER_KINDS = ("self-attention", "recurrent", "convolutional")
+
+
+def _kind(kind: str) -> str:
+    if kind not in LAYER_KINDS:
+        raise ValueError(f"kind must be one of {LAYER_KINDS}, got {kind!r}")
+    return kind
+
+
+def dependency_graph(kind: str, s: int, k: int = 3, layers: int = 1,
+                     dilated: bool = True) -> dict:
+    """Which node each node of a stack of layers is computed from, over s positions.
+
+    Nodes are ``(layer, position)``: layer 0 holds the inputs x_0..x_{s-1}, layer l the
+    outputs of the l-th layer. Edges point from a node to the nodes it reads:
+
+    - **self-attention**: (l, j) reads every (l-1, i), i = 0..s-1 (no mask);
+    - **recurrent**: (l, t) reads (l-1, t) and the previous state (l, t-1); (l, 0) reads
+      the initial state ``(l, -1)``, a node with no inputs of its own;
+    - **convolutional**: (l, p) reads (l-1, p - m r) for m = 0..k-1 (a causal kernel of
+      width k), with dilation r = k^(l-1) when ``dilated`` (WaveNet, ByteNet), else 1;
+      taps before position 0 read padding and are left out.
+
+    Parameters
+    ----------
+    kind : {"self-attention", "recurrent", "convolutional"}
+    s : int
+        Sequence length.
+    k : int
+        Kernel width of the convolution (at least 2; ignored by the other kinds).
+    layers : int
+        Layers stacked.
+    dilated : bool
+        Dilate the convolution's kernel by k^(l-1) in layer l.
+
+    Returns
+    -------
+    dict
+        ``{node: [nodes it reads]}`` for every node of layers 1..``layers`` (and the
+        recurrent initial states); nodes of layer 0 read nothing and are not keys.
+    """
+    kind, s, layers = _kind(kind), positive_int(s, "s"), positive_int(layers, "layers")
+    k = positive_int(k, "k")
+    if k < 2:
+        raise ValueError(f"k must be at least 2 for a kernel to widen, got {k}")
+    graph = {}
+    for layer in range(1, layers + 1):
+        if kind == "recurrent":
+            graph[(layer, -1)] = []  # the initial state h_{-1}
+        rate = k ** (layer - 1) if dilated else 1
+        for p in range(s):
+            if kind == "self-attention":
+                graph[(layer, p)] = [(layer - 1, i) for i in range(s)]
+            elif kind == "recurrent":
+                graph[(layer, p)] = [(layer - 1, p), (layer, p - 1)]
+            else:
+                graph[(layer, p)] = [(layer - 1, p - m * rate) for m in range(k)
+                                     if p - m * rate >= 0]
+    return graph
+
+
+def layer_operations(kind: str, s: int, d: int, k: int = 3) -> int:
+    """Multiplications of one layer of width d over s positions, counted on its graph.
+
+    Every edge of :func:`dependency_graph` (one layer) is one piece of work. In
+    self-attention an edge i -> j is the score q_j . k_i (d multiplications) and the
+    weighted value alpha_ji v_i (d more): 2 d an edge, s^2 edges, 2 s^2 d in all. In a
+    recurrent layer (h_t = f(W h_{t-1} + U x_t)) and a convolution (one (d, d) matrix per
+    tap) every edge is a (d, d) matrix times a vector: d^2 an edge, so 2 s d^2 and about
+    k s d^2. The projections X W^Q, X W^K, X W^V (3 s d^2) are left out, as in the
+    paper's Table 1: a recurrent or convolutional layer has its own input matrices too.
+
+    Parameters
+    ----------
+    kind : {"self-attention", "recurrent", "convolutional"}
+    s, d : int
+        Sequence length and width.
+    k : int
+        Kernel width of the convolution.
+
+    Returns
+    -------
+    int
+    """
+    kind, d = _kind(kind), positive_int(d, "d")
+    edges = sum(len(reads) for reads in dependency_graph(kind, s, k).values())
+    return edges * (2 * d if kind == "self-attention" else d * d)
+
+
+def _depths(graph: dict) -> dict:
+    """Round in which each node can be computed if every node starts as soon as the nodes
+    it reads are done: 0 for inputs and initial states, else 1 + the latest it reads."""
+    depth = {}
+    for node in sorted(graph, key=lambda n: (n[0], n[1])):  # layer by layer, left to right
+        depth[node] = 1 + max((depth.get(r, 0) for r in graph[node]), default=-1)
+    return depth
+
+
+def sequential_operations(kind: str, s: int, k: int = 3) -> int:
+    """The steps one layer needs one after another, with unlimited parallel hardware.
+
+    The depth of the layer's :func:`dependency_graph`: each node can be computed once
+    every node it reads is done. Self-attention and a convolution compute every position
+    at once (1 step); a recurrent layer must finish h_{t-1} before h_t (s steps).
+
+    Parameters
+    ----------
+    kind : {"self-attention", "recurrent", "convolutional"}
+    s : int
+    k : int
+
+    Returns
+    -------
+    int
+    """
+    graph = dependency_graph(kind, s, k)
+    depth = _depths(graph)
+    return max(depth[(1, p)] for p in range(positive_int(s, "s")))
+
+
+def _shortest_from(edges: dict, source: tuple) -> dict:
+    """Breadth-first search from ``source`` along ``edges`` ({node: [next nodes]}).
+    Returns {node reached: number of edges}."""
+    dist, frontier = {source: 0}, [source]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for other in edges.get(node, ()):
+                if other not in dist:
+                    dist[other] = dist[node] + 1
+                    nxt.append(other)
+        frontier = nxt
+    return dist
+
+
+def _readers(graph: dict) -> dict:
+    """The graph's edges turned round: {node: [nodes that read it]}."""
+    readers = {}
+    for node, reads in graph.items():
+        for r in reads:
+            readers.setdefault(r, []).append(node)
+    return readers
+
+
+def layers_to_connect(kind: str, s: int, k: int = 3, dilated: bool = True) -> int:
+    """The fewest stacked layers after which the last output depends on every input.
+
+    One layer of self-attention or recurrence already connects them; causal
+    convolutions need about log_k s dilated layers (the receptive field multiplies by k
+    each layer) or (s - 1)/(k - 1) contiguous ones (it grows by k - 1). Found by stacking
+    layers until a breadth-first search back from the last output reaches every input.
+
+    Parameters
+    ----------
+    kind : {"self-attention", "recurrent", "convolutional"}
+    s : int
+        Sequence length.
+    k : int
+        Kernel width of the convolution.
+    dilated : bool
+        Dilated (True) or contiguous (False) convolution kernels.
+
+    Returns
+    -------
+    int
+    """
+    s = positive_int(s, "s")
+    layers = 1
+    while True:
+        graph = dependency_graph(kind, s, k, layers, dilated)
+        seen = _shortest_from(graph, (layers, s - 1))  # backwards: along "reads"
+        if all((0, i) in seen for i in range(s)):
+            return layers
+        layers += 1
+
+
+def maximum_path_length(kind: str, s: int, k: int = 3, dilated: bool = True) -> int:
+    """The longest shortest path from an input to an output that depends on it.
+
+    Measured by breadth-first search on :func:`dependency_graph`, stacked
+    :func:`layers_to_connect` layers high so that every pair can be linked: the number
+    of edges a signal crosses between input position i and output position j, maximised
+    over the pairs (i, j) that are connected. Short paths make long-range dependencies
+    easier to learn (Vaswani et al. 2017, section 4). Self-attention: 1; recurrent: s
+    (x_0 -> h_0 -> h_1 ... -> h_{s-1}); dilated convolution: the number of layers,
+    about log_k s.
+
+    Parameters
+    ----------
+    kind : {"self-attention", "recurrent", "convolutional"}
+    s : int
+        Sequence length (at least 1).
+    k : int
+        Kernel width of the convolution.
+    dilated : bool
+        Dilated (True) or contiguous (False) convolution kernels.
+
+    Returns
+    -------
+    int
+    """
+    s = positive_int(s, "s")
+    layers = layers_to_connect(kind, s, k, dilated)
+    readers = _readers(dependency_graph(kind, s, k, layers, dilated))
+    outputs = {(layers, j) for j in range(s)}
+    longest = 0
+    for i in range(s):
+        dist = _shortest_from(readers, (0, i))  # forwards: along "is read by"
+        longest = max([longest, *(n for node, n in dist.items() if node in outputs)])
+    return longest
+
+
+def layer_comparison(s: int, d: int, k: int = 3) -> dict:
+    """Vaswani et al.'s Table 1, computed for one (s, d, k): for each layer kind, the
+    multiplications of one layer, its sequential steps and the maximum path length.
+
+    Returns
+    -------
+    dict
+        ``{kind: {"operations": int, "sequential": int, "path": int}}`` for each kind of
+        :data:`LAYER_KINDS` (convolutions dilated).
+    """
+    return {kind: {"operations": layer_operations(kind, s, d, k),
+                   "sequential": sequential_operations(kind, s, k),
+                   "path": maximum_path_length(kind, s, k)} for kind in LAYER_KINDS}

@@ -103,3 +103,41 @@ def cosine_similarity(x) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1, keepdims=True)  # (s, 1)
     unit = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)  # (s, d)
     return np.clip(unit @ unit.T, -1.0, 1.0)  # (s, d) @ (d, s) -> (s, s)
+
+
+def chance_similarities(ids, vocab_size: int, d: int, seeds) -> np.ndarray:
+    """Cosine similarities of the token pairs of one sentence, in many random tables.
+
+    For each seed, the sentence is embedded with a fresh untrained table
+    (:func:`embedding_table`) and the similarity of every pair of its tokens is taken:
+    what chance alone gives, before any training.
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (s,)
+        Token ids, s >= 2, each in 0..V-1.
+    vocab_size : int
+        V, the number of rows of each table.
+    d : int
+        The model dimension.
+    seeds : sequence of int, length n
+        One table per seed.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, s (s - 1) / 2)
+        Row r holds, for seed ``seeds[r]``, the cosine similarity of tokens i < j in the
+        order of ``numpy.triu_indices(s, 1)``.
+    """
+    ids = _check_ids(ids, positive_int(vocab_size, "vocab_size"))
+    if ids.ndim != 1 or len(ids) < 2:
+        raise ValueError(f"ids must have shape (s,) with s >= 2 tokens, got shape {ids.shape}")
+    seeds = [int(seed) for seed in seeds]
+    if not seeds:
+        raise ValueError("seeds is empty: give at least one seed")
+    upper = np.triu_indices(len(ids), 1)  # the s (s - 1) / 2 pairs i < j
+    return np.stack([
+        # (s, d) -> (s, s) -> the pairs i < j
+        cosine_similarity(embed(ids, embedding_table(vocab_size, d, seed)))[upper]
+        for seed in seeds
+    ])  # (n, s (s - 1) / 2)

@@ -18,6 +18,11 @@ score                       weight on key(s) ...                  queries that c
 ``mean_row_entropy``        (how spread out each row is)          all
 ==========================  ====================================  =======================
 
+Attention patterns say where a head looks, not what it moves. :func:`ov_circuit` is the
+head's token-to-logit map ``W_E W^V W^O W_U`` (Elhage et al. 2021), and
+:func:`copying_score` / :func:`eigenvalue_copying_score` say whether that map copies:
+whether attending to a token raises that token's own logit.
+
 Each returns the mean over the queries that count: a float for one map (s, s), an
 array (...) (one score per map, e.g. (n_layers, h) for a whole model) for a stack of
 maps. With ``per_query=True`` it returns the per-query values (..., s) instead, NaN at
@@ -53,6 +58,12 @@ __all__ = [
     "induction_score",
     "mean_row_entropy",
     "head_scores",
+    "weight_on_keys",
+    "word_attention",
+    "most_attended_word",
+    "best_offset",
+    "value_writes",
+    "weighted_write_norms",
 ]
 
 # Rows of float32 softmax outputs sum to 1 within ~1e-7 * s; 1e-5 accepts them and
@@ -449,3 +460,318 @@ def head_scores(weights) -> dict:
             "cls": position_score(w, 0), "sep": position_score(w, -1),
             "self": self_score(w), "entropy": entropy,
             "spread": entropy / math.log(w.shape[-1])}
+
+
+# ------------------------------------------------------------------ chapter 9: what BERT looks at
+
+
+def weight_on_keys(weights, keys, *, per_query: bool = False):
+    """Mean total weight on a set of keys given as a mask, over all queries.
+
+    Like :func:`position_score`, but the keys are a boolean mask that may differ from
+    map to map (the punctuation of each sentence, say) and may be empty (the weight on
+    no key is 0).
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Attention weights, rows = queries, each row summing to 1.
+    keys : array_like of bool, shape (..., s)
+        True at the key positions to count; its leading axes broadcast with those of
+        ``weights`` (for weights (n_layers, h, s, s) of one sentence pass keys (s,)).
+    per_query : bool
+        Return the per-query values (..., s) instead of their mean.
+
+    Returns
+    -------
+    float, or numpy.ndarray of shape (...) (per_query: (..., s))
+        ``mean_i sum_{j: keys[j]} weights[..., i, j]``; m/s for a uniform map and m keys.
+    """
+    w = _check_weights(weights)
+    per_query = _per_query(per_query)
+    s = w.shape[-1]
+    mask = np.asarray(keys)
+    if mask.dtype != bool:
+        raise ValueError(f"keys must be a boolean mask (True = count this key), got dtype "
+                         f"{mask.dtype}; for a list of positions use position_score")
+    if mask.ndim == 0 or mask.shape[-1] != s:
+        raise ValueError(f"keys has shape {mask.shape} but weights is for s={s} keys "
+                         f"(shape {w.shape}): give one True/False per key position")
+    try:
+        np.broadcast_shapes(mask.shape[:-1], w.shape[:-2])
+    except ValueError:
+        raise ValueError(f"keys has shape {mask.shape} and weights {w.shape}: the axes "
+                         f"before the last must broadcast") from None
+    on_keys = (w * mask[..., None, :]).sum(axis=-1)  # (..., s, s) * (..., 1, s) -> (..., s)
+    return _mean(on_keys, np.ones(s, bool), per_query, "no query counts")
+
+
+def _check_word_ids(word_ids, s: int) -> tuple[np.ndarray, int]:
+    ids = np.asarray(word_ids)
+    if ids.ndim != 1 or ids.shape[0] != s or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"word_ids must be {s} whole numbers, one per token of the map "
+                         f"(-1 for a token that belongs to no word, such as [CLS]), got "
+                         f"dtype {ids.dtype} shape {ids.shape}")
+    if (ids < -1).any():
+        raise ValueError(f"word_ids must be -1 or a word index >= 0, got {ids.min()}")
+    n = int(ids.max()) + 1
+    if n == 0:
+        raise ValueError("word_ids marks no token as part of a word (all -1)")
+    missing = sorted(set(range(n)) - set(ids[ids >= 0].tolist()))
+    if missing:
+        raise ValueError(f"word_ids must number the words 0..{n - 1} with no gap; word(s) "
+                         f"{missing} have no token")
+    return ids, n
+
+
+def word_attention(weights, word_ids) -> np.ndarray:
+    """Token-to-token attention turned into word-to-word attention (Clark et al. 2019).
+
+    A word that WordPiece split into several tokens gets one row and one column: the
+    weight *to* a word is the sum of the weights to its tokens (so the split keeps the
+    weight a query puts on the word), and the weight *from* a word is the mean of its
+    tokens' rows. Tokens whose id is -1 (``[CLS]``, ``[SEP]``) are left out, as rows
+    and as columns, so a row of the result sums to 1 minus the weight its tokens put on
+    the left-out tokens.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., s, s)
+        Attention weights over s tokens, rows summing to 1.
+    word_ids : array_like of int, shape (s,)
+        The word of each token, numbered 0..n-1 in order, or -1 for a token in no word.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, n)
+        ``out[..., a, b] = mean_{i in word a} sum_{j in word b} weights[..., i, j]``.
+    """
+    w = _check_weights(weights)
+    s = w.shape[-1]
+    ids, n = _check_word_ids(word_ids, s)
+    member = (ids[None, :] == np.arange(n)[:, None]).astype(w.dtype)  # (n, s): word a has token i
+    to_words = w @ member.T  # (..., s, s) @ (s, n) -> (..., s, n): summed over each word's keys
+    mean_rows = member / member.sum(axis=1, keepdims=True)  # (n, s): each word's rows averaged
+    return mean_rows @ to_words  # (n, s) @ (..., s, n) -> (..., n, n)
+
+
+def most_attended_word(word_weights) -> np.ndarray:
+    """For each word, the other word it attends to most.
+
+    Parameters
+    ----------
+    word_weights : array_like, shape (..., n, n)
+        Word-to-word attention (:func:`word_attention`), n >= 2; rows need not sum to 1.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (..., n)
+        ``argmax_{b != a} word_weights[..., a, b]`` (the word itself is left out; the
+        first of equal weights wins).
+    """
+    w = as_float_array(word_weights, "word_weights", min_ndim=2)
+    n = w.shape[-1]
+    if w.shape[-2] != n or n < 2:
+        raise ValueError(f"word_weights has shape {w.shape}: it must be (..., n, n) with "
+                         f"n >= 2 words, one row and one column per word")
+    return np.where(np.eye(n, dtype=bool), -np.inf, w).argmax(axis=-1)  # (..., n)
+
+
+def best_offset(dependents, targets) -> tuple[int, float]:
+    """The fixed-offset baseline: the offset k for which "word i attends to word i + k"
+    is right most often, and how often.
+
+    Parameters
+    ----------
+    dependents, targets : array_like of int, shape (m,)
+        For each of m relations, the position of the word that attends and of the word
+        it should attend to (positions within their own sentence).
+
+    Returns
+    -------
+    k : int
+        The most frequent ``targets - dependents`` (the smaller one in a tie).
+    accuracy : float
+        The fraction of relations with ``targets - dependents == k``.
+    """
+    d, t = np.asarray(dependents), np.asarray(targets)
+    if (d.ndim != 1 or d.shape != t.shape or d.size == 0
+            or not (np.issubdtype(d.dtype, np.integer) and np.issubdtype(t.dtype, np.integer))):
+        raise ValueError(f"dependents and targets must be two non-empty 1-D arrays of "
+                         f"whole numbers of the same length, got {d.dtype} {d.shape} and "
+                         f"{t.dtype} {t.shape}")
+    offsets, counts = np.unique(t - d, return_counts=True)  # sorted offsets
+    best = int(np.argmax(counts))  # the first (smallest) of equal counts
+    return int(offsets[best]), float(counts[best] / d.size)
+
+
+def value_writes(values, W_o, h: int) -> np.ndarray:
+    """What each head writes from each token: f_h(x_j) = v_j^h W^O_h (Kobayashi et al. 2020).
+
+    The attention output of token i is ``sum_h sum_j alpha^h_ij f_h(x_j) + b^O``, where
+    v_j^h are head h's d_k columns of token j's value and W^O_h the d_k rows of W^O
+    that multiply them. So ``alpha^h_ij * ||f_h(x_j)||`` is how much token j adds to
+    token i through head h, not the weight alone.
+
+    Parameters
+    ----------
+    values : array_like, shape (..., s, d)
+        All heads' values side by side, ``X W^V + b^V``.
+    W_o : array_like, shape (d, d_out)
+        The output projection.
+    h : int
+        The number of heads; d_k = d / h.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., h, s, d_out)
+        ``f[..., head, j]``, head's write from token j before the weights.
+    """
+    V = as_float_array(values, "values", min_ndim=2)
+    W = as_float_array(W_o, "W_o", min_ndim=2)
+    h = whole_number(h, "h", 1)
+    s, d = V.shape[-2:]
+    if W.ndim != 2 or W.shape[0] != d:
+        raise ValueError(f"W_o has shape {W.shape}, but values have d={d} columns: W_o "
+                         f"must be (d, d_out) = ({d}, d_out)")
+    if d % h:
+        raise ValueError(f"h={h} does not divide d={d}")
+    d_k = d // h
+    V = V.reshape(*V.shape[:-1], h, d_k)  # (..., s, d) -> (..., s, h, d_k)
+    V = np.swapaxes(V, -3, -2)  # (..., s, h, d_k) -> (..., h, s, d_k)
+    W = W.reshape(h, d_k, W.shape[1])  # (d, d_out) -> (h, d_k, d_out): W^O_h
+    return V @ W  # (..., h, s, d_k) @ (h, d_k, d_out) -> (..., h, s, d_out)
+
+
+def weighted_write_norms(weights, values, W_o) -> np.ndarray:
+    """||alpha^h_ij f_h(x_j)||: how much each key adds to each query, head by head
+    (Kobayashi et al. 2020's "weight times transformed value norm").
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., h, s, s)
+        Attention weights of the h heads of one layer.
+    values : array_like, shape (..., s, d)
+        ``X W^V + b^V``, all heads side by side.
+    W_o : array_like, shape (d, d_out)
+        The output projection.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., h, s, s)
+        ``weights[..., h, i, j] * ||f_h(x_j)||`` (the weights are non-negative).
+    """
+    w = _check_weights(weights)
+    if w.ndim < 3:
+        raise ValueError(f"weights has shape {w.shape}: pass one layer's maps (..., h, s, s)")
+    writes = value_writes(values, W_o, w.shape[-3])  # (..., h, s, d_out)
+    if writes.shape[-2] != w.shape[-1]:
+        raise ValueError(f"values have {writes.shape[-2]} tokens but weights is for "
+                         f"s={w.shape[-1]}")
+    norms = np.linalg.norm(writes, axis=-1)  # (..., h, s): ||f_h(x_j)||
+    return w * norms[..., None, :]  # (..., h, s, s) * (..., h, 1, s)
+
+
+# ------------------------------------------------------------------ what a head moves: OV
+
+
+def ov_circuit(W_E, W_V, W_O, W_U) -> np.ndarray:
+    """The OV circuit of a head: what attending to each token adds to each logit.
+
+    A head that puts all its weight on a key holding token a adds ``e_a W^V W^O`` to the
+    residual stream (``e_a`` = row a of ``W_E``); read out by the unembedding, that is
+    row a of ``W_E W^V W^O W_U`` (Elhage et al. 2021). Biases and LayerNorms are left
+    out (fold a norm's scale into ``W_E`` or ``W_U`` first if you want it).
+
+    Parameters
+    ----------
+    W_E : array_like, shape (V, d)
+        What the head's values read for each token (the embedding, or its normed rows).
+    W_V : array_like, shape (d, d_v)
+        The head's value projection.
+    W_O : array_like, shape (d_v, d)
+        The head's rows of the output projection.
+    W_U : array_like, shape (d, V_out)
+        The unembedding (row-vector form).
+
+    Returns
+    -------
+    numpy.ndarray, shape (V, V_out)
+        Row a: the change of every logit when the head attends to token a.
+    """
+    E = as_float_array(W_E, "W_E", min_ndim=2)
+    mats = [("W_V", as_float_array(W_V, "W_V", min_ndim=2)),
+            ("W_O", as_float_array(W_O, "W_O", min_ndim=2)),
+            ("W_U", as_float_array(W_U, "W_U", min_ndim=2))]
+    shapes = "W_E (V, d) @ W_V (d, d_v) @ W_O (d_v, d) @ W_U (d, V)"
+    for name, m in [("W_E", E), *mats]:
+        if m.ndim != 2:
+            raise ValueError(f"{name} must be a matrix, got shape {m.shape}: the circuit is "
+                             f"{shapes}")
+    out, prev_name = E, "W_E"
+    for name, m in mats:
+        if out.shape[1] != m.shape[0]:
+            raise ValueError(f"{prev_name} ends with {out.shape[1]} columns but {name} has "
+                             f"shape {m.shape}: the circuit is {shapes}")
+        out = out @ m  # (V, n) @ (n, m) -> (V, m)
+        prev_name = name
+    return out  # (V, d) @ (d, d_v) @ (d_v, d) @ (d, V) -> (V, V)
+
+
+def _square(circuit, name: str = "circuit") -> np.ndarray:
+    m = as_float_array(circuit, name, min_ndim=2)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
+        raise ValueError(f"{name} must be a square token-to-logit matrix (V, V) with V >= 2 "
+                         f"(row a: the logits when the head attends to token a), got shape "
+                         f"{m.shape}")
+    return m
+
+
+def copying_score(circuit, *, per_token: bool = False):
+    """Fraction of tokens whose own logit is the one the OV circuit raises most.
+
+    Row a of the circuit (:func:`ov_circuit`) is what attending to token a does to the
+    logits; the head *copies* a when entry (a, a) is the largest of that row. A pure
+    copying head scores 1; a random circuit about 1/V.
+
+    Parameters
+    ----------
+    circuit : array_like, shape (V, V)
+    per_token : bool
+        Return, for each token, whether it is copied (bool (V,)) instead of the fraction.
+
+    Returns
+    -------
+    float in [0, 1] (per_token: numpy.ndarray of bool, shape (V,))
+    """
+    m = _square(circuit)
+    if not isinstance(per_token, (bool, np.bool_)):
+        raise ValueError(f"per_token must be True or False, got {per_token!r}")
+    own = np.diagonal(m)  # (V,)
+    others = np.where(np.eye(len(m), dtype=bool), -np.inf, m).max(axis=1)  # (V,)
+    copied = own > others  # (V,): a strict maximum (a tie is not a copy)
+    return copied if per_token else float(copied.mean())
+
+
+def eigenvalue_copying_score(circuit) -> float:
+    """Elhage et al.'s eigenvalue summary of an OV circuit: sum(lambda) / sum(|lambda|).
+
+    An eigenvector of the circuit with a positive eigenvalue is a direction the head
+    writes back with the same sign, so a copying head has mostly positive eigenvalues:
+    the score is 1 when all are positive, -1 when all are negative, near 0 for a random
+    matrix. (sum(lambda) is the trace, so the score is real.)
+
+    Parameters
+    ----------
+    circuit : array_like, shape (V, V)
+
+    Returns
+    -------
+    float in [-1, 1]
+    """
+    m = _square(circuit)
+    eigenvalues = np.linalg.eigvals(m)  # (V,), complex in general
+    total = np.abs(eigenvalues).sum()
+    if total == 0:
+        raise ValueError("circuit is all zeros: a head that writes nothing copies nothing")
+    return float(np.real(eigenvalues.sum()) / total)

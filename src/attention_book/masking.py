@@ -508,13 +508,16 @@ def _linear(x, W, b):
     return y if b is None else y + b.astype(x.dtype, copy=False)
 
 
-def decode_with_cache(mha, x, *, return_cache: bool = False):
+def decode_with_cache(mha, x, *, padding=None, return_cache: bool = False):
     """Causal self-attention computed one position at a time, with a key/value cache.
 
     This is how a decoder generates text: at step t only token t is new. Its q, k, v are
     projected (one row each), k and v are appended to the cache, and q attends to the
-    whole cache, which holds exactly positions 0..t, so no mask is needed. The result
-    equals the full causal pass ``mha(x, mask=causal_mask(s))[0]`` (to rounding).
+    whole cache, which holds exactly positions 0..t, so no causal mask is needed. The
+    result equals the full causal pass ``mha(x, mask=causal_mask(s))[0]`` (to rounding).
+    A batch whose sentences are padded (on the left, as for generation) still needs the
+    key-padding mask: the cache holds the padding keys too, and ``padding`` hides them
+    (the result then equals the causal pass with :func:`combine_masks` of both masks).
 
     Parameters
     ----------
@@ -522,6 +525,11 @@ def decode_with_cache(mha, x, *, return_cache: bool = False):
         With or without biases.
     x : array_like, shape (s, d) or (b, s, d)
         The tokens, in order; row t is only used at step t.
+    padding : array_like of bool, shape (s,) or (b, s), optional
+        True = a real token, False = padding (see :func:`padding_mask`). At step t the
+        query may attend to the cached keys 0..t that are real; a query that may attend
+        to none (left padding) gets a zero attention output before W^O. None: every
+        token is real.
     return_cache : bool
         Also return the filled :class:`KVCache`.
 
@@ -538,6 +546,12 @@ def decode_with_cache(mha, x, *, return_cache: bool = False):
     if x.shape[-1] != mha.d:
         raise ValueError(f"x has shape {x.shape} but the module has d={mha.d}: x must "
                          f"have shape (s, {mha.d}) or (b, s, {mha.d})")
+    if padding is not None:
+        padding = np.asarray(padding)  # (s,) or (b, s)
+        if padding.dtype != bool or padding.shape != x.shape[:-1]:
+            raise ValueError(
+                f"padding must be boolean (True = a real token) with shape {x.shape[:-1]}, "
+                f"one flag a token of x; got dtype {padding.dtype} and shape {padding.shape}")
     cache = KVCache(mha.h, mha.d_k, batch=x.shape[:-2])
     outputs = []
     for t in range(x.shape[-2]):
@@ -546,8 +560,10 @@ def decode_with_cache(mha, x, *, return_cache: bool = False):
         k = split_heads(_linear(x_t, mha.W_k, mha.b_k), mha.h)  # (..., h, 1, d_k)
         v = split_heads(_linear(x_t, mha.W_v, mha.b_v), mha.h)  # (..., h, 1, d_k)
         cache.append(k, v)  # cache: (..., h, t+1, d_k), positions 0..t only
+        # the real keys among 0..t: (..., t+1) -> (..., 1, 1, t+1), shared by the h heads
+        keep = None if padding is None else padding[..., None, None, : t + 1]
         # (..., h, 1, d_k) attends to (..., h, t+1, d_k) -> (..., h, 1, d_k)
-        heads, _ = scaled_dot_product_attention(q, cache.keys, cache.values)
+        heads, _ = scaled_dot_product_attention(q, cache.keys, cache.values, mask=keep)
         # (..., h, 1, d_k) -> (..., 1, d) -> @ W_o (d, d) -> (..., 1, d)
         outputs.append(_linear(merge_heads(heads), mha.W_o, mha.b_o))
     output = np.concatenate(outputs, axis=-2)  # s x (..., 1, d) -> (..., s, d)

@@ -30,6 +30,7 @@ __all__ = [
     "divisors",
     "mha_parameter_count",
     "shape_trace",
+    "head_correlations",
 ]
 
 
@@ -162,6 +163,46 @@ def merge_heads(x) -> np.ndarray:
     *batch, h, s, d_k = x.shape
     x = np.swapaxes(x, -2, -3)  # (..., h, s, d_k) -> (..., s, h, d_k)
     return x.reshape(*batch, s, h * d_k)  # (..., s, h, d_k) -> (..., s, h*d_k)
+
+
+def head_correlations(weights) -> np.ndarray:
+    """How alike the heads' attention patterns are: Pearson correlations between heads.
+
+    Each head's weights are flattened into one vector (its s_q * s_k entries, over the
+    whole batch if there is one), and entry (i, j) is the correlation of head i's vector
+    with head j's: 1 for identical patterns (as when heads share their matrices), about
+    0 for unrelated ones.
+
+    Parameters
+    ----------
+    weights : array_like, shape (h, s_q, s_k) or (b, h, s_q, s_k)
+        Attention weights, one map per head (as :meth:`MultiHeadAttention.heads` returns).
+
+    Returns
+    -------
+    numpy.ndarray, shape (h, h)
+        Symmetric, ones on the diagonal, entries in [-1, 1].
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 3 axes, or a head's weights are all equal (a constant
+        pattern, such as every map for s_k = 1, has no correlation).
+    """
+    w = as_float_array(weights, "weights", min_ndim=3)
+    if w.ndim > 4:
+        raise ValueError(f"weights must be (h, s_q, s_k) or (b, h, s_q, s_k), got shape {w.shape}")
+    if w.ndim == 4:
+        w = w.swapaxes(0, 1)  # (b, h, s_q, s_k) -> (h, b, s_q, s_k)
+    flat = w.reshape(w.shape[0], -1)  # (h, ...) -> (h, n): one row per head
+    centred = flat - flat.mean(axis=1, keepdims=True)  # (h, n)
+    norms = np.linalg.norm(centred, axis=1)  # (h,)
+    flat_heads = [i for i, n in enumerate(norms) if n <= 1e-12 * max(1.0, np.abs(flat[i]).max())]
+    if flat_heads:
+        raise ValueError(f"head {flat_heads[0]}'s weights are all equal: a constant pattern has "
+                         f"no correlation with another")
+    unit = centred / norms[:, None]  # (h, n)
+    return np.clip(unit @ unit.T, -1.0, 1.0)  # (h, n) @ (n, h) -> (h, h)
 
 
 def _weight(w, name: str, d: int | None) -> np.ndarray:

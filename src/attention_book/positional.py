@@ -24,6 +24,8 @@ __all__ = [
     "frequencies",
     "sinusoidal_encoding",
     "concatenated_encoding",
+    "tensor2tensor_frequencies",
+    "tensor2tensor_encoding",
     "interleaved_to_concatenated",
     "concatenated_to_interleaved",
     "relative_rotation",
@@ -167,6 +169,68 @@ def concatenated_encoding(
     return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1).astype(
         dtype, copy=False
     )
+
+
+def tensor2tensor_frequencies(d: int, base: float = 10000.0, dtype=np.float64) -> np.ndarray:
+    """Angular frequencies of tensor2tensor's timing signal (``get_timing_signal_1d``).
+
+    The d/2 frequencies are spaced geometrically from 1 down to exactly ``1 / base``:
+    ``omega_i = base ** (-i / (d/2 - 1))``, where the paper's run from 1 to
+    ``base ** (-(d - 2) / d)`` (:func:`frequencies`). For d = 2 the one frequency is 1,
+    as in tensor2tensor (which divides by ``max(d/2 - 1, 1)``).
+
+    Parameters
+    ----------
+    d : int
+        Model width, even and at least 2.
+    base : float
+        ``max_timescale / min_timescale`` in tensor2tensor (10000), greater than 1.
+    dtype : {numpy.float64, numpy.float32}
+        dtype of the result.
+
+    Returns
+    -------
+    omega : numpy.ndarray, shape (d/2,)
+        ``omega[i] = base ** (-i / max(d/2 - 1, 1))`` for i = 0..d/2-1.
+    """
+    d, base, dtype = _even_d(d), _base(base), _dtype(dtype)
+    i = np.arange(d // 2, dtype=np.float64)  # (d/2,)
+    return (base ** (-i / max(d // 2 - 1, 1))).astype(dtype)
+
+
+def tensor2tensor_encoding(
+    s: int, d: int, base: float = 10000.0, dtype=np.float64
+) -> np.ndarray:
+    """tensor2tensor's concatenated timing signal: all sines, then all cosines, at
+    :func:`tensor2tensor_frequencies`.
+
+    Not the paper's encoding in another column order: its frequencies differ from
+    :func:`frequencies` for every pair but the first when d >= 4.
+
+    Parameters
+    ----------
+    s : int
+        Number of positions, at least 1.
+    d : int
+        Model width, even and at least 2.
+    base : float
+        Ratio of the longest to the shortest timescale, greater than 1 (10000).
+    dtype : {numpy.float64, numpy.float32}
+        dtype of the result.
+
+    Returns
+    -------
+    signal : numpy.ndarray, shape (s, d)
+        ``signal[p, i] = sin(p omega_i)``, ``signal[p, d/2 + i] = cos(p omega_i)`` with
+        ``omega_i = base ** (-i / (d/2 - 1))``.
+    """
+    dtype = _dtype(dtype)
+    omega = tensor2tensor_frequencies(d, base)  # (d/2,)
+    s = positive_int(s, "s")
+    # (s, 1) * (1, d/2) -> (s, d/2)
+    angles = np.arange(s, dtype=np.float64)[:, None] * omega[None, :]
+    # [(s, d/2) | (s, d/2)] -> (s, d)
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1).astype(dtype, copy=False)
 
 
 def _layout_input(pe, name: str) -> np.ndarray:

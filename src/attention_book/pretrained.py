@@ -24,6 +24,7 @@ import functools
 import json
 import math
 import os
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import resources
@@ -32,11 +33,13 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
+from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from ._validate import whole_number
 from .block import EncoderBlock, layer_norm
 from .cost import blas_threads
-from .heads import head_scores
+from .heads import (head_scores, most_attended_word, weight_on_keys, weighted_write_norms,
+                    word_attention)
 from .multihead import MultiHeadAttention
 from .tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
 
@@ -47,6 +50,13 @@ __all__ = [
     "single_thread_attention",
     "Gallery",
     "gallery_scores",
+    "SyntaxSentence",
+    "load_relations",
+    "RELATIONS",
+    "SyntaxScores",
+    "syntax_scores",
+    "is_punctuation",
+    "special_token_weights",
     "ANIMAL_SENTENCE",
     "RUNNING_SENTENCE",
     "LICENSE",
@@ -60,6 +70,7 @@ LICENSE = "Apache-2.0"
 CACHE_BYTES = 256 * 2**20
 
 _SENTENCES = "minilm_sentences.txt"
+_RELATIONS = "syntax_relations.txt"
 
 
 @functools.lru_cache(maxsize=1)
@@ -301,7 +312,9 @@ class MiniLM:
 
         Text is lower-cased and accents are stripped; a word missing from the vocabulary
         is split into pieces (continuations start with ``##``: "didn't" -> ``didn``,
-        ``'``, ``t``); a character with no piece at all (an emoji) becomes ``[UNK]``.
+        ``'``, ``t``); a word that cannot be written as pieces at all (it holds a
+        character no piece contains, such as an emoji) becomes one ``[UNK]``, the whole
+        word: "pizza😀" -> ``[UNK]``.
         HTML, code and any other text is tokenized like words (only the special tokens'
         own spellings, e.g. ``[MASK]``, are read as special tokens, as in BERT).
 
@@ -532,6 +545,54 @@ class MiniLM:
         q, k = self.query_key(text, layer, head)  # (T, d_k) each
         return (q @ k.T) / np.float32(math.sqrt(self.d_k))  # (T, d_k) @ (d_k, T) -> (T, T)
 
+    def word_ids(self, text: str) -> np.ndarray:
+        """The word each token belongs to, for turning token maps into word maps.
+
+        Words are split as BERT's tokenizer splits them: at spaces, and before and after
+        every punctuation mark ("didn't" is the three words didn, ', t).
+
+        Parameters
+        ----------
+        text : str
+            As for :meth:`tokenize`.
+
+        Returns
+        -------
+        word_ids : numpy.ndarray of int64, shape (T,)
+            0..n-1 for the n words of the text in order, -1 at ``[CLS]`` and ``[SEP]``;
+            a word split into pieces repeats its number.
+        """
+        return np.array([-1 if w is None else w for w in self._encoding(text).word_ids],
+                        dtype=np.int64)
+
+    def weighted_norms(self, text: str) -> np.ndarray:
+        """How much each token adds to each other token, head by head, in every layer:
+        ||alpha^h_ij f_h(x_j)|| (Kobayashi et al. 2020).
+
+        f_h(x_j) = (x_j W^V + b^V)_head W^O_head is what head h writes from token j
+        (:func:`attention_book.heads.value_writes`); the weight alpha^h_ij scales it.
+
+        Parameters
+        ----------
+        text : str
+            As for :meth:`tokenize`.
+
+        Returns
+        -------
+        norms : numpy.ndarray of float32, shape (n_layers, h, T, T) = (6, 12, T, T)
+            ``norms[l, head, i, j] = attention[l, head, i, j] * ||f_head(x_j)||`` in
+            layer l.
+        """
+        states, maps = self._run(text)  # (L+1, T, d), (L, h, T, T)
+        out = []
+        for l, block in enumerate(self.blocks):
+            mha = block.attention
+            values = states[l] @ mha.W_v + mha.b_v  # (T, d) @ (d, d) -> (T, d)
+            weights = maps[l].astype(np.float64)  # (h, T, T)
+            weights /= weights.sum(axis=-1, keepdims=True)  # rows sum to 1 in float64
+            out.append(weighted_write_norms(weights, values, mha.W_o))  # (h, T, T)
+        return np.stack(out).astype(np.float32)  # (L, h, T, T)
+
 
 @functools.lru_cache(maxsize=None)
 def _load(path: Path) -> MiniLM:
@@ -613,3 +674,216 @@ def gallery_scores() -> Gallery:
         array.flags.writeable = False
     lengths = np.array([len(model.tokenize(s)) for s in sentences])
     return Gallery(sentences, lengths, scores)
+
+
+# ------------------------------------------------------------------ chapter 9: what BERT looks at
+
+#: The five relations of ``syntax_relations.txt``: name -> (the word that attends, the
+#: word it should attend to).
+RELATIONS = {
+    "det": ("determiner", "its noun"),
+    "amod": ("adjective", "its noun"),
+    "nsubj": ("subject", "its verb"),
+    "dobj": ("direct object", "its verb"),
+    "pobj": ("preposition", "its object"),
+}
+
+
+@dataclass(frozen=True)
+class SyntaxSentence:
+    """A sentence with syntactic relations marked by hand.
+
+    Attributes
+    ----------
+    text : str
+        The sentence.
+    words : tuple of str
+        Its words as BERT's tokenizer splits them (punctuation marks are words).
+    relations : tuple of (str, int, int)
+        (name, i, j): word i should attend to word j; name is a key of :data:`RELATIONS`.
+    """
+
+    text: str
+    words: tuple
+    relations: tuple
+
+
+def _split_words(text: str) -> tuple:
+    return tuple(word for word, _ in BertPreTokenizer().pre_tokenize_str(text))
+
+
+def _word_position(spec: str, words: tuple, where: str) -> int:
+    lower = [w.lower() for w in words]
+    word, _, at = spec.partition("@")
+    if at:
+        i = int(at)
+        if not 0 <= i < len(words) or lower[i] != word.lower():
+            raise ValueError(f"{where}: {spec!r} but word {i} is "
+                             f"{words[i] if 0 <= i < len(words) else 'missing'!r}")
+        return i
+    if lower.count(word.lower()) != 1:
+        raise ValueError(f"{where}: {word!r} occurs {lower.count(word.lower())} times in "
+                         f"the sentence; write it as {word}@i with its position i")
+    return lower.index(word.lower())
+
+
+def _parse_relations(text: str) -> tuple:
+    sentences = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        where = f"{_RELATIONS} line {number}"
+        sentence, tab, marks = line.partition("\t")
+        if not tab:
+            raise ValueError(f"{where}: no tab between the sentence and its relations")
+        words = _split_words(sentence)
+        relations = []
+        for mark in marks.split(";"):
+            name, _, pair = mark.strip().partition(" ")
+            source, arrow, target = pair.strip().partition(">")
+            if name not in RELATIONS or not arrow:
+                raise ValueError(f"{where}: {mark.strip()!r} is not 'name from>to' with a "
+                                 f"name in {sorted(RELATIONS)}")
+            relations.append((name, _word_position(source, words, where),
+                              _word_position(target, words, where)))
+        sentences.append(SyntaxSentence(sentence, words, tuple(relations)))
+    return tuple(sentences)
+
+
+@functools.lru_cache(maxsize=1)
+def _relations() -> tuple:
+    text = resources.files("attention_book").joinpath("data", _RELATIONS).read_text("utf-8")
+    return _parse_relations(text)
+
+
+def load_relations() -> list[SyntaxSentence]:
+    """Chapter 9's hand-annotated sentences: 52 short sentences, 5 relations.
+
+    Each relation says which word should attend to which (a determiner to its noun, an
+    adjective to its noun, a subject or a direct object to its verb, a preposition to
+    its object), read from ``attention_book/data/syntax_relations.txt``.
+
+    Returns
+    -------
+    list of SyntaxSentence
+        A new list on every call, in file order.
+    """
+    return list(_relations())
+
+
+@dataclass(frozen=True, eq=False)
+class SyntaxScores:
+    """For every relation of :func:`load_relations`, whether each head's most-attended
+    word is the right one.
+
+    Attributes
+    ----------
+    hits : dict of str to numpy.ndarray of bool, each of shape (m, n_layers, h)
+        For each of the m instances of a relation: does the word that should attend put
+        more weight on the right word than on any other word (itself, [CLS] and [SEP]
+        left out), in head (layer, head)?
+    dependents, targets, sentence : dict of str to numpy.ndarray of int, each (m,)
+        The attending word's position, the right word's position (within the sentence)
+        and the sentence's index in :func:`load_relations`.
+    """
+
+    hits: dict
+    dependents: dict
+    targets: dict
+    sentence: dict
+
+    def accuracy(self, name: str, sentences=None) -> np.ndarray:
+        """Each head's share of right answers on relation ``name``: (n_layers, h).
+
+        ``sentences`` (a boolean mask over the sentences, optional) keeps only the
+        instances of those sentences.
+        """
+        hits = self.hits[name]  # (m, L, h)
+        if sentences is not None:
+            hits = hits[np.asarray(sentences)[self.sentence[name]]]
+        return hits.mean(axis=0)
+
+
+@functools.lru_cache(maxsize=1)
+def syntax_scores() -> SyntaxScores:
+    """Every head of all-MiniLM-L6-v2 on every relation of :func:`load_relations`.
+
+    Token maps are turned into word maps as Clark et al. (2019) do
+    (:func:`attention_book.heads.word_attention`: the weight to a word is summed over
+    its pieces, the weight from a word averaged), and a head is right on an instance
+    when the attending word's most-attended other word
+    (:func:`attention_book.heads.most_attended_word`) is the right one. Computed once
+    per process, on one BLAS thread (:func:`single_thread_attention`; about 2 s).
+
+    Returns
+    -------
+    SyntaxScores
+    """
+    model = MiniLM.load()
+    hits = {name: [] for name in RELATIONS}
+    index = {key: {name: [] for name in RELATIONS} for key in ("dep", "target", "sentence")}
+    for n, sentence in enumerate(_relations()):
+        ids = model.word_ids(sentence.text)  # (T,)
+        if ids.max() + 1 != len(sentence.words):
+            raise ValueError(f"{sentence.text!r}: the tokenizer finds {ids.max() + 1} words, "
+                             f"the data file {len(sentence.words)}")
+        maps = single_thread_attention(sentence.text).astype(np.float64)  # (L, h, T, T)
+        maps /= maps.sum(axis=-1, keepdims=True)  # rows sum to 1 in float64
+        choice = most_attended_word(word_attention(maps, ids))  # (L, h, n)
+        for name, i, j in sentence.relations:
+            hits[name].append(choice[..., i] == j)  # (L, h)
+            index["dep"][name].append(i)
+            index["target"][name].append(j)
+            index["sentence"][name].append(n)
+    def stacked(values):
+        return {name: _readonly(np.array(v)) for name, v in values.items()}
+    return SyntaxScores(stacked(hits), stacked(index["dep"]), stacked(index["target"]),
+                        stacked(index["sentence"]))
+
+
+def is_punctuation(token: str) -> bool:
+    """True for a token made only of punctuation characters (Unicode category P...):
+    ``.``, ``,``, ``'``, ``?``; False for ``[CLS]``, words, numbers and ``##`` pieces."""
+    if not isinstance(token, str):
+        raise ValueError(f"token must be a string, got {type(token).__name__}")
+    return bool(token) and all(unicodedata.category(c).startswith("P") for c in token)
+
+
+@functools.lru_cache(maxsize=1)
+def special_token_weights() -> dict:
+    """Mean attention weight on ``[CLS]``, ``[SEP]`` and punctuation, layer by layer,
+    over the gallery (:func:`load_sentences`).
+
+    For each sentence and each layer: the weight every query puts on those keys,
+    averaged over the queries and the 12 heads; then averaged over the sentences.
+    Beside it, what an even spread would put there (the keys' share of the T tokens).
+
+    Computed once per process, from the model's own cache of each sentence (filled by
+    any earlier pass over the gallery; otherwise about 4 s on one BLAS thread).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``"[CLS]"``, ``"[SEP]"``, ``"punctuation"``: (n_layers,) the mean weight; and
+        ``"even [CLS]"`` ... ``"even punctuation"``: floats, 1/T, 1/T and
+        (punctuation tokens)/T averaged over the sentences.
+    """
+    model = MiniLM.load()
+    weights, even = [], []
+    for text in _sentences():
+        tokens = model.tokenize(text)
+        T = len(tokens)
+        keys = np.zeros((3, T), bool)  # [CLS], [SEP], punctuation
+        keys[0, 0] = keys[1, -1] = True
+        keys[2] = [is_punctuation(t) for t in tokens]
+        with blas_threads(1):  # small matrices: one thread (a no-op if the model has it)
+            maps = model.attention(text).astype(np.float64)  # (L, h, T, T)
+        maps /= maps.sum(axis=-1, keepdims=True)  # rows sum to 1 in float64
+        per_head = weight_on_keys(maps[:, :, None], keys)  # (L, h, 1, T, T), (3, T) -> (L, h, 3)
+        weights.append(per_head.mean(axis=1))  # (L, 3): the layer's mean over heads
+        even.append(keys.sum(axis=1) / T)  # (3,)
+    weights, even = np.mean(weights, axis=0), np.mean(even, axis=0)  # (L, 3), (3,)
+    names = ("[CLS]", "[SEP]", "punctuation")
+    out = {name: _readonly(weights[:, k].copy()) for k, name in enumerate(names)}
+    out.update({f"even {name}": float(even[k]) for k, name in enumerate(names)})
+    return out

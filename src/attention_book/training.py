@@ -46,10 +46,12 @@ import torch
 from torch import nn
 
 from ._validate import whole_number
-from .attention import causal_mask
-from .block import EncoderBlock, layer_norm
+from .attention import causal_mask, scaled_dot_product_attention
+from .block import EncoderBlock, feed_forward, layer_norm
 from .heads import (anti_diagonal_score, induction_score, mean_row_entropy,
                     previous_token_score, self_score)
+from .masking import KVCache
+from .multihead import merge_heads, split_heads
 
 __all__ = [
     "TASKS",
@@ -57,6 +59,7 @@ __all__ = [
     "TinyTransformer",
     "TinyRun",
     "NumpyModel",
+    "CachedDecoder",
     "deterministic_cpu",
     "make_batch",
     "sample",
@@ -649,6 +652,161 @@ class NumpyModel:
         x = layer_norm(x, *self.norm, self.eps)  # (..., s, d)
         logits = x @ self.W_u + self.b_u  # (..., s, d) @ (d, V) -> (..., s, V)
         return logits, np.stack(maps, axis=-4)  # L x (..., h, s, s) -> (..., L, h, s, s)
+
+
+    def run_heads(self, tokens: np.ndarray, causal: bool, *, replace=None):
+        """The forward pass head by head, showing (and optionally replacing) each head's
+        output before W^O.
+
+        The same computation as :meth:`forward`, written out for a pre-LN block:
+        ``x += concat_h(z_h) W^O + b^O`` with ``z_h = softmax(q_h k_h^T / sqrt(d_k)) v_h``
+        read from ``LN1(x)``, then ``x += FFN(LN2(x))``. ``replace`` sets chosen heads'
+        ``z_h`` to given values: zeros (zero-ablation) or, say, their mean over a batch
+        (mean-ablation).
+
+        Parameters
+        ----------
+        tokens : numpy.ndarray of int, shape (..., s)
+            Valid symbols (use :meth:`TinyRun.forward` to check input).
+        causal : bool
+        replace : dict of (layer, head) to array_like, optional
+            Each value broadcastable to (..., s, d_k): what head ``head`` of layer
+            ``layer`` outputs instead of its own z.
+
+        Returns
+        -------
+        logits : numpy.ndarray, shape (..., s, V)
+        outputs : list of numpy.ndarray, one (..., h, s, d_k) per layer
+            Each head's z as computed (before any replacement).
+        """
+        replace = {} if replace is None else dict(replace)
+        for layer, head in replace:
+            if not (0 <= layer < len(self.blocks) and 0 <= head < self.blocks[layer].h):
+                raise ValueError(f"no head {head} in layer {layer}: the model has "
+                                 f"{len(self.blocks)} layers of {self.blocks[0].h} heads")
+        s = tokens.shape[-1]
+        x = self.embed[tokens] + self.position[:s]  # (..., s, d) + (s, d)
+        mask = causal_mask(s) if causal else None  # (s, s), True = may attend
+        outputs = []
+        for layer, block in enumerate(self.blocks):
+            z = _attend(block, layer_norm(x, *block.norm1, block.eps), mask)  # (..., h, s, d_k)
+            outputs.append(z)
+            for (at, head), value in replace.items():
+                if at == layer:
+                    z = z.copy()
+                    z[..., head, :, :] = value  # (..., s, d_k) <- broadcast
+            x = _finish_block(block, x, z)  # (..., s, d)
+        x = layer_norm(x, *self.norm, self.eps)  # (..., s, d)
+        return x @ self.W_u + self.b_u, outputs  # (..., s, d) @ (d, V) -> (..., s, V)
+
+    def decoder(self) -> "CachedDecoder":
+        """A fresh :class:`CachedDecoder` for this (causal) model."""
+        return CachedDecoder(self)
+
+
+def _affine(x, W, b):
+    """Row-vector affine map: (..., n, d) @ (d, m) + (m,) -> (..., n, m)."""
+    y = x @ W  # (..., n, d) @ (d, m) -> (..., n, m)
+    return y if b is None else y + b
+
+
+def _project(block: EncoderBlock, a: np.ndarray):
+    """q, k, v of every head from the normed stream a (..., t, d): each (..., h, t, d_k)."""
+    mha = block.attention
+    return tuple(split_heads(_affine(a, W, b), mha.h)  # (..., t, d) -> (..., h, t, d_k)
+                 for W, b in ((mha.W_q, mha.b_q), (mha.W_k, mha.b_k), (mha.W_v, mha.b_v)))
+
+
+def _attend(block: EncoderBlock, a: np.ndarray, mask) -> np.ndarray:
+    """Each head's output z (..., h, s, d_k) for the normed stream a (..., s, d)."""
+    q, k, v = _project(block, a)
+    return scaled_dot_product_attention(q, k, v, mask=mask)[0]  # (..., h, s, d_k)
+
+
+def _finish_block(block: EncoderBlock, x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Pre-LN: x + concat(z) W^O + b^O, then + FFN(LN2(.)): (..., t, d)."""
+    mha = block.attention
+    x = x + _affine(merge_heads(z), mha.W_o, mha.b_o)  # (..., h, t, d_k) -> (..., t, d)
+    normed = layer_norm(x, *block.norm2, block.eps)  # (..., t, d)
+    return x + feed_forward(normed, block.W_1, block.b_1, block.W_2, block.b_2,
+                            block.activation)  # (..., t, d)
+
+
+class CachedDecoder:
+    """Incremental decoding of a causal tiny transformer with one key/value cache a layer.
+
+    Each call gets only the new tokens. Their positions continue where the cache ends:
+    a new token's position is the cache's length (the number of tokens seen so far),
+    so it reads row ``position[length]`` of the position table, and its query attends
+    to the cached keys and values of every earlier token and to its own. The logits are
+    those of the full causal pass (to float rounding), without recomputing the past.
+
+    Parameters
+    ----------
+    net : NumpyModel
+        A model trained with a causal mask (the "induction" task) and pre-LN blocks.
+
+    Attributes
+    ----------
+    caches : list of KVCache, one per layer
+        keys, values: (h, length, d_k).
+    length : int
+        Tokens seen so far (the next token's position).
+    """
+
+    def __init__(self, net: NumpyModel):
+        if not isinstance(net, NumpyModel):
+            raise ValueError(f"net must be a NumpyModel (TinyRun.numpy_model()), got "
+                             f"{type(net).__name__}")
+        if not all(block.norm_first for block in net.blocks):
+            raise ValueError("CachedDecoder follows pre-LN blocks (norm_first=True) only")
+        self.net = net
+        self.caches = [KVCache(b.h, b.attention.d_k) for b in net.blocks]
+
+    @property
+    def length(self) -> int:
+        """Tokens seen so far: the position the next token will get."""
+        return self.caches[0].length
+
+    def __call__(self, new_tokens, *, position: int | None = None) -> np.ndarray:
+        """Feed new tokens; get their next-token logits.
+
+        Parameters
+        ----------
+        new_tokens : array_like of int, shape (t_new,)
+            The prompt (several tokens at once) or one generated token.
+        position : int, optional
+            The first new token's position. Default: :attr:`length`, the only right
+            value; anything else (an exercise) gives the model wrong positions.
+
+        Returns
+        -------
+        numpy.ndarray, shape (t_new, V)
+        """
+        t = np.asarray(new_tokens)
+        V, length = self.net.embed.shape[0], self.net.position.shape[0]
+        if t.ndim != 1 or t.size == 0 or t.dtype.kind not in "iu":
+            raise ValueError(f"new_tokens must be a non-empty sequence of symbols (t_new,), "
+                             f"got {new_tokens!r}")
+        if t.min() < 0 or t.max() >= V:
+            raise ValueError(f"new_tokens must be symbols 0..{V - 1}, got {t.tolist()}")
+        start = self.length
+        first = start if position is None else whole_number(position, "position", 0)
+        end = start + t.size  # cache length after this call
+        if first + t.size > length or end > length:
+            raise ValueError(f"the model learned positions 0..{length - 1} only: it cannot "
+                             f"take {t.size} more token(s) after {start}")
+        x = self.net.embed[t] + self.net.position[first:first + t.size]  # (t_new, d)
+        # query r (position start + r) may see cached keys 0..start + r
+        mask = np.arange(end)[None, :] <= start + np.arange(t.size)[:, None]  # (t_new, end)
+        for block, cache in zip(self.net.blocks, self.caches):
+            q, k, v = _project(block, layer_norm(x, *block.norm1, block.eps))  # (h, t_new, d_k)
+            cache.append(k, v)  # keys, values: (h, end, d_k)
+            # (h, t_new, d_k) against (h, end, d_k) -> (h, t_new, d_k)
+            z = scaled_dot_product_attention(q, cache.keys, cache.values, mask=mask)[0]
+            x = _finish_block(block, x, z)  # (t_new, d)
+        x = layer_norm(x, *self.net.norm, self.net.eps)  # (t_new, d)
+        return x @ self.net.W_u + self.net.b_u  # (t_new, d) @ (d, V) -> (t_new, V)
 
 
 def _new_model(config: dict) -> TinyTransformer:

@@ -80,7 +80,7 @@ class MaskingView:
         """Show a :class:`~attention_book.scenes.masking.MaskingState`."""
         sums, live = state.row_sums, state.mask.any(axis=-1)  # (s,), (s,)
         empty = f", {int((~live).sum())} empty rows 0" if (~live).any() else ""
-        rows = ("" if not state.s else "no row may attend: all 0" if not live.any() else
+        rows = ("" if not state.s else "all rows empty: 0" if not live.any() else
                 f"rows sum to 1{empty}" if np.allclose(sums[live], 1) else
                 f"row sums {sums.min():.2f}..{sums.max():.2f}")
         how = "\u2212\u221e before softmax" if state.method == "before" else "0 after softmax"

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.offsetbox import DrawingArea, HPacker, TextArea
 from matplotlib.ticker import MaxNLocator
 
 from ..scenes.positional import image_stride
@@ -28,6 +29,26 @@ def _line_panel(ax, xlabel: str, ylabel: str, cache: OrderedDict) -> LinePanel:
     ax.set_ylim(-1.15, 1.15)
     ax.axhline(0.0, color="#cccccc", linewidth=0.6, zorder=0)
     return LinePanel(ax, xlabel=xlabel, ylabel=ylabel, yticks=(-1, 0, 1), cache=cache)
+
+
+def _legend_entries(legend) -> list:
+    """A legend's entry boxes (its line and its text, packed side by side), in order."""
+    return [box for box in legend.findobj(HPacker)
+            if [type(c) for c in box.get_children()] == [DrawingArea, TextArea]]
+
+
+def _wave_labels(columns: Sequence[int]) -> dict:
+    """The legend entry of each distinct column: {index of its first line: label}.
+
+    Small d repeats columns (d = 2 has the one pair i = 0 four times, d = 4 two pairs):
+    one entry a distinct curve, labelled with its number i; otherwise the names
+    i = 0, d/8, d/4, d/2 - 1."""
+    first = {}
+    for n, column in enumerate(columns):
+        first.setdefault(int(column), n)
+    if len(first) == len(columns) == len(_WAVE_LABELS):
+        return {n: _WAVE_LABELS[n] for n in range(len(columns))}
+    return {n: f"i = {column // 2}" for column, n in first.items()}
 
 
 def _set_range(panel: LinePanel, n: int) -> None:
@@ -78,6 +99,8 @@ class PositionalView:
         self.wave_legend = ax_wave.legend(title="column j = 2i", title_fontsize=9,
                                           **legend_style)
         self.rot_legend = ax_rot.legend(**legend_style)
+        self.wave_entries = _legend_entries(self.wave_legend)  # one per wave line
+        self._wave_labels = dict(enumerate(_WAVE_LABELS))
         for panel in (self.pe_panel, self.similarity_panel):
             panel.reserve(rows=False, cols=False, n=512)
         self.static = freeze_layout(figure, panels=(self.pe_panel, self.similarity_panel),
@@ -120,10 +143,17 @@ class PositionalView:
                              cells=(s, d))  # (ceil(s/rs), ceil(d/cs)) shown of (s, d)
         self.similarity_panel.update(similarity[::rs, ::rs], cells=(s, s),
                                      title=rf"$PE\,PE^\top/(d/2)$ : ({s}, {s})")
+        labels = _wave_labels(wave_columns)  # a line and a legend entry per distinct column
         for n, line in enumerate(self.wave_lines):
-            line.set_visible(n < len(wave_columns))
             if n < len(wave_columns):
                 line.set_data(np.arange(s), pe[:, int(wave_columns[n])])
+            line.set_visible(n in labels)
+        if labels != self._wave_labels:  # the legend is static: change it, then repaint it
+            for n, entry in enumerate(self.wave_entries):
+                entry.set_visible(n in labels)
+                entry.get_children()[1].set_text(labels.get(n, ""))
+            self._wave_labels = labels
+            self.static.invalidate(variant=tuple(labels.items()))
         _set_range(self.wave_panel, s)
         self.wave_panel.title.show(f"waves PE[:, 2i], d = {d}")
         dims, shifted = np.arange(d), np.asarray(shifted, dtype=float)

@@ -231,6 +231,15 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
         Q=Q, K=K, V=V, scale=scale, weights=weights, output=output, notes=tuple(notes))
 
 
+def _equal_columns(weights: np.ndarray) -> list:
+    """Groups of keys (column indices, at least two, at most 8 groups) whose weights are
+    exactly equal for every query of ``weights``:(s_q, s_k)."""
+    groups = {}
+    for j, column in enumerate(weights.T):  # (s_k, s_q): one column per key
+        groups.setdefault(column.tobytes(), []).append(j)
+    return [g for g in groups.values() if len(g) > 1][:8]
+
+
 def attention_readout_html(state: AttentionState) -> str:
     """The explorer's readout: shapes, the chosen query's weights, and the notes (every
     token escaped)."""
@@ -246,13 +255,23 @@ def attention_readout_html(state: AttentionState) -> str:
         chips = " ".join(f'<span style="font-family:monospace;margin-right:4px">'
                          f"{esc(t)}&nbsp;{w:.2f}</span>"
                          for t, w in list(zip(state.key_tokens, row))[:16])
+        tied = [j for j in range(state.s_k) if j != top and row[j] == row[top]]
         line = (f"query {state.query} ('{esc(state.query_tokens[state.query])}') attends "
                 f"most to key {top} ('{esc(state.key_tokens[top])}', weight {row[top]:.2f})")
+        if tied:  # an exact tie: the same row of X (no positions) gives the same weight
+            line += (", tied exactly with key " + ", ".join(
+                f"{j} ('{esc(state.key_tokens[j])}')" for j in tied))
         if state.mode == "self":
             line += (": itself" if top == state.query else
                      f", not to itself (weight {row[state.query]:.2f})")
         parts += [line, f"its row (sums to {row.sum():.2f}): {chips}"
                         + (" \u2026" if state.s_k > 16 else "")]
+        same = _equal_columns(state.weights)
+        if same:
+            parts.append("weighed exactly alike by every query (equal rows of X: no "
+                         "positions tell them apart): " + "; ".join(
+                             "keys " + ", ".join(f"{j} ('{esc(state.key_tokens[j])}')"
+                                                 for j in group) for group in same))
     return readout_html("<br>".join(parts), state.notes, "font-size:90%")
 
 
