@@ -1,0 +1,183 @@
+"""Labs' states computed in the reader's browser, against the package's scene state functions
+(issue 17): ``src/attention_book/web/<lab>.js`` run in Node on held-out control values drawn
+over each control's full live range (sentences that appear nowhere in the book, unknown
+words, markup, empty and over-long text), compared with ``scenes/<lab>.py``:
+
+- every array of the state within TOL = 1e-5 (absolute; the labs compute in float64 on both
+  sides, and the measured differences are rounding, below 1e-12),
+- tokens, ids, notes, the readout's HTML and the alt text as equal strings (the readout is
+  the very HTML Python writes, reader text escaped),
+- bad values: the same error message.
+
+The tokenizer (``web/core.js`` with the tables of ``web/vocab.js``) is checked against
+:func:`attention_book.tokens.tokenize` on random text over all of Unicode, and ``vocab.js``
+against a fresh run of its generator. Arrays travel from Node as float64 bytes.
+"""
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
+                                             embedding_readout_html, embedding_state)
+from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB = ROOT / "src" / "attention_book" / "web"
+DRIVER = ROOT / "tests" / "web_states_driver.js"
+NODE = shutil.which("node")
+#: the parity tolerance of every array (absolute)
+TOL = 1e-5
+SEEDS = range(0, 21)  # scenes.core.seed_slider: 0..20
+
+pytestmark = pytest.mark.skipif(
+    NODE is None, reason="node is not on PATH: these tests run the browser's state modules "
+    "(src/attention_book/web/*.js) in Node.js, which the README's set-up (make test) expects")
+
+
+def run(module: str, values: list, *args: str) -> list[dict]:
+    out = subprocess.run([NODE, str(DRIVER), module, *args], input=json.dumps(values),
+                         capture_output=True, text=True, check=True, timeout=600)
+    return json.loads(out.stdout)
+
+
+def arr(x) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(x["f8"]), dtype=np.float64)
+
+
+def close(got, want, where) -> float:
+    """Assert |got - want| <= TOL everywhere (same size); return the largest difference."""
+    want = np.asarray(want, dtype=np.float64).ravel()
+    got = arr(got) if isinstance(got, dict) else np.asarray(got, dtype=np.float64)
+    assert got.shape == want.shape, (where, got.shape, want.shape)
+    if not want.size:
+        return 0.0
+    np.testing.assert_allclose(got, want, atol=TOL, rtol=0, err_msg=str(where))
+    return float(np.abs(got - want).max())
+
+
+def notes(state) -> list[dict]:
+    return [{"level": n.level, "text": n.text} for n in state.notes]
+
+
+# ------------------------------------------------------------------ held-out text
+
+VOCAB = Vocabulary.default().words[2:]
+#: words and pieces that appear nowhere in the vocabulary (nor, as sentences, in the book)
+UNKNOWN = ("glorious", "zebra", "Ünïcödé", "naïve", "日本語", "😀", "x_y", "42", "3.14",
+           "don't", "O'Brien", "ΣΟΦΙΑ", "straße", "İstanbul", "ｆｕｌｌ", "café", "_", "—")
+MARKUP = ("<b>x</b><script>alert(1)</script>", "&amp;", '"quoted"', "<img src=x onerror=1>",
+          "</div>", "a<b", "'s")
+FIXED_TEXTS = ("", "   ", "\n\t", "!!!", "<b>x</b><script>", "the the the the the the the the",
+               "ΣΟΦΙΑΣ ΟΔΟΣ", "a" * (MAX_TEXT_CHARS + 1), "cat " * 33, "the dog's " * 50,
+               "THE WEATHER IS GLORIOUS TODAY", "Zebras eat 42 naïve cafés, don't they?")
+
+
+def sentences(rng: np.random.Generator, n: int, longest: int = 40) -> list[str]:
+    """``n`` random sentences: vocabulary words (any case), unknown words, punctuation and
+    markup; lengths 0..longest words, now and then up to 3 * longest."""
+    out = []
+    for _ in range(n):
+        size = int(rng.integers(0, longest + 1)) if rng.random() < 0.9 else int(
+            rng.integers(longest, 3 * longest))
+        words = []
+        for _ in range(size):
+            r = rng.random()
+            w = (str(rng.choice(VOCAB)) if r < 0.7 else str(rng.choice(UNKNOWN)) if r < 0.85
+                 else str(rng.choice(MARKUP)) if r < 0.92 else str(rng.choice(list(".,?!;:"))))
+            words.append(w.upper() if rng.random() < 0.1 else w.title() if rng.random() < 0.1
+                         else w)
+        out.append(" ".join(words))
+    return out
+
+
+# ------------------------------------------------------------------ tokenizer and vocab.js
+
+
+@pytest.mark.slow  # 1.5 s: the generator reads every code point
+def test_vocab_js_is_generated_from_the_package():
+    spec = importlib.util.spec_from_file_location("make_vocab_js", WEB / "make_vocab_js.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    assert make.VOCAB_JS.read_text() == make.vocab_js(), (
+        "vocab.js is stale: run python src/attention_book/web/make_vocab_js.py")
+
+
+@pytest.mark.parametrize("n", [pytest.param(500, id="500"),
+                               pytest.param(20000, id="20000", marks=pytest.mark.slow)])
+def test_tokenizer_equals_python_on_random_unicode(n):
+    rng = np.random.default_rng(1917 + n)
+    pool = [chr(c) for c in range(0x20, 0x250)] + list(
+        "ΣσςΑΒΓ'''sS_ \t\n\u00a0\u2028\u0345\u0130\u1e9e\u2160\u00b2\u0660\u4e00\U0001d400"
+        "\U0001f600\u0301\u200d") + [chr(c) for c in rng.integers(0, 0x110000, 3000)
+                                     if not 0xD800 <= c <= 0xDFFF]
+    texts = ["".join(rng.choice(pool, int(rng.integers(0, 30)))) for _ in range(n)]
+    texts += [*FIXED_TEXTS, *sentences(rng, n // 20), "It's the dog's bone.", "x's_", "A'Sb",
+              "a''s", "ΑΣ Σ ΑΣΑ Α\u0345Σ Σ\u0345 A.Σ"]
+    script = ("const C = require(process.argv[1]);"
+              "const t = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(t.map(x => { try { return C.tokenize(x); }"
+              " catch (e) { return 'error: ' + e.message; } })));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "core.js")],
+                                    input=json.dumps(texts), capture_output=True, text=True,
+                                    check=True).stdout)
+    for text, js in zip(texts, got, strict=True):
+        try:
+            want = tokenize(text)
+        except ValueError as err:
+            want = f"error: {err}"
+        assert js == want, text[:80]
+
+
+# ------------------------------------------------------------------ chapter 1: embedding
+
+
+def embedding_values(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    fixed = [dict(text=t, d=int(rng.choice(D_CHOICES)), seed=int(rng.choice(SEEDS)))
+             for t in FIXED_TEXTS]
+    return fixed + [dict(text=t, d=int(rng.choice(D_CHOICES)), seed=int(rng.choice(SEEDS)))
+                    for t in sentences(rng, n)]
+
+
+def check_embedding(values: dict, row: dict) -> float:
+    st = embedding_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens), where
+    assert js["ids"] == st.ids.tolist() and js["known"] == list(st.known), where
+    assert js["totalTokens"] == st.total_tokens and js["s"] == st.s, where
+    assert js["notes"] == notes(st), where
+    err = max(close(js["X"], st.X, where), close(js["similarity"], st.similarity, where))
+    assert row["readout"] == embedding_readout_html(st), where
+    assert row["alt"] == embedding_alt_text(st), where
+    return err
+
+
+def test_embedding_parity_on_held_out_values():
+    values = embedding_values(60, seed=101)
+    for v, row in zip(values, run("embedding", values), strict=True):
+        check_embedding(v, row)
+
+
+@pytest.mark.slow
+def test_embedding_parity_on_many_held_out_values():
+    values = embedding_values(1500, seed=2718)
+    errors = [check_embedding(v, row) for v, row in zip(values, run("embedding", values),
+                                                         strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_embedding_bad_values_give_pythons_messages():
+    values = [dict(text="the cat", d=0, seed=0), dict(text="the cat", d=2.5, seed=0)]
+    for v, row in zip(values, run("embedding", values), strict=True):
+        with pytest.raises(ValueError) as err:
+            embedding_state(**v)
+        assert row["error"] == str(err.value)
