@@ -25,6 +25,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attention_book.attention import projection_weights
+from attention_book.scenes.attention import (ATTENTION_D, attention_alt_text,
+                                             attention_readout_html, attention_state,
+                                             query_options)
 from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
                                              embedding_readout_html, embedding_state)
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
@@ -36,6 +40,8 @@ NODE = shutil.which("node")
 #: the parity tolerance of every array (absolute)
 TOL = 1e-5
 SEEDS = range(0, 21)  # scenes.core.seed_slider: 0..20
+ATTENTION_D_KS = (1, 2, 4, 8, 16, 32, 64)  # the attention explorer's d_k slider
+TEMPERATURES = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 pytestmark = pytest.mark.skipif(
     NODE is None, reason="node is not on PATH: these tests run the browser's state modules "
@@ -181,3 +187,94 @@ def test_embedding_bad_values_give_pythons_messages():
         with pytest.raises(ValueError) as err:
             embedding_state(**v)
         assert row["error"] == str(err.value)
+
+
+# ------------------------------------------------------------------ chapter 3: attention
+
+
+def attention_values(n: int, seed: int) -> list[dict]:
+    """Every control over its full live range: both sentences (up to 3 x 50 words, past the
+    128-token limit), the mode, any query (the state clamps it), every d_k, temperature and
+    seed."""
+    rng = np.random.default_rng(seed)
+    texts = [*FIXED_TEXTS, *sentences(rng, n, longest=50)]
+    kv = [*sentences(rng, len(texts), longest=20)]
+    out = []
+    for k, (text, kv_text) in enumerate(zip(texts, kv)):
+        mode = "cross" if k % 3 == 2 else "self"
+        if k % 7 == 3:
+            kv_text = str(rng.choice(FIXED_TEXTS))
+        out.append(dict(text=text, kv_text=kv_text, mode=mode,
+                        query=int(rng.integers(0, 128)) if k % 2 else int(rng.integers(0, 6)),
+                        d_k=int(rng.choice(ATTENTION_D_KS)),
+                        temperature=float(rng.choice(TEMPERATURES)),
+                        seed=int(rng.choice(SEEDS))))
+    return out
+
+
+def check_attention(values: dict, row: dict) -> float:
+    st = attention_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["queryTokens"] == list(st.query_tokens), where
+    assert js["keyTokens"] == list(st.key_tokens), where
+    assert js["query"] == st.query and js["notes"] == notes(st), where
+    assert abs(js["scale"] - st.scale) <= TOL * st.scale, where
+    err = max(close(js[name], getattr(st, name), (where, name))
+              for name in ("X_q", "X_kv", "Q", "K", "V", "weights", "output"))
+    assert row["readout"] == attention_readout_html(st), where
+    assert row["alt"] == attention_alt_text(st), where
+    return err
+
+
+def test_attention_parity_on_held_out_values():
+    values = attention_values(60, seed=303)
+    for v, row in zip(values, run("attention", values), strict=True):
+        check_attention(v, row)
+
+
+@pytest.mark.slow
+def test_attention_parity_on_many_held_out_values():
+    values = attention_values(1500, seed=31415)
+    errors = [check_attention(v, row) for v, row in zip(values, run("attention", values),
+                                                         strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_attention_projection_weights_are_numpys_bit_for_bit():
+    cases = [(d_k, seed) for d_k in ATTENTION_D_KS for seed in SEEDS]
+    script = ("const A = require(process.argv[1]);"
+              "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(c.map(([dk, s]) => A.projectionWeights(8, dk, s)"
+              ".map(w => Buffer.from(w.buffer, w.byteOffset, w.byteLength).toString('base64')))));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "attention.js")],
+                                    input=json.dumps(cases), capture_output=True, text=True,
+                                    check=True).stdout)
+    for (d_k, seed), ws in zip(cases, got, strict=True):
+        for js, py in zip(ws, projection_weights(ATTENTION_D, d_k, seed=seed), strict=True):
+            assert np.array_equal(arr({"f8": js}), py.ravel()), (d_k, seed)
+
+
+def test_attention_query_options_follow_the_sentences():
+    values = [dict(text=t, kv_text=kv, mode=m) for t in ("THE WEATHER IS LOVELY TODAY", "",
+                                                         "cat " * 140)
+              for kv in ("in the morning", "  ") for m in ("self", "cross")]
+    script = ("const A = require(process.argv[1]);"
+              "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(c.map(v => A.queryOptions(v))));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "attention.js")],
+                                    input=json.dumps(values), capture_output=True, text=True,
+                                    check=True).stdout)
+    for v, js in zip(values, got, strict=True):
+        assert [tuple(x) for x in js] == list(query_options(v)), v
+
+
+def test_attention_bad_values_give_pythons_messages():
+    base = dict(text="the cat", kv_text="a dog", query=0, d_k=4, temperature=1.0, seed=0,
+                mode="self")
+    bad = [dict(base, mode="both"), dict(base, temperature=-1), dict(base, query=-1),
+           dict(base, d_k=0), dict(base, seed=-3)]
+    for v, row in zip(bad, run("attention", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            attention_state(**v)
+        assert row["error"] == str(err.value), v

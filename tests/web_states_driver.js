@@ -3,9 +3,9 @@
 // and writes, for each, what the page would show (JSON): every typed array of the state
 // as base64 of its float64 bytes (bit for bit), the other fields as JSON, the readout's
 // HTML and the alt text; or {"error": message} when the state function throws.
-//   node web_states_driver.js <module> [--time N]   (--time: N runs of each: the median ms
-//   with the caches warm, and with every cache emptied first: a change that must draw its
-//   random numbers afresh)
+//   node web_states_driver.js <module> [--time N]   (--time: N runs of each after a warm-up:
+//   the median wall ms and the mean CPU ms with the caches warm, and with every cache
+//   emptied first: a change that must draw its random numbers afresh)
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -42,19 +42,24 @@ const out = list.map(values => {
   }
   const row = {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st)};
   if (timeRuns) {  // the state, readout and alt text of a change, as the page computes them
-    const median = cold => {
+    // median wall time, and mean CPU time (steadier on a shared machine; µs resolution)
+    const measure = cold => {
       const ms = [];
+      let cpu = 0;
       for (let i = 0; i < timeRuns; i++) {
         if (cold) core.clearCaches();
-        const t0 = process.hrtime.bigint();
+        const c0 = process.cpuUsage(), t0 = process.hrtime.bigint();
         const s2 = M.state(values); M.readoutHtml(s2); M.alt(s2);
         ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        const c = process.cpuUsage(c0);
+        cpu += (c.user + c.system) / 1000;
       }
       ms.sort((a, b) => a - b);
-      return ms[ms.length >> 1];
+      return [ms[ms.length >> 1], cpu / timeRuns];
     };
-    row.warm_ms = median(false);
-    row.cold_ms = median(true);
+    measure(false);  // warm-up: the JIT compiles
+    [row.warm_ms, row.warm_cpu_ms] = measure(false);
+    [row.cold_ms, row.cold_cpu_ms] = measure(true);
     row.state = null;
   }
   return row;
