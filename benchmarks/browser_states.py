@@ -44,6 +44,9 @@ CASES = [
     ("chapter 3 attention", "attention", "self, 5 tokens, d_k = 4 (the default)",
      {"text": "THE WEATHER IS LOVELY TODAY", "kv_text": "", "mode": "self", "query": 0,
       "d_k": 4, "temperature": 1.0, "seed": 0}),
+    ("chapter 3 sqrt(d_k)", "scaling", "d_k = 512 (cold: its first visit)",
+     {"d_k": 512, "scaled": True}),
+    ("chapter 3 sqrt(d_k)", "scaling", "d_k = 64 (the default)", {"d_k": 64, "scaled": False}),
 ]
 
 

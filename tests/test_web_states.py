@@ -26,9 +26,10 @@ import numpy as np
 import pytest
 
 from attention_book.attention import projection_weights
-from attention_book.scenes.attention import (ATTENTION_D, attention_alt_text,
+from attention_book.scenes.attention import (ATTENTION_D, SCALING_DKS, attention_alt_text,
                                              attention_readout_html, attention_state,
-                                             query_options)
+                                             query_options, scaling_alt_text,
+                                             scaling_readout_html, scaling_state)
 from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
                                              embedding_readout_html, embedding_state)
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
@@ -277,4 +278,43 @@ def test_attention_bad_values_give_pythons_messages():
     for v, row in zip(bad, run("attention", bad), strict=True):
         with pytest.raises(ValueError) as err:
             attention_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 3: the sqrt(d_k) lab
+
+
+@pytest.mark.slow  # 7.7 million normals drawn in Node, and Python's curves
+def test_scaling_parity_on_every_state():
+    """The lab's whole range is 20 states: every one, and the curves of the figure."""
+    values = [dict(d_k=d_k, scaled=scaled) for d_k in SCALING_DKS for scaled in (False, True)]
+    errors = []
+    for v, row in zip(values, run("scaling", values), strict=True):
+        st, js = scaling_state(**v), row["state"]
+        for name in ("variance", "max_weight", "entropy", "grad_norm"):
+            errors.append(abs(js[name] - getattr(st, name)))
+            assert errors[-1] <= TOL, (v, name, js[name], getattr(st, name))
+        errors.append(close(js["weights"], st.weights, v))
+        assert row["readout"] == scaling_readout_html(st), v
+        assert row["alt"] == scaling_alt_text(st), v
+    assert max(errors) < 1e-9  # measured: rounding only
+
+
+@pytest.mark.slow  # Python measures every d_k first (scaling_curves), about 2 s
+@pytest.mark.parametrize("d_k", [1, 16])
+def test_scaling_parity_at_small_d_k(d_k):
+    values = [dict(d_k=d_k, scaled=False), dict(d_k=d_k, scaled=True)]
+    for v, row in zip(values, run("scaling", values), strict=True):
+        st, js = scaling_state(**v), row["state"]
+        for name in ("variance", "max_weight", "entropy", "grad_norm"):
+            assert abs(js[name] - getattr(st, name)) <= TOL, (v, name)
+        close(js["weights"], st.weights, v)
+        assert row["readout"] == scaling_readout_html(st) and row["alt"] == scaling_alt_text(st)
+
+
+def test_scaling_bad_values_give_pythons_messages():
+    bad = [dict(d_k=3, scaled=False), dict(d_k=4, scaled=1)]
+    for v, row in zip(bad, run("scaling", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            scaling_state(**v)
         assert row["error"] == str(err.value), v
