@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -32,6 +33,9 @@ from attention_book.scenes.attention import (ATTENTION_D, SCALING_DKS, attention
                                              scaling_readout_html, scaling_state)
 from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
                                              embedding_readout_html, embedding_state)
+from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing_heads_text,
+                                             multihead_alt_text, multihead_readout_html,
+                                             multihead_state)
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -317,4 +321,76 @@ def test_scaling_bad_values_give_pythons_messages():
     for v, row in zip(bad, run("scaling", bad), strict=True):
         with pytest.raises(ValueError) as err:
             scaling_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 4: multi-head
+
+#: the printed rounding error of "sum of the heads' writes + b_o vs the output" (~1e-16),
+#: which two correct summation orders give differently; both are checked to be below 1e-12
+CHECK_ERROR = re.compile(r"max difference \d\.\de[+-]\d\d")
+
+
+def multihead_values(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for k, text in enumerate([*FIXED_TEXTS, *sentences(rng, n, longest=30)]):
+        d = int(rng.choice(MH_D_CHOICES))
+        h = int(rng.choice(head_choices(d)))
+        heads_on = (None if k % 5 == 0 else
+                    [int(i) for i in np.flatnonzero(rng.random(h) < rng.random())])
+        out.append(dict(text=text, d=d, h=h, seed=int(rng.choice(SEEDS)), heads_on=heads_on,
+                        positional=bool(rng.random() < 0.5)))
+    return out
+
+
+def check_multihead(values: dict, row: dict) -> float:
+    st = multihead_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
+    assert js["on"] == list(st.on) and js["d_k"] == st.d_k, where
+    assert [[name, list(shape)] for name, shape in st.trace] == js["trace"], where
+    assert js["checkError"] < 1e-12 and st.check_error < 1e-12, where
+    err = max(close(js[a], getattr(st, b), (where, b)) for a, b in (
+        ("X", "X"), ("weights", "weights"), ("contributions", "contributions"),
+        ("output", "output"), ("onOutput", "on_output"), ("offOutput", "off_output"),
+        ("headNorms", "head_norms")))
+    assert (CHECK_ERROR.sub("#", row["readout"])
+            == CHECK_ERROR.sub("#", multihead_readout_html(st))), where
+    assert row["alt"] == multihead_alt_text(st), where
+    return err
+
+
+def test_multihead_parity_on_held_out_values():
+    values = multihead_values(50, seed=404)
+    for v, row in zip(values, run("multihead", values), strict=True):
+        check_multihead(v, row)
+
+
+@pytest.mark.slow
+def test_multihead_parity_on_many_held_out_values():
+    values = multihead_values(1200, seed=4242)
+    errors = [check_multihead(v, row) for v, row in zip(values, run("multihead", values),
+                                                         strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_multihead_missing_heads_text_for_every_width():
+    script = ("const M = require(process.argv[1]);"
+              "process.stdout.write(JSON.stringify([8, 12, 16, 32, 64, 1, 7, 48, 100].map("
+              "d => [M.missingHeadsText(d), M.headChoices(d)])));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "multihead.js")],
+                                    capture_output=True, text=True, check=True).stdout)
+    for d, (text, choices) in zip([8, 12, 16, 32, 64, 1, 7, 48, 100], got, strict=True):
+        assert text == missing_heads_text(d) and choices == list(head_choices(d)), d
+
+
+def test_multihead_bad_values_give_pythons_messages():
+    base = dict(text="the cat", d=8, h=2, seed=3, heads_on=None, positional=False)
+    bad = [dict(base, h=3), dict(base, d=12, h=5), dict(base, heads_on=[0, 2, 5]),
+           dict(base, h=0)]
+    for v, row in zip(bad, run("multihead", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            multihead_state(**v)
         assert row["error"] == str(err.value), v
