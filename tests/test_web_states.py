@@ -36,6 +36,8 @@ from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
 from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing_heads_text,
                                              multihead_alt_text, multihead_readout_html,
                                              multihead_state)
+from attention_book.scenes.permutation import (permutation_alt_text, permutation_readout_html,
+                                               permutation_state)
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -393,4 +395,90 @@ def test_multihead_bad_values_give_pythons_messages():
     for v, row in zip(bad, run("multihead", bad), strict=True):
         with pytest.raises(ValueError) as err:
             multihead_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 5: permutation
+
+#: a printed error of 1e-10 or less: rounding (~1e-16, or 0), which two correct summation
+#: orders give differently; the values themselves are compared (both <= 1e-9 or within TOL)
+TINY = re.compile(r"\d\.\de-(1\d|[2-9]\d|\d{3})|0\.0e\+00")
+ORDERS = ("identity", "reverse", "rotate", "swap", "shuffle", "custom")
+
+
+def custom_orders(rng: np.random.Generator, s: int) -> str:
+    """A typed order for s tokens: valid (spaces, commas, leading zeros, Unicode spaces) or
+    one of every kind of mistake."""
+    perm = [str(int(i)) for i in rng.permutation(max(s, 1))]
+    kind = int(rng.integers(0, 9))
+    if kind == 0:
+        return ", ".join(perm)
+    if kind == 1:
+        return "\u3000".join("0" + p for p in perm) + "\u00a0"
+    if kind == 2:
+        return " ".join(perm[:-1])  # one too few
+    if kind == 3:
+        big = s + int(rng.integers(0, 10**6)) * 10 ** int(rng.integers(0, 20))
+        return " ".join(perm[:-1] + [str(big)])  # out of range
+    if kind == 4:
+        return " ".join(perm[:-1] + [perm[0]])  # repeated
+    if kind == 5:
+        return " ".join(perm[:-1] + [str(rng.choice(["x", "-1", "1.5", "٣", "<b>"]))])
+    if kind == 6:
+        return str(rng.choice(["", "  ", ",,", "\t"]))
+    return " ".join(perm)
+
+
+def permutation_values(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for k, text in enumerate([*FIXED_TEXTS, *sentences(rng, n, longest=40)]):
+        try:
+            s = min(len(tokenize(text)), 128)
+        except ValueError:
+            s = 0
+        out.append(dict(text=text, order=ORDERS[k % len(ORDERS)] if k % 4 else "custom",
+                        custom=custom_orders(rng, s), seed=int(rng.integers(0, 100)),
+                        pe=bool(rng.random() < 0.5), causal=bool(rng.random() < 0.5)))
+    return out
+
+
+def check_permutation(values: dict, row: dict) -> float:
+    st = permutation_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
+    assert js["perm"] == st.perm.tolist() and js["sameSet"] == st.same_set, where
+    assert js["equivariant"] == st.equivariant, where
+    for a, b in (("maxError", "max_error"), ("weightsError", "weights_error")):
+        py = getattr(st, b)
+        assert (js[a] <= 1e-9 and py <= 1e-9) or abs(js[a] - py) <= TOL, (where, a)
+    err = close(js["difference"], st.difference, where)
+    for name in ("after", "before"):
+        for got, want in zip(js[name], getattr(st, name), strict=True):
+            err = max(err, close(got, want, (where, name)))
+    assert TINY.sub("#", row["readout"]) == TINY.sub("#", permutation_readout_html(st)), where
+    assert TINY.sub("#", row["alt"]) == TINY.sub("#", permutation_alt_text(st)), where
+    return err
+
+
+def test_permutation_parity_on_held_out_values():
+    values = permutation_values(60, seed=505)
+    for v, row in zip(values, run("permutation", values), strict=True):
+        check_permutation(v, row)
+
+
+@pytest.mark.slow
+def test_permutation_parity_on_many_held_out_values():
+    values = permutation_values(1500, seed=5005)
+    errors = [check_permutation(v, row) for v, row in zip(values, run("permutation", values),
+                                                           strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_permutation_bad_order_gives_pythons_message():
+    bad = [dict(text="the cat", order="sideways")]
+    for v, row in zip(bad, run("permutation", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            permutation_state(**v)
         assert row["error"] == str(err.value), v

@@ -145,6 +145,9 @@
     return inRanges(vocab.word, c) ? WORD : inRanges(vocab.space, c) ? SPACE : OTHER;
   }
 
+  /** Whether code point c is whitespace for Python (str.split(), re's \s). */
+  function isSpace(c) { return classOf(c) === SPACE; }
+
   /** The code points of a string (a lone surrogate stays one code point, as in Python). */
   function codePoints(text) {
     var out = [];
@@ -343,7 +346,7 @@
     MAX_WIDGET_TOKENS: MAX_WIDGET_TOKENS, vocab: vocab, escapeHtml: escapeHtml,
     notesHtml: notesHtml, readoutHtml: readoutHtml, noTokensAlt: noTokensAlt,
     format: {fixed: fixed, exponent: exponent, general: general, grouped: grouped},
-    tokenize: tokenize, isKnown: isKnown, encode: encode, readTokens: readTokens,
+    codePoints: codePoints, isSpace: isSpace, tokenize: tokenize, isKnown: isKnown, encode: encode, readTokens: readTokens,
     embeddingTable: embeddingTable, embed: embed, embedTokens: embedTokens, matmul: matmul,
     matmulT: matmulT, softmaxRows: softmaxRows, cosineSimilarity: cosineSimilarity,
     repeated: repeated, unique: unique, clearCaches: clearCaches, cache: cache,
