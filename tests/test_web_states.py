@@ -33,6 +33,8 @@ from attention_book.scenes.attention import (ATTENTION_D, SCALING_DKS, attention
                                              scaling_readout_html, scaling_state)
 from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
                                              embedding_readout_html, embedding_state)
+from attention_book.scenes.masking import (masking_alt_text, masking_readout_html,
+                                           masking_state)
 from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing_heads_text,
                                              multihead_alt_text, multihead_readout_html,
                                              multihead_state)
@@ -481,4 +483,60 @@ def test_permutation_bad_order_gives_pythons_message():
     for v, row in zip(bad, run("permutation", bad), strict=True):
         with pytest.raises(ValueError) as err:
             permutation_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 6: masking
+
+MASK_KINDS = ("none", "causal", "padding", "window", "band")
+
+
+def masking_values(n: int, seed: int) -> list[dict]:
+    """Every control over its live range: length 0..32, window 1..16, band 0..16 each way
+    (and beyond: the state takes any whole number), both methods."""
+    rng = np.random.default_rng(seed)
+    return [dict(text=text, kind=MASK_KINDS[k % 5], method="after" if k % 3 == 1 else "before",
+                 length=int(rng.integers(0, 40)), window=int(rng.integers(1, 20)),
+                 lower=int(rng.integers(0, 20)), upper=int(rng.integers(0, 20)) if k % 4 else 0)
+            for k, text in enumerate([*FIXED_TEXTS, *sentences(rng, n, longest=30)])]
+
+
+def check_masking(values: dict, row: dict) -> float:
+    st = masking_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
+    assert js["real"] == st.real.tolist(), where
+    assert np.array_equal(arr(js["mask"]).astype(bool), st.mask.ravel()), where
+    assert js["fullyMasked"] == np.flatnonzero(st.fully_masked).tolist(), where
+    err = max(close(js[name], getattr(st, name), (where, name))
+              for name in ("scores", "weights", "output"))
+    err = max(err, close(js["rowSums"], st.row_sums, where))
+    assert row["readout"] == masking_readout_html(st), where
+    assert row["alt"] == masking_alt_text(st), where
+    return err
+
+
+def test_masking_parity_on_held_out_values():
+    values = masking_values(60, seed=606)
+    for v, row in zip(values, run("masking", values), strict=True):
+        check_masking(v, row)
+
+
+@pytest.mark.slow
+def test_masking_parity_on_many_held_out_values():
+    values = masking_values(1500, seed=6006)
+    errors = [check_masking(v, row) for v, row in zip(values, run("masking", values),
+                                                       strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_masking_bad_values_give_pythons_messages():
+    base = dict(text="the cat", kind="causal", method="before", length=3, window=2, lower=1,
+                upper=1)
+    bad = [dict(base, kind="diagonal"), dict(base, method="during"), dict(base, length=-1),
+           dict(base, window=0), dict(base, lower=-2), dict(base, upper=1.5)]
+    for v, row in zip(bad, run("masking", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            masking_state(**v)
         assert row["error"] == str(err.value), v
