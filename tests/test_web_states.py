@@ -540,3 +540,66 @@ def test_masking_bad_values_give_pythons_messages():
         with pytest.raises(ValueError) as err:
             masking_state(**v)
         assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ in chromium, from file://
+
+SCRIPTS = ("vocab.js", "rng.js", "core.js", "embedding.js", "attention.js", "scaling.js",
+           "multihead.js", "permutation.js", "masking.js")
+PAGE_RUN = """([name, list]) => {
+  const b64 = a => { const f = Float64Array.from(a), u8 = new Uint8Array(f.buffer); let s = "";
+    for (let i = 0; i < u8.length; i += 0x8000) {
+      s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
+    return btoa(s); };
+  const plain = x => ArrayBuffer.isView(x) ? {f8: b64(x)} : Array.isArray(x) ? x.map(plain) :
+    (x !== null && typeof x === "object") ? Object.fromEntries(
+      Object.entries(x).map(([k, v]) => [k, plain(v)])) : x;
+  const M = AttentionBook[name];
+  return list.map(values => {
+    let st;
+    try { st = M.state(values); } catch (e) { return {error: e.message}; }
+    return {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st)};
+  });
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_chromium_file_page_computes_pythons_states(browser, tmp_path):
+    """The modules as readers get them: classic scripts loaded with <script src> by a page
+    opened as file:// (chromium's V8, its own exp and sin), on held-out values of every lab;
+    reader-typed markup put into the page through the readout stays text."""
+    page_file = tmp_path / "states.html"
+    page_file.write_text("<!doctype html><title>states</title>" + "".join(
+        f'<script src="{(WEB / name).as_uri()}"></script>' for name in SCRIPTS)
+        + '<div id="out"></div>')
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(page_file.as_uri())
+    labs = [("embedding", embedding_values(40, 7), check_embedding),
+            ("attention", attention_values(40, 8), check_attention),
+            ("multihead", multihead_values(40, 9), check_multihead),
+            ("permutation", permutation_values(40, 10), check_permutation),
+            ("masking", masking_values(40, 11), check_masking)]
+    for name, values, check in labs:
+        for v, row in zip(values, page.evaluate(PAGE_RUN, [name, values]), strict=True):
+            check(v, row)
+    scaling = [dict(d_k=d_k, scaled=sc) for d_k in (1, 8, 64) for sc in (False, True)]
+    for v, row in zip(scaling, page.evaluate(PAGE_RUN, ["scaling", scaling]), strict=True):
+        st = scaling_state(**v)
+        assert abs(row["state"]["max_weight"] - st.max_weight) <= TOL, v
+        assert row["readout"] == scaling_readout_html(st) and row["alt"] == scaling_alt_text(st)
+    markup = "<b>x</b><script>document.title='ran'</script><img src=x onerror=alert(1)>"
+    shown = page.evaluate("""(text) => {
+        const out = document.getElementById("out"), M = AttentionBook;
+        out.innerHTML = M.embedding.readoutHtml(M.embedding.state({text, d: 8, seed: 0}))
+          + M.attention.readoutHtml(M.attention.state({text, kv_text: text, mode: "cross",
+              query: 0, d_k: 4, temperature: 1, seed: 0}));
+        return [out.querySelectorAll("script, img").length, out.textContent,
+                document.title]; }""", markup)
+    # the tokens '<', 'script', '>' are shown as text; no element came from the reader's text
+    assert shown[0] == 0 and shown[2] == "states", shown
+    assert "< \u2192 1 (<unk>, unknown)" in shown[1] and "'script'" in shown[1]
+    page.close()
+    assert errors == []
