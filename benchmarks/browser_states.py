@@ -33,6 +33,8 @@ LONG = ("the quick brown fox jumps over the lazy dog while the weather is lovely
 CASES = [
     ("chapter 1 embedding", "embedding", "32 tokens (of 136), d = 64",
      {"text": LONG, "d": 64, "seed": 20}),
+    ("chapter 1 embedding", "embedding", "a pasted text at the limit: 100,000 chars",
+     {"text": (LONG * 70)[:100_000], "d": 64, "seed": 20}),
     ("chapter 1 embedding", "embedding", "5 tokens, d = 8 (the default)",
      {"text": "THE WEATHER IS LOVELY TODAY", "d": 8, "seed": 0}),
     ("chapter 3 attention", "attention", "self, 128 tokens (of 136), d_k = 64",
