@@ -151,6 +151,32 @@ def test_tokenizer_equals_python_on_random_unicode(n):
         assert js == want, text[:80]
 
 
+def test_core_formats_numbers_as_python():
+    """Python's f"{x:.2f}" rounds an exact tie (0.125) to even, JavaScript's toFixed up: a
+    row of 8 equal weights is exactly 0.125, so core.js must round as Python does."""
+    rng = np.random.default_rng(5)
+    xs = [0.0, -0.0, 0.125, 0.375, -0.125, 2.5, 0.5, 1.5, 0.0625, 0.005, 1 / 3, 1.0000000000000002,
+          0.9999999999999999, 123456.5, 1e-5, 2.2e-16, 512.0, 1e21 / 3,
+          *(rng.standard_normal(40) * 10.0 ** rng.integers(-6, 7, 40)).tolist(),
+          *(rng.integers(-4000, 4000, 30) / 16).tolist()]
+    specs = [".0f", ".2f", ".3f", ",.1f", ".1e", ".0e", ".3g", ".6g"]
+    cases = [(x, spec) for x in xs for spec in specs]
+    script = """const f = require(process.argv[1]).format;
+const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
+  if (x === "-0") x = -0;
+  const grouped = spec.startsWith(","), s = grouped ? spec.slice(1) : spec;
+  const n = parseInt(s.slice(1), 10), kind = s[s.length - 1];
+  return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
+})));"""
+    sent = [("-0" if x == 0 and np.signbit(x) else x, spec) for x, spec in cases]
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "core.js")],
+                                    input=json.dumps(sent), capture_output=True, text=True,
+                                    check=True).stdout)
+    for (x, spec), js in zip(cases, got, strict=True):
+        assert js == format(x, spec), (x, spec, js)
+
+
 # ------------------------------------------------------------------ chapter 1: embedding
 
 

@@ -88,10 +88,28 @@
 
   function expSuffix(e) { return "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e); }
 
+  /** Whether x, kept to ``kept`` significant digits, is an exact decimal tie: its exact
+   *  expansion (toPrecision(100) is exact for the doubles the labs print) goes on with a 5
+   *  and then only zeros. */
+  function isDecimalTie(x, kept) {
+    var digits = Math.abs(x).toPrecision(100).split("e")[0].replace(".", "").replace(/^0+/, "");
+    return digits.charAt(kept) === "5" && /^0*$/.test(digits.slice(kept + 1));
+  }
+
+  /** toExponential(n) with Python's rounding of exact ties (to even, not up). */
+  function toExponential(x, n) {
+    var text = x.toExponential(n), parts = text.split("e"), m = parts[0];
+    var last = m.charCodeAt(m.length - 1) - 48;
+    if (x !== 0 && last % 2 === 1 && isDecimalTie(x, n + 1)) {
+      m = m.slice(0, -1) + String.fromCharCode(48 + last - 1);  // odd - 1: no borrow
+    }
+    return m + "e" + parts[1];
+  }
+
   /** Python's f"{x:.{n}e}". */
   function exponent(x, n) {
     if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
-    var parts = x.toExponential(n).split("e");
+    var parts = toExponential(x, n).split("e");
     return (x === 0 && 1 / x < 0 ? "-" : "") + parts[0] + expSuffix(parseInt(parts[1], 10));
   }
 
@@ -100,12 +118,12 @@
     if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
     if (x === 0) { return 1 / x < 0 ? "-0" : "0"; }
     p = p || 6;
-    var e = parseInt(x.toExponential(p - 1).split("e")[1], 10);
+    var e = parseInt(toExponential(x, p - 1).split("e")[1], 10);
     if (e >= -4 && e < p) {
       var text = fixed(x, p - 1 - e);
       return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
     }
-    var m = x.toExponential(p - 1).split("e")[0];
+    var m = toExponential(x, p - 1).split("e")[0];
     return (m.indexOf(".") >= 0 ? m.replace(/0+$/, "").replace(/\.$/, "") : m) + expSuffix(e);
   }
 
