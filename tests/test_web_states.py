@@ -568,6 +568,33 @@ def test_masking_bad_values_give_pythons_messages():
         assert row["error"] == str(err.value), v
 
 
+# ------------------------------------------------------------------ the numbers readers download
+
+
+def test_every_lab_offers_its_numbers_as_json():
+    """numbers(state): plain JSON with at least the tokens and the weights drawn (one row
+    per query; the lab's main matrix where there is no attention), equal to Python's."""
+    cases = [
+        ("embedding", embedding_values(4, 1), lambda st: (st.tokens, st.X)),
+        ("attention", attention_values(4, 2), lambda st: (st.query_tokens, st.weights)),
+        ("multihead", multihead_values(4, 3), lambda st: (st.tokens, st.weights)),
+        ("permutation", permutation_values(4, 4), lambda st: (st.tokens, st.before[1])),
+        ("masking", masking_values(4, 5), lambda st: (st.tokens, st.weights)),
+    ]
+    states = {"embedding": embedding_state, "attention": attention_state,
+              "multihead": multihead_state, "permutation": permutation_state,
+              "masking": masking_state}
+    for name, values, want in cases:
+        for v, row in zip(values, run(name, values), strict=True):
+            got = json.loads(json.dumps(row["numbers"], allow_nan=False))
+            tokens, weights = want(states[name](**v))
+            assert got["lab"] == name and got["tokens"] == list(tokens), (name, v)
+            np.testing.assert_allclose(np.array(got["weights"], dtype=float).reshape(weights.shape),
+                                       weights, atol=TOL, rtol=0)
+    row = run("scaling", [dict(d_k=4, scaled=True)])[0]["numbers"]
+    assert row["tokens"] == [] and len(row["weights"]) == 1 and len(row["weights"][0]) == 16
+
+
 # ------------------------------------------------------------------ in chromium, from file://
 
 SCRIPTS = ("vocab.js", "rng.js", "core.js", "embedding.js", "attention.js", "scaling.js",

@@ -2,7 +2,8 @@
 // (src/attention_book/web/<module>.js) on the control values read from stdin (JSON list)
 // and writes, for each, what the page would show (JSON): every typed array of the state
 // as base64 of its float64 bytes (bit for bit), the other fields as JSON, the readout's
-// HTML and the alt text; or {"error": message} when the state function throws.
+// HTML, the alt text and the numbers a reader downloads (numbers(state), plain JSON);
+// or {"error": message} when the state function throws.
 //   node web_states_driver.js <module> [--time N]   (--time: N runs of each after a warm-up:
 //   the median wall ms and the mean CPU ms with the caches warm, and with every cache
 //   emptied first: a change that must draw its random numbers afresh)
@@ -40,7 +41,8 @@ const out = list.map(values => {
   } catch (e) {
     return {error: e.message};
   }
-  const row = {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st)};
+  const row = {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st),
+               numbers: M.numbers ? M.numbers(st) : null};
   if (timeRuns) {  // the state, readout and alt text of a change, as the page computes them
     // median wall time, and mean CPU time (steadier on a shared machine; µs resolution)
     const measure = cold => {

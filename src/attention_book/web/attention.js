@@ -186,9 +186,19 @@
     return tokens.map(function (t, i) { return [i + ": " + t, i]; });
   }
 
+  /** The numbers the lab shows, for download: the attention weights drawn (one row per
+   *  query), the tokens, Q, K, V and the output. */
+  function numbers(st) {
+    var n = core.nested;
+    return {lab: "attention", mode: st.mode, d_k: st.d_k, temperature: st.temperature, seed: st.seed,
+            scale: st.scale, query: st.query, tokens: st.queryTokens, key_tokens: st.keyTokens,
+            weights: n(st.weights, st.s_q, st.s_k), Q: n(st.Q, st.s_q, st.d_k), K: n(st.K, st.s_k, st.d_k),
+            V: n(st.V, st.s_k, st.d_k), output: n(st.output, st.s_q, st.d_k)};
+  }
+
   return {
     ATTENTION_D: ATTENTION_D, MAX_ATTENTION_TOKENS: MAX_ATTENTION_TOKENS, D_KS: D_KS,
     TEMPERATURES: TEMPERATURES, projectionWeights: projectionWeights, state: state,
-    readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row,
+    readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers,
   };
 });

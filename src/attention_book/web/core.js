@@ -360,6 +360,13 @@
 
   function unique(list) { return Array.from(new Set(list)); }
 
+  /** A row-major (n, m) matrix as n plain arrays (for the numbers a reader downloads). */
+  function nested(a, n, m) {
+    var out = [];
+    for (var i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
+    return out;
+  }
+
   return {
     MAX_WIDGET_TOKENS: MAX_WIDGET_TOKENS, vocab: vocab, escapeHtml: escapeHtml,
     notesHtml: notesHtml, readoutHtml: readoutHtml, noTokensAlt: noTokensAlt,
@@ -367,6 +374,6 @@
     codePoints: codePoints, isSpace: isSpace, tokenize: tokenize, isKnown: isKnown, encode: encode, readTokens: readTokens,
     embeddingTable: embeddingTable, embed: embed, embedTokens: embedTokens, matmul: matmul,
     matmulT: matmulT, softmaxRows: softmaxRows, cosineSimilarity: cosineSimilarity,
-    repeated: repeated, unique: unique, clearCaches: clearCaches, cache: cache,
+    repeated: repeated, unique: unique, nested: nested, clearCaches: clearCaches, cache: cache,
   };
 });

@@ -141,5 +141,14 @@
     };
   }
 
-  return {D_CHOICES: D_CHOICES, state: state, readoutHtml: readoutHtml, alt: alt, figure: figure};
+  /** The numbers the lab shows, for the reader to download as JSON: the tokens and the
+   *  lab's main matrix X as "weights" (one row per token), and the similarity. */
+  function numbers(st) {
+    return {lab: "embedding", text: st.text, d: st.d, seed: st.seed, tokens: st.tokens, ids: st.ids,
+            known: st.known, weights: core.nested(st.X, st.s, st.d), X: core.nested(st.X, st.s, st.d),
+            similarity: core.nested(st.similarity, st.s, st.s)};
+  }
+
+  return {D_CHOICES: D_CHOICES, state: state, readoutHtml: readoutHtml, alt: alt, figure: figure,
+          numbers: numbers};
 });

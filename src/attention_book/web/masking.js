@@ -183,7 +183,16 @@
     return text;
   }
 
+  /** The numbers the lab shows, for download: the masked weights (one row per query), the
+   *  tokens, the mask (true = may attend), the scores and the output. */
+  function numbers(st) {
+    var n = core.nested, s = st.s, mask = [];
+    for (var i = 0; i < s; i++) { mask.push(Array.from(st.mask.subarray(i * s, (i + 1) * s), Boolean)); }
+    return {lab: "masking", kind: st.kind, method: st.method, tokens: st.tokens, mask: mask,
+            scores: n(st.scores, s, s), weights: n(st.weights, s, s), output: n(st.output, s, MASKING_D_K)};
+  }
+
   return {MASK_KINDS: MASK_KINDS, MASKING_D: MASKING_D, MASKING_D_K: MASKING_D_K,
           namedMask: namedMask, description: description, state: state,
-          readoutHtml: readoutHtml, alt: alt};
+          readoutHtml: readoutHtml, alt: alt, numbers: numbers};
 });

@@ -260,10 +260,21 @@
       "would add; their sum is the full output.";
   }
 
+  /** The numbers the lab shows, for download: each head's weights (h, s, s), one row per
+   *  query, the tokens, the heads on, the outputs. */
+  function numbers(st) {
+    var n = core.nested, s = st.s, d = st.d, heads = [];
+    for (var i = 0; i < st.h; i++) { heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s)); }
+    return {lab: "multihead", d: d, h: st.h, seed: st.seed, positional: st.positional, on: st.on,
+            tokens: st.tokens, weights: heads, output: n(st.output, s, d), on_output: n(st.onOutput, s, d),
+            off_output: n(st.offOutput, s, d), head_norms: Array.from(st.headNorms)};
+  }
+
   return {
     MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
     headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
     parameters: parameters, sinusoidalEncoding: sinusoidalEncoding, state: state,
     readoutHtml: readoutHtml, alt: alt, positionsHtml: positionsHtml, tracerHtml: tracerHtml,
+    numbers: numbers,
   };
 });

@@ -222,9 +222,20 @@
         "The two rows differ and the difference map is bright in places: ") + verdict(st) + ".";
   }
 
+  /** The numbers the lab shows, for download: the weights of the permuted sentence A(PX)
+   *  (one row per query) and P A(X) P^T, the tokens and the order, both outputs. */
+  function numbers(st) {
+    var n = core.nested, s = st.s, d = D;
+    return {lab: "permutation", pe: st.pe, causal: st.causal, tokens: st.tokens, perm: st.perm,
+            permuted_tokens: st.permutedTokens, weights: n(st.before[1], s, s),
+            weights_permuted_after: n(st.after[1], s, s), output_permuted_before: n(st.before[2], s, d),
+            output_permuted_after: n(st.after[2], s, d), max_error: st.maxError, equivariant: st.equivariant};
+  }
+
   return {
     PERMUTATION_NAMES: PERMUTATION_NAMES, EQUIVARIANCE_TOL: EQUIVARIANCE_TOL,
     SHUFFLE_SEEDS: SHUFFLE_SEEDS, namedPermutation: namedPermutation,
     parsePermutation: parsePermutation, state: state, readoutHtml: readoutHtml, alt: alt,
+    numbers: numbers,
   };
 });

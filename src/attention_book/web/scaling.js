@@ -141,6 +141,14 @@
       "as d_k grows; scaled, all stay flat.";
   }
 
+  /** The numbers the lab shows, for download: no tokens; the example row of weights and
+   *  the four measurements at this d_k. */
+  function numbers(st) {
+    return {lab: "scaling", d_k: st.d_k, scaled: st.scaled, tokens: [], weights: [Array.from(st.weights)],
+            variance: st.variance, max_weight: st.max_weight, entropy: st.entropy, grad_norm: st.grad_norm};
+  }
+
   return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
-          measure: measure, state: state, curves: curves, readoutHtml: readoutHtml, alt: alt};
+          measure: measure, state: state, curves: curves, readoutHtml: readoutHtml, alt: alt,
+          numbers: numbers};
 });
