@@ -595,6 +595,55 @@ def test_every_lab_offers_its_numbers_as_json():
     assert row["tokens"] == [] and len(row["weights"]) == 1 and len(row["weights"][0]) == 16
 
 
+# ------------------------------------------------------------------ pictures for lab.js
+
+FIGURE_CHECK = """const M = require(process.argv[1]);
+const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(list.map(v => {
+  const f = M.figure(M.state(v)), bad = [];
+  f.panels.forEach((p, k) => {
+    if (p.kind === "heatmap") {
+      if (p.data.length !== p.rows * p.cols) bad.push(k + ": data " + p.data.length);
+      if (!Array.from(p.data).every(Number.isFinite)) bad.push(k + ": not finite");
+      if (!(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
+      if (p.rowLabels && p.rowLabels.length !== p.rows) bad.push(k + ": row labels");
+      if (p.colLabels && p.colLabels.length !== p.cols) bad.push(k + ": column labels");
+    } else if (p.kind === "lines") {
+      p.lines.forEach(l => { if (l.y.length !== p.n) bad.push(k + ": line length"); });
+    } else bad.push(k + ": kind " + p.kind);
+  });
+  return {panels: f.panels.length, bad: bad};
+})));"""
+
+
+def test_figures_are_panels_lab_js_can_draw():
+    """figure(state): heatmaps whose data fill rows x cols with finite numbers and labels to
+    match, lines of n points (web/lab.js's two panel kinds), for every lab, with no tokens too;
+    the colour limits are the matplotlib views'."""
+    cases = {"embedding": embedding_values(6, 21), "attention": attention_values(6, 22),
+             "multihead": multihead_values(6, 23), "permutation": permutation_values(6, 24),
+             "masking": masking_values(6, 25), "scaling": [dict(d_k=2, scaled=False)]}
+    for name, values in cases.items():
+        got = json.loads(subprocess.run([NODE, "-e", FIGURE_CHECK, str(WEB / f"{name}.js")],
+                                        input=json.dumps(values), capture_output=True,
+                                        text=True, check=True).stdout)
+        for v, row in zip(values, got, strict=True):
+            assert row["bad"] == [] and row["panels"] >= 2, (name, v, row)
+    from attention_book.plots import embedding as pe, multihead as pm, permutation as pp
+
+    limits = json.loads(subprocess.run([NODE, "-e", """const w = process.argv[1];
+process.stdout.write(JSON.stringify([require(w + "/embedding.js").X_COLOR_LIMITS,
+  require(w + "/multihead.js").HEADS_OUTPUT_COLOR_LIMITS, require(w + "/permutation.js").COLOR_LIMITS,
+  require(w + "/permutation.js").MAX_LABELS]));""", str(WEB)], capture_output=True, text=True,
+        check=True).stdout)
+    assert limits[0] == list(pe.X_COLOR_LIMITS)
+    assert limits[1] == list(pm.HEADS_OUTPUT_COLOR_LIMITS)
+    assert limits[2] == {"input": list(pp.INPUT_COLOR_LIMITS),
+                         "output": list(pp.PERMUTATION_COLOR_LIMITS),
+                         "difference": list(pp.DIFFERENCE_COLOR_LIMITS)}
+    assert limits[3] == pp.PERMUTATION_MAX_LABELS
+
+
 # ------------------------------------------------------------------ in chromium, from file://
 
 SCRIPTS = ("vocab.js", "rng.js", "core.js", "embedding.js", "attention.js", "scaling.js",

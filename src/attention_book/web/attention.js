@@ -196,9 +196,27 @@
             V: n(st.V, st.s_k, st.d_k), output: n(st.output, st.s_q, st.d_k)};
   }
 
+  /** The picture as panels for lab.js (plots.attention.AttentionView, without its arcs):
+   *  the weights (s_q, s_k) with the tokens, and the chosen query's row of weights. */
+  function figure(st) {
+    return {
+      columns: 2,
+      panels: [
+        {kind: "heatmap", title: "weights : (s_q, s_k) = (" + st.s_q + ", " + st.s_k + ")",
+         data: st.weights, rows: st.s_q, cols: st.s_k, extent: [st.s_q, st.s_k], cmap: "viridis",
+         vmin: 0, vmax: 1, xlabel: "key token j", ylabel: "query token i",
+         colorbar: "weight (each row sums to 1)", rowLabels: st.queryTokens, colLabels: st.keyTokens},
+        {kind: "heatmap", title: st.s_q ? "query " + st.query + " '" + st.queryTokens[st.query] + "'" : "no tokens",
+         data: row(st), rows: st.s_q ? 1 : 0, cols: st.s_k, extent: [st.s_q ? 1 : 0, st.s_k],
+         cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key token j", ylabel: "",
+         colorbar: "weight", rowLabels: st.s_q ? [st.queryTokens[st.query]] : [], colLabels: st.keyTokens},
+      ],
+    };
+  }
+
   return {
     ATTENTION_D: ATTENTION_D, MAX_ATTENTION_TOKENS: MAX_ATTENTION_TOKENS, D_KS: D_KS,
     TEMPERATURES: TEMPERATURES, projectionWeights: projectionWeights, state: state,
-    readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers,
+    readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers, figure: figure,
   };
 });

@@ -150,5 +150,5 @@
   }
 
   return {D_CHOICES: D_CHOICES, state: state, readoutHtml: readoutHtml, alt: alt, figure: figure,
-          numbers: numbers};
+          numbers: numbers, X_COLOR_LIMITS: X_COLOR_LIMITS};
 });

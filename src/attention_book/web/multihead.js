@@ -270,11 +270,34 @@
             off_output: n(st.offOutput, s, d), head_norms: Array.from(st.headNorms)};
   }
 
+  var HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // plots.multihead.HEADS_OUTPUT_COLOR_LIMITS
+
+  /** The picture as panels for lab.js (plots.multihead.MultiHeadView without fading): one
+   *  heatmap of weights per head, then the output of the heads on and what the heads off add. */
+  function figure(st) {
+    var s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
+    for (var i = 0; i < st.h; i++) {
+      panels.push({kind: "heatmap", title: "head " + i + (st.on[i] ? "" : " (off)"),
+                   data: st.weights.subarray(i * s * s, (i + 1) * s * s), rows: s, cols: s, extent: [s, s],
+                   cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i",
+                   colorbar: "attention weight", rowLabels: st.tokens, colLabels: st.tokens});
+    }
+    panels.push({kind: "heatmap", title: "output of " + nOn + " head(s) on : (" + s + ", " + d + ")",
+                 data: st.onOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
+                 vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1], xlabel: "",
+                 ylabel: "token", colorbar: "value", rowLabels: st.tokens});
+    panels.push({kind: "heatmap", title: "added by " + (st.h - nOn) + " head(s) off : (" + s + ", " + d + ")",
+                 data: st.offOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
+                 vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1],
+                 xlabel: "dimension", ylabel: "token", colorbar: "value", rowLabels: st.tokens});
+    return {columns: Math.min(4, panels.length), panels: panels};
+  }
+
   return {
     MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
     headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
     parameters: parameters, sinusoidalEncoding: sinusoidalEncoding, state: state,
     readoutHtml: readoutHtml, alt: alt, positionsHtml: positionsHtml, tracerHtml: tracerHtml,
-    numbers: numbers,
+    numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,
   };
 });

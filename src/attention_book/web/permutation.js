@@ -232,10 +232,38 @@
             output_permuted_after: n(st.after[2], s, d), max_error: st.maxError, equivariant: st.equivariant};
   }
 
+  // plots.permutation: INPUT_, PERMUTATION_, DIFFERENCE_COLOR_LIMITS, PERMUTATION_MAX_LABELS
+  var LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
+
+  /** The picture as panels for lab.js (plots.permutation.PermutationView): permuted after
+   *  attention (top row), before (bottom row), and the difference. */
+  function figure(st) {
+    var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
+    function heat(title, data, cols, kind, xlabel, bar, rowLabels, colLabels) {
+      var lim = kind === "weight" ? [0, 1] : LIMITS[kind];
+      return {kind: "heatmap", title: title, data: data, rows: s, cols: cols, extent: [s, cols],
+              cmap: kind === "weight" || kind === "difference" ? "viridis" : "cividis",
+              vmin: lim[0], vmax: lim[1], xlabel: xlabel, ylabel: "", colorbar: bar,
+              rowLabels: rowLabels, colLabels: colLabels};
+    }
+    return {
+      columns: 4,
+      panels: [
+        heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", "input", labels),
+        heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", "weight", undefined, labels),
+        heat("P f(X)", st.after[2], d, "output", "dimension", "output"),
+        heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", "|f(PX) \u2212 P f(X)|"),
+        heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels),
+        heat("A(PX)", st.before[1], s, "weight", "key", "weight", undefined, labels),
+        heat("f(PX)", st.before[2], d, "output", "dimension", "output"),
+      ],
+    };
+  }
+
   return {
     PERMUTATION_NAMES: PERMUTATION_NAMES, EQUIVARIANCE_TOL: EQUIVARIANCE_TOL,
     SHUFFLE_SEEDS: SHUFFLE_SEEDS, namedPermutation: namedPermutation,
     parsePermutation: parsePermutation, state: state, readoutHtml: readoutHtml, alt: alt,
-    numbers: numbers,
+    numbers: numbers, figure: figure, COLOR_LIMITS: LIMITS, MAX_LABELS: MAX_LABELS,
   };
 });

@@ -148,7 +148,34 @@
             variance: st.variance, max_weight: st.max_weight, entropy: st.entropy, grad_norm: st.grad_norm};
   }
 
+  var CURVES = [  // the four panels of plots.attention.ScalingView
+    ["variance", "variance of the score q\u00b7k", "variance"],
+    ["max_weight", "largest softmax weight", "mean largest weight"],
+    ["entropy", "entropy of the weights", "nats"],
+    ["grad_norm", "gradient through the softmax", "mean norm"],
+  ];
+
+  /** The picture as panels for lab.js: the four measurements against d_k (one step a
+   *  doubling: log2 d_k on the x axis), unscaled (orange) and scaled (blue), the current
+   *  mode bold. Measures every d_k (the first call draws 7.7 million normals). */
+  function figure(st) {
+    var un = curves(false), sc = curves(true);
+    return {
+      columns: 2,
+      panels: CURVES.map(function (c) {
+        var hi = 0;
+        [un[c[0]], sc[c[0]]].forEach(function (a) { for (var i = 0; i < a.length; i++) { hi = Math.max(hi, a[i]); } });
+        return {kind: "lines", title: c[1], xlabel: "log2 d_k (d_k = 1 .. 512)", ylabel: c[2],
+                n: SCALING_DKS.length, ylim: [0, hi * 1.05], zero: true,
+                lines: [
+                  {label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1.0 : 2.4, y: un[c[0]]},
+                  {label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1.0, y: sc[c[0]]},
+                ]};
+      }),
+    };
+  }
+
   return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
           measure: measure, state: state, curves: curves, readoutHtml: readoutHtml, alt: alt,
-          numbers: numbers};
+          numbers: numbers, figure: figure};
 });
