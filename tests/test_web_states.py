@@ -633,8 +633,8 @@ def test_figures_are_panels_lab_js_can_draw():
 
     limits = json.loads(subprocess.run([NODE, "-e", """const w = process.argv[1];
 process.stdout.write(JSON.stringify([require(w + "/embedding.js").X_COLOR_LIMITS,
-  require(w + "/multihead.js").HEADS_OUTPUT_COLOR_LIMITS, require(w + "/permutation.js").COLOR_LIMITS,
-  require(w + "/permutation.js").MAX_LABELS]));""", str(WEB)], capture_output=True, text=True,
+  require(w + "/multihead.js").HEADS_OUTPUT_COLOR_LIMITS,
+  require(w + "/permutation.js").COLOR_LIMITS, require(w + "/permutation.js").MAX_LABELS]));""", str(WEB)], capture_output=True, text=True,
         check=True).stdout)
     assert limits[0] == list(pe.X_COLOR_LIMITS)
     assert limits[1] == list(pm.HEADS_OUTPUT_COLOR_LIMITS)
