@@ -22,6 +22,7 @@
   "use strict";
   if (!vocab && typeof require === "function") { vocab = require("./vocab.js"); }
   if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+  if (!vocab || !rng) { throw new Error("core.js needs vocab.js and rng.js loaded before it"); }
 
   var MAX_WIDGET_TOKENS = 32;  // scenes.core.MAX_WIDGET_TOKENS
 

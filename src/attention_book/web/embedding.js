@@ -20,6 +20,7 @@
 })(typeof globalThis !== "undefined" ? globalThis : this, function (core) {
   "use strict";
   if (!core && typeof require === "function") { core = require("./core.js"); }
+  if (!core) { throw new Error("embedding.js needs vocab.js, rng.js and core.js loaded before it"); }
   var fmt = core.format, esc = core.escapeHtml, UNK = core.vocab.unkToken;
 
   var D_CHOICES = [2, 4, 8, 16, 32, 64];  // scenes.embedding.D_CHOICES

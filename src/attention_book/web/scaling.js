@@ -20,6 +20,7 @@
 })(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
   "use strict";
   if (!core && typeof require === "function") { core = require("./core.js"); }
+  if (!core) { throw new Error("scaling.js needs vocab.js, rng.js and core.js loaded before it"); }
   if (!rng && typeof require === "function") { rng = require("./rng.js"); }
   var fmt = core.format;
 
