@@ -231,13 +231,23 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
         Q=Q, K=K, V=V, scale=scale, weights=weights, output=output, notes=tuple(notes))
 
 
-def _equal_columns(weights: np.ndarray) -> list:
-    """Groups of keys (column indices, at least two, at most 8 groups) whose weights are
-    exactly equal for every query of ``weights``:(s_q, s_k)."""
+def _equal_keys(X_kv: np.ndarray) -> list:
+    """Groups of keys (indices, at least two, at most 8 groups) with equal rows of
+    ``X_kv``:(s_k, d), which every query weighs exactly alike. Read off X rather than off
+    the weights: the matrix products may round such weights an ulp apart (OpenBLAS does,
+    depending on a key's column block), which is no difference the readout should name
+    (and the browser's twin, web/attention.js, rounds otherwise)."""
     groups = {}
-    for j, column in enumerate(weights.T):  # (s_k, s_q): one column per key
-        groups.setdefault(column.tobytes(), []).append(j)
+    for j, row in enumerate(X_kv):  # (s_k, d): one row per key
+        groups.setdefault(row.tobytes(), []).append(j)
     return [g for g in groups.values() if len(g) > 1][:8]
+
+
+def _top_key(state: "AttentionState") -> int:
+    """The key the chosen query weighs most; among keys with its row of X (an exact tie)
+    the first."""
+    top = int(np.argmax(state.row))
+    return next(j for j in range(top + 1) if np.array_equal(state.X_kv[j], state.X_kv[top]))
 
 
 def attention_readout_html(state: AttentionState) -> str:
@@ -251,11 +261,12 @@ def attention_readout_html(state: AttentionState) -> str:
              f"\u00b7\u221a{state.d_k}) = {state.scale:.3f}"]
     if state.s_q:
         row, esc = state.row, html.escape
-        top = int(np.argmax(row))
+        top = _top_key(state)
         chips = " ".join(f'<span style="font-family:monospace;margin-right:4px">'
                          f"{esc(t)}&nbsp;{w:.2f}</span>"
                          for t, w in list(zip(state.key_tokens, row))[:16])
-        tied = [j for j in range(state.s_k) if j != top and row[j] == row[top]]
+        tied = [j for j in range(state.s_k)
+                if j != top and np.array_equal(state.X_kv[j], state.X_kv[top])]
         line = (f"query {state.query} ('{esc(state.query_tokens[state.query])}') attends "
                 f"most to key {top} ('{esc(state.key_tokens[top])}', weight {row[top]:.2f})")
         if tied:  # an exact tie: the same row of X (no positions) gives the same weight
@@ -266,7 +277,7 @@ def attention_readout_html(state: AttentionState) -> str:
                      f", not to itself (weight {row[state.query]:.2f})")
         parts += [line, f"its row (sums to {row.sum():.2f}): {chips}"
                         + (" \u2026" if state.s_k > 16 else "")]
-        same = _equal_columns(state.weights)
+        same = _equal_keys(state.X_kv)
         if same:
             parts.append("weighed exactly alike by every query (equal rows of X: no "
                          "positions tell them apart): " + "; ".join(
@@ -279,7 +290,7 @@ def attention_alt_text(state: AttentionState) -> str:
     """Plain-text description of the explorer's figure for ``state``."""
     if state.s_q == 0:
         return no_tokens_alt("Empty heatmap, arcs and bars", state.notes)
-    row, top = state.row, int(np.argmax(state.row))
+    row, top = state.row, _top_key(state)
     return (f"Left: heatmap of the {state.s_q} by {state.s_k} attention weights "
             f"({state.mode}-attention, d_k = {state.d_k}, temperature {state.temperature:g}, "
             f"seed {state.seed}), query tokens ({', '.join(state.query_tokens[:16])}) down and "

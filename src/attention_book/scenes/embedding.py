@@ -133,7 +133,10 @@ def embedding_alt_text(state: EmbeddingState) -> str:
     if state.s > 1:
         sim = state.similarity.copy()  # (s, s)
         np.fill_diagonal(sim, -np.inf)
-        i, j = np.unravel_index(np.argmax(sim), sim.shape)
+        # the first pair in reading order within 1e-9 of the largest: repeated tokens give
+        # pairs of similarity 1 up to rounding, and which one rounding puts on top depends
+        # on the BLAS (web/embedding.js, computing in the browser, makes the same choice)
+        i, j = divmod(int(np.argmax(sim >= sim.max() - 1e-9)), state.s)
         text += (f" The most similar pair of positions is {i} and {j} "
                  f"('{state.tokens[i]}' and '{state.tokens[j]}', {sim[i, j]:.2f}).")
     if repeated := _repeated(state.tokens):

@@ -171,7 +171,11 @@ def multihead_alt_text(state: MultiHeadState) -> str:
     if state.s == 0:
         return no_tokens_alt("Empty heatmaps", state.notes)
     off = [str(i) for i, on in enumerate(state.on) if not on]
-    peaks = state.weights.mean(axis=1).argmax(axis=1)  # (h, s, s) -> (h, s) -> (h,)
+    means = state.weights.mean(axis=1)  # (h, s, s) -> (h, s): each key's mean weight
+    # the first key within 1e-9 of the head's largest: keys with equal rows of X (a repeated
+    # or unknown word) tie, and which of them rounding puts on top depends on the BLAS
+    # (web/multihead.js, computing in the browser, makes the same choice)
+    peaks = (means >= means.max(axis=1, keepdims=True) - 1e-9).argmax(axis=1)  # (h,)
     return (f"Left: {state.h} heatmaps, one per head, of {state.s} by {state.s} attention "
             f"weights for the tokens {', '.join(state.tokens)} (d={state.d}, "
             f"d_k={state.d_k}); "

@@ -1,0 +1,380 @@
+// What the labs' state modules (embedding.js, attention.js, ...) share in the reader's
+// browser: the book's word tokenizer and vocabulary (the twin of attention_book/tokens.py,
+// exact for any text: vocab.js holds the character tables measured from Python), reading
+// reader-typed text as scenes/core.py's read_tokens does (the same notes and limits),
+// chapter 1's embedding table drawn with rng.js (numpy's default_rng, bit for bit), small
+// matrix helpers, numbers formatted as Python formats them, and HTML built as Python's
+// readout_html builds it, every reader-typed text escaped. Classic script (a page opened as
+// file:// refuses ES modules): needs vocab.js and rng.js first; sets
+// globalThis.AttentionBook.core in a browser, module.exports in Node.
+//
+// Matrices are row-major Float64Arrays: entry (i, j) of an (n, m) matrix at i * m + j.
+(function (root, factory) {
+  var AB = root.AttentionBook || {};
+  var api = factory(AB.vocab, AB.rng);
+  if (typeof module === "object" && module && module.exports) {
+    module.exports = api;
+  } else {
+    root.AttentionBook = AB;
+    AB.core = api;
+  }
+})(typeof globalThis !== "undefined" ? globalThis : this, function (vocab, rng) {
+  "use strict";
+  if (!vocab && typeof require === "function") { vocab = require("./vocab.js"); }
+  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+  if (!vocab || !rng) { throw new Error("core.js needs vocab.js and rng.js loaded before it"); }
+
+  var MAX_WIDGET_TOKENS = 32;  // scenes.core.MAX_WIDGET_TOKENS
+
+  // ------------------------------------------------------------------ text and HTML
+
+  /** Python's html.escape(s) (quote=True): & < > " ' as entities. */
+  function escapeHtml(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  }
+
+  var NOTE_STYLE = {  // scenes.core._NOTE_STYLE: symbol, text colour, background
+    error: ["&#9888;", "#8a1c1c", "#fdecea"],
+    warning: ["&#9888;", "#6b4e00", "#fff4d6"],
+    info: ["&#8505;", "#0b3d6b", "#e8f1fb"],
+  };
+
+  /** scenes.core.notes_html: the notes as an HTML list, each text escaped. */
+  function notesHtml(notes) {
+    var items = notes.map(function (note) {
+      var st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
+      return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" +
+        st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level +
+        ":</b> " + escapeHtml(note.text) + "</li>";
+    });
+    return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' +
+      items.join("") + "</ul>" : "";
+  }
+
+  /** scenes.core.readout_html: body (HTML, reader text already escaped), then the notes. */
+  function readoutHtml(body, notes, style) {
+    return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body +
+      notesHtml(notes || []) + "</div>";
+  }
+
+  /** scenes.core.no_tokens_alt. */
+  function noTokensAlt(picture, notes, why) {
+    return picture + ": " + (why || "there are no tokens") + ". " +
+      notes.map(function (n) { return n.text; }).join(" ");
+  }
+
+  // ------------------------------------------------------------------ numbers as Python
+
+  /** Whether x lies exactly half way between two numbers of n decimals (x 2^(n+1) odd). */
+  function isTie(x, n) {
+    var z = Math.abs(x) * Math.pow(2, n + 1);  // exact: a power of two
+    return Number.isInteger(z) && z % 2 === 1;
+  }
+
+  /** Python's f"{x:.{n}f}" (toFixed rounds exact ties up, Python to even), "," grouped. */
+  function fixed(x, n, grouped) {
+    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
+    var text = Math.abs(x).toFixed(n);
+    if (isTie(x, n) && (text.charCodeAt(text.length - 1) - 48) % 2 === 1) {
+      // the lower neighbour: an odd last digit minus one never borrows
+      text = text.slice(0, -1) + String.fromCharCode(text.charCodeAt(text.length - 1) - 1);
+    }
+    if (grouped) {
+      var parts = text.split(".");
+      text = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (parts.length > 1 ? "." + parts[1] : "");
+    }
+    return (x < 0 || (x === 0 && 1 / x < 0) ? "-" : "") + text;
+  }
+
+  function expSuffix(e) { return "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e); }
+
+  /** Whether x, kept to ``kept`` significant digits, is an exact decimal tie: its exact
+   *  expansion (toPrecision(100) is exact for the doubles the labs print) goes on with a 5
+   *  and then only zeros. */
+  function isDecimalTie(x, kept) {
+    var digits = Math.abs(x).toPrecision(100).split("e")[0].replace(".", "").replace(/^0+/, "");
+    return digits.charAt(kept) === "5" && /^0*$/.test(digits.slice(kept + 1));
+  }
+
+  /** toExponential(n) with Python's rounding of exact ties (to even, not up). */
+  function toExponential(x, n) {
+    var text = x.toExponential(n), parts = text.split("e"), m = parts[0];
+    var last = m.charCodeAt(m.length - 1) - 48;
+    if (x !== 0 && last % 2 === 1 && isDecimalTie(x, n + 1)) {
+      m = m.slice(0, -1) + String.fromCharCode(48 + last - 1);  // odd - 1: no borrow
+    }
+    return m + "e" + parts[1];
+  }
+
+  /** Python's f"{x:.{n}e}". */
+  function exponent(x, n) {
+    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
+    var parts = toExponential(x, n).split("e");
+    return (x === 0 && 1 / x < 0 ? "-" : "") + parts[0] + expSuffix(parseInt(parts[1], 10));
+  }
+
+  /** Python's f"{x:.{p}g}" (p significant digits, trailing zeros dropped; "g" is p = 6). */
+  function general(x, p) {
+    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
+    if (x === 0) { return 1 / x < 0 ? "-0" : "0"; }
+    p = p || 6;
+    var e = parseInt(toExponential(x, p - 1).split("e")[1], 10);
+    if (e >= -4 && e < p) {
+      var text = fixed(x, p - 1 - e);
+      return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+    }
+    var m = toExponential(x, p - 1).split("e")[0];
+    return (m.indexOf(".") >= 0 ? m.replace(/0+$/, "").replace(/\.$/, "") : m) + expSuffix(e);
+  }
+
+  /** Python's f"{n:,}" of a whole number. */
+  function grouped(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+
+  // ------------------------------------------------------------------ the tokenizer
+
+  /** Whether code point c lies in a flattened list of inclusive ranges (binary search). */
+  function inRanges(table, c) {
+    var lo = 0, hi = table.length / 2 - 1;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      if (c < table[2 * mid]) { hi = mid - 1; } else if (c > table[2 * mid + 1]) { lo = mid + 1; } else { return true; }
+    }
+    return false;
+  }
+
+  // code point classes of the token regex [^\W_]+|'s\b|[^\w\s]|_ (Python's Unicode), BMP cached
+  var WORD = 1, SPACE = 2, UNDERSCORE = 3, OTHER = 0;
+  var bmpClass = new Uint8Array(65536), lowerOf = new Map();
+  (function () {
+    var c;
+    for (c = 0; c < 65536; c++) {
+      bmpClass[c] = inRanges(vocab.word, c) ? WORD : inRanges(vocab.space, c) ? SPACE : OTHER;
+    }
+    bmpClass[95] = UNDERSCORE;
+    var runs = vocab.lower;  // [first, last, step, delta] runs: lower(c) = c + delta
+    for (var r = 0; r < runs.length; r += 4) {
+      for (c = runs[r]; c <= runs[r + 1]; c += runs[r + 2]) { lowerOf.set(c, [c + runs[r + 3]]); }
+    }
+    for (var m = 0; m < vocab.lowerMulti.length; m += 2) { lowerOf.set(vocab.lowerMulti[m], vocab.lowerMulti[m + 1]); }
+  })();
+
+  function classOf(c) {
+    if (c < 65536) { return bmpClass[c]; }
+    return inRanges(vocab.word, c) ? WORD : inRanges(vocab.space, c) ? SPACE : OTHER;
+  }
+
+  /** Whether code point c is whitespace for Python (str.split(), re's \s). */
+  function isSpace(c) { return classOf(c) === SPACE; }
+
+  /** The code points of a string (a lone surrogate stays one code point, as in Python). */
+  function codePoints(text) {
+    var out = [];
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charCodeAt(i);
+      if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+        var d = text.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d < 0xe000) { c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00); i++; }
+      }
+      out.push(c);
+    }
+    return out;
+  }
+
+  /** Python's str.lower on code points, Final_Sigma included (CPython's handle_capital_sigma). */
+  function lowerCodePoints(cps) {
+    var out = [];
+    for (var i = 0; i < cps.length; i++) {
+      var c = cps[i];
+      if (c === 0x3a3) {
+        var j = i - 1;
+        while (j >= 0 && inRanges(vocab.ignorable, cps[j])) { j--; }
+        var final = j >= 0 && inRanges(vocab.cased, cps[j]);
+        if (final && i + 1 < cps.length) {
+          j = i + 1;
+          while (j < cps.length && inRanges(vocab.ignorable, cps[j])) { j++; }
+          final = j === cps.length || !inRanges(vocab.cased, cps[j]);
+        }
+        out.push(final ? 0x3c2 : 0x3c3);
+        continue;
+      }
+      var low = lowerOf.get(c);
+      if (low === undefined) { out.push(c); } else { for (var k = 0; k < low.length; k++) { out.push(low[k]); } }
+    }
+    return out;
+  }
+
+  /** tokens.tokenize: lower-case word and punctuation tokens; throws with Python's messages. */
+  function tokenize(text) {
+    if (typeof text !== "string") { throw new Error("text must be a string, got " + typeof text); }
+    var cps = codePoints(text);
+    if (cps.length > vocab.maxTextChars) {
+      throw new Error("text is " + grouped(cps.length) + " characters long; the limit is " +
+                      grouped(vocab.maxTextChars));
+    }
+    cps = lowerCodePoints(cps);
+    var tokens = [], n = cps.length, i = 0;
+    while (i < n) {
+      var k = classOf(cps[i]);
+      if (k === WORD) {
+        var j = i + 1;
+        while (j < n && classOf(cps[j]) === WORD) { j++; }
+        tokens.push(String.fromCodePoint.apply(null, cps.slice(i, j)));
+        i = j;
+      } else if (cps[i] === 39 && i + 1 < n && cps[i + 1] === 115 &&  // 's then not \w
+                 (i + 2 === n || (classOf(cps[i + 2]) !== WORD && cps[i + 2] !== 95))) {
+        tokens.push("'s");
+        i += 2;
+      } else {
+        if (k !== SPACE) { tokens.push(String.fromCodePoint(cps[i])); }
+        i++;
+      }
+    }
+    if (!tokens.length) { throw new Error("text is empty: type at least one word"); }
+    return tokens;
+  }
+
+  var index = new Map(vocab.words.map(function (w, i) { return [w, i]; }));
+
+  function isKnown(token) { return index.has(token); }
+
+  /** Vocabulary.encode: ids (an unknown token gets the id of <unk>). */
+  function encode(tokens) {
+    return tokens.map(function (t) { var i = index.get(t); return i === undefined ? vocab.unkId : i; });
+  }
+
+  /** scenes.core.read_tokens: never throws; {tokens (at most maxTokens), notes, total}. */
+  function readTokens(text, maxTokens, which) {
+    maxTokens = maxTokens === undefined ? MAX_WIDGET_TOKENS : maxTokens;
+    var prefix = which ? which + ": " : "", tokens;
+    try {
+      tokens = tokenize(text);
+    } catch (err) {
+      var m = err.message;
+      return {tokens: [], notes: [{level: "error", text: prefix + m.charAt(0).toUpperCase() + m.slice(1) + "."}], total: 0};
+    }
+    var notes = [];
+    if (tokens.length > maxTokens) {
+      notes.push({level: "warning", text: prefix + "showing the first " + maxTokens + " of " + tokens.length + " tokens"});
+    }
+    return {tokens: tokens.slice(0, maxTokens), notes: notes, total: tokens.length};
+  }
+
+  // ------------------------------------------------------------------ embeddings
+
+  var tables = new Map();  // "d,seed" -> (V, d), as scenes.core._table (the last 32)
+
+  /** embedding.embedding_table(V, d, seed): default_rng(seed).standard_normal((V, d)). */
+  function embeddingTable(d, seed) {
+    var key = d + "," + seed, t = tables.get(key);
+    if (t === undefined) {
+      t = rng.defaultRng(seed).standardNormal(vocab.words.length * d);  // (V, d)
+      if (tables.size >= 32) { tables.delete(tables.keys().next().value); }
+      tables.set(key, t);
+    }
+    return t;
+  }
+
+  /** The rows of ``ids`` of an (V, d) table: X:(s, d) (embedding.embed). */
+  function embed(ids, table, d) {
+    var X = new Float64Array(ids.length * d);
+    for (var i = 0; i < ids.length; i++) { X.set(table.subarray(ids[i] * d, (ids[i] + 1) * d), i * d); }
+    return X;
+  }
+
+  /** scenes.core.embed_tokens: chapter 1's embeddings (s, d) of the tokens. */
+  function embedTokens(tokens, d, seed) {
+    return embed(encode(tokens), embeddingTable(d, seed || 0), d);
+  }
+
+  // ------------------------------------------------------------------ matrices
+
+  var caches = [tables];
+
+  /** Empty every cache (the tables of core.js and those a lab registered: benchmarks time a
+   *  change that must draw its random numbers afresh). */
+  function clearCaches() { caches.forEach(function (c) { c.clear(); }); }
+
+  /** A Map-like cache a lab keeps (cleared by clearCaches). */
+  function cache() { var c = new Map(); caches.push(c); return c; }
+
+  /** A:(n, k) @ B:(k, m) -> (n, m). */
+  function matmul(A, B, n, k, m) {
+    var C = new Float64Array(n * m);
+    for (var i = 0; i < n; i++) {
+      for (var t = 0; t < k; t++) {
+        var a = A[i * k + t], row = t * m, out = i * m;
+        for (var j = 0; j < m; j++) { C[out + j] += a * B[row + j]; }
+      }
+    }
+    return C;
+  }
+
+  /** A:(n, k) @ B^T with B:(m, k) -> (n, m), times scale. */
+  function matmulT(A, B, n, k, m, scale) {
+    var C = new Float64Array(n * m);
+    scale = scale === undefined ? 1 : scale;
+    for (var i = 0; i < n; i++) {
+      for (var j = 0; j < m; j++) {
+        var sum = 0;
+        for (var t = 0; t < k; t++) { sum += A[i * k + t] * B[j * k + t]; }
+        C[i * m + j] = sum * scale;
+      }
+    }
+    return C;
+  }
+
+  /** attention.softmax over the rows of X:(n, m), in place; -inf gets 0, an all -inf row 0s. */
+  function softmaxRows(X, n, m) {
+    for (var i = 0; i < n; i++) {
+      var o = i * m, max = -Infinity, j;
+      for (j = 0; j < m; j++) { if (X[o + j] > max) { max = X[o + j]; } }
+      if (max === -Infinity) { max = 0; }
+      var total = 0;
+      for (j = 0; j < m; j++) { X[o + j] = Math.exp(X[o + j] - max); total += X[o + j]; }
+      if (!(total > 0)) { total = 1; }
+      for (j = 0; j < m; j++) { X[o + j] /= total; }
+    }
+    return X;
+  }
+
+  /** embedding.cosine_similarity of the rows of X:(s, d) -> (s, s), clipped to [-1, 1]. */
+  function cosineSimilarity(X, s, d) {
+    var unit = new Float64Array(s * d);
+    for (var i = 0; i < s; i++) {
+      var norm = 0, j;
+      for (j = 0; j < d; j++) { norm += X[i * d + j] * X[i * d + j]; }
+      norm = Math.sqrt(norm);
+      if (norm > 0) { for (j = 0; j < d; j++) { unit[i * d + j] = X[i * d + j] / norm; } }
+    }
+    var S = matmulT(unit, unit, s, d, s);  // (s, d) @ (d, s) -> (s, s)
+    for (var k = 0; k < S.length; k++) { S[k] = Math.min(1, Math.max(-1, S[k])); }
+    return S;
+  }
+
+  /** Tokens in order of first occurrence that occur more than once (scenes.embedding._repeated). */
+  function repeated(tokens) {
+    var count = new Map();
+    tokens.forEach(function (t) { count.set(t, (count.get(t) || 0) + 1); });
+    return Array.from(count.keys()).filter(function (t) { return count.get(t) > 1; });
+  }
+
+  function unique(list) { return Array.from(new Set(list)); }
+
+  /** A row-major (n, m) matrix as n plain arrays (for the numbers a reader downloads). */
+  function nested(a, n, m) {
+    var out = [];
+    for (var i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
+    return out;
+  }
+
+  return {
+    MAX_WIDGET_TOKENS: MAX_WIDGET_TOKENS, vocab: vocab, escapeHtml: escapeHtml,
+    notesHtml: notesHtml, readoutHtml: readoutHtml, noTokensAlt: noTokensAlt,
+    format: {fixed: fixed, exponent: exponent, general: general, grouped: grouped},
+    codePoints: codePoints, isSpace: isSpace, tokenize: tokenize, isKnown: isKnown, encode: encode, readTokens: readTokens,
+    embeddingTable: embeddingTable, embed: embed, embedTokens: embedTokens, matmul: matmul,
+    matmulT: matmulT, softmaxRows: softmaxRows, cosineSimilarity: cosineSimilarity,
+    repeated: repeated, unique: unique, nested: nested, clearCaches: clearCaches, cache: cache,
+  };
+});

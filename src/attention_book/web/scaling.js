@@ -1,0 +1,182 @@
+// Chapter 3's sqrt(d_k) lab computed in the reader's browser: the twin of
+// attention_book/scenes/attention.py's scaling_state (and of attention.scaling_curves with
+// the lab's SCALING_KEYS = 16 keys, SCALING_QUERIES = 300 queries, seed 0), its readout and
+// alt text. The lab has 20 states (10 d_k x scaled or not) of one fixed experiment, but
+// its random numbers are many (3.8 million normals at d_k = 512, 7.7 million for every
+// d_k), so each d_k is measured once, when first asked for, and kept: the first visit of
+// d_k = 512 costs about 0.2 s of drawing, every later change a lookup.
+// tests/test_web_states.py checks it against Python within 1e-5.
+// Classic script: needs vocab.js, rng.js and core.js first; sets
+// globalThis.AttentionBook.scaling in a browser, module.exports in Node.
+(function (root, factory) {
+  var AB = root.AttentionBook || {};
+  var api = factory(AB.core, AB.rng);
+  if (typeof module === "object" && module && module.exports) {
+    module.exports = api;
+  } else {
+    root.AttentionBook = AB;
+    AB.scaling = api;
+  }
+})(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
+  "use strict";
+  if (!core && typeof require === "function") { core = require("./core.js"); }
+  if (!core) { throw new Error("scaling.js needs vocab.js, rng.js and core.js loaded before it"); }
+  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+  var fmt = core.format;
+
+  var SCALING_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];  // scenes.attention.SCALING_DKS
+  var SCALING_KEYS = 16;      // s_k
+  var SCALING_QUERIES = 300;  // n; the variance takes 4 n pairs
+  var SEED = 0;
+
+  var measured = core.cache();  // d_k -> {false: stats, true: stats}
+
+  /** softmax_saturation(d_k, scaled) for both scalings (they share their samples) and
+   *  dot_product_variance(d_k, 4 n), all with seed 0. */
+  function measure(d_k) {
+    var got = measured.get(d_k);
+    if (got !== undefined) { return got; }
+    var n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = rng.defaultRng(SEED);
+    var q = g0.standardNormal(n * d_k);          // (n, 1, d_k)
+    var K = g0.standardNormal(n * s_k * d_k);    // (n, s_k, d_k)
+    var g = g0.standardNormal(n * s_k);          // (n, s_k)
+    var dots = new Float64Array(n * s_k);        // (n, s_k): q_i . K_ij
+    for (var i = 0; i < n; i++) {
+      for (var j = 0; j < s_k; j++) {
+        var sum = 0, kr = (i * s_k + j) * d_k, qr = i * d_k;
+        for (var t = 0; t < d_k; t++) { sum += q[qr + t] * K[kr + t]; }
+        dots[i * s_k + j] = sum;
+      }
+    }
+    got = {};
+    [false, true].forEach(function (scaled) {
+      var scale = scaled ? 1.0 / Math.sqrt(d_k) : 1.0, w = new Float64Array(n * s_k);
+      for (var k = 0; k < w.length; k++) { w[k] = dots[k] * scale; }
+      core.softmaxRows(w, n, s_k);  // (n, s_k)
+      var maxW = 0, ent = 0, gn = 0;
+      for (var r = 0; r < n; r++) {
+        var o = r * s_k, mx = 0, h = 0, inner = 0, sq = 0, c;
+        for (c = 0; c < s_k; c++) {
+          var p = w[o + c];
+          mx = Math.max(mx, p);
+          h += p * Math.log(p > 0 ? p : 1.0);
+          inner += p * g[o + c];
+        }
+        for (c = 0; c < s_k; c++) {  // softmax_backward: p * (g - p . g)
+          var grad = w[o + c] * (g[o + c] - inner);
+          sq += grad * grad;
+        }
+        maxW += mx; ent += -h; gn += Math.sqrt(sq);
+      }
+      var first = Array.from(w.subarray(0, s_k)).sort(function (a, b) { return b - a; });
+      got[scaled] = {max_weight: maxW / n, entropy: ent / n, grad_norm: gn / n,
+                     weights: Float64Array.from(first)};
+    });
+    // dot_product_variance(d_k, 4 n, seed 0): the sample variance (ddof 1) of q . k
+    var m = 4 * n, g1 = rng.defaultRng(SEED), qv = g1.standardNormal(m * d_k), kv = g1.standardNormal(m * d_k);
+    var vals = new Float64Array(m), mean = 0;
+    for (var a = 0; a < m; a++) {
+      var dsum = 0;
+      for (var b = 0; b < d_k; b++) { dsum += qv[a * d_k + b] * kv[a * d_k + b]; }
+      vals[a] = dsum; mean += dsum;
+    }
+    mean /= m;
+    var ss = 0;
+    for (var e = 0; e < m; e++) { ss += (vals[e] - mean) * (vals[e] - mean); }
+    got[false].variance = ss / (m - 1);
+    got[true].variance = got[false].variance / d_k;  // var(x / sqrt(d_k)) = var(x) / d_k
+    measured.set(d_k, got);
+    return got;
+  }
+
+  /** scaling_state(d_k, scaled): the measurements at d_k. Throws as Python does. */
+  function state(values) {
+    var d_k = values.d_k, scaled = values.scaled;
+    if (SCALING_DKS.indexOf(d_k) < 0) {
+      throw new Error("d_k must be one of (" + SCALING_DKS.join(", ") + "), got " + d_k);
+    }
+    if (typeof scaled !== "boolean") { throw new Error("scaled must be True or False, got " + scaled); }
+    var m = measure(d_k)[scaled];
+    return {d_k: d_k, scaled: scaled, variance: m.variance, max_weight: m.max_weight,
+            entropy: m.entropy, grad_norm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
+  }
+
+  /** scaling_curves()[(quantity, scaled)] over SCALING_DKS, for the figure (measures every d_k). */
+  function curves(scaled) {
+    var out = {variance: [], max_weight: [], entropy: [], grad_norm: []};
+    SCALING_DKS.forEach(function (d_k) {
+      var m = measure(d_k)[scaled];
+      Object.keys(out).forEach(function (k) { out[k].push(m[k]); });
+    });
+    Object.keys(out).forEach(function (k) { out[k] = Float64Array.from(out[k]); });
+    return out;
+  }
+
+  /** scaling_readout_html: the same HTML as Python. */
+  function readoutHtml(st) {
+    var mode = st.scaled ? "scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" : "unscaled: scores = q\u00b7k";
+    var row = Array.from(st.weights.subarray(0, 6)).map(function (w) { return fmt.fixed(w, 2); }).join(", ");
+    var lines = [
+      "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
+      "variance of the scores: " + fmt.general(st.variance, 3) +
+        " (q\u00b7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
+      "largest weight " + fmt.fixed(st.max_weight, 3) + " (uniform would be 1/" + st.s_k + " = " +
+        fmt.fixed(1 / st.s_k, 3) + "); entropy " + fmt.fixed(st.entropy, 3) + " nats (max log " +
+        st.s_k + " = " + fmt.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt.fixed(st.grad_norm, 3),
+      "an example row of " + st.s_k + " weights, largest first: " + row + ", \u2026",
+    ];
+    return core.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
+  }
+
+  /** scaling_alt_text. */
+  function alt(st) {
+    var mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
+    return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled " +
+      "(orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k +
+      " is circled. Top left: the variance of the score, which for unscaled q.k follows the " +
+      "dashed line d_k and for the scaled score stays near 1; here " + fmt.general(st.variance, 3) +
+      ". Top right: the mean largest softmax weight, here " + fmt.fixed(st.max_weight, 2) +
+      ". Bottom left: the mean entropy, here " + fmt.fixed(st.entropy, 2) + " nats. Bottom right: " +
+      "the mean gradient norm through the softmax, here " + fmt.fixed(st.grad_norm, 3) +
+      ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 " +
+      "as d_k grows; scaled, all stay flat.";
+  }
+
+  /** The numbers the lab shows, for download: no tokens; the example row of weights and
+   *  the four measurements at this d_k. */
+  function numbers(st) {
+    return {lab: "scaling", d_k: st.d_k, scaled: st.scaled, tokens: [], weights: [Array.from(st.weights)],
+            variance: st.variance, max_weight: st.max_weight, entropy: st.entropy, grad_norm: st.grad_norm};
+  }
+
+  var CURVES = [  // the four panels of plots.attention.ScalingView
+    ["variance", "variance of the score q\u00b7k", "variance"],
+    ["max_weight", "largest softmax weight", "mean largest weight"],
+    ["entropy", "entropy of the weights", "nats"],
+    ["grad_norm", "gradient through the softmax", "mean norm"],
+  ];
+
+  /** The picture as panels for lab.js: the four measurements against d_k (one step a
+   *  doubling: log2 d_k on the x axis), unscaled (orange) and scaled (blue), the current
+   *  mode bold. Measures every d_k (the first call draws 7.7 million normals). */
+  function figure(st) {
+    var un = curves(false), sc = curves(true);
+    return {
+      columns: 2,
+      panels: CURVES.map(function (c) {
+        var hi = 0;
+        [un[c[0]], sc[c[0]]].forEach(function (a) { for (var i = 0; i < a.length; i++) { hi = Math.max(hi, a[i]); } });
+        return {kind: "lines", title: c[1], xlabel: "log2 d_k (d_k = 1 .. 512)", ylabel: c[2],
+                n: SCALING_DKS.length, ylim: [0, hi * 1.05], zero: true,
+                lines: [
+                  {label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1.0 : 2.4, y: un[c[0]]},
+                  {label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1.0, y: sc[c[0]]},
+                ]};
+      }),
+    };
+  }
+
+  return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
+          measure: measure, state: state, curves: curves, readoutHtml: readoutHtml, alt: alt,
+          numbers: numbers, figure: figure};
+});

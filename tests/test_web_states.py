@@ -1,0 +1,707 @@
+"""Labs' states computed in the reader's browser, against the package's scene state functions
+(issue 17): ``src/attention_book/web/<lab>.js`` run in Node on held-out control values drawn
+over each control's full live range (sentences that appear nowhere in the book, unknown
+words, markup, empty and over-long text), compared with ``scenes/<lab>.py``:
+
+- every array of the state within TOL = 1e-5 (absolute; the labs compute in float64 on both
+  sides, and the measured differences are rounding, below 1e-12),
+- tokens, ids, notes, the readout's HTML and the alt text as equal strings (the readout is
+  the very HTML Python writes, reader text escaped),
+- bad values: the same error message.
+
+The tokenizer (``web/core.js`` with the tables of ``web/vocab.js``) is checked against
+:func:`attention_book.tokens.tokenize` on random text over all of Unicode, and ``vocab.js``
+against a fresh run of its generator. Arrays travel from Node as float64 bytes.
+"""
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_book.attention import projection_weights
+from attention_book.scenes.attention import (ATTENTION_D, SCALING_DKS, attention_alt_text,
+                                             attention_readout_html, attention_state,
+                                             query_options, scaling_alt_text,
+                                             scaling_readout_html, scaling_state)
+from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
+                                             embedding_readout_html, embedding_state)
+from attention_book.scenes.masking import (masking_alt_text, masking_readout_html,
+                                           masking_state)
+from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing_heads_text,
+                                             multihead_alt_text, multihead_readout_html,
+                                             multihead_state)
+from attention_book.scenes.permutation import (permutation_alt_text, permutation_readout_html,
+                                               permutation_state)
+from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB = ROOT / "src" / "attention_book" / "web"
+DRIVER = ROOT / "tests" / "web_states_driver.js"
+NODE = shutil.which("node")
+#: the parity tolerance of every array (absolute)
+TOL = 1e-5
+SEEDS = range(0, 21)  # scenes.core.seed_slider: 0..20
+ATTENTION_D_KS = (1, 2, 4, 8, 16, 32, 64)  # the attention explorer's d_k slider
+TEMPERATURES = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+pytestmark = pytest.mark.skipif(
+    NODE is None, reason="node is not on PATH: these tests run the browser's state modules "
+    "(src/attention_book/web/*.js) in Node.js, which the README's set-up (make test) expects")
+
+
+def run(module: str, values: list, *args: str) -> list[dict]:
+    out = subprocess.run([NODE, str(DRIVER), module, *args], input=json.dumps(values),
+                         capture_output=True, text=True, check=True, timeout=600)
+    return json.loads(out.stdout)
+
+
+def arr(x) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(x["f8"]), dtype=np.float64)
+
+
+def close(got, want, where) -> float:
+    """Assert |got - want| <= TOL everywhere (same size); return the largest difference."""
+    want = np.asarray(want, dtype=np.float64).ravel()
+    got = arr(got) if isinstance(got, dict) else np.asarray(got, dtype=np.float64)
+    assert got.shape == want.shape, (where, got.shape, want.shape)
+    if not want.size:
+        return 0.0
+    np.testing.assert_allclose(got, want, atol=TOL, rtol=0, err_msg=str(where))
+    return float(np.abs(got - want).max())
+
+
+def notes(state) -> list[dict]:
+    return [{"level": n.level, "text": n.text} for n in state.notes]
+
+
+# ------------------------------------------------------------------ held-out text
+
+VOCAB = Vocabulary.default().words[2:]
+#: words and pieces that appear nowhere in the vocabulary (nor, as sentences, in the book)
+UNKNOWN = ("glorious", "zebra", "Ünïcödé", "naïve", "日本語", "😀", "x_y", "42", "3.14",
+           "don't", "O'Brien", "ΣΟΦΙΑ", "straße", "İstanbul", "ｆｕｌｌ", "café", "_", "—")
+MARKUP = ("<b>x</b><script>alert(1)</script>", "&amp;", '"quoted"', "<img src=x onerror=1>",
+          "</div>", "a<b", "'s")
+FIXED_TEXTS = ("", "   ", "\n\t", "!!!", "<b>x</b><script>", "the the the the the the the the",
+               "ΣΟΦΙΑΣ ΟΔΟΣ", "a" * (MAX_TEXT_CHARS + 1), "cat " * 33, "the dog's " * 50,
+               "THE WEATHER IS GLORIOUS TODAY", "Zebras eat 42 naïve cafés, don't they?")
+
+
+def sentences(rng: np.random.Generator, n: int, longest: int = 40) -> list[str]:
+    """``n`` random sentences: vocabulary words (any case), unknown words, punctuation and
+    markup; lengths 0..longest words, now and then up to 3 * longest."""
+    out = []
+    for _ in range(n):
+        size = int(rng.integers(0, longest + 1)) if rng.random() < 0.9 else int(
+            rng.integers(longest, 3 * longest))
+        words = []
+        for _ in range(size):
+            r = rng.random()
+            w = (str(rng.choice(VOCAB)) if r < 0.7 else str(rng.choice(UNKNOWN)) if r < 0.85
+                 else str(rng.choice(MARKUP)) if r < 0.92 else str(rng.choice(list(".,?!;:"))))
+            words.append(w.upper() if rng.random() < 0.1 else w.title() if rng.random() < 0.1
+                         else w)
+        out.append(" ".join(words))
+    return out
+
+
+# ------------------------------------------------------------------ tokenizer and vocab.js
+
+
+@pytest.mark.slow  # 1.5 s: the generator reads every code point
+def test_vocab_js_is_generated_from_the_package():
+    spec = importlib.util.spec_from_file_location("make_vocab_js", WEB / "make_vocab_js.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    assert make.VOCAB_JS.read_text() == make.vocab_js(), (
+        "vocab.js is stale: run python src/attention_book/web/make_vocab_js.py")
+
+
+@pytest.mark.parametrize("n", [pytest.param(500, id="500"),
+                               pytest.param(20000, id="20000", marks=pytest.mark.slow)])
+def test_tokenizer_equals_python_on_random_unicode(n):
+    rng = np.random.default_rng(1917 + n)
+    pool = [chr(c) for c in range(0x20, 0x250)] + list(
+        "ΣσςΑΒΓ'''sS_ \t\n\u00a0\u2028\u0345\u0130\u1e9e\u2160\u00b2\u0660\u4e00\U0001d400"
+        "\U0001f600\u0301\u200d") + [chr(c) for c in rng.integers(0, 0x110000, 3000)
+                                     if not 0xD800 <= c <= 0xDFFF]
+    texts = ["".join(rng.choice(pool, int(rng.integers(0, 30)))) for _ in range(n)]
+    texts += [*FIXED_TEXTS, *sentences(rng, n // 20), "It's the dog's bone.", "x's_", "A'Sb",
+              "a''s", "ΑΣ Σ ΑΣΑ Α\u0345Σ Σ\u0345 A.Σ"]
+    script = ("const C = require(process.argv[1]);"
+              "const t = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(t.map(x => { try { return C.tokenize(x); }"
+              " catch (e) { return 'error: ' + e.message; } })));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "core.js")],
+                                    input=json.dumps(texts), capture_output=True, text=True,
+                                    check=True).stdout)
+    for text, js in zip(texts, got, strict=True):
+        try:
+            want = tokenize(text)
+        except ValueError as err:
+            want = f"error: {err}"
+        assert js == want, text[:80]
+
+
+def test_core_formats_numbers_as_python():
+    """Python's f"{x:.2f}" rounds an exact tie (0.125) to even, JavaScript's toFixed up: a
+    row of 8 equal weights is exactly 0.125, so core.js must round as Python does."""
+    rng = np.random.default_rng(5)
+    xs = [0.0, -0.0, 0.125, 0.375, -0.125, 2.5, 0.5, 1.5, 0.0625, 0.005, 1 / 3, 1.0000000000000002,
+          0.9999999999999999, 123456.5, 1e-5, 2.2e-16, 512.0, 1e21 / 3,
+          *(rng.standard_normal(40) * 10.0 ** rng.integers(-6, 7, 40)).tolist(),
+          *(rng.integers(-4000, 4000, 30) / 16).tolist()]
+    specs = [".0f", ".2f", ".3f", ",.1f", ".1e", ".0e", ".3g", ".6g"]
+    cases = [(x, spec) for x in xs for spec in specs]
+    script = """const f = require(process.argv[1]).format;
+const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
+  if (x === "-0") x = -0;
+  const grouped = spec.startsWith(","), s = grouped ? spec.slice(1) : spec;
+  const n = parseInt(s.slice(1), 10), kind = s[s.length - 1];
+  return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
+})));"""
+    sent = [("-0" if x == 0 and np.signbit(x) else x, spec) for x, spec in cases]
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "core.js")],
+                                    input=json.dumps(sent), capture_output=True, text=True,
+                                    check=True).stdout)
+    for (x, spec), js in zip(cases, got, strict=True):
+        assert js == format(x, spec), (x, spec, js)
+
+
+# ------------------------------------------------------------------ chapter 1: embedding
+
+
+def embedding_values(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    fixed = [dict(text=t, d=int(rng.choice(D_CHOICES)), seed=int(rng.choice(SEEDS)))
+             for t in FIXED_TEXTS]
+    return fixed + [dict(text=t, d=int(rng.choice(D_CHOICES)), seed=int(rng.choice(SEEDS)))
+                    for t in sentences(rng, n)]
+
+
+def check_embedding(values: dict, row: dict) -> float:
+    st = embedding_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens), where
+    assert js["ids"] == st.ids.tolist() and js["known"] == list(st.known), where
+    assert js["totalTokens"] == st.total_tokens and js["s"] == st.s, where
+    assert js["notes"] == notes(st), where
+    err = max(close(js["X"], st.X, where), close(js["similarity"], st.similarity, where))
+    assert row["readout"] == embedding_readout_html(st), where
+    assert row["alt"] == embedding_alt_text(st), where
+    return err
+
+
+def test_embedding_parity_on_held_out_values():
+    values = embedding_values(60, seed=101)
+    for v, row in zip(values, run("embedding", values), strict=True):
+        check_embedding(v, row)
+
+
+@pytest.mark.slow
+def test_embedding_parity_on_many_held_out_values():
+    values = embedding_values(1500, seed=2718)
+    errors = [check_embedding(v, row) for v, row in zip(values, run("embedding", values),
+                                                         strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_embedding_bad_values_give_pythons_messages():
+    values = [dict(text="the cat", d=0, seed=0), dict(text="the cat", d=2.5, seed=0)]
+    for v, row in zip(values, run("embedding", values), strict=True):
+        with pytest.raises(ValueError) as err:
+            embedding_state(**v)
+        assert row["error"] == str(err.value)
+
+
+# ------------------------------------------------------------------ chapter 3: attention
+
+
+def attention_values(n: int, seed: int) -> list[dict]:
+    """Every control over its full live range: both sentences (up to 3 x 50 words, past the
+    128-token limit), the mode, any query (the state clamps it), every d_k, temperature and
+    seed."""
+    rng = np.random.default_rng(seed)
+    texts = [*FIXED_TEXTS, *sentences(rng, n, longest=50)]
+    kv = [*sentences(rng, len(texts), longest=20)]
+    out = []
+    for k, (text, kv_text) in enumerate(zip(texts, kv)):
+        mode = "cross" if k % 3 == 2 else "self"
+        if k % 7 == 3:
+            kv_text = str(rng.choice(FIXED_TEXTS))
+        out.append(dict(text=text, kv_text=kv_text, mode=mode,
+                        query=int(rng.integers(0, 128)) if k % 2 else int(rng.integers(0, 6)),
+                        d_k=int(rng.choice(ATTENTION_D_KS)),
+                        temperature=float(rng.choice(TEMPERATURES)),
+                        seed=int(rng.choice(SEEDS))))
+    return out
+
+
+def check_attention(values: dict, row: dict) -> float:
+    st = attention_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["queryTokens"] == list(st.query_tokens), where
+    assert js["keyTokens"] == list(st.key_tokens), where
+    assert js["query"] == st.query and js["notes"] == notes(st), where
+    assert abs(js["scale"] - st.scale) <= TOL * st.scale, where
+    err = max(close(js[name], getattr(st, name), (where, name))
+              for name in ("X_q", "X_kv", "Q", "K", "V", "weights", "output"))
+    assert row["readout"] == attention_readout_html(st), where
+    assert row["alt"] == attention_alt_text(st), where
+    return err
+
+
+def test_attention_parity_on_held_out_values():
+    values = attention_values(60, seed=303)
+    for v, row in zip(values, run("attention", values), strict=True):
+        check_attention(v, row)
+
+
+@pytest.mark.slow
+def test_attention_parity_on_many_held_out_values():
+    values = attention_values(1500, seed=31415)
+    errors = [check_attention(v, row) for v, row in zip(values, run("attention", values),
+                                                         strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_attention_projection_weights_are_numpys_bit_for_bit():
+    cases = [(d_k, seed) for d_k in ATTENTION_D_KS for seed in SEEDS]
+    script = ("const A = require(process.argv[1]);"
+              "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(c.map(([dk, s]) => A.projectionWeights(8, dk, s)"
+              ".map(w => Buffer.from(w.buffer, w.byteOffset, w.byteLength).toString('base64')))));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "attention.js")],
+                                    input=json.dumps(cases), capture_output=True, text=True,
+                                    check=True).stdout)
+    for (d_k, seed), ws in zip(cases, got, strict=True):
+        for js, py in zip(ws, projection_weights(ATTENTION_D, d_k, seed=seed), strict=True):
+            assert np.array_equal(arr({"f8": js}), py.ravel()), (d_k, seed)
+
+
+def test_attention_query_options_follow_the_sentences():
+    values = [dict(text=t, kv_text=kv, mode=m) for t in ("THE WEATHER IS LOVELY TODAY", "",
+                                                         "cat " * 140)
+              for kv in ("in the morning", "  ") for m in ("self", "cross")]
+    script = ("const A = require(process.argv[1]);"
+              "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(c.map(v => A.queryOptions(v))));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "attention.js")],
+                                    input=json.dumps(values), capture_output=True, text=True,
+                                    check=True).stdout)
+    for v, js in zip(values, got, strict=True):
+        assert [tuple(x) for x in js] == list(query_options(v)), v
+
+
+def test_attention_bad_values_give_pythons_messages():
+    base = dict(text="the cat", kv_text="a dog", query=0, d_k=4, temperature=1.0, seed=0,
+                mode="self")
+    bad = [dict(base, mode="both"), dict(base, temperature=-1), dict(base, query=-1),
+           dict(base, d_k=0), dict(base, seed=-3)]
+    for v, row in zip(bad, run("attention", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            attention_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 3: the sqrt(d_k) lab
+
+
+@pytest.mark.slow  # 7.7 million normals drawn in Node, and Python's curves
+def test_scaling_parity_on_every_state():
+    """The lab's whole range is 20 states: every one, and the curves of the figure."""
+    values = [dict(d_k=d_k, scaled=scaled) for d_k in SCALING_DKS for scaled in (False, True)]
+    errors = []
+    for v, row in zip(values, run("scaling", values), strict=True):
+        st, js = scaling_state(**v), row["state"]
+        for name in ("variance", "max_weight", "entropy", "grad_norm"):
+            errors.append(abs(js[name] - getattr(st, name)))
+            assert errors[-1] <= TOL, (v, name, js[name], getattr(st, name))
+        errors.append(close(js["weights"], st.weights, v))
+        assert row["readout"] == scaling_readout_html(st), v
+        assert row["alt"] == scaling_alt_text(st), v
+    assert max(errors) < 1e-9  # measured: rounding only
+
+
+@pytest.mark.slow  # Python measures every d_k first (scaling_curves), about 2 s
+@pytest.mark.parametrize("d_k", [1, 16])
+def test_scaling_parity_at_small_d_k(d_k):
+    values = [dict(d_k=d_k, scaled=False), dict(d_k=d_k, scaled=True)]
+    for v, row in zip(values, run("scaling", values), strict=True):
+        st, js = scaling_state(**v), row["state"]
+        for name in ("variance", "max_weight", "entropy", "grad_norm"):
+            assert abs(js[name] - getattr(st, name)) <= TOL, (v, name)
+        close(js["weights"], st.weights, v)
+        assert row["readout"] == scaling_readout_html(st) and row["alt"] == scaling_alt_text(st)
+
+
+def test_scaling_bad_values_give_pythons_messages():
+    bad = [dict(d_k=3, scaled=False), dict(d_k=4, scaled=1)]
+    for v, row in zip(bad, run("scaling", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            scaling_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 4: multi-head
+
+#: the printed rounding error of "sum of the heads' writes + b_o vs the output" (~1e-16),
+#: which two correct summation orders give differently; both are checked to be below 1e-12
+CHECK_ERROR = re.compile(r"max difference \d\.\de[+-]\d\d")
+
+
+def multihead_values(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for k, text in enumerate([*FIXED_TEXTS, *sentences(rng, n, longest=30)]):
+        d = int(rng.choice(MH_D_CHOICES))
+        h = int(rng.choice(head_choices(d)))
+        heads_on = (None if k % 5 == 0 else
+                    [int(i) for i in np.flatnonzero(rng.random(h) < rng.random())])
+        out.append(dict(text=text, d=d, h=h, seed=int(rng.choice(SEEDS)), heads_on=heads_on,
+                        positional=bool(rng.random() < 0.5)))
+    return out
+
+
+def check_multihead(values: dict, row: dict) -> float:
+    st = multihead_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
+    assert js["on"] == list(st.on) and js["d_k"] == st.d_k, where
+    assert [[name, list(shape)] for name, shape in st.trace] == js["trace"], where
+    assert js["checkError"] < 1e-12 and st.check_error < 1e-12, where
+    err = max(close(js[a], getattr(st, b), (where, b)) for a, b in (
+        ("X", "X"), ("weights", "weights"), ("contributions", "contributions"),
+        ("output", "output"), ("onOutput", "on_output"), ("offOutput", "off_output"),
+        ("headNorms", "head_norms")))
+    assert (CHECK_ERROR.sub("#", row["readout"])
+            == CHECK_ERROR.sub("#", multihead_readout_html(st))), where
+    assert row["alt"] == multihead_alt_text(st), where
+    return err
+
+
+def test_multihead_parity_on_held_out_values():
+    values = multihead_values(50, seed=404)
+    for v, row in zip(values, run("multihead", values), strict=True):
+        check_multihead(v, row)
+
+
+@pytest.mark.slow
+def test_multihead_parity_on_many_held_out_values():
+    values = multihead_values(1200, seed=4242)
+    errors = [check_multihead(v, row) for v, row in zip(values, run("multihead", values),
+                                                         strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_multihead_missing_heads_text_for_every_width():
+    script = ("const M = require(process.argv[1]);"
+              "process.stdout.write(JSON.stringify([8, 12, 16, 32, 64, 1, 7, 48, 100].map("
+              "d => [M.missingHeadsText(d), M.headChoices(d)])));")
+    got = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "multihead.js")],
+                                    capture_output=True, text=True, check=True).stdout)
+    for d, (text, choices) in zip([8, 12, 16, 32, 64, 1, 7, 48, 100], got, strict=True):
+        assert text == missing_heads_text(d) and choices == list(head_choices(d)), d
+
+
+def test_multihead_bad_values_give_pythons_messages():
+    base = dict(text="the cat", d=8, h=2, seed=3, heads_on=None, positional=False)
+    bad = [dict(base, h=3), dict(base, d=12, h=5), dict(base, heads_on=[0, 2, 5]),
+           dict(base, h=0)]
+    for v, row in zip(bad, run("multihead", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            multihead_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 5: permutation
+
+#: a printed error of 1e-10 or less: rounding (~1e-16, or 0), which two correct summation
+#: orders give differently; the values themselves are compared (both <= 1e-9 or within TOL)
+TINY = re.compile(r"\d\.\de-(1\d|[2-9]\d|\d{3})|0\.0e\+00")
+ORDERS = ("identity", "reverse", "rotate", "swap", "shuffle", "custom")
+
+
+def custom_orders(rng: np.random.Generator, s: int) -> str:
+    """A typed order for s tokens: valid (spaces, commas, leading zeros, Unicode spaces) or
+    one of every kind of mistake."""
+    perm = [str(int(i)) for i in rng.permutation(max(s, 1))]
+    kind = int(rng.integers(0, 9))
+    if kind == 0:
+        return ", ".join(perm)
+    if kind == 1:
+        return "\u3000".join("0" + p for p in perm) + "\u00a0"
+    if kind == 2:
+        return " ".join(perm[:-1])  # one too few
+    if kind == 3:
+        big = s + int(rng.integers(0, 10**6)) * 10 ** int(rng.integers(0, 20))
+        return " ".join(perm[:-1] + [str(big)])  # out of range
+    if kind == 4:
+        return " ".join(perm[:-1] + [perm[0]])  # repeated
+    if kind == 5:
+        return " ".join(perm[:-1] + [str(rng.choice(["x", "-1", "1.5", "٣", "<b>"]))])
+    if kind == 6:
+        return str(rng.choice(["", "  ", ",,", "\t"]))
+    return " ".join(perm)
+
+
+def permutation_values(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for k, text in enumerate([*FIXED_TEXTS, *sentences(rng, n, longest=40)]):
+        try:
+            s = min(len(tokenize(text)), 128)
+        except ValueError:
+            s = 0
+        out.append(dict(text=text, order=ORDERS[k % len(ORDERS)] if k % 4 else "custom",
+                        custom=custom_orders(rng, s), seed=int(rng.integers(0, 100)),
+                        pe=bool(rng.random() < 0.5), causal=bool(rng.random() < 0.5)))
+    return out
+
+
+def check_permutation(values: dict, row: dict) -> float:
+    st = permutation_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
+    assert js["perm"] == st.perm.tolist() and js["sameSet"] == st.same_set, where
+    assert js["equivariant"] == st.equivariant, where
+    for a, b in (("maxError", "max_error"), ("weightsError", "weights_error")):
+        py = getattr(st, b)
+        assert (js[a] <= 1e-9 and py <= 1e-9) or abs(js[a] - py) <= TOL, (where, a)
+    err = close(js["difference"], st.difference, where)
+    for name in ("after", "before"):
+        for got, want in zip(js[name], getattr(st, name), strict=True):
+            err = max(err, close(got, want, (where, name)))
+    assert TINY.sub("#", row["readout"]) == TINY.sub("#", permutation_readout_html(st)), where
+    assert TINY.sub("#", row["alt"]) == TINY.sub("#", permutation_alt_text(st)), where
+    return err
+
+
+def test_permutation_parity_on_held_out_values():
+    values = permutation_values(60, seed=505)
+    for v, row in zip(values, run("permutation", values), strict=True):
+        check_permutation(v, row)
+
+
+@pytest.mark.slow
+def test_permutation_parity_on_many_held_out_values():
+    values = permutation_values(1500, seed=5005)
+    errors = [check_permutation(v, row) for v, row in zip(values, run("permutation", values),
+                                                           strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_permutation_bad_order_gives_pythons_message():
+    bad = [dict(text="the cat", order="sideways")]
+    for v, row in zip(bad, run("permutation", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            permutation_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ chapter 6: masking
+
+MASK_KINDS = ("none", "causal", "padding", "window", "band")
+
+
+def masking_values(n: int, seed: int) -> list[dict]:
+    """Every control over its live range: length 0..32, window 1..16, band 0..16 each way
+    (and beyond: the state takes any whole number), both methods."""
+    rng = np.random.default_rng(seed)
+    return [dict(text=text, kind=MASK_KINDS[k % 5], method="after" if k % 3 == 1 else "before",
+                 length=int(rng.integers(0, 40)), window=int(rng.integers(1, 20)),
+                 lower=int(rng.integers(0, 20)), upper=int(rng.integers(0, 20)) if k % 4 else 0)
+            for k, text in enumerate([*FIXED_TEXTS, *sentences(rng, n, longest=30)])]
+
+
+def check_masking(values: dict, row: dict) -> float:
+    st = masking_state(**values)
+    js = row["state"]
+    where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
+    assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
+    assert js["real"] == st.real.tolist(), where
+    assert np.array_equal(arr(js["mask"]).astype(bool), st.mask.ravel()), where
+    assert js["fullyMasked"] == np.flatnonzero(st.fully_masked).tolist(), where
+    err = max(close(js[name], getattr(st, name), (where, name))
+              for name in ("scores", "weights", "output"))
+    err = max(err, close(js["rowSums"], st.row_sums, where))
+    assert row["readout"] == masking_readout_html(st), where
+    assert row["alt"] == masking_alt_text(st), where
+    return err
+
+
+def test_masking_parity_on_held_out_values():
+    values = masking_values(60, seed=606)
+    for v, row in zip(values, run("masking", values), strict=True):
+        check_masking(v, row)
+
+
+@pytest.mark.slow
+def test_masking_parity_on_many_held_out_values():
+    values = masking_values(1500, seed=6006)
+    errors = [check_masking(v, row) for v, row in zip(values, run("masking", values),
+                                                       strict=True)]
+    assert max(errors) < 1e-12  # measured: rounding only
+
+
+def test_masking_bad_values_give_pythons_messages():
+    base = dict(text="the cat", kind="causal", method="before", length=3, window=2, lower=1,
+                upper=1)
+    bad = [dict(base, kind="diagonal"), dict(base, method="during"), dict(base, length=-1),
+           dict(base, window=0), dict(base, lower=-2), dict(base, upper=1.5)]
+    for v, row in zip(bad, run("masking", bad), strict=True):
+        with pytest.raises(ValueError) as err:
+            masking_state(**v)
+        assert row["error"] == str(err.value), v
+
+
+# ------------------------------------------------------------------ the numbers readers download
+
+
+def test_every_lab_offers_its_numbers_as_json():
+    """numbers(state): plain JSON with at least the tokens and the weights drawn (one row
+    per query; the lab's main matrix where there is no attention), equal to Python's."""
+    cases = [
+        ("embedding", embedding_values(4, 1), lambda st: (st.tokens, st.X)),
+        ("attention", attention_values(4, 2), lambda st: (st.query_tokens, st.weights)),
+        ("multihead", multihead_values(4, 3), lambda st: (st.tokens, st.weights)),
+        ("permutation", permutation_values(4, 4), lambda st: (st.tokens, st.before[1])),
+        ("masking", masking_values(4, 5), lambda st: (st.tokens, st.weights)),
+    ]
+    states = {"embedding": embedding_state, "attention": attention_state,
+              "multihead": multihead_state, "permutation": permutation_state,
+              "masking": masking_state}
+    for name, values, want in cases:
+        for v, row in zip(values, run(name, values), strict=True):
+            got = json.loads(json.dumps(row["numbers"], allow_nan=False))
+            tokens, weights = want(states[name](**v))
+            assert got["lab"] == name and got["tokens"] == list(tokens), (name, v)
+            np.testing.assert_allclose(np.array(got["weights"], dtype=float).reshape(weights.shape),
+                                       weights, atol=TOL, rtol=0)
+    row = run("scaling", [dict(d_k=4, scaled=True)])[0]["numbers"]
+    assert row["tokens"] == [] and len(row["weights"]) == 1 and len(row["weights"][0]) == 16
+
+
+# ------------------------------------------------------------------ pictures for lab.js
+
+FIGURE_CHECK = """const M = require(process.argv[1]);
+const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(list.map(v => {
+  const f = M.figure(M.state(v)), bad = [];
+  f.panels.forEach((p, k) => {
+    if (p.kind === "heatmap") {
+      if (p.data.length !== p.rows * p.cols) bad.push(k + ": data " + p.data.length);
+      if (!Array.from(p.data).every(Number.isFinite)) bad.push(k + ": not finite");
+      if (!(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
+      if (p.rowLabels && p.rowLabels.length !== p.rows) bad.push(k + ": row labels");
+      if (p.colLabels && p.colLabels.length !== p.cols) bad.push(k + ": column labels");
+    } else if (p.kind === "lines") {
+      p.lines.forEach(l => { if (l.y.length !== p.n) bad.push(k + ": line length"); });
+    } else bad.push(k + ": kind " + p.kind);
+  });
+  return {panels: f.panels.length, bad: bad};
+})));"""
+
+
+def test_figures_are_panels_lab_js_can_draw():
+    """figure(state): heatmaps whose data fill rows x cols with finite numbers and labels to
+    match, lines of n points (web/lab.js's two panel kinds), for every lab, with no tokens too;
+    the colour limits are the matplotlib views'."""
+    cases = {"embedding": embedding_values(6, 21), "attention": attention_values(6, 22),
+             "multihead": multihead_values(6, 23), "permutation": permutation_values(6, 24),
+             "masking": masking_values(6, 25), "scaling": [dict(d_k=2, scaled=False)]}
+    for name, values in cases.items():
+        got = json.loads(subprocess.run([NODE, "-e", FIGURE_CHECK, str(WEB / f"{name}.js")],
+                                        input=json.dumps(values), capture_output=True,
+                                        text=True, check=True).stdout)
+        for v, row in zip(values, got, strict=True):
+            assert row["bad"] == [] and row["panels"] >= 2, (name, v, row)
+    from attention_book.plots import embedding as pe, multihead as pm, permutation as pp
+
+    limits = json.loads(subprocess.run([NODE, "-e", """const w = process.argv[1];
+process.stdout.write(JSON.stringify([require(w + "/embedding.js").X_COLOR_LIMITS,
+  require(w + "/multihead.js").HEADS_OUTPUT_COLOR_LIMITS,
+  require(w + "/permutation.js").COLOR_LIMITS, require(w + "/permutation.js").MAX_LABELS]));""", str(WEB)], capture_output=True, text=True,
+        check=True).stdout)
+    assert limits[0] == list(pe.X_COLOR_LIMITS)
+    assert limits[1] == list(pm.HEADS_OUTPUT_COLOR_LIMITS)
+    assert limits[2] == {"input": list(pp.INPUT_COLOR_LIMITS),
+                         "output": list(pp.PERMUTATION_COLOR_LIMITS),
+                         "difference": list(pp.DIFFERENCE_COLOR_LIMITS)}
+    assert limits[3] == pp.PERMUTATION_MAX_LABELS
+
+
+# ------------------------------------------------------------------ in chromium, from file://
+
+SCRIPTS = ("vocab.js", "rng.js", "core.js", "embedding.js", "attention.js", "scaling.js",
+           "multihead.js", "permutation.js", "masking.js")
+PAGE_RUN = """([name, list]) => {
+  const b64 = a => { const f = Float64Array.from(a), u8 = new Uint8Array(f.buffer); let s = "";
+    for (let i = 0; i < u8.length; i += 0x8000) {
+      s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
+    return btoa(s); };
+  const plain = x => ArrayBuffer.isView(x) ? {f8: b64(x)} : Array.isArray(x) ? x.map(plain) :
+    (x !== null && typeof x === "object") ? Object.fromEntries(
+      Object.entries(x).map(([k, v]) => [k, plain(v)])) : x;
+  const M = AttentionBook[name];
+  return list.map(values => {
+    let st;
+    try { st = M.state(values); } catch (e) { return {error: e.message}; }
+    return {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st)};
+  });
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_chromium_file_page_computes_pythons_states(browser, tmp_path):
+    """The modules as readers get them: classic scripts loaded with <script src> by a page
+    opened as file:// (chromium's V8, its own exp and sin), on held-out values of every lab;
+    reader-typed markup put into the page through the readout stays text."""
+    page_file = tmp_path / "states.html"
+    page_file.write_text("<!doctype html><title>states</title>" + "".join(
+        f'<script src="{(WEB / name).as_uri()}"></script>' for name in SCRIPTS)
+        + '<div id="out"></div>')
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(page_file.as_uri())
+    labs = [("embedding", embedding_values(40, 7), check_embedding),
+            ("attention", attention_values(40, 8), check_attention),
+            ("multihead", multihead_values(40, 9), check_multihead),
+            ("permutation", permutation_values(40, 10), check_permutation),
+            ("masking", masking_values(40, 11), check_masking)]
+    for name, values, check in labs:
+        for v, row in zip(values, page.evaluate(PAGE_RUN, [name, values]), strict=True):
+            check(v, row)
+    scaling = [dict(d_k=d_k, scaled=sc) for d_k in (1, 8, 64) for sc in (False, True)]
+    for v, row in zip(scaling, page.evaluate(PAGE_RUN, ["scaling", scaling]), strict=True):
+        st = scaling_state(**v)
+        assert abs(row["state"]["max_weight"] - st.max_weight) <= TOL, v
+        assert row["readout"] == scaling_readout_html(st) and row["alt"] == scaling_alt_text(st)
+    markup = "<b>x</b><script>document.title='ran'</script><img src=x onerror=alert(1)>"
+    shown = page.evaluate("""(text) => {
+        const out = document.getElementById("out"), M = AttentionBook;
+        out.innerHTML = M.embedding.readoutHtml(M.embedding.state({text, d: 8, seed: 0}))
+          + M.attention.readoutHtml(M.attention.state({text, kv_text: text, mode: "cross",
+              query: 0, d_k: 4, temperature: 1, seed: 0}));
+        return [out.querySelectorAll("script, img").length, out.textContent,
+                document.title]; }""", markup)
+    # the tokens '<', 'script', '>' are shown as text; no element came from the reader's text
+    assert shown[0] == 0 and shown[2] == "states", shown
+    assert "< \u2192 1 (<unk>, unknown)" in shown[1] and "'script'" in shown[1]
+    page.close()
+    assert errors == []
