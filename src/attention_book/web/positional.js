@@ -196,7 +196,7 @@
     return "Top left: heatmap of the sinusoidal encoding PE with " + st.s + " positions (rows) " +
       "and " + st.d + " dimensions (columns), base " + format.general(st.base, 6) +
       ", values from -1 to 1; the left columns change quickly down the positions, the right " +
-      "ones slowly. Top right: columns " + st.waveColumns.join(", ") + " as waves over the " +
+      "ones slowly. Top right: columns " + distinct(st.waveColumns).join(", ") + " as waves over the " +
       "positions, slower for larger j. Bottom left: the " + st.s + " by " + st.s + " similarity " +
       "of positions, 1 on the diagonal and constant along every diagonal (it depends only on " +
       "the offset)" + mean + ". Bottom right: PE[p+k] and PE[p]T(k) for p = " + st.p + ", k = " +
@@ -228,6 +228,22 @@
     return y;
   }
 
+  /** The columns once each, in their first order (Python's dict.fromkeys). */
+  function distinct(columns) {
+    return columns.filter(function (j, n) { return columns.indexOf(j) === n; });
+  }
+
+  /** A line and a legend entry per distinct column (plots.positional._wave_labels): small d
+   *  repeats columns (d = 2 has the one pair i = 0 four times), labelled with its number i;
+   *  otherwise the names i = 0, d/8, d/4, d/2 - 1. [{n: index of its first line, label}] */
+  function waveLabels(columns) {
+    var firsts = distinct(columns);
+    return firsts.map(function (j) {
+      var n = columns.indexOf(j);
+      return {n: n, label: firsts.length === WAVES.length ? WAVES[n].label : "i = " + j / 2};
+    });
+  }
+
   var WAVES = [  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
     {label: "i = 0", color: "#00204c", dark: "#dce9fa", width: 2.0},
     {label: "i = d/8", color: "#31688e", dark: "#5b9bd5", width: 1.5},
@@ -252,9 +268,10 @@
         {kind: "lines", title: "waves PE[:, 2i], d = " + d, xlabel: "position p",
          ylabel: "PE[p, 2i]", n: s, ylim: [-1.15, 1.15], yticks: [-1, 0, 1], zero: true,
          legendTitle: "column j = 2i",
-         lines: st.waveColumns.map(function (j, n) {
-           var w = WAVES[n];
-           return {label: w.label, color: w.color, dark: w.dark, width: w.width, y: column(st, j)};
+         lines: waveLabels(st.waveColumns).map(function (entry) {
+           var w = WAVES[entry.n];
+           return {label: entry.label, color: w.color, dark: w.dark, width: w.width,
+                   y: column(st, st.waveColumns[entry.n])};
          })},
         {kind: "heatmap", title: "PE PE\u1d40/(d/2) : (" + s + ", " + s + ")",
          data: sim.data, rows: sim.rows, cols: sim.cols, extent: [s, s], cmap: "viridis",
