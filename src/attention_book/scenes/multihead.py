@@ -178,7 +178,7 @@ def multihead_alt_text(state: MultiHeadState) -> str:
     peaks = (means >= means.max(axis=1, keepdims=True) - 1e-9).argmax(axis=1)  # (h,)
     return (f"Left: {state.h} heatmaps, one per head, of {state.s} by {state.s} attention "
             f"weights for the tokens {', '.join(state.tokens)} (d={state.d}, "
-            f"d_k={state.d_k}); "
+            f"d_k={state.d_k}, input {'X + PE' if state.positional else 'X, no positions'}); "
             + (f"heads {', '.join(off)} are switched off and drawn faded. " if off
                else "all heads are on. ")
             + "Most-attended key per head: "

@@ -254,7 +254,8 @@
       peaks.push("head " + hd + " '" + st.tokens[at] + "'");
     }
     return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights " +
-      "for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + "); " +
+      "for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " +
+      (st.positional ? "X + PE" : "X, no positions") + "); " +
       (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") +
       "Most-attended key per head: " + peaks.join("; ") + ". Right: two " + s + " by " + st.d +
       " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads " +
