@@ -202,26 +202,7 @@ def check_embedding(values: dict, row: dict) -> float:
     return err
 
 
-def test_embedding_parity_on_held_out_values():
-    values = embedding_values(60, seed=101)
-    for v, row in zip(values, run("embedding", values), strict=True):
-        check_embedding(v, row)
-
-
-@pytest.mark.slow
-def test_embedding_parity_on_many_held_out_values():
-    values = embedding_values(1500, seed=2718)
-    errors = [check_embedding(v, row) for v, row in zip(values, run("embedding", values),
-                                                         strict=True)]
-    assert max(errors) < 1e-12  # measured: rounding only
-
-
-def test_embedding_bad_values_give_pythons_messages():
-    values = [dict(text="the cat", d=0, seed=0), dict(text="the cat", d=2.5, seed=0)]
-    for v, row in zip(values, run("embedding", values), strict=True):
-        with pytest.raises(ValueError) as err:
-            embedding_state(**v)
-        assert row["error"] == str(err.value)
+EMBEDDING_BAD = [dict(text="the cat", d=0, seed=0), dict(text="the cat", d=2.5, seed=0)]
 
 
 # ------------------------------------------------------------------ chapter 3: attention
@@ -262,20 +243,6 @@ def check_attention(values: dict, row: dict) -> float:
     return err
 
 
-def test_attention_parity_on_held_out_values():
-    values = attention_values(60, seed=303)
-    for v, row in zip(values, run("attention", values), strict=True):
-        check_attention(v, row)
-
-
-@pytest.mark.slow
-def test_attention_parity_on_many_held_out_values():
-    values = attention_values(1500, seed=31415)
-    errors = [check_attention(v, row) for v, row in zip(values, run("attention", values),
-                                                         strict=True)]
-    assert max(errors) < 1e-12  # measured: rounding only
-
-
 def test_attention_projection_weights_are_numpys_bit_for_bit():
     cases = [(d_k, seed) for d_k in ATTENTION_D_KS for seed in SEEDS]
     script = ("const A = require(process.argv[1]);"
@@ -304,15 +271,11 @@ def test_attention_query_options_follow_the_sentences():
         assert [tuple(x) for x in js] == list(query_options(v)), v
 
 
-def test_attention_bad_values_give_pythons_messages():
-    base = dict(text="the cat", kv_text="a dog", query=0, d_k=4, temperature=1.0, seed=0,
-                mode="self")
-    bad = [dict(base, mode="both"), dict(base, temperature=-1), dict(base, query=-1),
-           dict(base, d_k=0), dict(base, seed=-3)]
-    for v, row in zip(bad, run("attention", bad), strict=True):
-        with pytest.raises(ValueError) as err:
-            attention_state(**v)
-        assert row["error"] == str(err.value), v
+_ATTENTION_BASE = dict(text="the cat", kv_text="a dog", query=0, d_k=4, temperature=1.0,
+                       seed=0, mode="self")
+ATTENTION_BAD = [dict(_ATTENTION_BASE, mode="both"), dict(_ATTENTION_BASE, temperature=-1),
+                 dict(_ATTENTION_BASE, query=-1), dict(_ATTENTION_BASE, d_k=0),
+                 dict(_ATTENTION_BASE, seed=-3)]
 
 
 # ------------------------------------------------------------------ chapter 3: the sqrt(d_k) lab
@@ -346,12 +309,7 @@ def test_scaling_parity_at_small_d_k(d_k):
         assert row["readout"] == scaling_readout_html(st) and row["alt"] == scaling_alt_text(st)
 
 
-def test_scaling_bad_values_give_pythons_messages():
-    bad = [dict(d_k=3, scaled=False), dict(d_k=4, scaled=1)]
-    for v, row in zip(bad, run("scaling", bad), strict=True):
-        with pytest.raises(ValueError) as err:
-            scaling_state(**v)
-        assert row["error"] == str(err.value), v
+SCALING_BAD = [dict(d_k=3, scaled=False), dict(d_k=4, scaled=1)]
 
 
 # ------------------------------------------------------------------ chapter 4: multi-head
@@ -392,20 +350,6 @@ def check_multihead(values: dict, row: dict) -> float:
     return err
 
 
-def test_multihead_parity_on_held_out_values():
-    values = multihead_values(50, seed=404)
-    for v, row in zip(values, run("multihead", values), strict=True):
-        check_multihead(v, row)
-
-
-@pytest.mark.slow
-def test_multihead_parity_on_many_held_out_values():
-    values = multihead_values(1200, seed=4242)
-    errors = [check_multihead(v, row) for v, row in zip(values, run("multihead", values),
-                                                         strict=True)]
-    assert max(errors) < 1e-12  # measured: rounding only
-
-
 def test_multihead_missing_heads_text_for_every_width():
     script = ("const M = require(process.argv[1]);"
               "process.stdout.write(JSON.stringify([8, 12, 16, 32, 64, 1, 7, 48, 100].map("
@@ -416,14 +360,9 @@ def test_multihead_missing_heads_text_for_every_width():
         assert text == missing_heads_text(d) and choices == list(head_choices(d)), d
 
 
-def test_multihead_bad_values_give_pythons_messages():
-    base = dict(text="the cat", d=8, h=2, seed=3, heads_on=None, positional=False)
-    bad = [dict(base, h=3), dict(base, d=12, h=5), dict(base, heads_on=[0, 2, 5]),
-           dict(base, h=0)]
-    for v, row in zip(bad, run("multihead", bad), strict=True):
-        with pytest.raises(ValueError) as err:
-            multihead_state(**v)
-        assert row["error"] == str(err.value), v
+_MULTIHEAD_BASE = dict(text="the cat", d=8, h=2, seed=3, heads_on=None, positional=False)
+MULTIHEAD_BAD = [dict(_MULTIHEAD_BASE, h=3), dict(_MULTIHEAD_BASE, d=12, h=5),
+                 dict(_MULTIHEAD_BASE, heads_on=[0, 2, 5]), dict(_MULTIHEAD_BASE, h=0)]
 
 
 # ------------------------------------------------------------------ chapter 5: permutation
@@ -490,26 +429,8 @@ def check_permutation(values: dict, row: dict) -> float:
     return err
 
 
-def test_permutation_parity_on_held_out_values():
-    values = permutation_values(60, seed=505)
-    for v, row in zip(values, run("permutation", values), strict=True):
-        check_permutation(v, row)
 
-
-@pytest.mark.slow
-def test_permutation_parity_on_many_held_out_values():
-    values = permutation_values(1500, seed=5005)
-    errors = [check_permutation(v, row) for v, row in zip(values, run("permutation", values),
-                                                           strict=True)]
-    assert max(errors) < 1e-12  # measured: rounding only
-
-
-def test_permutation_bad_order_gives_pythons_message():
-    bad = [dict(text="the cat", order="sideways")]
-    for v, row in zip(bad, run("permutation", bad), strict=True):
-        with pytest.raises(ValueError) as err:
-            permutation_state(**v)
-        assert row["error"] == str(err.value), v
+PERMUTATION_BAD = [dict(text="the cat", order="sideways")]
 
 
 # ------------------------------------------------------------------ chapter 6: masking
@@ -543,28 +464,62 @@ def check_masking(values: dict, row: dict) -> float:
     return err
 
 
-def test_masking_parity_on_held_out_values():
-    values = masking_values(60, seed=606)
-    for v, row in zip(values, run("masking", values), strict=True):
-        check_masking(v, row)
+
+
+_MASKING_BASE = dict(text="the cat", kind="causal", method="before", length=3, window=2,
+                     lower=1, upper=1)
+MASKING_BAD = [dict(_MASKING_BASE, kind="diagonal"), dict(_MASKING_BASE, method="during"),
+               dict(_MASKING_BASE, length=-1), dict(_MASKING_BASE, window=0),
+               dict(_MASKING_BASE, lower=-2), dict(_MASKING_BASE, upper=1.5)]
+
+
+# ------------------------------------------------------------------ every lab: parity, errors
+
+#: each lab's held-out values (values(n, seed)) and its check (check(values, row) -> the
+#: largest difference), with the (n, seed) of the fast run and of the slow one
+PARITY = {
+    "embedding": (embedding_values, check_embedding, (60, 101), (1500, 2718)),
+    "attention": (attention_values, check_attention, (60, 303), (1500, 31415)),
+    "multihead": (multihead_values, check_multihead, (50, 404), (1200, 4242)),
+    "permutation": (permutation_values, check_permutation, (60, 505), (1500, 5005)),
+    "masking": (masking_values, check_masking, (60, 606), (1500, 6006)),
+}
+
+
+@pytest.mark.parametrize("lab", PARITY)
+def test_parity_on_held_out_values(lab):
+    values_of, check, (n, seed), _ = PARITY[lab]
+    values = values_of(n, seed=seed)
+    for v, row in zip(values, run(lab, values), strict=True):
+        check(v, row)
 
 
 @pytest.mark.slow
-def test_masking_parity_on_many_held_out_values():
-    values = masking_values(1500, seed=6006)
-    errors = [check_masking(v, row) for v, row in zip(values, run("masking", values),
-                                                       strict=True)]
+@pytest.mark.parametrize("lab", PARITY)
+def test_parity_on_many_held_out_values(lab):
+    values_of, check, _, (n, seed) = PARITY[lab]
+    values = values_of(n, seed=seed)
+    errors = [check(v, row) for v, row in zip(values, run(lab, values), strict=True)]
     assert max(errors) < 1e-12  # measured: rounding only
 
 
-def test_masking_bad_values_give_pythons_messages():
-    base = dict(text="the cat", kind="causal", method="before", length=3, window=2, lower=1,
-                upper=1)
-    bad = [dict(base, kind="diagonal"), dict(base, method="during"), dict(base, length=-1),
-           dict(base, window=0), dict(base, lower=-2), dict(base, upper=1.5)]
-    for v, row in zip(bad, run("masking", bad), strict=True):
+#: each lab's state function and values it must refuse with Python's own message
+BAD_VALUES = {
+    "embedding": (embedding_state, EMBEDDING_BAD),
+    "attention": (attention_state, ATTENTION_BAD),
+    "scaling": (scaling_state, SCALING_BAD),
+    "multihead": (multihead_state, MULTIHEAD_BAD),
+    "permutation": (permutation_state, PERMUTATION_BAD),
+    "masking": (masking_state, MASKING_BAD),
+}
+
+
+@pytest.mark.parametrize("lab", BAD_VALUES)
+def test_bad_values_give_pythons_messages(lab):
+    state, bad = BAD_VALUES[lab]
+    for v, row in zip(bad, run(lab, bad), strict=True):
         with pytest.raises(ValueError) as err:
-            masking_state(**v)
+            state(**v)
         assert row["error"] == str(err.value), v
 
 
