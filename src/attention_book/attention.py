@@ -372,6 +372,29 @@ def dot_product_variance(d_k: int, n: int = 4000, seed: int = 0) -> float:
     return float(dots.var(ddof=1))
 
 
+def _saturation_experiment(d_k, scaled, s_k, n, seed):
+    """The samples and the softmax of the sqrt(d_k) experiment, shared by
+    :func:`softmax_saturation` and :func:`gradient_norms` (so both see the same numbers):
+    validates the arguments, draws q:(n, 1, d_k), K:(n, s_k, d_k) and the upstream
+    gradient g:(n, s_k), all N(0, 1), and returns K, the weights w = softmax(scale K q)
+    and dL/dscores = softmax_backward(w, g), each (n, s_k) but K."""
+    d_k = positive_int(d_k, "d_k")
+    s_k = positive_int(s_k, "s_k")
+    n = positive_int(n, "n")
+    if s_k < 2:
+        raise ValueError(f"s_k must be at least 2 for a softmax to choose, got {s_k}")
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise ValueError(f"scaled must be True or False, got {scaled!r}")
+    rng = np.random.default_rng(_seed(seed))
+    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k): one query each
+    K = rng.standard_normal((n, s_k, d_k))  # (n, s_k, d_k)
+    g = rng.standard_normal((n, s_k))  # (n, s_k)
+    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
+    scores = attention_scores(q, K, scale)[:, 0, :]  # (n, 1, s_k) -> (n, s_k)
+    w = softmax(scores)  # (n, s_k)
+    return K, w, softmax_backward(w, g)  # (n, s_k, d_k), (n, s_k), (n, s_k)
+
+
 def softmax_saturation(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int = 500,
                        seed: int = 0) -> dict:
     """How peaked the softmax of random scores q . k_j is, with or without 1/sqrt(d_k).
@@ -403,21 +426,7 @@ def softmax_saturation(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int =
         ``"weights"``: numpy.ndarray (s_k,), the first query's weights sorted in
         descending order (an example row).
     """
-    d_k = positive_int(d_k, "d_k")
-    s_k = positive_int(s_k, "s_k")
-    n = positive_int(n, "n")
-    if s_k < 2:
-        raise ValueError(f"s_k must be at least 2 for a softmax to choose, got {s_k}")
-    if not isinstance(scaled, (bool, np.bool_)):
-        raise ValueError(f"scaled must be True or False, got {scaled!r}")
-    rng = np.random.default_rng(_seed(seed))
-    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k): one query each
-    K = rng.standard_normal((n, s_k, d_k))  # (n, s_k, d_k)
-    g = rng.standard_normal((n, s_k))  # (n, s_k)
-    scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
-    scores = attention_scores(q, K, scale)[:, 0, :]  # (n, 1, s_k) -> (n, s_k)
-    w = softmax(scores)  # (n, s_k)
-    grad = softmax_backward(w, g)  # (n, s_k)
+    _, w, grad = _saturation_experiment(d_k, scaled, s_k, n, seed)  # (n, s_k) each
     return {
         "max_weight": float(w.max(axis=-1).mean()),
         "entropy": float(attention_entropy(w).mean()),
@@ -464,20 +473,8 @@ def gradient_norms(d_k: int, scaled: bool = True, *, s_k: int = 16, n: int = 500
         is :func:`softmax_saturation`'s ``"grad_norm"``); ``"query"``: numpy.ndarray (n,),
         the norm of dL/dq for each query.
     """
-    d_k = positive_int(d_k, "d_k")
-    s_k = positive_int(s_k, "s_k")
-    n = positive_int(n, "n")
-    if s_k < 2:
-        raise ValueError(f"s_k must be at least 2 for a softmax to choose, got {s_k}")
-    if not isinstance(scaled, (bool, np.bool_)):
-        raise ValueError(f"scaled must be True or False, got {scaled!r}")
-    rng = np.random.default_rng(_seed(seed))
-    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k), drawn as softmax_saturation does
-    K = rng.standard_normal((n, s_k, d_k))  # (n, s_k, d_k)
-    g = rng.standard_normal((n, s_k))  # (n, s_k)
+    K, _, grad_scores = _saturation_experiment(d_k, scaled, s_k, n, seed)
     scale = 1.0 / math.sqrt(d_k) if scaled else 1.0
-    w = softmax(attention_scores(q, K, scale)[:, 0, :])  # (n, 1, s_k) -> (n, s_k)
-    grad_scores = softmax_backward(w, g)  # (n, s_k)
     grad_q = scale * np.einsum("ns,nsd->nd", grad_scores, K)  # (n, s_k) . (n, s_k, d_k) -> (n, d_k)
     return {"scores": np.linalg.norm(grad_scores, axis=-1),  # (n,)
             "query": np.linalg.norm(grad_q, axis=-1)}  # (n,)
