@@ -601,7 +601,7 @@ process.stdout.write(JSON.stringify([require(w + "/embedding.js").X_COLOR_LIMITS
 
 # ------------------------------------------------------------------ in chromium, from file://
 
-SCRIPTS = ("vocab.js", "rng.js", "core.js", "embedding.js", "attention.js", "scaling.js",
+SCRIPTS = ("lab.js", "vocab.js", "rng.js", "core.js", "embedding.js", "attention.js", "scaling.js",
            "multihead.js", "permutation.js", "masking.js")
 PAGE_RUN = """([name, list]) => {
   const b64 = a => { const f = Float64Array.from(a), u8 = new Uint8Array(f.buffer); let s = "";

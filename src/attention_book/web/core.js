@@ -11,18 +11,22 @@
 // Matrices are row-major Float64Arrays: entry (i, j) of an (n, m) matrix at i * m + j.
 (function (root, factory) {
   var AB = root.AttentionBook || {};
-  var api = factory(AB.vocab, AB.rng);
+  var api = factory(AB.vocab, AB.rng, AB.format);
   if (typeof module === "object" && module && module.exports) {
     module.exports = api;
   } else {
     root.AttentionBook = AB;
     AB.core = api;
   }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (vocab, rng) {
+})(typeof globalThis !== "undefined" ? globalThis : this, function (vocab, rng, format) {
   "use strict";
   if (!vocab && typeof require === "function") { vocab = require("./vocab.js"); }
   if (!rng && typeof require === "function") { rng = require("./rng.js"); }
-  if (!vocab || !rng) { throw new Error("core.js needs vocab.js and rng.js loaded before it"); }
+  // numbers as Python formats them: lab.js's format (one implementation for every lab)
+  if (!format && typeof require === "function") { format = require("./lab.js").format; }
+  if (!vocab || !rng || !format) {
+    throw new Error("core.js needs vocab.js, rng.js and lab.js loaded before it");
+  }
 
   var MAX_WIDGET_TOKENS = 32;  // scenes.core.MAX_WIDGET_TOKENS
 
@@ -63,73 +67,6 @@
     return picture + ": " + (why || "there are no tokens") + ". " +
       notes.map(function (n) { return n.text; }).join(" ");
   }
-
-  // ------------------------------------------------------------------ numbers as Python
-
-  /** Whether x lies exactly half way between two numbers of n decimals (x 2^(n+1) odd). */
-  function isTie(x, n) {
-    var z = Math.abs(x) * Math.pow(2, n + 1);  // exact: a power of two
-    return Number.isInteger(z) && z % 2 === 1;
-  }
-
-  /** Python's f"{x:.{n}f}" (toFixed rounds exact ties up, Python to even), "," grouped. */
-  function fixed(x, n, grouped) {
-    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
-    var text = Math.abs(x).toFixed(n);
-    if (isTie(x, n) && (text.charCodeAt(text.length - 1) - 48) % 2 === 1) {
-      // the lower neighbour: an odd last digit minus one never borrows
-      text = text.slice(0, -1) + String.fromCharCode(text.charCodeAt(text.length - 1) - 1);
-    }
-    if (grouped) {
-      var parts = text.split(".");
-      text = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (parts.length > 1 ? "." + parts[1] : "");
-    }
-    return (x < 0 || (x === 0 && 1 / x < 0) ? "-" : "") + text;
-  }
-
-  function expSuffix(e) { return "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e); }
-
-  /** Whether x, kept to ``kept`` significant digits, is an exact decimal tie: its exact
-   *  expansion (toPrecision(100) is exact for the doubles the labs print) goes on with a 5
-   *  and then only zeros. */
-  function isDecimalTie(x, kept) {
-    var digits = Math.abs(x).toPrecision(100).split("e")[0].replace(".", "").replace(/^0+/, "");
-    return digits.charAt(kept) === "5" && /^0*$/.test(digits.slice(kept + 1));
-  }
-
-  /** toExponential(n) with Python's rounding of exact ties (to even, not up). */
-  function toExponential(x, n) {
-    var text = x.toExponential(n), parts = text.split("e"), m = parts[0];
-    var last = m.charCodeAt(m.length - 1) - 48;
-    if (x !== 0 && last % 2 === 1 && isDecimalTie(x, n + 1)) {
-      m = m.slice(0, -1) + String.fromCharCode(48 + last - 1);  // odd - 1: no borrow
-    }
-    return m + "e" + parts[1];
-  }
-
-  /** Python's f"{x:.{n}e}". */
-  function exponent(x, n) {
-    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
-    var parts = toExponential(x, n).split("e");
-    return (x === 0 && 1 / x < 0 ? "-" : "") + parts[0] + expSuffix(parseInt(parts[1], 10));
-  }
-
-  /** Python's f"{x:.{p}g}" (p significant digits, trailing zeros dropped; "g" is p = 6). */
-  function general(x, p) {
-    if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
-    if (x === 0) { return 1 / x < 0 ? "-0" : "0"; }
-    p = p || 6;
-    var e = parseInt(toExponential(x, p - 1).split("e")[1], 10);
-    if (e >= -4 && e < p) {
-      var text = fixed(x, p - 1 - e);
-      return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
-    }
-    var m = toExponential(x, p - 1).split("e")[0];
-    return (m.indexOf(".") >= 0 ? m.replace(/0+$/, "").replace(/\.$/, "") : m) + expSuffix(e);
-  }
-
-  /** Python's f"{n:,}" of a whole number. */
-  function grouped(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
 
   // ------------------------------------------------------------------ the tokenizer
 
@@ -209,8 +146,8 @@
     if (typeof text !== "string") { throw new Error("text must be a string, got " + typeof text); }
     var cps = codePoints(text);
     if (cps.length > vocab.maxTextChars) {
-      throw new Error("text is " + grouped(cps.length) + " characters long; the limit is " +
-                      grouped(vocab.maxTextChars));
+      throw new Error("text is " + format.grouped(cps.length) + " characters long; the limit is " +
+                      format.grouped(vocab.maxTextChars));
     }
     cps = lowerCodePoints(cps);
     var tokens = [], n = cps.length, i = 0;
@@ -371,7 +308,7 @@
   return {
     MAX_WIDGET_TOKENS: MAX_WIDGET_TOKENS, vocab: vocab, escapeHtml: escapeHtml,
     notesHtml: notesHtml, readoutHtml: readoutHtml, noTokensAlt: noTokensAlt,
-    format: {fixed: fixed, exponent: exponent, general: general, grouped: grouped},
+    format: format,
     codePoints: codePoints, isSpace: isSpace, tokenize: tokenize, isKnown: isKnown, encode: encode, readTokens: readTokens,
     embeddingTable: embeddingTable, embed: embed, embedTokens: embedTokens, matmul: matmul,
     matmulT: matmulT, softmaxRows: softmaxRows, cosineSimilarity: cosineSimilarity,

@@ -30,42 +30,72 @@
   "use strict";
 
   // ------------------------------------------------------------ numbers as Python writes them
-  function commas(digits) { return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  /** Whether x lies exactly half way between two numbers of n decimals (x 2^(n+1) odd). */
+  function isTie(x, n) {
+    var z = Math.abs(x) * Math.pow(2, n + 1);  // exact: a power of two
+    return Number.isInteger(z) && z % 2 === 1;
+  }
 
-  /** Python's f"{x:.{n}f}" (with "," when grouped: f"{x:,.{n}f}"). */
+  /** Python's f"{x:.{n}f}" (toFixed rounds exact ties up, Python to even), "," grouped. */
   function fixed(x, n, grouped) {
     if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
-    var text = (x === 0 && 1 / x < 0 ? "-" : "") + x.toFixed(n);  // Python keeps -0's sign
-    if (!grouped) { return text; }
-    var sign = text[0] === "-" ? "-" : "", body = sign ? text.slice(1) : text;
-    var parts = body.split(".");
-    return sign + commas(parts[0]) + (parts.length > 1 ? "." + parts[1] : "");
+    var text = Math.abs(x).toFixed(n);
+    if (isTie(x, n) && (text.charCodeAt(text.length - 1) - 48) % 2 === 1) {
+      // the lower neighbour: an odd last digit minus one never borrows
+      text = text.slice(0, -1) + String.fromCharCode(text.charCodeAt(text.length - 1) - 1);
+    }
+    if (grouped) {
+      var parts = text.split(".");
+      text = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (parts.length > 1 ? "." + parts[1] : "");
+    }
+    return (x < 0 || (x === 0 && 1 / x < 0) ? "-" : "") + text;
   }
 
-  /** Python's f"{x:.{n}e}": the exponent has a sign and at least two digits. */
+  function expSuffix(e) { return "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e); }
+
+  /** Whether x, kept to ``kept`` significant digits, is an exact decimal tie: its exact
+   *  expansion (toPrecision(100) is exact for the doubles the labs print) goes on with a 5
+   *  and then only zeros. */
+  function isDecimalTie(x, kept) {
+    var digits = Math.abs(x).toPrecision(100).split("e")[0].replace(".", "").replace(/^0+/, "");
+    return digits.charAt(kept) === "5" && /^0*$/.test(digits.slice(kept + 1));
+  }
+
+  /** toExponential(n) with Python's rounding of exact ties (to even, not up). */
+  function toExponential(x, n) {
+    var text = x.toExponential(n), parts = text.split("e"), m = parts[0];
+    var last = m.charCodeAt(m.length - 1) - 48;
+    if (x !== 0 && last % 2 === 1 && isDecimalTie(x, n + 1)) {
+      m = m.slice(0, -1) + String.fromCharCode(48 + last - 1);  // odd - 1: no borrow
+    }
+    return m + "e" + parts[1];
+  }
+
+  /** Python's f"{x:.{n}e}". */
   function exponent(x, n) {
     if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
-    var parts = x.toExponential(n).split("e"), e = parseInt(parts[1], 10);
-    return (x === 0 && 1 / x < 0 ? "-" : "") + parts[0] + "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e);
+    var parts = toExponential(x, n).split("e");
+    return (x === 0 && 1 / x < 0 ? "-" : "") + parts[0] + expSuffix(parseInt(parts[1], 10));
   }
 
-  /** Python's f"{x:.{p}g}" (p significant digits, trailing zeros dropped). */
+  /** Python's f"{x:.{p}g}" (p significant digits, trailing zeros dropped; "g" is p = 6). */
   function general(x, p) {
     if (!isFinite(x)) { return isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
     if (x === 0) { return 1 / x < 0 ? "-0" : "0"; }
     p = p || 6;
-    var e = parseInt(x.toExponential(p - 1).split("e")[1], 10), text;
+    var e = parseInt(toExponential(x, p - 1).split("e")[1], 10);
     if (e >= -4 && e < p) {
-      text = x.toFixed(p - 1 - e);
-      if (text.indexOf(".") >= 0) { text = text.replace(/0+$/, "").replace(/\.$/, ""); }
-      return text;
+      var text = fixed(x, p - 1 - e);
+      return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
     }
-    var parts = x.toExponential(p - 1).split("e");
-    var mantissa = parts[0].indexOf(".") >= 0 ? parts[0].replace(/0+$/, "").replace(/\.$/, "") : parts[0];
-    return mantissa + "e" + (e < 0 ? "-" : "+") + (Math.abs(e) < 10 ? "0" : "") + Math.abs(e);
+    var m = toExponential(x, p - 1).split("e")[0];
+    return (m.indexOf(".") >= 0 ? m.replace(/0+$/, "").replace(/\.$/, "") : m) + expSuffix(e);
   }
 
-  var format = {fixed: fixed, exponent: exponent, general: general};
+  /** Python's f"{n:,}" of a whole number. */
+  function grouped(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+
+  var format = {fixed: fixed, exponent: exponent, general: general, grouped: grouped};
 
   // ------------------------------------------------------------------- colour maps
   // matplotlib's viridis and cividis at 256 levels (tests/test_web_lab.py checks them):
