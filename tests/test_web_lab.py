@@ -173,7 +173,8 @@ def test_declaration_refuses_what_the_browser_cannot_evaluate():
     with pytest.raises(ValueError, match="active_when must be a Condition"):
         declaration(scene)
     with pytest.raises(ValueError, match="no browser state function"):
-        declaration(SCENES["embedding"])
+        declaration(Scene(name="y", title="y", state=lambda a: None, readout=str, alt=str,
+                          controls=(slider("a", "a", (1, 2), 1),)))
 
 
 def test_browser_lab_html_is_escaped_and_names_its_scripts(monkeypatch):
@@ -188,12 +189,13 @@ def test_browser_lab_html_is_escaped_and_names_its_scripts(monkeypatch):
     assert not made.reachable({"d": 3}) and not made.reachable({"s": 513})
     for values in SCENE.suggested:
         assert made.reachable(values), values
-    # the built book shows it for this scene, the precomputed explorer for the others
+    # the built book shows the browser lab of a scene with a state module, else the explorer
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
     monkeypatch.setattr("attention_book.controls.web_lab", lambda name: ("web", name))
     monkeypatch.setattr("attention_book.controls.static_explorer", lambda name: ("pre", name))
+    for name, scene in SCENES.items():
+        assert lab(name) == ("web" if scene.web else "pre", name)
     assert lab("positional") == ("web", "positional")
-    assert lab("embedding") == ("pre", "embedding")
 
 
 def test_colour_maps_are_matplotlibs():
@@ -455,3 +457,22 @@ def test_without_javascript_the_default_state_is_a_picture(browser, built_book):
     assert img.get_attribute("alt") == positional_alt_text(st)
     assert "rotation check" in page.text_content(f"#{lab_id}-caption")
     context.close()
+
+
+@pytest.mark.skipif(NODE is None, reason="no node")
+def test_numbers_download_is_pythons_pe_and_similarity(tmp_path):
+    """numbers(state): the JSON a reader downloads holds PE (s, d) as its main matrix and the
+    similarity (s, s), equal to Python's."""
+    values = held_out(3, seed=99)[:4]
+    script = tmp_path / "numbers.js"
+    script.write_text("""const P = require(process.argv[2]);
+const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(list.map(v => P.numbers(P.state(v)))));""")
+    got = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "positional.js")],
+                                    input=json.dumps(values), capture_output=True, text=True,
+                                    check=True).stdout)
+    for v, row in zip(values, got, strict=True):
+        st = positional_state(**v)
+        assert row["lab"] == "positional" and row["tokens"] == []
+        np.testing.assert_allclose(np.array(row["weights"]), st.pe, atol=TOL, rtol=0)
+        np.testing.assert_allclose(np.array(row["similarity"]), st.similarity, atol=TOL, rtol=0)

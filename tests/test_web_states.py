@@ -563,8 +563,15 @@ process.stdout.write(JSON.stringify(list.map(v => {
       if (!(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
       if (p.rowLabels && p.rowLabels.length !== p.rows) bad.push(k + ": row labels");
       if (p.colLabels && p.colLabels.length !== p.cols) bad.push(k + ": column labels");
+      if (p.masked && p.masked.length !== p.rows * p.cols) bad.push(k + ": mask");
+      if (p.outlineRow !== undefined && p.rows && !(p.outlineRow >= 0 && p.outlineRow < p.rows))
+        bad.push(k + ": outlined row");
     } else if (p.kind === "lines") {
       p.lines.forEach(l => { if (l.y.length !== p.n) bad.push(k + ": line length"); });
+    } else if (p.kind === "arcs") {
+      if (p.weights.length !== p.tokens.length) bad.push(k + ": arcs " + p.weights.length);
+      if (!Array.from(p.weights).every(Number.isFinite)) bad.push(k + ": arcs not finite");
+      if (p.weights.length && !(p.query >= 0)) bad.push(k + ": query");
     } else bad.push(k + ": kind " + p.kind);
   });
   return {panels: f.panels.length, bad: bad};
@@ -573,7 +580,8 @@ process.stdout.write(JSON.stringify(list.map(v => {
 
 def test_figures_are_panels_lab_js_can_draw():
     """figure(state): heatmaps whose data fill rows x cols with finite numbers and labels to
-    match, lines of n points (web/lab.js's two panel kinds), for every lab, with no tokens too;
+    match (and masks), lines of n points, arcs of one weight a key (web/lab.js's panel kinds),
+    for every lab, with no tokens too;
     the colour limits are the matplotlib views'."""
     cases = {"embedding": embedding_values(6, 21), "attention": attention_values(6, 22),
              "multihead": multihead_values(6, 23), "permutation": permutation_values(6, 24),

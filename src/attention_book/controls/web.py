@@ -33,6 +33,11 @@ WEB_DIR = Path(__file__).resolve().parents[1] / "web"
 
 _IDS = itertools.count(1)
 
+#: The scripts a state module needs before it (after lab.js), where it is not
+#: :data:`_COMMON` (the word tokenizer's tables, numpy's generator, the shared helpers).
+_COMMON = ("vocab.js", "rng.js", "core.js")
+_NEEDS = {"positional": ()}
+
 
 def _range(values: tuple):
     """``[first, last, step]`` if ``values`` are whole numbers evenly spaced, else None."""
@@ -46,9 +51,6 @@ def _range(values: tuple):
 
 
 def _control(c) -> dict:
-    if c.kind == "multi" or c.options_for is not None:
-        raise ValueError(f"control {c.name!r}: the browser lab has no {c.kind} control whose "
-                         "choices follow other controls yet")
     if c.active_when is not None and not isinstance(c.active_when, Condition):
         raise ValueError(f"control {c.name!r}: active_when must be a Condition (when(), "
                          "compare()) for the browser to evaluate it")
@@ -56,14 +58,23 @@ def _control(c) -> dict:
            "hint": c.hint}
     if c.kind == "text":
         out["placeholder"] = c.placeholder
+        # the explorer's preset sentences become suggestions; any text is accepted
+        out["suggestions"] = [t for t in c.explore if t != c.default]
     else:
         values = list(c.values)
         out["values"] = values
         labels = [label for label, _ in c.options]
         out["labels"] = None if labels == [str(v) for v in values] else labels
-        out["range"] = _range(tuple(values)) if out["labels"] is None else None
+        out["range"] = (_range(tuple(values)) if out["labels"] is None and c.kind == "slider"
+                        else None)
         if out["range"] is not None:
             del out["values"]  # first, last, step say it all (s: 1..512)
+        if c.kind == "multi":
+            out["default"] = list(c.default)
+    if c.options_for is not None:
+        # the choices follow other controls: the state module's choices(name, values)
+        # offers them in the page, as options_for(values) does in the live lab
+        out["dependent"] = True
     if isinstance(c.active_when, Condition):
         out["active_when"] = {"name": c.active_when.name, "op": c.active_when.op,
                               "value": c.active_when.value}
@@ -75,8 +86,8 @@ def declaration(scene: Scene) -> dict:
     the readout's note styles (as :func:`~attention_book.scenes.core.notes_html` has them)."""
     if not scene.web:
         raise ValueError(f"scene {scene.name!r} has no browser state function (Scene.web)")
-    if scene.presets:
-        raise ValueError(f"scene {scene.name!r}: the browser lab has no presets yet")
+    # Presets are not declared: a preset only reaches, from one control, values that the
+    # browser lab's own controls reach directly (and a text preset is a suggestion).
     return {"name": scene.name, "module": scene.web, "title": scene.title,
             "controls": [_control(c) for c in scene.controls],
             "note_styles": {level: [html.unescape(style[0]), *style[1:]]
@@ -109,7 +120,8 @@ class BrowserLab:
     @property
     def scripts(self) -> tuple[str, ...]:
         """The files of ``web/`` the page loads, in order."""
-        return ("lab.js", f"{self.scene.web}.js")
+        web = self.scene.web
+        return ("lab.js", *_NEEDS.get(web, _COMMON), f"{web}.js")
 
     def reachable(self, values: Mapping) -> bool:
         """Whether the lab can show ``values`` (some controls' values): every value the

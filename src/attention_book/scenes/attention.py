@@ -114,7 +114,7 @@ SCALING_SCENE = Scene(
                                     ("scaled: q\u00b7k/\u221ad_k", True)], False, buttons=True),
         slider("d_k", "d_k (key dim.)", SCALING_DKS, 64),
     ),
-    state=scaling_state, readout=scaling_readout_html, alt=scaling_alt_text,
+    state=scaling_state, readout=scaling_readout_html, alt=scaling_alt_text, web="scaling",
     suggested=({"d_k": 512, "scaled": False}, {"d_k": 512, "scaled": True},
                {"d_k": 1, "scaled": False}),
 )
@@ -334,7 +334,7 @@ ATTENTION_SCENE = Scene(
                explore=(0.25, 1.0, 4.0)),
         seed_slider("seed (W's)"),
     ),
-    state=attention_state, readout=attention_readout_html, alt=attention_alt_text,
+    state=attention_state, readout=attention_readout_html, alt=attention_alt_text, web="attention",
     presets=(ATTENTION_PRESET,),
     suggested=({"query": 0, "seed": 0, "mode": "self"}, {"temperature": 0.25},
                {"temperature": 4.0}, {"seed": 1}, {"mode": "cross", "query": 4}),

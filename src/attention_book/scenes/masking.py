@@ -16,8 +16,8 @@ from ..attention import (attention_scores, project_qkv, projection_weights,
                          scaled_dot_product_attention)
 from ..masking import fully_masked_rows, mask_after_softmax, named_mask, padding_mask
 from ..tokens import PAD_TOKEN, RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Preset, Scene, choice, embed_tokens,
-                   no_tokens_alt, read_tokens, readout_html, slider, text, when)
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Preset, Scene, choice, compare,
+                   embed_tokens, no_tokens_alt, read_tokens, readout_html, slider, text, when)
 
 __all__ = ["MASK_KINDS", "MASK_METHODS", "MASKING_D", "MASKING_D_K", "MASKING_SENTENCES",
            "MaskingState", "masking_state", "masking_readout_html", "masking_alt_text"]
@@ -237,9 +237,9 @@ SCENE = Scene(
         slider("upper", "band: keys after", range(17), 1, active_when=when("kind", "band"),
                hint="used by the band only"),
         choice("method", "apply the mask", MASK_METHODS, "before", buttons=True,
-               active_when=lambda v: v["kind"] != "none", hint="there is no mask to apply"),
+               active_when=compare("kind", "!=", "none"), hint="there is no mask to apply"),
     ),
-    state=masking_state, readout=masking_readout_html, alt=masking_alt_text,
+    state=masking_state, readout=masking_readout_html, alt=masking_alt_text, web="masking",
     presets=(MASK_PRESET,),
     suggested=({"kind": "causal", "method": "after"}, {"kind": "padding", "length": 0},
                {"kind": "padding", "length": 3}, {"kind": "window", "window": 2},

@@ -206,11 +206,13 @@
         {kind: "heatmap", title: "weights : (s_q, s_k) = (" + st.s_q + ", " + st.s_k + ")",
          data: st.weights, rows: st.s_q, cols: st.s_k, extent: [st.s_q, st.s_k], cmap: "viridis",
          vmin: 0, vmax: 1, xlabel: "key token j", ylabel: "query token i",
-         colorbar: "weight (each row sums to 1)", rowLabels: st.queryTokens, colLabels: st.keyTokens},
-        {kind: "heatmap", title: st.s_q ? "query " + st.query + " '" + st.queryTokens[st.query] + "'" : "no tokens",
-         data: row(st), rows: st.s_q ? 1 : 0, cols: st.s_k, extent: [st.s_q ? 1 : 0, st.s_k],
-         cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key token j", ylabel: "",
-         colorbar: "weight", rowLabels: st.s_q ? [st.queryTokens[st.query]] : [], colLabels: st.keyTokens},
+         colorbar: "weight (each row sums to 1)", rowLabels: st.queryTokens, colLabels: st.keyTokens,
+         outlineRow: st.query},
+        {kind: "arcs", title: st.s_q ? "query " + st.query + " '" + st.queryTokens[st.query] + "' attends to"
+                                    : "no tokens",
+         tokens: st.keyTokens, query: st.query, weights: row(st),
+         // cross-attention: the query is not among the keys; drawn at its place in its sentence
+         queryAt: st.mode === "cross" ? (st.s_q > 1 ? st.query / (st.s_q - 1) : 0.5) : undefined},
       ],
     };
   }
@@ -218,6 +220,7 @@
   return {
     ATTENTION_D: ATTENTION_D, MAX_ATTENTION_TOKENS: MAX_ATTENTION_TOKENS, D_KS: D_KS,
     TEMPERATURES: TEMPERATURES, projectionWeights: projectionWeights, state: state,
+    choices: function (name, values) { return name === "query" ? queryOptions(values) : null; },
     readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers, figure: figure,
   };
 });

@@ -219,7 +219,16 @@
     });
     text(ctx, panel.xlabel || "", box.x + box.w / 2, box.y + box.h + 21, "center", "top", TEXT_PX, th.text);
     if (panel.ylabel) { rotatedText(ctx, panel.ylabel, box.x - 42, box.y + box.h / 2, th.text); }
-    text(ctx, panel.title || "", box.x + box.w / 2, box.y - 8, "center", "bottom", TITLE_PX, th.text, true);
+    fittedTitle(ctx, panel.title || "", box.x + box.w / 2, box.y - 8, box.w + 70, th);
+  }
+
+  /** A panel's title, at most `most` px wide: smaller (down to the 11 px floor), then cut. */
+  function fittedTitle(ctx, str, x, y, most, th) {
+    var px = TITLE_PX;
+    ctx.font = "600 " + px + "px " + FONT;
+    while (px > TEXT_PX && ctx.measureText(str).width > most) { ctx.font = "600 " + (--px) + "px " + FONT; }
+    while (str.length > 4 && ctx.measureText(str).width > most) { str = str.slice(0, -2) + "\u2026"; }
+    text(ctx, str, x, y, "center", "bottom", px, th.text, true);
   }
 
   /** Ticks of a heatmap axis of `n` cells drawn over `length` px from `start`. */
@@ -231,18 +240,56 @@
     });
   }
 
+  var ACCENT = "#ff3b30";  // the chosen query's outline, as the matplotlib views draw it
+  var MASKED = {light: [230, 230, 230], dark: [90, 90, 90]};  // masked cells: grey, and crossed
+
   function drawHeatmap(ctx, panel, region, th, scratch) {
     var box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
                w: region.w - MARGIN.left - 84, h: region.h - MARGIN.top - MARGIN.bottom};
-    var rows = panel.rows, cols = panel.cols;
-    scratch.width = cols;
-    scratch.height = rows;
-    var sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows);
-    colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
-    sctx.putImageData(image, 0, 0);
-    ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(scratch, box.x, box.y, box.w, box.h);
-    var extent = panel.extent || [rows, cols];
+    var rows = panel.rows, cols = panel.cols, extent = panel.extent || [rows, cols];
+    if (rows && cols) {
+      scratch.width = cols;
+      scratch.height = rows;
+      var sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows);
+      colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+      if (panel.masked) {  // grey, not a colour of the map
+        var grey = MASKED[th.dark ? "dark" : "light"];
+        for (var m = 0; m < rows * cols; m++) {
+          if (panel.masked[m]) { image.data.set(grey, 4 * m); }
+        }
+      }
+      sctx.putImageData(image, 0, 0);
+      ctx.imageSmoothingEnabled = false;
+      ctx.drawImage(scratch, box.x, box.y, box.w, box.h);
+      var cw = box.w / cols, ch = box.h / rows;
+      if (panel.masked && Math.min(cw, ch) >= 7) {  // crosses too: not colour alone
+        ctx.strokeStyle = th.dark ? "#cfcfcf" : "#7a7a7a";
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        var r = Math.min(cw, ch) * 0.22;
+        for (var k = 0; k < rows * cols; k++) {
+          if (!panel.masked[k]) { continue; }
+          var cx = box.x + (k % cols + 0.5) * cw, cy = box.y + (Math.floor(k / cols) + 0.5) * ch;
+          ctx.moveTo(cx - r, cy - r); ctx.lineTo(cx + r, cy + r);
+          ctx.moveTo(cx + r, cy - r); ctx.lineTo(cx - r, cy + r);
+        }
+        ctx.stroke();
+      }
+      if (panel.faded) {  // a head switched off: faded towards the background
+        ctx.globalAlpha = 0.8;
+        ctx.fillStyle = th.background;
+        ctx.fillRect(box.x, box.y, box.w, box.h);
+        ctx.globalAlpha = 1;
+      }
+      if (panel.outlineRow !== undefined && panel.outlineRow !== null && panel.outlineRow < rows) {
+        ctx.strokeStyle = ACCENT;
+        ctx.lineWidth = 2;
+        ctx.strokeRect(box.x + 1, box.y + panel.outlineRow * ch + 1, box.w - 2, ch - 2);
+      }
+    } else {  // no tokens: the frame, its title and why it is empty
+      text(ctx, panel.empty || "(no tokens)", box.x + box.w / 2, box.y + box.h / 2, "center", "middle",
+           TEXT_PX, th.muted);
+    }
     axes(ctx, box, panel,
          cellTicks(extent[1], box.x, box.w, panel.colLabels, Math.floor(box.w / 40)),
          cellTicks(extent[0], box.y, box.h, panel.rowLabels, Math.floor(box.h / 16)), th);
@@ -262,6 +309,55 @@
     });
     if (panel.colorbar) { rotatedText(ctx, panel.colorbar, bar.x + bar.w + 30, bar.y + bar.h / 2, th.text); }
   }
+
+  /** One query's weights as arcs: from the query (above) to every key (below), as wide as
+   *  the weight and coloured by it (cividis), the heaviest drawn last (on top). */
+  function drawArcs(ctx, panel, region, th) {
+    var n = panel.weights.length, top = region.y + MARGIN.top + 14, bottom = region.y + region.h - 46;
+    var left = region.x + 24, width = region.w - 48;
+    fittedTitle(ctx, panel.title || "", region.x + region.w / 2, region.y + MARGIN.top - 8, region.w - 8, th);
+    if (!n) {
+      text(ctx, panel.empty || "(no tokens)", region.x + region.w / 2, (top + bottom) / 2, "center",
+           "middle", TEXT_PX, th.muted);
+      return;
+    }
+    function X(i) { return left + (n === 1 ? width / 2 : i / (n - 1) * width); }
+    var xq = panel.queryAt === undefined ? X(panel.query) : left + panel.queryAt * width, most = 0, order = [], table = lut("cividis");
+    for (var j = 0; j < n; j++) { most = Math.max(most, panel.weights[j]); order.push(j); }
+    order.sort(function (a, b) { return panel.weights[a] - panel.weights[b]; });
+    ctx.lineCap = "round";
+    order.forEach(function (j) {
+      var w = panel.weights[j], level = Math.round(255 * (0.15 + 0.85 * w / Math.max(most, 1e-12)));
+      ctx.strokeStyle = "rgb(" + table[3 * level] + "," + table[3 * level + 1] + "," + table[3 * level + 2] + ")";
+      ctx.lineWidth = 0.5 + 8 * w;
+      ctx.beginPath();
+      ctx.moveTo(xq, top);
+      ctx.bezierCurveTo(xq, (top + bottom) / 2, X(j), (top + bottom) / 2, X(j), bottom);
+      ctx.stroke();
+    });
+    ctx.fillStyle = th.muted;
+    for (j = 0; j < n; j++) {
+      ctx.beginPath();
+      ctx.arc(X(j), bottom, 3, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+    ctx.fillStyle = ACCENT;
+    ctx.beginPath();
+    ctx.arc(xq, top, 5, 0, 2 * Math.PI);
+    ctx.fill();
+    // key tokens under their nodes: every one while they fit, else every k-th
+    var tokens = panel.tokens || [], every = Math.max(1, Math.ceil(n * 16 / width));
+    for (j = 0; j < n; j += every) {
+      ctx.save();
+      ctx.translate(X(j), bottom + 7);
+      ctx.rotate(-Math.PI / 4);
+      text(ctx, clip(String(tokens[j] === undefined ? j : tokens[j]), 10), 0, 0, "right", "middle",
+           TEXT_PX, th.text);
+      ctx.restore();
+    }
+  }
+
+  function clip(str, most) { return str.length > most ? str.slice(0, most - 1) + "\u2026" : str; }
 
   function drawLines(ctx, panel, region, th) {
     ctx.font = TEXT_PX + "px " + FONT;
@@ -299,9 +395,19 @@
       if (line.y.length === 1) { ctx.lineTo(X(0) + 0.01, Y(line.y[0])); }
       ctx.stroke();
     });
+    if (panel.marker !== undefined && panel.marker !== null) {  // e.g. the checkpoint shown
+      ctx.strokeStyle = ACCENT;
+      ctx.lineWidth = 1.5;
+      ctx.setLineDash([4, 3]);
+      ctx.beginPath();
+      ctx.moveTo(Math.round(X(panel.marker)) + 0.5, box.y);
+      ctx.lineTo(Math.round(X(panel.marker)) + 0.5, box.y + box.h);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
     ctx.restore();
     var xticks = wholeTicks(n, Math.max(2, Math.min(6, Math.floor(box.w / 45)))).map(function (t) {
-      return {at: X(t), label: String(t)};
+      return {at: X(t), label: panel.xs ? general(panel.xs[t], 4) : String(t)};
     });
     var yticks = (panel.yticks || [lo, hi]).map(function (v) { return {at: Y(v), label: general(v, 3)}; });
     axes(ctx, box, panel, xticks, yticks, th);
@@ -344,6 +450,7 @@
       var region = {x: (i % columns) * panelW, y: Math.floor(i / columns) * panelH, w: panelW, h: panelH};
       if (panel.kind === "heatmap") { drawHeatmap(ctx, panel, region, th, scratch); }
       else if (panel.kind === "lines") { drawLines(ctx, panel, region, th); }
+      else if (panel.kind === "arcs") { drawArcs(ctx, panel, region, th); }
       else { throw new Error("unknown panel kind " + panel.kind); }
     });
     canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));  // the smallest text, in its pixels
@@ -357,10 +464,20 @@
     return el;
   }
 
-  /** One control's element from its declaration; `get()` reads its value. */
+  /** The (label, value) pairs a listed control offers at first: every value it declares. */
+  function declaredOptions(c) {
+    return c.values.map(function (v, k) { return [c.labels ? c.labels[k] : String(v), v]; });
+  }
+
+  function sameOptions(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
+
+  /** One control's element from its declaration. Its input has abGet() (the value),
+   *  abSet(value) (the input shows it; no event), abShow(value) (the slider's output) and, for
+   *  listed controls, abOffer(options) (the choices now, [[label, value], ...]). */
   function control(c, id) {
     var wrap = make("span", {"class": "ab-explorer-control"}), input, out = null;
-    wrap.appendChild(make("label", {"for": id}, c.label));
+    wrap.appendChild(c.kind === "multi" ? make("span", {id: id + "-label"}, c.label)
+                                        : make("label", {"for": id}, c.label));
     var labelOf = function (v) {
       if (c.labels) { return c.labels[c.values.indexOf(v)]; }
       return String(v);
@@ -372,31 +489,82 @@
       var start = stepped ? c.default : c.values.indexOf(c.default);
       input = make("input", {type: "range", id: id, name: c.name, min: min, max: max, step: step,
                              value: start});
-      wrap.appendChild(input);
-      wrap.appendChild(document.createTextNode(" "));
       out = make("output", {id: id + "-out", "for": id});
-      wrap.appendChild(out);
       input.abGet = function () {
         var k = parseInt(input.value, 10);
         return stepped ? k : c.values[k];
       };
+      input.abSet = function (v) { input.value = String(stepped ? v : c.values.indexOf(v)); };
     } else if (c.kind === "choice") {
       input = make("select", {id: id, name: c.name});
-      c.values.forEach(function (v, k) {
-        var option = make("option", {value: String(k)}, labelOf(v));
-        if (v === c.default) { option.selected = true; }
-        input.appendChild(option);
+      input.abOffer = function (options) {  // the option's value is its index in `options`
+        var keep = input.abOptions ? input.abGet() : c.default;
+        input.abOptions = options;
+        input.textContent = "";
+        options.forEach(function (o, k) { input.appendChild(make("option", {value: String(k)}, o[0])); });
+        input.abSet(keep);
+      };
+      input.abGet = function () {
+        var o = input.abOptions[parseInt(input.value, 10)];
+        return o === undefined ? undefined : o[1];
+      };
+      input.abSet = function (v) {
+        var k = input.abOptions.findIndex(function (o) { return o[1] === v; });
+        input.value = String(k < 0 ? 0 : k);
+      };
+      input.abOffer(declaredOptions(c));
+    } else if (c.kind === "multi") {  // a group of check boxes
+      input = make("span", {id: id, role: "group", "aria-labelledby": id + "-label", "class": "ab-multi"});
+      var chosen = c.default.slice();
+      input.abOffer = function (options) {
+        input.abOptions = options;
+        input.textContent = "";
+        options.forEach(function (o, k) {
+          var box = make("input", {type: "checkbox", id: id + "-" + k, name: c.name, value: String(k)});
+          box.checked = chosen.indexOf(o[1]) >= 0;
+          var label = make("label", {"for": box.id, "class": "ab-multi-option"});
+          label.appendChild(box);
+          label.appendChild(document.createTextNode(" " + o[0]));
+          input.appendChild(label);
+        });
+      };
+      var boxes = function () { return input.querySelectorAll("input[type=checkbox]"); };
+      input.abGet = function () {
+        var on = [];
+        boxes().forEach(function (b, k) { if (b.checked) { on.push(input.abOptions[k][1]); } });
+        return on;
+      };
+      input.abSet = function (values) {
+        chosen = values.slice();
+        boxes().forEach(function (b, k) { b.checked = chosen.indexOf(input.abOptions[k][1]) >= 0; });
+      };
+      input.abOffer(declaredOptions(c));
+      Object.defineProperty(input, "disabled", {
+        get: function () { return input.hasAttribute("aria-disabled"); },
+        set: function (off) {
+          if (off) { input.setAttribute("aria-disabled", "true"); } else { input.removeAttribute("aria-disabled"); }
+          input.querySelectorAll("input").forEach(function (b) { b.disabled = off; });
+        },
       });
-      input.abGet = function () { return c.values[parseInt(input.value, 10)]; };
     } else if (c.kind === "toggle") {
       input = make("input", {type: "checkbox", id: id, name: c.name});
       input.checked = !!c.default;
       input.abGet = function () { return input.checked; };
+      input.abSet = function (v) { input.checked = !!v; };
     } else if (c.kind === "text") {
-      input = make("input", {type: "text", id: id, name: c.name, maxlength: c.maxlength || 500,
-                             placeholder: c.placeholder || "", autocomplete: "off", spellcheck: "false"});
+      // no maxlength: a text over the lab's limit gets the state module's message, not a
+      // silent cut
+      input = make("input", {type: "text", id: id, name: c.name, placeholder: c.placeholder || "",
+                             autocomplete: "off", spellcheck: "false"});
+      if (c.suggestions && c.suggestions.length) {  // the book's sentences, one click away
+        input.setAttribute("list", id + "-list");
+        var list = make("datalist", {id: id + "-list"});
+        [c.default].concat(c.suggestions).forEach(function (t) { list.appendChild(make("option", {value: t})); });
+        wrap.appendChild(list);
+      }
       input.value = c.default;
       input.abGet = function () { return input.value; };
+      input.abSet = function (v) { input.value = v; };
     } else {
       throw new Error("the browser lab has no " + c.kind + " control (" + c.name + ")");
     }
@@ -407,12 +575,33 @@
         input.setAttribute("aria-valuetext", shown);
       }
     };
+    wrap.appendChild(input);
+    if (out) {
+      wrap.appendChild(document.createTextNode(" "));
+      wrap.appendChild(out);
+    }
     if (c.hint) {
       var hint = make("span", {id: id + "-hint", "class": "ab-explorer-hint"}, "(" + c.hint + ")");
       hint.hidden = true;
       wrap.appendChild(hint);
     }
     return {element: wrap, input: input};
+  }
+
+  /** Offer `options` on a listed control, as the live lab re-offers them: a selection takes
+   *  every choice; a drop-down keeps its value if offered, else the largest value below it,
+   *  else the first. Returns whether the choices changed. */
+  function reoffer(c, input, options) {
+    if (sameOptions(input.abOptions, options)) { return false; }
+    var old = input.abGet(), values = options.map(function (o) { return o[1]; });
+    input.abOffer(options);
+    if (c.kind === "multi") {
+      input.abSet(values);
+    } else if (values.indexOf(old) < 0) {
+      var below = values.filter(function (v) { return typeof v === "number" && v <= old; });
+      input.abSet(below.length ? Math.max.apply(null, below) : values[0]);
+    }
+    return true;
   }
 
   var OPS = {
@@ -476,11 +665,16 @@
     figure.appendChild(canvas);
     var scratch = document.createElement("canvas");
     var lab = {element: el, declaration: decl, module: module, canvas: canvas, controls: controls,
-               pending: false, inputTime: null, state: null, spec: null, draws: 0};
+               pending: false, inputTime: null, state: null, spec: null, draws: 0, ticket: 0};
 
     function values() {
       var v = {};
-      decl.controls.forEach(function (c, i) { v[c.name] = controls[i].abGet(); });
+      decl.controls.forEach(function (c, i) {
+        if (c.dependent && module.choices) {  // its choices follow the controls before it
+          reoffer(c, controls[i], module.choices(c.name, v));
+        }
+        v[c.name] = controls[i].abGet();
+      });
       return v;
     }
 
@@ -493,6 +687,32 @@
       if (lab.spec) { drawFigure(canvas, lab.spec, width(), theme(el), scratch); }
     }
 
+    function showError(err) {  // a clear message, and the last good picture stays
+      caption.textContent = "";
+      caption.appendChild(readoutElement(
+        {lines: [], notes: [{level: "error", text: String(err && err.message || err)}]}, decl.note_styles));
+    }
+
+    function show(st, v) {
+      lab.state = st;
+      lab.values = v;
+      lab.spec = module.figure(st);
+      redraw();
+      canvas.setAttribute("aria-label", module.alt(st));
+      if (module.readoutHtml) {
+        // the scene's readout as Python writes it: every reader-typed text escaped
+        // (tests/test_web_states.py checks it equal to Python's, markup included)
+        caption.innerHTML = module.readoutHtml(st);
+      } else {
+        caption.textContent = "";
+        caption.appendChild(readoutElement(module.readout(st), decl.note_styles));
+      }
+      if (download) { download.disabled = false; }
+    }
+
+    /** Compute and draw the state of the controls' values. A module may answer with a
+     *  Promise (a model run elsewhere): then this returns it, and an answer that a newer
+     *  update made stale is dropped. */
     function update() {
       var v = values();
       decl.controls.forEach(function (c, i) {
@@ -501,22 +721,28 @@
         if (hint) { hint.hidden = on; }
         controls[i].abShow(v[c.name]);
       });
-      var st;
+      var ticket = ++lab.ticket, st;
       try {
         st = module.state(v);
-      } catch (err) {  // a clear message, and the last good picture stays
-        caption.textContent = "";
-        caption.appendChild(readoutElement(
-          {lines: [], notes: [{level: "error", text: String(err.message || err)}]}, decl.note_styles));
-        return;
+      } catch (err) {
+        showError(err);
+        return null;
       }
-      lab.state = st;
-      lab.values = v;
-      lab.spec = module.figure(st);
-      redraw();
-      canvas.setAttribute("aria-label", module.alt(st));
-      caption.textContent = "";
-      caption.appendChild(readoutElement(module.readout(st), decl.note_styles));
+      if (st && typeof st.then === "function") {
+        return st.then(function (done) { if (ticket === lab.ticket) { show(done, v); } },
+                       function (err) { if (ticket === lab.ticket) { showError(err); } });
+      }
+      show(st, v);
+      return null;
+    }
+
+    /** Set control `name` to `value` as a reader would (the input shows it, then "input"). */
+    function set(name, value) {
+      var i = decl.controls.findIndex(function (c) { return c.name === name; });
+      if (i < 0) { throw new Error("no control " + name); }
+      values();  // dependent choices offered for the values now
+      controls[i].abSet(value);
+      controls[i].dispatchEvent(new Event("input", {bubbles: true}));
     }
 
     function schedule(event) {
@@ -527,12 +753,36 @@
         var frame = performance.now(), t0 = lab.inputTime;
         lab.pending = false;
         lab.inputTime = null;
-        update();
-        lab.draws += 1;
-        // times (performance.now()): the input event, the frame's start, the draw's end
-        el.dispatchEvent(new CustomEvent("ab-lab-drawn",
-                                         {detail: {input: t0, frame: frame, drawn: performance.now()}}));
+        function drawn() {
+          lab.draws += 1;
+          // times (performance.now()): the input event, the frame's start, the draw's end
+          el.dispatchEvent(new CustomEvent("ab-lab-drawn",
+                                           {detail: {input: t0, frame: frame, drawn: performance.now()}}));
+        }
+        var later = update();
+        if (later) { later.then(drawn); } else { drawn(); }
       });
+    }
+
+    // the numbers shown, as JSON: a file the reader keeps (no request: a Blob made here)
+    var download = null;
+    if (module.numbers) {
+      download = make("button", {type: "button", "class": "ab-download"}, "Download the numbers (JSON)");
+      download.disabled = true;
+      download.addEventListener("click", function () {
+        var blob = new Blob([JSON.stringify(module.numbers(lab.state), null, 1)], {type: "application/json"});
+        var a = make("a", {href: URL.createObjectURL(blob), download: decl.name + ".json"});
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function () { URL.revokeObjectURL(a.href); }, 0);
+      });
+      el.querySelector(".ab-explorer-controls").appendChild(download);
+    }
+    if (module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
+      var extra = make("div", {"class": "ab-lab-extra"});
+      el.querySelector(".ab-explorer-controls").appendChild(extra);
+      module.mountExtra(lab, extra);
     }
 
     controls.forEach(function (input) {
@@ -541,6 +791,7 @@
     });
     lab.update = update;
     lab.redraw = redraw;
+    lab.set = set;
     lab.values = values();
     // the column's width and the theme's mode change the drawing, not the state
     var resized = null;

@@ -279,7 +279,7 @@
   function figure(st) {
     var s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
     for (var i = 0; i < st.h; i++) {
-      panels.push({kind: "heatmap", title: "head " + i + (st.on[i] ? "" : " (off)"),
+      panels.push({kind: "heatmap", title: "head " + i + (st.on[i] ? "" : " (off)"), faded: !st.on[i],
                    data: st.weights.subarray(i * s * s, (i + 1) * s * s), rows: s, cols: s, extent: [s, s],
                    cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i",
                    colorbar: "attention weight", rowLabels: st.tokens, colLabels: st.tokens});
@@ -295,11 +295,22 @@
     return {columns: Math.min(4, panels.length), panels: panels};
   }
 
+  /** The choices that follow other controls, as the scene's options_for: the head counts
+   *  that divide d, and the heads of h. */
+  function choices(name, values) {
+    if (name === "h") { return headChoices(values.d).map(function (h) { return [String(h), h]; }); }
+    if (name === "heads_on") {
+      return Array.from({length: values.h}, function (_, i) { return ["head " + i, i]; });
+    }
+    return null;
+  }
+
   return {
     MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
     headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
     parameters: parameters, sinusoidalEncoding: sinusoidalEncoding, state: state,
     readoutHtml: readoutHtml, alt: alt, positionsHtml: positionsHtml, tracerHtml: tracerHtml,
+    choices: choices,
     numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,
   };
 });

@@ -253,6 +253,21 @@
 
   /** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
    *  rotation check as lines (the four panels of plots.positional.PositionalView). */
+  function rowsOf(a, n, m) {  // (n*m) -> n rows of m numbers
+    var out = [];
+    for (var i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
+    return out;
+  }
+
+  /** The numbers the lab shows, for download: its main matrix PE (s, d) as `weights` (no
+   *  tokens here: positions), the similarity (s, s), the wavelengths and the rotation check. */
+  function numbers(st) {
+    return {lab: "positional", s: st.s, d: st.d, base: st.base, k: st.k, tokens: [],
+            weights: rowsOf(st.pe, st.s, st.d), similarity: rowsOf(st.similarity, st.s, st.s),
+            wavelengths: Array.from(st.wavelengths), p: st.p, shifted: Array.from(st.shifted),
+            rotated: Array.from(st.rotated), max_error: st.maxError};
+  }
+
   function figure(st) {
     var s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
     var every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" :
@@ -293,6 +308,6 @@
   return {
     BASE_CHOICES: BASE_CHOICES, K_RANGE: K_RANGE, MAX_IMAGE_SIDE: MAX_IMAGE_SIDE,
     imageStride: imageStride, frequencies: frequencies, state: state, readout: readout,
-    alt: alt, figure: figure,
+    alt: alt, figure: figure, numbers: numbers,
   };
 });

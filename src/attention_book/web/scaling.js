@@ -168,6 +168,7 @@
         [un[c[0]], sc[c[0]]].forEach(function (a) { for (var i = 0; i < a.length; i++) { hi = Math.max(hi, a[i]); } });
         return {kind: "lines", title: c[1], xlabel: "log2 d_k (d_k = 1 .. 512)", ylabel: c[2],
                 n: SCALING_DKS.length, ylim: [0, hi * 1.05], zero: true,
+                marker: SCALING_DKS.indexOf(st.d_k),  // the d_k chosen
                 lines: [
                   {label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1.0 : 2.4, y: un[c[0]]},
                   {label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1.0, y: sc[c[0]]},

@@ -1,0 +1,226 @@
+"""Every lab that computes in the reader's browser, driven as a reader drives it (issue 17).
+
+For each scene with a state module (``Scene.web``), on a page opened as ``file://`` in
+chromium (the lab's scripts inlined, as ``controls.web.standalone_html`` writes it) and in the
+built book (over http and as ``file://``):
+
+- every control is set to every value the live lab accepts (long ranges sampled; a control
+  whose choices follow other controls, to every choice it offers then), through the page's
+  own input events; each change draws the state the scene's Python state function gives for
+  the values the page shows: the alt text equal, the readout's text equal (the very HTML
+  Python writes), the picture changed when an active control moved;
+- every text control takes a sentence that appears nowhere in the book, an empty text, a
+  text over the lab's limit and markup, which stays text (no element, nothing run);
+- the numbers shown download as JSON with ``tokens`` and the weights (or main matrix);
+- no request leaves the page's own files, and no console error.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from attention_book.controls import web_lab
+from attention_book.controls.web import standalone_html
+from attention_book.scenes import SCENES
+from attention_book.scenes.core import MAX_WIDGET_TOKENS
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+BROWSER_LABS = sorted(name for name, scene in SCENES.items() if scene.web)
+#: sentences a reader might type: none of them appears in the book
+NOVEL = "a quokka juggles seven lanterns beside the quiet fjord"
+MARKUP = "<b>x</b><script>document.title='ran'</script><img src=x onerror=\"document.title='ran'\">"
+LONG = " ".join(f"w{i}" for i in range(MAX_WIDGET_TOKENS + 9))  # over every lab's token limit
+TYPED = (NOVEL, "", LONG, MARKUP)
+NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
+
+# Set control `name` to each of `values` as a reader would, wait for each drawing, and
+# record what the lab shows. A value of null: every choice the control offers at that time.
+MOVE_JS = r"""async ([labId, name, values]) => {
+  const el = document.getElementById(labId), lab = el.abLab;
+  const index = lab.declaration.controls.findIndex(c => c.name === name);
+  function pixels() {  // a fingerprint of the canvas's pixels
+    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let h1 = 0, h2 = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
+      h2 = (h2 + d[i] * (i % 65521)) | 0;
+    }
+    return h1 + ":" + h2;
+  }
+  if (values === null) { values = lab.controls[index].abOptions.map(o => o[1]); }
+  const seen = [];
+  for (const value of values) {
+    const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
+    lab.set(name, value);
+    await drawn;
+    const caption = el.querySelector(".ab-explorer-caption");
+    seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
+               caption: caption.textContent, pixels: pixels(),
+               disabled: !!lab.controls[index].disabled,
+               elements: caption.querySelectorAll("script, img, b > b, iframe").length});
+  }
+  return seen;
+}"""
+
+# The text of an HTML fragment, as the page parses it (to compare Python's readout with the
+# page's caption, whitespace folded).
+TEXT_OF_JS = """(fragments) => fragments.map(h => {
+  const t = document.createElement("template"); t.innerHTML = h;
+  return t.content.textContent; })"""
+
+
+def fold(text: str) -> str:
+    return NOISE.sub("#", " ".join(text.split()))
+
+
+def values_to_try(scene, control) -> list | None:
+    """What to set ``control`` to; None: every choice the page offers at that time."""
+    if control.kind == "text":
+        return [*dict.fromkeys([*control.explore, *TYPED]), control.default]
+    if control.kind == "multi":  # subsets of what it offers at the defaults
+        options = control.options_for(scene.defaults) if control.options_for else control.options
+        values = [v for _, v in options]
+        return [values[:1], [], values[1:], list(control.default)]
+    if control.options_for is not None:
+        return None
+    values = list(control.values)
+    if len(values) > 16:  # the ends and 12 between, drawn once
+        rng = np.random.default_rng(len(values))
+        values = [values[0], *sorted(rng.choice(values[1:-1], 12, replace=False).tolist()),
+                  values[-1]]
+    return [*values, control.default]
+
+
+def python_view(scene, shown: dict):
+    """(alt, readout HTML) that Python gives for the values the page shows, or the error."""
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in shown.items()}
+    try:
+        state = scene.compute(scene.values(**values))
+    except ValueError as err:
+        return None, str(err)
+    return scene.alt(state), scene.readout(state)
+
+
+def drive(page, lab_id: str, scene, controls=None) -> int:
+    """Move every control (or those named) through its values from the defaults; check each
+    drawing against Python. Returns the number of changes checked."""
+    checked = 0
+    for control in scene.controls:
+        if controls is not None and control.name not in controls:
+            continue
+        rows = page.evaluate(MOVE_JS, [lab_id, control.name, values_to_try(scene, control)])
+        expected = [python_view(scene, row["values"]) for row in rows]
+        texts = page.evaluate(TEXT_OF_JS, [readout for _, readout in expected])
+        pictures = set()
+        for row, (alt, readout), text in zip(rows, expected, texts, strict=True):
+            where = (scene.name, control.name, row["value"])
+            if alt is None:  # Python refuses these values: the page says why
+                assert readout in row["caption"], (where, readout, row["caption"])
+                continue
+            if control.kind != "multi" and row["value"] is not None and (
+                    control.options_for is None):
+                assert row["values"][control.name] == row["value"], where
+            assert fold(row["alt"]) == fold(alt), (where, row["alt"], alt)
+            assert fold(row["caption"]) == fold(text), (where, row["caption"], text)
+            assert row["elements"] == 0, where  # reader text never became markup
+            if not row["disabled"]:
+                pictures.add(row["pixels"])
+            checked += 1
+        if not all(r["disabled"] for r in rows) and len(rows) > 1:
+            assert len(pictures) >= 2, (scene.name, control.name, "the picture never changed")
+    return checked
+
+
+def check_download(page, lab_id: str) -> dict:
+    """Click the lab's download button: the file is the numbers shown, as JSON."""
+    with page.expect_download() as info:
+        page.click(f"#{lab_id} button.ab-download")
+    data = json.loads(open(info.value.path(), encoding="utf-8").read())
+    shown = page.evaluate(
+        "([id]) => { const lab = document.getElementById(id).abLab;"
+        " return JSON.parse(JSON.stringify(lab.module.numbers(lab.state))); }", [lab_id])
+    assert data == shown and isinstance(data, dict)
+    return data
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("labs")
+    out = {}
+    for name in BROWSER_LABS:
+        path = folder / f"{name}.html"
+        path.write_text(standalone_html(web_lab(name), title=name), encoding="utf-8")
+        out[name] = path
+    return out
+
+
+@pytest.mark.parametrize("name", BROWSER_LABS)
+def test_every_control_of_every_lab_draws_pythons_state(browser, pages, name):
+    from conftest import PageWatch
+
+    scene = SCENES[name]
+    watch = PageWatch(browser, width=1100)
+    page = watch.open(pages[name].as_uri())
+    lab_id = page.locator(".ab-lab").get_attribute("id")
+    page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+    assert page.is_visible(f"#{lab_id}-controls")
+    checked = drive(page, lab_id, scene)
+    assert checked >= 2 * len(scene.controls)
+    for control in scene.controls:  # labelled controls: a label names every input
+        if control.kind != "multi":
+            assert page.locator(f"#{lab_id} label", has_text=control.label).count() >= 1
+    data = check_download(page, lab_id)
+    assert data and ("tokens" in data or name in ("positional", "scaling")), sorted(data)
+    assert page.title() == name  # nothing typed ran
+    assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
+        watch.console_errors, watch.outside, watch.failed)
+    assert all(u.startswith(("file:", "blob:", "data:")) for u in watch.requested), watch.requested
+    watch.close()
+
+
+def chapter_labs() -> dict:
+    """Built page -> the browser labs it shows (read off the chapters' ``lab("...")`` calls)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "chapters"
+    out = {}
+    for nb in sorted(root.glob("*.ipynb")):
+        names = re.findall(r'lab\(\\?"(\w+)\\?"', nb.read_text(encoding="utf-8"))
+        names = [n for n in dict.fromkeys(names) if n in BROWSER_LABS]
+        if names:
+            out[f"chapters/{nb.stem}.html"] = names
+    return out
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book, how):
+    """In the built book, every lab whose scene has a state module computes in the page:
+    its controls answer a novel sentence and a few values with Python's state; nothing is
+    fetched from outside; the scripts come from the site."""
+    from conftest import PageWatch
+
+    found = chapter_labs()
+    assert sorted({n for names in found.values() for n in names}) == BROWSER_LABS
+    for rel, names in found.items():
+        url = f"{site}/{rel}" if how == "http" else (built_book / rel).as_uri()
+        watch = PageWatch(browser)
+        page = watch.open(url)
+        for name in names:
+            scene = SCENES[name]
+            labs = page.locator(f".ab-lab[data-ab-lab={name}]")
+            assert labs.count() >= 1, (rel, name)
+            lab_id = labs.first.get_attribute("id")
+            page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+            texts = [c.name for c in scene.controls if c.kind == "text"][:1]
+            others = [c.name for c in scene.controls if c.kind != "text"][:2]
+            assert drive(page, lab_id, scene, controls=texts + others) >= 2, (rel, name)
+        sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
+                                ".filter(s => s && s.includes('ab-web/'))")
+        assert sources and all(s.split("?")[0].endswith(".js") for s in sources), sources
+        assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
+            rel, watch.console_errors, watch.outside, watch.failed)
+        watch.close()
