@@ -1,12 +1,14 @@
 """What a reader of the HTML book feels when a lab computes in the browser: from a control's
 input event to the frame that shows the new state, per control, in headless chromium.
 
-The lab (chapter 2's, ``web/positional.js`` drawn by ``web/lab.js``) is opened as a page of
-its own (``controls.web.standalone_html``: the same element and scripts the book serves) or,
-with ``--site DIR``, in the built book over http. For every control, at the default state
-and at the largest state (s = 512, d = 512), the page changes the control ``--repeats``
-times (forward and back, each input at a random moment within a frame, the next one only
-after the last was painted) and records with ``performance.now()``:
+Every lab whose scene has a state module (``Scene.web``; drawn by ``web/lab.js``), or those
+named with ``--labs``, is opened as a page of its own (``controls.web.standalone_html``: the
+same element and scripts the book serves) or, with ``--site DIR``, in the built book over
+http. For every control, at the default state and at the lab's largest state (:data:`LARGEST`:
+the most tokens it shows, the widest d), the page changes the control ``--repeats`` times
+(between two values, forward and back; a text between two sentences; each input at a random
+moment within a frame, the next one only after the last was painted) and records with
+``performance.now()``:
 
 * ``input``: in the control's ``input`` listener (lab.js's own);
 * ``drawn``: at the end of the lab's ``requestAnimationFrame`` callback that computed the
@@ -21,7 +23,8 @@ machine is shared, so the load average is printed before and after.
 
 Usage::
 
-    python benchmarks/browser_lab.py [--repeats 20] [--site _build/html] [--json]
+    python benchmarks/browser_lab.py [--labs positional attention] [--repeats 20]
+                                     [--site _build/html] [--json]
 """
 
 from __future__ import annotations
@@ -49,46 +52,68 @@ from attention_book.scenes import SCENES  # noqa: E402
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
-LARGEST = {"s": 512, "d": 512}
+WORDS = "the cat saw the dog near a river and the weather is lovely today so we".split()
 
-# In the page: set the lab to `start`, then change control `index` between two values
-# `repeats` times; each change fires "input" at a random moment of a frame and waits until
-# the frame after the draw.
-TIME_JS = r"""async ([labId, index, start, pair, repeats]) => {
-  const el = document.getElementById(labId), lab = el.abLab, decl = lab.declaration;
+
+def sentence(n: int) -> str:
+    """A sentence of ``n`` words of the book's vocabulary."""
+    return " ".join(WORDS[i % len(WORDS)] for i in range(n))
+
+
+#: Each lab's largest state: the most tokens it shows, the widest model.
+LARGEST = {
+    "positional": {"s": 512, "d": 512},
+    "embedding": {"text": sentence(32), "d": 64},
+    "scaling": {"d_k": 512},
+    "attention": {"text": sentence(128), "mode": "cross", "kv_text": sentence(128), "d_k": 64},
+    "multihead": {"text": sentence(32), "d": 64, "h": 16, "heads_on": list(range(16)),
+                  "positional": True},
+    "permutation": {"text": sentence(128), "pe": True, "causal": True},
+    "masking": {"text": sentence(32), "kind": "band", "lower": 16, "upper": 16},
+    "block": {"text": sentence(32), "depth": 12},
+    "training": {"task": "induction", "induction_input": " ".join(str(i % 32) for i in range(24))},
+}
+
+# In the page: set the lab to `start`, then change control `name` between the two values of
+# `pair` `repeats` times; each change fires "input" at a random moment of a frame and waits
+# until the frame after the draw.
+TIME_JS = r"""async ([labId, name, start, pair, repeats]) => {
+  const el = document.getElementById(labId), lab = el.abLab;
   const frame = () => new Promise(r => requestAnimationFrame(r));
-  function set(i, value) {
-    const c = decl.controls[i], input = lab.controls[i];
-    input.value = String(c.range ? value : c.values.indexOf(value));
-    input.dispatchEvent(new Event("input", {bubbles: true}));
-  }
-  async function change(i, value) {
+  async function change(control, value) {
     const drawn = new Promise(r => el.addEventListener("ab-lab-drawn", e => r(e.detail), {once: true}));
-    set(i, value);
+    lab.set(control, value);
     const d = await drawn;
     await frame();
     return {input: d.input, drawn: d.drawn, work: d.drawn - d.frame, painted: performance.now()};
   }
-  for (const [name, value] of Object.entries(start)) {
-    const i = decl.controls.findIndex(c => c.name === name);
-    await change(i, value);
-  }
-  await change(index, pair[1]);  // warm-up, forward and back
-  await change(index, pair[0]);
+  for (const [control, value] of Object.entries(start)) { await change(control, value); }
+  await change(name, pair[1]);  // warm-up, forward and back
+  await change(name, pair[0]);
   const rows = [];
   for (let n = 0; n < repeats; n++) {
     await new Promise(r => setTimeout(r, Math.random() * 16));
-    const t = await change(index, pair[(n + 1) % 2]);
+    const t = await change(name, pair[(n + 1) % 2]);
     rows.push({drawn: t.drawn - t.input, painted: t.painted - t.input, work: t.work});
   }
   return rows;
 }"""
 
 
-def pair_for(control, start: dict) -> tuple:
-    """Two values of ``control``: where ``start`` has it, and a neighbour."""
-    values = list(control.values)
-    at = values.index(start.get(control.name, control.default))
+def pair_for(scene, control, start: dict) -> tuple:
+    """Two values of ``control`` to move between: where ``start`` has it and a neighbour (a
+    text: that text and one word more; a selection: all but the last, and all)."""
+    at_start = start.get(control.name, control.default)
+    if control.kind == "text":
+        return (at_start, at_start + " again")
+    if control.kind == "multi":
+        every = list(start.get(control.name, control.default))
+        return (every[:-1] or every, every)
+    if control.options_for is not None:  # the choices follow other controls: the first two
+        values = [v for _, v in control.options_for({**scene.defaults, **start})]
+    else:
+        values = list(control.values)
+    at = values.index(at_start) if at_start in values else 0
     return (values[at], values[at - 1] if at == len(values) - 1 else values[at + 1])
 
 
@@ -102,43 +127,53 @@ def serve(folder: Path):
     return server
 
 
-def measure(repeats: int = 20, site: Path | None = None) -> list[dict]:
-    scene = SCENES["positional"]
-    server = None
-    with tempfile.TemporaryDirectory() as tmp:
-        if site is None:
-            page_file = Path(tmp) / "positional.html"
-            page_file.write_text(standalone_html(web_lab("positional")), encoding="utf-8")
-            url = page_file.as_uri()
-        else:
-            server = serve(site)
-            url = f"http://127.0.0.1:{server.server_address[1]}/chapters/02_positional_encoding.html"
-        rows = []
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+def chapter_of(name: str, site: Path) -> str:
+    """The built page that shows lab ``name``."""
+    for page in sorted((site / "chapters").glob("*.html")):
+        if f'data-ab-lab="{name}"' in page.read_text(encoding="utf-8"):
+            return f"chapters/{page.name}"
+    raise SystemExit(f"no built page shows the lab {name!r} in {site}")
+
+
+def measure(labs, repeats: int = 20, site: Path | None = None) -> list[dict]:
+    server = serve(site) if site is not None else None
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        for name in labs:
+            scene = SCENES[name]
+            if site is None:
+                page_file = Path(tmp) / f"{name}.html"
+                page_file.write_text(standalone_html(web_lab(name)), encoding="utf-8")
+                url = page_file.as_uri()
+            else:
+                url = f"http://127.0.0.1:{server.server_address[1]}/{chapter_of(name, site)}"
             page = browser.new_page(viewport={"width": 1280, "height": 900},
                                     device_scale_factor=2)
             page.goto(url)
-            lab_id = page.locator(".ab-lab[data-ab-lab=positional]").get_attribute("id")
+            lab_id = page.locator(f".ab-lab[data-ab-lab={name}]").first.get_attribute("id")
             page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
-            for where, start in (("default", dict(scene.defaults)),
-                                 ("largest", {**scene.defaults, **LARGEST})):
-                for index, control in enumerate(scene.controls):
-                    if control.name in LARGEST and where == "largest":
-                        # move the size control down from the largest state and back
-                        pair = (LARGEST[control.name], LARGEST[control.name] - control.values[1]
-                                + control.values[0])
+            largest = LARGEST.get(name, {})
+            for where, start in (("default", {}), ("largest", largest)):
+                for control in scene.controls:
+                    if control.name in largest and control.kind in ("slider", "choice") and (
+                            control.options_for is None):
+                        values = list(control.values)  # down from the largest and back
+                        at = values.index(largest[control.name])
+                        pair = (values[at], values[at - 1] if at else values[1])
                     else:
-                        pair = pair_for(control, start)
-                    times = page.evaluate(TIME_JS, [lab_id, index, start, list(pair), repeats])
-                    row = {"state": where, "control": control.name, "values": list(pair),
-                           "n": len(times)}
+                        pair = pair_for(scene, control, start)
+                    times = page.evaluate(TIME_JS, [lab_id, control.name, start, list(pair),
+                                                    repeats])
+                    row = {"lab": name, "state": where, "control": control.name,
+                           "values": [str(v)[:12] for v in pair], "n": len(times)}
                     for key in ("drawn", "painted", "work"):
                         series = [t[key] for t in times]
                         row[f"{key}_median_ms"] = round(statistics.median(series), 2)
                         row[f"{key}_max_ms"] = round(max(series), 2)
                     rows.append(row)
-            browser.close()
+            page.close()
+        browser.close()
     if server is not None:
         server.shutdown()
     return rows
@@ -146,24 +181,26 @@ def measure(repeats: int = 20, site: Path | None = None) -> list[dict]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--labs", nargs="*", help="scene names (default: every browser lab)")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--site", type=Path, help="a built book's _build/html")
     parser.add_argument("--json", action="store_true", help="one JSON object a row")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
-    rows = measure(args.repeats, args.site)
+    labs = args.labs or [name for name, scene in SCENES.items() if scene.web]
+    rows = measure(labs, args.repeats, args.site)
     if args.json:
         for row in rows:
             print(json.dumps(row))
         return 0
-    print(f"chapter 2's lab in chromium, {args.repeats} changes a control "
+    print(f"{len(labs)} labs in chromium, {args.repeats} changes a control "
           f"(load {load:.2f} -> {os.getloadavg()[0]:.2f})")
-    print(f"{'state':8} {'control':8} {'values':>12} | {'input->drawn':>18} | "
+    print(f"{'lab':12} {'state':8} {'control':15} | {'input->drawn':>18} | "
           f"{'input->painted':>18} | {'work in frame':>18}")
-    print(f"{'':8} {'':8} {'':>12} | {'median':>8} {'max':>9} | {'median':>8} {'max':>9} | "
+    print(f"{'':12} {'':8} {'':15} | {'median':>8} {'max':>9} | {'median':>8} {'max':>9} | "
           f"{'median':>8} {'max':>9}")
     for r in rows:
-        print(f"{r['state']:8} {r['control']:8} {str(r['values']):>12} | "
+        print(f"{r['lab']:12} {r['state']:8} {r['control']:15} | "
               f"{r['drawn_median_ms']:8.1f} {r['drawn_max_ms']:9.1f} | "
               f"{r['painted_median_ms']:8.1f} {r['painted_max_ms']:9.1f} | "
               f"{r['work_median_ms']:8.1f} {r['work_max_ms']:9.1f}")
