@@ -96,9 +96,11 @@
   // ------------------------------------------------------------------ the random blocks
 
   var stacks = core.cache();  // seed -> MAX_DEPTH blocks (scenes.block._stack's lru_cache)
+  var drawn = 0;              // blocks drawn so far (the tests check that the cache works)
 
   /** EncoderBlock.from_seed(8, 2, seed=seed_i, bias=True)'s parameters. */
   function drawBlock(seed_i) {
+    drawn++;
     var g = rng.defaultRng(seed_i), std = 1.0 / Math.sqrt(BLOCK_D), W = [], b = [], i;
     for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, BLOCK_D * BLOCK_D)); }  // (d, d) each
     for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, BLOCK_D)); }            // (d,) each
@@ -459,7 +461,8 @@
     BLOCK_D: BLOCK_D, BLOCK_H: BLOCK_H, D_FF: D_FF, MAX_DEPTH: MAX_DEPTH, MAX_SEED: MAX_SEED,
     BLOCK_SENTENCES: BLOCK_SENTENCES, LN_LABELS: LN_LABELS, LN_COLORS: LN_COLORS,
     NORM_LIMITS: NORM_LIMITS, NORM_TICKS: NORM_TICKS, N_PARAMETERS: N_PARAMETERS,
-    stack: stack, blockTrace: blockTrace, sinusoidalEncoding: sinusoidalEncoding,
+    stack: stack, blocksDrawn: function () { return drawn; }, blockTrace: blockTrace,
+    sinusoidalEncoding: sinusoidalEncoding,
     state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
   };
 });
