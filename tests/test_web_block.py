@@ -172,7 +172,9 @@ process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "ut
         assert lines["xs"] == [i / 2 for i in range(2 * st.depth + 1)]
         labels = [line["label"] for line in lines["lines"]]
         if st.s:
-            assert labels == [LN_LABELS[False], LN_LABELS[True], "\u221ad"], v
+            # LN_LABELS shortened to fit a third of the figure: "post-LN (BERT)"
+            assert labels == [LN_LABELS[False].replace("the paper, ", ""), LN_LABELS[True],
+                              "\u221ad"], v
             for line, nf in zip(lines["lines"], (False, True)):
                 assert line["color"] == plots_block.LN_COLORS[nf]
                 assert line["width"] == (2.4 if nf == st.norm_first else 1.0)

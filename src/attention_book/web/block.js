@@ -50,6 +50,8 @@
   var NORM_TICKS = [0.25, 1.0, 4.0, 16.0, 64.0];
   var LN_COLORS = {false: "#00204c", true: "#c9a227"};
   var LN_DARK = {false: "#8fb3e8", true: "#e8c547"};
+  // the legend's names: LN_LABELS shortened, as a panel is a third of the figure's width
+  var LN_SHORT = {false: "post-LN (BERT)", true: "pre-LN (GPT-2)"};
   // one block: 12 d^2 + 13 d learned numbers (attention 4 d^2 + 4 d, FFN 8 d^2 + 5 d, norms 4 d)
   var N_PARAMETERS = 12 * BLOCK_D * BLOCK_D + 13 * BLOCK_D;
 
@@ -429,37 +431,39 @@
   /** The picture as panels for lab.js (plots.block.BlockView): the residual stream's norm
    *  after every sub-layer, post-LN and pre-LN, the chosen one thick, sqrt(d) thin (x = 0 the
    *  input, 2l - 1 after block l's attention, 2l after its feed-forward network; log y);
-   *  then one heatmap per layer of its weights averaged over the heads. */
+   *  then one heatmap per layer of its weights averaged over the heads. Two fields go beyond
+   *  lab.js's protocol today, harmless where it ignores them: the lines panel's `ylog` (a
+   *  log y axis, as the matplotlib view's) and a line's `dashed` (sqrt(d), dashed there). */
   function figure(st) {
     var L = st.depth, s = st.s, n = 2 * L + 1, xs = [], i;
-    for (i = 0; i < n; i++) { xs.push(i / 2); }  // in blocks: l.5 after block l + 1's attention
+    for (i = 0; i < n; i++) { xs.push(i / 2); }  // in blocks: block l's attention at l - 1/2, its FFN at l
     var lines = [];
     if (s) {
       [false, true].forEach(function (nf) {
         var chosen = nf === st.normFirst;
-        lines.push({label: LN_LABELS[nf], color: LN_COLORS[nf], dark: LN_DARK[nf],
+        lines.push({label: LN_SHORT[nf], color: LN_COLORS[nf], dark: LN_DARK[nf],
                     width: chosen ? 2.4 : 1.0, y: Array.from(nf ? st.normsPre : st.normsPost)});
       });
     }
     var flat = [];
     for (i = 0; i < n; i++) { flat.push(SQRT_D); }
     lines.push({label: "\u221ad", color: "#595959", dark: "#a6a6a6", width: 1.0, dashed: true, y: flat});
-    var panels = [{kind: "lines", title: "residual stream, L = " + L + ", residuals " + (st.residual ? "on" : "off"),
-                   xlabel: "after block l (half steps: after its attention)",
+    var panels = [{kind: "lines", title: "stream, L = " + L + ", residuals " + (st.residual ? "on" : "off"),
+                   xlabel: "after block l (\u00bd steps: attention)",
                    ylabel: "mean \u2016token\u2016 (log scale)", n: n, xs: xs, ylim: NORM_LIMITS.slice(),
                    ylog: true, yticks: NORM_TICKS.slice(), lines: lines}];
     for (var l = 0; l < L; l++) {
-      panels.push({kind: "heatmap", title: "layer " + (l + 1) + (l === 0 ? " : (L, s, s) = (" + L + ", " + s + ", " + s + ")" : ""),
+      panels.push({kind: "heatmap", title: "layer " + (l + 1) + (l === 0 ? " of (L, s, s) = (" + L + ", " + s + ", " + s + ")" : ""),
                    data: st.weights.subarray(l * s * s, (l + 1) * s * s), rows: s, cols: s,
                    extent: [s, s], cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i",
-                   colorbar: "attention weight (mean over heads)", rowLabels: st.tokens, colLabels: st.tokens});
+                   colorbar: "weight, mean of " + st.h + " heads", rowLabels: st.tokens, colLabels: st.tokens});
     }
     return {columns: Math.min(3, panels.length), panels: panels};
   }
 
   return {
     BLOCK_D: BLOCK_D, BLOCK_H: BLOCK_H, D_FF: D_FF, MAX_DEPTH: MAX_DEPTH, MAX_SEED: MAX_SEED,
-    BLOCK_SENTENCES: BLOCK_SENTENCES, LN_LABELS: LN_LABELS, LN_COLORS: LN_COLORS,
+    BLOCK_SENTENCES: BLOCK_SENTENCES, LN_LABELS: LN_LABELS, LN_SHORT: LN_SHORT, LN_COLORS: LN_COLORS,
     NORM_LIMITS: NORM_LIMITS, NORM_TICKS: NORM_TICKS, N_PARAMETERS: N_PARAMETERS,
     stack: stack, blocksDrawn: function () { return drawn; }, blockTrace: blockTrace,
     sinusoidalEncoding: sinusoidalEncoding,
