@@ -1,7 +1,7 @@
 """Time of one change in the labs whose state the reader's browser computes (issue 17).
 
 For each lab with a state module in ``src/attention_book/web/`` (embedding.js, attention.js,
-...), Node runs the state function, the readout's HTML and the alt text at the lab's
+..., block.js), Node runs the state function, the readout's HTML and the alt text at the lab's
 largest setting (the most tokens and the largest dimensions its controls offer) through
 ``tests/web_states_driver.js``, after a warm-up: the median wall time and the mean CPU
 time of ``--repeats`` runs with the caches warm (a change of text, query, temperature...)
@@ -63,6 +63,12 @@ CASES = [
     ("chapter 6 masking", "masking", "5 tokens, causal (the default)",
      {"text": "THE WEATHER IS LOVELY TODAY", "kind": "causal", "method": "before", "length": 3,
       "window": 2, "lower": 1, "upper": 1}),
+    ("chapter 7 block", "block", "32 tokens, depth 12, pre-LN, causal",
+     {"text": LONG, "norm_first": True, "residual": True, "depth": 12, "seed": 20,
+      "causal": True}),
+    ("chapter 7 block", "block", "5 tokens, depth 6, post-LN (the default)",
+     {"text": "THE WEATHER IS LOVELY TODAY", "norm_first": False, "residual": True,
+      "depth": 6, "seed": 0, "causal": False}),
     ("chapter 3 sqrt(d_k)", "scaling", "d_k = 512 (cold: its first visit)",
      {"d_k": 512, "scaled": True}),
     ("chapter 3 sqrt(d_k)", "scaling", "d_k = 64 (the default)", {"d_k": 64, "scaled": False}),

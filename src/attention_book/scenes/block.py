@@ -184,7 +184,11 @@ def block_alt_text(state: BlockState) -> str:
             f"{post[0]:.2f} to {post[-1]:.2f} (sqrt(d) = {np.sqrt(state.d):.2f}), pre-LN "
             f"from {pre[0]:.2f} to {pre[-1]:.2f} (largest {pre.max():.2f}); "
             f"{LN_LABELS[state.norm_first]} is highlighted. ")
-    peaks = state.weights.mean(axis=1).argmax(axis=1)  # (L, s, s) -> (L, s) -> (L,)
+    means = state.weights.mean(axis=1)  # (L, s, s) -> (L, s): each key's mean weight
+    # the first key within 1e-9 of the layer's largest: without residuals a deep stack
+    # attends uniformly (every key 1/s), and which key rounding puts on top depends on the
+    # BLAS (web/block.js, computing in the browser, makes the same choice)
+    peaks = (means >= means.max(axis=1, keepdims=True) - 1e-9).argmax(axis=1)  # (L,)
     text += (f"Right: {state.depth} heatmap(s) of {state.s} by {state.s} attention weights, "
              f"one per layer (mean over the {state.h} heads), for the tokens "
              f"{', '.join(state.tokens)}"
