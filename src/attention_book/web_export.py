@@ -63,8 +63,6 @@ FORMAT = 1
 INT8_GROUP = 64
 #: The version of ``pretrained-gallery.js``'s layout (web/pretrained.js checks it).
 GALLERY_FORMAT = 1
-#: The scores chapter 9's lab shows (scenes.pretrained.SCORE_LABELS), in display order.
-GALLERY_SCORES = ("previous", "next", "cls", "sep", "self", "spread")
 
 
 def quantize_int8(w, alpha: float = 0.5, group: int = 64
@@ -373,9 +371,10 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
 
     - ``tokenizer``: minilm.js's tokenizer spec, the vocabulary as one string of pieces
       joined by newlines (the lab tokenizes any text without the weights file);
-    - ``gallery``: the number of gallery sentences and each score of
-      :data:`GALLERY_SCORES` averaged over them, (n_layers * h) float64 in C order of
-      (layer, head), as :func:`~attention_book.pretrained.gallery_scores` gives them;
+    - ``gallery``: the number of gallery sentences and each head score
+      (:func:`attention_book.heads.head_scores`) averaged over them, (n_layers * h)
+      float64 in C order of (layer, head), as
+      :func:`~attention_book.pretrained.gallery_scores` gives them;
     - ``presets``: for each (label, text, query), the text's tokens and all 72 maps,
       :func:`~attention_book.pretrained.single_thread_attention` (the numbers the scene's
       state uses), base64 of float32 (n_layers, h, T, T) in C order;
@@ -450,7 +449,7 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
         "running_sentence": RUNNING_SENTENCE,
         "gallery": {"sentences": len(scores.sentences),
                     "mean": {name: [float(v) for v in means[name].ravel()]
-                             for name in GALLERY_SCORES}},
+                             for name in means}},
         "presets": stored,
     }
     body = json.dumps(gallery, ensure_ascii=True, separators=(",", ":"))
