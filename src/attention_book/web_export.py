@@ -48,6 +48,7 @@ __all__ = [
     "bert_char_tables",
     "char_tables_js",
     "write_char_tables",
+    "export_pretrained_gallery",
     "run_in_node",
 ]
 
@@ -60,6 +61,8 @@ END = "  // END GENERATED"
 FORMAT = 1
 #: Numbers of a row that share one int8 scale.
 INT8_GROUP = 64
+#: The version of ``pretrained-gallery.js``'s layout (web/pretrained.js checks it).
+GALLERY_FORMAT = 1
 
 
 def quantize_int8(w, alpha: float = 0.5, group: int = 64
@@ -354,16 +357,133 @@ def write_char_tables(js_path=MINILM_JS, tables: dict | None = None) -> bool:
     return new != text
 
 
+# ------------------------------------------------------------------ chapter 9's first view
+
+
+def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int = 128,
+                              model: MiniLM | None = None) -> dict:
+    """Write ``pretrained-gallery.js``: what chapter 9's browser lab shows before the
+    reader loads the model (``web/pretrained.js`` reads it).
+
+    A classic script setting ``AttentionBook.pretrainedGallery`` to
+    ``{format, model, weights, config, tokenizer, max_tokens, max_text_chars,
+    running_sentence, gallery, presets}``:
+
+    - ``tokenizer``: minilm.js's tokenizer spec, the vocabulary as one string of pieces
+      joined by newlines (the lab tokenizes any text without the weights file);
+    - ``gallery``: the number of gallery sentences and each head score
+      (:func:`attention_book.heads.head_scores`) averaged over them, (n_layers * h)
+      float64 in C order of (layer, head), as
+      :func:`~attention_book.pretrained.gallery_scores` gives them;
+    - ``presets``: for each (label, text, query), the text's tokens and all 72 maps,
+      :func:`~attention_book.pretrained.single_thread_attention` (the numbers the scene's
+      state uses), base64 of float32 (n_layers, h, T, T) in C order;
+    - ``weights``: ``{file, bytes, dtype}`` of ``weights_js`` (the size the lab's button
+      announces), or null when no weights file is given.
+
+    Deterministic: the same model and presets give the same bytes.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write (its folder must exist).
+    presets : sequence of (str, str, int)
+        (label, text, query), e.g. ``scenes.pretrained.PRETRAINED_PRESETS``; each text
+        must fit in ``max_tokens`` tokens.
+    weights_js : str or pathlib.Path, optional
+        The weights file written by :func:`export_browser_weights` beside it.
+    max_tokens : int
+        The lab's cap on tokens (``scenes.pretrained.MAX_PRETRAINED_TOKENS``).
+    model : MiniLM, optional
+        Default :meth:`MiniLM.load`.
+
+    Returns
+    -------
+    dict
+        ``bytes`` (the file's size) and ``presets`` (how many).
+    """
+    from .pretrained import gallery_scores, single_thread_attention
+    from .tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
+
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"the folder {path.parent} does not exist")
+    model = MiniLM.load() if model is None else model
+    weights = None
+    if weights_js is not None:
+        weights_js = Path(weights_js)
+        if not weights_js.is_file():
+            raise ValueError(f"no weights file at {weights_js}: write it first with "
+                             f"export_browser_weights")
+        with open(weights_js, encoding="ascii") as f:
+            head = f.read(4096)
+        dtype = head.split('"dtype":"', 1)[1].split('"', 1)[0] if '"dtype":"' in head else None
+        weights = {"file": weights_js.name, "bytes": weights_js.stat().st_size, "dtype": dtype}
+    spec = _tokenizer_spec(model.path)
+    if any("\n" in piece for piece in spec["vocab"]):
+        raise ValueError("a vocabulary piece holds a newline: it cannot be joined by newlines")
+    spec["vocab"] = "\n".join(spec["vocab"])
+    stored = []
+    for label, text, query in presets:
+        tokens = model.tokenize(text)
+        if len(tokens) > max_tokens:
+            raise ValueError(f"preset {label!r} is {len(tokens)} tokens long; the lab shows "
+                             f"at most {max_tokens}")
+        maps = np.asarray(single_thread_attention(text), dtype=np.float32)  # (L, h, T, T)
+        stored.append({"label": label, "text": text, "query": int(query), "tokens": tokens,
+                       "maps": _b64(maps)})
+    scores = gallery_scores()
+    means = scores.mean  # name -> (L, h) float64
+    cfg = model.config
+    gallery = {
+        "format": GALLERY_FORMAT,
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "license": model.license,
+        "weights": weights,
+        "config": {k: cfg[k] for k in (
+            "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+            "max_position_embeddings", "layer_norm_eps", "vocab_size", "hidden_act")},
+        "tokenizer": spec,
+        "max_tokens": int(max_tokens),
+        "max_text_chars": MAX_TEXT_CHARS,
+        "running_sentence": RUNNING_SENTENCE,
+        "gallery": {"sentences": len(scores.sentences),
+                    "mean": {name: [float(v) for v in means[name].ravel()]
+                             for name in means}},
+        "presets": stored,
+    }
+    body = json.dumps(gallery, ensure_ascii=True, separators=(",", ":"))
+    text = (
+        "/* pretrained-gallery.js: chapter 9's lab before the model is loaded (tokenizer, the "
+        "preset sentences' maps, the gallery's head scores); written by "
+        "attention_book.web_export.export_pretrained_gallery. */\n"
+        "(function (root) {\n"
+        "  root.AttentionBook = root.AttentionBook || {};\n"
+        f"  root.AttentionBook.pretrainedGallery = {body};\n"
+        '})(typeof globalThis !== "undefined" ? globalThis : this);\n'
+    )
+    path.write_text(text, "ascii")
+    return {"bytes": len(text), "presets": len(stored)}
+
+
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["tables"]:
         print("minilm.js", "updated" if write_char_tables() else "unchanged")
+        return 0
+    if argv[:1] == ["gallery"] and len(argv) in (2, 3):
+        from .scenes.pretrained import MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS  # the lab's
+
+        info = export_pretrained_gallery(argv[1], PRETRAINED_PRESETS, weights_js=(
+            argv[2] if len(argv) == 3 else None), max_tokens=MAX_PRETRAINED_TOKENS)
+        print(f"{argv[1]}: {info['bytes'] / 1e3:.0f} kB ({info['presets']} presets)")
         return 0
     if len(argv) in (1, 2) and not argv[0].startswith("-"):
         info = export_browser_weights(argv[0], *argv[1:])
         print(f"{argv[0]}: {info['bytes'] / 1e6:.1f} MB ({info['dtype']})")
         return 0
     print("usage: python -m attention_book.web_export tables\n"
-          "       python -m attention_book.web_export OUT.js [int8|float16|mixed|float32]")
+          "       python -m attention_book.web_export OUT.js [int8|float16|mixed|float32]\n"
+          "       python -m attention_book.web_export gallery OUT.js [WEIGHTS.js]")
     return 2
 
 

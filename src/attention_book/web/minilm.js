@@ -53,6 +53,9 @@
 (function (root, factory) {
   "use strict";
   var api = factory();
+  // The factory's own source builds a Web Worker from a Blob URL (pretrained.js): a page
+  // opened as file:// cannot start a worker from a script's URL.
+  api.factory = factory;
   if (typeof module === "object" && module && module.exports) {
     module.exports = api;
   } else {

@@ -1,0 +1,369 @@
+"""Chapter 9's lab in the browser (``src/attention_book/web/pretrained.js``) against the
+package's scene (``scenes/pretrained.py``).
+
+In Node, with ``pretrained-gallery.js`` (:func:`attention_book.web_export.export_pretrained_gallery`)
+and no model weights:
+
+- the preset sentences at every layer and head and several queries: the head's weights
+  within 1e-5 of ``pretrained_state``'s (they are its float32 numbers), the scores within
+  1e-12, the readout's HTML, the alt text and the downloaded numbers equal to Python's;
+- text that the lab refuses (empty, blank, control characters only, over-long, not a string)
+  and text cut to 128 tokens: the same tokens, notes, readout and alt text as Python;
+- any other sentence (held out: it appears nowhere in the book; unknown characters give
+  [UNK]): Python's tokens and the query's choices, a note saying how to load the model;
+- bad layer, head or query: Python's message.
+
+In chromium (slow), from a page opened as file:// with the scripts beside it: the button
+announces the weights file's size, loads the int8 file and starts the Web Worker; maps of
+held-out sentences within the int8 file's measured loss of Python's (tests/test_web_minilm.py:
+INT8_MAX_ABS); and a copy of the book without the weights file says how to get it back.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_book import web_export as W
+from attention_book.pretrained import single_thread_attention
+from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS,
+                                              pretrained_alt_text, pretrained_query_options,
+                                              pretrained_readout_html, pretrained_state,
+                                              read_pieces)
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB = ROOT / "src" / "attention_book" / "web"
+NODE = shutil.which("node")
+TOL = 1e-5
+#: tests/test_web_minilm.py's bound on the int8 file's loss (measured largest 0.032).
+INT8_MAX_ABS = 0.05
+INT8_MEAN_ABS = 0.001
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: these tests run "
+                                "web/pretrained.js in Node.js")
+
+#: Sentences that appear nowhere in the book, with markup, unknown characters and odd spacing.
+HELD_OUT = [
+    "My grandmother keeps her buttons in an old biscuit tin.",
+    "The pianist played the sonata from memory, without a single mistake.",
+    "pizza😀 is great, but 🫠 is not a word",
+    "<b>x</b><script>alert(1)</script>",
+    "Zebras eat 42 naïve cafés, don't they?",
+    "ΣΟΦΙΑΣ ΟΔΟΣ İstanbul ﬁne Straße",
+    "東京は日本の首都です。",
+    "hello[SEP]world [MASK]",
+    "  leading and trailing spaces  ",
+]
+#: Text the lab refuses or cuts.
+BAD_TEXT = ["", "   ", "\n\t", "\x1c\x1f", "\x00\u200b\ufeff", "\ue000\u0301", "\U000e0001\u200d",
+            "a" * 100_001, "😀" * 60_000, "the cat sat on the mat. " * 40, None, 42]
+
+DRIVER = r"""
+const path = require("path");
+const [web, galleryJs] = process.argv.slice(2);
+const P = require(path.join(web, "pretrained.js"));
+require(galleryJs);
+const b64 = (a) => Buffer.from(Float64Array.from(a).buffer).toString("base64");
+(async () => {
+  const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
+  const out = [];
+  for (const values of list) {
+    let st;
+    try { st = await P.state(values); } catch (e) { out.push({error: e.message}); continue; }
+    out.push({tokens: st.tokens, query: st.query, source: st.source, weights: b64(st.weights),
+              scores: st.scores, gallery: st.gallery, notes: st.notes, readout: P.readoutHtml(st),
+              alt: P.alt(st), numbers: P.numbers(st), choices: P.choices("query", values),
+              figure: P.figure(st).panels.map((p) => [p.kind, p.rows, p.cols])});
+  }
+  process.stdout.write(JSON.stringify(out));
+})();
+"""
+
+
+@pytest.fixture(scope="module")
+def gallery_js(tmp_path_factory):
+    path = tmp_path_factory.mktemp("gallery") / "pretrained-gallery.js"
+    W.export_pretrained_gallery(path, PRETRAINED_PRESETS, max_tokens=MAX_PRETRAINED_TOKENS)
+    return path
+
+
+def run(gallery_js: Path, values: list) -> list[dict]:
+    driver = gallery_js.parent / "driver.js"
+    driver.write_text(DRIVER, "utf-8")
+    out = subprocess.run([NODE, str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
+                         capture_output=True, text=True, check=True, timeout=600)
+    return json.loads(out.stdout)
+
+
+def arr(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=np.float64)
+
+
+def notes(state) -> list[dict]:
+    return [{"level": n.level, "text": n.text} for n in state.notes]
+
+
+def python_values(values: dict) -> dict:
+    return {k: v for k, v in values.items() if k in ("text", "layer", "head", "query")}
+
+
+# ------------------------------------------------------------------ the gallery file
+
+
+def test_gallery_file_is_deterministic(gallery_js, tmp_path):
+    again = tmp_path / "again.js"
+    info = W.export_pretrained_gallery(again, PRETRAINED_PRESETS, max_tokens=MAX_PRETRAINED_TOKENS)
+    assert again.read_bytes() == gallery_js.read_bytes()
+    assert info == {"bytes": again.stat().st_size, "presets": len(PRETRAINED_PRESETS)}
+    assert info["bytes"] < 600_000  # the page stays light until the reader asks for the model
+
+
+def test_gallery_file_errors(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        W.export_pretrained_gallery(tmp_path / "no" / "g.js", PRETRAINED_PRESETS)
+    with pytest.raises(ValueError, match="no weights file"):
+        W.export_pretrained_gallery(tmp_path / "g.js", PRETRAINED_PRESETS,
+                                    weights_js=tmp_path / "missing.js")
+    with pytest.raises(ValueError, match="tokens long; the lab shows at most 5"):
+        W.export_pretrained_gallery(tmp_path / "g.js", PRETRAINED_PRESETS, max_tokens=5)
+
+
+# ------------------------------------------------------------------ presets: equal to Python
+
+
+def test_presets_equal_python(gallery_js):
+    values = []
+    for _, text, preset_query in PRETRAINED_PRESETS:
+        T = len(read_pieces(text)[1])
+        for layer in range(6):
+            for head in range(12):
+                for query in sorted({0, preset_query, T - 1, (layer * 12 + head) % T, 500}):
+                    values.append({"text": text, "layer": layer, "head": head, "query": query})
+    got = run(gallery_js, values)
+    assert len(got) == len(values) >= 3 * 72 * 4
+    for v, g in zip(values, got):
+        st = pretrained_state(**v)
+        assert g["source"] == "package", v
+        assert g["tokens"] == list(st.tokens) and g["query"] == st.query, v
+        np.testing.assert_allclose(arr(g["weights"]), st.weights.ravel(), atol=TOL, rtol=0)
+        for name, value in st.scores.items():
+            assert abs(g["scores"][name] - value) <= 1e-12, (v, name)
+        for name, value in st.gallery.items():
+            assert g["gallery"][name] == value, (v, name)
+        assert g["notes"] == notes(st), v
+        assert g["readout"] == pretrained_readout_html(st), v
+        assert g["alt"] == pretrained_alt_text(st), v
+        assert g["numbers"]["tokens"] == list(st.tokens)
+        np.testing.assert_allclose(np.array(g["numbers"]["weights"]), st.weights, atol=TOL, rtol=0)
+        assert g["choices"] == [list(c) for c in pretrained_query_options(v)]
+        assert g["figure"] == [["heatmap", st.T, st.T], ["arcs", None, None], ["heatmap", 2, 6]]
+
+
+# ------------------------------------------------------------------ refused and cut text
+
+
+def test_bad_and_cut_text_equal_python(gallery_js):
+    values = [{"text": t, "layer": 2, "head": 5, "query": 3} for t in BAD_TEXT]
+    got = run(gallery_js, values)
+    for v, g in zip(values, got):
+        st = pretrained_state(**v)
+        assert g["tokens"] == list(st.tokens), v["text"] if isinstance(v["text"], int) else repr(v["text"])[:60]
+        assert g["notes"][:len(st.notes)] == notes(st), repr(v["text"])[:60]
+        if not st.T:  # refused: the very readout and alt text
+            assert st.notes and st.notes[0].level == "error"
+            assert g["readout"] == pretrained_readout_html(st), repr(v["text"])[:60]
+            assert g["alt"] == pretrained_alt_text(st), repr(v["text"])[:60]
+            assert g["figure"] == [["heatmap", 0, 0], ["arcs", None, None], ["heatmap", 1, 6]]
+        else:  # read (60,000 emoji: 120,000 UTF-16 units but 60,000 characters) or cut to
+            # 128 tokens (Python's warning): then how to load the model
+            assert g["source"] == "pending" and "Load the model" in g["notes"][-1]["text"]
+            assert len(st.notes) == (st.total_tokens > MAX_PRETRAINED_TOKENS)
+        assert g["choices"] == [list(c) for c in pretrained_query_options(
+            {"text": v["text"] if isinstance(v["text"], str) else v["text"]})]
+    assert sum(1 for v in values if not pretrained_state(**v).T) >= 10
+
+
+def test_held_out_sentences_before_the_model(gallery_js):
+    """Any other sentence: Python's tokens ([UNK] for unknown characters), its query
+    choices, and a note on how to load the model, its size included when known."""
+    values = [{"text": t, "layer": 4, "head": 7, "query": 1} for t in HELD_OUT]
+    got = run(gallery_js, values)
+    for v, g in zip(values, got):
+        st = pretrained_state(**v)
+        assert g["tokens"] == list(st.tokens), v["text"]
+        assert g["source"] == "pending"
+        assert g["notes"][-1]["level"] == "info" and "Load the model" in g["notes"][-1]["text"]
+        assert g["choices"] == [list(c) for c in pretrained_query_options(v)]
+        assert g["numbers"]["weights"] == [] and g["numbers"]["tokens"] == list(st.tokens)
+        assert "the model has not run on this sentence yet" in g["alt"]
+        assert g["figure"][0] == ["heatmap", 0, 0]
+    assert "[UNK]" in got[2]["tokens"]
+    assert "0:[CLS] 1:&lt; 2:b 3:&gt;" in got[3]["readout"] and "<script" not in got[3]["readout"]
+
+
+def test_bad_values_same_message(gallery_js):
+    text = PRETRAINED_PRESETS[0][1]
+    bad = [{"layer": 6}, {"layer": -1}, {"head": 12}, {"head": 2.5}, {"query": -1},
+           {"layer": True}, {"head": "3"}, {"query": None}, {"layer": [1]}]
+    values = [{"text": text, "layer": 0, "head": 0, "query": 0, **b} for b in bad]
+    got = run(gallery_js, values)
+    for v, g in zip(values, got):
+        with pytest.raises(ValueError) as err:
+            pretrained_state(**v)
+        assert g == {"error": str(err.value)}, v
+
+
+def test_python_repr_of_odd_text(gallery_js):
+    """The refusal of text with no readable character quotes it as Python's repr does."""
+    rng = np.random.default_rng(3)
+    pieces = ["\x00", "\x07", "\x1b", "\x7f", "\x85", "\xad", "\u200b", "\u200d", "\u2028",
+              "\ufeff", "\ue000", "\U000e0001", "\U000f0000", "\u0301", "\u0308", "'", '"',
+              "\\", "\t", "\r", "\u3000", "\u00a0"]
+    texts = ["".join(rng.choice(pieces, size=int(rng.integers(1, 8)))) for _ in range(150)]
+    texts = [t for t in texts if t.strip()]
+    script = (f"const P = require({json.dumps(str(WEB / 'pretrained.js'))});"
+              f"const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(texts.map(P.pyRepr)));")
+    out = json.loads(subprocess.run([NODE, "-e", script], input=json.dumps(texts),
+                                    capture_output=True, text=True, check=True).stdout)
+    assert out == [repr(t) for t in texts]
+
+
+def test_pairwise_sum_is_numpys(gallery_js):
+    rng = np.random.default_rng(5)
+    arrays = [rng.random(n) for n in (1, 5, 7, 8, 9, 16, 17, 31, 64, 127, 128, 129, 130, 300)]
+    script = (f"const P = require({json.dumps(str(WEB / 'pretrained.js'))});"
+              f"const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(a.map((x) => P.pairwiseSum(x, 0, x.length))));")
+    out = json.loads(subprocess.run([NODE, "-e", script], input=json.dumps([a.tolist() for a in arrays]),
+                                    capture_output=True, text=True, check=True).stdout)
+    assert out == [float(a.sum()) for a in arrays]  # bit for bit
+
+
+# ------------------------------------------------------------------ in chromium, with the model
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>pretrained</title>
+<div id="extra"></div>
+<script src="lab.js"></script><script src="vocab.js"></script><script src="rng.js"></script>
+<script src="core.js"></script><script src="minilm.js"></script>
+<script src="pretrained-gallery.js"></script><script src="pretrained.js"></script>
+<script>
+window.updates = 0;
+AttentionBook.pretrained.mountExtra({update: function () { window.updates++; }},
+                                    document.getElementById("extra"));
+</script>
+"""
+
+MAPS = """async (texts) => {
+  const P = AttentionBook.pretrained;
+  const b64 = (a) => { const u8 = new Uint8Array(a.buffer); let s = "";
+    for (let i = 0; i < u8.length; i += 0x8000) { s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
+    return btoa(s); };
+  const out = [];
+  for (const text of texts) {
+    const first = P.state({text, layer: 0, head: 0, query: 0});
+    const promised = typeof first.then === "function";
+    const st0 = await first;
+    const T = st0.T, maps = new Float32Array(72 * T * T);
+    let lookups = 0;
+    for (let l = 0; l < 6; l++) {
+      for (let h = 0; h < 12; h++) {
+        const st = P.state({text, layer: l, head: h, query: 1});  // cached: no Promise
+        if (typeof st.then !== "function") { lookups++; }
+        maps.set(st.weights, (l * 12 + h) * T * T);
+      }
+    }
+    out.push({tokens: st0.tokens, source: st0.source, promised, lookups, maps: b64(maps),
+              readout: P.readoutHtml(st0), alt: P.alt(st0)});
+  }
+  return {out, status: P.modelStatus()};
+}"""
+
+
+def _site(folder: Path, *, weights: Path | None) -> Path:
+    """The lab's scripts in one folder (as _static/ab-web/), with or without the weights."""
+    for name in ("lab.js", "vocab.js", "rng.js", "core.js", "minilm.js", "pretrained.js"):
+        shutil.copy(WEB / name, folder / name)
+    if weights is not None:
+        shutil.copy(weights, folder / "minilm-weights.js")
+    W.export_pretrained_gallery(folder / "pretrained-gallery.js", PRETRAINED_PRESETS,
+                                weights_js=weights, max_tokens=MAX_PRETRAINED_TOKENS)
+    (folder / "index.html").write_text(PAGE, "utf-8")
+    return folder / "index.html"
+
+
+@pytest.fixture(scope="module")
+def int8_js(tmp_path_factory):
+    path = tmp_path_factory.mktemp("weights") / "minilm-weights.js"
+    W.export_browser_weights(path, "int8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_chromium_loads_the_model_and_runs_new_sentences(browser, tmp_path, int8_js):
+    page_path = _site(tmp_path, weights=int8_js)
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(page_path.as_uri())
+    button = page.locator("button.ab-load-model")
+    size = f"{int8_js.stat().st_size / 1e6:.1f} MB"
+    assert button.text_content() == f"Load the model ({size})"
+    before = page.evaluate("AttentionBook.pretrained.state({text: 'A quiet harbour at dusk.'}).source")
+    assert before == "pending"
+    button.click()
+    page.wait_for_function("AttentionBook.pretrained.modelStatus().status === 'ready'", timeout=180_000)
+    assert "Model loaded" in page.locator(".ab-model-status").text_content()
+    assert page.evaluate("window.updates") >= 1  # the lab was told to redraw
+    texts = HELD_OUT[:4] + [PRETRAINED_PRESETS[1][1]]
+    reply = page.evaluate(MAPS, texts)
+    page.close()
+    assert errors == []
+    assert reply["status"]["worker"] is True and reply["status"]["dtype"] == "int8"
+    diffs = []
+    for text, got in zip(texts, reply["out"]):
+        st = pretrained_state(text, 0, 0, 0)
+        assert got["tokens"] == list(st.tokens), text
+        assert got["lookups"] == 72  # a change of layer or head is a lookup, no model run
+        maps = np.frombuffer(base64.b64decode(got["maps"]), "<f4").reshape(6, 12, st.T, st.T)
+        want = single_thread_attention(text)
+        if text == PRETRAINED_PRESETS[1][1]:  # a preset: the package's own numbers
+            assert got["source"] == "package" and not got["promised"]
+            np.testing.assert_allclose(maps, want, atol=TOL, rtol=0)
+            assert got["readout"] == pretrained_readout_html(st)
+            continue
+        assert got["source"] == "browser" and got["promised"], text
+        diff = np.abs(maps - want)
+        assert diff.max() <= INT8_MAX_ABS, text
+        diffs.append(diff.mean())
+        assert "int8 weights" in got["readout"]
+    assert np.mean(diffs) <= INT8_MEAN_ABS
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_chromium_missing_weights_file(browser, tmp_path):
+    """A copy of the book without minilm-weights.js: the page says so and how to get it back."""
+    page_path = _site(tmp_path, weights=None)
+    page = browser.new_page()
+    page.goto(page_path.as_uri())
+    button = page.locator("button.ab-load-model")
+    assert button.text_content() == "Load the model"  # no size known without the file
+    button.click()
+    page.wait_for_function("AttentionBook.pretrained.modelStatus().status === 'missing'", timeout=30_000)
+    status = page.locator(".ab-model-status").text_content()
+    readout = page.evaluate("AttentionBook.pretrained.readoutHtml("
+                            "AttentionBook.pretrained.state({text: 'A quiet harbour at dusk.'}))")
+    preset = page.evaluate("AttentionBook.pretrained.state({text: %s}).source"
+                           % json.dumps(PRETRAINED_PRESETS[0][1]))
+    page.close()
+    for text in (status, readout):
+        assert "minilm-weights.js is missing" in text and "make book" in text
+        assert "export_browser_weights" in text
+    assert preset == "package"  # the presets still work
