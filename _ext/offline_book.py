@@ -22,7 +22,9 @@
 - Labs computed in the reader's browser (``attention_book/controls/web.py``): copies the
   package's ``web/*.js`` into ``_static/ab-web`` and adds to each page the scripts its labs
   name (``data-ab-scripts``), as classic deferred scripts: a page opened as file:// refuses
-  ES modules.
+  ES modules. The data scripts some labs read (MiniLM's weights and preset sentences,
+  chapter 8's checkpoints) are written by the kernels that show those labs into
+  ``_build/web-data`` (``ATTENTION_BOOK_WEB_DATA``) and copied beside them.
 - Labels the reference list as the citations read, "Vaswani et al., 2017", rather than
   alpha's "VSP+17" (``bibtex_default_style: authoryear``).
 """
@@ -40,6 +42,7 @@ from sphinx.errors import ExtensionError
 
 STATIC_ENV = "ATTENTION_BOOK_STATIC"
 IMAGES_ENV = "ATTENTION_BOOK_IMAGES"  # attention_book.controls.static.IMAGES_ENV_VAR
+DATA_ENV = "ATTENTION_BOOK_WEB_DATA"  # attention_book.controls.web.DATA_ENV
 IMAGE_PREFIX = "ab-image:"            # attention_book.controls.static.IMAGE_PREFIX
 IMAGES_URL = "_images/explorer/"
 OWN_STATIC = Path(__file__).parent / "static"
@@ -151,6 +154,10 @@ def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree
     scripts[:] = kept
 
 
+def _data_folder(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / "web-data"
+
+
 def _image_folder(app: Sphinx) -> Path:
     return Path(app.outdir).parent / "explorer-images"
 
@@ -211,6 +218,10 @@ def copy_web(app: Sphinx, exception: Exception | None) -> None:
     target.mkdir(parents=True)
     for source in sorted(_web_folder().glob("*.js")):
         shutil.copy2(source, target / source.name)
+    # the data scripts the kernels wrote while executing the chapters (MiniLM's weights
+    # and its preset sentences, chapter 8's checkpoints: controls.web.DATA)
+    for source in sorted(_data_folder(app).glob("*.js")):
+        shutil.copy2(source, target / source.name)
 
 
 def add_own_static(app: Sphinx) -> None:
@@ -242,6 +253,7 @@ def author_year_labels() -> None:
 def setup(app: Sphinx) -> dict:
     os.environ[STATIC_ENV] = "1"
     os.environ[IMAGES_ENV] = str(_image_folder(app))
+    os.environ[DATA_ENV] = str(_data_folder(app))
     author_year_labels()
     app.connect("builder-inited", add_own_static)
     app.add_css_file("attention-book.css")

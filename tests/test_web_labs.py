@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from attention_book.controls import web_lab
-from attention_book.controls.web import standalone_html
+from attention_book.controls.web import DATA, declaration, standalone_html, write_data
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import MAX_WIDGET_TOKENS
 
@@ -35,6 +35,9 @@ NOVEL = "a quokka juggles seven lanterns beside the quiet fjord"
 MARKUP = "<b>x</b><script>document.title='ran'</script><img src=x onerror=\"document.title='ran'\">"
 LONG = " ".join(f"w{i}" for i in range(MAX_WIDGET_TOKENS + 9))  # over every lab's token limit
 TYPED = (NOVEL, "", LONG, MARKUP)
+#: Labs whose other sentences need a model the reader loads first (chapter 9's MiniLM:
+#: tests/test_web_pretrained.py loads it and checks new sentences); here their presets
+MODEL_LABS = {"pretrained"}
 NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
 
 # Set control `name` to each of `values` as a reader would, wait for each drawing, and
@@ -79,8 +82,10 @@ def fold(text: str) -> str:
 
 def values_to_try(scene, control) -> list | None:
     """What to set ``control`` to; None: every choice the page offers at that time."""
-    if control.kind == "text":
-        return [*dict.fromkeys([*control.explore, *TYPED]), control.default]
+    if control.kind == "text":  # the book's sentences (suggested), then the reader's
+        typed = () if scene.web in MODEL_LABS else TYPED
+        suggested = declaration(scene)["controls"][scene.controls.index(control)]["suggestions"]
+        return [*dict.fromkeys([*suggested, *typed]), control.default]
     if control.kind == "multi":  # subsets of what it offers at the defaults
         options = control.options_for(scene.defaults) if control.options_for else control.options
         values = [v for _, v in options]
@@ -152,8 +157,11 @@ def pages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("labs")
     out = {}
     for name in BROWSER_LABS:
+        if SCENES[name].web in DATA:  # the data scripts the book's build writes
+            write_data(SCENES[name].web, folder / "data")
         path = folder / f"{name}.html"
-        path.write_text(standalone_html(web_lab(name), title=name), encoding="utf-8")
+        path.write_text(standalone_html(web_lab(name), title=name, data=folder / "data"),
+                        encoding="utf-8")
         out[name] = path
     return out
 

@@ -21,12 +21,14 @@ import hashlib
 import html
 import itertools
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..scenes.core import _NOTE_STYLE, Condition, Scene
 
-__all__ = ["WEB_DIR", "BrowserLab", "declaration", "browser_lab", "standalone_html"]
+__all__ = ["WEB_DIR", "DATA", "DATA_ENV", "BrowserLab", "declaration", "browser_lab",
+           "standalone_html", "write_data"]
 
 #: The browser side: lab.js (the front end) and one state module a lab.
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"
@@ -36,7 +38,39 @@ _IDS = itertools.count(1)
 #: The scripts a state module needs before it (after lab.js), where it is not
 #: :data:`_COMMON` (the word tokenizer's tables, numpy's generator, the shared helpers).
 _COMMON = ("vocab.js", "rng.js", "core.js")
-_NEEDS = {"positional": ()}
+_NEEDS = {"positional": (),
+          "pretrained": (*_COMMON, "minilm.js", "pretrained-gallery.js")}
+
+#: Where the book's build has the kernels write the data scripts of :data:`DATA`
+#: (``_build/web-data``; the Sphinx extension sets it and copies the folder beside web/).
+DATA_ENV = "ATTENTION_BOOK_WEB_DATA"
+
+
+def _pretrained_data(folder: Path) -> None:
+    """Chapter 9: MiniLM's int8 weights (loaded only when the reader asks) and the preset
+    sentences' maps with the tokenizer (the first view, before the model is loaded)."""
+    from ..scenes.pretrained import MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS
+    from ..web_export import export_browser_weights, export_pretrained_gallery
+
+    weights = folder / "minilm-weights.js"
+    export_browser_weights(weights, "int8")
+    export_pretrained_gallery(folder / "pretrained-gallery.js", PRETRAINED_PRESETS,
+                              weights_js=weights, max_tokens=MAX_PRETRAINED_TOKENS)
+
+
+#: Labs whose state modules read data that the package computes (a model's weights, the
+#: trained checkpoints): the web name -> (the scripts it writes, a function writing them
+#: into a folder). Not in web/: they are made when the book is built.
+DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data)}
+
+
+def write_data(web: str, folder: Path) -> tuple[Path, ...]:
+    """Write the data scripts of state module ``web`` into ``folder``; return their paths."""
+    names, writer = DATA.get(web, ((), None))
+    if writer is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        writer(folder)
+    return tuple(folder / name for name in names)
 
 
 def _range(values: tuple):
@@ -50,7 +84,14 @@ def _range(values: tuple):
     return [values[0], values[-1], step]
 
 
-def _control(c) -> dict:
+def _preset_values(scene: Scene, name: str) -> list:
+    """The values the scene's presets give control ``name`` (those set by a function of the
+    other values are not known ahead, so not listed)."""
+    return [setter[name] for p in scene.presets for _, setter in p.options
+            if not callable(setter) and name in setter]
+
+
+def _control(c, presets: list = ()) -> dict:
     if c.active_when is not None and not isinstance(c.active_when, Condition):
         raise ValueError(f"control {c.name!r}: active_when must be a Condition (when(), "
                          "compare()) for the browser to evaluate it")
@@ -59,7 +100,7 @@ def _control(c) -> dict:
     if c.kind == "text":
         out["placeholder"] = c.placeholder
         # the explorer's preset sentences become suggestions; any text is accepted
-        out["suggestions"] = [t for t in c.explore if t != c.default]
+        out["suggestions"] = [t for t in dict.fromkeys([*c.explore, *presets]) if t != c.default]
     else:
         values = list(c.values)
         out["values"] = values
@@ -89,7 +130,7 @@ def declaration(scene: Scene) -> dict:
     # Presets are not declared: a preset only reaches, from one control, values that the
     # browser lab's own controls reach directly (and a text preset is a suggestion).
     return {"name": scene.name, "module": scene.web, "title": scene.title,
-            "controls": [_control(c) for c in scene.controls],
+            "controls": [_control(c, _preset_values(scene, c.name)) for c in scene.controls],
             "note_styles": {level: [html.unescape(style[0]), *style[1:]]
                             for level, style in _NOTE_STYLE.items()}}
 
@@ -138,6 +179,8 @@ class BrowserLab:
     def _repr_html_(self) -> str:
         if self._html is not None:
             return self._html
+        if os.environ.get(DATA_ENV):  # the book's build: the data this lab reads, beside it
+            write_data(self.scene.web, Path(os.environ[DATA_ENV]))
         picture, readout = self._fallback() if self._fallback else ("", "")
         title = html.escape(self.scene.title)
         self._html = (
@@ -187,10 +230,21 @@ def browser_lab(scene: Scene, view=None) -> BrowserLab:
     return BrowserLab(scene, _fallback(scene, view) if view is not None else None)
 
 
-def standalone_html(lab: BrowserLab, title: str = "lab") -> str:
-    """A whole page with ``lab`` and its scripts inlined (no file or network to fetch)."""
-    scripts = "".join(f"<script>{(WEB_DIR / name).read_text(encoding='utf-8')}</script>"
-                      for name in lab.scripts)
+def standalone_html(lab: BrowserLab, title: str = "lab", data: Path | None = None) -> str:
+    """A whole page with ``lab`` and its scripts inlined (no file or network to fetch); the
+    data scripts a lab reads (:data:`DATA`) are taken from the folder ``data``, where
+    :func:`write_data` wrote them (a large one that the page loads on request, such as
+    MiniLM's weights, is not inlined)."""
+    def source(name: str) -> str:
+        path = WEB_DIR / name
+        if not path.exists():
+            if data is None:
+                raise ValueError(f"{lab.scene.name}: {name} is made by write_data(); "
+                                 "give its folder as data=")
+            path = data / name
+        return path.read_text(encoding="utf-8")
+
+    scripts = "".join(f"<script>{source(name)}</script>" for name in lab.scripts)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(title)}</title></head><body>"
             f"{lab._repr_html_()}{scripts}</body></html>")

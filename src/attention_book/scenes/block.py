@@ -215,6 +215,7 @@ SCENE = Scene(
                False, buttons=True, explore=(False,)),
     ),
     state=block_state, readout=block_readout_html, alt=block_alt_text,
+    web="block",
     suggested=(
         {"norm_first": True, "residual": True, "depth": 12},    # pre-LN: the norm grows
         {"norm_first": False, "residual": True, "depth": 12},   # post-LN: flat at sqrt(d)

@@ -156,7 +156,8 @@ SCENE = Scene(
         slider("d", "d (dimension)", D_CHOICES, 8),
         seed_slider("seed (table)"),
     ),
-    state=embedding_state, readout=embedding_readout_html, alt=embedding_alt_text, web="embedding",
+    state=embedding_state, readout=embedding_readout_html, alt=embedding_alt_text,
+    web="embedding",
     suggested=({"d": 64}, {"text": "the cat saw the dog and the dog saw the cat"},
                {"text": "THE WEATHER IS GLORIOUS TODAY"}),
 )

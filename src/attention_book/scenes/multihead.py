@@ -223,7 +223,8 @@ SCENE = Scene(
         choice("positional", "input", [("X (embeddings)", False),
                                        ("X + positional encoding", True)], buttons=True),
     ),
-    state=multihead_state, readout=multihead_readout_html, alt=multihead_alt_text, web="multihead",
+    state=multihead_state, readout=multihead_readout_html, alt=multihead_alt_text,
+    web="multihead",
     check=_check, presets=(model_preset(), HEADS_PRESET),
     suggested=(
         {"d": 8, "h": 2, "heads_on": (1,)},                       # switch head 0 off

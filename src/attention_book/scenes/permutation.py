@@ -194,7 +194,8 @@ SCENE = Scene(
         toggle("pe", "Positional encoding"),
         toggle("causal", "Causal mask"),
     ),
-    state=permutation_state, readout=permutation_readout_html, alt=permutation_alt_text, web="permutation",
+    state=permutation_state, readout=permutation_readout_html, alt=permutation_alt_text,
+    web="permutation",
     actions=(Action("shuffle", "choose a new random order", _next_shuffle),),
     suggested=(
         {"order": "shuffle", "pe": False, "causal": False},     # every order: equivariant

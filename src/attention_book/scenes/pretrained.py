@@ -183,6 +183,7 @@ SCENE = Scene(
                2, explore=(2,), options_for=pretrained_query_options),
     ),
     state=pretrained_state, readout=pretrained_readout_html, alt=pretrained_alt_text,
+    web="pretrained",
     presets=(Preset("sentence", "sentence", tuple(
         (label, {"text": sentence, "query": query})
         for label, sentence, query in PRETRAINED_PRESETS)),),

@@ -369,14 +369,15 @@
     var box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
                w: region.w - MARGIN.left - legendW - 14, h: region.h - MARGIN.top - MARGIN.bottom};
     var n = panel.n, lo = panel.ylim[0], hi = panel.ylim[1];
-    var sx = box.w / Math.max(n, 1), sy = box.h / (hi - lo);
+    var sx = box.w / Math.max(n, 1), log = !!panel.ylog;  // ylog: a log y axis (lo > 0)
+    var sy = box.h / (log ? Math.log(hi / lo) : hi - lo);
     function X(i) { return box.x + (i + 0.5) * sx; }   // x from -0.5 to n - 0.5
-    function Y(v) { return box.y + (hi - v) * sy; }
+    function Y(v) { return box.y + (log ? Math.log(hi / v) : hi - v) * sy; }
     ctx.save();
     ctx.beginPath();
     ctx.rect(box.x, box.y, box.w, box.h);
     ctx.clip();
-    if (panel.zero) {
+    if (panel.zero && !log) {
       ctx.strokeStyle = th.border;
       ctx.lineWidth = 0.8;
       ctx.beginPath();
@@ -388,6 +389,7 @@
     panel.lines.forEach(function (line) {
       ctx.strokeStyle = th.dark && line.dark ? line.dark : line.color;
       ctx.lineWidth = line.width * 1.2;
+      ctx.setLineDash(line.dashed ? [5, 4] : []);
       ctx.beginPath();
       for (var i = 0; i < line.y.length; i++) {
         if (i === 0) { ctx.moveTo(X(i), Y(line.y[i])); } else { ctx.lineTo(X(i), Y(line.y[i])); }
@@ -395,6 +397,7 @@
       if (line.y.length === 1) { ctx.lineTo(X(0) + 0.01, Y(line.y[0])); }
       ctx.stroke();
     });
+    ctx.setLineDash([]);
     if (panel.marker !== undefined && panel.marker !== null) {  // e.g. the checkpoint shown
       ctx.strokeStyle = ACCENT;
       ctx.lineWidth = 1.5;
@@ -420,10 +423,12 @@
     panel.lines.forEach(function (line) {
       ctx.strokeStyle = th.dark && line.dark ? line.dark : line.color;
       ctx.lineWidth = line.width * 1.2;
+      ctx.setLineDash(line.dashed ? [5, 4] : []);
       ctx.beginPath();
       ctx.moveTo(lx, ly + 7);
       ctx.lineTo(lx + 22, ly + 7);
       ctx.stroke();
+      ctx.setLineDash([]);
       text(ctx, line.label, lx + 28, ly + 7, "left", "middle", TEXT_PX, th.text);
       ly += 16;
     });
