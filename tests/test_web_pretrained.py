@@ -78,7 +78,9 @@ const b64 = (a) => Buffer.from(Float64Array.from(a).buffer).toString("base64");
     out.push({tokens: st.tokens, query: st.query, source: st.source, weights: b64(st.weights),
               scores: st.scores, gallery: st.gallery, notes: st.notes, readout: P.readoutHtml(st),
               alt: P.alt(st), numbers: P.numbers(st), choices: P.choices("query", values),
-              figure: P.figure(st).panels.map((p) => [p.kind, p.rows, p.cols])});
+              figure: P.figure(st).panels.map((p) => [p.kind, p.rows === undefined ?
+                (p.series ? p.series.length : null) : p.rows, p.cols === undefined ?
+                (p.labels ? p.labels.length : null) : p.cols])});
   }
   process.stdout.write(JSON.stringify(out));
 })();
@@ -161,7 +163,7 @@ def test_presets_equal_python(gallery_js):
         assert g["numbers"]["tokens"] == list(st.tokens)
         np.testing.assert_allclose(np.array(g["numbers"]["weights"]), st.weights, atol=TOL, rtol=0)
         assert g["choices"] == [list(c) for c in pretrained_query_options(v)]
-        assert g["figure"] == [["heatmap", st.T, st.T], ["arcs", None, None], ["heatmap", 2, 6]]
+        assert g["figure"] == [["heatmap", st.T, st.T], ["arcs", None, None], ["bars", 2, 6]]
 
 
 # ------------------------------------------------------------------ refused and cut text
@@ -178,7 +180,7 @@ def test_bad_and_cut_text_equal_python(gallery_js):
             assert st.notes and st.notes[0].level == "error"
             assert g["readout"] == pretrained_readout_html(st), repr(v["text"])[:60]
             assert g["alt"] == pretrained_alt_text(st), repr(v["text"])[:60]
-            assert g["figure"] == [["heatmap", 0, 0], ["arcs", None, None], ["heatmap", 1, 6]]
+            assert g["figure"] == [["heatmap", 0, 0], ["arcs", None, None], ["bars", 1, 6]]
         else:  # read (60,000 emoji: 120,000 UTF-16 units but 60,000 characters) or cut to
             # 128 tokens (Python's warning): then how to load the model
             assert g["source"] == "pending" and "Load the model" in g["notes"][-1]["text"]

@@ -357,6 +357,35 @@
     }
   }
 
+  /** Horizontal bars: one group a label (down), one bar a series, over xlim (a legend of
+   *  the series on top). */
+  function drawBars(ctx, panel, region, th) {
+    ctx.font = TEXT_PX + "px " + FONT;
+    var labelW = 0;
+    panel.labels.forEach(function (l) { labelW = Math.max(labelW, ctx.measureText(l).width); });
+    var box = {x: region.x + Math.min(labelW + 14, region.w * 0.45), y: region.y + MARGIN.top + 18,
+               h: region.h - MARGIN.top - 18 - MARGIN.bottom};
+    box.w = region.x + region.w - 16 - box.x;
+    var lo = panel.xlim[0], hi = panel.xlim[1], n = panel.labels.length, k = panel.series.length;
+    var group = box.h / Math.max(n, 1), bar = group * 0.8 / Math.max(k, 1);
+    function X(v) { return box.x + (Math.min(Math.max(v, lo), hi) - lo) / (hi - lo) * box.w; }
+    panel.series.forEach(function (series, j) {
+      ctx.fillStyle = th.dark && series.dark ? series.dark : series.color;
+      series.values.forEach(function (v, i) {
+        if (v === null || v !== v) { return; }
+        ctx.fillRect(X(lo), box.y + i * group + group * 0.1 + j * bar, X(v) - X(lo), bar - 1);
+      });
+      // legend, above the plot, left to right
+      var lx = box.x + j * (box.w / k);
+      ctx.fillRect(lx, region.y + MARGIN.top, 12, 10);
+      text(ctx, series.label, lx + 16, region.y + MARGIN.top + 5, "left", "middle", TEXT_PX, th.text);
+    });
+    var xticks = [lo, (lo + hi) / 2, hi].map(function (v) { return {at: X(v), label: general(v, 3)}; });
+    var yticks = panel.labels.map(function (l, i) { return {at: box.y + (i + 0.5) * group, label: l}; });
+    axes(ctx, box, Object.assign({}, panel, {title: ""}), xticks, yticks, th);
+    fittedTitle(ctx, panel.title || "", region.x + region.w / 2, region.y + MARGIN.top - 8, region.w - 8, th);
+  }
+
   function clip(str, most) { return str.length > most ? str.slice(0, most - 1) + "\u2026" : str; }
 
   function drawLines(ctx, panel, region, th) {
@@ -456,6 +485,7 @@
       if (panel.kind === "heatmap") { drawHeatmap(ctx, panel, region, th, scratch); }
       else if (panel.kind === "lines") { drawLines(ctx, panel, region, th); }
       else if (panel.kind === "arcs") { drawArcs(ctx, panel, region, th); }
+      else if (panel.kind === "bars") { drawBars(ctx, panel, region, th); }
       else { throw new Error("unknown panel kind " + panel.kind); }
     });
     canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));  // the smallest text, in its pixels

@@ -631,10 +631,13 @@
     var T = has(st) ? st.T : 0, labels = thinLabels(st.tokens.slice(0, T));
     var title = "layer " + st.layer + ", head " + st.head + ": " +
       (has(st) || !st.T ? "query rows, key columns" : "load the model to see this sentence");
-    var scoreRows = [], data = [];
-    if (has(st)) { scoreRows.push("this sentence"); SCORE_NAMES.forEach(function (n) { data.push(st.scores[n]); }); }
-    scoreRows.push("gallery mean");
-    SCORE_NAMES.forEach(function (n) { data.push(st.gallery[n]); });
+    var series = [];
+    if (has(st)) {
+      series.push({label: "this sentence", color: "#1f5fa8", dark: "#6fa8e8",
+                   values: SCORE_NAMES.map(function (n) { return st.scores[n]; })});
+    }
+    series.push({label: "gallery mean", color: "#9dbfe3", dark: "#3d5f85",
+                 values: SCORE_NAMES.map(function (n) { return st.gallery[n]; })});
     var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
     return {
       columns: 2,
@@ -644,10 +647,8 @@
          rowLabels: labels, colLabels: labels, outlineRow: T ? q : undefined},
         {kind: "arcs", title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
          tokens: st.tokens, query: q, weights: has(st) ? st.row : new Float64Array(st.tokens.length)},
-        {kind: "heatmap", title: "head scores (0 to 1)", data: Float64Array.from(data), rows: scoreRows.length,
-         cols: SCORE_NAMES.length, extent: [scoreRows.length, SCORE_NAMES.length], cmap: "viridis", vmin: 0, vmax: 1,
-         xlabel: "", ylabel: "", colorbar: "score", rowLabels: scoreRows,
-         colLabels: SCORE_NAMES.map(function (n) { return SCORE_LABELS[n]; })},
+        {kind: "bars", title: "head scores (0 to 1)", labels: SCORE_NAMES.map(function (n) {
+          return SCORE_LABELS[n]; }), series: series, xlim: [0, 1], xlabel: "score"},
       ],
     };
   }
