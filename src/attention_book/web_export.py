@@ -605,7 +605,7 @@ def decode_training_data(data: dict) -> dict:
             for name, t in entry.items():
                 shape = tuple(t["shape"])
                 if "f32" in t:
-                    now[name] = np.frombuffer(base64.b64decode(t["f32"]), "<f4").reshape(shape)
+                    now[name] = np.frombuffer(base64.b64decode(t["f32"]), "<f4").reshape(shape).copy()
                     continue
                 q = _unpack_bits(base64.b64decode(t["q"]), t["bits"], int(np.prod(shape)))
                 r = np.frombuffer(base64.b64decode(t["scale"]), "<f4").reshape(shape[0], -1)
