@@ -1,0 +1,92 @@
+"""Time of one change in chapter 8's lab computed in the reader's browser (web/training.js).
+
+Node runs the state function, the readout's HTML and the alt text through
+``tests/web_training_driver.js`` on the book's ``training-checkpoints.js``, after a warm-up:
+the median wall time and the mean CPU time of ``--repeats`` runs, warm (the checkpoint
+already decoded: a change of input, or a checkpoint seen before) and cold (every decoded
+checkpoint forgotten first: the first visit of checkpoint c decodes the chain 0..c, since
+each checkpoint is stored as its change from the previous one). Also the file's size and
+the time Node takes to load it (parse the script). Drawing is lab.js's business; the target
+is well under a frame, 16 ms.
+
+Usage::
+
+    python benchmarks/browser_training.py [--data training-checkpoints.js] [--repeats 25]
+
+Without ``--data`` it trains the two runs (about 20 s) and writes the file to a temporary
+folder.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "tests" / "web_training_driver.js"
+PERIOD7 = " ".join(["31 29 28 3 10 4 12"] * 3 + ["31 29 28"])
+
+#: (label, values)
+CASES = [
+    ("reversal, checkpoint 25 (trained)", {"task": "reverse", "checkpoint": 25,
+                                           "reverse_input": "3 1 4 1 5 9 2 6"}),
+    ("reversal, checkpoint 0", {"task": "reverse", "checkpoint": 0,
+                                "reverse_input": "3 1 4 1 5 9 2 6"}),
+    ("induction, 24 tokens, checkpoint 25", {"task": "induction", "checkpoint": 25,
+                                              "induction_input": PERIOD7}),
+    ("induction, 24 tokens, checkpoint 8", {"task": "induction", "checkpoint": 8,
+                                             "induction_input": PERIOD7}),
+    ("induction, 24 tokens, checkpoint 0", {"task": "induction", "checkpoint": 0,
+                                             "induction_input": PERIOD7}),
+    ("induction, bad input (no forward pass)", {"task": "induction", "checkpoint": 25,
+                                                 "induction_input": "<b>x</b>"}),
+]
+
+
+def measure(data: Path, repeats: int) -> list[dict]:
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("node is not on PATH")
+    rows = []
+    for label, values in CASES:
+        done = subprocess.run([node, str(DRIVER), str(data), "--time", str(repeats)],
+                              input=json.dumps([values]), capture_output=True, text=True,
+                              check=True)
+        got = json.loads(done.stdout)[0]
+        if "error" in got:
+            raise SystemExit(f"{label}: {got['error']}")
+        rows.append({"setting": label, **{k: got[k] for k in (
+            "warm_ms", "warm_cpu_ms", "cold_ms", "cold_cpu_ms", "load_ms")}})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, help="a training-checkpoints.js (default: "
+                        "train the runs and write one)")
+    parser.add_argument("--repeats", type=int, default=25)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = args.data
+        if data is None:
+            from attention_book.web_export import write_training_script
+
+            data = Path(tmp) / "training-checkpoints.js"
+            write_training_script(data)
+        rows = measure(data, args.repeats)
+        size = data.stat().st_size
+    print(f"training-checkpoints.js: {size / 1e6:.2f} MB; Node loads it in "
+          f"{min(r['load_ms'] for r in rows):.0f}-{max(r['load_ms'] for r in rows):.0f} ms")
+    print(f"{'setting':40} {'warm: wall':>10} {'CPU ms':>7} {'cold: wall':>10} {'CPU ms':>7}")
+    for r in rows:
+        print(f"{r['setting']:40} {r['warm_ms']:10.3f} {r['warm_cpu_ms']:7.3f} "
+              f"{r['cold_ms']:10.3f} {r['cold_cpu_ms']:7.3f}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()
