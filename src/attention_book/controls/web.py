@@ -39,7 +39,8 @@ _IDS = itertools.count(1)
 #: :data:`_COMMON` (the word tokenizer's tables, numpy's generator, the shared helpers).
 _COMMON = ("vocab.js", "rng.js", "core.js")
 _NEEDS = {"positional": (),
-          "pretrained": (*_COMMON, "minilm.js", "pretrained-gallery.js")}
+          "pretrained": (*_COMMON, "minilm.js", "pretrained-gallery.js"),
+          "training": (*_COMMON, "training-checkpoints.js")}
 
 #: Where the book's build has the kernels write the data scripts of :data:`DATA`
 #: (``_build/web-data``; the Sphinx extension sets it and copies the folder beside web/).
@@ -58,10 +59,19 @@ def _pretrained_data(folder: Path) -> None:
                               weights_js=weights, max_tokens=MAX_PRETRAINED_TOKENS)
 
 
+def _training_data(folder: Path) -> None:
+    """Chapter 8: both tiny models' 26 checkpoints (5-bit changes from one to the next) and
+    the curves the lab draws; the runs are the package's memoised ones, trained once."""
+    from ..web_export import write_training_script
+
+    write_training_script(folder / "training-checkpoints.js")
+
+
 #: Labs whose state modules read data that the package computes (a model's weights, the
 #: trained checkpoints): the web name -> (the scripts it writes, a function writing them
 #: into a folder). Not in web/: they are made when the book is built.
-DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data)}
+DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data),
+        "training": (("training-checkpoints.js",), _training_data)}
 
 
 def write_data(web: str, folder: Path) -> tuple[Path, ...]:

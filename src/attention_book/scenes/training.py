@@ -235,6 +235,7 @@ SCENE = Scene(
              active_when=when("task", "induction"), hint="used by the induction task"),
     ),
     state=training_state, readout=training_readout_html, alt=training_alt_text,
+    web="training",
     presets=(_INPUT_PRESET,),
     warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' curves, cached
     suggested=(

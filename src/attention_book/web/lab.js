@@ -293,6 +293,7 @@
     axes(ctx, box, panel,
          cellTicks(extent[1], box.x, box.w, panel.colLabels, Math.floor(box.w / 40)),
          cellTicks(extent[0], box.y, box.h, panel.rowLabels, Math.floor(box.h / 16)), th);
+    if (panel.colorbar === "" || panel.colorbar === false) { return; }  // shares another's
     // the colour bar: a strip of the map, its ticks and label
     var bar = {x: box.x + box.w + 8, y: box.y, w: 10, h: box.h}, table = lut(panel.cmap);
     for (var y = 0; y < bar.h; y++) {
@@ -398,7 +399,7 @@
     var box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
                w: region.w - MARGIN.left - legendW - 14, h: region.h - MARGIN.top - MARGIN.bottom};
     var n = panel.n, lo = panel.ylim[0], hi = panel.ylim[1];
-    var sx = box.w / Math.max(n, 1), log = !!panel.ylog;  // ylog: a log y axis (lo > 0)
+    var sx = box.w / Math.max(n, 1), log = !!panel.ylog || panel.yscale === "log";  // lo > 0
     var sy = box.h / (log ? Math.log(hi / lo) : hi - lo);
     function X(i) { return box.x + (i + 0.5) * sx; }   // x from -0.5 to n - 0.5
     function Y(v) { return box.y + (log ? Math.log(hi / v) : hi - v) * sy; }
@@ -436,6 +437,14 @@
       ctx.lineTo(Math.round(X(panel.marker)) + 0.5, box.y + box.h);
       ctx.stroke();
       ctx.setLineDash([]);
+      panel.lines.forEach(function (line) {  // a dot where each line crosses it
+        var v = line.y[panel.marker];
+        if (line.dashed || v === undefined || v !== v) { return; }
+        ctx.fillStyle = th.dark && line.dark ? line.dark : line.color;
+        ctx.beginPath();
+        ctx.arc(X(panel.marker), Y(v), 3.5, 0, 2 * Math.PI);
+        ctx.fill();
+      });
     }
     ctx.restore();
     var xticks = wholeTicks(n, Math.max(2, Math.min(6, Math.floor(box.w / 45)))).map(function (t) {

@@ -423,7 +423,7 @@
          xs: xs, ylim: [lo, hi], yscale: "log", marker: Math.min(st.step, n - 1),
          lines: [{label: "training loss", color: COLORS[0], dark: DARK[0], width: 1.4, y: st.loss},
                  {label: "uniform guess ln V = " + fmt.fixed(chance, 2), color: "#555555", dark: "#aaaaaa",
-                  width: 1.0, y: flat}]},
+                  width: 1.0, y: flat, dashed: true}]},
         {kind: "lines", title: "what each head does, at each checkpoint", xlabel: "optimiser step",
          ylabel: "head score (held-out)", n: st.scoreSteps.length, xs: st.scoreSteps, ylim: [-0.03, 1.03],
          yticks: [0, 0.5, 1], marker: st.checkpoint,
