@@ -396,8 +396,11 @@
       legendW = Math.max(legendW, ctx.measureText(l.label).width);
     });
     legendW += 34;
+    // a legend wider than a third of the panel goes inside the plot, top right, on a veil
+    var inside = legendW > region.w / 3;
     var box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
-               w: region.w - MARGIN.left - legendW - 14, h: region.h - MARGIN.top - MARGIN.bottom};
+               w: region.w - MARGIN.left - (inside ? 16 : legendW + 14),
+               h: region.h - MARGIN.top - MARGIN.bottom};
     var n = panel.n, lo = panel.ylim[0], hi = panel.ylim[1];
     var sx = box.w / Math.max(n, 1), log = !!panel.ylog || panel.yscale === "log";  // lo > 0
     var sy = box.h / (log ? Math.log(hi / lo) : hi - lo);
@@ -452,8 +455,15 @@
     });
     var yticks = (panel.yticks || [lo, hi]).map(function (v) { return {at: Y(v), label: general(v, 3)}; });
     axes(ctx, box, panel, xticks, yticks, th);
-    // legend, right of the plot
-    var lx = box.x + box.w + 12, ly = box.y + 2;
+    // legend, right of the plot (or inside it)
+    var lx = inside ? box.x + box.w - legendW + 4 : box.x + box.w + 12, ly = box.y + 2;
+    if (inside) {
+      var rows = panel.lines.length + (panel.legendTitle ? 1 : 0);
+      ctx.globalAlpha = 0.85;
+      ctx.fillStyle = th.background;
+      ctx.fillRect(lx - 6, ly - 2, legendW + 2, rows * 16 + 4);
+      ctx.globalAlpha = 1;
+    }
     if (panel.legendTitle) {
       text(ctx, panel.legendTitle, lx, ly, "left", "top", TEXT_PX, th.text);
       ly += 16;

@@ -417,7 +417,7 @@
     var lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2.0 * Math.max(Math.max.apply(null, st.loss), chance);
     var xs = st.loss.map(function (_, k) { return k; }), flat = st.loss.map(function () { return chance; });
     return {
-      columns: st.heads.length + 2,
+      columns: Math.max(2, st.heads.length),  // the maps, then the curves below them
       panels: maps.concat([
         {kind: "lines", title: "training loss", xlabel: "optimiser step", ylabel: "loss (cross-entropy)", n: n,
          xs: xs, ylim: [lo, hi], yscale: "log", marker: Math.min(st.step, n - 1),
