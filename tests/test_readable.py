@@ -167,14 +167,18 @@ def figure_problems(tab, page: str, figure: dict, built_book) -> list[str]:
 
 
 def test_explorer_pictures_are_sharp_at_2x(browser, site, pages):
-    watch, tab = open_page(browser, site, "chapters/01_embeddings.html", 1280, "light")
-    try:
-        ratios = tab.evaluate("""() => Array.from(document.querySelectorAll(
-            ".ab-explorer-figure > img:first-child")).map(i => i.naturalWidth /
-            i.getBoundingClientRect().width)""")
-    finally:
-        watch.close()
-    assert ratios and all(r >= 2 - 1e-6 for r in ratios), ratios
+    """On a 2x screen a lab's canvas has 2 pixels per CSS pixel (lab.js draws at the device
+    pixel ratio), and a precomputed explorer's picture was drawn at twice its size."""
+    ratios = []
+    for page in pages:
+        watch, tab = open_page(browser, site, page, 390, "light")  # a 2x phone
+        try:
+            ratios += tab.evaluate("""() => Array.from(document.querySelectorAll(
+                ".ab-explorer-figure > img:first-child, .ab-lab-figure > canvas")).map(i =>
+                (i.naturalWidth || i.width) / i.getBoundingClientRect().width)""")
+        finally:
+            watch.close()
+    assert len(ratios) >= 9 and all(r >= 2 - 1e-6 for r in ratios), ratios
 
 
 def test_print_shows_each_explorer_picture_only_and_wraps_code(browser, site):
@@ -187,7 +191,7 @@ def test_print_shows_each_explorer_picture_only_and_wraps_code(browser, site):
             e => getComputedStyle(e).display),
           whole: Array.from(document.querySelectorAll(".ab-explorer")).map(
             e => getComputedStyle(e).breakInside),
-          pictures: Array.from(document.querySelectorAll(".ab-explorer-figure")).map(
+          pictures: Array.from(document.querySelectorAll(".ab-explorer-figure, .ab-lab-figure")).map(
             e => e.getBoundingClientRect().height),
           wraps: Array.from(document.querySelectorAll("pre")).map(
             e => getComputedStyle(e).whiteSpace),
