@@ -11,8 +11,8 @@
 // textContent (reader text is never parsed as HTML). Colours of text and axes come from the
 // theme's CSS variables (--pst-color-*), so the figure follows light and dark mode; it takes
 // the width of its column (one column of panels on a phone) and redraws on resize.
-// A change of a control redraws in the next animation frame (several changes in one frame
-// draw once); each draw dispatches "ab-lab-drawn" on the lab element with the input's time.
+// A change of a control computes and draws at once, in its input event, so the next frame
+// painted shows it; each draw dispatches "ab-lab-drawn" on the lab element with its times.
 //
 // Classic script, no library, no network: sets globalThis.AttentionBook.lab in a browser and
 // module.exports in Node (where only the pure parts, format and colormaps, are of use).
@@ -295,12 +295,9 @@
          cellTicks(extent[0], box.y, box.h, panel.rowLabels, Math.floor(box.h / 16)), th);
     if (panel.colorbar === "" || panel.colorbar === false) { return; }  // shares another's
     // the colour bar: a strip of the map, its ticks and label
-    var bar = {x: box.x + box.w + 8, y: box.y, w: 10, h: box.h}, table = lut(panel.cmap);
-    for (var y = 0; y < bar.h; y++) {
-      var level = Math.round(255 * (1 - y / Math.max(bar.h - 1, 1)));
-      ctx.fillStyle = "rgb(" + table[3 * level] + "," + table[3 * level + 1] + "," + table[3 * level + 2] + ")";
-      ctx.fillRect(bar.x, bar.y + y, bar.w, 1);
-    }
+    var bar = {x: box.x + box.w + 8, y: box.y, w: 10, h: box.h};
+    ctx.imageSmoothingEnabled = true;  // the map's 256 levels stretched over the bar's height
+    ctx.drawImage(barImage(panel.cmap), 0, 0, 1, 256, bar.x, bar.y, bar.w, bar.h);
     ctx.strokeStyle = th.muted;
     ctx.strokeRect(bar.x - 0.5, bar.y - 0.5, bar.w + 1, bar.h + 1);
     var marks = panel.colorbarTicks || [panel.vmin, (panel.vmin + panel.vmax) / 2, panel.vmax];
@@ -309,6 +306,24 @@
       text(ctx, general(v, 3), bar.x + bar.w + 3, at, "left", "middle", TEXT_PX, th.text);
     });
     if (panel.colorbar) { rotatedText(ctx, panel.colorbar, bar.x + bar.w + 30, bar.y + bar.h / 2, th.text); }
+  }
+
+  var BARS = {};
+  /** A colour map as a 1 x 256 image, the largest value on top (drawn once a map: a bar
+   *  drawn a row at a time took 3 ms of fillRect a change, profiled in chromium). */
+  function barImage(name) {
+    if (!BARS[name]) {
+      var c = document.createElement("canvas"), table = lut(name);
+      c.width = 1;
+      c.height = 256;
+      var cctx = c.getContext("2d"), image = cctx.createImageData(1, 256);
+      for (var y = 0; y < 256; y++) {
+        image.data.set([table[3 * (255 - y)], table[3 * (255 - y) + 1], table[3 * (255 - y) + 2], 255], 4 * y);
+      }
+      cctx.putImageData(image, 0, 0);
+      BARS[name] = c;
+    }
+    return BARS[name];
   }
 
   /** One query's weights as arcs: from the query (above) to every key (below), as wide as
@@ -719,7 +734,7 @@
     figure.appendChild(canvas);
     var scratch = document.createElement("canvas");
     var lab = {element: el, declaration: decl, module: module, canvas: canvas, controls: controls,
-               pending: false, inputTime: null, state: null, spec: null, draws: 0, ticket: 0};
+               state: null, spec: null, draws: 0, ticket: 0};
 
     function values() {
       var v = {};
@@ -732,13 +747,19 @@
       return v;
     }
 
+    // The column's width and the theme's colours, read when they change (a resize, the
+    // mode switch) and kept: reading them at every draw forced the page's layout and style
+    // to be recomputed after each readout change, 5-9 ms on a chapter page.
+    var looks = {width: null, theme: null};
+
     function width() {
-      var w = figure.clientWidth || el.clientWidth || 600;
-      return Math.max(200, Math.min(decl.max_width || 760, Math.floor(w)));
+      if (looks.width === null) { looks.width = figure.clientWidth || el.clientWidth || 600; }
+      return Math.max(200, Math.min(decl.max_width || 760, Math.floor(looks.width)));
     }
 
     function redraw() {
-      if (lab.spec) { drawFigure(canvas, lab.spec, width(), theme(el), scratch); }
+      if (looks.theme === null) { looks.theme = theme(el); }
+      if (lab.spec) { drawFigure(canvas, lab.spec, width(), looks.theme, scratch); }
     }
 
     function showError(err) {  // a clear message, and the last good picture stays
@@ -799,23 +820,19 @@
       controls[i].dispatchEvent(new Event("input", {bubbles: true}));
     }
 
-    function schedule(event) {
-      if (lab.inputTime === null && event) { lab.inputTime = performance.now(); }
-      if (lab.pending) { return; }
-      lab.pending = true;
-      root.requestAnimationFrame(function () {
-        var frame = performance.now(), t0 = lab.inputTime;
-        lab.pending = false;
-        lab.inputTime = null;
-        function drawn() {
-          lab.draws += 1;
-          // times (performance.now()): the input event, the frame's start, the draw's end
-          el.dispatchEvent(new CustomEvent("ab-lab-drawn",
-                                           {detail: {input: t0, frame: frame, drawn: performance.now()}}));
-        }
-        var later = update();
-        if (later) { later.then(drawn); } else { drawn(); }
-      });
+    /** A control changed: compute and draw now, inside the input event, so that the frame
+     *  the browser paints next shows it (waiting for an animation frame added half a frame
+     *  on average: benchmarks/browser_lab.py). */
+    function changed() {
+      var t0 = performance.now();
+      function drawn() {
+        lab.draws += 1;
+        // times (performance.now()): the input event, the work's start, the draw's end
+        el.dispatchEvent(new CustomEvent("ab-lab-drawn",
+                                         {detail: {input: t0, frame: t0, drawn: performance.now()}}));
+      }
+      var later = update();
+      if (later) { later.then(drawn); } else { drawn(); }
     }
 
     // the numbers shown, as JSON: a file the reader keeps (no request: a Blob made here)
@@ -840,8 +857,8 @@
     }
 
     controls.forEach(function (input) {
-      input.addEventListener("input", schedule);
-      input.addEventListener("change", schedule);
+      // every control fires "input" (a drop-down and a check box too): one draw a change
+      input.addEventListener("input", changed);
     });
     lab.update = update;
     lab.redraw = redraw;
@@ -852,12 +869,16 @@
     if (root.ResizeObserver) {
       new ResizeObserver(function () {
         if (resized === null) {
-          resized = root.requestAnimationFrame(function () { resized = null; redraw(); });
+          resized = root.requestAnimationFrame(function () {
+            resized = null;
+            looks.width = null;
+            redraw();
+          });
         }
       }).observe(figure);
     }
-    new MutationObserver(redraw).observe(document.documentElement,
-                                         {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+    new MutationObserver(function () { looks.theme = null; redraw(); }).observe(
+      document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
     el.querySelector(".ab-explorer-controls").hidden = false;
     el.abLab = lab;
     update();
