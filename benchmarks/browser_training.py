@@ -1,7 +1,7 @@
 """Time of one change in chapter 8's lab computed in the reader's browser (web/training.js).
 
 Node runs the state function, the readout's HTML and the alt text through
-``tests/web_training_driver.js`` on the book's ``training-checkpoints.js``, after a warm-up:
+``tests/web_states_driver.js training --data`` on the book's ``training-checkpoints.js``, after a warm-up:
 the median wall time and the mean CPU time of ``--repeats`` runs, warm (the checkpoint
 already decoded: a change of input, or a checkpoint seen before) and cold (every decoded
 checkpoint forgotten first: the first visit of checkpoint c decodes the chain 0..c, since
@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "tests" / "web_training_driver.js"
+DRIVER = ROOT / "tests" / "web_states_driver.js"
 PERIOD7 = " ".join(["31 29 28 3 10 4 12"] * 3 + ["31 29 28"])
 
 #: (label, values)
@@ -53,7 +53,8 @@ def measure(data: Path, repeats: int) -> list[dict]:
         raise SystemExit("node is not on PATH")
     rows = []
     for label, values in CASES:
-        done = subprocess.run([node, str(DRIVER), str(data), "--time", str(repeats)],
+        done = subprocess.run([node, str(DRIVER), "training", "--data", str(data), "--time",
+                               str(repeats)],
                               input=json.dumps([values]), capture_output=True, text=True,
                               check=True)
         got = json.loads(done.stdout)[0]

@@ -35,6 +35,7 @@ from attention_book.scenes.positional import (
     positional_readout_html,
     positional_state,
 )
+from test_web_labs import PIXELS_JS
 
 NODE = shutil.which("node")
 SCENE = SCENES["positional"]
@@ -275,15 +276,7 @@ MOVE_JS = r"""async ([labId, index, values]) => {
   const el = document.getElementById(labId), lab = el.abLab;
   const input = document.getElementById(labId + "-c" + index);
   const out = document.getElementById(input.id + "-out");
-  function pixels() {  // a cheap fingerprint of the canvas's pixels
-    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-    let h1 = 0, h2 = 0;
-    for (let i = 0; i < d.length; i += 4) {
-      h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
-      h2 = (h2 + d[i] * (i % 65521)) | 0;
-    }
-    return h1 + ":" + h2;
-  }
+""" + PIXELS_JS + r"""
   const seen = [];
   for (const value of values) {
     const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));

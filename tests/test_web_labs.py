@@ -42,10 +42,9 @@ NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
 
 # Set control `name` to each of `values` as a reader would, wait for each drawing, and
 # record what the lab shows. A value of null: every choice the control offers at that time.
-MOVE_JS = r"""async ([labId, name, values]) => {
-  const el = document.getElementById(labId), lab = el.abLab;
-  const index = lab.declaration.controls.findIndex(c => c.name === name);
-  function pixels() {  // a fingerprint of the canvas's pixels
+#: A fingerprint of a lab's canvas pixels (in the page; ``lab`` in scope).
+PIXELS_JS = r"""
+  function pixels() {
     const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
     let h1 = 0, h2 = 0;
     for (let i = 0; i < d.length; i += 4) {
@@ -54,6 +53,11 @@ MOVE_JS = r"""async ([labId, name, values]) => {
     }
     return h1 + ":" + h2;
   }
+"""
+MOVE_JS = r"""async ([labId, name, values]) => {
+  const el = document.getElementById(labId), lab = el.abLab;
+  const index = lab.declaration.controls.findIndex(c => c.name === name);
+""" + PIXELS_JS + r"""
   if (values === null) { values = lab.controls[index].abOptions.map(o => o[1]); }
   const seen = [];
   for (const value of values) {

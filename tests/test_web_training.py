@@ -36,7 +36,7 @@ from attention_book import web_export
 from attention_book.scenes import training as scene
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "tests" / "web_training_driver.js"
+DRIVER = ROOT / "tests" / "web_states_driver.js"
 NODE = shutil.which("node")
 TOL = 1e-5
 FLOAT32_TOL = 0.02
@@ -48,7 +48,8 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: these
 
 
 def run_js(data_js: Path, values: list) -> list[dict]:
-    out = subprocess.run([NODE, str(DRIVER), str(data_js)], input=json.dumps(values),
+    out = subprocess.run([NODE, str(DRIVER), "training", "--data", str(data_js), "--figure"],
+                         input=json.dumps(values),
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout)
 

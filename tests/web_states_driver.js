@@ -1,12 +1,17 @@
-// Node driver of tests/test_web_states.py: runs a lab's state module
-// (src/attention_book/web/<module>.js) on the control values read from stdin (JSON list)
-// and writes, for each, what the page would show (JSON): every typed array of the state
-// as base64 of its float64 bytes (bit for bit), the other fields as JSON, the readout's
-// HTML, the alt text and the numbers a reader downloads (numbers(state), plain JSON);
-// or {"error": message} when the state function throws.
-//   node web_states_driver.js <module> [--time N]   (--time: N runs of each after a warm-up:
-//   the median wall ms and the mean CPU ms with the caches warm, and with every cache
-//   emptied first: a change that must draw its random numbers afresh)
+// Node driver of the browser labs' parity tests (tests/test_web_states.py,
+// test_web_training.py, ...) and of benchmarks/browser_states.py and browser_training.py:
+// runs a lab's state module (src/attention_book/web/<module>.js) on the control values read
+// from stdin (JSON list) and writes, for each, what the page would show (JSON): every typed
+// array of the state as base64 of its float64 bytes (bit for bit), the other fields as JSON,
+// the readout's HTML, the alt text and the numbers a reader downloads (numbers(state), plain
+// JSON); or {"error": message} when the state function throws.
+//   node web_states_driver.js <module> [--data FILE] [--figure] [--time N]
+// --data: a data script the module reads (chapter 8's training-checkpoints.js), given to its
+//   useData() (in a page it is a <script> before the module); its load time is reported.
+// --figure: also figure(state), its typed arrays as plain lists.
+// --time: N runs of each after a warm-up: the median wall ms and the mean CPU ms with the
+//   caches warm, and with every cache emptied first (a change that must draw its random
+//   numbers, or decode its checkpoints, afresh).
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -14,20 +19,29 @@ const path = require("path");
 const WEB = path.join(__dirname, "..", "src", "attention_book", "web");
 const M = require(path.join(WEB, process.argv[2] + ".js"));
 const core = require(path.join(WEB, "core.js"));
-const timeRuns = process.argv[3] === "--time" ? parseInt(process.argv[4], 10) : 0;
+const args = process.argv.slice(3);
+const option = name => { const i = args.indexOf(name); return i < 0 ? null : args[i + 1]; };
+const timeRuns = option("--time") ? parseInt(option("--time"), 10) : 0;
+const withFigure = args.includes("--figure");
+let loadMs = null;
+if (option("--data")) {
+  const t0 = process.hrtime.bigint();
+  M.useData(require(path.resolve(option("--data"))));
+  loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
+}
 
 function b64(a) {
   const f = Float64Array.from(a);
   return Buffer.from(f.buffer, f.byteOffset, f.byteLength).toString("base64");
 }
 
-// typed arrays (also inside plain arrays, e.g. one per head) -> {"f8": base64}
-function plain(x) {
-  if (ArrayBuffer.isView(x)) return {f8: b64(x)};
-  if (Array.isArray(x)) return x.map(plain);
+// typed arrays (also inside plain arrays and objects) -> typed(array)
+function plain(x, typed) {
+  if (ArrayBuffer.isView(x)) return typed(x);
+  if (Array.isArray(x)) return x.map(v => plain(v, typed));
   if (x !== null && typeof x === "object") {
     const out = {};
-    for (const k of Object.keys(x)) out[k] = plain(x[k]);
+    for (const k of Object.keys(x)) out[k] = plain(x[k], typed);
     return out;
   }
   return x;
@@ -41,8 +55,9 @@ const out = list.map(values => {
   } catch (e) {
     return {error: e.message};
   }
-  const row = {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st),
+  const row = {state: plain(st, a => ({f8: b64(a)})), readout: M.readoutHtml(st), alt: M.alt(st),
                numbers: M.numbers ? M.numbers(st) : null};
+  if (withFigure) row.figure = plain(M.figure(st), a => Array.from(a));
   if (timeRuns) {  // the state, readout and alt text of a change, as the page computes them
     // median wall time, and mean CPU time (steadier on a shared machine; µs resolution)
     const measure = cold => {
@@ -62,7 +77,8 @@ const out = list.map(values => {
     measure(false);  // warm-up: the JIT compiles
     [row.warm_ms, row.warm_cpu_ms] = measure(false);
     [row.cold_ms, row.cold_cpu_ms] = measure(true);
-    row.state = null;
+    row.load_ms = loadMs;
+    row.state = row.numbers = row.figure = null;
   }
   return row;
 });

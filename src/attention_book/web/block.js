@@ -343,23 +343,6 @@
 
   function chosenNorms(st) { return st.normFirst ? st.normsPre : st.normsPost; }
 
-  /** scenes.core.positions_html. */
-  function positionsHtml(tokens) {
-    var listed = tokens.map(function (t, i) { return i + ":" + esc(t); }).join(" ") || "<i>none</i>";
-    return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
-  }
-
-  /** scenes.core.tracer_html. */
-  function tracerHtml(summary, trace, more, empty) {
-    var rows = trace.map(function (row) {
-      return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + esc(row[0]) + "</td><td><code>(" +
-        row[1].join(", ") + ")</code></td></tr>";
-    }).join("") || (empty || "");
-    return '<details class="ab-trace" open><summary>' + summary + "</summary>" +
-      '<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows + "</table>" +
-      (more || "") + "</details>";
-  }
-
   /** block_readout_html: the same HTML as Python (every text escaped). */
   function readoutHtml(st) {
     var d = st.d, L = st.depth, n = st.n_parameters;
@@ -372,8 +355,8 @@
     var chosen = chosenNorms(st), after = [];
     for (var i = 0; i < chosen.length; i += 2) { after.push(fmt.fixed(chosen[i], 2)); }
     return core.readoutHtml(
-      positionsHtml(st.tokens) + "<div><b>stack:</b> " + stackText + "</div>" +
-      tracerHtml("<b>shape tracer, layer 1</b> (every block maps (s, d) = (" + st.s + ", " + d +
+      core.positionsHtml(st.tokens) + "<div><b>stack:</b> " + stackText + "</div>" +
+      core.tracerHtml("<b>shape tracer, layer 1</b> (every block maps (s, d) = (" + st.s + ", " + d +
                  ") to (" + st.s + ", " + d + "))", st.trace, "",
                  "<tr><td><i>no tokens: s = 0</i></td></tr>") +
       '<div style="font-size:90%"><b>parameters:</b> ' + esc(params) + "</div>" +

@@ -305,8 +305,26 @@
     return out;
   }
 
+  /** scenes.core.positions_html. */
+  function positionsHtml(tokens) {
+    var listed = tokens.map(function (t, i) { return i + ":" + escapeHtml(t); }).join(" ") || "<i>none</i>";
+    return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
+  }
+
+  /** scenes.core.tracer_html. */
+  function tracerHtml(summary, trace, more, empty) {
+    var rows = trace.map(function (row) {
+      return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row[0]) + "</td><td><code>(" +
+        row[1].join(", ") + ")</code></td></tr>";
+    }).join("") || (empty || "");
+    return '<details class="ab-trace" open><summary>' + summary + "</summary>" +
+      '<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows + "</table>" +
+      (more || "") + "</details>";
+  }
+
   return {
     MAX_WIDGET_TOKENS: MAX_WIDGET_TOKENS, vocab: vocab, escapeHtml: escapeHtml,
+    positionsHtml: positionsHtml, tracerHtml: tracerHtml,
     notesHtml: notesHtml, readoutHtml: readoutHtml, noTokensAlt: noTokensAlt,
     format: format,
     codePoints: codePoints, isSpace: isSpace, tokenize: tokenize, isKnown: isKnown, encode: encode, readTokens: readTokens,

@@ -206,23 +206,6 @@
     };
   }
 
-  /** scenes.core.positions_html. */
-  function positionsHtml(tokens) {
-    var listed = tokens.map(function (t, i) { return i + ":" + esc(t); }).join(" ") || "<i>none</i>";
-    return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
-  }
-
-  /** scenes.core.tracer_html. */
-  function tracerHtml(summary, trace, more, empty) {
-    var rows = trace.map(function (row) {
-      return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + esc(row[0]) + "</td><td><code>(" +
-        row[1].join(", ") + ")</code></td></tr>";
-    }).join("") || (empty || "");
-    return '<details class="ab-trace" open><summary>' + summary + "</summary>" +
-      '<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows + "</table>" +
-      (more || "") + "</details>";
-  }
-
   /** multihead_readout_html: the same HTML as Python (every text escaped). */
   function readoutHtml(st) {
     var sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" +
@@ -230,8 +213,8 @@
       (st.s === 0 ? "  (no tokens: s = 0)" : "");
     var heads = st.on.map(function (on, i) { return i + (on ? "" : " (off)") + ": " + fmt.fixed(st.headNorms[i], 2); }).join(", ");
     var missing = '<div style="font-size:90%">' + esc(missingHeadsText(st.d)) + "</div>";
-    return core.readoutHtml(positionsHtml(st.tokens) +
-      tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) +
+    return core.readoutHtml(core.positionsHtml(st.tokens) +
+      core.tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) +
       '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016' +
       "H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> " + esc(heads) + "<br>sum of all " +
       "heads\u2019 writes + b<sub>o</sub> vs the output: max difference " +
@@ -309,7 +292,7 @@
     MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
     headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
     parameters: parameters, sinusoidalEncoding: sinusoidalEncoding, state: state,
-    readoutHtml: readoutHtml, alt: alt, positionsHtml: positionsHtml, tracerHtml: tracerHtml,
+    readoutHtml: readoutHtml, alt: alt,
     choices: choices,
     numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,
   };
