@@ -18,8 +18,8 @@ import pytest
 from PIL import Image
 
 from attention_book import controls as ex
-from attention_book.controls import (Explorer, is_static_build, lab, static_explorer,
-                                     web_lab)
+from attention_book.controls import (BrowserLab, Explorer, is_static_build, lab,
+                                     static_explorer, web_lab)
 from attention_book.controls.live import LiveLab
 from attention_book.controls.static import EXPLORER_DPI, SAME_LEVELS, Axis, Frame
 from attention_book.plots import embedding_view, figure_png
@@ -271,7 +271,7 @@ def test_explorer_checks_its_controls():
 def test_lab_picks_the_form_from_the_environment(monkeypatch):
     monkeypatch.setenv(ex.STATIC_ENV_VAR, "1")
     assert is_static_build()
-    assert isinstance(lab("embedding"), Explorer)
+    assert isinstance(lab("embedding"), BrowserLab)  # chapter 1 computes in the browser
     for value in ("0", ""):
         monkeypatch.setenv(ex.STATIC_ENV_VAR, value)
         assert not is_static_build()

@@ -328,11 +328,10 @@ def test_default_explorer_is_modest():
 
 
 @pytest.mark.slow  # renders every state of an explorer
-def test_interactive_picks_the_explorer_in_a_static_build(monkeypatch):
+def test_interactive_picks_the_browser_lab_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
-    monkeypatch.setattr(controls, "static_explorer", lambda name: multihead_explorer(
-        models=((8, 2),)))
-    assert isinstance(book_lab("multihead"), Explorer)
+    monkeypatch.setattr(controls, "web_lab", lambda name: ("web", name))
+    assert book_lab("multihead") == ("web", "multihead")
     monkeypatch.delenv("ATTENTION_BOOK_STATIC")
     assert isinstance(book_lab("multihead"), MultiHeadLab)
 

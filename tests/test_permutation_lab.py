@@ -315,8 +315,8 @@ def test_explorer_frames_come_from_the_state_function(explorer):
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_interactive_picks_the_form(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
-    monkeypatch.setattr(controls, "static_explorer", lambda name: "explorer")
-    assert book_lab("permutation") == "explorer"
+    monkeypatch.setattr(controls, "web_lab", lambda name: "computed in the browser")
+    assert book_lab("permutation") == "computed in the browser"
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "0")
     assert isinstance(book_lab("permutation"), PermutationLab)
 
