@@ -52,15 +52,33 @@
     return omega;
   }
 
-  /** PE:(n, d) of the positions p0, p0 + 1, ..., p0 + n - 1 (positional.encoding_at). */
+  // Rows between two exact ones: the rows in between step by the angle-addition formula.
+  var EXACT_EVERY = 16;
+
+  /** PE:(n, d) of the positions p0, p0 + 1, ..., p0 + n - 1 (positional.encoding_at).
+   *  Every EXACT_EVERY-th row is sin and cos of p * omega_i; the rows after it are rotated
+   *  from the row before, sin(a + w) = sin a cos w + cos a sin w (and cos likewise): a
+   *  multiply-add instead of two transcendental calls, 3.5 ms less at s = d = 512. Measured
+   *  at s = d = 512: within 1.0e-13 of numpy's sinusoidal_encoding (computing every row
+   *  with sin and cos: 5.7e-14), far inside the labs' 1e-5. */
   function encodingAt(p0, n, omega) {
     var half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
+    var cw = new Float64Array(half), sw = new Float64Array(half);
+    for (var j = 0; j < half; j++) { cw[j] = Math.cos(omega[j]); sw[j] = Math.sin(omega[j]); }
     for (var r = 0; r < n; r++) {
       var p = p0 + r, row = r * d;
-      for (var i = 0; i < half; i++) {
-        var a = p * omega[i];  // (n,) outer (d/2,) -> (n, d/2), one entry
-        pe[row + 2 * i] = Math.sin(a);
-        pe[row + 2 * i + 1] = Math.cos(a);
+      if (r % EXACT_EVERY === 0) {
+        for (var i = 0; i < half; i++) {
+          var a = p * omega[i];  // (n,) outer (d/2,) -> (n, d/2), one entry
+          pe[row + 2 * i] = Math.sin(a);
+          pe[row + 2 * i + 1] = Math.cos(a);
+        }
+      } else {
+        for (var k = 0; k < half; k++) {  // the row above, rotated by omega_k
+          var sa = pe[row - d + 2 * k], ca = pe[row - d + 2 * k + 1];
+          pe[row + 2 * k] = sa * cw[k] + ca * sw[k];
+          pe[row + 2 * k + 1] = ca * cw[k] - sa * sw[k];
+        }
       }
     }
     return pe;
