@@ -234,3 +234,35 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
         assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
             rel, watch.console_errors, watch.outside, watch.failed)
         watch.close()
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_built_chapter_9_runs_the_model_on_a_sentence_of_the_readers(browser, site, built_book,
+                                                                      how):
+    """In the built book, chapter 9's button loads the model file that lies beside the site,
+    and the lab then runs all-MiniLM-L6-v2 on a sentence that appears nowhere in the book:
+    the tokens are Python's, the maps come from the browser, and a layer change is drawn."""
+    from attention_book.scenes.pretrained import pretrained_state
+
+    from conftest import PageWatch
+
+    rel = "chapters/09_pretrained.html"
+    watch = PageWatch(browser)
+    page = watch.open(f"{site}/{rel}" if how == "http" else (built_book / rel).as_uri())
+    lab_id = page.locator(".ab-lab[data-ab-lab=pretrained]").first.get_attribute("id")
+    page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+    button = page.locator(f"#{lab_id} button.ab-load-model")
+    assert button.text_content() == "Load the model (32.5 MB)"
+    button.click()
+    page.wait_for_function("AttentionBook.pretrained.modelStatus().status === 'ready'",
+                           timeout=120_000)
+    rows = page.evaluate(MOVE_JS, [lab_id, "text", [NOVEL]])
+    rows += page.evaluate(MOVE_JS, [lab_id, "layer", [3]])
+    shown = page.evaluate(f"document.getElementById('{lab_id}').abLab.state")
+    st = pretrained_state(NOVEL, 3, rows[-1]["values"]["head"], rows[-1]["values"]["query"])
+    assert shown["tokens"] == list(st.tokens) and shown["source"] == "browser", shown["source"]
+    assert rows[0]["pixels"] != rows[1]["pixels"] and "##kka" in rows[0]["alt"]  # WordPiece
+    assert "int8 weights" in rows[1]["caption"]
+    assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
+        watch.console_errors, watch.outside, watch.failed)
+    watch.close()
