@@ -677,9 +677,9 @@
 
   /** Offer `options` on a listed control, as the live lab re-offers them: a selection takes
    *  every choice; a drop-down keeps its value if offered, else the largest value below it,
-   *  else the first. Returns whether the choices changed. */
+   *  else the first. */
   function reoffer(c, input, options) {
-    if (sameOptions(input.abOptions, options)) { return false; }
+    if (sameOptions(input.abOptions, options)) { return; }
     var old = input.abGet(), values = options.map(function (o) { return o[1]; });
     input.abOffer(options);
     if (c.kind === "multi") {
@@ -688,7 +688,6 @@
       var below = values.filter(function (v) { return typeof v === "number" && v <= old; });
       input.abSet(below.length ? Math.max.apply(null, below) : values[0]);
     }
-    return true;
   }
 
   var OPS = {
@@ -845,9 +844,8 @@
       var t0 = performance.now();
       function drawn() {
         lab.draws += 1;
-        // times (performance.now()): the input event, the work's start, the draw's end
-        el.dispatchEvent(new CustomEvent("ab-lab-drawn",
-                                         {detail: {input: t0, frame: t0, drawn: performance.now()}}));
+        // times (performance.now()): the input event and the draw's end
+        el.dispatchEvent(new CustomEvent("ab-lab-drawn", {detail: {input: t0, drawn: performance.now()}}));
       }
       var later = update();
       if (later) { later.then(drawn); } else { drawn(); }
@@ -882,11 +880,13 @@
     lab.redraw = redraw;
     lab.set = set;
     lab.values = values();
-    // the column's width and the theme's mode change the drawing, not the state
+    // the column's width and the theme's mode change the drawing, not the state; the frame's
+    // height, which each drawing sets, changes neither (redrawing on it drew twice)
     var resized = null;
     if (root.ResizeObserver) {
-      new ResizeObserver(function () {
-        if (resized === null) {
+      new ResizeObserver(function (entries) {
+        var w = Math.round(entries[entries.length - 1].contentRect.width);
+        if (resized === null && w !== Math.round(looks.width)) {
           resized = root.requestAnimationFrame(function () {
             resized = null;
             looks.width = null;
