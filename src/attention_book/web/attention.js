@@ -96,12 +96,6 @@
   /** The chosen query's weights (s_k,). */
   function row(st) { return st.weights.subarray(st.query * st.s_k, (st.query + 1) * st.s_k); }
 
-  function argmax(a) {
-    var best = 0;
-    for (var j = 1; j < a.length; j++) { if (a[j] > a[best]) { best = j; } }
-    return best;
-  }
-
   /** Whether keys j and k have equal rows of X_kv (so every query weighs them exactly alike). */
   function sameKey(st, j, k) {
     var d = ATTENTION_D, X = st.X_kv;
@@ -123,7 +117,7 @@
 
   /** _top_key: the key the chosen query weighs most; the first among keys with its row of X. */
   function topKey(st) {
-    var top = argmax(row(st));
+    var top = core.argmax(row(st));
     for (var j = 0; j < top; j++) { if (sameKey(st, j, top)) { return j; } }
     return top;
   }

@@ -130,34 +130,6 @@
 
   // ------------------------------------------------------------------ one block's pieces
 
-  /** positional.sinusoidal_encoding(s, d): PE[p, 2i] = sin(p w_i), PE[p, 2i+1] = cos(p w_i). */
-  function sinusoidalEncoding(s, d) {
-    var pe = new Float64Array(s * d), half = d / 2;
-    for (var i = 0; i < half; i++) {
-      var omega = Math.pow(10000.0, -2 * i / d);
-      for (var p = 0; p < s; p++) {
-        var a = p * omega;  // (s,) outer (d/2,) -> (s, d/2), one entry
-        pe[p * d + 2 * i] = Math.sin(a);
-        pe[p * d + 2 * i + 1] = Math.cos(a);
-      }
-    }
-    return pe;
-  }
-
-  /** block.layer_norm of every row of x:(s, d), gamma = 1, beta = 0 -> (s, d). */
-  function layerNorm(x, s, d) {
-    var y = new Float64Array(s * d);
-    for (var r = 0; r < s; r++) {
-      var o = r * d, mean = 0, v = 0, j;
-      for (j = 0; j < d; j++) { mean += x[o + j]; }
-      mean /= d;
-      for (j = 0; j < d; j++) { v += (x[o + j] - mean) * (x[o + j] - mean); }
-      var root = Math.sqrt(v / d + EPS);  // biased variance, as torch
-      for (j = 0; j < d; j++) { y[o + j] = (x[o + j] - mean) / root; }
-    }
-    return y;
-  }
-
   /** X:(s, k) @ W:(k, m) + b:(m,) -> (s, m). */
   function affine(X, W, b, s, k, m) {
     var Y = core.matmul(X, W, s, k, m);  // (s, k) @ (k, m) -> (s, m)
@@ -218,13 +190,13 @@
    *  attention sub-layer (post-LN: h1; pre-LN: x + attention), out: the block's output}. */
   function runBlock(B, x, s, normFirst, residual, causal, wMean) {
     var d = BLOCK_D;
-    var y = attention(B, normFirst ? layerNorm(x, s, d) : x, s, causal, wMean);
+    var y = attention(B, normFirst ? core.layerNorm(x, s, d, EPS) : x, s, causal, wMean);
     x = residual ? add(x, y) : y;
-    if (!normFirst) { x = layerNorm(x, s, d); }
+    if (!normFirst) { x = core.layerNorm(x, s, d, EPS); }
     var mid = x;
-    y = ffn(B, normFirst ? layerNorm(x, s, d) : x, s);
+    y = ffn(B, normFirst ? core.layerNorm(x, s, d, EPS) : x, s);
     x = residual ? add(x, y) : y;
-    if (!normFirst) { x = layerNorm(x, s, d); }
+    if (!normFirst) { x = core.layerNorm(x, s, d, EPS); }
     return {mid: mid, out: x};
   }
 
@@ -270,7 +242,7 @@
     var key = JSON.stringify([tokens, seed, depth, residual, causal]), got = runs.get(key);
     if (got !== undefined) { return got; }
     var s = tokens.length, d = BLOCK_D;
-    var X = core.embedTokens(tokens, d, 0), pe = sinusoidalEncoding(s, d);  // (s, d) each
+    var X = core.embedTokens(tokens, d, 0), pe = core.sinusoidalEncoding(s, d);  // (s, d) each
     for (var k = 0; k < X.length; k++) { X[k] += pe[k]; }
     var blocks = stack(seed), result = {X: X, norms: {}, weights: {}, output: {}};
     [false, true].forEach(function (nf) {
@@ -449,7 +421,6 @@
     BLOCK_SENTENCES: BLOCK_SENTENCES, LN_LABELS: LN_LABELS, LN_SHORT: LN_SHORT, LN_COLORS: LN_COLORS,
     NORM_LIMITS: NORM_LIMITS, NORM_TICKS: NORM_TICKS, N_PARAMETERS: N_PARAMETERS,
     stack: stack, blocksDrawn: function () { return drawn; }, blockTrace: blockTrace,
-    sinusoidalEncoding: sinusoidalEncoding,
     state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
   };
 });

@@ -305,6 +305,48 @@
     return out;
   }
 
+  /** positional.sinusoidal_encoding(s, d, base): PE:(s, d), PE[p, 2i] = sin(p w_i),
+   *  PE[p, 2i+1] = cos(p w_i), w_i = base^(-2i/d) (chapters 4, 5 and 7 add it to X). */
+  function sinusoidalEncoding(s, d, base) {
+    base = base || 10000.0;
+    var pe = new Float64Array(s * d), half = d / 2;
+    for (var i = 0; i < half; i++) {
+      var omega = Math.pow(base, -2 * i / d);
+      for (var p = 0; p < s; p++) {
+        var a = p * omega;  // (s,) outer (d/2,) -> (s, d/2), one entry
+        pe[p * d + 2 * i] = Math.sin(a);
+        pe[p * d + 2 * i + 1] = Math.cos(a);
+      }
+    }
+    return pe;
+  }
+
+  /** block.layer_norm over the rows of x:(s, d): (x - mean) / sqrt(var + eps) (biased
+   *  variance, as torch), times gamma:(d,) and plus beta:(d,) when given -> (s, d).
+   *  (minilm.js keeps its own: it also runs alone in a worker.) */
+  function layerNorm(x, s, d, eps, gamma, beta) {
+    var y = new Float64Array(s * d);
+    for (var r = 0; r < s; r++) {
+      var o = r * d, mean = 0, v = 0, j;
+      for (j = 0; j < d; j++) { mean += x[o + j]; }
+      mean /= d;
+      for (j = 0; j < d; j++) { v += (x[o + j] - mean) * (x[o + j] - mean); }
+      var root = Math.sqrt(v / d + eps);
+      for (j = 0; j < d; j++) {
+        var n = (x[o + j] - mean) / root;
+        y[o + j] = gamma ? n * gamma[j] + (beta ? beta[j] : 0) : n;
+      }
+    }
+    return y;
+  }
+
+  /** The first index of a's largest entry (numpy's argmax). */
+  function argmax(a) {
+    var best = 0;
+    for (var j = 1; j < a.length; j++) { if (a[j] > a[best]) { best = j; } }
+    return best;
+  }
+
   /** scenes.core.positions_html. */
   function positionsHtml(tokens) {
     var listed = tokens.map(function (t, i) { return i + ":" + escapeHtml(t); }).join(" ") || "<i>none</i>";
@@ -325,6 +367,7 @@
   return {
     MAX_WIDGET_TOKENS: MAX_WIDGET_TOKENS, vocab: vocab, escapeHtml: escapeHtml,
     positionsHtml: positionsHtml, tracerHtml: tracerHtml,
+    sinusoidalEncoding: sinusoidalEncoding, layerNorm: layerNorm, argmax: argmax,
     notesHtml: notesHtml, readoutHtml: readoutHtml, noTokensAlt: noTokensAlt,
     format: format,
     codePoints: codePoints, isSpace: isSpace, tokenize: tokenize, isKnown: isKnown, encode: encode, readTokens: readTokens,

@@ -107,21 +107,6 @@
     return p;
   }
 
-  /** positional.sinusoidal_encoding(s, d): PE[p, 2i] = sin(p w_i), PE[p, 2i+1] = cos(p w_i). */
-  function sinusoidalEncoding(s, d, base) {
-    base = base || 10000.0;
-    var pe = new Float64Array(s * d), half = d / 2;
-    for (var i = 0; i < half; i++) {
-      var omega = Math.pow(base, -2 * i / d);
-      for (var p = 0; p < s; p++) {
-        var a = p * omega;  // (s,) outer (d/2,) -> (s, d/2), one entry
-        pe[p * d + 2 * i] = Math.sin(a);
-        pe[p * d + 2 * i + 1] = Math.cos(a);
-      }
-    }
-    return pe;
-  }
-
   /** X:(s, d) @ W:(d, d) + b -> (s, d). */
   function project(X, W, b, s, d) {
     var Y = core.matmul(X, W, s, d, d);  // (s, d) @ (d, d) -> (s, d)
@@ -150,7 +135,7 @@
     var s = tokens.length;
     var X = core.embedTokens(tokens, d, seed);  // (s, d)
     if (positional && s) {
-      var pe = sinusoidalEncoding(s, d);  // (s, d)
+      var pe = core.sinusoidalEncoding(s, d);  // (s, d)
       for (var k = 0; k < X.length; k++) { X[k] += pe[k]; }
     }
     var Q = project(X, P.W[0], P.b[0], s, d);  // (s, d) @ (d, d) + (d,) -> (s, d)
@@ -291,7 +276,7 @@
   return {
     MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
     headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
-    parameters: parameters, sinusoidalEncoding: sinusoidalEncoding, state: state,
+    parameters: parameters, state: state,
     readoutHtml: readoutHtml, alt: alt,
     choices: choices,
     numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,

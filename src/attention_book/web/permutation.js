@@ -155,7 +155,7 @@
     var X = core.embedTokens(tokens, d, MODEL_SEED);  // (s, d)
     var xIn = X, pxIn = rows(X, perm, d);  // the tokens move, the positions do not
     if (pe) {
-      var PE = sinusoidal(s, d);  // (s, d)
+      var PE = core.sinusoidalEncoding(s, d);  // (s, d)
       xIn = X.map(function (x, k) { return x + PE[k]; });
       pxIn = pxIn.map(function (x, k) { return x + PE[k]; });
     }
@@ -184,16 +184,6 @@
       sameSet: sameRowsUpToOrder(fp[0], f[0], s, d, 1e-9), equivariant: maxError <= EQUIVARIANCE_TOL,
       notes: notes,
     };
-  }
-
-  /** positional.sinusoidal_encoding(s, d) (base 10000). */
-  function sinusoidal(s, d) {
-    var pe = new Float64Array(s * d);
-    for (var i = 0; i < d / 2; i++) {
-      var omega = Math.pow(10000.0, -2 * i / d);
-      for (var p = 0; p < s; p++) { pe[p * d + 2 * i] = Math.sin(p * omega); pe[p * d + 2 * i + 1] = Math.cos(p * omega); }
-    }
-    return pe;
   }
 
   function verdict(st) { return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + fmt.exponent(st.maxError, 1) + ")"; }

@@ -559,12 +559,6 @@
     return idx.reverse().slice(0, k);
   }
 
-  function argmax(row) {
-    var best = 0;
-    for (var i = 1; i < row.length; i++) { if (row[i] > row[best]) { best = i; } }
-    return best;
-  }
-
   /** scenes.pretrained.pretrained_readout_html: the same HTML as Python. */
   function readoutHtml(st) {
     var T = st.T, g = gallery();
@@ -600,7 +594,7 @@
       return core.noTokensAlt("Empty heatmap and arcs", st.notes, "the model has not run on this sentence yet") +
         " Bottom right: " + galleryText;
     }
-    var row = st.row, top = argmax(row), T = st.T;
+    var row = st.row, top = core.argmax(row), T = st.T;
     var mine = SCORE_NAMES.map(function (n) { return SCORE_LABELS[n] + " " + fmt.fixed(st.scores[n], 2); }).join(", ");
     return "Left: heatmap of the " + T + " by " + T + " attention weights of layer " + st.layer + ", head " + st.head +
       ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " +

@@ -102,20 +102,6 @@
     return y;
   }
 
-  /** block.layer_norm over the rows of x:(s, d) (biased variance). */
-  function layerNorm(x, gamma, beta, s, d, eps) {
-    var y = new Float64Array(s * d);
-    for (var i = 0; i < s; i++) {
-      var o = i * d, mean = 0, v = 0, j;
-      for (j = 0; j < d; j++) { mean += x[o + j]; }
-      mean /= d;
-      for (j = 0; j < d; j++) { v += (x[o + j] - mean) * (x[o + j] - mean); }
-      var inv = 1 / Math.sqrt(v / d + eps);
-      for (j = 0; j < d; j++) { y[o + j] = (x[o + j] - mean) * inv * gamma[j] + beta[j]; }
-    }
-    return y;
-  }
-
   /** NumpyModel.forward on valid tokens (s,): logits (s, V) and maps (L h, s, s). */
   function forward(task, c, tokens) {
     var cfg = data().tasks[task].config, W = weightsAt(task, c);
@@ -127,7 +113,7 @@
     var maps = new Float64Array(cfg.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
     for (var l = 0; l < cfg.n_layers; l++) {
       var p = "layers." + l + ".";
-      var a = layerNorm(x, W[p + "norm1.weight"], W[p + "norm1.bias"], s, d, eps);
+      var a = core.layerNorm(x, s, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
       // q, k, v side by side: (s, d) @ (d, 3d) -> (s, 3d)
       var qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], s, d, 3 * d);
       var z = new Float64Array(s * d);  // the heads' outputs, concatenated: (s, h d_k)
@@ -152,13 +138,13 @@
       }
       var out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], s, d, d);
       for (t = 0; t < x.length; t++) { x[t] += out[t]; }
-      var a2 = layerNorm(x, W[p + "norm2.weight"], W[p + "norm2.bias"], s, d, eps);
+      var a2 = core.layerNorm(x, s, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
       var hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], s, d, 4 * d);  // (s, 4d)
       for (t = 0; t < hidden.length; t++) { if (hidden[t] < 0) { hidden[t] = 0; } }  // relu
       var ffn = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], s, 4 * d, d);  // (s, d)
       for (t = 0; t < x.length; t++) { x[t] += ffn[t]; }
     }
-    var normed = layerNorm(x, W["norm.weight"], W["norm.bias"], s, d, eps);
+    var normed = core.layerNorm(x, s, d, eps, W["norm.weight"], W["norm.bias"]);
     return {logits: linear(normed, W["unembed.weight"], W["unembed.bias"], s, d, V), maps: maps};  // (s, V)
   }
 
@@ -314,11 +300,7 @@
         tokens = read.symbols.map(Number);
         var run = forward(task, c, tokens), s = tokens.length, V = cfg.vocab;
         maps = run.maps;
-        for (var i = 0; i < s; i++) {  // argmax, the first of equals as numpy's
-          var best = 0;
-          for (var v = 1; v < V; v++) { if (run.logits[i * V + v] > run.logits[i * V + best]) { best = v; } }
-          predicted.push(best);
-        }
+        for (var i = 0; i < s; i++) { predicted.push(core.argmax(run.logits.subarray(i * V, (i + 1) * V))); }
       }
     }
     var right = correctOutputs(task, tokens, predicted);
