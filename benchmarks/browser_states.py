@@ -75,20 +75,23 @@ CASES = [
 ]
 
 
-def measure(repeats: int) -> list[dict]:
+def measure(repeats: int, cases=CASES, driver_args: tuple = ()) -> list[dict]:
+    """Time each of ``cases`` ((lab, module, label, values)) through the Node driver, given
+    ``driver_args`` too (``("--data", path)``: a data script the module reads; its load time
+    is then ``load_ms``)."""
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is not on PATH")
     rows = []
-    for lab, module, label, values in CASES:
-        done = subprocess.run([node, str(DRIVER), module, "--time", str(repeats)],
+    for lab, module, label, values in cases:
+        done = subprocess.run([node, str(DRIVER), module, *driver_args, "--time", str(repeats)],
                               input=json.dumps([values]), capture_output=True, text=True,
                               check=True)
         got = json.loads(done.stdout)[0]
         if "error" in got:
             raise SystemExit(f"{lab} {label}: {got['error']}")
-        rows.append({"lab": lab, "module": module, "setting": label,
-                     **{k: got[k] for k in ("warm_ms", "warm_cpu_ms", "cold_ms", "cold_cpu_ms")}})
+        rows.append({"lab": lab, "module": module, "setting": label, **{k: got[k] for k in (
+            "warm_ms", "warm_cpu_ms", "cold_ms", "cold_cpu_ms", "load_ms")}})
     return rows
 
 

@@ -19,15 +19,12 @@ folder.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "tests" / "web_states_driver.js"
+import browser_states  # this folder: the Node driver's timing of one lab's cases
+
 PERIOD7 = " ".join(["31 29 28 3 10 4 12"] * 3 + ["31 29 28"])
 
 #: (label, values)
@@ -48,21 +45,9 @@ CASES = [
 
 
 def measure(data: Path, repeats: int) -> list[dict]:
-    node = shutil.which("node")
-    if node is None:
-        raise SystemExit("node is not on PATH")
-    rows = []
-    for label, values in CASES:
-        done = subprocess.run([node, str(DRIVER), "training", "--data", str(data), "--time",
-                               str(repeats)],
-                              input=json.dumps([values]), capture_output=True, text=True,
-                              check=True)
-        got = json.loads(done.stdout)[0]
-        if "error" in got:
-            raise SystemExit(f"{label}: {got['error']}")
-        rows.append({"setting": label, **{k: got[k] for k in (
-            "warm_ms", "warm_cpu_ms", "cold_ms", "cold_cpu_ms", "load_ms")}})
-    return rows
+    """browser_states.measure on training.js with ``data`` as its checkpoints."""
+    return browser_states.measure(repeats, [("chapter 8 training", "training", label, values)
+                                            for label, values in CASES], ("--data", str(data)))
 
 
 def main() -> None:
