@@ -57,35 +57,9 @@
 
   // ------------------------------------------------------------------ Python's checks
 
-  /** Python's repr of a control value (numbers, booleans, None, strings), for messages. */
-  function pyRepr(v) {
-    if (v === null || v === undefined) { return "None"; }
-    if (typeof v === "boolean") { return v ? "True" : "False"; }
-    if (typeof v === "string") {
-      var q = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
-      return q + v.replace(/\\/g, "\\\\").replace(new RegExp(q, "g"), "\\" + q) + q;
-    }
-    if (typeof v === "number" && !Number.isInteger(v)) {  // repr(float): shortest digits
-      if (v !== v) { return "nan"; }
-      if (!isFinite(v)) { return v > 0 ? "inf" : "-inf"; }
-      return String(v).replace(/e([+-])(\d)$/, "e$10$2");
-    }
-    return String(v);
-  }
-
-  /** _validate.whole_number(value, name, low, high). */
-  function wholeNumber(value, name, low, high) {
-    var bounds = high === undefined ? " >= " + low : " in " + low + ".." + high;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < low ||
-        (high !== undefined && value > high)) {
-      throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
-    }
-    return value;
-  }
-
   /** block._flag: only True or False. */
   function flag(value, name) {
-    if (typeof value !== "boolean") { throw new Error(name + " must be True or False, got " + pyRepr(value)); }
+    if (typeof value !== "boolean") { throw new Error(name + " must be True or False, got " + core.pyRepr(value)); }
     return value;
   }
 
@@ -274,11 +248,11 @@
     var normFirst = values.norm_first === undefined ? false : values.norm_first;
     var residual = values.residual === undefined ? true : truthy(values.residual);
     var causal = values.causal === undefined ? false : truthy(values.causal);
-    var depth = wholeNumber(values.depth === undefined ? 6 : values.depth, "depth", 1, MAX_DEPTH);
-    var seed = wholeNumber(values.seed === undefined ? 0 : values.seed, "seed", 0);
+    var depth = core.wholeNumber(values.depth === undefined ? 6 : values.depth, "depth", 1, MAX_DEPTH);
+    var seed = core.wholeNumber(values.seed === undefined ? 0 : values.seed, "seed", 0);
     var maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
     var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
-    wholeNumber(seed, "seed", 0, MAX_SEED);  // encoder_stack's range, checked as Python does
+    core.wholeNumber(seed, "seed", 0, MAX_SEED);  // encoder_stack's range, checked as Python does
     flag(normFirst, "norm_first");           // EncoderBlock's check
     var s = tokens.length, d = BLOCK_D, X, norms, weights, output, trace;
     if (s) {

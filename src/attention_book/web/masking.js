@@ -38,14 +38,6 @@
     return W;
   }
 
-  /** _validate.whole_number(value, name, low). */
-  function wholeNumber(value, name, low) {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < low) {
-      throw new Error(name + " must be a whole number >= " + low + ", got " + value);
-    }
-    return value;
-  }
-
   /** masking.named_mask(kind, s, ...): (s, s), 1 = may attend. */
   function namedMask(kind, s, real, window, lower, upper) {
     var mask = new Uint8Array(s * s);
@@ -84,10 +76,10 @@
     if (method !== "before" && method !== "after") {
       throw new Error("method must be 'before' or 'after', got '" + method + "'");
     }
-    var length = wholeNumber(values.length === undefined ? 3 : values.length, "length (real tokens)", 0);
-    var window = wholeNumber(values.window === undefined ? 2 : values.window, "window", 1);
-    var lower = wholeNumber(values.lower === undefined ? 1 : values.lower, "lower", 0);
-    var upper = wholeNumber(values.upper === undefined ? 1 : values.upper, "upper", 0);
+    var length = core.wholeNumber(values.length === undefined ? 3 : values.length, "length (real tokens)", 0);
+    var window = core.wholeNumber(values.window === undefined ? 2 : values.window, "window", 1);
+    var lower = core.wholeNumber(values.lower === undefined ? 1 : values.lower, "lower", 0);
+    var upper = core.wholeNumber(values.upper === undefined ? 1 : values.upper, "upper", 0);
     var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
     var s = tokens.length, real = [], i, j;
     for (i = 0; i < s; i++) { real.push(true); }

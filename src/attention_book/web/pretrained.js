@@ -105,43 +105,6 @@
     return n;
   }
 
-  var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-  function hex(c, width) {
-    var s = c.toString(16);
-    while (s.length < width) { s = "0" + s; }
-    return s;
-  }
-
-  /** Python's repr(text) of a str: quotes, backslash escapes, str.isprintable. */
-  function pyRepr(text) {
-    var quote = text.indexOf("'") >= 0 && text.indexOf('"') < 0 ? '"' : "'";
-    var out = quote;
-    for (var ch of text) {
-      var c = ch.codePointAt(0);
-      if (ch === quote || ch === "\\") { out += "\\" + ch; }
-      else if (ch === "\t") { out += "\\t"; }
-      else if (ch === "\n") { out += "\\n"; }
-      else if (ch === "\r") { out += "\\r"; }
-      else if (c < 0x20 || c === 0x7f) { out += "\\x" + hex(c, 2); }
-      else if (c < 0x7f || (c !== 0x20 && !NOT_PRINTABLE.test(ch))) { out += ch; }
-      else if (c <= 0xff) { out += "\\x" + hex(c, 2); }
-      else if (c <= 0xffff) { out += "\\u" + hex(c, 4); }
-      else { out += "\\U" + hex(c, 8); }
-    }
-    return out + quote;
-  }
-
-  /** Python's repr(value) of what a control may hold. */
-  function valueRepr(v) {
-    if (v === null || v === undefined) { return "None"; }
-    if (v === true) { return "True"; }
-    if (v === false) { return "False"; }
-    if (typeof v === "string") { return pyRepr(v); }
-    if (Array.isArray(v)) { return "[" + v.map(valueRepr).join(", ") + "]"; }
-    return String(v);
-  }
-
   /** Python's type(value).__name__. */
   function pyType(v) {
     if (v === null || v === undefined) { return "NoneType"; }
@@ -151,21 +114,11 @@
     return typeof v === "object" ? "dict" : typeof v;
   }
 
-  /** _validate.whole_number(value, name, low, high). */
-  function wholeNumber(value, name, low, high) {
-    var bounds = high !== undefined ? " in " + low + ".." + high : " >= " + low;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < low ||
-        (high !== undefined && value > high)) {
-      throw new Error(name + " must be a whole number" + bounds + ", got " + valueRepr(value));
-    }
-    return value;
-  }
-
   /** MiniLM._encoding's refusals before tokenizing (the message, or null). */
   function textError(text, g) {
     if (typeof text !== "string") { return "text must be a string, got " + pyType(text); }
     if (isBlank(text)) {
-      return "text is empty (or only spaces): type at least one word, e.g. " + pyRepr(g.data.running_sentence);
+      return "text is empty (or only spaces): type at least one word, e.g. " + core.pyRepr(g.data.running_sentence);
     }
     var n = codePointLength(text);
     if (n > g.data.max_text_chars) {
@@ -194,7 +147,7 @@
         enc = g.tokenizer.encode(used);  // as Python: tokenize(used)
       }
       if (enc.ids.length <= 2) {
-        message = "text " + pyRepr(used) + " holds no token the model can read (only control or formatting " +
+        message = "text " + core.pyRepr(used) + " holds no token the model can read (only control or formatting " +
           "characters): type at least one word";
       }
     }
@@ -506,9 +459,9 @@
   function state(values) {
     var g = gallery();
     var text = values.text === undefined ? g.data.running_sentence : values.text;
-    var layer = wholeNumber(values.layer === undefined ? 0 : values.layer, "layer", 0, g.L - 1);
-    var head = wholeNumber(values.head === undefined ? 2 : values.head, "head", 0, g.h - 1);
-    var query = wholeNumber(values.query === undefined ? 2 : values.query, "query", 0);
+    var layer = core.wholeNumber(values.layer === undefined ? 0 : values.layer, "layer", 0, g.L - 1);
+    var head = core.wholeNumber(values.head === undefined ? 2 : values.head, "head", 0, g.h - 1);
+    var query = core.wholeNumber(values.query === undefined ? 2 : values.query, "query", 0);
     var read = readPieces(text, values.maxTokens);
     var galleryScores = {}, k = layer * g.h + head;
     Object.keys(g.data.gallery.mean).forEach(function (name) { galleryScores[name] = g.data.gallery.mean[name][k]; });
@@ -712,7 +665,7 @@
 
   return {SCORE_NAMES: SCORE_NAMES, SCORE_LABELS: SCORE_LABELS, state: state, readoutHtml: readoutHtml,
           alt: alt, numbers: numbers, figure: figure, choices: choices, mountExtra: mountExtra,
-          readPieces: readPieces, headScores: headScores, pairwiseSum: pairwiseSum, pyRepr: pyRepr,
+          readPieces: readPieces, headScores: headScores, pairwiseSum: pairwiseSum, pyRepr: core.pyRepr,
           loadModel: loadModel, startModel: startModel, modelStatus: modelStatus,
           setWeightsUrl: function (url) { engine.url = url; }};
 });

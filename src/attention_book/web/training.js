@@ -150,25 +150,7 @@
 
   // ------------------------------------------------------------------ reading the input
 
-  var NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
   var DIGIT = /^\p{Nd}$/u;
-
-  function hex(c, width) { var h = c.toString(16); while (h.length < width) { h = "0" + h; } return h; }
-
-  /** Python's repr of a str (the quotes it picks, its escapes of unprintable characters). */
-  function pyRepr(s) {
-    var quote = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
-    var out = quote;
-    core.codePoints(s).forEach(function (c) {
-      var ch = String.fromCodePoint(c);
-      if (ch === quote || ch === "\\") { out += "\\" + ch; }
-      else if (c === 9) { out += "\\t"; } else if (c === 10) { out += "\\n"; } else if (c === 13) { out += "\\r"; }
-      else if (c !== 32 && (NON_PRINTABLE.test(ch) || (c >= 0xd800 && c < 0xe000))) {
-        out += c < 0x100 ? "\\x" + hex(c, 2) : c < 0x10000 ? "\\u" + hex(c, 4) : "\\U" + hex(c, 8);
-      } else { out += ch; }
-    });
-    return out + quote;
-  }
 
   /** The value 0..9 of a Unicode decimal digit: its place in its run of digits (runs of
    *  Nd start at a zero, in blocks of ten). */
@@ -210,7 +192,7 @@
     for (var k = 0; k < words.length; k++) {
       var v = symbol(words[k]);
       if (v === null) {
-        return {symbols: [], notes: [{level: "error", text: pyRepr(words[k]) + " is not a symbol: " + EXAMPLE}]};
+        return {symbols: [], notes: [{level: "error", text: core.pyRepr(words[k]) + " is not a symbol: " + EXAMPLE}]};
       }
       symbols.push(v);
     }
@@ -282,7 +264,7 @@
     var task = values.task === undefined ? "reverse" : values.task;
     if (TASKS.indexOf(task) < 0) {
       throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " +
-                      (typeof task === "string" ? pyRepr(task) : String(task)));
+                      (typeof task === "string" ? core.pyRepr(task) : String(task)));
     }
     var spec = data().tasks[task], cfg = spec.config, n = spec.steps.length;
     var c = values.checkpoint === undefined ? n - 1 : values.checkpoint;
@@ -417,7 +399,7 @@
     };
   }
 
-  return {TASKS: TASKS, useData: useData, weightsAt: weightsAt, forward: forward, pyRepr: pyRepr,
+  return {TASKS: TASKS, useData: useData, weightsAt: weightsAt, forward: forward, pyRepr: core.pyRepr,
           readSymbols: readSymbols, headlineScores: headlineScores, correctOutputs: correctOutputs,
           state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
 });
