@@ -104,6 +104,11 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=1))
         return
+    print_table(rows)
+
+
+def print_table(rows: list[dict]) -> None:
+    """The rows of :func:`measure` as a table, and the machine's load."""
     print(f"{'lab':22} {'setting':40} {'warm: wall':>10} {'CPU ms':>7} {'cold: wall':>10} "
           f"{'CPU ms':>7}")
     for r in rows:

@@ -19,7 +19,6 @@ folder.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
@@ -67,11 +66,7 @@ def main() -> None:
         size = data.stat().st_size
     print(f"training-checkpoints.js: {size / 1e6:.2f} MB; Node loads it in "
           f"{min(r['load_ms'] for r in rows):.0f}-{max(r['load_ms'] for r in rows):.0f} ms")
-    print(f"{'setting':40} {'warm: wall':>10} {'CPU ms':>7} {'cold: wall':>10} {'CPU ms':>7}")
-    for r in rows:
-        print(f"{r['setting']:40} {r['warm_ms']:10.3f} {r['warm_cpu_ms']:7.3f} "
-              f"{r['cold_ms']:10.3f} {r['cold_cpu_ms']:7.3f}")
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    browser_states.print_table(rows)
 
 
 if __name__ == "__main__":
