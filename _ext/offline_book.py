@@ -9,15 +9,11 @@
 - Deletes what the theme copies into ``_static`` that no reader's browser fetches
   (``UNFETCHED``: source maps, TrueType copies of the icon fonts, gettext catalogues).
 - Sets ``ATTENTION_BOOK_STATIC=1`` so the kernels that execute the chapters during the build
-  render each widget as its kernel-free HTML explorer (a live slider would be inert in HTML).
+  render each lab as the lab the reader's browser computes (a live slider would be inert in
+  HTML, which has no kernel).
 - Drops inline scripts that the theme stack adds to a page twice (sphinx-thebe's
   configuration script), which would otherwise raise a SyntaxError in the browser console.
-- Explorer pictures: sets ``ATTENTION_BOOK_IMAGES`` to a folder beside the site
-  (``_build/explorer-images``), where the kernels write each explorer picture once, named
-  by its content; points the pages' ``ab-image:`` names at ``_images/explorer/`` and copies
-  there exactly the pictures the pages name (the folder outlives a build, as the execution
-  cache does, so a chapter that is not re-executed still finds its pictures).
-- Serves the book's own stylesheet and script (``_ext/static``): explorers and outputs in
+- Serves the book's own stylesheet and script (``_ext/static``): labs and outputs in
   the theme's colours (light and dark), phones, print, and figures that enlarge on a click.
 - Labs computed in the reader's browser (``attention_book/controls/web.py``): copies the
   package's ``web/*.js`` into ``_static/ab-web`` and adds to each page the scripts its labs
@@ -41,10 +37,7 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
 STATIC_ENV = "ATTENTION_BOOK_STATIC"
-IMAGES_ENV = "ATTENTION_BOOK_IMAGES"  # attention_book.controls.static.IMAGES_ENV_VAR
 DATA_ENV = "ATTENTION_BOOK_WEB_DATA"  # attention_book.controls.web.DATA_ENV
-IMAGE_PREFIX = "ab-image:"            # attention_book.controls.static.IMAGE_PREFIX
-IMAGES_URL = "_images/explorer/"
 OWN_STATIC = Path(__file__).parent / "static"
 WEB_URL = "ab-web/"  # under _static: the package's browser side (attention_book/web/*.js)
 WEB_SCRIPTS = re.compile(r'data-ab-scripts="([^"]*)"')
@@ -158,39 +151,6 @@ def _data_folder(app: Sphinx) -> Path:
     return Path(app.outdir).parent / "web-data"
 
 
-def _image_folder(app: Sphinx) -> Path:
-    return Path(app.outdir).parent / "explorer-images"
-
-
-def point_at_images(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """Turn the explorers' ``ab-image:NAME`` into a path from this page to the picture."""
-    body = context.get("body", "")
-    if IMAGE_PREFIX in body:
-        context["body"] = body.replace(IMAGE_PREFIX, "../" * pagename.count("/") + IMAGES_URL)
-
-
-def copy_images(app: Sphinx, exception: Exception | None) -> None:
-    """Copy into the site exactly the explorer pictures its pages name (and drop others)."""
-    if exception is not None or app.builder.format != "html":
-        return
-    outdir = Path(app.outdir)
-    pattern = re.compile(re.escape(IMAGES_URL) + r"([0-9a-f]+\.webp)")
-    named = {name for page in outdir.rglob("*.html")
-             for name in pattern.findall(page.read_text(encoding="utf-8"))}
-    target = outdir / IMAGES_URL
-    target.mkdir(parents=True, exist_ok=True)
-    for stale in target.iterdir():
-        if stale.name not in named:
-            stale.unlink()
-    for name in named:
-        source = _image_folder(app) / name
-        if not source.exists():
-            raise ExtensionError(f"an explorer names {name}, which {source.parent} lacks: "
-                                 "delete _build and build again")
-        if not (target / name).exists():
-            shutil.copy2(source, target / name)
-
-
 def _web_folder() -> Path:
     """The package's browser side, ``attention_book/web`` (found without importing it)."""
     spec = importlib.util.find_spec("attention_book")
@@ -252,16 +212,13 @@ def author_year_labels() -> None:
 
 def setup(app: Sphinx) -> dict:
     os.environ[STATIC_ENV] = "1"
-    os.environ[IMAGES_ENV] = str(_image_folder(app))
     os.environ[DATA_ENV] = str(_data_folder(app))
     author_year_labels()
     app.connect("builder-inited", add_own_static)
     app.add_css_file("attention-book.css")
     app.add_js_file("attention-book.js", defer="defer")
-    app.connect("html-page-context", point_at_images)
     app.connect("html-page-context", add_web_scripts)
     app.connect("build-finished", copy_web)
-    app.connect("build-finished", copy_images)
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
     app.connect("build-finished", drop_unfetched)

@@ -1,4 +1,4 @@
-"""Chapter 3's labs (scenes/attention.py), their views (plots/attention.py) and explorers.
+"""Chapter 3's labs (scenes/attention.py), and their views (plots/attention.py).
 
 Expected values come from the math layer directly (tokenize, embed, projection_weights,
 project_qkv, scaled_dot_product_attention, softmax_saturation, dot_product_variance), not
@@ -8,14 +8,12 @@ from the state functions under test. Speed is measured by benchmarks/widget_late
 from __future__ import annotations
 
 import html
-import io
 import math
 import sys
 
 import ipywidgets
 import numpy as np
 import pytest
-from PIL import Image
 
 from attention_book.attention import (
     dot_product_variance,
@@ -24,17 +22,15 @@ from attention_book.attention import (
     scaled_dot_product_attention,
     softmax_saturation,
 )
-from attention_book.controls import Explorer, live_lab, static_explorer
+from attention_book.controls import live_lab
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import MAX_SHOWN_LABELS, thin_labels
 from attention_book.scenes import (
-    ATTENTION_PRESET,
     CROSS_SENTENCE,
     SCALING_DKS,
     attention_readout_html,
     attention_state,
     scaling_curves,
-    scaling_readout_html,
     scaling_state,
 )
 from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
@@ -47,13 +43,6 @@ def scaling_widget(**values):
 def attention_widget(**values):
     return live_lab("attention", **values)
 
-
-def scaling_explorer(d_ks=SCALING_DKS):
-    return static_explorer("scaling", d_k=tuple(d_ks))
-
-
-def attention_explorer(queries=range(5), temperatures=(0.25, 1.0, 4.0)):
-    return static_explorer("attention", query=tuple(queries), temperature=tuple(temperatures))
 
 VOCAB = Vocabulary.default()
 TABLE = embedding_table(len(VOCAB), 8, 0)
@@ -153,20 +142,6 @@ def test_scaling_shows_saturation_in_numbers():
         scaling_widget(d_k=3)
 
 
-@pytest.mark.slow  # renders every state of an explorer
-def test_scaling_explorer():
-    ex = scaling_explorer(d_ks=(1, 64, 512))
-    assert isinstance(ex, Explorer) and len(ex) == 6
-    page = ex._repr_html_()
-    assert "<select" in page and 'type="range"' in page
-    for frame in ex.frames.values():
-        Image.open(io.BytesIO(frame.png)).verify()
-        assert "d_k" in frame.alt and len(frame.alt) > 100
-    # state (scaled=True, d_k=512) equals the shared state function's readout
-    assert ex.frames[(1, 2)].caption_html == scaling_readout_html(scaling_state(512, True))
-
-
-# ------------------------------------------------------------------ the attention explorer
 
 
 @pytest.fixture
@@ -321,37 +296,6 @@ def test_factories_never_display(monkeypatch):
     monkeypatch.setattr(IPython.display, "display", boom)
     assert isinstance(attention_widget(), ipywidgets.VBox)
     assert isinstance(scaling_widget(), ipywidgets.VBox)
-
-
-@pytest.mark.slow  # renders every state of an explorer
-def test_attention_explorer_states_and_alt_text():
-    ex = attention_explorer(queries=(0, 3), temperatures=(1.0, 4.0))
-    assert len(ex) == len(ATTENTION_PRESET.options) * 2 * 2
-    sizes = set()
-    for (p, qi, ti), frame in ex.frames.items():
-        image = Image.open(io.BytesIO(frame.png))
-        sizes.add(image.size)
-        assert "heatmap" in frame.alt and "query" in frame.caption_html
-    assert len(sizes) == 1
-    # one source of truth: the frame's caption is the shared state's readout
-    preset = ATTENTION_PRESET.values_for(2, {})
-    text, mode, kv, seed = preset["text"], preset["mode"], CROSS_SENTENCE, preset["seed"]
-    state = attention_state(text, 4, 4.0, seed, 3, mode, kv)
-    assert ex.frames[(2, 1, 1)].caption_html == attention_readout_html(state)
-    assert "cross-attention" in ex.frames[(2, 1, 1)].caption_html
-    page = ex._repr_html_()
-    # the setting drop-down offers exactly the presets (the query is a drop-down too)
-    setting = page[page.index('name="preset"'):]
-    setting = setting[:setting.index("</select>")]
-    assert setting.count("<option") == len(ATTENTION_PRESET.options)
-
-
-@pytest.mark.slow  # builds both default explorers, every state
-def test_default_explorers_stay_modest():
-    ex = attention_explorer()
-    assert len(ex) <= 60
-    size = len(ex._repr_html_()) + len(scaling_explorer()._repr_html_())
-    assert size < 4.5 * 2**20, size
 
 
 @pytest.mark.slow  # starts a fresh Python (0.5-1 s)

@@ -1,5 +1,4 @@
-"""Chapter 7's lab (scenes/block.py, live_lab("block")), its view (plots/block.py) and its
-explorer (static_explorer("block")).
+"""Chapter 7's lab (scenes/block.py, live_lab("block")) and its view (plots/block.py).
 
 Expected values come from the math layer directly (encoder_stack, stack_trace,
 stream_norms, EncoderBlock.trace), not from the state function under test.
@@ -7,7 +6,6 @@ stream_norms, EncoderBlock.trace), not from the state function under test.
 
 from __future__ import annotations
 
-import html
 import math
 
 import ipywidgets
@@ -16,7 +14,7 @@ import pytest
 
 from attention_book import block as B
 from attention_book.attention import causal_mask
-from attention_book.controls import Explorer, live_lab, static_explorer
+from attention_book.controls import live_lab
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import BlockView, block_view, gain_figure, stream_norm_figure
 from attention_book.plots.multihead import mosaic_layout
@@ -240,42 +238,10 @@ def test_depth_and_seed_out_of_range_are_rejected():
         block_state(norm_first="pre")
 
 
-# ---------------------------------------------------------------- the explorer
-
-
-@pytest.fixture(scope="module")
-def explorer():
-    return static_explorer("block")
-
-
-@pytest.mark.slow  # the full explorer, every state
-def test_explorer_states_and_size(explorer):
-    assert isinstance(explorer, Explorer)
-    assert len(explorer) == len(BLOCK_SENTENCES) * 2 * 2 * 4
-    page = explorer._repr_html_()
-    assert len(page) < 2_000_000, len(page)
-    for label in ("post-LN (the paper, BERT)", "pre-LN (GPT-2)", "residual connections",
-                  "depth L (blocks)"):
-        assert html.escape(label) in page
-    for frame in explorer.frames.values():
-        assert frame.png[:4] == b"\x89PNG" and frame.alt and "shape tracer" in frame.caption_html
-
-
-@pytest.mark.slow  # the full explorer, every state
-def test_every_suggested_state_is_in_the_explorer(explorer):
+def test_every_suggested_state_is_a_valid_state():
     for values in SCENE.suggested:
-        assert explorer.reachable(values), values
-        st = block_state(**{**SCENE.defaults, **values})  # each is a valid state
+        st = block_state(**{**SCENE.defaults, **values})
         assert st.depth == values.get("depth", 6)
-
-
-@pytest.mark.slow  # the full explorer, every state
-def test_explorer_frames_come_from_the_state_function(explorer):
-    frame = next(f for f in explorer.frames.values()
-                 if f.values["depth"] == 12 and f.values["norm_first"] and f.values["residual"]
-                 and f.values["text"] == RUNNING_SENTENCE)
-    st = block_state(**frame.values)
-    assert frame.alt == block_alt_text(st) and frame.caption_html == block_readout_html(st)
 
 
 # ---------------------------------------------------------------- the chapter's figures

@@ -2,7 +2,7 @@
 
 Every page is served on 127.0.0.1 and opened: it loads, logs no console error, makes no
 request that leaves 127.0.0.1, renders its math with MathJax and loads every image; and
-each chapter's explorer answers its controls. These tests fail (they never skip) when the
+each chapter's lab answers its controls. These tests fail (they never skip) when the
 browser is missing: `make test` installs it.
 """
 
@@ -32,7 +32,6 @@ def test_every_page_loads_cleanly_and_offline(built_book, site, browser):
         if raw:
             watch.console_errors.append("raw LaTeX delimiters visible: math left untypeset")
         broken = page.evaluate(
-            # (an explorer's overlay has no src until a control asks for one)
             "() => [...document.images].filter(i => i.getAttribute('src') !== null"
             " && !(i.complete && i.naturalWidth > 0))"
             ".map(i => i.src.slice(0, 80))"
@@ -59,20 +58,14 @@ def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
     watch.close()
 
 
-def _explorer_state(page, explorer):
-    """What the explorer shows: its picture (the first state's, or the overlay on it that
-    makes another state's; a lab computed in the browser: its canvas, once the frame after
-    the change is drawn), alt text and caption."""
-    return explorer.evaluate(
+def _lab_state(page, lab):
+    """What the lab shows once the frame after a change is drawn: its canvas's pixels, its
+    alt text and its readout."""
+    return lab.evaluate(
         "async el => { const canvas = el.querySelector('canvas.ab-lab-canvas');"
-        " const caption = () => el.querySelector('.ab-explorer-caption').innerHTML;"
-        " if (canvas) { await new Promise(r => requestAnimationFrame(() =>"
-        " requestAnimationFrame(r)));"
+        " await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));"
         " return {src: canvas.toDataURL(), alt: canvas.getAttribute('aria-label'),"
-        " caption: caption()}; }"
-        " const img = el.querySelector('img'), over = el.querySelector("
-        "'.ab-explorer-overlay'); return {src: over.hidden ? img.src : over.src, alt: img.alt,"
-        " caption: caption()}; }"
+        " caption: el.querySelector('.ab-lab-readout').innerHTML}; }"
     )
 
 
@@ -80,25 +73,25 @@ def _chapterbuilt_pages(built_book):
     return sorted(str(p.relative_to(built_book)) for p in (built_book / "chapters").glob("*.html"))
 
 
-def test_every_explorer_answers_every_control(built_book, site, browser):
-    """On every chapter page, moving any control of any explorer changes its picture."""
+def test_every_lab_answers_every_control(built_book, site, browser):
+    """On every chapter page, moving any control of any lab changes its picture."""
     seen = disabled = 0
     for rel in _chapterbuilt_pages(built_book):
         watch = PageWatch(browser)
         page = watch.open(f"{site}/{rel}")
-        for explorer in page.locator(".ab-explorer").all():
-            explorer.scroll_into_view_if_needed()
-            assert _explorer_state(page, explorer)["alt"], f"{rel}: an explorer image lacks alt text"
-            for control in explorer.locator("select, input[type=range]").all():
+        for lab in page.locator(".ab-lab").all():
+            lab.scroll_into_view_if_needed()
+            assert _lab_state(page, lab)["alt"], f"{rel}: a lab lacks alt text"
+            for control in lab.locator("select, input[type=range]").all():
                 cid = control.get_attribute("id")
-                assert explorer.locator(f"label[for='{cid}']").count() == 1, f"{rel}: {cid} unlabelled"
+                assert lab.locator(f"label[for='{cid}']").count() == 1, f"{rel}: {cid} unlabelled"
                 if control.is_disabled():
                     # no effect in this state: it must say why, next to it
-                    hint = explorer.locator(f"#{cid}-hint")
+                    hint = lab.locator(f"#{cid}-hint")
                     assert hint.count() == 1 and hint.is_visible(), f"{rel}: {cid} disabled, no hint"
                     disabled += 1
                     continue
-                before = _explorer_state(page, explorer)
+                before = _lab_state(page, lab)
                 if control.evaluate("el => el.tagName") == "SELECT":
                     n = control.locator("option").count()
                     current = int(control.evaluate("el => el.selectedIndex"))
@@ -107,39 +100,39 @@ def test_every_explorer_answers_every_control(built_book, site, browser):
                     low, high = int(control.get_attribute("min")), int(control.get_attribute("max"))
                     current = int(control.input_value())
                     control.fill(str(low if current != low else high))
-                after = _explorer_state(page, explorer)
+                after = _lab_state(page, lab)
                 assert after["src"] != before["src"], f"{rel}: {cid} did not change the picture"
                 assert after["alt"] != before["alt"], f"{rel}: {cid} did not change the alt text"
                 seen += 1
-        # every picture a control asked for was served (overlays are files of the site)
+        # every picture a control asked for was served
         assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], rel
         watch.close()
     assert seen >= 2
 
 
-def test_chapter1_explorer_answers_its_controls(site, browser):
+def test_chapter1_lab_answers_its_controls(site, browser):
     """Chapter 1's lab, as a reader uses it: the book's sentences are suggested, a sentence
     of the reader's own is typed, and the d slider redraws."""
     watch = PageWatch(browser)
     page = watch.open(f"{site}/chapters/01_embeddings.html")
-    explorer = page.locator(".ab-explorer").first
-    explorer.scroll_into_view_if_needed()
-    before = _explorer_state(page, explorer)
-    assert before["alt"], "the explorer's picture has alt text"
+    lab = page.locator(".ab-lab").first
+    lab.scroll_into_view_if_needed()
+    before = _lab_state(page, lab)
+    assert before["alt"], "the lab.s picture has alt text"
 
-    box = explorer.locator("input[type=text]").first
-    suggested = explorer.locator("datalist option").evaluate_all("os => os.map(o => o.value)")
+    box = lab.locator("input[type=text]").first
+    suggested = lab.locator("datalist option").evaluate_all("os => os.map(o => o.value)")
     assert len(suggested) >= 3 and any("WEATHER" in o.upper() for o in suggested)
     box.fill("my own sentence about a marmot")
-    after_text = _explorer_state(page, explorer)
+    after_text = _lab_state(page, lab)
     assert after_text["src"] != before["src"] and after_text["caption"] != before["caption"]
     assert "marmot" in after_text["alt"] and "marmot" in after_text["caption"]
 
-    slider = explorer.locator("input[type=range]").first
-    assert explorer.locator(f"label[for='{slider.get_attribute('id')}']").count() == 1
+    slider = lab.locator("input[type=range]").first
+    assert lab.locator(f"label[for='{slider.get_attribute('id')}']").count() == 1
     new_value = str(int(slider.get_attribute("min") or 0) + 1)
     slider.fill(new_value)
-    after_slider = _explorer_state(page, explorer)
+    after_slider = _lab_state(page, lab)
     assert after_slider["src"] != after_text["src"]
     assert watch.console_errors == [] and watch.outside == []
     if os.environ.get("SCREENSHOT_DIR"):  # to look at the page as a reader does

@@ -1,7 +1,7 @@
 """Every text a figure draws is readable: big enough, not on top of another text or another
 panel, and an axis label next to the tick labels it names.
 
-The book shows explorer pictures at 72 dpi, one CSS pixel per point, so the checks run at
+A figure shown at 72 dpi has one CSS pixel per point, so the checks run at
 72 dpi: (a) no two drawn texts' boxes overlap (nor touch, but for neighbouring tick
 labels), no text runs into a panel it does not belong to or off the figure; (b) every text
 is at least 9 pt, tick labels of a dense axis (more than 12 labels) at least 6 pt; (c) an

@@ -1,6 +1,5 @@
 """Chapter 6's lab, the mask editor: its state function (scenes/masking.py), its view
-(plots/masking.py), the live lab (live_lab("masking")) and the explorer
-(static_explorer("masking")).
+(plots/masking.py) and the live lab (live_lab("masking")).
 
 Expected values come from the math layer directly (embedding_table, projection_weights,
 project_qkv, softmax and the masks of attention.py and masking.py), not from the state
@@ -9,7 +8,6 @@ function under test.
 
 from __future__ import annotations
 
-import html
 import subprocess
 import sys
 
@@ -19,8 +17,7 @@ import pytest
 
 from attention_book import attention as A
 from attention_book import masking as K
-from attention_book.controls import live_lab, static_explorer
-from attention_book.controls.static import EXPLORER_DPI
+from attention_book.controls import live_lab
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import MAX_CROSSED, figure_png, masking_view, weights_figure
 from attention_book.scenes import (
@@ -387,48 +384,10 @@ def test_lab_padding_everything_shows_zero_rows(lab):
     assert "row sums of the weights: 0.00, 0.00" in lab.readout.value
 
 
-# ---------------------------------------------------------------- the explorer
-
-
-@pytest.fixture(scope="module")
-def explorer():
-    return static_explorer("masking")
-
-
-@pytest.mark.slow  # the full explorer, every state
-def test_explorer_reaches_every_kind_and_the_suggested_states(explorer):
+def test_every_kind_and_suggested_state_is_reachable_and_the_method_follows_the_kind():
     for kind in KINDS:
-        assert explorer.reachable({"kind": kind}), kind
+        values = SCENE.values(kind=kind)
+        assert SCENE.active(values)["method"] == (kind != "none"), kind
     for values in SCENE.suggested:
-        assert explorer.reachable(values), values
-    names = [a.name for a in explorer.axes]
-    assert names == ["mask", "text", "method"]  # the preset sets kind and its numbers
-    assert len(explorer) == 8 * len(MASKING_SENTENCES) * 2
-
-
-@pytest.mark.slow  # the full explorer, every state
-def test_explorer_disables_the_method_when_there_is_no_mask(explorer):
-    method = [a.name for a in explorer.axes].index("method")
-    for frame in explorer.frames.values():
-        assert (method in frame.inactive) == (frame.values["kind"] == "none")
-    assert "there is no mask to apply" in explorer._repr_html_()
-
-
-@pytest.mark.slow  # the full explorer, every state
-def test_explorer_frames_come_from_the_state_function_and_view(explorer):
-    view = masking_view()
-    for index in [(0, 0, 0), (3, 1, 0), (1, 0, 1)]:
-        frame = explorer.frames[index]
-        state = masking_state(**frame.values)
-        assert frame.caption_html == masking_readout_html(state)
-        assert frame.alt == masking_alt_text(state)
-        view.show(state)
-        assert figure_png(view.figure, dpi=EXPLORER_DPI, palette=True, compress_level=9) == frame.png
-
-
-@pytest.mark.slow  # the full explorer, every state
-def test_explorer_html_is_small_and_escaped(explorer):
-    page = explorer._repr_html_()
-    assert len(page.encode()) < 1_500_000
-    assert html.escape("padding: 0 real tokens (everything hidden)") in page
-    assert "<pad>" not in page.replace("&lt;pad&gt;", "")
+        SCENE.values(**values)  # each one the controls can show
+    assert SCENE.control("method").hint == "there is no mask to apply"

@@ -1,5 +1,5 @@
 """Chapter 4's lab (scenes/multihead.py, live_lab("multihead")), its view
-(plots/multihead.py) and its explorer (static_explorer("multihead")).
+(plots/multihead.py) and the lab shown in a static build.
 
 Expected values come from the math layer directly (MultiHeadAttention, embedding_table,
 sinusoidal_encoding), not from the state function under test.
@@ -7,7 +7,6 @@ sinusoidal_encoding), not from the state function under test.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 
 import ipywidgets
@@ -16,9 +15,8 @@ import pytest
 
 from attention_book import controls
 from attention_book import multihead as M
-from attention_book.controls import Explorer, lab as book_lab, live_lab
+from attention_book.controls import lab as book_lab, live_lab
 from attention_book.controls.live import LiveLab
-from attention_book.controls.static import explorer as make_explorer
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import MultiHeadView, NearestImage, mosaic_layout, multihead_view
 from attention_book.positional import sinusoidal_encoding
@@ -27,7 +25,6 @@ from attention_book.scenes import (
     SCENES,
     head_choices,
     missing_heads_text,
-    model_preset,
     multihead_alt_text,
     multihead_readout_html,
     multihead_state,
@@ -40,14 +37,6 @@ SCENE = SCENES["multihead"]
 
 def multihead_widget(**values):
     return live_lab("multihead", **values)
-
-
-def multihead_explorer(models=None, **explore):
-    """The explorer over ``models`` (default: the scene's) and the running sentence."""
-    scene = SCENE
-    if models is not None:
-        scene = dataclasses.replace(SCENE, presets=(model_preset(models), SCENE.presets[1]))
-    return make_explorer(scene, multihead_view(), text=(RUNNING_SENTENCE,), **explore)
 
 
 def expected(d, h, seed, positional=False, ids=RUNNING_IDS):
@@ -241,11 +230,11 @@ def test_long_sentences_drop_token_labels_that_do_not_fit():
     assert len(view.tile_labels.texts) == 16
 
 
-def test_the_explorer_offers_the_repeated_word_sentence():
+def test_the_lab_suggests_the_repeated_word_sentence():
     from attention_book.scenes import MH_SENTENCES
 
     assert "the dog saw the cat" in MH_SENTENCES
-    assert SCENE.control("text").explore == MH_SENTENCES
+    assert SCENE.control("text").suggestions == MH_SENTENCES[1:]  # the default aside
     for values in SCENE.suggested:  # each state the chapter names is a valid state
         st = multihead_state(**{**SCENE.defaults, **values})
         assert st.h == values.get("h", 2)
@@ -303,31 +292,6 @@ def test_factories_never_display(monkeypatch):
     assert calls == []
 
 
-@pytest.fixture(scope="module")
-def small_explorer():
-    return multihead_explorer(models=((8, 2), (12, 3)))
-
-
-@pytest.mark.slow  # renders every state of an explorer
-def test_explorer_has_one_state_per_combination(small_explorer):
-    assert isinstance(small_explorer, Explorer)
-    assert len(small_explorer) == 2 * 3 * 2
-    page = small_explorer._repr_html_()
-    assert "d=8, h=2 (d_k=4)" in page and "only head 0 on" in page
-    assert "X + positional encoding" in page
-    assert "data:image/webp;base64," in page and "alt=" in page
-
-
-@pytest.mark.slow  # builds the default explorer, every state
-def test_default_explorer_is_modest():
-    explorer = controls.static_explorer("multihead")
-    assert len(explorer) <= 60
-    assert len(explorer._repr_html_()) < 2_000_000  # the chapter page stays under ~2 MB
-    with pytest.raises(ValueError, match="h=5 does not divide d=8"):
-        multihead_explorer(models=((8, 5),))
-
-
-@pytest.mark.slow  # renders every state of an explorer
 def test_interactive_picks_the_browser_lab_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
     monkeypatch.setattr(controls, "web_lab", lambda name: ("web", name))

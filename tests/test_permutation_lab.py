@@ -1,5 +1,5 @@
 """Chapter 5's permutation playground (scenes/permutation.py, live_lab("permutation")),
-its view (plots/permutation.py) and its explorer (static_explorer("permutation")).
+its view (plots/permutation.py) and the lab shown in a static build.
 
 Expected values are computed here from the math layer (embed, projection_weights,
 scaled_dot_product_attention, sinusoidal_encoding, causal_mask), not from the state
@@ -8,14 +8,9 @@ function under test.
 
 from __future__ import annotations
 
-import base64
-import io
-import json
-import re
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from attention_book.attention import (
     causal_mask,
@@ -23,7 +18,7 @@ from attention_book.attention import (
     scaled_dot_product_attention,
 )
 from attention_book import controls
-from attention_book.controls import Explorer, lab as book_lab, live_lab, static_explorer
+from attention_book.controls import lab as book_lab, live_lab
 from attention_book.controls.live import LiveLab
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import PermutationView, permutation_view
@@ -31,6 +26,7 @@ from attention_book.positional import sinusoidal_encoding
 from attention_book.permutation import PERMUTATION_NAMES, named_permutation
 from attention_book.scenes import (
     ORDER_CHOICES,
+    SCENES,
     permutation_alt_text,
     permutation_readout_html,
     permutation_state,
@@ -38,16 +34,12 @@ from attention_book.scenes import (
 from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
 
 PermutationLab = LiveLab
+SCENE = SCENES["permutation"]
 
 
 def permutation_widget(**values):
     return live_lab("permutation", **values)
 
-
-def permutation_explorer():
-    """The explorer of the running sentence over the named orders (no typed order)."""
-    return static_explorer("permutation", text=(RUNNING_SENTENCE,), custom=("",), order=tuple(
-        name for _, name in ORDER_CHOICES if name != "custom"))
 
 D = 8
 
@@ -204,30 +196,28 @@ def test_controls_without_effect_are_disabled_with_a_hint():
     assert c["custom"].disabled and not c["seed"].disabled
 
 
-@pytest.fixture(scope="module")
-def full_explorer():
-    return static_explorer("permutation")
-
-
-@pytest.mark.slow  # builds the full explorer, every state
-def test_the_html_explorer_offers_typed_orders(full_explorer):
-    names = [a.name for a in full_explorer.axes]
-    assert names == ["order", "custom", "pe", "causal"]
-    custom = names.index("custom")
-    page = full_explorer._repr_html_()
-    assert len(page) < 2_000_000  # the chapter page stays under ~2 MB
-    assert "used when the permutation is" in page  # the hint of a disabled control
-    for index, frame in full_explorer.frames.items():
-        assert (custom in frame.inactive) == (frame.values["order"] != "custom")
+def test_typed_orders_of_exercise_4_and_the_custom_box_follows_the_order():
+    for order in ORDER_CHOICES:
+        values = SCENE.values(order=order[1])
+        assert SCENE.active(values)["custom"] == (order[1] == "custom")
+    assert "used when the permutation is" in SCENE.control("custom").hint
     # exercise 4: under the causal mask, which rows agree
     for order, agree in (("0 1 2 4 3", [0, 1, 2]), ("1 0 2 3 4", [2, 3, 4])):
-        values = {"order": "custom", "custom": order, "pe": False, "causal": True}
-        assert full_explorer.reachable(values)
-        (frame,) = [f for f in full_explorer.frames.values()
-                    if all(f.values[k] == v for k, v in values.items())]
+        SCENE.values(order="custom", custom=order, pe=False, causal=True)  # reachable
         st = permutation_state(RUNNING_SENTENCE, "custom", order, 0, False, True)
-        assert frame.caption_html == permutation_readout_html(st)
         assert np.flatnonzero(st.difference.max(axis=1) < 1e-12).tolist() == agree
+
+
+def test_equivariant_exactly_without_pe_and_mask_or_for_the_identity():
+    for _, order in ORDER_CHOICES:
+        if order == "custom":
+            continue
+        for pe in (False, True):
+            for causal in (False, True):
+                st = permutation_state(RUNNING_SENTENCE, order, "", 0, pe, causal)
+                want = "yes" if order == "identity" or not (pe or causal) else "no"
+                assert f"equivariant: {want}" in permutation_readout_html(st), (order, pe, causal)
+                assert f"equivariant: {want}" in permutation_alt_text(st)
 
 
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
@@ -272,46 +262,6 @@ def test_alt_text_and_readout():
     assert "perm = [4 3 2 1 0]" in permutation_readout_html(st)
 
 
-@pytest.fixture(scope="module")
-def explorer():
-    return permutation_explorer()
-
-
-def script_frames(html_text: str) -> dict:
-    match = re.search(r"var id = (\"[^\"]*\"), data = (\{.*?\});\n", html_text, re.S)
-    assert match
-    return json.loads(match.group(2))
-
-
-@pytest.mark.slow  # renders every state of an explorer
-def test_explorer_states(explorer):
-    assert isinstance(explorer, Explorer)
-    assert len(explorer) == 5 * 2 * 2 < 60
-    assert [c.name for c in explorer.axes] == ["order", "pe", "causal"]
-    assert explorer.initial == (1, 0, 0)  # reverse, PE off, mask off
-    html_text = explorer._repr_html_()
-    assert len(html_text) < 2_500_000
-    assert "http://" not in html_text and "https://" not in html_text
-    data = script_frames(html_text)
-    assert len(data["frames"]) == 20
-    for key, (n, alt, caption, _inactive, _text_px) in data["frames"].items():
-        url = data["images"][n] if n >= 0 else _first_src(html_text)  # -1: the img itself
-        Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).verify()
-        order, pe, causal = map(int, key.split(","))
-        want = "yes" if order == 0 or not (pe or causal) else "no"
-        assert f"equivariant: {want}" in caption and f"equivariant: {want}" in alt
-    for label in ("Permutation", "Positional encoding", "Causal mask"):
-        assert f">{label}</label>" in html_text
-
-
-@pytest.mark.slow  # renders every state of an explorer
-def test_explorer_frames_come_from_the_state_function(explorer):
-    frame = explorer.frames[(2, 1, 0)]  # rotate, PE on
-    st = permutation_state(RUNNING_SENTENCE, "rotate", "", 0, True, False)
-    assert frame.alt == permutation_alt_text(st)
-    assert frame.caption_html == permutation_readout_html(st)
-
-
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
 def test_interactive_picks_the_form(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
@@ -321,7 +271,3 @@ def test_interactive_picks_the_form(monkeypatch):
     assert isinstance(book_lab("permutation"), PermutationLab)
 
 
-def _first_src(html_text: str) -> str:
-    """The explorer's first picture, which only its img element holds (the others are
-    overlays on it)."""
-    return re.search(r'<img id="[^"]+-img" src="([^"]+)"', html_text).group(1)

@@ -1,6 +1,5 @@
 """Chapter 2's lab (scenes/positional.py, shown by controls.live_lab("positional")), its view
-(plots/positional.py), its explorer (controls.static_explorer("positional")) and the
-chapter's static figures.
+(plots/positional.py) and the chapter's static figures.
 
 Expected values come from the math layer directly (sinusoidal_encoding, encoding_at,
 relative_rotation, offset_similarity), not from the state function under test.
@@ -8,9 +7,7 @@ relative_rotation, offset_similarity), not from the state function under test.
 
 from __future__ import annotations
 
-import base64
 import io
-import json
 import re
 
 import ipywidgets
@@ -21,9 +18,8 @@ from PIL import Image
 
 from attention_book import plots
 from attention_book import positional as P
-from attention_book.controls import Explorer, lab as book_lab, live_lab, static_explorer
+from attention_book.controls import lab as book_lab, live_lab
 from attention_book.controls.live import LiveLab
-from attention_book.controls.static import EXPLORER_DPI
 from attention_book.plots import positional_view
 from attention_book.scenes import (
     BASE_CHOICES,
@@ -36,8 +32,6 @@ from attention_book.scenes import (
 )
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-#: One explorer's share of a chapter page of about 2 MB.
-HTML_BUDGET_BYTES = 1_500_000
 
 
 def positional_widget(**values) -> LiveLab:
@@ -286,91 +280,26 @@ def test_view_rejects_mismatched_shapes():
                     np.zeros(4), 0.0)
 
 
-# ------------------------------------------------------------------------ explorer
+# ------------------------------------------------------------------------ the book's lab
 
 
-@pytest.fixture(scope="module")
-def small_explorer():
-    return static_explorer("positional", s=(16, 32), d=(4, 8), base=(100, 10000), k=(1, 5))
-
-
-def script_frames(html_text: str) -> dict:
-    match = re.search(r"var id = (\"[^\"]*\"), data = (\{.*?\});\n", html_text, re.S)
-    assert match
-    return json.loads(match.group(2))
-
-
-@pytest.mark.slow  # renders every state of an explorer
-def test_explorer_has_one_state_per_combination(small_explorer):
-    assert isinstance(small_explorer, Explorer)
-    assert len(small_explorer) == 2 * 2 * 2 * 2
-    assert [a.name for a in small_explorer.axes] == ["s", "d", "base", "k"]
-    html_text = small_explorer._repr_html_()
-    data = script_frames(html_text)
-    assert len(data["frames"]) == 16
-    assert data["labels"] == [["16", "32"], ["4", "8"], ["100", "10000"], ["1", "5"]]
-    pngs = set()
-    for n, alt, caption, inactive, _text_px in data["frames"].values():
-        url = data["images"][n] if n >= 0 else _first_src(html_text)  # -1: the img itself
-        png = base64.b64decode(url.split(",", 1)[1])
-        Image.open(io.BytesIO(png)).verify()
-        pngs.add(png)
-        assert alt and "positions" in alt
-        assert "rotation check" in caption
-        assert inactive == []
-    assert len(pngs) == 16  # every state draws differently
-    for label in ("s (positions)", "d (width)", "base", "k (offset)"):
-        assert f">{label}</label>" in html_text
-
-
-@pytest.mark.slow  # renders every state of an explorer
-def test_explorer_states_come_from_the_state_function_and_view(small_explorer):
-    index = (1, 0, 1, 1)  # s=32, d=4, base=10000, k=5
-    frame = small_explorer.frames[index]
-    st = positional_state(32, 4, 10000, 5)
-    assert frame.values == {"s": 32, "d": 4, "base": 10000, "k": 5}
-    assert frame.alt == positional_alt_text(st)
-    assert frame.caption_html == positional_readout_html(st)
-    view = positional_view()
-    view.show(st)  # a fresh view draws exactly the stored picture
-    assert plots.figure_png(view.figure, dpi=EXPLORER_DPI, palette=True,
-                             compress_level=9) == frame.png
-
-
-@pytest.mark.slow  # builds the default explorer, every state
-def test_default_explorer_is_modest_and_starts_at_the_default():
-    ex = static_explorer("positional")
-    assert len(ex) < 60
-    assert [a.name for a in ex.axes] == ["s", "d", "base", "k"]
-    assert ex.initial == (1, 2, 2, 0)  # s = 64, d = 64, base = 10000, k = 3: the live defaults
-    assert ex.frames[ex.initial].values == {"s": 64, "d": 64, "base": 10000, "k": 3}
-    html_text = ex._repr_html_()
-    assert len(html_text.encode()) < HTML_BUDGET_BYTES
-    assert "http://" not in html_text and "https://" not in html_text
-
-
-@pytest.mark.slow  # builds the default explorer, every state
-def test_the_html_offers_every_state_the_chapter_asks_for():
-    ex = static_explorer("positional")
+def test_the_states_the_chapter_asks_for_say_what_it_says():
     scene = SCENES["positional"]
     assert scene.suggested
     for values in scene.suggested:
-        assert ex.reachable(values), values
+        scene.values(**values)  # each one the controls can show
     # base 10: the band narrows, far positions nearly orthogonal (the readout says so)
-    frame = next(f for f in ex.frames.values()
-                 if f.values == {"s": 64, "d": 64, "base": 10, "k": 3})
-    assert "mean similarity of two distinct positions: -0.01" in frame.caption_html
+    st = positional_state(64, 64, 10, 3)
+    assert "mean similarity of two distinct positions: -0.01" in positional_readout_html(st)
     # d = 2: one frequency, so the base has no effect and its control is disabled
-    base_axis = [a.name for a in ex.axes].index("base")
-    for f in ex.frames.values():
-        assert (base_axis in f.inactive) == (f.values["d"] == 2)
+    for d in (2, 4, 64):
+        assert scene.active(scene.values(d=d))["base"] == (d != 2)
     # s = 8, k = 16: p + k past the end of the sequence, and the rotation still holds
-    frame = next(f for f in ex.frames.values() if f.values["s"] == 8 and f.values["k"] == 16)
-    assert "p + k = 20 lies outside 0..7" in frame.caption_html
+    assert "p + k = 20 lies outside 0..7" in positional_readout_html(positional_state(8, 64, 10000, 16))
 
 
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
-def test_lab_picks_the_explorer_in_a_static_build(monkeypatch):
+def test_lab_picks_the_browser_lab_in_a_static_build(monkeypatch):
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
     # chapter 2's lab computes in the reader's browser (web/positional.js)
     monkeypatch.setattr("attention_book.controls.web_lab", lambda name: ("browser", name))
@@ -433,12 +362,6 @@ def test_static_figures_never_import_pyplot():
             "assert wavelengths_figure(wavelengths(8), 100)._repr_png_()[0][:4] == b'\\x89PNG'\n"
             "assert 'matplotlib.pyplot' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def _first_src(html_text: str) -> str:
-    """The explorer's first picture, which only its img element holds (the others are
-    overlays on it)."""
-    return re.search(r'<img id="[^"]+-img" src="([^"]+)"', html_text).group(1)
 
 
 @pytest.mark.parametrize("d, shown", [(2, ["i = 0"]), (4, ["i = 0", "i = 1"]),

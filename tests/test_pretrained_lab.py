@@ -1,11 +1,10 @@
-"""Chapter 9's lab (scenes/pretrained.py), its view (plots/pretrained.py) and explorer.
+"""Chapter 9's lab (scenes/pretrained.py) and its view (plots/pretrained.py).
 
 Expected values come from the model (``MiniLM.attention``, ``tokenize``) and from
 ``attention_book.heads`` directly, not from the state function under test (the lab runs
 its forward pass on one BLAS thread, the model on the default number: float32 results agree
 to about 1e-7). The first test
-that needs the gallery pays for it once (about 4 s: 157 forward passes); the whole
-explorer (216 states) is marked slow. Speed is measured by benchmarks/widget_latency.py.
+that needs the gallery pays for it once (about 4 s: 157 forward passes). Speed is measured by benchmarks/widget_latency.py.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attention_book.controls import Explorer, live_lab, static_explorer
+from attention_book.controls import live_lab
 from attention_book.plots import (entropy_figure, head_maps_figure, head_scores_figure,
                                   neuron_view_figure, pretrained_view)
 from attention_book.heads import head_scores
@@ -308,42 +307,19 @@ def test_live_lab_survives_bad_text(lab):
     assert "showing the first 128 of 602 tokens" in lab.readout.value
 
 
-# ------------------------------------------------------------------ the explorer
+# ------------------------------------------------------------------ the book's lab
 
 
-@pytest.mark.slow  # renders every state of an explorer
-def test_small_explorer():
-    made = static_explorer("pretrained", layer=(0, 3), head=(1, 2))
-    assert isinstance(made, Explorer)
-    assert [a.name for a in made.axes] == ["sentence", "layer", "head"]
-    assert len(made) == len(PRETRAINED_PRESETS) * 2 * 2
-    for (k, i, j), frame in made.frames.items():
-        label, text, query = PRETRAINED_PRESETS[k]
-        assert frame.values["text"] == text and frame.values["query"] == query
-        assert frame.values["layer"] == (0, 3)[i] and frame.values["head"] == (1, 2)[j]
-        assert frame.png.startswith(PNG_SIGNATURE) and "heatmap" in frame.alt
-        assert "gallery (157 sentences)" in frame.caption_html
-    frame = made.frames[(1, 1, 0)]  # the animal sentence, layer 3, head 1
-    assert "query 10 'it'" in frame.caption_html
-    assert made.reachable({"text": ANIMAL_WIDE, "layer": 3, "head": 1, "query": 10})
-    page = made._repr_html_()
-    assert "<script" in page and page.count("<img") == 2  # the first state, the overlay
-
-
-@pytest.mark.slow
-def test_full_explorer_has_every_head_and_stays_light():
-    made = static_explorer("pretrained")
-    assert len(made) == 3 * 6 * 12
-    for _, text, query in PRETRAINED_PRESETS:
-        for layer in range(6):
-            for head in range(12):
-                assert made.reachable({"text": text, "query": query, "layer": layer,
-                                       "head": head})
-    for values in SCENES["pretrained"].suggested:
-        assert made.reachable(values), values
-    page = made._repr_html_()
-    assert len(page) < 3_500_000  # the chapter page's budget is 5 MB
-    print(f"pretrained explorer: {len(made)} states, {len(page):,} characters")
+@pytest.mark.slow  # runs the model on the preset sentences
+def test_the_preset_sentences_are_suggested_and_read_as_the_chapter_says():
+    scene = SCENES["pretrained"]
+    assert set(scene.control("text").suggestions) == (
+        {text for _, text, _ in PRETRAINED_PRESETS} - {scene.defaults["text"]})
+    for values in scene.suggested:
+        scene.values(**values)  # each one the controls can show
+    st = pretrained_state(ANIMAL_WIDE, 3, 1, 10)
+    readout = pretrained_readout_html(st)
+    assert "query 10 'it'" in readout and "gallery (157 sentences)" in readout
 
 
 # ------------------------------------------------------------------ the model's GELU

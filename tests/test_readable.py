@@ -3,13 +3,13 @@
 
 On each page and in each of the four settings it fails on
 - a page wider than its viewport (a reader would scroll sideways);
-- text in an explorer or a cell output whose contrast with what is behind it is under 4.5:1
+- text in a lab or a cell output whose contrast with what is behind it is under 4.5:1
   (WCAG AA), the background found by compositing every ancestor's colour;
 - a figure whose smallest text renders under 9 CSS px where it is shown, unless its
   "Enlarge figure" button opens it with that text at 9 px or more. Every figure the book
-  stores states its smallest text's height in its own pixels (``data-text-px`` on explorer
-  pictures, a PNG text chunk in the chapters' figures: ``plots.core.TEXT_SIZE_KEY``);
-and that explorer pictures are sharp at 2x (drawn at twice the size they are shown).
+  stores states its smallest text's height in its own pixels (``data-text-px`` on a lab's
+  canvas, a PNG text chunk in the chapters' figures: ``plots.core.TEXT_SIZE_KEY``);
+and that labs' canvases are sharp at 2x (drawn at the device's pixel ratio).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ SETTINGS = [(390, "light"), (390, "dark"), (1280, "light"), (1280, "dark")]
 MIN_CONTRAST = 4.5
 MIN_TEXT_PX = 9.0
 
-# Every element with its own text inside an explorer or an output, with its colour composited
+# Every element with its own text inside a lab or an output, with its colour composited
 # over the colours behind it. Disabled controls are exempt (WCAG 1.4.3: inactive components).
 CONTRAST_JS = r"""() => {
   function rgba(text) {
@@ -60,7 +60,7 @@ CONTRAST_JS = r"""() => {
   }
   const bad = [];
   let checked = 0;
-  document.querySelectorAll(".ab-explorer *, .cell_output *").forEach(el => {
+  document.querySelectorAll(".ab-lab *, .cell_output *").forEach(el => {
     const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
     if (!own || !el.getClientRects().length || el.closest(":disabled, [aria-hidden=true]")) { return; }
     const style = getComputedStyle(el);
@@ -77,14 +77,14 @@ CONTRAST_JS = r"""() => {
   return {checked, bad};
 }""".replace("%(min)s", str(MIN_CONTRAST))
 
-# The figures a page shows: explorer pictures (not their overlays), the canvases of labs
-# computed in the browser (data-text-px in the canvas's pixels) and the outputs' images.
+# The figures a page shows: the canvases of labs computed in the browser (data-text-px in
+# the canvas's pixels) and the outputs' images.
 # Each one's "Enlarge figure" button, if it has one, is marked data-readable-zoom=i.
 FIGURES_JS = """() => Array.from(document.querySelectorAll(
-    ".ab-explorer-figure > img:first-child, .ab-lab-figure > canvas, " +
-    ".cell_output img:not(.ab-explorer img)")).map(
+    ".ab-lab-figure > canvas, " +
+    ".cell_output img:not(.ab-lab img)")).map(
     (img, i) => {
-  const figure = img.closest(".ab-explorer-figure, a.image-reference") || img;
+  const figure = img.closest(".ab-lab-figure, a.image-reference") || img;
   const next = figure.nextElementSibling;
   const zoom = !!next && next.classList.contains("ab-zoom-button");
   if (zoom) { next.setAttribute("data-readable-zoom", i); }
@@ -135,7 +135,7 @@ def test_every_page_fits_and_reads(browser, site, built_book, pages, width, mode
             contrast = tab.evaluate(CONTRAST_JS)
             problems += [f"{page}: contrast {b}" for b in contrast["bad"]]
             if page.startswith("chapters/"):
-                assert contrast["checked"] > 20, f"{page}: no explorer or output text found"
+                assert contrast["checked"] > 20, f"{page}: no lab or output text found"
             for figure in tab.evaluate(FIGURES_JS):
                 problems += figure_problems(tab, page, figure, built_book)
         finally:
@@ -166,32 +166,32 @@ def figure_problems(tab, page: str, figure: dict, built_book) -> list[str]:
     return []
 
 
-def test_explorer_pictures_are_sharp_at_2x(browser, site, pages):
+def test_lab_canvases_are_sharp_at_2x(browser, site, pages):
     """On a 2x screen a lab's canvas has 2 pixels per CSS pixel (lab.js draws at the device
-    pixel ratio), and a precomputed explorer's picture was drawn at twice its size."""
+    pixel ratio)."""
     ratios = []
     for page in pages:
         watch, tab = open_page(browser, site, page, 390, "light")  # a 2x phone
         try:
             ratios += tab.evaluate("""() => Array.from(document.querySelectorAll(
-                ".ab-explorer-figure > img:first-child, .ab-lab-figure > canvas")).map(i =>
-                (i.naturalWidth || i.width) / i.getBoundingClientRect().width)""")
+                ".ab-lab-figure > canvas")).map(i =>
+                i.width / i.getBoundingClientRect().width)""")
         finally:
             watch.close()
     assert len(ratios) >= 9 and all(r >= 2 - 1e-6 for r in ratios), ratios
 
 
-def test_print_shows_each_explorer_picture_only_and_wraps_code(browser, site):
+def test_print_shows_each_lab_figure_only_and_wraps_code(browser, site):
     watch, tab = open_page(browser, site, "chapters/03_attention.html", 1280, "light")
     try:
         tab.emulate_media(media="print")
         styles = tab.evaluate("""() => ({
           hidden: Array.from(document.querySelectorAll(
-            ".ab-explorer-controls, .ab-explorer-note, .ab-zoom-button")).map(
+            ".ab-lab-controls, .ab-lab-note, .ab-zoom-button")).map(
             e => getComputedStyle(e).display),
-          whole: Array.from(document.querySelectorAll(".ab-explorer")).map(
+          whole: Array.from(document.querySelectorAll(".ab-lab")).map(
             e => getComputedStyle(e).breakInside),
-          pictures: Array.from(document.querySelectorAll(".ab-explorer-figure, .ab-lab-figure")).map(
+          pictures: Array.from(document.querySelectorAll(".ab-lab-figure")).map(
             e => e.getBoundingClientRect().height),
           wraps: Array.from(document.querySelectorAll("pre")).map(
             e => getComputedStyle(e).whiteSpace),

@@ -58,9 +58,8 @@ def test_site_is_at_most_15_mb(built_book):
 
 
 def page_weight(page: Path) -> int:
-    """A page's bytes and those of every picture it shows or can show (its figures and every
-    state of its explorers: their pictures are files, fetched as a reader asks for them) and
-    of the lab scripts it loads (``_static/ab-web``: the state modules and their data)."""
+    """A page's bytes and those of every picture it shows (its figures) and of the lab scripts
+    it loads (``_static/ab-web``: the state modules and their data)."""
     text = page.read_text(encoding="utf-8")
     names = set(re.findall(r'(?:\.\./)?(_images/[\w./-]+\.(?:png|webp))', text))
     names |= set(re.findall(r'(?:\.\./)?(_static/ab-web/[\w.-]+\.js)', text))

@@ -1,5 +1,5 @@
 """Chapter 8's lab (scenes/training.py, live_lab("training")), its view
-(plots/training.py), its explorer and the chapter's figure functions.
+(plots/training.py) and the chapter's figure functions.
 
 Expected values come from the trained runs directly (TinyRun.attention, head_scores,
 history), not from the state function under test. The reversal model trains in about a
@@ -9,7 +9,6 @@ either is marked slow.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import io
 import re
@@ -20,10 +19,8 @@ import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
-from attention_book import controls
 from attention_book import training as T
-from attention_book.controls import Explorer, live_lab
-from attention_book.controls.static import explorer as make_explorer
+from attention_book.controls import live_lab
 from attention_book.plots import (
     TrainingView,
     figure_png,
@@ -330,32 +327,11 @@ def test_induction_state(induction):
     assert short.input_scores == (None, None) and short.weights.shape == (2, 1, 1)
 
 
-# ---------------------------------------------------------------- the explorer
-
-
-def reverse_only_scene():
-    preset = SCENE.presets[0]
-    options = tuple(o for o in preset.options if o[1]["task"] == "reverse")
-    return dataclasses.replace(SCENE, presets=(dataclasses.replace(preset, options=options),))
-
-
-@pytest.mark.slow  # renders every state of an explorer
-def test_small_explorer_has_every_combination():
-    explorer = make_explorer(reverse_only_scene(), training_view(), checkpoint=(0, 25),
-                             induction_input=(INDUCTION_INPUTS[0],))
-    assert isinstance(explorer, Explorer) and len(explorer) == len(REVERSE_INPUTS) * 2
-    page = explorer._repr_html_()
-    assert "reversal: 7 7 7 7 7 7 7 7" in page and "task and input" in page
-    frame = explorer.frames[(2, 1)]
-    assert frame.values["reverse_input"] == REVERSE_INPUTS[2] and frame.values["checkpoint"] == 25
-    assert frame.png[:4] == b"\x89PNG" and "step 60 of 60" in frame.alt
-    assert len(set(f.png for f in explorer.frames.values())) == len(explorer)
-
-
-@pytest.mark.slow
-def test_full_explorer_reaches_every_suggested_state_and_stays_small():
-    explorer = controls.static_explorer("training")
-    assert len(explorer) == 6 * 14
+def test_the_suggested_states_are_reachable_and_the_inputs_follow_the_task():
     for values in SCENE.suggested:
-        assert explorer.reachable(values), values
-    assert len(explorer._repr_html_()) < 2_000_000
+        SCENE.values(**values)  # each one the controls can show
+    for task, used in (("reverse", "reverse_input"), ("induction", "induction_input")):
+        active = SCENE.active(SCENE.values(task=task))
+        assert active[used] and not active[({"reverse_input", "induction_input"} - {used}).pop()]
+    assert SCENE.control("reverse_input").suggestions == REVERSE_INPUTS[1:]
+    assert SCENE.control("induction_input").suggestions == INDUCTION_INPUTS[1:]

@@ -45,7 +45,7 @@ TOL = 1e-5
 
 
 def held_out(n: int, seed: int) -> list[dict]:
-    """``n`` values drawn over the live lab's full range (not the explorer's old stops), with
+    """``n`` values drawn over the live lab's full range, with
     the corners (s = 1, 512; d = 2, 512; k = -64, 64) among them."""
     rng = np.random.default_rng(seed)
     corners = [dict(s=1, d=2, base=10, k=-64), dict(s=512, d=512, base=100000, k=64),
@@ -190,13 +190,11 @@ def test_browser_lab_html_is_escaped_and_names_its_scripts(monkeypatch):
     assert not made.reachable({"d": 3}) and not made.reachable({"s": 513})
     for values in SCENE.suggested:
         assert made.reachable(values), values
-    # the built book shows the browser lab of a scene with a state module, else the explorer
+    # the built book shows every scene's lab computed in the browser
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
     monkeypatch.setattr("attention_book.controls.web_lab", lambda name: ("web", name))
-    monkeypatch.setattr("attention_book.controls.static_explorer", lambda name: ("pre", name))
     for name, scene in SCENES.items():
-        assert lab(name) == ("web" if scene.web else "pre", name)
-    assert lab("positional") == ("web", "positional")
+        assert scene.web and lab(name) == ("web", name)
 
 
 def test_colour_maps_are_matplotlibs():
@@ -292,7 +290,7 @@ MOVE_JS = r"""async ([labId, index, values]) => {
     seen.push({value: value, got: lab.values[lab.declaration.controls[index].name],
                output: out ? out.textContent : null, valuetext: input.getAttribute("aria-valuetext"),
                alt: lab.canvas.getAttribute("aria-label"), pixels: pixels(),
-               caption: el.querySelector(".ab-explorer-caption").textContent,
+               caption: el.querySelector(".ab-lab-readout").textContent,
                disabled: input.disabled, values: Object.assign({}, lab.values)});
   }
   return seen;
@@ -436,18 +434,16 @@ def test_built_chapter_2_computes_in_the_browser(browser, site, built_book, how)
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_without_javascript_the_default_state_is_a_picture(browser, built_book):
+def test_without_javascript_the_default_state_is_described(browser, built_book):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     page.goto((built_book / "chapters" / "02_positional_encoding.html").as_uri())
     lab_id = page.locator(".ab-lab").get_attribute("id")
     assert not page.is_visible(f"#{lab_id}-controls")  # no inert control
-    img = page.locator(f"#{lab_id} .ab-lab-figure img")
-    assert img.count() == 1 and img.is_visible()
-    page.wait_for_function(f"document.querySelector('#{lab_id} .ab-lab-figure img').complete")
-    assert img.evaluate("i => i.naturalWidth") > 0
+    described = page.locator(f"#{lab_id} .ab-lab-figure .ab-lab-alt")
+    assert described.count() == 1 and described.is_visible()
     st = positional_state(**SCENE.defaults)
-    assert img.get_attribute("alt") == positional_alt_text(st)
+    assert described.text_content() == positional_alt_text(st)
     assert "rotation check" in page.text_content(f"#{lab_id}-caption")
     context.close()
 

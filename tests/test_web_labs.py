@@ -64,7 +64,7 @@ MOVE_JS = r"""async ([labId, name, values]) => {
     const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
     lab.set(name, value);
     await drawn;
-    const caption = el.querySelector(".ab-explorer-caption");
+    const caption = el.querySelector(".ab-lab-readout");
     seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
                caption: caption.textContent, pixels: pixels(),
                disabled: !!lab.controls[index].disabled,

@@ -49,7 +49,7 @@ NODE = shutil.which("node")
 #: the parity tolerance of every array (absolute)
 TOL = 1e-5
 SEEDS = range(0, 21)  # scenes.core.seed_slider: 0..20
-ATTENTION_D_KS = (1, 2, 4, 8, 16, 32, 64)  # the attention explorer's d_k slider
+ATTENTION_D_KS = (1, 2, 4, 8, 16, 32, 64)  # the attention lab's d_k slider
 TEMPERATURES = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 pytestmark = pytest.mark.skipif(

@@ -343,12 +343,12 @@ def test_vector_output_draws_text_as_text():
 
 
 @pytest.mark.slow  # starts a fresh Python (0.5-1 s)
-def test_widgets_and_explorer_never_import_pyplot():
+def test_widgets_and_browser_labs_never_import_pyplot():
     code = (
         "import sys\n"
-        "from attention_book.controls import live_lab, static_explorer\n"
+        "from attention_book.controls import live_lab, web_lab\n"
         "lab = live_lab('embedding'); lab.controls['d'].value = 4; lab.figure.canvas.draw()\n"
-        "static_explorer('embedding', text=('the dog',), d=(2,))._repr_html_()\n"
+        "web_lab('embedding')._repr_html_()\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

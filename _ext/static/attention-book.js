@@ -1,4 +1,4 @@
-// The book's own script: every figure (explorer pictures and chapter figures) opens at full
+// The book's own script: every chapter figure opens at full
 // resolution in a dialog (its button, or a click on it), so its smallest text can be read on a
 // phone, where the column shrinks it; and keyboard and screen-reader fixes to the theme's
 // markup (accessible, below). No network, no library.
@@ -99,9 +99,8 @@
   }
 
   function init() {
-    document.querySelectorAll(".ab-explorer-figure").forEach(zoomable);
     document.querySelectorAll(".cell_output img").forEach(function (img) {
-      if (!img.closest(".ab-explorer")) { zoomable(img); }
+      if (!img.closest(".ab-lab")) { zoomable(img); }
     });
     // again whenever the page's elements change (MathJax, the theme's icons) or its width
     var again = debounced(accessible, 100);

@@ -12,7 +12,10 @@ Layers, each importing only the ones above it (docs/architecture.md has the whol
 - pictures: ``plots`` (``plots.core`` and one module per chapter), views built once whose
   ``show(state)`` only changes the artists' data
 - controls: ``controls.lab(name)``, the live ipywidgets lab (``controls.live``) in a
-  notebook and the kernel-free HTML explorer (``controls.static``) in the built book
+  notebook and, in the built book, the lab the reader's browser computes
+  (``controls.web``, drawn by ``web/lab.js`` with the scene's twin in ``web/<name>.js``)
+- ``web_export``: the data some browser labs read (MiniLM's weights and preset sentences,
+  chapter 8's checkpoints), written while the book builds
 """
 
 __version__ = "0.2.0"

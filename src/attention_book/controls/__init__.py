@@ -1,10 +1,10 @@
-"""The controls layer: a scene and its view, shown as a live lab or a static explorer.
+"""The controls layer: a scene shown as a live lab or as a lab computed in the browser.
 
 A chapter shows a lab with one call, ``lab("embedding")`` or ``lab("attention", text="the
 dog saw the cat")``. While ``jupyter-book build`` runs (the book's Sphinx extension sets
-``ATTENTION_BOOK_STATIC=1``) it returns the kernel-free :class:`~.static.Explorer` and
-ipywidgets is never imported; in a reader's notebook it returns the live
-:class:`~.live.LiveLab`, and the explorer's precomputation is never paid.
+``ATTENTION_BOOK_STATIC=1``) it returns a :class:`~.web.BrowserLab`, which the reader's
+browser computes with the scene's twin in ``web/`` (the HTML has no kernel), and ipywidgets
+is never imported; in a reader's notebook it returns the live :class:`~.live.LiveLab`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ import os
 
 from ..plots import VIEWS
 from ..scenes import SCENES
-from .static import Explorer, explorer
 from .web import BrowserLab, browser_lab
 
-__all__ = ["STATIC_ENV_VAR", "is_static_build", "lab", "live_lab", "static_explorer",
-           "web_lab", "Explorer", "BrowserLab"]
+__all__ = ["STATIC_ENV_VAR", "is_static_build", "lab", "live_lab", "web_lab", "BrowserLab"]
 
 #: The environment variable the book's Sphinx extension sets to "1" during a build.
 STATIC_ENV_VAR = "ATTENTION_BOOK_STATIC"
@@ -41,23 +39,14 @@ def live_lab(name: str, **values):
     return LiveLab(_scene(name), VIEWS[name](), **values)
 
 
-def static_explorer(name: str, **explore) -> Explorer:
-    """The kernel-free explorer of scene ``name``; ``explore[control]``, a tuple of values,
-    replaces a control's precomputed values."""
-    return explorer(_scene(name), VIEWS[name](), **explore)
-
-
 def web_lab(name: str) -> BrowserLab:
-    """The lab of scene ``name`` computed in the reader's browser (the scene has ``web``),
-    its default state drawn by the view as the picture shown without JavaScript."""
-    return browser_lab(_scene(name), VIEWS[name]())
+    """The lab of scene ``name`` computed in the reader's browser."""
+    return browser_lab(_scene(name))
 
 
 def lab(name: str, **values):
     """The lab of scene ``name`` (a key of :data:`attention_book.scenes.SCENES`): the live
     lab starting at ``values`` in a notebook; in the built book the lab computed in the
-    browser if the scene has a browser state function (``Scene.web``), else the explorer
-    (its declared states). Not displayed: make it the last expression of a cell."""
-    if not is_static_build():
-        return live_lab(name, **values)
-    return web_lab(name) if _scene(name).web else static_explorer(name)
+    reader's browser, starting at the scene's defaults (as the HTML has no kernel). Not
+    displayed: make it the last expression of a cell."""
+    return live_lab(name, **values) if not is_static_build() else web_lab(name)

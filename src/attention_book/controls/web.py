@@ -8,8 +8,8 @@ hint, ``active_when`` when it is a :class:`~attention_book.scenes.core.Condition
 ``web/lab.js`` turns into HTML controls and a canvas it draws on. Every control offers the
 live lab's full range, not a sample of it.
 
-Without JavaScript the element shows the default state, drawn by the scene's view when the
-book is built (one picture), its readout and no controls. The scripts the lab needs are
+Without JavaScript the element shows the default state's alt text and readout (no picture,
+no controls). The scripts the lab needs are
 named in ``data-ab-scripts``; the book's Sphinx extension serves them from ``_static/ab-web``
 and adds them to the pages that name them. :func:`standalone_html` inlines them instead, for
 a page outside the book (tests, benchmarks).
@@ -94,14 +94,7 @@ def _range(values: tuple):
     return [values[0], values[-1], step]
 
 
-def _preset_values(scene: Scene, name: str) -> list:
-    """The values the scene's presets give control ``name`` (those set by a function of the
-    other values are not known ahead, so not listed)."""
-    return [setter[name] for p in scene.presets for _, setter in p.options
-            if not callable(setter) and name in setter]
-
-
-def _control(c, presets: list = ()) -> dict:
+def _control(c) -> dict:
     if c.active_when is not None and not isinstance(c.active_when, Condition):
         raise ValueError(f"control {c.name!r}: active_when must be a Condition (when(), "
                          "compare()) for the browser to evaluate it")
@@ -109,8 +102,7 @@ def _control(c, presets: list = ()) -> dict:
            "hint": c.hint}
     if c.kind == "text":
         out["placeholder"] = c.placeholder
-        # the explorer's preset sentences become suggestions; any text is accepted
-        out["suggestions"] = [t for t in dict.fromkeys([*c.explore, *presets]) if t != c.default]
+        out["suggestions"] = list(c.suggestions)  # offered as the reader types; any text goes
     else:
         values = list(c.values)
         out["values"] = values
@@ -137,10 +129,8 @@ def declaration(scene: Scene) -> dict:
     the readout's note styles (as :func:`~attention_book.scenes.core.notes_html` has them)."""
     if not scene.web:
         raise ValueError(f"scene {scene.name!r} has no browser state function (Scene.web)")
-    # Presets are not declared: a preset only reaches, from one control, values that the
-    # browser lab's own controls reach directly (and a text preset is a suggestion).
     return {"name": scene.name, "module": scene.web, "title": scene.title,
-            "controls": [_control(c, _preset_values(scene, c.name)) for c in scene.controls],
+            "controls": [_control(c) for c in scene.controls],
             "note_styles": {level: [html.unescape(style[0]), *style[1:]]
                             for level, style in _NOTE_STYLE.items()}}
 
@@ -152,18 +142,13 @@ def _script_json(obj) -> str:
 
 
 class BrowserLab:
-    """A lab computed in the reader's browser. :meth:`_repr_html_` returns its element.
+    """A lab computed in the reader's browser. :meth:`_repr_html_` returns its element."""
 
-    ``fallback`` is an optional callable returning (img_html, readout_html) of the default
-    state, shown without JavaScript (in the book: the picture drawn by the scene's view).
-    """
-
-    def __init__(self, scene: Scene, fallback=None,
+    def __init__(self, scene: Scene,
                  note: str = "Computed in your browser: every value the live lab offers."):
         self.scene = scene
         self.declaration = declaration(scene)
         self.note = note
-        self._fallback = fallback
         digest = hashlib.sha256(_script_json(self.declaration).encode()).hexdigest()[:10]
         self.id = f"ab-lab-{next(_IDS)}-{digest}"
         self._html: str | None = None
@@ -191,53 +176,29 @@ class BrowserLab:
             return self._html
         if os.environ.get(DATA_ENV):  # the book's build: the data this lab reads, beside it
             write_data(self.scene.web, Path(os.environ[DATA_ENV]))
-        picture, readout = self._fallback() if self._fallback else ("", "")
+        state = self.scene.compute(self.scene.values())
         title = html.escape(self.scene.title)
         self._html = (
-            f'<div class="ab-explorer ab-lab" id="{self.id}" '
+            f'<div class="ab-lab" id="{self.id}" '
             f'data-ab-lab="{html.escape(self.scene.name)}" '
             f'data-ab-scripts="{" ".join(self.scripts)}">'
-            f'<div class="ab-explorer-title">{title}</div>'
-            f'<div class="ab-explorer-note">{html.escape(self.note)}</div>'
-            f'<div class="ab-explorer-controls" id="{self.id}-controls" hidden>'
-            '<div class="ab-explorer-inputs"></div></div>'
-            # without JavaScript: the default state's picture (not fetched when scripts run)
-            f'<div class="ab-lab-figure">{"<noscript>" + picture + "</noscript>" if picture else ""}'
-            "</div>"
-            f'<div class="ab-explorer-caption" id="{self.id}-caption" aria-live="polite">'
-            f"{readout}</div>"
+            f'<div class="ab-lab-title">{title}</div>'
+            f'<div class="ab-lab-note">{html.escape(self.note)}</div>'
+            f'<div class="ab-lab-controls" id="{self.id}-controls" hidden>'
+            '<div class="ab-lab-inputs"></div></div>'
+            # without JavaScript: what the figure would show, in words
+            f'<div class="ab-lab-figure"><noscript><p class="ab-lab-alt">'
+            f"{html.escape(self.scene.alt(state))}</p></noscript></div>"
+            f'<div class="ab-lab-readout" id="{self.id}-caption" aria-live="polite">'
+            f"{self.scene.readout(state)}</div>"
             f'<script type="application/json" class="ab-lab-data">'
             f"{_script_json(self.declaration)}</script></div>")
         return self._html
 
 
-def _fallback(scene: Scene, view):
-    """The default state as the scene's view draws it (a 2x WebP <img>) and its readout."""
-    from .static import EXPLORER_CSS_DPI, EXPLORER_DPI, _image_url, even_rgb
-    from ..plots.core import figure_png, text_px
-    from PIL import Image
-
-    def make():
-        state = scene.compute(scene.values())
-        view.show(state)
-        dpi = getattr(view, "explorer_dpi", EXPLORER_DPI)
-        png = figure_png(view.figure, dpi=dpi, palette=True, compress_level=9)
-        rgb = even_rgb(png)
-        height, width = rgb.shape[:2]
-        img = (f'<img src="{_image_url(Image.fromarray(rgb))}" '
-               f'alt="{html.escape(scene.alt(state))}" width="{width}" height="{height}" '
-               f'data-text-px="{text_px(png)}" '
-               f'style="display:block;width:{width * EXPLORER_CSS_DPI / dpi:g}px;'
-               'max-width:100%;height:auto">')
-        return img, scene.readout(state)
-
-    return make
-
-
-def browser_lab(scene: Scene, view=None) -> BrowserLab:
-    """The browser lab of ``scene``; with a ``view``, its default state drawn once is the
-    picture shown without JavaScript."""
-    return BrowserLab(scene, _fallback(scene, view) if view is not None else None)
+def browser_lab(scene: Scene) -> BrowserLab:
+    """The lab of ``scene`` computed in the reader's browser."""
+    return BrowserLab(scene)
 
 
 def standalone_html(lab: BrowserLab, title: str = "lab", data: Path | None = None) -> str:

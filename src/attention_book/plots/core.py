@@ -2,7 +2,7 @@
 
 A view makes its figure (without pyplot) and artists once; ``update(...)`` only changes
 existing artists (data, extent, limits, texts), so a live lab answers a slider without
-re-plotting and the explorer renders every state with one figure. Colour maps are
+re-plotting. Colour maps are
 colour-blind safe (cividis, viridis) with fixed limits; every axes has a title and labels.
 
 Speed: laying out and rasterising text is most of a draw's cost (~1 ms a short label), so
@@ -635,10 +635,9 @@ def figure_png(figure: Figure, dpi: float | None = None, *, palette: bool = Fals
                compress_level: int = 6) -> bytes:
     """``figure`` (opaque) drawn on an Agg canvas as PNG bytes (no date or software:
     reproducible): the book's one PNG encoder. ``dpi`` (default the figure's own) stays set;
-    ``palette`` quantises to 255 colours (about a third of the bytes; one palette index stays
-    free for the explorer's transparent overlays); ``compress_level`` is zlib's 0-9 (the
-    live lab uses 1, with unfiltered rows and no metadata: three times as fast as level 6,
-    frames ~15 % larger). Otherwise a ``TEXT_SIZE_KEY`` text chunk states the smallest
+    ``palette`` quantises to 255 colours (about a third of the bytes); ``compress_level``
+    is zlib's 0-9 (the live lab uses 1, with unfiltered rows and no metadata: three times
+    as fast as level 6, frames ~15 % larger). Otherwise a ``TEXT_SIZE_KEY`` text chunk states the smallest
     text's height in pixels (:func:`smallest_text_pt` at this dpi)."""
     canvas = figure.canvas
     if not isinstance(canvas, FigureCanvasAgg):

@@ -17,13 +17,13 @@ from .._validate import whole_number
 from ..attention import project_qkv, projection_weights, scaled_dot_product_attention
 from ..attention import scaling_curves as measure_scaling_curves
 from ..tokens import RUNNING_SENTENCE, Vocabulary
-from .core import (Note, Preset, Scene, choice, embed_tokens, no_tokens_alt, read_tokens,
+from .core import (Note, Scene, choice, embed_tokens, no_tokens_alt, read_tokens,
                    readout_html, seed_slider, slider, text, token_options, when)
 
 __all__ = ["SCALING_DKS", "SCALING_KEYS", "SCALING_QUERIES", "scaling_curves", "ScalingState",
            "scaling_state", "scaling_readout_html", "scaling_alt_text", "ATTENTION_D",
            "MAX_ATTENTION_TOKENS", "CROSS_SENTENCE", "AttentionState", "attention_state",
-           "attention_readout_html", "attention_alt_text", "query_options", "ATTENTION_PRESET"]
+           "attention_readout_html", "attention_alt_text", "query_options"]
 
 # ------------------------------------------------------------------ the sqrt(d_k) lab
 
@@ -309,15 +309,6 @@ def query_options(values) -> tuple:
     return token_options(tokens if keys else ())
 
 
-#: The explorer's settings: each sets the query sentence, the mode and the projections'
-#: seed (the keys/values sentence stays :data:`CROSS_SENTENCE`).
-ATTENTION_PRESET = Preset("preset", "Setting", tuple(
-    (label, {"text": RUNNING_SENTENCE, "mode": mode, "seed": seed}) for label, mode, seed in (
-        ("running sentence, self-attention, seed 0", "self", 0),
-        ("running sentence, self-attention, seed 1", "self", 1),
-        ("cross-attention: queries from the running sentence, keys/values from "
-         f"'{CROSS_SENTENCE}'", "cross", 0))))
-
 ATTENTION_SCENE = Scene(
     name="attention",
     title="Attention explorer: who attends to whom",
@@ -328,16 +319,14 @@ ATTENTION_SCENE = Scene(
         text("kv_text", "keys/values (cross)", CROSS_SENTENCE,
              active_when=when("mode", "cross"), hint="used in cross-attention only"),
         choice("query", "query token", [(f"{i}", i) for i in range(MAX_ATTENTION_TOKENS)], 0,
-               explore=range(5), options_for=query_options),
-        slider("d_k", "d_k", (1, 2, 4, 8, 16, 32, 64), 4, explore=(4,)),
+               options_for=query_options),
+        slider("d_k", "d_k", (1, 2, 4, 8, 16, 32, 64), 4),
         # scores are q.k / (T sqrt(d_k)): T = 1 is the standard scaling
-        slider("temperature", "temperature T", (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0), 1.0,
-               explore=(0.25, 1.0, 4.0)),
+        slider("temperature", "temperature T", (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0), 1.0),
         seed_slider("seed (W's)"),
     ),
     state=attention_state, readout=attention_readout_html, alt=attention_alt_text,
     web="attention",
-    presets=(ATTENTION_PRESET,),
     suggested=({"query": 0, "seed": 0, "mode": "self"}, {"temperature": 0.25},
                {"temperature": 4.0}, {"seed": 1}, {"mode": "cross", "query": 4}),
 )

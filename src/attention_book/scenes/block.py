@@ -27,7 +27,7 @@ __all__ = ["BLOCK_D", "BLOCK_H", "MAX_DEPTH", "BLOCK_SENTENCES", "LN_LABELS", "B
 BLOCK_D, BLOCK_H = 8, 2
 #: The deepest stack the lab offers (and the most attention maps it shows).
 MAX_DEPTH = 12
-#: The explorer's sentences: the running example, a repeated word, a longer sentence.
+#: The lab's suggested sentences: the running example, a repeated word, a longer sentence.
 BLOCK_SENTENCES = (RUNNING_SENTENCE, "the dog saw the cat",
                    "in the morning the sun was warm, so we went to the river")
 #: How the two LayerNorm placements are named, by ``norm_first``.
@@ -203,16 +203,15 @@ SCENE = Scene(
     name="block",
     title="Block explorer: a stack of transformer blocks",
     controls=(
-        text("text", "sentence", RUNNING_SENTENCE, presets=BLOCK_SENTENCES),
+        text("text", "sentence", RUNNING_SENTENCE, suggestions=BLOCK_SENTENCES),
         choice("norm_first", "LayerNorm", [(label, nf) for nf, label in LN_LABELS.items()],
                False, buttons=True),
         toggle("residual", "residual connections", True),
-        slider("depth", "depth L (blocks)", range(1, MAX_DEPTH + 1), 6,
-               explore=(1, 2, 6, 12)),  # 6 is the paper's
+        slider("depth", "depth L (blocks)", range(1, MAX_DEPTH + 1), 6),  # 6: the paper's
         seed_slider("seed (weights)"),
         choice("causal", "mask", [("none (encoder, as BERT)", False),
                                   ("causal (decoder-only, as GPT)", True)],
-               False, buttons=True, explore=(False,)),
+               False, buttons=True),
     ),
     state=block_state, readout=block_readout_html, alt=block_alt_text,
     web="block",

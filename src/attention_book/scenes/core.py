@@ -2,10 +2,11 @@
 
 A :class:`Scene` holds everything about a lab that is neither a widget nor a picture: its
 controls, a pure state function from their values to what the picture and readout need,
-the readout (HTML, reader text escaped), the alt text, and optional presets (one HTML
-control setting several values), actions (live buttons) and the states the chapter
-suggests. The controls layer turns a scene and a view into a live lab or a static
-explorer; nothing here imports ipywidgets or matplotlib, so a scene is testable alone.
+the readout (HTML, reader text escaped), the alt text, the name of its twin in the
+reader's browser (``web/<name>.js``), and optional actions (live buttons) and the states
+the chapter suggests. The controls layer turns a scene into the live lab of a notebook or
+the lab the built book computes in the browser; nothing here imports ipywidgets or
+matplotlib, so a scene is testable alone.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..tokens import Vocabulary, tokenize
 __all__ = ["Note", "notes_html", "readout_html", "no_tokens_alt", "positions_html",
            "tracer_html", "as_options", "read_tokens", "embed_tokens", "token_options",
            "HasTokens", "Control", "text", "choice", "slider", "seed_slider", "toggle", "multi",
-           "when", "compare", "Condition", "Preset", "Action", "Scene", "MAX_WIDGET_TOKENS"]
+           "when", "compare", "Condition", "Action", "Scene", "MAX_WIDGET_TOKENS"]
 
 #: The most tokens a lab shows by default; longer texts are truncated with a visible note.
 MAX_WIDGET_TOKENS = 32
@@ -169,7 +170,7 @@ class Control:
     kind: str             # "text", "choice", "slider", "toggle" or "multi"
     default: object
     options: tuple = ()   # (label, value) pairs; empty for "text"
-    explore: tuple = ()   # values the HTML explorer precomputes (one: fixed and not shown)
+    suggestions: tuple = ()  # of a text box: the book's sentences, offered as it is typed in
     buttons: bool = False  # a "choice" as a row of buttons rather than a drop-down
     # options_for(values) -> the choices allowed given the other values (re-offered live)
     options_for: Callable[[Mapping], tuple] | None = None
@@ -202,49 +203,47 @@ class Control:
             raise ValueError(f"{self.name} must be one of {shown}, got {value!r}")
 
 
-def text(name: str, label: str, default: str, *, presets: Sequence[str] = (),
+def text(name: str, label: str, default: str, *, suggestions: Sequence[str] = (),
          placeholder: str = "type a sentence", **kwargs) -> Control:
-    """A text box; the HTML explorer offers ``presets`` (default: just ``default``)."""
-    return Control(name, label, "text", default, explore=tuple(presets) or (default,),
+    """A text box that takes any text; ``suggestions`` (the book's sentences other than
+    ``default``) are offered as the reader types."""
+    suggestions = tuple(t for t in dict.fromkeys(suggestions) if t != default)
+    return Control(name, label, "text", default, suggestions=suggestions,
                    placeholder=placeholder, **kwargs)
 
 
-def _listed(kind, name, label, options, default, explore, **kwargs) -> Control:
+def _listed(kind, name, label, options, default, **kwargs) -> Control:
     options = as_options(options)
     return Control(name, label, kind, options[0][1] if default is None else default, options,
-                   _values(options) if explore is None else tuple(explore), **kwargs)
+                   **kwargs)
 
 
 def choice(name: str, label: str, options: Sequence, default=None, *,
-           explore: Sequence | None = None, buttons: bool = False, **kwargs) -> Control:
+           buttons: bool = False, **kwargs) -> Control:
     """A drop-down (or a row of buttons) over ``options``: values, or (label, value)."""
-    return _listed("choice", name, label, options, default, explore, buttons=buttons, **kwargs)
+    return _listed("choice", name, label, options, default, buttons=buttons, **kwargs)
 
 
-def slider(name: str, label: str, values: Sequence, default=None, *,
-           explore: Sequence | None = None, **kwargs) -> Control:
+def slider(name: str, label: str, values: Sequence, default=None, **kwargs) -> Control:
     """A slider over ``values`` (any ordered values, not necessarily evenly spaced)."""
-    return _listed("slider", name, label, values, default, explore, **kwargs)
+    return _listed("slider", name, label, values, default, **kwargs)
 
 
 def seed_slider(label: str, seeds: tuple = (0, 20), **kwargs) -> Control:
-    """The slider "seed" over ``seeds`` (first, last); the HTML explorer shows seed 0."""
-    return slider("seed", label, range(seeds[0], seeds[1] + 1), 0, explore=(0,), **kwargs)
+    """The slider "seed" over ``seeds`` (first, last), starting at the first."""
+    return slider("seed", label, range(seeds[0], seeds[1] + 1), seeds[0], **kwargs)
 
 
-def toggle(name: str, label: str, default: bool = False, *,
-           explore: Sequence = (False, True), **kwargs) -> Control:
+def toggle(name: str, label: str, default: bool = False, **kwargs) -> Control:
     """A check box (False / True)."""
     return Control(name, label, "toggle", bool(default), (("off", False), ("on", True)),
-                   tuple(explore), **kwargs)
+                   **kwargs)
 
 
 def multi(name: str, label: str, options: Sequence, default: Sequence = (), **kwargs
           ) -> Control:
-    """A multiple selection; its value is a tuple of option values. Not offered by the HTML
-    explorer (give the scene a :class:`Preset` group instead)."""
-    return Control(name, label, "multi", tuple(default), as_options(options), (tuple(default),),
-                   **kwargs)
+    """A multiple selection (check boxes); its value is a tuple of option values."""
+    return Control(name, label, "multi", tuple(default), as_options(options), **kwargs)
 
 
 @dataclass(frozen=True)
@@ -280,21 +279,6 @@ def compare(name: str, op: str, value) -> Condition:
 
 
 @dataclass(frozen=True)
-class Preset:
-    """An HTML-explorer control that sets several values at once."""
-
-    name: str
-    label: str
-    # (label, values) pairs: values a dict, or a function of the values set so far -> dict
-    options: tuple
-    default: int = 0  # the option shown first
-
-    def values_for(self, index: int, values: Mapping) -> dict:
-        setter = self.options[index][1]
-        return dict(setter(values) if callable(setter) else setter)
-
-
-@dataclass(frozen=True)
 class Action:
     """A button of the live lab: ``apply(values) -> dict`` of new control values."""
 
@@ -308,22 +292,21 @@ class Scene:
     """One lab, declared as data."""
 
     name: str           # its key in attention_book.scenes.SCENES (and of its view)
-    title: str          # the explorer's heading
+    title: str          # the lab's heading
     controls: tuple     # of Control, in display order; names = the state function's arguments
     state: Callable     # state(**values) -> state, pure
     readout: Callable   # readout(state) -> HTML fragment (reader text escaped)
     alt: Callable       # alt(state) -> plain text describing the picture
-    presets: tuple = ()  # of Preset (their values are not separate HTML controls)
     actions: tuple = ()  # of Action: buttons of the live lab
-    suggested: tuple = ()  # dicts the chapter names; each reachable in the HTML explorer
+    suggested: tuple = ()  # dicts of values the chapter names; each reachable by the controls
     # dicts of values the live lab draws once when it opens, so that the first change to
     # them pastes cached pixels instead of drawing (chapter 8: the other task's curves)
     warm: tuple = ()
     # check(values) raises ValueError for a combination the controls cannot show (e.g.
     # "h=3 does not divide d=8", the API's own message), before the generic checks
     check: Callable[[Mapping], None] | None = None
-    # the lab's state function in the reader's browser: web/<web>.js (e.g. "positional");
-    # the built book then computes it there instead of showing precomputed pictures
+    # the lab's twin in the reader's browser, web/<web>.js (e.g. "positional"): the built
+    # book, which has no kernel, computes the state there
     web: str = ""
 
     def __post_init__(self):

@@ -17,7 +17,7 @@ __all__ = ["D_CHOICES", "PRESET_SENTENCES", "EmbeddingState", "embedding_state",
 
 #: The model dimensions chapter 1's lab offers.
 D_CHOICES = (2, 4, 8, 16, 32, 64)
-#: Chapter 1's explorer sentences: the running example, an unknown word ("glorious"), a
+#: Chapter 1's suggested sentences: the running example, an unknown word ("glorious"), a
 #: longer sentence, and repeated words (whose similarity is exactly 1).
 PRESET_SENTENCES = (
     RUNNING_SENTENCE,
@@ -35,7 +35,7 @@ def _repeated(tokens) -> list:
 
 @dataclass(frozen=True, eq=False)
 class EmbeddingState(HasTokens):
-    """Everything chapter 1's lab and explorer show for one (text, d, seed)."""
+    """Everything chapter 1's lab shows for one (text, d, seed)."""
 
     text: str              # the text as typed
     d: int                 # model dimension
@@ -152,7 +152,7 @@ SCENE = Scene(
     name="embedding",
     title="Embedding explorer: tokens \u2192 ids \u2192 X",
     controls=(
-        text("text", "sentence", RUNNING_SENTENCE, presets=PRESET_SENTENCES),
+        text("text", "sentence", RUNNING_SENTENCE, suggestions=PRESET_SENTENCES),
         slider("d", "d (dimension)", D_CHOICES, 8),
         seed_slider("seed (table)"),
     ),

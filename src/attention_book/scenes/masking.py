@@ -16,7 +16,7 @@ from ..attention import (attention_scores, project_qkv, projection_weights,
                          scaled_dot_product_attention)
 from ..masking import fully_masked_rows, mask_after_softmax, named_mask, padding_mask
 from ..tokens import PAD_TOKEN, RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Preset, Scene, choice, compare,
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, compare,
                    embed_tokens, no_tokens_alt, read_tokens, readout_html, slider, text, when)
 
 __all__ = ["MASK_KINDS", "MASK_METHODS", "MASKING_D", "MASKING_D_K", "MASKING_SENTENCES",
@@ -29,7 +29,7 @@ MASK_KINDS = (("no mask", "none"), ("causal", "causal"), ("padding", "padding"),
 MASK_METHODS = (("\u2212\u221e before softmax", "before"), ("0 after softmax (wrong)", "after"))
 #: Model width of the lab (chapter 1's table, seed 0) and the width of Q, K, V.
 MASKING_D, MASKING_D_K = 8, 4
-#: The explorer's sentences: the running example and a longer one.
+#: The lab's suggested sentences: the running example and a longer one.
 MASKING_SENTENCES = (RUNNING_SENTENCE, "the cat saw the dog and the dog saw the cat")
 
 _KIND_VALUES = tuple(v for _, v in MASK_KINDS)
@@ -210,23 +210,11 @@ def masking_alt_text(state: MaskingState) -> str:
     return text
 
 
-#: The explorer's masks: every kind, with typical settings.
-MASK_PRESET = Preset("mask", "mask", (
-    ("no mask", {"kind": "none"}),
-    ("causal", {"kind": "causal"}),
-    ("padding: 3 real tokens, the rest <pad>", {"kind": "padding", "length": 3}),
-    ("padding: 0 real tokens (everything hidden)", {"kind": "padding", "length": 0}),
-    ("sliding window of 2", {"kind": "window", "window": 2}),
-    ("sliding window of 3", {"kind": "window", "window": 3}),
-    ("band: 1 before, 1 after", {"kind": "band", "lower": 1, "upper": 1}),
-    ("band: 0 before, 2 after (sees the future)", {"kind": "band", "lower": 0, "upper": 2}),
-))
-
 SCENE = Scene(
     name="masking",
     title="Mask editor: what a mask does to the scores, the weights and the output",
     controls=(
-        text("text", "sentence", RUNNING_SENTENCE, presets=MASKING_SENTENCES),
+        text("text", "sentence", RUNNING_SENTENCE, suggestions=MASKING_SENTENCES),
         choice("kind", "mask", MASK_KINDS, "causal", buttons=True),
         slider("length", "real tokens", range(MAX_WIDGET_TOKENS + 1), 3,
                active_when=when("kind", "padding"), hint="used by the padding mask only"),
@@ -241,7 +229,6 @@ SCENE = Scene(
     ),
     state=masking_state, readout=masking_readout_html, alt=masking_alt_text,
     web="masking",
-    presets=(MASK_PRESET,),
     suggested=({"kind": "causal", "method": "after"}, {"kind": "padding", "length": 0},
                {"kind": "padding", "length": 3}, {"kind": "window", "window": 2},
                {"kind": "band", "lower": 0, "upper": 2}, {"kind": "none"}),

@@ -1,6 +1,6 @@
 """Chapter 4's lab: per-head attention weights, head toggles and a live shape tracer.
 :func:`multihead_state` is the pure state function; :data:`SCENE` declares the controls (h
-offers only the divisors of d, "heads on" only the heads of h) and the explorer's presets."""
+offers only the divisors of d, "heads on" only the heads of h)."""
 
 from __future__ import annotations
 
@@ -13,29 +13,26 @@ import numpy as np
 from ..multihead import MultiHeadAttention, divisors, shape_trace
 from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Preset, Scene, choice, embed_tokens,
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens,
                    multi, no_tokens_alt, positions_html, read_tokens, readout_html, slider,
                    text, tracer_html)
 
-__all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_DEFAULT_SEED", "MH_SENTENCES", "MH_EXPLORER_MODELS",
-           "head_choices", "missing_heads_text", "model_preset", "MultiHeadState",
+__all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_DEFAULT_SEED", "MH_SENTENCES",
+           "head_choices", "missing_heads_text", "MultiHeadState",
            "multihead_state", "multihead_readout_html", "multihead_alt_text"]
 
 #: The most heads the picture shows.
 MAX_HEADS = 16
-#: The lab's default seed (and the one seed the HTML explorer shows). At seed 0 the two
+#: The lab's default seed. At seed 0 the two
 #: heads of the default state are nearly copies (their weights correlate at 0.94), which
 #: reads as "heads are alike" right after the pitfall on shared matrices; at seed 10 they
 #: correlate at 0.01 (the mean over seeds 0..29 is 0.03). Chapter 4 computes both.
 MH_DEFAULT_SEED = 10
 #: The model widths chapter 4's lab offers.
 MH_D_CHOICES = (8, 12, 16, 32, 64)
-#: The explorer's sentences: the running example, and a repeated word ("the") whose two
+#: The lab's suggested sentences: the running example, and a repeated word ("the") whose two
 #: rows agree without positional encoding and differ with it.
 MH_SENTENCES = (RUNNING_SENTENCE, "the dog saw the cat")
-#: The (d, h) pairs the explorer offers: every allowed h for d = 8, and h = 3; the first is
-#: shown first (the live lab's default).
-MH_EXPLORER_MODELS = ((8, 2), (8, 1), (8, 4), (8, 8), (12, 3))
 
 
 def head_choices(d: int, max_heads: int = MAX_HEADS) -> tuple[int, ...]:
@@ -63,7 +60,7 @@ def missing_heads_text(d: int, max_heads: int = MAX_HEADS) -> str:
 
 @dataclass(frozen=True, eq=False)
 class MultiHeadState(HasTokens):
-    """Everything chapter 4's lab and explorer show for one set of control values."""
+    """Everything chapter 4's lab shows for one set of control values."""
 
     text: str
     d: int                      # model width
@@ -188,21 +185,6 @@ def multihead_alt_text(state: MultiHeadState) -> str:
             "full output.")
 
 
-def model_preset(models: Sequence[tuple[int, int]] = MH_EXPLORER_MODELS) -> Preset:
-    """The explorer's (d, h) control over ``models`` (each h must divide d)."""
-    for d, h in models:
-        shape_trace(1, 1, d, h)  # a learner-friendly error for an invalid pair
-    return Preset("model", "d and h (h divides d)", tuple(
-        (f"d={d}, h={h} (d_k={d // h})", {"d": d, "h": h}) for d, h in models))
-
-
-#: The explorer's head selections, each a function of the h chosen before it.
-HEADS_PRESET = Preset("heads", "heads", (
-    ("all heads on", lambda v: {"heads_on": tuple(range(v["h"]))}),
-    ("head 0 switched off", lambda v: {"heads_on": tuple(range(1, v["h"]))}),
-    ("only head 0 on", {"heads_on": (0,)})))
-
-
 def _check(values) -> None:
     """An impossible h gets the API's own message ("h=3 does not divide d=8")."""
     if values["d"] in MH_D_CHOICES:
@@ -212,12 +194,11 @@ def _check(values) -> None:
 SCENE = Scene(
     name="multihead", title="Multi-head explorer: one heatmap per head",
     controls=(
-        text("text", "query sentence", RUNNING_SENTENCE, presets=MH_SENTENCES),
+        text("text", "query sentence", RUNNING_SENTENCE, suggestions=MH_SENTENCES),
         choice("d", "d (model width)", MH_D_CHOICES, 8),
         choice("h", "h (heads)", head_choices(8), 2, buttons=True,
                options_for=lambda v: tuple((str(h), h) for h in head_choices(v["d"]))),
-        slider("seed", "seed (weights)", range(21), MH_DEFAULT_SEED,
-               explore=(MH_DEFAULT_SEED,)),
+        slider("seed", "seed (weights)", range(21), MH_DEFAULT_SEED),
         multi("heads_on", "heads on", [(f"head {i}", i) for i in range(MAX_HEADS)], (0, 1),
               options_for=lambda v: tuple((f"head {i}", i) for i in range(v["h"]))),
         choice("positional", "input", [("X (embeddings)", False),
@@ -225,7 +206,7 @@ SCENE = Scene(
     ),
     state=multihead_state, readout=multihead_readout_html, alt=multihead_alt_text,
     web="multihead",
-    check=_check, presets=(model_preset(), HEADS_PRESET),
+    check=_check,
     suggested=(
         {"d": 8, "h": 2, "heads_on": (1,)},                       # switch head 0 off
         {"d": 8, "h": 8, "heads_on": tuple(range(8))},            # raise h at fixed d

@@ -185,8 +185,8 @@ SCENE = Scene(
     controls=(
         text("text", "sentence", RUNNING_SENTENCE),
         choice("order", "Permutation", ORDER_CHOICES, "reverse"),
-        # the HTML explorer offers the typed orders of chapter 5's exercise 4
-        text("custom", "custom order", "0 1 2 4 3", presets=("0 1 2 4 3", "1 0 2 3 4"),
+        # the typed orders of chapter 5's exercise 4
+        text("custom", "custom order", "0 1 2 4 3", suggestions=("1 0 2 3 4",),
              placeholder="e.g. 4 3 2 1 0", active_when=when("order", "custom"),
              hint="used when the permutation is \u201ccustom order\u201d"),
         seed_slider("shuffle seed", SHUFFLE_SEEDS, active_when=when("order", "shuffle"),

@@ -31,7 +31,7 @@ def image_stride(n: int) -> int:
 
 @dataclass(frozen=True, eq=False)
 class PositionalState:
-    """Everything chapter 2's lab and explorer show for one (s, d, base, k)."""
+    """Everything chapter 2's lab shows for one (s, d, base, k)."""
 
     s: int
     d: int
@@ -149,12 +149,12 @@ SCENE = Scene(
     name="positional",
     title="Positional encoding explorer: PE, its waves, offsets, rotations",
     controls=(
-        slider("s", "s (positions)", range(1, 513), 64, explore=(8, 64)),
-        slider("d", "d (width)", range(2, 513, 2), 64, explore=(2, 8, 64, 512)),
-        slider("base", "base", BASE_CHOICES, 10000, explore=(10, 100, 10000),
+        slider("s", "s (positions)", range(1, 513), 64),
+        slider("d", "d (width)", range(2, 513, 2), 64),
+        slider("base", "base", BASE_CHOICES, 10000,
                active_when=compare("d", ">", 2),
                hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),
-        slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3, explore=(3, 16)),
+        slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3),
     ),
     state=positional_state, readout=positional_readout_html, alt=positional_alt_text,
     check=_check, web="positional",  # computed in the browser by web/positional.js

@@ -14,7 +14,7 @@ from .._validate import whole_number
 from ..heads import head_scores
 from ..pretrained import ANIMAL_SENTENCE, MiniLM, gallery_scores, single_thread_attention
 from ..tokens import RUNNING_SENTENCE
-from .core import (Note, Preset, Scene, choice, no_tokens_alt, readout_html, slider, text,
+from .core import (Note, Scene, choice, no_tokens_alt, readout_html, slider, text,
                    token_options)
 
 __all__ = ["MAX_PRETRAINED_TOKENS", "ANIMAL_WIDE", "PRETRAINED_PRESETS", "SCORE_LABELS",
@@ -25,7 +25,7 @@ __all__ = ["MAX_PRETRAINED_TOKENS", "ANIMAL_WIDE", "PRETRAINED_PRESETS", "SCORE_
 MAX_PRETRAINED_TOKENS = 128
 #: The animal sentence with the other adjective: now "it" is the street.
 ANIMAL_WIDE = "The animal didn't cross the street because it was too wide."
-#: The explorer's sentences, each with the query it highlights: (label, text, query).
+#: The lab's preset sentences (shown before the model loads), each with the query it highlights: (label, text, query).
 PRETRAINED_PRESETS = (
     ("running sentence, query 'weather'", RUNNING_SENTENCE, 2),
     ("'... because it was too tired.', query 'it'", ANIMAL_SENTENCE, 10),
@@ -176,17 +176,15 @@ SCENE = Scene(
     name="pretrained",
     title="A pretrained model's heads: all-MiniLM-L6-v2",
     controls=(
-        text("text", "sentence", RUNNING_SENTENCE),
+        text("text", "sentence", RUNNING_SENTENCE,
+             suggestions=[sentence for _, sentence, _ in PRETRAINED_PRESETS]),
         slider("layer", "layer", range(6), 0),
         slider("head", "head", range(12), 2),
         choice("query", "query token", [(str(i), i) for i in range(MAX_PRETRAINED_TOKENS)],
-               2, explore=(2,), options_for=pretrained_query_options),
+               2, options_for=pretrained_query_options),
     ),
     state=pretrained_state, readout=pretrained_readout_html, alt=pretrained_alt_text,
     web="pretrained",
-    presets=(Preset("sentence", "sentence", tuple(
-        (label, {"text": sentence, "query": query})
-        for label, sentence, query in PRETRAINED_PRESETS)),),
     suggested=({"text": RUNNING_SENTENCE, "layer": 0, "head": 2},
                {"text": RUNNING_SENTENCE, "layer": 1, "head": 8},
                {"text": RUNNING_SENTENCE, "layer": 2, "head": 9},

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import HasTokens, Note, Preset, Scene, choice, readout_html, slider, text, when
+from .core import HasTokens, Note, Scene, choice, readout_html, slider, text, when
 
-__all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "EXPLORER_CHECKPOINTS", "REVERSE_INPUTS",
+__all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "REVERSE_INPUTS",
            "INDUCTION_INPUTS", "training_run", "read_symbols", "TrainingState",
            "training_state", "training_readout_html", "training_alt_text"]
 
@@ -27,9 +27,9 @@ __all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "EXPLORER_CHECKPOINTS", "RE
 TRAINING_TASKS = ("reverse", "induction")
 #: Saved checkpoints per run (train_tiny's default): index 0 is step 0, the last the end.
 TRAINING_CHECKPOINTS = 26
-#: The explorer's reversal inputs: digits of pi, 0..7 in order, one symbol eight times.
+#: The lab's suggested reversal inputs: digits of pi, 0..7 in order, one symbol eight times.
 REVERSE_INPUTS = ("3 1 4 1 5 9 2 6", "0 1 2 3 4 5 6 7", "7 7 7 7 7 7 7 7")
-#: The explorer's induction inputs: the run's probe (period 7), period 4 (shorter than any
+#: The lab's suggested induction inputs: the run's probe (period 7), period 4 (shorter than any
 #: period of training, 6..12), and 24 distinct symbols (nothing repeats, nothing to copy).
 INDUCTION_INPUTS = (
     " ".join(["31 29 28 3 10 4 12"] * 3 + ["31 29 28"]),
@@ -39,9 +39,6 @@ INDUCTION_INPUTS = (
 #: What each headline score (``attention_book.training.HEADLINE_SCORES``) measures.
 _MEANING = {"anti_diagonal": "weight on key 7 \u2212 i", "induction": "key after the earlier copy",
             "previous_token": "key i \u2212 1, first period"}
-#: The checkpoints the HTML explorer precomputes: every other one, and the last (the page
-#: stays under 2 MB with six inputs).
-EXPLORER_CHECKPOINTS = (*range(0, TRAINING_CHECKPOINTS - 1, 2), TRAINING_CHECKPOINTS - 1)
 _SYMBOL = re.compile(r"[+-]?\d+")
 
 
@@ -213,12 +210,6 @@ def training_alt_text(state: TrainingState) -> str:
         + ", ".join(f"{v:.2f}" for v in state.score_curves[:, state.checkpoint]) + ").")
 
 
-_INPUT_PRESET = Preset("input", "task and input", tuple(
-    [(f"reversal: {s}", {"task": "reverse", "reverse_input": s}) for s in REVERSE_INPUTS]
-    + [(f"induction: {label} ({s[:20]}\u2026)", {"task": "induction", "induction_input": s})
-       for label, s in zip(("period 7", "period 4", "no repeats"), INDUCTION_INPUTS)]))
-
-
 SCENE = Scene(
     name="training",
     title="Training explorer: the heads at every checkpoint",
@@ -226,17 +217,16 @@ SCENE = Scene(
         choice("task", "task", [("reversal", "reverse"), ("induction", "induction")],
                "reverse", buttons=True),
         slider("checkpoint", "checkpoint (0 = untrained)", range(TRAINING_CHECKPOINTS),
-               TRAINING_CHECKPOINTS - 1, explore=EXPLORER_CHECKPOINTS),
+               TRAINING_CHECKPOINTS - 1),
         text("reverse_input", "reversal input (8 of 0..9)", REVERSE_INPUTS[0],
-             presets=REVERSE_INPUTS, placeholder="8 symbols 0..9, e.g. 3 1 4 1 5 9 2 6",
+             suggestions=REVERSE_INPUTS, placeholder="8 symbols 0..9, e.g. 3 1 4 1 5 9 2 6",
              active_when=when("task", "reverse"), hint="used by the reversal task"),
         text("induction_input", "induction input (up to 24 of 0..31)", INDUCTION_INPUTS[0],
-             presets=INDUCTION_INPUTS, placeholder="up to 24 symbols 0..31",
+             suggestions=INDUCTION_INPUTS, placeholder="up to 24 symbols 0..31",
              active_when=when("task", "induction"), hint="used by the induction task"),
     ),
     state=training_state, readout=training_readout_html, alt=training_alt_text,
     web="training",
-    presets=(_INPUT_PRESET,),
     warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' curves, cached
     suggested=(
         {"task": "reverse", "checkpoint": 0},

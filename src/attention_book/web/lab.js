@@ -562,7 +562,7 @@
    *  abSet(value) (the input shows it; no event), abShow(value) (the slider's output) and, for
    *  listed controls, abOffer(options) (the choices now, [[label, value], ...]). */
   function control(c, id) {
-    var wrap = make("span", {"class": "ab-explorer-control"}), input, out = null;
+    var wrap = make("span", {"class": "ab-lab-control"}), input, out = null;
     wrap.appendChild(c.kind === "multi" ? make("span", {id: id + "-label"}, c.label)
                                         : make("label", {"for": id}, c.label));
     var labelOf = function (v) {
@@ -668,7 +668,7 @@
       wrap.appendChild(out);
     }
     if (c.hint) {
-      var hint = make("span", {id: id + "-hint", "class": "ab-explorer-hint"}, "(" + c.hint + ")");
+      var hint = make("span", {id: id + "-hint", "class": "ab-lab-hint"}, "(" + c.hint + ")");
       hint.hidden = true;
       wrap.appendChild(hint);
     }
@@ -732,13 +732,13 @@
     if (el.abLab) { return el.abLab; }  // mounted already
     var decl = JSON.parse(el.querySelector("script.ab-lab-data").textContent);
     var module = root.AttentionBook && root.AttentionBook[decl.module];
-    var caption = el.querySelector(".ab-explorer-caption");
+    var caption = el.querySelector(".ab-lab-readout");
     var figure = el.querySelector(".ab-lab-figure");
     if (!module) {
       caption.textContent = "This lab's script (" + decl.module + ".js) did not load.";
       return null;
     }
-    var inputs = el.querySelector(".ab-explorer-inputs");
+    var inputs = el.querySelector(".ab-lab-inputs");
     var controls = decl.controls.map(function (c, i) {
       var made = control(c, el.id + "-c" + i);
       inputs.appendChild(made.element);
@@ -864,11 +864,11 @@
         a.remove();
         setTimeout(function () { URL.revokeObjectURL(a.href); }, 0);
       });
-      el.querySelector(".ab-explorer-controls").appendChild(download);
+      el.querySelector(".ab-lab-controls").appendChild(download);
     }
     if (module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
       var extra = make("div", {"class": "ab-lab-extra"});
-      el.querySelector(".ab-explorer-controls").appendChild(extra);
+      el.querySelector(".ab-lab-controls").appendChild(extra);
       module.mountExtra(lab, extra);
     }
 
@@ -897,7 +897,7 @@
     }
     new MutationObserver(function () { looks.theme = null; redraw(); }).observe(
       document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
-    el.querySelector(".ab-explorer-controls").hidden = false;
+    el.querySelector(".ab-lab-controls").hidden = false;
     el.abLab = lab;
     update();
     return lab;
