@@ -1,4 +1,4 @@
-"""Time of one change in the labs whose state the reader's browser computes (issue 17).
+"""Time of one change in the labs whose state the reader's browser computes.
 
 For each lab with a state module in ``src/attention_book/web/`` (embedding.js, attention.js,
 ..., block.js), Node runs the state function, the readout's HTML and the alt text at the lab's

@@ -41,7 +41,7 @@ def _heaviest(root: Path, n: int = 12) -> str:
 
 
 #: chapter 9's model (all-MiniLM-L6-v2, int8), which a reader loads only on request: beside
-#: the site, outside its budget (issue 17); the lab says how to get it back if it is missing
+#: the site, outside its budget; the lab says how to get it back if it is missing
 MODEL_FILE = Path("_static") / "ab-web" / "minilm-weights.js"
 MODEL_BUDGET = 40 * MB
 

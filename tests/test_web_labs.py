@@ -1,4 +1,4 @@
-"""Every lab that computes in the reader's browser, driven as a reader drives it (issue 17).
+"""Every lab that computes in the reader's browser, driven as a reader drives it.
 
 For each scene with a state module (``Scene.web``), on a page opened as ``file://`` in
 chromium (the lab's scripts inlined, as ``controls.web.standalone_html`` writes it) and in the

@@ -1,6 +1,6 @@
 """The browser's random generator (``src/attention_book/web/rng.js``) against numpy.
 
-The HTML book computes the labs' states in the reader's browser (issue 17), and the labs'
+The HTML book computes the labs' states in the reader's browser, and the labs'
 random weights come from ``np.random.default_rng(seed)``: so rng.js must draw numpy's very
 numbers. Fixtures are drawn here with numpy and compared with what Node draws through
 rng.js (``tests/web_rng_driver.js``; arrays travel as bytes, bit for bit).

@@ -1,5 +1,5 @@
-"""Labs' states computed in the reader's browser, against the package's scene state functions
-(issue 17): ``src/attention_book/web/<lab>.js`` run in Node on held-out control values drawn
+"""Labs' states computed in the reader's browser, against the package's scene state functions:
+``src/attention_book/web/<lab>.js`` run in Node on held-out control values drawn
 over each control's full live range (sentences that appear nowhere in the book, unknown
 words, markup, empty and over-long text), compared with ``scenes/<lab>.py``:
 

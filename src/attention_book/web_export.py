@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 for the reader's browser: the weights file and the tokenizer's tables.
 
-The HTML book runs the model with ``attention_book/web/minilm.js`` (issue 17). Pages
+The HTML book runs the model with ``attention_book/web/minilm.js``. Pages
 opened as ``file://`` refuse ``fetch()`` and ES modules, so the weights reach the page as
 a classic script, ``minilm-weights.js``, that sets ``AttentionBook.minilmWeights =
 {format, config, tokenizer, dtype, tensors}``; :func:`export_browser_weights` writes it.

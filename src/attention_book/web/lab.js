@@ -1,4 +1,4 @@
-// The book's one front end for labs that compute in the reader's browser (issue 17).
+// The book's one front end for labs that compute in the reader's browser.
 //
 // A lab on a page is an element `.ab-lab[data-ab-lab]` holding its declaration as JSON
 // (`script.ab-lab-data`, written by attention_book/controls/web.py from the scene's

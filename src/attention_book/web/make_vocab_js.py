@@ -1,5 +1,5 @@
 """Write ``vocab.js``: the book's vocabulary and the tokenizer's character tables, for the
-browser (issue 17: chapter 1's lab tokenises the reader's own sentence in the page).
+browser (chapter 1's lab tokenises the reader's own sentence in the page).
 
 Nothing is retyped: the vocabulary is read from the package's ``data/vocab.txt`` (through
 :meth:`attention_book.tokens.Vocabulary.default`), and every table is *measured* from

@@ -1,6 +1,6 @@
 /*
  * minilm.js: all-MiniLM-L6-v2 in the reader's browser, with no kernel and no network
- * (issue 17, chapter 9). Two parts, both checked against Python in tests/test_web_minilm.py:
+ * (chapter 9). Two parts, both checked against Python in tests/test_web_minilm.py:
  *
  *   1. BERT's WordPiece tokenizer, equal to the model's tokenizer.json run by the Rust
  *      `tokenizers` (BertNormalizer, BertPreTokenizer, WordPiece, [CLS] ... [SEP], no

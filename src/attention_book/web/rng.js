@@ -1,7 +1,7 @@
 /*
  * rng.js: numpy's default random generator, np.random.default_rng(seed), ported
  * exactly to JavaScript, so that the book's pages draw the same random weights as the
- * Python package (issue 17: the browser computes every lab's state).
+ * Python package (the browser computes every lab's state).
  *
  *   var rng = AttentionBook.rng.defaultRng(0);   // or require("./rng.js").defaultRng(0)
  *   rng.standardNormal(5)        // == np.random.default_rng(0).standard_normal(5)
