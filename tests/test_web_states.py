@@ -568,6 +568,14 @@ process.stdout.write(JSON.stringify(list.map(v => {
         bad.push(k + ": outlined row");
     } else if (p.kind === "lines") {
       p.lines.forEach(l => { if (l.y.length !== p.n) bad.push(k + ": line length"); });
+      if (p.xs && p.xs.length !== p.n) bad.push(k + ": xs");
+      if (!(p.ylim[0] < p.ylim[1]) || (p.ylog && !(p.ylim[0] > 0))) bad.push(k + ": ylim");
+    } else if (p.kind === "bars") {
+      p.series.forEach(r => {
+        if (r.values.length !== p.labels.length) bad.push(k + ": bars " + r.values.length);
+        if (!r.values.every(Number.isFinite)) bad.push(k + ": bars not finite");
+      });
+      if (!(p.xlim[0] < p.xlim[1])) bad.push(k + ": xlim");
     } else if (p.kind === "arcs") {
       if (p.weights.length !== p.tokens.length) bad.push(k + ": arcs " + p.weights.length);
       if (!Array.from(p.weights).every(Number.isFinite)) bad.push(k + ": arcs not finite");
@@ -580,12 +588,15 @@ process.stdout.write(JSON.stringify(list.map(v => {
 
 def test_figures_are_panels_lab_js_can_draw():
     """figure(state): heatmaps whose data fill rows x cols with finite numbers and labels to
-    match (and masks), lines of n points, arcs of one weight a key (web/lab.js's panel kinds),
+    match (and masks), lines of n points (a log axis above 0), arcs of one weight a key, bars
+    of one value a label (web/lab.js's panel kinds),
     for every lab, with no tokens too;
     the colour limits are the matplotlib views'."""
     cases = {"embedding": embedding_values(6, 21), "attention": attention_values(6, 22),
              "multihead": multihead_values(6, 23), "permutation": permutation_values(6, 24),
-             "masking": masking_values(6, 25), "scaling": [dict(d_k=2, scaled=False)]}
+             "masking": masking_values(6, 25),
+             "scaling": [dict(d_k=d_k, scaled=scaled) for d_k in (1, 64, 512)
+                         for scaled in (False, True)]}
     for name, values in cases.items():
         got = json.loads(subprocess.run([NODE, "-e", FIGURE_CHECK, str(WEB / f"{name}.js")],
                                         input=json.dumps(values), capture_output=True,

@@ -207,6 +207,11 @@
          tokens: st.keyTokens, query: st.query, weights: row(st),
          // cross-attention: the query is not among the keys; drawn at its place in its sentence
          queryAt: st.mode === "cross" ? (st.s_q > 1 ? st.query / (st.s_q - 1) : 0.5) : undefined},
+        // the same row as bars, one a key: the weights the arcs draw, read off a scale
+        {kind: "bars", title: st.s_q ? "query " + st.query + "'s weights over the keys" : "no tokens",
+         labels: st.s_q ? st.keyTokens.map(function (t, j) { return j + ": " + t; }) : [],
+         series: [{label: "weight", color: "#0072b2", dark: "#56b4e9", values: Array.from(row(st))}],
+         xlim: [0, 1], xlabel: "weight"},
       ],
     };
   }

@@ -156,23 +156,45 @@
     ["grad_norm", "gradient through the softmax", "mean norm"],
   ];
 
-  /** The picture as panels for lab.js: the four measurements against d_k (one step a
-   *  doubling: log2 d_k on the x axis), unscaled (orange) and scaled (blue), the current
-   *  mode bold. Measures every d_k (the first call draws 7.7 million normals). */
+  /** The picture as panels for lab.js, as plots.attention.ScalingView draws it: the four
+   *  measurements against d_k on a log axis (one step a doubling), unscaled (orange) and
+   *  scaled (blue), the chosen mode's curve bold and the chosen d_k marked. The variance is
+   *  on a log axis too, with the dashed line d_k that the unscaled variance follows; the
+   *  largest weight and the entropy have the uniform weights' value as a dashed line. */
   function figure(st) {
-    var un = curves(false), sc = curves(true);
+    var un = curves(false), sc = curves(true), n = SCALING_DKS.length;
+    function flat(v) { var a = []; for (var i = 0; i < n; i++) { a.push(v); } return a; }
+    function reference(label, y) {
+      return {label: label, color: "#555555", dark: "#bbbbbb", width: 1.0, dashed: true, y: y};
+    }
+    var extra = {
+      variance: [reference("the line d_k", SCALING_DKS)],
+      max_weight: [reference("uniform 1/" + SCALING_KEYS, flat(1 / SCALING_KEYS))],
+      entropy: [reference("uniform: log " + SCALING_KEYS, flat(Math.log(SCALING_KEYS)))],
+      grad_norm: [],
+    };
     return {
       columns: 2,
       panels: CURVES.map(function (c) {
-        var hi = 0;
-        [un[c[0]], sc[c[0]]].forEach(function (a) { for (var i = 0; i < a.length; i++) { hi = Math.max(hi, a[i]); } });
-        return {kind: "lines", title: c[1], xlabel: "log2 d_k (d_k = 1 .. 512)", ylabel: c[2],
-                n: SCALING_DKS.length, ylim: [0, hi * 1.05], zero: true,
-                marker: SCALING_DKS.indexOf(st.d_k),  // the d_k chosen
-                lines: [
-                  {label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1.0 : 2.4, y: un[c[0]]},
-                  {label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1.0, y: sc[c[0]]},
-                ]};
+        var lines = [
+          {label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1.0 : 2.4, y: un[c[0]]},
+          {label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1.0, y: sc[c[0]]},
+        ].concat(extra[c[0]]);
+        var lo = Infinity, hi = 0;
+        lines.forEach(function (l) {
+          for (var i = 0; i < l.y.length; i++) { lo = Math.min(lo, l.y[i]); hi = Math.max(hi, l.y[i]); }
+        });
+        var panel = {kind: "lines", title: c[1], xlabel: "d_k (log scale)", ylabel: c[2],
+                     n: n, xs: SCALING_DKS, marker: SCALING_DKS.indexOf(st.d_k), lines: lines};
+        if (c[0] === "variance") {  // log axis: powers of 8 as ticks
+          panel.ylog = true;
+          panel.ylim = [lo / 1.5, hi * 1.5];
+          panel.yticks = [1, 8, 64, 512].filter(function (v) { return v >= lo / 1.5 && v <= hi * 1.5; });
+        } else {
+          panel.ylim = [0, hi * 1.1];
+          panel.zero = true;
+        }
+        return panel;
       }),
     };
   }
