@@ -1,8 +1,9 @@
 """The tiny transformers of chapter 8: they learn, their heads take the expected shapes,
 the book's numpy code reproduces torch's attention, and training is deterministic.
 
-The two default runs train once per process (train_tiny caches them): about 1 s for
-"reverse", 10-12 s of CPU for "induction" on one thread. Every test that trains (even the
+The two default runs train once per process (train_tiny caches them), or load from the
+checkout's disk cache (test_training_cache.py) if an earlier process trained them: about 1 s
+for "reverse", 10-12 s of CPU for "induction" on one thread. Every test that trains (even the
 reversal model, or 3 steps: a process's first training costs ~1 s) is marked slow, so
 ``pytest -m "not slow"`` runs only the batches and the argument checks here.
 

@@ -29,6 +29,10 @@ numpy code (``attention_book.block.EncoderBlock``, gathered in a :class:`NumpyMo
 not with torch. ``train_tiny(..., positions=False)`` trains without position embeddings
 (the table stays zero), to see what attention cannot do without them.
 
+``train_tiny`` trains each run once: it keeps runs in memory, and on disk in the source
+checkout's ``_build/cache/train`` (or ``$ATTENTION_BOOK_CACHE``), so that the next process
+(another chapter's kernel, the tests) loads what the first one trained.
+
 This module is in the reference layer: it imports torch.
 """
 
@@ -36,9 +40,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -69,6 +80,10 @@ __all__ = [
     "headline_scores",
     "correct_outputs",
 ]
+
+# train_tiny says here, at INFO, what it trained, loaded or saved (nothing shows by default:
+# a chapter's stderr fails the strict build)
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -839,6 +854,8 @@ def _train(task: str, seed: int, n_layers: int, n_heads: int, period, steps: int
     config = dict(vocab=spec.vocab, length=spec.length, causal=spec.causal, d=D_MODEL,
                   n_layers=n_layers, n_heads=n_heads, period=period, positions=positions,
                   steps=steps, batch=BATCH, lr=LR, warmup=WARMUP)
+    _log.info("training %s: seed %d, %d layer(s) x %d head(s), %d steps", task, seed,
+              n_layers, n_heads, steps)
     with deterministic_cpu():
         start = time.perf_counter()  # after the one-time import use_deterministic_... does
         torch.manual_seed(seed)  # the initial weights
@@ -863,6 +880,9 @@ def _train(task: str, seed: int, n_layers: int, n_heads: int, period, steps: int
             loss.backward()
             optimiser.step()
             schedule.step()
+        # no stale gradients on the returned model: it equals one rebuilt from the disk
+        # cache in every attribute, and holds no second copy of the weights' size
+        optimiser.zero_grad(set_to_none=True)
         model.eval()
         held_out = _torch_batch(task, HELD_OUT, torch.Generator().manual_seed(HELD_OUT_SEED),
                                 period)
@@ -961,7 +981,193 @@ def correct_outputs(task: str, tokens, predicted) -> tuple:
     return tuple(predicted[i] == tokens[i + 1] if seen[i] else None for i in range(s))
 
 
-_cached_train = functools.lru_cache(maxsize=None)(_train)
+# ------------------------------------------------------------------ the caches
+
+#: The environment variable that names the disk cache's folder (see :func:`train_tiny`).
+CACHE_ENV = "ATTENTION_BOOK_CACHE"
+_CACHE_FORMAT = 1  # the layout of a cache file: bump it when _run_arrays changes
+
+
+def _source_digest(sources) -> str:
+    """sha256 of source texts (bytes), each prefixed by its length so that none runs into
+    the next."""
+    digest = hashlib.sha256()
+    for text in sources:
+        digest.update(len(text).to_bytes(8, "little"))
+        digest.update(text)
+    return digest.hexdigest()
+
+
+def _training_code_digest() -> str | None:
+    """The digest of the source that decides the trained weights; None if unreadable.
+
+    This module holds the data, the model, the loop and the optimiser settings; the module
+    of ``causal_mask`` (attention.py) makes the induction model's torch mask. Nothing else
+    the training calls changes a weight: ``_validate`` only checks the arguments (which are
+    in the key themselves), and the book's numpy modules (block, heads, multihead, masking)
+    only read the checkpoints afterwards, so a run from disk recomputes with the current
+    ones.
+    """
+    files = (__file__, sys.modules[causal_mask.__module__].__file__)
+    try:
+        return _source_digest(Path(f).read_bytes() for f in files)
+    except (OSError, TypeError):  # no source beside the module (bytecode only): no disk cache
+        return None
+
+
+# Read at import, so that it describes the code this process runs even if the files are
+# edited while it lives (a kernel keeps the module it imported).
+_CODE_DIGEST = _training_code_digest()
+
+
+def _cache_key(args: tuple) -> str | None:
+    """Everything a cached run depends on, as JSON; None when the code could not be read."""
+    if _CODE_DIGEST is None:
+        return None
+    return json.dumps({
+        "format": _CACHE_FORMAT, "arguments": list(args), "code": _CODE_DIGEST,
+        # torch computes every weight, and picks its kernels by CPU instruction set: the
+        # same version may sum in another order on another machine
+        "torch": str(torch.__version__), "cpu": torch.backends.cpu.get_cpu_capability(),
+        "numpy": np.__version__,  # computes the accuracies; reads and writes the file
+    })
+
+
+def _cache_folder() -> Path | None:
+    """Where trained runs are kept on disk, or None: no disk cache.
+
+    ``$ATTENTION_BOOK_CACHE`` when set; else ``_build/cache/train`` in the source checkout
+    this package lives in (the folder two above the package holds the book's
+    ``_config.yml``), which ``make clean`` removes with the rest of ``_build``; else None:
+    an installed package has no checkout of its own to write into.
+    """
+    named = os.environ.get(CACHE_ENV)
+    if named:
+        return Path(named)
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "_config.yml").is_file():
+        return checkout / "_build" / "cache" / "train"
+    return None
+
+
+def _cache_file(args: tuple) -> tuple[Path, str] | None:
+    """The cache file of _train's arguments and its key, or None: no disk cache."""
+    folder, key = _cache_folder(), _cache_key(args)
+    if folder is None or key is None:
+        return None
+    name = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return folder / f"{args[0]}-{name}.npz", key
+
+
+def _run_arrays(run: TinyRun, key: str) -> dict[str, np.ndarray]:
+    """A TinyRun as named arrays for ``numpy.savez``: weights and curves as they are (bit
+    for bit), the rest as one JSON string, so that loading runs no pickle.
+
+    The torch model is not stored: it is the last checkpoint's state (see _run_from_file).
+    """
+    meta = dict(key=key, task=run.task, seed=run.seed, config=run.config,
+                accuracy=run.accuracy, train_seconds=run.train_seconds, steps=run.steps,
+                history=list(run.history), state=list(run.checkpoints[0][1]))
+    arrays = {"meta": np.array(json.dumps(meta)), "example": run.example}
+    arrays.update({f"history/{name}": v for name, v in run.history.items()})
+    for i, (_, state) in enumerate(run.checkpoints):
+        arrays.update({f"checkpoint{i}/{name}": v for name, v in state.items()})
+    return arrays
+
+
+def _run_from_file(data, key: str) -> TinyRun | None:
+    """The TinyRun _run_arrays stored (data: an open npz file); None if made for another key."""
+    meta = json.loads(str(data["meta"][()]))
+    if meta["key"] != key:  # a name collision, or a file copied from elsewhere
+        return None
+    checkpoints = [(step, {name: data[f"checkpoint{i}/{name}"] for name in meta["state"]})
+                   for i, step in enumerate(meta["steps"])]
+    # the trained model's weights are the last checkpoint (taken after the last update)
+    model = _new_model(meta["config"])
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in checkpoints[-1][1].items()})
+    return TinyRun(
+        task=meta["task"], seed=meta["seed"], config=meta["config"], model=model.eval(),
+        history={name: data[f"history/{name}"] for name in meta["history"]},
+        accuracy=meta["accuracy"], train_seconds=meta["train_seconds"],
+        checkpoints=checkpoints, example=data["example"],
+    )
+
+
+def _load(path: Path, key: str) -> TinyRun | None:
+    """The run cached in path, or None when there is none or it cannot be used."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            run = _run_from_file(data, key)
+    except FileNotFoundError:
+        return None
+    except Exception as error:  # noqa: BLE001 - any damage (a truncated zip, bad JSON, a
+        # missing or misshapen array) means the same: train again and overwrite it
+        _log.info("ignoring the unreadable cache file %s (%s: %s)", path,
+                  type(error).__name__, error)
+        return None
+    if run is not None:
+        _log.info("loaded %s (seed %d) from %s", run.task, run.seed, path)
+    return run
+
+
+def _save(run: TinyRun, path: Path, key: str) -> None:
+    """Write the run to path atomically; on failure (read-only or full disk) keep going.
+
+    The arrays go to a temporary file in the same folder, which os.replace then renames:
+    a reader (another kernel training the same run at the same time) sees either no file,
+    or a whole one, never half of one.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".",
+                                             suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, **_run_arrays(run, key))
+            os.chmod(temporary, 0o644)  # as an ordinary file, not mkstemp's owner-only 0600
+            os.replace(temporary, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):  # gone once renamed
+                os.unlink(temporary)
+    except OSError as error:  # the run is still returned, and memoised in the process
+        _log.info("could not write the cache file %s (%s)", path, error)
+        return
+    _log.info("saved %s (seed %d) to %s", run.task, run.seed, path)
+
+
+def _load_or_train(*args) -> TinyRun:
+    """_train(*args), from the disk cache when it holds this run for this code."""
+    where = _cache_file(args)
+    if where is None:
+        return _train(*args)
+    path, key = where
+    run = _load(path, key)
+    if run is None:
+        run = _train(*args)
+        _save(run, path, key)
+    return run
+
+
+# in-process memo on top of the disk cache: the same arguments give the same object
+_cached_train = functools.lru_cache(maxsize=None)(_load_or_train)
+
+
+def _arguments(task, seed, n_layers, n_heads, period, steps, checkpoints,
+               positions) -> tuple:
+    """train_tiny's arguments checked and filled in: _train's, and the caches' key."""
+    spec = _task(task)
+    seed = whole_number(seed, "seed", 0)
+    n_layers = spec.n_layers if n_layers is None else whole_number(n_layers, "n_layers", 1, 8)
+    n_heads = spec.n_heads if n_heads is None else whole_number(n_heads, "n_heads", 1)
+    if D_MODEL % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d={D_MODEL}: each head gets "
+                         f"d / n_heads columns")
+    period = _period(task, period)
+    steps = spec.steps if steps is None else whole_number(steps, "steps", 1)
+    if not isinstance(positions, (bool, np.bool_)):
+        raise ValueError(f"positions must be True or False, got {positions!r}")
+    return (task, seed, n_layers, n_heads, period, steps,
+            _checkpoint_steps(checkpoints, steps), bool(positions))
 
 
 def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
@@ -973,6 +1179,16 @@ def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
     Results are kept for the life of the process: the same arguments (defaults filled
     in) return the same TinyRun object, so the chapter, its lab and the tests pay once.
     :func:`clear_cache` forgets them.
+
+    They are also kept on disk, so that the next process (another notebook kernel, the
+    tests) loads the run instead of training it again: equal to a fresh training bit for
+    bit (weights at every checkpoint, curves, the torch model; ``train_seconds`` is the
+    time the stored training took). The folder is ``$ATTENTION_BOOK_CACHE`` if set, else
+    ``_build/cache/train`` of the source checkout the package lives in (``make clean``
+    removes it); an installed package outside a checkout keeps runs in memory only. A file
+    is used only for the same arguments, the same training code (the source of this module
+    and of ``causal_mask``'s), the same torch, numpy and CPU instruction set; any other
+    file, or a damaged one, is trained again and overwritten.
 
     Parameters
     ----------
@@ -998,31 +1214,20 @@ def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
         the model cannot tell positions apart (chapter 5: it is then permutation
         equivariant).
     cache : bool
-        False trains afresh even when the run is cached, and does not keep the result
-        (to time a training, or to check that it is deterministic).
+        False trains afresh even when the run is cached, and keeps the result neither in
+        memory nor on disk (to time a training, or to check that it is deterministic).
 
     Returns
     -------
     TinyRun
     """
-    spec = _task(task)
-    seed = whole_number(seed, "seed", 0)
-    n_layers = spec.n_layers if n_layers is None else whole_number(n_layers, "n_layers", 1, 8)
-    n_heads = spec.n_heads if n_heads is None else whole_number(n_heads, "n_heads", 1)
-    if D_MODEL % n_heads:
-        raise ValueError(f"n_heads={n_heads} does not divide d={D_MODEL}: each head gets "
-                         f"d / n_heads columns")
-    period = _period(task, period)
-    steps = spec.steps if steps is None else whole_number(steps, "steps", 1)
+    args = _arguments(task, seed, n_layers, n_heads, period, steps, checkpoints, positions)
     if not isinstance(cache, (bool, np.bool_)):
         raise ValueError(f"cache must be True or False, got {cache!r}")
-    if not isinstance(positions, (bool, np.bool_)):
-        raise ValueError(f"positions must be True or False, got {positions!r}")
-    train = _cached_train if cache else _train
-    return train(task, seed, n_layers, n_heads, period, steps,
-                 _checkpoint_steps(checkpoints, steps), bool(positions))
+    return (_cached_train if cache else _train)(*args)
 
 
 def clear_cache() -> None:
-    """Forget every trained run (the next :func:`train_tiny` call trains again)."""
+    """Forget every run kept in this process (the next :func:`train_tiny` call loads it
+    from the disk cache, or trains it again)."""
     _cached_train.cache_clear()
