@@ -1,21 +1,19 @@
 """The built site stays small: it serves only the JavaScript its pages load.
 
-The book is read offline and copied around as a folder, so its weight matters. MathJax and
-the widget manager are copied from node_modules by _ext/offline_book.py, which names the
-files the pages load (not whole packages). The browser test here is what keeps that list
-honest: it opens every page in chromium and fails on any request to _static/vendor/ that
-fails, which is how a file MathJax starts to need (a TeX extension, a font) shows up.
+The book is read offline and copied around as a folder, so its weight matters. MathJax is
+copied from node_modules by _ext/offline_book.py, which names the files the pages load (not
+whole packages). The browser test of every page (tests/test_pages.py) is what keeps that
+list honest: it fails on any request to _static/vendor/ that fails, which is how a file
+MathJax starts to need (a TeX extension, a font) shows up.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
-from conftest import PageWatch, built_pages
 
 pytestmark = pytest.mark.slow
 
@@ -87,45 +85,3 @@ def test_only_the_mathjax_the_pages_load_is_served(built_book):
     assert _size(mathjax) <= MATHJAX_BUDGET, f"mathjax is {_size(mathjax) / MB:.2f} MB"
 
 
-@pytest.mark.browser
-def test_every_page_typesets_its_math_with_what_is_served(built_book, site, browser):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-
-    problems, typeset, vendor_files = {}, 0, set()
-    for rel in built_pages(built_book):
-        watch = PageWatch(browser)
-        page = watch.open(f"{site}/{rel}")
-        found: dict[str, object] = {}
-        if page.locator(".math").count():
-            # A TeX extension MathJax cannot load (a 404) stops it typesetting the whole page.
-            try:
-                page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
-                page.evaluate("() => MathJax.startup.promise")
-                page.wait_for_load_state("networkidle")  # the fonts it asked for
-            except PlaywrightTimeoutError:
-                found["no math typeset in 15 s"] = True
-            unrendered = page.locator(".math:not(:has(mjx-container))").count()
-            if unrendered:
-                found["math not typeset"] = unrendered
-            # Accessibility: each formula carries the hidden MathML screen readers read.
-            unreadable = page.locator("mjx-container:not(:has(mjx-assistive-mml math))").count()
-            if unreadable:
-                found["formulas without assistive MathML"] = unreadable
-            typeset += 1
-        vendor_failed = [f for f in watch.failed if "/_static/vendor/" in f]
-        if vendor_failed:
-            found["failed requests to _static/vendor"] = vendor_failed
-        if watch.failed and not vendor_failed:
-            found["failed requests"] = watch.failed
-        if watch.outside:
-            found["requests outside 127.0.0.1"] = watch.outside
-        if watch.console_errors:
-            found["console errors"] = watch.console_errors
-        vendor_files |= {urlparse(u).path.split("/_static/vendor/", 1)[1]
-                         for u in watch.requested if "/_static/vendor/" in u}
-        if found:
-            problems[rel] = found
-        watch.close()
-    assert not problems, problems
-    assert typeset >= 3, "fewer pages with math than expected: is MathJax on the pages?"
-    assert "mathjax/tex-chtml.js" in vendor_files

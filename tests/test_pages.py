@@ -1,0 +1,342 @@
+"""Every built page as a reader meets it, in Debian chromium: one visit per page and setting.
+
+The site is served on 127.0.0.1 and each page opened on a phone (390 px, 2x pixels) and a
+desktop (1280 px), in the theme's light and dark modes. On each visit every check runs:
+
+- **it loads cleanly and offline**: no console error, no request that leaves 127.0.0.1, no
+  failed request, every image loaded;
+- **its math is typeset by the MathJax the site serves** (``_static/vendor``), with the
+  hidden MathML screen readers read, and no raw LaTeX delimiter left on the page; a file
+  MathJax starts to need (a TeX extension, a font) shows up as a failed request there;
+- **axe-core finds no WCAG 2 A/AA violation** (the rules tagged ``wcag2a``, ``wcag2aa``,
+  ``wcag21a``, ``wcag21aa``, ``wcag22aa``; axe comes from npm, injected from
+  ``node_modules``, never served to readers);
+- **it reads**: the page is no wider than the screen; text in a lab or a cell output has a
+  contrast of at least 4.5:1 with what is behind it (WCAG AA), the background found by
+  compositing every ancestor's colour; a figure's smallest text is at least 9 CSS px as
+  shown, or once its "Enlarge figure" button opens it. Every figure states its smallest
+  text's height in its own pixels (``data-text-px`` on a lab's canvas, a PNG text chunk in
+  the chapters' figures: ``plots.core.TEXT_SIZE_KEY``);
+- on the 2x phone, **every lab canvas is sharp**: 2 canvas pixels per CSS pixel.
+
+And in print a lab shows its figure and readout only, on one page, and code wraps.
+
+Each check was a sweep of its own before (tests/test_browser.py, test_accessibility.py,
+test_readable.py, test_site_weight.py: 132 page visits); here it is 4 x 14 visits, and the
+clean-load and maths checks, which ran at 1280 px in light mode only, run in all four.
+These tests fail (they never skip) when the browser is missing: ``make test`` installs it.
+"""
+
+from __future__ import annotations
+
+import base64
+from urllib.parse import urlparse
+
+import pytest
+
+from attention_book.plots.core import text_px
+from conftest import ROOT, PageWatch, built_pages
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+SETTINGS = [(390, "light"), (390, "dark"), (1280, "light"), (1280, "dark")]
+#: Pages of the theme's own (search, index) have no lab or figure of the book's to read.
+THEME_PAGES = ("search.html", "genindex.html")
+MIN_CONTRAST = 4.5
+MIN_TEXT_PX = 9.0
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+RUN_AXE = """async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: "tag", values: tags},
+                                          resultTypes: ["violations"]});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + ": " +
+                                        n.failureSummary.split("\\n").slice(1, 2).join(""))}));
+}"""
+
+# The page as a reader meets it: MathJax has typeset, and the book's script has run its fixes
+# (attention-book.js: tab stops on wide maths, names of the theme's buttons) after that,
+# which it does 100 ms after the last change to the page.
+SETTLE = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await new Promise(r => setTimeout(r, 300));
+  return document.documentElement.dataset.abAccessible;
+}"""
+
+BROKEN_IMAGES = """() => [...document.images]
+  .filter(i => i.getAttribute('src') !== null && !(i.complete && i.naturalWidth > 0))
+  .map(i => i.src.slice(0, 80))"""
+
+# Every element with its own text inside a lab or an output, with its colour composited
+# over the colours behind it. Disabled controls are exempt (WCAG 1.4.3: inactive components).
+CONTRAST_JS = r"""() => {
+  function rgba(text) {
+    const m = text.match(/rgba?\(([^)]+)\)/);
+    if (!m) { return [0, 0, 0, 0]; }
+    const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  }
+  function over(top, bottom) {  // top composited over an opaque bottom
+    const a = top[3];
+    return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
+  }
+  function background(el) {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) { layers.push(c); }
+      if (c[3] >= 1) { break; }
+    }
+    let colour = [255, 255, 255, 1];  // the canvas behind everything
+    for (let i = layers.length - 1; i >= 0; i--) { colour = over(layers[i], colour); }
+    return colour;
+  }
+  function luminance(c) {
+    const [r, g, b] = c.slice(0, 3).map(v => {
+      v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+  const bad = [];
+  let checked = 0;
+  document.querySelectorAll(".ab-lab *, .cell_output *").forEach(el => {
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length || el.closest(":disabled, [aria-hidden=true]")) { return; }
+    const style = getComputedStyle(el);
+    if (style.visibility !== "visible" || Number(style.opacity) === 0) { return; }
+    const bg = background(el), fg = over(rgba(style.color), bg);
+    const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    checked += 1;
+    if (ratio < %(min)s) {
+      bad.push(`${el.tagName.toLowerCase()}.${el.className} "${el.textContent.trim().slice(0, 40)}"` +
+               ` ${style.color} on rgb(${bg.slice(0, 3).map(Math.round)}): ${ratio.toFixed(2)}`);
+    }
+  });
+  return {checked, bad};
+}""".replace("%(min)s", str(MIN_CONTRAST))
+
+# The figures a page shows: the canvases of labs computed in the browser (data-text-px in
+# the canvas's pixels) and the outputs' images.
+# Each one's "Enlarge figure" button, if it has one, is marked data-readable-zoom=i.
+FIGURES_JS = """() => Array.from(document.querySelectorAll(
+    ".ab-lab-figure > canvas, .cell_output img:not(.ab-lab img)")).map((img, i) => {
+  const figure = img.closest(".ab-lab-figure, a.image-reference") || img;
+  const next = figure.nextElementSibling;
+  const zoom = !!next && next.classList.contains("ab-zoom-button");
+  if (zoom) { next.setAttribute("data-readable-zoom", i); }
+  const canvas = img.tagName === "CANVAS";
+  return {i, zoom, src: canvas ? "canvas" : img.currentSrc || img.src,
+          textPx: img.getAttribute("data-text-px"),
+          shown: img.getBoundingClientRect().width, natural: canvas ? img.width : img.naturalWidth};
+})"""
+
+CANVAS_RATIOS = """() => Array.from(document.querySelectorAll(".ab-lab-figure > canvas"))
+  .map(c => c.width / c.getBoundingClientRect().width)"""
+
+
+def open_page(browser, site, page, width, mode):
+    """``page`` on a ``width`` px screen (2x pixels on a phone) in the theme's ``mode``."""
+    watch = PageWatch(browser, width=width, scale=2 if width < 600 else 1,
+                      init_script=f'localStorage.setItem("mode", "{mode}");')
+    tab = watch.open(f"{site}/{page}")
+    assert tab.evaluate("document.documentElement.dataset.theme") == mode
+    return watch, tab
+
+
+def maths_problems(tab) -> list[str]:
+    """Whether every formula is typeset, with assistive MathML, and no raw TeX is left."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    found = []
+    if tab.locator(".math").count():
+        # A TeX extension MathJax cannot load (a 404) stops it typesetting the whole page.
+        try:
+            tab.wait_for_selector("mjx-container", state="attached", timeout=15_000)
+            tab.evaluate("() => MathJax.startup.promise")
+            tab.wait_for_load_state("networkidle")  # the fonts it asked for
+        except PlaywrightTimeoutError:
+            found.append("no math typeset in 15 s")
+        unrendered = tab.locator(".math:not(:has(mjx-container))").count()
+        if unrendered:
+            found.append(f"{unrendered} math elements not typeset")
+        unreadable = tab.locator("mjx-container:not(:has(mjx-assistive-mml math))").count()
+        if unreadable:
+            found.append(f"{unreadable} formulas without assistive MathML")
+    if tab.evaluate(r"() => /\\\(|\\\[|\$\$/.test(document.body.innerText)"):
+        found.append("raw LaTeX delimiters visible: math left untypeset")
+    return found
+
+
+def axe_violations(tab) -> list[dict]:
+    """The violations axe finds on the page once it has settled."""
+    assert tab.evaluate(SETTLE) == "done", "the book's script did not run"
+    tab.add_script_tag(path=str(AXE))
+    return tab.evaluate(RUN_AXE, AXE_TAGS)
+
+
+def stored_text_px(figure: dict, built_book) -> float:
+    """The smallest text's height in the picture's own pixels, as the book stored it."""
+    if figure["textPx"] not in (None, "None"):
+        return float(figure["textPx"])
+    src = figure["src"]
+    if src.startswith("data:"):
+        png = base64.b64decode(src.split(",", 1)[1])
+    else:
+        png = (built_book / urlparse(src).path.lstrip("/")).read_bytes()
+    value = text_px(png)
+    assert value is not None, f"{src[:80]} does not state its smallest text's size"
+    return value
+
+
+def figure_problems(tab, page: str, figure: dict, built_book) -> list[str]:
+    """Whether the figure's smallest text is 9 CSS px as shown, or once enlarged."""
+    if not figure["shown"]:
+        return []  # not on screen (inside a closed dropdown): measured when opened
+    px = stored_text_px(figure, built_book)
+    shown = px * figure["shown"] / figure["natural"]
+    if shown >= MIN_TEXT_PX:
+        return []
+    where = f"figure {figure['i']} ({figure['src'][-30:]})"
+    if not figure["zoom"]:
+        return [f"{where}: smallest text {shown:.1f} CSS px and no way to enlarge it"]
+    tab.click(f'[data-readable-zoom="{figure["i"]}"]')
+    dialog = tab.locator("dialog.ab-zoom[open]")
+    dialog.wait_for()
+    width = dialog.locator("img").first.evaluate("img => img.getBoundingClientRect().width")
+    tab.keyboard.press("Escape")
+    tab.locator("dialog.ab-zoom").wait_for(state="detached")
+    enlarged = px * width / figure["natural"]
+    if enlarged < MIN_TEXT_PX:
+        return [f"{where}: smallest text {shown:.1f} CSS px, {enlarged:.1f} enlarged"]
+    return []
+
+
+def reading_problems(tab, page: str, width: int, built_book) -> list[str]:
+    """Overflow, contrast and the size of every figure's smallest text."""
+    found = []
+    overflow = tab.evaluate("document.documentElement.scrollWidth - innerWidth")
+    if overflow > 0:
+        found.append(f"{overflow} px wider than the {width} px viewport")
+    contrast = tab.evaluate(CONTRAST_JS)
+    found += [f"contrast {b}" for b in contrast["bad"]]
+    if page.startswith("chapters/") and contrast["checked"] <= 20:
+        found.append("no lab or output text found")
+    for figure in tab.evaluate(FIGURES_JS):
+        found += figure_problems(tab, page, figure, built_book)
+    return found
+
+
+def test_axe_core_is_installed_from_the_lock_file():
+    assert AXE.exists(), "no axe-core in node_modules: run `make test` (it runs npm ci)"
+
+
+@pytest.mark.parametrize("width,mode", SETTINGS, ids=[f"{w}px-{m}" for w, m in SETTINGS])
+def test_every_page_loads_reads_and_passes_axe(browser, site, built_book, width, mode):
+    problems, vendor_files, typeset, ratios = [], set(), 0, []
+    for page in built_pages(built_book):
+        watch, tab = open_page(browser, site, page, width, mode)
+        try:
+            found = maths_problems(tab)
+            typeset += tab.locator("mjx-container").count() > 0
+            found += [f"broken image {src}" for src in tab.evaluate(BROKEN_IMAGES)]
+            found += [f"axe: {v['id']} ({v['impact']}): {v['help']}; {v['nodes']}"
+                      for v in axe_violations(tab)]
+            if page not in THEME_PAGES:
+                found += reading_problems(tab, page, width, built_book)
+            if width < 600:
+                page_ratios = tab.evaluate(CANVAS_RATIOS)
+                found += [f"a lab canvas has {r:.2f} pixels per CSS pixel on a 2x screen"
+                          for r in page_ratios if r < 2 - 1e-6]
+                ratios += page_ratios
+            found += [f"console error: {e}" for e in watch.console_errors]
+            found += [f"request outside 127.0.0.1: {u}" for u in watch.outside]
+            found += [f"failed request: {f}" for f in watch.failed]
+            vendor_files |= {urlparse(u).path.split("/_static/vendor/", 1)[1]
+                             for u in watch.requested if "/_static/vendor/" in u}
+        finally:
+            watch.close()
+        problems += [f"{page}: {f}" for f in found]
+    assert not problems, "\n".join(problems[:40])
+    assert typeset >= 3, "fewer pages with math than expected: is MathJax on the pages?"
+    assert "mathjax/tex-chtml.js" in vendor_files
+    if width < 600:
+        assert len(ratios) >= 9, ratios  # every lab of chapters 1-9 was measured
+
+
+def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
+    watch = PageWatch(browser)
+    page = watch.open(f"{site}/intro.html")
+    page.wait_for_selector("mjx-container")
+    assert page.evaluate("() => window.MathJax && window.MathJax.version").startswith("3.")
+    assert page.locator("mjx-container").count() >= 3
+    watch.close()
+
+
+def test_the_axe_check_finds_a_violation(browser, site):
+    """A page made to break the scrolling rule is caught: the test can fail."""
+    watch = PageWatch(browser)
+    try:
+        tab = watch.open(f"{site}/intro.html")
+        tab.evaluate("""() => {
+          const box = document.createElement("div");
+          box.style.cssText = "overflow-x: auto; width: 100px";
+          box.innerHTML = "<p style='width: 900px'>" + "wide text ".repeat(90) + "</p>";
+          document.querySelector("main").append(box);
+        }""")
+        ids = {v["id"] for v in axe_violations(tab)}
+    finally:
+        watch.close()
+    assert "scrollable-region-focusable" in ids
+
+
+def test_print_shows_each_lab_figure_only_and_wraps_code(browser, site):
+    watch, tab = open_page(browser, site, "chapters/03_attention.html", 1280, "light")
+    try:
+        tab.emulate_media(media="print")
+        styles = tab.evaluate("""() => ({
+          hidden: Array.from(document.querySelectorAll(
+            ".ab-lab-controls, .ab-lab-note, .ab-zoom-button")).map(
+            e => getComputedStyle(e).display),
+          whole: Array.from(document.querySelectorAll(".ab-lab")).map(
+            e => getComputedStyle(e).breakInside),
+          pictures: Array.from(document.querySelectorAll(".ab-lab-figure")).map(
+            e => e.getBoundingClientRect().height),
+          wraps: Array.from(document.querySelectorAll("pre")).map(
+            e => getComputedStyle(e).whiteSpace),
+          empty: Array.from(document.querySelectorAll(".cell_input, .cell_output, pre")).filter(
+            e => getComputedStyle(e).display !== "none" && e.getClientRects().length &&
+                 !e.textContent.trim() && !e.querySelector("img")).length,
+        })""")
+    finally:
+        watch.close()
+    assert styles["hidden"] and set(styles["hidden"]) == {"none"}, styles["hidden"]
+    assert styles["whole"] and set(styles["whole"]) == {"avoid"}
+    assert all(h > 100 for h in styles["pictures"])  # the picture itself still prints
+    assert styles["wraps"] and set(styles["wraps"]) == {"pre-wrap"}
+    assert styles["empty"] == 0
+
+
+def test_the_reading_checks_find_overflow_low_contrast_and_small_text(browser, site, built_book):
+    """A page made wider than the screen, with grey-on-white text in an output and a lab
+    canvas whose text is stated at 4 px, is caught: the checks can fail."""
+    watch, tab = open_page(browser, site, "chapters/01_embeddings.html", 390, "light")
+    try:
+        tab.evaluate("""() => {
+          const out = document.querySelector(".cell_output");
+          const p = document.createElement("p");
+          p.style.cssText = "color: #bbbbbb; width: 2000px";
+          p.textContent = "hard to read";
+          out.append(p);
+          document.querySelector(".ab-lab-figure > canvas").setAttribute("data-text-px", "4");
+        }""")
+        found = reading_problems(tab, "chapters/01_embeddings.html", 390, built_book)
+    finally:
+        watch.close()
+    assert any("wider than the 390 px viewport" in f for f in found), found
+    assert any("contrast" in f and "hard to read" in f for f in found), found
+    assert any("smallest text" in f for f in found), found
