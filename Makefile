@@ -1,10 +1,12 @@
 # The two commands (see README.md):
-#   make book   set everything up and build the book into _build/html
-#   make test   set up what the tests need and run them all
+#   make book   set everything up and build the book into _build/html (its log: _build/build.log)
+#   make test   make book, set up what the tests need and run them all on that build
 # and:
 #   make lab    open the chapters in JupyterLab with live widgets
 #   make bench  print the widget latency figures
 
+# bash, for pipefail: `make book` pipes the build through tee, which must not hide its status.
+SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -19,11 +21,19 @@ export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: book test lab bench env js browser clean
 
+# The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
+# warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
+# only those of the pages that changed; a chapter is still executed only when the execution
+# cache lacks its code.
 book: env js
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	mkdir -p _build
+	set -o pipefail; $(VENV)/bin/jupyter-book build . -W -n --keep-going --all 2>&1 \
+		| tee _build/build.log
 
-test: env js browser $(VENV)/.test-installed
-	$(PY) -m pytest
+# The tests check the book `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py)
+# rather than building it a second time.
+test: book browser $(VENV)/.test-installed
+	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest
 
 # JupyterLab on 127.0.0.1 only; as root (a container) it needs --allow-root. MyST (admonitions,
 # dropdown solutions, math) renders through jupyterlab-myst, a prebuilt extension that
