@@ -19,14 +19,14 @@ export CHROMIUM
 # other core was busy (measured on MiniLM's forward pass and the block tests).
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: book test lab bench env js browser clean
+.PHONY: book test lab bench env js browser clean check-inputs
 
 # The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
 # warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
 # only those of the pages that changed; a chapter is still executed only when the execution
-# cache lacks its code.
-book: env js
-	mkdir -p _build
+# cache lacks its code, and check-inputs empties the cache when what the chapters import
+# changed.
+book: env js check-inputs
 	set -o pipefail; $(VENV)/bin/jupyter-book build . -W -n --keep-going --all 2>&1 \
 		| tee _build/build.log
 
@@ -34,6 +34,25 @@ book: env js
 # rather than building it a second time.
 test: book browser $(VENV)/.test-installed
 	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest
+
+# The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
+# does not see a change to the package the chapters import, to the pinned packages (and
+# $(MODEL)) or to the build's extensions (which set the kernels' environment). So when the
+# hash of those inputs differs from the one the last build started from, all of _build
+# goes: the cache, and what only an execution writes (the data scripts the kernels write
+# into _build/web-data, which the build copies into the site). A _build without the stamp
+# (built by hand) goes too. tests/test_build_cache.py checks this.
+INPUTS_HASH = set -o pipefail; { echo "$(MODEL)"; \
+	find src/attention_book -type f ! -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z \
+		| xargs -0 sha256sum; \
+	sha256sum _ext/*.py requirements.txt constraints.txt pyproject.toml; } | sha256sum | cut -c1-64
+
+check-inputs:
+	@hash="$$($(INPUTS_HASH))" || exit 1; \
+	if [ "$$hash" != "$$(cat _build/inputs.sha256 2>/dev/null)" ]; then \
+		if [ -d _build ]; then echo "src/, _ext/ or the pinned packages changed: removing _build"; fi; \
+		rm -rf _build && mkdir -p _build && echo "$$hash" > _build/inputs.sha256; \
+	fi
 
 # JupyterLab on 127.0.0.1 only; as root (a container) it needs --allow-root. MyST (admonitions,
 # dropdown solutions, math) renders through jupyterlab-myst, a prebuilt extension that
