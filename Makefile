@@ -24,8 +24,8 @@ export OPENBLAS_NUM_THREADS ?= 1
 # The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
 # warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
 # only those of the pages that changed; a chapter is still executed only when the execution
-# cache lacks its code, and check-inputs empties the cache when what the chapters import
-# changed.
+# cache lacks its code (_ext/parallel_execution.py runs those in parallel first), and
+# check-inputs empties the cache when what the chapters import changed.
 book: env js check-inputs
 	set -o pipefail; $(VENV)/bin/jupyter-book build . -W -n --keep-going --all 2>&1 \
 		| tee _build/build.log

@@ -6,12 +6,13 @@ Jupyter Book executes a chapter again only when the execution cache (jupyter-cac
 Makefile's ``check-inputs`` empties ``_build`` whenever their hash changes: checked here on a
 copy of the Makefile and of those inputs, with no build. A change to a chapter's code is the
 cache's own business: checked on a tiny book of two one-cell notebooks, built as ``make
-book`` builds (same flags), whose cells count their runs.
+book`` builds (same flags, the same parallel pre-execution), whose cells count their runs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -136,7 +137,8 @@ def tiny_book(tmp_path) -> Path:
     book.mkdir()
     (book / "_config.yml").write_text(
         "title: Tiny\n"
-        "execute:\n  execute_notebooks: cache\n  timeout: 60\n")
+        "execute:\n  execute_notebooks: cache\n  timeout: 60\n"
+        f"sphinx:\n  local_extensions:\n    parallel_execution: {ROOT / '_ext'}\n")
     (book / "_toc.yml").write_text("format: jb-book\nroot: a\nchapters:\n  - file: b\n")
     for name in "ab":
         _notebook(book / f"{name}.ipynb", CELL.format(name=name, word="hello"))
@@ -164,7 +166,10 @@ def _page(book: Path, name: str) -> str:
 
 @pytest.mark.slow
 def test_the_cache_keeps_unchanged_notebooks_and_runs_an_edited_cell_again(tiny_book):
-    _build(tiny_book)
+    log = _build(tiny_book)
+    if len(os.sched_getaffinity(0)) > 1:
+        assert "executing 2 notebooks in 2 processes" in log
+    # once each, though executed before Sphinx read them: myst-nb found them in the cache
     assert _runs(tiny_book) == {"a": 1, "b": 1}
     assert "a says hello" in _page(tiny_book, "a")
 
@@ -178,3 +183,16 @@ def test_the_cache_keeps_unchanged_notebooks_and_runs_an_edited_cell_again(tiny_
     page = _page(tiny_book, "a")
     assert "a says again" in page and "a says hello" not in page
 
+
+@pytest.mark.slow
+def test_a_cell_error_still_fails_the_build(tiny_book):
+    """A notebook that fails in the parallel pre-execution is not cached: myst-nb runs it
+    again and reports it, so the strict build fails as it did without the pre-execution."""
+    _notebook(tiny_book / "b.ipynb", 'raise ValueError("b is broken")')
+    jb = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run([str(jb), "build", str(tiny_book), "-W", "-n", "--keep-going"],
+                            capture_output=True, text=True, timeout=300)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0, log[-4000:]
+    assert "b is broken" in log
+    assert _runs(tiny_book) == {"a": 1, "b": 0}
