@@ -41,8 +41,10 @@ def repo(tmp_path) -> Path:
 
 
 def _check_inputs(repo: Path) -> str:
+    # not the flags of the `make test` this may run under (-j's jobserver, -n, -k)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     result = subprocess.run(["make", "-s", "--no-print-directory", "check-inputs"], cwd=repo,
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
