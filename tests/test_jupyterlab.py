@@ -9,8 +9,9 @@ checks what a reader sees. It fails (never skips) when JupyterLab, jupyterlab-my
 browser is missing.
 
 The last test runs every chapter in JupyterLab with a kernel and moves every control of every
-lab (the harness of benchmarks/lab_latency.py, untimed), failing on any uncaught page error
-or console error.
+lab (the harness of benchmarks/lab_latency.py, untimed), failing on any cell error or unrun
+cell, a chapter without a live lab, an uncaught page error or a console error: the one run
+of the chapters as live notebooks.
 """
 
 from __future__ import annotations
