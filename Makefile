@@ -1,10 +1,12 @@
 # The two commands (see README.md):
-#   make book   set everything up and build the book into _build/html
-#   make test   set up what the tests need and run them all
+#   make book   set everything up and build the book into _build/html (its log: _build/build.log)
+#   make test   make book, set up what the tests need and run them all on that build
 # and:
 #   make lab    open the chapters in JupyterLab with live widgets
 #   make bench  print the widget latency figures
 
+# bash, for pipefail: `make book` pipes the build through tee, which must not hide its status.
+SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -17,13 +19,43 @@ export CHROMIUM
 # other core was busy (measured on MiniLM's forward pass and the block tests).
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: book test lab bench env js browser clean
+.PHONY: book test lab bench env js browser clean check-inputs
 
-book: env js
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+# The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
+# warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
+# only those of the pages that changed; a chapter is still executed only when the execution
+# cache lacks its code (_ext/parallel_execution.py runs those in parallel first), and
+# check-inputs empties the cache when what the chapters import changed.
+book: env js check-inputs
+	set -o pipefail; $(VENV)/bin/jupyter-book build . -W -n --keep-going --all 2>&1 \
+		| tee _build/build.log
 
-test: env js browser $(VENV)/.test-installed
-	$(PY) -m pytest
+# The tests check the book `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py)
+# rather than building it a second time.
+test: book browser $(VENV)/.test-installed
+	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest
+
+# The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
+# does not see a change to the package the chapters import, to the pinned packages (and
+# $(MODEL)) or to the build's extensions (which set the kernels' environment). So when the
+# hash of those inputs differs from the one the last build started from, _build goes: the
+# cache, and what only an execution writes (the data scripts the kernels write into
+# _build/web-data, which the build copies into the site). A _build without the stamp (built
+# by hand) goes too. _build/cache stays: chapter 8's trained models, whose key names the
+# training code and the versions that decide them (attention_book.training), so a change
+# elsewhere in the package does not train them again. tests/test_build_cache.py checks this.
+INPUTS_HASH = set -o pipefail; { echo "$(MODEL)"; \
+	find src/attention_book -type f ! -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z \
+		| xargs -0 sha256sum; \
+	sha256sum _ext/*.py requirements.txt constraints.txt pyproject.toml; } | sha256sum | cut -c1-64
+
+check-inputs:
+	@hash="$$($(INPUTS_HASH))" || exit 1; \
+	if [ "$$hash" != "$$(cat _build/inputs.sha256 2>/dev/null)" ]; then \
+		if [ -d _build ]; then echo "src/, _ext/ or the pinned packages changed: removing _build"; fi; \
+		mkdir -p _build && find _build -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} + \
+			&& echo "$$hash" > _build/inputs.sha256; \
+	fi
 
 # JupyterLab on 127.0.0.1 only; as root (a container) it needs --allow-root. MyST (admonitions,
 # dropdown solutions, math) renders through jupyterlab-myst, a prebuilt extension that

@@ -90,6 +90,7 @@ FLAGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 900}
 QUIET_MS = 150  # kernel idle and no websocket frame for this long = settled
+RUN_ALL_MS = 600_000  # a notebook's Run All (chapter 8 trains two models) or it counts as hung
 
 # ------------------------------------------------------------------ in-page JavaScript
 
@@ -343,9 +344,11 @@ HARNESS = r"""
 })();
 """
 
-# Opens the notebook's session, runs every cell, and says which cells failed.
+# Opens the notebook's session, runs every cell, and says which cells failed or never ran:
+# Run All stops at a cell error, and a kernel that dies leaves the cells after it unrun with
+# no error output. Gives up after ``ms`` (a cell that never returns).
 RUN_ALL = r"""
-async () => {
+async (ms) => {
   const app = window.jupyterapp;
   await app.restored;
   let panel = null;
@@ -357,12 +360,17 @@ async () => {
   if (!panel) return {error: 'no notebook panel opened'};
   await panel.context.ready;
   await panel.sessionContext.ready;
-  await app.commands.execute('notebook:run-all-cells');
+  const finished = await Promise.race([
+    app.commands.execute('notebook:run-all-cells').then(() => true),
+    new Promise(resolve => setTimeout(() => resolve(false), ms))]);
+  if (!finished) return {error: `Run All did not finish in ${ms / 1000} s`};
   const errors = [];
   panel.content.widgets.forEach((cell, i) => {
     if (cell.model.type !== 'code') return;
     for (const out of cell.model.outputs.toJSON())
       if (out.output_type === 'error') errors.push(`cell ${i}: ${out.ename}: ${out.evalue}`);
+    if (cell.model.executionCount === null && cell.model.sharedModel.getSource().trim())
+      errors.push(`cell ${i}: not run`);
   });
   return {errors};
 }
@@ -518,7 +526,7 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
     page.goto(f"{server.url}/lab/workspaces/bench{index}/tree/{notebook.name}"
               f"?token={server.token}", wait_until="load")
     page.wait_for_function("() => window.jupyterapp", timeout=120_000)
-    outcome = page.evaluate(RUN_ALL)
+    outcome = page.evaluate(RUN_ALL, RUN_ALL_MS)
     if outcome.get("error") or outcome.get("errors"):
         raise RuntimeError(f"{notebook.name}: {outcome.get('error') or outcome['errors']}")
     page.evaluate(HARNESS)

@@ -98,16 +98,19 @@ def induction():
 
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
-    """Build the book strictly (-W -n --keep-going) into a fresh folder; return its html dir.
+    """The strictly built book (-W -n --keep-going): its html dir, its log beside it
+    (``_build/build.log``, which tests/test_book.py reads).
 
-    The build executes every chapter from scratch (a fresh folder has no execution cache),
-    so it also proves the chapters run in the static book. ``ATTENTION_BOOK_BUILT=<dir>``
-    uses a build made by hand instead (``jupyter-book build . -W -n --keep-going
-    --path-output <dir>``, its output saved as ``<dir>/build.log``).
+    ``ATTENTION_BOOK_BUILT=<dir>`` uses the build in ``<dir>/_build``: ``make test`` passes
+    the repository, whose ``make book`` it has just run (which saves its output as
+    ``_build/build.log``). Without it (pytest run by hand) the book is built here into a
+    fresh folder, executing every chapter from scratch (a fresh folder has no execution
+    cache); either way the build proves the chapters run in the static book.
     """
     if os.environ.get("ATTENTION_BOOK_BUILT"):
         html = Path(os.environ["ATTENTION_BOOK_BUILT"]) / "_build" / "html"
-        assert (html / "index.html").exists(), f"no built book in {html}"
+        assert (html / "index.html").exists(), f"no built book in {html}: run `make book`"
+        assert (html.parent / "build.log").exists(), f"no {html.parent}/build.log: run `make book`"
         return html
     out = tmp_path_factory.mktemp("book")
     jb = Path(sys.executable).with_name("jupyter-book")
@@ -119,7 +122,8 @@ def built_book(tmp_path_factory) -> Path:
         env={k: v for k, v in os.environ.items() if k != "ATTENTION_BOOK_STATIC"},
     )
     log = result.stdout + result.stderr
-    (out / "build.log").write_text(log)
+    (out / "_build").mkdir(exist_ok=True)  # absent when the build failed to start
+    (out / "_build" / "build.log").write_text(log)
     if result.returncode != 0:
         pytest.fail(f"jupyter-book build failed (exit {result.returncode}):\n{log[-6000:]}")
     return out / "_build" / "html"

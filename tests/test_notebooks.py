@@ -1,4 +1,8 @@
-"""The chapters: committed clean, and every one runs top to bottom as a live notebook."""
+"""The chapters are committed clean.
+
+That every one runs top to bottom as a live notebook, with no cell error and at least one
+live lab, is checked by tests/test_jupyterlab.py (Run All in JupyterLab, as a reader runs
+them); that every one runs in the static build, by the strict build (tests/test_book.py)."""
 
 from __future__ import annotations
 
@@ -22,24 +26,3 @@ def test_committed_without_outputs(path):
         if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count"))
     ]
     assert not dirty, f"{path.name}: cells {dirty} hold outputs; clear them before committing"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_runs_live_without_errors(path, monkeypatch):
-    """Executed as a reader runs it (no static-build flag): the live widgets are built."""
-    # imported here: nbformat's schema validation (jsonschema) and nbclient (jupyter_client,
-    # zmq) cost ~1 s at collection, paid by the fast loop that never runs this test
-    import nbformat
-    from nbclient import NotebookClient
-
-    monkeypatch.delenv("ATTENTION_BOOK_STATIC", raising=False)
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    )
-    client.execute()  # raises CellExecutionError, naming the cell, on any error
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
-    widget_views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
-    assert widget_views, "a live chapter shows at least one ipywidgets lab"
