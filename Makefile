@@ -31,9 +31,11 @@ book: env js check-inputs
 		| tee _build/build.log
 
 # The tests check the book `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py)
-# rather than building it a second time.
+# rather than building it a second time, on every core (pytest-xdist; worksteal: a worker
+# that runs out takes tests queued for the other, so the long browser tests do not pile up
+# on one worker at the end).
 test: book browser $(VENV)/.test-installed
-	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest
+	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -n auto --dist worksteal
 
 # The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
 # does not see a change to the package the chapters import, to the pinned packages (and

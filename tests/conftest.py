@@ -3,6 +3,7 @@ site served on 127.0.0.1, and Debian's chromium with every request off the machi
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import gc
 import os
@@ -105,28 +106,44 @@ def built_book(tmp_path_factory) -> Path:
     the repository, whose ``make book`` it has just run (which saves its output as
     ``_build/build.log``). Without it (pytest run by hand) the book is built here into a
     fresh folder, executing every chapter from scratch (a fresh folder has no execution
-    cache); either way the build proves the chapters run in the static book.
+    cache); either way the build proves the chapters run in the static book. Under
+    pytest-xdist the workers share that one build: the first to ask builds it, under a
+    lock in the run's common temporary folder, and the others wait for it.
     """
     if os.environ.get("ATTENTION_BOOK_BUILT"):
         html = Path(os.environ["ATTENTION_BOOK_BUILT"]) / "_build" / "html"
         assert (html / "index.html").exists(), f"no built book in {html}: run `make book`"
         assert (html.parent / "build.log").exists(), f"no {html.parent}/build.log: run `make book`"
         return html
-    out = tmp_path_factory.mktemp("book")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every worker's own basetemp lies in
+    out = shared / "book"
+    out.mkdir(exist_ok=True)
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (out / "_build" / "done").exists():
+            _build_book(out)
+            (out / "_build" / "done").write_text("")
+    if not (out / "_build" / "html" / "index.html").exists():
+        pytest.fail(f"the book was not built: see {out / '_build' / 'build.log'}")
+    return out / "_build" / "html"
+
+
+def _build_book(out: Path) -> None:
+    """Build the book strictly into ``out``; its output goes to ``out/_build/build.log``."""
     jb = Path(sys.executable).with_name("jupyter-book")
     result = subprocess.run(
         [str(jb), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)],
         capture_output=True,
         text=True,
         timeout=900,
-        env={k: v for k, v in os.environ.items() if k != "ATTENTION_BOOK_STATIC"},
     )
     log = result.stdout + result.stderr
     (out / "_build").mkdir(exist_ok=True)  # absent when the build failed to start
     (out / "_build" / "build.log").write_text(log)
     if result.returncode != 0:
         pytest.fail(f"jupyter-book build failed (exit {result.returncode}):\n{log[-6000:]}")
-    return out / "_build" / "html"
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -134,8 +151,9 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(built_book):
+    """The built site served on a free port of 127.0.0.1, for the whole run."""
     handler = functools.partial(_QuietHandler, directory=str(built_book))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -144,8 +162,9 @@ def site(built_book):
     server.shutdown()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
+    """Debian's chromium, launched once a run (once a worker under pytest-xdist)."""
     assert Path(CHROMIUM).exists(), f"no browser at {CHROMIUM}: run `make test` (it installs chromium)"
     # imported here, so that the fast loop (-m "not slow") collects without playwright
     from playwright.sync_api import sync_playwright
