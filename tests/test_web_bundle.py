@@ -86,6 +86,7 @@ def test_the_bundle_is_a_classic_script_with_the_api_in_node():
     bundle is no module: no import or export statement at its top level."""
     text = (WEB_DIR / "lab.js").read_text(encoding="utf-8")
     assert not re.search(r"^(import|export)\b", text, re.M)
+    assert re.search(r'^"use strict";$', text, re.M)  # as strict as the modules it bundles
     out = subprocess.run(
         [node(), "-e", "const L = require(process.argv[1]);"
          "process.stdout.write(JSON.stringify([Object.keys(L).sort(), L.format.fixed(2.5, 0),"
