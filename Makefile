@@ -96,8 +96,11 @@ $(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
 	$(PIP) install -r requirements-test.txt
 	touch $@
 
-# MathJax, require.js and the widget manager, served by the built site (no CDN).
+# MathJax, served by the built site (no CDN), and esbuild, which bundles the front end's ES
+# modules (src/attention_book/web/src/) into the classic script the pages load, web/lab.js
+# (committed; rewritten only when it changes; tests/test_web_bundle.py fails when stale).
 js: node_modules/.package-lock.json
+	node src/attention_book/web/build.mjs
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund

@@ -230,17 +230,19 @@ def test_node_formats_numbers_as_python(tmp_path):
                                  47117.2, 1e5, 10.0, 316.2277, 1.0180, 2.0, 0.42, -0.006, 123456.7,
                                  0.125, 0.375, 2.5)  # exact ties: Python rounds them to even
              for spec in (".2f", ".1f", ",.0f", ",.1f", ".1e", ".0e", ".3g", "g")]
-    script = tmp_path / "fmt.js"
-    script.write_text("""const f = require(process.argv[2]).format;
-const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    script = tmp_path / "fmt.mjs"  # the ES module itself, as the bundle imports it
+    script.write_text("""import {readFileSync} from "node:fs";
+import {pathToFileURL} from "node:url";
+const f = (await import(pathToFileURL(process.argv[2]).href)).format;
+const cases = JSON.parse(readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
   const grouped = spec.startsWith(","), s = grouped ? spec.slice(1) : spec;
   if (s === "g") return f.general(x, 6);
   const n = parseInt(s.slice(1), 10), kind = s[s.length - 1];
   return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
 })));""")
-    out = subprocess.run([NODE, str(script), str(WEB_DIR / "lab.js")], check=True, text=True,
-                         input=json.dumps(cases), capture_output=True, timeout=60)
+    out = subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "format.js")], check=True,
+                         text=True, input=json.dumps(cases), capture_output=True, timeout=60)
     got = json.loads(out.stdout)
     for (x, spec), js in zip(cases, got, strict=True):
         assert js == format(x, spec), (x, spec, js)
@@ -304,18 +306,18 @@ SWEEP_JS = r"""([labId]) => {
   const problems = [];
   let n = 0;
   decl.controls.forEach((c, i) => {
-    const input = lab.controls[i];
+    const control = lab.controls[i];  // its controller: the value itself, no event
     const values = c.range ? Array.from({length: (c.range[1] - c.range[0]) / c.range[2] + 1},
                                         (_, k) => c.range[0] + k * c.range[2]) : c.values;
     for (const value of values) {
-      input.value = String(c.range ? value : c.values.indexOf(value));
+      control.value = value;
       lab.update();
       const alt = lab.canvas.getAttribute("aria-label");
       if (lab.values[c.name] !== value || !alt.includes(lab.values.s + " positions (rows) and " +
           lab.values.d + " dimensions")) { problems.push([c.name, value, lab.values[c.name]]); }
       n += 1;
     }
-    input.value = String(c.range ? c.default : c.values.indexOf(c.default));
+    control.value = c.default;
     lab.update();
   });
   return {n, problems};

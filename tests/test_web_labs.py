@@ -58,7 +58,7 @@ MOVE_JS = r"""async ([labId, name, values]) => {
   const el = document.getElementById(labId), lab = el.abLab;
   const index = lab.declaration.controls.findIndex(c => c.name === name);
 """ + PIXELS_JS + r"""
-  if (values === null) { values = lab.controls[index].abOptions.map(o => o[1]); }
+  if (values === null) { values = lab.controls[index].options.map(o => o[1]); }
   const seen = [];
   for (const value of values) {
     const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));

@@ -1,0 +1,247 @@
+// A lab on a page: the element `.ab-lab[data-ab-lab]` holding its declaration as JSON
+// (`script.ab-lab-data`, written by attention_book/controls/web.py from the scene's
+// controls). mount() renders the controls it declares, calls the lab's state module
+// (AttentionBook[<module>], e.g. positional.js: state(values), readout(state) or
+// readoutHtml(state), alt(state), figure(state), and optionally numbers, choices,
+// mountExtra) and draws the figure's panels on one <canvas>, role="img" with the scene's
+// alt text for the state shown.
+//
+// A change of a control computes and draws at once, in its input event, so the next frame
+// painted shows it; each draw dispatches "ab-lab-drawn" on the lab element with its times.
+//
+// The one public handle to a mounted lab is `element.abLab`, the Lab object (the tests and
+// benchmarks drive labs through it: lab.set(name, value), lab.values, lab.state,
+// lab.controls[i].options, lab.controls[i].disabled).
+
+import {active, makeControl} from "./controls.js";
+import {make} from "./dom.js";
+import {drawFigure} from "./figure.js";
+import {errorElement, readoutElement} from "./readout.js";
+import {theme} from "./theme.js";
+
+const DEFAULT_WIDTH = 600;  // CSS px, for a lab whose column has no width yet
+const MIN_WIDTH = 200;
+const MAX_WIDTH = 760;
+
+/** A mounted lab: its controls, its canvas, the state shown and how to change it. */
+export class Lab {
+  /**
+   * @param {HTMLElement} el the lab's element
+   * @param {object} declaration its declaration (controls/web.py)
+   * @param {object} module its state module
+   */
+  constructor(el, declaration, module) {
+    this.element = el;
+    this.declaration = declaration;
+    this.module = module;
+    this.caption = el.querySelector(".ab-lab-readout");
+    this.figure = el.querySelector(".ab-lab-figure");
+    this.controls = declaration.controls.map((c, i) => makeControl(c, `${el.id}-c${i}`));
+    el.querySelector(".ab-lab-inputs").append(...this.controls.map((c) => c.element));
+    this.canvas = make("canvas", {role: "img", class: "ab-lab-canvas"});
+    this.canvas.style.display = "block";
+    this.canvas.style.maxWidth = "100%";
+    this.figure.replaceChildren(this.canvas);  // the no-script text goes; the canvas draws the state
+    this.scratch = document.createElement("canvas");
+    this.state = null;
+    this.spec = null;
+    this.draws = 0;
+    this.ticket = 0;  // the latest update: an answer to an older one is dropped
+    // The column's width and the theme's colours, read when they change (a resize, the mode
+    // switch) and kept: reading them at every draw forced the page's layout and style to be
+    // recomputed after each readout change (benchmarks/browser_lab.py).
+    this.looks = {width: null, theme: null};
+    this.download = module.numbers ? this.addDownload() : null;
+    if (module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
+      const extra = make("div", {class: "ab-lab-extra"});
+      el.querySelector(".ab-lab-controls").append(extra);
+      module.mountExtra(this, extra);
+    }
+    for (const control of this.controls) {
+      // every control fires "input" (a drop-down and a check box too): one draw a change
+      control.input.addEventListener("input", () => this.changed());
+    }
+    this.values = this.read();
+  }
+
+  /** The controls' values now; a dependent control is first offered the choices that
+   *  follow the controls before it (the state module's choices(name, values)). */
+  read() {
+    const values = {};
+    this.controls.forEach((control) => {
+      if (control.declaration.dependent && this.module.choices) {
+        control.reoffer(this.module.choices(control.name, values));
+      }
+      values[control.name] = control.value;
+    });
+    return values;
+  }
+
+  /** The figure's width in CSS px: its column's, within bounds. */
+  width() {
+    if (this.looks.width === null) {
+      this.looks.width = this.figure.clientWidth || this.element.clientWidth || DEFAULT_WIDTH;
+    }
+    return Math.max(MIN_WIDTH, Math.min(this.declaration.max_width || MAX_WIDTH, Math.floor(this.looks.width)));
+  }
+
+  /** Draw the figure of the state shown again (a new width or theme). */
+  redraw() {
+    if (this.looks.theme === null) { this.looks.theme = theme(this.element); }
+    if (this.spec) { drawFigure(this.canvas, this.spec, this.width(), this.looks.theme, this.scratch); }
+  }
+
+  /** A clear message in the readout; the last good picture stays. */
+  showError(err) {
+    this.caption.replaceChildren(errorElement(err, this.declaration.note_styles));
+  }
+
+  /** Show state `st` of `values`: figure, alt text, readout. */
+  show(st, values) {
+    const {module} = this;
+    this.state = st;
+    this.values = values;
+    this.spec = module.figure(st);
+    this.redraw();
+    this.canvas.setAttribute("aria-label", module.alt(st));
+    if (module.readoutHtml) {
+      // the scene's readout as Python writes it: every reader-typed text escaped
+      // (tests/test_web_states.py checks it equal to Python's, markup included)
+      this.caption.innerHTML = module.readoutHtml(st);
+    } else {
+      this.caption.replaceChildren(readoutElement(module.readout(st), this.declaration.note_styles));
+    }
+    if (this.download) { this.download.disabled = false; }
+  }
+
+  /**
+   * Compute and draw the state of the controls' values. A module may answer with a Promise
+   * (a model run elsewhere): then this returns it, and an answer that a newer update made
+   * stale is dropped.
+   * @returns {Promise|null}
+   */
+  update() {
+    const values = this.read();
+    this.controls.forEach((control) => {
+      control.disabled = !active(control.declaration, values);
+      control.show(values[control.name]);
+    });
+    const ticket = ++this.ticket;
+    let st;
+    try {
+      st = this.module.state(values);
+    } catch (err) {
+      this.showError(err);
+      return null;
+    }
+    if (st && typeof st.then === "function") {
+      return st.then((done) => { if (ticket === this.ticket) { this.show(done, values); } },
+                     (err) => { if (ticket === this.ticket) { this.showError(err); } });
+    }
+    this.show(st, values);
+    return null;
+  }
+
+  /**
+   * Set control `name` to `value` as a reader would: the input shows it, then "input" fires.
+   * @param {string} name
+   * @param {*} value
+   */
+  set(name, value) {
+    const control = this.controls.find((c) => c.name === name);
+    if (!control) { throw new Error("no control " + name); }
+    this.read();  // dependent choices offered for the values now
+    control.value = value;
+    control.input.dispatchEvent(new Event("input", {bubbles: true}));
+  }
+
+  /** A control changed: compute and draw now, inside the input event, so that the frame the
+   *  browser paints next shows it (waiting for an animation frame added half a frame on
+   *  average: benchmarks/browser_lab.py). */
+  changed() {
+    const input = performance.now();
+    const drawn = () => {
+      this.draws += 1;
+      // times (performance.now()): the input event and the draw's end
+      this.element.dispatchEvent(new CustomEvent("ab-lab-drawn", {detail: {input, drawn: performance.now()}}));
+    };
+    const later = this.update();
+    if (later) { later.then(drawn); } else { drawn(); }
+  }
+
+  /** A button that saves the numbers shown as JSON: a Blob made here, no request. */
+  addDownload() {
+    const button = make("button", {type: "button", class: "ab-download"}, "Download the numbers (JSON)");
+    button.disabled = true;  // until a state is shown
+    button.addEventListener("click", () => {
+      const json = JSON.stringify(this.module.numbers(this.state), null, 1);
+      const a = make("a", {href: URL.createObjectURL(new Blob([json], {type: "application/json"})),
+                           download: this.declaration.name + ".json"});
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 0);
+    });
+    this.element.querySelector(".ab-lab-controls").append(button);
+    return button;
+  }
+
+  /** Redraw when the column's width or the theme's mode changes: they change the drawing,
+   *  not the state. The frame's height, which each drawing sets, changes neither
+   *  (redrawing on it drew twice). */
+  observeLooks() {
+    let pending = null;
+    if (globalThis.ResizeObserver) {
+      new ResizeObserver((entries) => {
+        const w = Math.round(entries[entries.length - 1].contentRect.width);
+        if (pending === null && w !== Math.round(this.looks.width)) {
+          pending = requestAnimationFrame(() => {
+            pending = null;
+            this.looks.width = null;
+            this.redraw();
+          });
+        }
+      }).observe(this.figure);
+    }
+    new MutationObserver(() => {
+      this.looks.theme = null;
+      this.redraw();
+    }).observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+  }
+}
+
+/**
+ * Mount the lab of element `el` once: its controls, canvas and first drawing. Its state
+ * module must have loaded (else the readout says so and this returns null; a later call
+ * mounts it).
+ * @param {HTMLElement} el `.ab-lab[data-ab-lab]`
+ * @returns {Lab|null} also `el.abLab`
+ */
+export function mount(el) {
+  if (el.abLab) { return el.abLab; }  // mounted already
+  const declaration = JSON.parse(el.querySelector("script.ab-lab-data").textContent);
+  const book = globalThis.AttentionBook;
+  const module = book && book[declaration.module];
+  if (!module) {
+    el.querySelector(".ab-lab-readout").textContent = `This lab's script (${declaration.module}.js) did not load.`;
+    return null;
+  }
+  const lab = new Lab(el, declaration, module);
+  lab.observeLooks();
+  el.querySelector(".ab-lab-controls").hidden = false;
+  el.abLab = lab;
+  lab.update();
+  return lab;
+}
+
+/** Mount every lab once the page's scripts have run: the state modules load after the
+ *  front end (deferred scripts run in order, then DOMContentLoaded fires). */
+export function start() {
+  const all = () => document.querySelectorAll(".ab-lab[data-ab-lab]").forEach(mount);
+  if (document.readyState === "complete") {
+    all();
+  } else {
+    document.addEventListener("DOMContentLoaded", all);
+    globalThis.addEventListener("load", all);  // mount is idempotent: a late module still mounts
+  }
+}
