@@ -30,12 +30,12 @@ book: env js check-inputs
 	set -o pipefail; $(VENV)/bin/jupyter-book build . -W -n --keep-going --all 2>&1 \
 		| tee _build/build.log
 
-# The tests check the book `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py)
-# rather than building it a second time, on every core (pytest-xdist; worksteal: a worker
-# that runs out takes tests queued for the other, so the long browser tests do not pile up
-# on one worker at the end).
+# Both tiers of tests (pyproject.toml: a plain pytest is the edit loop, "not slow") on the book
+# `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py) rather than building it a
+# second time, on every core (pytest-xdist; worksteal: a worker that runs out takes tests
+# queued for the other, so the long browser tests do not pile up on one worker at the end).
 test: book browser $(VENV)/.test-installed
-	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -n auto --dist worksteal
+	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow"
 
 # The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
 # does not see a change to the package the chapters import, to the pinned packages (and
