@@ -248,7 +248,8 @@
       text(ctx, series.label, lx + 16, region.y + MARGIN.top + 5, "left", "middle", TEXT_PX, th.text);
     });
     const xticks = [lo, (lo + hi) / 2, hi].map((v) => ({ at: X(v), label: general(v, 3) }));
-    const yticks = panel.labels.map((l, i) => ({ at: box.y + (i + 0.5) * group, label: l }));
+    const step = Math.max(1, Math.ceil((TEXT_PX + 2) / group));
+    const yticks = panel.labels.flatMap((l, i) => i % step ? [] : [{ at: box.y + (i + 0.5) * group, label: l }]);
     axes(ctx, box, { ...panel, title: "" }, xticks, yticks, th);
     fittedTitle(ctx, panel.title || "", region.x + region.w / 2, region.y + MARGIN.top - 8, region.w - 8, th);
   }
