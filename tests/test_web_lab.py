@@ -467,3 +467,28 @@ process.stdout.write(JSON.stringify(list.map(v => P.numbers(P.state(v)))));""")
         assert row["lab"] == "positional" and row["tokens"] == []
         np.testing.assert_allclose(np.array(row["weights"]), st.pe, atol=TOL, rtol=0)
         np.testing.assert_allclose(np.array(row["similarity"]), st.similarity, atol=TOL, rtol=0)
+
+
+@pytest.mark.skipif(NODE is None, reason="no node")
+@pytest.mark.parametrize("s,d", [(64, 64), (300, 258), (512, 512)])
+def test_strided_pe_heatmap_keeps_whole_sin_cos_pairs(s, d):
+    """Past 256 columns the PE heatmap shows every other (sin, cos) pair whole, in the page
+    and in the live view alike: every other column alone was the sines only, and the slow
+    half of PE (sin near 0, cos near 1) looked empty (chapters-1-5 review, M2)."""
+    from attention_book.plots import positional_view
+    from attention_book.scenes.positional import image_stride, shown_columns
+
+    columns = shown_columns(d)
+    assert (columns[::2] % 2 == 0).all() and (columns[1::2] == columns[::2] + 1).all()
+    assert len(columns) <= 256 and (len(columns) == d) == (d <= 256)
+    code = ("const P = require(process.argv[1]); const st = P.state({s: %d, d: %d, base: 10000,"
+            " k: 3}); process.stdout.write(JSON.stringify(Array.from(P.figure(st).panels[0].data)))"
+            % (s, d))
+    shown = json.loads(subprocess.run([NODE, "-e", code, str(WEB_DIR / "positional.js")],
+                                      capture_output=True, text=True, check=True).stdout)
+    st = positional_state(s, d, 10000, 3)
+    expected = st.pe[::image_stride(s)][:, columns]  # (rows shown, columns shown)
+    np.testing.assert_allclose(np.array(shown).reshape(expected.shape), expected, atol=1e-12)
+    view = positional_view()
+    view.show(st)
+    np.testing.assert_allclose(np.asarray(view.pe_panel.image.get_array()), expected, atol=1e-12)

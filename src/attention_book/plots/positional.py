@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.offsetbox import DrawingArea, HPacker, TextArea
 from matplotlib.ticker import MaxNLocator
 
-from ..scenes.positional import image_stride
+from ..scenes.positional import image_stride, shown_columns
 from .core import HeatmapPanel, LinePanel, freeze_layout, notebook_figure, view_factory
 
 __all__ = ["WAVE_COLORS", "PositionalView", "positional_view", "layouts_figure",
@@ -139,8 +139,8 @@ class PositionalView:
         rs, cs = image_stride(s), image_stride(d)
         every = "" if rs == cs == 1 else ", every 2nd cell" if max(rs, cs) == 2 else (
             f", 1 in {max(rs, cs)} cells")
-        self.pe_panel.update(pe[::rs, ::cs], title=f"PE : (s, d) = ({s}, {d}){every}",
-                             cells=(s, d))  # (ceil(s/rs), ceil(d/cs)) shown of (s, d)
+        self.pe_panel.update(pe[::rs, shown_columns(d)], title=f"PE : (s, d) = ({s}, {d}){every}",
+                             cells=(s, d))  # every rs-th row, whole (sin, cos) pairs, of (s, d)
         self.similarity_panel.update(similarity[::rs, ::rs], cells=(s, s),
                                      title=rf"$PE\,PE^\top/(d/2)$ : ({s}, {s})")
         labels = _wave_labels(wave_columns)  # a line and a legend entry per distinct column

@@ -12,7 +12,7 @@ from .. import positional as P
 from .._validate import positive_int, whole_number
 from .core import Note, Scene, compare, readout_html, slider
 
-__all__ = ["BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride", "PositionalState",
+__all__ = ["BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride", "shown_columns", "PositionalState",
            "positional_state", "positional_readout_html", "positional_alt_text"]
 
 #: Bases the lab offers (the paper's is 10000).
@@ -27,6 +27,19 @@ MAX_IMAGE_SIDE = 256
 def image_stride(n: int) -> int:
     """The step that brings ``n`` cells down to at most :data:`MAX_IMAGE_SIDE`."""
     return max(1, -(-n // MAX_IMAGE_SIDE))
+
+
+def shown_columns(d: int) -> np.ndarray:
+    """The columns of PE (s, d) a heatmap shows: all, or every ``image_stride(d)``-th (sin,
+    cos) pair whole, so that a strided picture keeps both halves of PE (every other column
+    alone would be the sines only, and the slow half of PE would look empty).
+
+    Returns
+    -------
+    ndarray of int, shape (2 ceil(d / 2 / stride),)
+    """
+    pairs = np.arange(0, d // 2, image_stride(d))  # (n_pairs,)
+    return np.stack([2 * pairs, 2 * pairs + 1], axis=1).ravel()  # (n_pairs, 2) -> (2 n_pairs,)
 
 
 @dataclass(frozen=True, eq=False)

@@ -223,10 +223,19 @@
   }
 
   /** Every n-th row and column of a (rows, cols) matrix: (ceil(rows/rs), ceil(cols/cs)). */
+  /** scenes.positional.shown_columns: every cs-th (sin, cos) pair of d columns, whole. */
+  function shownColumns(d, cs) {
+    var out = [];
+    for (var i = 0; i < d / 2; i += cs) { out.push(2 * i, 2 * i + 1); }
+    return out;
+  }
+
+  /** Every rs-th row of `data` (rows, cols), and of its columns the pairs shownColumns keeps. */
   function strided(data, rows, cols, rs, cs) {
-    var r2 = Math.ceil(rows / rs), c2 = Math.ceil(cols / cs), out = new Float64Array(r2 * c2);
+    var keep = cs === 1 ? null : shownColumns(cols, cs);
+    var r2 = Math.ceil(rows / rs), c2 = keep ? keep.length : cols, out = new Float64Array(r2 * c2);
     for (var r = 0; r < r2; r++) {
-      for (var c = 0; c < c2; c++) { out[r * c2 + c] = data[r * rs * cols + c * cs]; }
+      for (var c = 0; c < c2; c++) { out[r * c2 + c] = data[r * rs * cols + (keep ? keep[c] : c)]; }
     }
     return {data: out, rows: r2, cols: c2};
   }
