@@ -13,7 +13,7 @@ import os
 
 from ..plots import VIEWS
 from ..scenes import SCENES
-from .web import BrowserLab, browser_lab
+from .web import BrowserLab
 
 __all__ = ["STATIC_ENV_VAR", "is_static_build", "lab", "live_lab", "web_lab", "BrowserLab"]
 
@@ -41,7 +41,7 @@ def live_lab(name: str, **values):
 
 def web_lab(name: str) -> BrowserLab:
     """The lab of scene ``name`` computed in the reader's browser."""
-    return browser_lab(_scene(name))
+    return BrowserLab(_scene(name))
 
 
 def lab(name: str, **values):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..scenes.core import _NOTE_STYLE, Condition, Scene
 
-__all__ = ["WEB_DIR", "DATA", "DATA_ENV", "BrowserLab", "declaration", "browser_lab",
+__all__ = ["WEB_DIR", "DATA", "DATA_ENV", "BrowserLab", "declaration",
            "standalone_html", "write_data"]
 
 #: The browser side: lab.js (the front end) and one state module a lab.
@@ -194,11 +194,6 @@ class BrowserLab:
             f'<script type="application/json" class="ab-lab-data">'
             f"{_script_json(self.declaration)}</script></div>")
         return self._html
-
-
-def browser_lab(scene: Scene) -> BrowserLab:
-    """The lab of ``scene`` computed in the reader's browser."""
-    return BrowserLab(scene)
 
 
 def standalone_html(lab: BrowserLab, title: str = "lab", data: Path | None = None) -> str:
