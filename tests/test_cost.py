@@ -162,15 +162,37 @@ def test_dependency_graphs_have_the_edges_each_layer_reads():
 
 
 @settings(max_examples=40, deadline=None)
-@given(s=st.integers(1, 30), d=st.integers(1, 64), k=st.integers(2, 5))
-def test_operation_counts_are_the_papers_orders(s, d, k):
-    assert C.layer_operations("self-attention", s, d, k) == 2 * s * s * d
-    assert C.layer_operations("recurrent", s, d, k) == 2 * s * d * d
+@given(s=st.integers(1, 30), d=st.integers(1, 64), k=st.integers(2, 5), gates=st.sampled_from([1, 4]))
+def test_operation_counts_compare_like_with_like(s, d, k, gates):
+    ops = lambda kind, **kw: C.layer_operations(kind, s, d, k, **kw)  # noqa: E731
+    # all the work: attention's W^Q, W^K, W^V counted as the recurrent layer's U is
+    assert ops("self-attention") == 2 * s * s * d + 3 * s * d * d
+    assert ops("recurrent", gates=gates) == 2 * gates * s * d * d  # W h_{t-1} and U x_t
+    # only the mixing of positions: neither layer's input matrices
+    assert ops("self-attention", projections=False) == 2 * s * s * d
+    assert ops("recurrent", projections=False, gates=gates) == gates * s * d * d  # W alone
     taps = sum(min(p + 1, k) for p in range(s))  # causal kernel, padding left out
-    assert C.layer_operations("convolutional", s, d, k) == taps * d * d <= k * s * d * d
-    # self-attention does fewer multiplications than a recurrent layer exactly when s < d
-    assert (C.layer_operations("self-attention", s, d) < C.layer_operations("recurrent", s, d)) \
-        == (s < d)
+    for projections in (True, False):
+        assert ops("convolutional", projections=projections) == taps * d * d <= k * s * d * d
+        # attention is cheaper exactly below the bound, whatever is counted
+        bound = C.attention_cheaper_below(d, projections=projections, gates=gates)
+        assert (ops("self-attention", projections=projections)
+                < ops("recurrent", projections=projections, gates=gates)) == (s < bound)
+
+
+def test_where_attention_is_cheaper_than_recurrence():
+    d = 64
+    assert C.attention_cheaper_below(d) == 0.0  # all the work, plain recurrent: never
+    assert C.attention_cheaper_below(d, projections=False) == d / 2
+    assert C.attention_cheaper_below(d, gates=4) == 2.5 * d  # an LSTM's four gates
+    assert C.attention_cheaper_below(d, projections=False, gates=4) == 2 * d
+    # the uneven count (attention's projections out, the recurrent layer's U in) gave s < d
+    assert all((C.layer_operations("self-attention", s, d, projections=False)
+                < C.layer_operations("recurrent", s, d)) == (s < d) for s in range(1, 3 * d))
+    with pytest.raises(ValueError, match="projections must be True or False"):
+        C.layer_operations("recurrent", 4, 4, projections="yes")
+    with pytest.raises(ValueError, match="gates must be"):
+        C.attention_cheaper_below(8, gates=0)
 
 
 @settings(max_examples=30, deadline=None)
@@ -190,7 +212,10 @@ def test_sequential_steps_and_path_lengths(s, k):
 def test_layer_comparison_and_bad_input():
     table = C.layer_comparison(9, 16, 3)
     assert set(table) == set(C.LAYER_KINDS)
-    assert table["self-attention"] == {"operations": 2 * 81 * 16, "sequential": 1, "path": 1}
+    assert table["self-attention"] == {"operations": 2 * 81 * 16 + 3 * 9 * 256, "sequential": 1,
+                                       "path": 1}
+    assert C.layer_comparison(9, 16, 3, projections=False)["self-attention"]["operations"] \
+        == 2 * 81 * 16
     assert table["recurrent"] == {"operations": 2 * 9 * 256, "sequential": 9, "path": 9}
     assert table["convolutional"]["path"] == 2  # 3^2 = 9 positions in two dilated layers
     with pytest.raises(ValueError, match="kind must be one of"):

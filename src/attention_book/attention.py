@@ -37,6 +37,14 @@ __all__ = [
     "gradient_norms",
     "scaling_curves",
     "find_query_attending_elsewhere",
+    "additive_parameters",
+    "additive_scores",
+    "additive_attention",
+    "softmax_jacobian_norm",
+    "SCORE_KINDS",
+    "score_saturation",
+    "gaussian_kernel_weights",
+    "nadaraya_watson",
 ]
 
 
@@ -568,3 +576,279 @@ def find_query_attending_elsewhere(X, d_k: int, seeds=range(21), *,
             return {"seed": int(seed), "query": i, "key": int(strongest[i]),
                     "weights": weights}
     return None
+
+
+# ------------------------------------------------ additive attention (Bahdanau et al. 2015)
+
+
+def additive_parameters(d_q: int, d_k: int, d_h: int, seed: int = 0):
+    """Random parameters of additive attention, as before training.
+
+    Entries N(0, 1/d_q) for W_q, N(0, 1/d_k) for W_k and N(0, 1/d_h) for w, so that
+    ``q W_q + k W_k`` has entries of variance about 2 for unit-variance q and k, whatever
+    the dimensions, and the score ``w . tanh(...)`` has variance below 1.
+
+    Parameters
+    ----------
+    d_q, d_k : int
+        Query and key dimensions (they may differ: the scores never take q . k).
+    d_h : int
+        Hidden width of the one-layer network that scores a pair.
+    seed : int
+        Seed of the numpy generator.
+
+    Returns
+    -------
+    W_q : numpy.ndarray, shape (d_q, d_h)
+    W_k : numpy.ndarray, shape (d_k, d_h)
+    w : numpy.ndarray, shape (d_h,)
+    """
+    d_q, d_k, d_h = (positive_int(x, n) for x, n in ((d_q, "d_q"), (d_k, "d_k"), (d_h, "d_h")))
+    rng = np.random.default_rng(_seed(seed))
+    W_q = rng.standard_normal((d_q, d_h)) / math.sqrt(d_q)  # (d_q, d_h)
+    W_k = rng.standard_normal((d_k, d_h)) / math.sqrt(d_k)  # (d_k, d_h)
+    w = rng.standard_normal(d_h) / math.sqrt(d_h)  # (d_h,)
+    return W_q, W_k, w
+
+
+def additive_scores(q, k, W_q, W_k, w) -> np.ndarray:
+    """Additive (Bahdanau) attention scores: ``score(q_i, k_j) = w . tanh(q_i W_q + k_j W_k)``.
+
+    A one-layer network with hidden width d_h scores each pair, in place of the dot
+    product q_i . k_j (Bahdanau et al. 2015, in row-vector form). Its tanh bounds every
+    hidden unit to [-1, 1], so a score is at most ``sum |w|`` in size, however large d_k
+    is: unlike q . k, it needs no 1/sqrt(d_k).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., s_q, d_q)
+        Queries.
+    k : array_like, shape (..., s_k, d_k)
+        Keys; leading axes broadcast with those of q.
+    W_q : array_like, shape (d_q, d_h)
+    W_k : array_like, shape (d_k, d_h)
+    w : array_like, shape (d_h,)
+
+    Returns
+    -------
+    scores : numpy.ndarray, shape (..., s_q, s_k)
+    """
+    q = as_float_array(q, "q", min_ndim=2)
+    k = as_float_array(k, "k", min_ndim=2)
+    W_q = as_float_array(W_q, "W_q", min_ndim=2)
+    W_k = as_float_array(W_k, "W_k", min_ndim=2)
+    w = as_float_array(w, "w", min_ndim=1)
+    if W_q.ndim != 2 or W_k.ndim != 2 or w.ndim != 1:
+        raise ValueError(f"W_q and W_k must be matrices and w a vector, got shapes "
+                         f"{W_q.shape}, {W_k.shape}, {w.shape}")
+    if W_q.shape[0] != q.shape[-1]:
+        raise ValueError(f"W_q has shape {W_q.shape} but q has d_q={q.shape[-1]}: "
+                         f"W_q must be (d_q, d_h)")
+    if W_k.shape[0] != k.shape[-1]:
+        raise ValueError(f"W_k has shape {W_k.shape} but k has d_k={k.shape[-1]}: "
+                         f"W_k must be (d_k, d_h)")
+    if not W_q.shape[1] == W_k.shape[1] == w.shape[0]:
+        raise ValueError(f"W_q {W_q.shape}, W_k {W_k.shape} and w {w.shape} must share "
+                         f"the hidden width d_h")
+    batch_shape(q=q.shape, k=k.shape)
+    hq = q @ W_q  # (..., s_q, d_q) @ (d_q, d_h) -> (..., s_q, d_h)
+    hk = k @ W_k  # (..., s_k, d_k) @ (d_k, d_h) -> (..., s_k, d_h)
+    hidden = np.tanh(hq[..., :, None, :] + hk[..., None, :, :])  # (..., s_q, s_k, d_h)
+    return hidden @ w  # (..., s_q, s_k, d_h) @ (d_h,) -> (..., s_q, s_k)
+
+
+def additive_attention(q, k, v, W_q, W_k, w, mask=None):
+    """Additive attention: ``softmax(additive_scores(q, k), masked) @ v``.
+
+    The same softmax and weighted sum as :func:`scaled_dot_product_attention`, with the
+    scores of :func:`additive_scores`; each output row is again a convex combination of
+    the rows of v.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., s_q, d_q)
+    k : array_like, shape (..., s_k, d_k)
+    v : array_like, shape (..., s_k, d_v)
+        Values; same s_k as k.
+    W_q, W_k, w : array_like, shapes (d_q, d_h), (d_k, d_h), (d_h,)
+    mask : array_like of bool, shape broadcastable to (..., s_q, s_k), optional
+        True = may attend.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., s_q, d_v)
+    weights : numpy.ndarray, shape (..., s_q, s_k)
+    """
+    scores = additive_scores(q, k, W_q, W_k, w)  # (..., s_q, s_k)
+    v = as_float_array(v, "v", min_ndim=2)
+    if v.shape[-2] != scores.shape[-1]:
+        raise ValueError(f"v has shape {v.shape} but k has s_k={scores.shape[-1]} rows: "
+                         f"k and v need one row per key position")
+    batch_shape(scores=scores.shape, v=v.shape)
+    if mask is not None:
+        mask = check_mask(mask, scores.shape)
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)  # (..., s_q, s_k)
+    return weights @ v, weights  # (..., s_q, s_k) @ (..., s_k, d_v) -> (..., s_q, d_v)
+
+
+def softmax_jacobian_norm(weights) -> np.ndarray:
+    """Frobenius norm of the softmax's Jacobian ``J = diag(p) - p p^T`` at each row p.
+
+    How much the weights move when the scores move: 0 for a one-hot row (a saturated
+    softmax passes no gradient back), ``sqrt(n - 1) / n`` for a uniform row over n keys
+    (in general ``||J||^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2``).
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n)
+        Rows of softmax weights (non-negative, summing to 1).
+
+    Returns
+    -------
+    norms : numpy.ndarray, shape (...)
+    """
+    p = as_float_array(weights, "weights", min_ndim=1)
+    if (p < 0).any() or not np.allclose(p.sum(axis=-1), 1.0, atol=1e-6):
+        raise ValueError("weights must be rows of non-negative numbers summing to 1")
+    J = p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]  # (..., n, n)
+    return np.sqrt((J ** 2).sum(axis=(-2, -1)))  # (...)
+
+
+#: The score functions :func:`score_saturation` compares.
+SCORE_KINDS = ("dot", "scaled dot", "additive")
+
+
+def score_saturation(d_k: int, score: str, *, s_k: int = 16, n: int = 500, d_h: int = 64,
+                     seed: int = 0) -> dict:
+    """How peaked the softmax of random scores is for one score function, at one d_k.
+
+    Draws n queries q:(1, d_k) and for each s_k keys K:(s_k, d_k), entries N(0, 1) (the
+    first two draws of :func:`softmax_saturation`'s generator, so "dot" and "scaled dot"
+    see its samples), scores them with q . k ("dot"), q . k / sqrt(d_k) ("scaled dot")
+    or :func:`additive_scores` with :func:`additive_parameters` (d_h hidden units, seed
+    ``seed``), and measures the softmax of each row.
+
+    Parameters
+    ----------
+    d_k : int
+        Query and key dimension.
+    score : {"dot", "scaled dot", "additive"}
+    s_k : int
+        Keys per query (at least 2).
+    n : int
+        Number of queries.
+    d_h : int
+        Hidden width of the additive score.
+    seed : int
+        Seed of the numpy generators.
+
+    Returns
+    -------
+    dict
+        ``"score_std"``: standard deviation of all n * s_k scores;
+        ``"max_weight"``: mean over queries of the largest weight (1/s_k .. 1);
+        ``"jacobian_norm"``: mean :func:`softmax_jacobian_norm` (0 when saturated);
+        ``"max_weights"``: numpy.ndarray (n,), each query's largest weight.
+    """
+    if score not in SCORE_KINDS:
+        raise ValueError(f"score must be one of {SCORE_KINDS}, got {score!r}")
+    d_k, s_k, n = positive_int(d_k, "d_k"), positive_int(s_k, "s_k"), positive_int(n, "n")
+    if s_k < 2:
+        raise ValueError(f"s_k must be at least 2 for a softmax to choose, got {s_k}")
+    rng = np.random.default_rng(_seed(seed))
+    q = rng.standard_normal((n, 1, d_k))  # (n, 1, d_k)
+    K = rng.standard_normal((n, s_k, d_k))  # (n, s_k, d_k)
+    if score == "additive":
+        scores = additive_scores(q, K, *additive_parameters(d_k, d_k, d_h, seed))  # (n, 1, s_k)
+    else:
+        scores = attention_scores(q, K, 1 / math.sqrt(d_k) if score == "scaled dot" else 1.0)
+    w = softmax(scores[:, 0, :])  # (n, 1, s_k) -> (n, s_k)
+    return {"score_std": float(scores.std()),
+            "max_weight": float(w.max(axis=-1).mean()),
+            "jacobian_norm": float(softmax_jacobian_norm(w).mean()),
+            "max_weights": w.max(axis=-1)}
+
+
+# ------------------------------------------------ attention as kernel regression
+
+
+def _points(x, name: str) -> np.ndarray:
+    x = as_float_array(x, name, min_ndim=1)
+    if x.ndim == 1:
+        x = x[:, None]  # (s,) -> (s, 1): one number a point
+    if x.ndim != 2:
+        raise ValueError(f"{name} must have shape (s,) or (s, d), got {x.shape}")
+    return x
+
+
+def _bandwidth(bandwidth) -> float:
+    if (isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real)
+            or not math.isfinite(bandwidth) or bandwidth <= 0):
+        raise ValueError(f"bandwidth must be a positive finite number, got {bandwidth!r}")
+    return float(bandwidth)
+
+
+def gaussian_kernel_weights(queries, keys, bandwidth: float = 1.0) -> np.ndarray:
+    """Nadaraya-Watson weights of a Gaussian kernel: row i is
+    ``softmax_j(-|x_i - x_j|^2 / (2 sigma^2))``.
+
+    The Gaussian kernel ``K(u) = exp(-|u|^2 / (2 sigma^2))``, normalised over the keys
+    (the training inputs), is a softmax of the negative squared distances. Expanding
+    ``-|q - k_j|^2 / 2 = q . k_j - |q|^2 / 2 - |k_j|^2 / 2``: the |q|^2 term is the same
+    for every key of a row and cancels in the softmax, so these are the weights of
+    dot-product attention with scale 1/sigma^2 plus a bias ``-|k_j|^2 / (2 sigma^2)``
+    for each key, and exactly its weights when every key has the same length.
+
+    Parameters
+    ----------
+    queries : array_like, shape (s_q,) or (s_q, d)
+        Where to predict.
+    keys : array_like, shape (s_k,) or (s_k, d)
+        The training inputs x_j.
+    bandwidth : float
+        sigma > 0: the kernel's width.
+
+    Returns
+    -------
+    weights : numpy.ndarray, shape (s_q, s_k)
+        Non-negative; each row sums to 1.
+    """
+    x_q, x_k = _points(queries, "queries"), _points(keys, "keys")  # (s_q, d), (s_k, d)
+    if x_q.shape[1] != x_k.shape[1]:
+        raise ValueError(f"queries have d={x_q.shape[1]} but keys d={x_k.shape[1]}: "
+                         f"points must have the same dimension")
+    sigma = _bandwidth(bandwidth)
+    diff = x_q[:, None, :] - x_k[None, :, :]  # (s_q, 1, d) - (1, s_k, d) -> (s_q, s_k, d)
+    return softmax(-(diff ** 2).sum(axis=-1) / (2 * sigma ** 2))  # (s_q, s_k)
+
+
+def nadaraya_watson(queries, keys, values, bandwidth: float = 1.0):
+    """Nadaraya-Watson kernel regression: ``f(x) = sum_j alpha(x, x_j) y_j`` with
+    Gaussian-kernel weights (:func:`gaussian_kernel_weights`).
+
+    Attention pooling before attention had a name: each prediction is a weighted average
+    of the training targets, weighted by how close x is to each training input.
+
+    Parameters
+    ----------
+    queries : array_like, shape (s_q,) or (s_q, d)
+    keys : array_like, shape (s_k,) or (s_k, d)
+        Training inputs.
+    values : array_like, shape (s_k,) or (s_k, d_v)
+        Training targets y_j, one a key.
+    bandwidth : float
+        sigma > 0.
+
+    Returns
+    -------
+    predictions : numpy.ndarray, shape (s_q,) or (s_q, d_v)
+        As values is 1-d or 2-d.
+    weights : numpy.ndarray, shape (s_q, s_k)
+    """
+    weights = gaussian_kernel_weights(queries, keys, bandwidth)  # (s_q, s_k)
+    y = as_float_array(values, "values", min_ndim=1)
+    if y.ndim > 2 or y.shape[0] != weights.shape[1]:
+        raise ValueError(f"values has shape {y.shape} but there are {weights.shape[1]} keys: "
+                         f"values must be (s_k,) or (s_k, d_v)")
+    return weights @ y, weights  # (s_q, s_k) @ (s_k[, d_v]) -> (s_q[, d_v])

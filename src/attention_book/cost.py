@@ -43,6 +43,7 @@ __all__ = [
     "LAYER_KINDS",
     "dependency_graph",
     "layer_operations",
+    "attention_cheaper_below",
     "sequential_operations",
     "maximum_path_length",
     "layers_to_connect",
@@ -421,16 +422,31 @@ def dependency_graph(kind: str, s: int, k: int = 3, layers: int = 1,
     return graph
 
 
-def layer_operations(kind: str, s: int, d: int, k: int = 3) -> int:
+def layer_operations(kind: str, s: int, d: int, k: int = 3, *, projections: bool = True,
+                     gates: int = 1) -> int:
     """Multiplications of one layer of width d over s positions, counted on its graph.
 
     Every edge of :func:`dependency_graph` (one layer) is one piece of work. In
     self-attention an edge i -> j is the score q_j . k_i (d multiplications) and the
     weighted value alpha_ji v_i (d more): 2 d an edge, s^2 edges, 2 s^2 d in all. In a
-    recurrent layer (h_t = f(W h_{t-1} + U x_t)) and a convolution (one (d, d) matrix per
-    tap) every edge is a (d, d) matrix times a vector: d^2 an edge, so 2 s d^2 and about
-    k s d^2. The projections X W^Q, X W^K, X W^V (3 s d^2) are left out, as in the
-    paper's Table 1: a recurrent or convolutional layer has its own input matrices too.
+    recurrent layer, h_t = f(W h_{t-1} + U x_t), the edge from h_{t-1} is W times a vector
+    and the edge from x_t is U times a vector: d^2 each (``gates`` times that for a layer
+    with several gates, each with its own W and U: 4 for an LSTM). A convolution has one
+    (d, d) matrix per tap: d^2 an edge, about k s d^2.
+
+    Both layers read their input through (d, d) matrices before mixing positions:
+    self-attention through W^Q, W^K, W^V (3 d^2 a position), the recurrent layer through
+    U. ``projections`` counts those input matrices for both, or for neither, so that the
+    two counts compare like with like:
+
+    - ``projections=True`` (all the work): self-attention 2 s^2 d + 3 s d^2, recurrent
+      2 g s d^2 (W and U);
+    - ``projections=False`` (only the mixing of positions): self-attention 2 s^2 d,
+      recurrent g s d^2 (W alone).
+
+    The convolution's taps are both its input matrices and its mixing, so its count is
+    the same either way. (Vaswani et al.'s Table 1 gives orders only: O(s^2 d) for
+    self-attention, O(s d^2) for the recurrent layer.)
 
     Parameters
     ----------
@@ -439,14 +455,67 @@ def layer_operations(kind: str, s: int, d: int, k: int = 3) -> int:
         Sequence length and width.
     k : int
         Kernel width of the convolution.
+    projections : bool
+        Count the layers' input matrices (W^Q, W^K, W^V; U), or leave both out.
+    gates : int
+        Gates of the recurrent layer, each with its own W and U (1: a plain recurrent
+        layer; 4: an LSTM). Ignored by the other kinds.
 
     Returns
     -------
     int
     """
-    kind, d = _kind(kind), positive_int(d, "d")
-    edges = sum(len(reads) for reads in dependency_graph(kind, s, k).values())
-    return edges * (2 * d if kind == "self-attention" else d * d)
+    kind, s, d = _kind(kind), positive_int(s, "s"), positive_int(d, "d")
+    gates = positive_int(gates, "gates")
+    if not isinstance(projections, (bool, np.bool_)):
+        raise ValueError(f"projections must be True or False, got {projections!r}")
+    graph = dependency_graph(kind, s, k)
+    if kind == "self-attention":
+        edges = sum(len(reads) for reads in graph.values())
+        return edges * 2 * d + (3 * s * d * d if projections else 0)
+    if kind == "convolutional":
+        return sum(len(reads) for reads in graph.values()) * d * d
+    # recurrent: an edge from the state (same layer) is W, from the input (layer below) U
+    edges = sum(1 for node, reads in graph.items() for r in reads
+                if projections or r[0] == node[0])
+    return edges * gates * d * d
+
+
+def attention_cheaper_below(d: int, *, projections: bool = True, gates: int = 1) -> float:
+    """The sequence lengths at which self-attention does fewer multiplications than a
+    recurrent layer of the same width: exactly the s with ``s < attention_cheaper_below(d)``.
+
+    From the counts of :func:`layer_operations`, with p = 1 when the input matrices are
+    counted and 0 when not: self-attention 2 s^2 d + 3 p s d^2 against recurrent
+    g (1 + p) s d^2, so attention is cheaper exactly when s < (g (1 + p) - 3 p) d / 2:
+
+    ====================  ===========  =============
+    count                 plain (g=1)  LSTM (g=4)
+    ====================  ===========  =============
+    all the work (p=1)    never (0)    s < 2.5 d
+    mixing only (p=0)     s < d / 2    s < 2 d
+    ====================  ===========  =============
+
+    The paper's orders, O(s^2 d) against O(s d^2), say "when s is smaller than d"; the
+    constants, and what is counted, move that line by a factor of up to 2.5, or remove it.
+
+    Parameters
+    ----------
+    d : int
+        Width of both layers.
+    projections, gates
+        As in :func:`layer_operations`.
+
+    Returns
+    -------
+    float
+        The bound (0.0 when self-attention is never cheaper).
+    """
+    d, gates = positive_int(d, "d"), positive_int(gates, "gates")
+    if not isinstance(projections, (bool, np.bool_)):
+        raise ValueError(f"projections must be True or False, got {projections!r}")
+    p = int(projections)
+    return max(0.0, (gates * (1 + p) - 3 * p) * d / 2)
 
 
 def _depths(graph: dict) -> dict:
@@ -572,9 +641,19 @@ def maximum_path_length(kind: str, s: int, k: int = 3, dilated: bool = True) -> 
     return longest
 
 
-def layer_comparison(s: int, d: int, k: int = 3) -> dict:
+def layer_comparison(s: int, d: int, k: int = 3, *, projections: bool = True) -> dict:
     """Vaswani et al.'s Table 1, computed for one (s, d, k): for each layer kind, the
-    multiplications of one layer, its sequential steps and the maximum path length.
+    multiplications of one layer (:func:`layer_operations`, with or without the layers'
+    input matrices), its sequential steps and the maximum path length.
+
+    Parameters
+    ----------
+    s, d : int
+        Sequence length and width.
+    k : int
+        Kernel width of the convolution.
+    projections : bool
+        Count the layers' input matrices (as :func:`layer_operations`).
 
     Returns
     -------
@@ -582,6 +661,6 @@ def layer_comparison(s: int, d: int, k: int = 3) -> dict:
         ``{kind: {"operations": int, "sequential": int, "path": int}}`` for each kind of
         :data:`LAYER_KINDS` (convolutions dilated).
     """
-    return {kind: {"operations": layer_operations(kind, s, d, k),
+    return {kind: {"operations": layer_operations(kind, s, d, k, projections=projections),
                    "sequential": sequential_operations(kind, s, k),
                    "path": maximum_path_length(kind, s, k)} for kind in LAYER_KINDS}

@@ -32,6 +32,8 @@ __all__ = [
     "embedding_from_torch",
     "softmax_grad_norm_torch",
     "time_torch_sdpa",
+    "additive_attention_torch",
+    "nadaraya_watson_torch",
 ]
 
 
@@ -355,3 +357,67 @@ def time_torch_sdpa(s: int, d_k: int = 64, *, repeats: int = 3, seed: int = 0,
         torch.set_num_threads(threads)
     return {"s": s, "seconds": best, "score_bytes": s * s * 4,
             "clock": "thread CPU" if one_thread else "wall"}
+
+
+def additive_attention_torch(q, k, v, W_q, W_k, w):
+    """Additive (Bahdanau) attention in torch, the twin of
+    :func:`attention_book.attention.additive_attention`: ``torch.tanh`` of the two
+    projections added, a ``torch.nn.Linear`` without bias for w, ``torch.softmax``.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., s_q, d_q)
+    k : array_like, shape (..., s_k, d_k)
+    v : array_like, shape (..., s_k, d_v)
+    W_q, W_k, w : array_like, shapes (d_q, d_h), (d_k, d_h), (d_h,)
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., s_q, d_v)
+    weights : numpy.ndarray, shape (..., s_q, s_k)
+    """
+    from .attention import additive_attention
+
+    additive_attention(q, k, v, W_q, W_k, w)  # same checks and messages as ours
+    tq, tk, tv, tWq, tWk, tw = (to_torch(np.asarray(a, dtype=np.float64))
+                                for a in (q, k, v, W_q, W_k, w))
+    score = torch.nn.Linear(tw.shape[0], 1, bias=False).double()
+    with torch.no_grad():
+        score.weight.copy_(tw[None, :])  # (1, d_h): column-vector form of w
+        # (..., s_q, 1, d_h) + (..., 1, s_k, d_h) -> (..., s_q, s_k, d_h)
+        hidden = torch.tanh((tq @ tWq).unsqueeze(-2) + (tk @ tWk).unsqueeze(-3))
+        weights = torch.softmax(score(hidden).squeeze(-1), dim=-1)  # (..., s_q, s_k)
+        out = weights @ tv  # (..., s_q, s_k) @ (..., s_k, d_v) -> (..., s_q, d_v)
+    return _numpy(out), _numpy(weights)
+
+
+def nadaraya_watson_torch(queries, keys, values, bandwidth: float = 1.0):
+    """Gaussian-kernel regression by ``torch.nn.functional.scaled_dot_product_attention``:
+    the twin of :func:`attention_book.attention.nadaraya_watson`.
+
+    The kernel's weights are attention's with scale ``1/sigma^2`` and a float mask (added
+    to the scores) of ``-|k_j|^2 / (2 sigma^2)`` a key; the ``-|q|^2/(2 sigma^2)`` term is
+    left out, being the same for every key of a row.
+
+    Parameters
+    ----------
+    queries : array_like, shape (s_q,) or (s_q, d)
+    keys : array_like, shape (s_k,) or (s_k, d)
+    values : array_like, shape (s_k,) or (s_k, d_v)
+    bandwidth : float
+
+    Returns
+    -------
+    predictions : numpy.ndarray, shape (s_q,) or (s_q, d_v)
+    """
+    from .attention import nadaraya_watson
+
+    nadaraya_watson(queries, keys, values, bandwidth)  # same checks and messages as ours
+    x_q, x_k, y = (np.asarray(a, dtype=np.float64) for a in (queries, keys, values))
+    x_q, x_k = (x[:, None] if x.ndim == 1 else x for x in (x_q, x_k))  # (s, d)
+    tq, tk = to_torch(x_q), to_torch(x_k)
+    tv = to_torch(y[:, None] if y.ndim == 1 else y)  # (s_k, d_v)
+    bias = -(tk ** 2).sum(-1) / (2 * bandwidth ** 2)  # (s_k,): one a key
+    out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=bias.expand(len(tq), -1),
+                                         scale=1.0 / bandwidth ** 2)  # (s_q, d_v)
+    return _numpy(out)[:, 0] if y.ndim == 1 else _numpy(out)
