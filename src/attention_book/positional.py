@@ -687,7 +687,7 @@ def alibi_bias(s: int, h: int) -> np.ndarray:
     """
     s = positive_int(s, "s")
     distance = np.abs(_offsets(s, s))  # (s, s)
-    return -alibi_slopes(h)[:, None, None] * distance  # (h, 1, 1) * (s, s) -> (h, s, s)
+    return alibi_slopes(h)[:, None, None] * -distance  # (h, 1, 1) * (s, s) -> (h, s, s); no -0.0
 
 
 def relative_position_bucket(relative_position, bidirectional: bool = True,
