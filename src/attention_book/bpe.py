@@ -12,7 +12,7 @@ corpus's words in order of first appearance, left to right: this is what the ref
 code of the paper does (it takes ``max`` over a dict filled in that order), so the merges
 here are the paper's.
 
-This module imports numpy only (and uses none of it: symbols are strings).
+This module needs only the standard library: symbols are strings, counts are ints.
 """
 
 from __future__ import annotations
