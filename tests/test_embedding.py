@@ -100,3 +100,57 @@ def test_chance_similarities_lie_in_range_and_repeats_are_one(s, d, seed):
     assert np.all(np.abs(sims) <= 1.0)
     i, j = np.triu_indices(s, 1)
     assert np.allclose(sims[ids[i] == ids[j]], 1.0)
+
+
+# ---------------------------------------------------------------- weight tying
+
+from attention_book.embedding import tied_logits
+
+
+def test_tied_logits_are_dot_products_with_every_embedding():
+    table = embedding_table(12, 6, seed=3)  # (V, d)
+    x = np.random.default_rng(0).standard_normal((4, 6))  # (s, d)
+    logits = tied_logits(x, table)
+    assert logits.shape == (4, 12)
+    assert np.isclose(logits[2, 7], x[2] @ table[7])
+    assert tied_logits(x[None], table).shape == (1, 4, 12)  # leading axes pass through
+
+
+def test_tied_logits_match_an_embedding_and_a_linear_sharing_one_weight():
+    torch = pytest.importorskip("torch")
+    V, d = 30, 8
+    emb = torch.nn.Embedding(V, d, dtype=torch.float64)
+    out = torch.nn.Linear(d, V, bias=False, dtype=torch.float64)
+    out.weight = emb.weight  # tying: one Parameter, used twice
+    ids = torch.tensor([3, 1, 29, 3])
+    theirs = out(emb(ids)).detach().numpy()  # (s,) -> (s, d) -> (s, V)
+    table = emb.weight.detach().numpy()
+    assert np.allclose(tied_logits(embed(ids.numpy(), table), table), theirs, atol=1e-12)
+    model = torch.nn.ModuleList([emb, out])
+    assert sum(p.numel() for p in model.parameters()) == V * d  # counted once
+    untied = torch.nn.ModuleList([torch.nn.Embedding(V, d), torch.nn.Linear(d, V, bias=False)])
+    assert sum(p.numel() for p in untied.parameters()) == 2 * V * d
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 40), st.integers(1, 16), st.integers(0, 100))
+def test_own_token_has_the_largest_expected_logit(vocab_size, d, seed):
+    """x = E[t] gives logit |E[t]|^2 >= |E[t]| |E[u]| cos for t itself: its own token wins
+    over every token whose row is no longer than its own (Cauchy-Schwarz)."""
+    table = embedding_table(vocab_size, d, seed)
+    logits = tied_logits(table, table)  # (V, V)
+    norms = np.linalg.norm(table, axis=1)
+    for t in range(vocab_size):
+        shorter = norms <= norms[t]
+        assert logits[t, t] >= logits[t, shorter].max() - 1e-9
+
+
+@pytest.mark.parametrize("x, table, message", [
+    (np.zeros((2, 3)), np.zeros((5, 4)), "d=3 columns"),
+    (np.zeros((2, 4)), np.zeros(4), "at least 2 axes"),
+    (np.zeros((2, 4)), np.zeros((1, 5, 4)), r"shape \(V, d\)"),
+    (np.full((2, 4), np.nan), np.zeros((5, 4)), "x contains NaN"),
+])
+def test_tied_logits_refuse_bad_input(x, table, message):
+    with pytest.raises(ValueError, match=message):
+        tied_logits(x, table)

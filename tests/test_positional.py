@@ -332,3 +332,173 @@ def test_property_tensor2tensor_is_no_column_permutation_of_the_paper(s, half, b
     assert np.isclose(ours[0], t2t[0]) and not np.isclose(ours[1:], t2t[1:]).any()
     paper, theirs = P.sinusoidal_encoding(s, d, base), P.tensor2tensor_encoding(s, d, base)
     assert not np.allclose(paper @ paper.T, theirs @ theirs.T)  # (s, d) @ (d, s) each
+
+
+# ------------------------------------------- positions inside attention: RoPE, ALiBi, T5
+
+from attention_book.attention import causal_mask, scaled_dot_product_attention
+
+
+def _alibi_reference_slopes(n):
+    """get_slopes of the ALiBi repository (ofirpress/attention_with_linear_biases)."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + _alibi_reference_slopes(2 * closest)[0::2][:n - closest]
+
+
+@pytest.mark.parametrize("h", range(1, 33))
+def test_alibi_slopes_match_the_papers_code(h):
+    np.testing.assert_allclose(P.alibi_slopes(h), _alibi_reference_slopes(h), rtol=1e-14)
+
+
+def test_alibi_slopes_are_geometric_for_powers_of_two():
+    np.testing.assert_allclose(P.alibi_slopes(8), 2.0 ** -np.arange(1, 9))
+    np.testing.assert_allclose(P.alibi_slopes(16), 2.0 ** (-8 * np.arange(1, 17) / 16))
+
+
+@pytest.mark.parametrize("h", [1, 4, 8, 12, 16])
+def test_alibi_matches_bloom(h):
+    """Hugging Face's BLOOM adds m_h * j (key position only): with a causal mask that is
+    ALiBi's -m_h (i - j) plus m_h i, a constant per query row, which the softmax ignores."""
+    torch = pytest.importorskip("torch")
+    bloom = pytest.importorskip("transformers.models.bloom.modeling_bloom")
+    s = 9
+    theirs = bloom.build_alibi_tensor(torch.ones(1, s), h, torch.float32).numpy()  # (h, 1, s)
+    np.testing.assert_allclose(theirs[:, 0, 1], P.alibi_slopes(h), rtol=1e-6)
+    bias = P.alibi_bias(s, h)  # (h, s, s)
+    row_shift = bias - theirs  # (h, s, s) - (h, 1, s)
+    causal = causal_mask(s)
+    for head in range(h):
+        shift = np.where(causal, row_shift[head], np.nan)
+        np.testing.assert_allclose(np.nanmax(shift, 1), np.nanmin(shift, 1), atol=1e-4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 16))
+def test_alibi_bias_is_symmetric_toeplitz_and_zero_on_the_diagonal(s, h):
+    b = P.alibi_bias(s, h)
+    assert b.shape == (h, s, s)
+    assert np.all(np.diagonal(b, axis1=1, axis2=2) == 0) and np.all(b <= 0)
+    np.testing.assert_allclose(b, np.swapaxes(b, 1, 2))
+    np.testing.assert_allclose(b[:, 1:, 1:], b[:, :-1, :-1])
+
+
+def test_t5_buckets_match_hugging_face():
+    torch = pytest.importorskip("torch")
+    t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
+    rel = np.arange(-3000, 3001)
+    for bidirectional in (True, False):
+        for num_buckets, max_distance in ((32, 128), (8, 20), (4, 5), (64, 1000), (6, 7)):
+            theirs = t5.T5Attention._relative_position_bucket(
+                torch.from_numpy(rel), bidirectional=bidirectional, num_buckets=num_buckets,
+                max_distance=max_distance).numpy()
+            ours = P.relative_position_bucket(rel, bidirectional, num_buckets, max_distance)
+            assert np.array_equal(ours, theirs), (bidirectional, num_buckets, max_distance)
+
+
+def test_t5_buckets_exact_near_logarithmic_far():
+    b = P.relative_position_bucket(np.arange(-8, 9))
+    assert b.tolist() == [8, 7, 6, 5, 4, 3, 2, 1, 0, 17, 18, 19, 20, 21, 22, 23, 24]
+    assert P.relative_position_bucket(np.array([-127, -128, -5000])).tolist() == [15, 15, 15]
+    assert P.relative_position_bucket(np.array([3, 100]), bidirectional=False).tolist() == [0, 0]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(-5000, 5000), min_size=1, max_size=20), st.booleans(),
+       st.sampled_from([(32, 128), (8, 20), (16, 64)]))
+def test_t5_buckets_in_range_and_monotone_in_distance(rel, bidirectional, sizes):
+    num_buckets, max_distance = sizes
+    rel = np.array(sorted(rel))
+    b = P.relative_position_bucket(rel, bidirectional, num_buckets, max_distance)
+    assert b.min() >= 0 and b.max() < num_buckets
+    before = rel <= 0  # keys at or before the query: bucket grows with the distance
+    assert np.all(np.diff(b[before]) <= 0)
+
+
+def test_t5_relative_bias_looks_up_the_table():
+    table = np.random.default_rng(0).standard_normal((32, 3))  # (num_buckets, h)
+    bias = P.t5_relative_bias(6, table)
+    assert bias.shape == (3, 6, 6)
+    assert bias[1, 4, 2] == table[P.relative_position_bucket(np.array(-2)), 1]
+    np.testing.assert_allclose(bias[:, 1:, 1:], bias[:, :-1, :-1])  # Toeplitz
+
+
+def test_rotary_matches_gptj():
+    torch = pytest.importorskip("torch")
+    gptj = pytest.importorskip("transformers.models.gptj.modeling_gptj")
+    s, d = 11, 16
+    x = np.random.default_rng(1).standard_normal((s, d))
+    sin, cos = torch.split(gptj.create_sinusoidal_positions(s, d).double(), d // 2, dim=-1)
+    theirs = gptj.apply_rotary_pos_emb(torch.from_numpy(x)[None, :, None, :], sin[None], cos[None])
+    np.testing.assert_allclose(P.rotary_embedding(x), theirs[0, :, 0].numpy(), atol=1e-6)  # float32 angles
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 12), st.sampled_from([2, 4, 8, 16]), st.integers(0, 50), st.integers(0, 30))
+def test_rotary_scores_depend_on_the_offset_only(s, d, seed, shift):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, d))
+    # the same query and key at positions (p, p') and (p + shift, p' + shift)
+    rows = np.zeros((s + shift, d))
+    qs, ks = rows.copy(), rows.copy()
+    qs[:], ks[:] = q, k
+    rq, rk = P.rotary_embedding(qs), P.rotary_embedding(ks)  # (s + shift, d)
+    scores = rq @ rk.T  # (s + shift, d) @ (d, s + shift)
+    np.testing.assert_allclose(scores[shift:, shift:], scores[:s, :s], atol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(rq, axis=1), np.linalg.norm(q), rtol=1e-12)
+    np.testing.assert_allclose(rq[0], q)  # position 0 is not turned
+
+
+def test_rotary_is_x_times_t_minus_p():
+    x = np.random.default_rng(2).standard_normal((5, 8))
+    expected = np.stack([x[p] @ P.relative_rotation(-p, 8) for p in range(5)])  # (d,) @ (d, d)
+    np.testing.assert_allclose(P.rotary_embedding(x), expected, atol=1e-12)
+    assert P.rotary_embedding(x[None]).shape == (1, 5, 8)
+
+
+def test_attention_with_zero_bias_is_attention():
+    rng = np.random.default_rng(3)
+    q, k, v = rng.standard_normal((3, 2, 5, 4))  # (h, s, d_k) each
+    ours = P.attention_with_bias(q, k, v, np.zeros((2, 5, 5)), mask=causal_mask(5))
+    theirs = scaled_dot_product_attention(q, k, v, mask=causal_mask(5))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_attention_with_alibi_matches_torch_sdpa_with_a_float_mask():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    q, k, v = rng.standard_normal((3, 4, 6, 8))  # (h, s, d_k) each
+    bias = P.alibi_bias(6, 4)  # (h, s, s)
+    mask = causal_mask(6)
+    out, _ = P.attention_with_bias(q, k, v, bias, mask)
+    float_mask = torch.from_numpy(np.where(mask, bias, -np.inf))  # torch adds a float mask
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(a) for a in (q, k, v)), attn_mask=float_mask)
+    np.testing.assert_allclose(out, theirs.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: P.alibi_slopes(0), "h must be"),
+    (lambda: P.alibi_bias(0, 4), "s must be"),
+    (lambda: P.relative_position_bucket(np.array([1.5])), "whole numbers"),
+    (lambda: P.relative_position_bucket(np.array([True])), "whole numbers"),
+    (lambda: P.relative_position_bucket(np.array([1]), bidirectional=1), "True or False"),
+    (lambda: P.relative_position_bucket(np.array([1]), num_buckets=7), "even"),
+    (lambda: P.relative_position_bucket(np.array([1]), num_buckets=2), "no bucket"),
+    (lambda: P.relative_position_bucket(np.array([1]), max_distance=8), "must exceed"),
+    (lambda: P.t5_relative_bias(4, np.zeros(32)), "at least 2 axes"),
+    (lambda: P.rotary_embedding(np.zeros((3, 5))), "even number of columns"),
+    (lambda: P.rotary_embedding(np.zeros(4)), "at least 2 axes"),
+    (lambda: P.attention_with_bias(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((3, 2)),
+                                   np.zeros((4, 4))), "does not broadcast"),
+    (lambda: P.attention_with_bias(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((2, 2)),
+                                   np.zeros((3, 3))), "v has 2 rows"),
+])
+def test_positions_in_attention_refuse_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -141,3 +141,36 @@ def chance_similarities(ids, vocab_size: int, d: int, seeds) -> np.ndarray:
         cosine_similarity(embed(ids, embedding_table(vocab_size, d, seed)))[upper]
         for seed in seeds
     ])  # (n, s (s - 1) / 2)
+
+
+def tied_logits(x, table) -> np.ndarray:
+    """Output logits with weight tying: the output layer reuses the embedding table.
+
+    A language model ends with a linear layer from d back to V numbers, one logit per
+    vocabulary entry. With weight tying (Press and Wolf, 2017; the Transformer paper,
+    section 3.4) that layer's weight *is* the embedding table E, transposed:
+    ``logits = x E^T``, so the logit of token t is the dot product of x with t's
+    embedding, and the model stores V d numbers once instead of twice.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        Hidden states, one row per position (for example the last block's output).
+    table : array_like, shape (V, d)
+        The embedding table E.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., V)
+        ``x @ table.T``: entry t is x . E[t].
+    """
+    table = as_float_array(table, "table", min_ndim=2)
+    if table.ndim != 2:
+        raise ValueError(f"table must have shape (V, d), got {table.shape}")
+    x = as_float_array(x, "x")
+    if x.shape[-1] != table.shape[1]:
+        raise ValueError(
+            f"x has d={x.shape[-1]} columns but the table's rows have d={table.shape[1]}: "
+            f"a tied output layer needs x as wide as the embeddings"
+        )
+    return x @ table.T  # (..., d) @ (d, V) -> (..., V)

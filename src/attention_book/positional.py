@@ -8,7 +8,11 @@ frequency pairs ``i`` run 0..d/2-1::
     PE[p, 2 i]    = sin(p * omega_i)
     PE[p, 2 i + 1] = cos(p * omega_i)
 
-This module imports numpy only.
+Positions inside attention rather than added to X (:func:`rotary_embedding`,
+:func:`alibi_bias`, :func:`t5_relative_bias`) come at the end.
+
+This module imports numpy only (and the book's attention, for
+:func:`attention_with_bias`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import numbers
 
 import numpy as np
 
-from ._validate import as_float_array, positive_int
+from ._validate import as_float_array, check_mask, positive_int
+from .attention import attention_scores, softmax
 
 __all__ = [
     "frequencies",
@@ -38,6 +43,12 @@ __all__ = [
     "mean_position_similarity",
     "learned_position_table",
     "learned_positional_encoding",
+    "rotary_embedding",
+    "alibi_slopes",
+    "alibi_bias",
+    "relative_position_bucket",
+    "t5_relative_bias",
+    "attention_with_bias",
 ]
 
 
@@ -583,3 +594,226 @@ def learned_positional_encoding(s: int, table) -> np.ndarray:
             f"{table.shape[0]}..{s - 1} (s={s}); the sinusoidal encoding has no such limit"
         )
     return table[:s]  # (s_max, d) -> (s, d)
+
+
+def rotary_embedding(x, base: float = 10000.0) -> np.ndarray:
+    """Rotary position embedding (RoPE, Su et al.): turn row p of x by the angles p omega_i.
+
+    Each pair of columns (2i, 2i+1) of row p is rotated counterclockwise by
+    ``p * omega_i``, the angle of frequency pair i at position p::
+
+        [x_2i, x_2i+1] -> [x_2i cos(p w_i) - x_2i+1 sin(p w_i),
+                           x_2i sin(p w_i) + x_2i+1 cos(p w_i)]
+
+    In the book's row-vector form that is ``x[p] @ T(-p)`` with T of
+    :func:`relative_rotation`. Applied to queries and keys, the score of a query at p and
+    a key at q is ``q_p T(-p) T(-q)^T k_q^T = q_p T(q - p) k_q^T``: it depends on the two
+    positions only through their offset q - p. Nothing is added to X.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., s, d)
+        Queries or keys, one row per position 0..s-1; d even.
+    base : float
+        Base of the frequencies, greater than 1 (10000 in RoFormer and most models).
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., s, d)
+        The rotated rows; every row keeps its norm.
+    """
+    x = as_float_array(x, "x", min_ndim=2)
+    s, d = x.shape[-2:]
+    if d < 2 or d % 2:
+        raise ValueError(f"x must have an even number of columns d (pairs are rotated), got d={d}")
+    angles = _angles(s, d, base)  # (s, d/2): p * omega_i
+    c, sn = np.cos(angles), np.sin(angles)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., s, d/2) each
+    out = np.empty_like(x)
+    out[..., 0::2] = even * c - odd * sn
+    out[..., 1::2] = even * sn + odd * c
+    return out
+
+
+def alibi_slopes(h: int) -> np.ndarray:
+    """ALiBi's per-head slopes m_1..m_h (Press et al., 2022).
+
+    For h a power of 2 they are the geometric sequence ``m_j = 2 ** (-8 j / h)``,
+    j = 1..h: 1/2, 1/4, ..., 1/256 for 8 heads. For other h the paper's code takes the
+    slopes of the largest power of 2 below h and fills up with every other slope of the
+    next power of 2 (as ``get_slopes`` of the ALiBi repository does).
+
+    Parameters
+    ----------
+    h : int
+        Number of heads, >= 1.
+
+    Returns
+    -------
+    m : numpy.ndarray, shape (h,)
+        Positive, and decreasing when h is a power of 2.
+    """
+    h = positive_int(h, "h")
+    if h & (h - 1) == 0:  # a power of 2
+        return 2.0 ** (-8.0 * np.arange(1, h + 1) / h)
+    below = 1 << (h.bit_length() - 1)  # the largest power of 2 below h
+    return np.concatenate([alibi_slopes(below), alibi_slopes(2 * below)[0::2][:h - below]])
+
+
+def _offsets(s_q: int, s_k: int) -> np.ndarray:
+    """(s_q, s_k): entry (i, j) is j - i, the key's position minus the query's."""
+    return np.arange(s_k)[None, :] - np.arange(s_q)[:, None]  # (1, s_k) - (s_q, 1)
+
+
+def alibi_bias(s: int, h: int) -> np.ndarray:
+    """ALiBi's bias on the attention scores: ``-m_h |i - j|`` for query i and key j.
+
+    Each head penalises a key linearly in its distance from the query, head h with its
+    own slope m_h (:func:`alibi_slopes`): steep heads look near, gentle heads far. With
+    a causal mask (j <= i) this is the paper's ``-m_h (i - j)``; the absolute value is the
+    symmetric form used without a mask. No position vector is added to X.
+
+    Parameters
+    ----------
+    s : int
+        Sequence length.
+    h : int
+        Number of heads.
+
+    Returns
+    -------
+    bias : numpy.ndarray, shape (h, s, s)
+        Added to the (h, s, s) scores before the softmax; 0 on the diagonal.
+    """
+    s = positive_int(s, "s")
+    distance = np.abs(_offsets(s, s))  # (s, s)
+    return alibi_slopes(h)[:, None, None] * -distance  # (h, 1, 1) * (s, s) -> (h, s, s); no -0.0
+
+
+def relative_position_bucket(relative_position, bidirectional: bool = True,
+                             num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """T5's bucket of a relative position j - i (Raffel et al., 2020).
+
+    Half the buckets (in the bidirectional case) hold offsets exactly, one bucket per
+    small distance; the other half cover distances logarithmically up to ``max_distance``,
+    and every farther distance shares the last bucket. With ``bidirectional=True`` the
+    buckets are split again between keys before (j < i) and after (j > i) the query;
+    with ``bidirectional=False`` (a decoder) every key after the query gets bucket 0.
+    Written after ``T5Attention._relative_position_bucket`` of Hugging Face transformers.
+
+    Parameters
+    ----------
+    relative_position : array_like of int, any shape
+        Offsets j - i (key position minus query position).
+    bidirectional : bool
+        True in an encoder (keys on both sides), False in a decoder.
+    num_buckets : int
+        Number of buckets, >= 4 and even when bidirectional (32 in T5).
+    max_distance : int
+        Distances from here on share the last bucket (128 in T5).
+
+    Returns
+    -------
+    numpy.ndarray of int64, same shape as ``relative_position``
+        Buckets in 0..num_buckets-1.
+    """
+    rel = np.asarray(relative_position)
+    if rel.dtype == bool or not np.issubdtype(rel.dtype, np.integer):
+        raise ValueError(f"relative_position must hold whole numbers j - i, got dtype {rel.dtype}")
+    if not isinstance(bidirectional, (bool, np.bool_)):
+        raise ValueError(f"bidirectional must be True or False, got {bidirectional!r}")
+    num_buckets = positive_int(num_buckets, "num_buckets")
+    max_distance = positive_int(max_distance, "max_distance")
+    if bidirectional and num_buckets % 2:
+        raise ValueError(f"num_buckets must be even when bidirectional, got {num_buckets}")
+    n = num_buckets // 2 if bidirectional else num_buckets  # buckets for one direction
+    max_exact = n // 2  # distances 0..max_exact-1 get a bucket each
+    if max_exact < 1:
+        raise ValueError(f"num_buckets={num_buckets} leaves no bucket for exact distances; "
+                         f"give at least {4 if bidirectional else 2}")
+    if max_distance <= max_exact:
+        raise ValueError(f"max_distance={max_distance} must exceed the {max_exact} distances "
+                         f"held exactly")
+    rel = rel.astype(np.int64)
+    bucket = np.zeros(rel.shape, dtype=np.int64)
+    if bidirectional:
+        bucket += (rel > 0) * n  # keys after the query use the upper half
+        distance = np.abs(rel)
+    else:
+        distance = -np.minimum(rel, 0)  # keys after the query: distance 0
+    # In float32, as T5 computes it, so that the buckets agree at their edges too.
+    ratio = np.maximum(distance, 1).astype(np.float32) / np.float32(max_exact)
+    log_part = max_exact + (np.log(ratio) / np.float32(math.log(max_distance / max_exact))
+                            * np.float32(n - max_exact)).astype(np.int64)
+    log_part = np.minimum(log_part, n - 1)
+    return bucket + np.where(distance < max_exact, distance, log_part)
+
+
+def t5_relative_bias(s: int, table, bidirectional: bool = True,
+                     max_distance: int = 128) -> np.ndarray:
+    """T5's relative position bias: one learned number per head and bucket of j - i.
+
+    Parameters
+    ----------
+    s : int
+        Sequence length.
+    table : array_like, shape (num_buckets, h)
+        The learned biases (T5's ``relative_attention_bias.weight``).
+    bidirectional : bool
+        See :func:`relative_position_bucket`.
+    max_distance : int
+        See :func:`relative_position_bucket`.
+
+    Returns
+    -------
+    bias : numpy.ndarray, shape (h, s, s)
+        ``bias[h, i, j] = table[bucket(j - i), h]``, added to the scores before the
+        softmax; constant along every diagonal, like the sinusoid's PE PE^T.
+    """
+    s = positive_int(s, "s")
+    table = as_float_array(table, "table", min_ndim=2)
+    if table.ndim != 2:
+        raise ValueError(f"table must have shape (num_buckets, h), got {table.shape}")
+    buckets = relative_position_bucket(_offsets(s, s), bidirectional, table.shape[0],
+                                       max_distance)  # (s, s)
+    return np.moveaxis(table[buckets], -1, 0)  # (s, s, h) -> (h, s, s)
+
+
+def attention_with_bias(q, k, v, bias, mask=None):
+    """Scaled dot-product attention with an additive bias on the scores (ALiBi, T5).
+
+    ``softmax(q k^T / sqrt(d_k) + bias, masked) @ v``. (T5 itself does not divide by
+    sqrt(d_k); its initialisation absorbs the factor. The bias is added the same way.)
+
+    Parameters
+    ----------
+    q : array_like, shape (..., s_q, d_k)
+    k : array_like, shape (..., s_k, d_k)
+    v : array_like, shape (..., s_k, d_v)
+    bias : array_like, shape broadcastable to (..., s_q, s_k)
+        For h heads, (h, s_q, s_k) with q, k, v of shape (h, s, d_k).
+    mask : array_like of bool, shape broadcastable to (..., s_q, s_k), optional
+        True = may attend.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., s_q, d_v)
+    weights : numpy.ndarray, shape (..., s_q, s_k)
+        Each row sums to 1 (all 0 for a query that may attend to nothing).
+    """
+    v = as_float_array(v, "v", min_ndim=2)
+    scores = attention_scores(q, k)  # (..., s_q, d_k) @ (..., d_k, s_k) -> (..., s_q, s_k)
+    bias = as_float_array(bias, "bias", min_ndim=2)
+    try:
+        scores = scores + bias  # broadcast (..., s_q, s_k)
+    except ValueError:
+        raise ValueError(
+            f"bias of shape {bias.shape} does not broadcast to the scores' shape {scores.shape}"
+        ) from None
+    if v.shape[-2] != scores.shape[-1]:
+        raise ValueError(f"v has {v.shape[-2]} rows but there are {scores.shape[-1]} keys")
+    if mask is not None:
+        mask = check_mask(mask, scores.shape)
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)  # (..., s_q, s_k)
+    return weights @ v, weights  # (..., s_q, s_k) @ (..., s_k, d_v) -> (..., s_q, d_v)
