@@ -97,6 +97,14 @@ def test_online_attention_equals_full_attention(s_q, s_k, d_k, d_v, block, b, us
     full, _ = scaled_dot_product_attention(q, k, v, mask=mask)
     assert out.shape == (b, s_q, d_v)
     assert np.allclose(out, full, atol=1e-12)
+    _, m, total = N.online_attention(q, k, v, block, mask=mask, return_stats=True)  # (b, s_q) each
+    scores = np.where(np.broadcast_to(True if mask is None else mask, (b, s_q, s_k)),
+                      q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k), -np.inf)  # (b, s_q, s_k)
+    seen = np.isfinite(scores).any(axis=-1)
+    assert np.allclose(m[seen], scores.max(axis=-1)[seen], atol=1e-12)
+    with np.errstate(divide="ignore"):
+        lse = np.log(np.exp(scores).sum(axis=-1))
+        assert np.allclose((m + np.log(total))[seen], lse[seen]) and (total[~seen] == 0).all()
 
 
 def test_online_attention_equals_torch_sdpa():
@@ -151,6 +159,8 @@ def test_online_attention_checks_mask_and_scale():
         N.online_attention(x, x, x, 2, scale=-1.0)
     with pytest.raises(ValueError, match="block must be at least 1"):
         N.online_softmax(x, 0)
+    with pytest.raises(ValueError, match="return_stats must be True or False"):
+        N.online_attention(x, x, x, 2, return_stats="yes")
 
 
 def test_working_floats():

@@ -142,7 +142,8 @@ def online_softmax(z, block: int) -> np.ndarray:
     return (np.exp(z - shift) / safe).astype(z.dtype)
 
 
-def online_attention(q, k, v, block: int, mask=None, scale: float | None = None) -> np.ndarray:
+def online_attention(q, k, v, block: int, mask=None, scale: float | None = None,
+                     return_stats: bool = False):
     """Attention over blocks of keys with the online softmax: no (s_q, s_k) matrix kept.
 
     For each block of ``block`` keys: its scores ``S = q k_b^T * scale`` (s_q, B), the
@@ -168,11 +169,19 @@ def online_attention(q, k, v, block: int, mask=None, scale: float | None = None)
         book's ``scaled_dot_product_attention``.
     scale : float, optional
         Positive multiplier of the scores; default 1 / sqrt(d_k).
+    return_stats : bool
+        Also return the final running max and sum.
 
     Returns
     -------
     output : numpy.ndarray, shape (..., s_q, d_v)
         Only the output: the weights are never formed.
+    m : numpy.ndarray, shape (..., s_q)
+        With ``return_stats``: each row's largest score (-inf for a row that may attend
+        to nothing).
+    l : numpy.ndarray, shape (..., s_q)
+        With ``return_stats``: ``sum_j exp(score_j - m)``; ``m + log(l)`` is the row's
+        log-sum-exp, all FlashAttention keeps of the softmax for the backward pass.
     """
     q = as_float_array(q, "q", min_ndim=2)
     k = as_float_array(k, "k", min_ndim=2)
@@ -185,6 +194,8 @@ def online_attention(q, k, v, block: int, mask=None, scale: float | None = None)
                          f"k and v need one row per key position")
     batch = batch_shape(q=q.shape, k=k.shape, v=v.shape)
     block = _block(block)
+    if not isinstance(return_stats, (bool, np.bool_)):
+        raise ValueError(f"return_stats must be True or False, got {return_stats!r}")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     elif isinstance(scale, bool) or not (isinstance(scale, (int, float)) and math.isfinite(scale)
@@ -211,7 +222,8 @@ def online_attention(q, k, v, block: int, mask=None, scale: float | None = None)
         acc = c[..., None] * acc + p @ v[..., keys, :]  # (..., s_q, B) @ (..., B, d_v)
         m = m_new
     safe = np.where(total > 0, total, 1.0)[..., None]  # (..., s_q, 1): empty rows -> 0
-    return (acc / safe).astype(dtype)
+    output = (acc / safe).astype(dtype)
+    return (output, m, total) if return_stats else output
 
 
 def attention_working_floats(s_q: int, s_k: int, block: int | None = None) -> int:
