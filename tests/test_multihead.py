@@ -7,6 +7,8 @@ atol 1e-5 and rtol 1e-5.
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attention_book import attention as A
 from attention_book import multihead as M
@@ -476,3 +478,19 @@ def test_kv_width():
         M.kv_width(4096, 32, 3)
     with pytest.raises(ValueError, match="h=3 does not divide d=8"):
         M.kv_width(8, 3, 1)
+
+
+@settings(deadline=None, max_examples=60, derandomize=True, database=None)
+@given(g=st.sampled_from([1, 2, 3]), groups=st.integers(1, 3), s_q=st.integers(1, 6),
+       s_k=st.integers(1, 6), d_k=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_grouped_query_attention_rows_sum_to_one_and_heads_of_a_group_share_keys(
+        g, groups, s_q, s_k, d_k, seed):
+    rng = np.random.default_rng(seed)
+    h = g * groups
+    q, k, v = rand(rng, h, s_q, d_k), rand(rng, g, s_k, d_k), rand(rng, g, s_k, d_k)
+    out, w = M.grouped_query_attention(q, k, v)
+    assert np.allclose(w.sum(axis=-1), 1.0) and (w >= 0).all()
+    for i in range(h):  # query head i is ordinary attention on key/value head i // (h / g)
+        own, _ = A.scaled_dot_product_attention(q[i], k[i // groups], v[i // groups])
+        assert np.allclose(out[i], own, atol=ATOL64)
+    assert np.allclose(out, R.gqa_torch(q, k, v), atol=ATOL64)

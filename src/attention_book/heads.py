@@ -34,6 +34,10 @@ only if it beats that.
 :func:`head_scores` takes the scores chapter 9 reads (previous, next, first and last key,
 self, entropy) at once.
 
+Whether a model *needs* a head is another question, answered by removing it:
+:func:`ablate_subsets` evaluates a model with every subset of its heads removed, and
+:func:`ablation_by_size` compares the best subsets with removing heads at random.
+
 This module imports numpy only.
 """
 

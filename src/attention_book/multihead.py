@@ -11,6 +11,10 @@ Row-vector notation: X:(..., s, d); h heads of width d_k = d_v = d / h::
 Columns ``i*d_k:(i+1)*d_k`` of W_q are head i's own W_i^Q (likewise W_k, W_v), so one
 (d, d) matmul computes all h heads' projections at once.
 
+:func:`head_circuits` reads each head as two (d, d) matrices of rank <= d_k, W_QK and W_OV
+(``heads.ov_circuit`` carries W_OV on through the embedding and unembedding);
+:func:`grouped_query_attention` lets groups of query heads share key/value heads (MQA, GQA).
+
 This module imports numpy only.
 """
 
