@@ -827,7 +827,7 @@ def ablate_subsets(metric, units):
 
 
 def ablation_by_size(subsets, values):
-    """Best, mean and worst metric over all subsets of each size.
+    """Smallest, mean and largest metric over all subsets of each size.
 
     The mean over the subsets of size k is exactly what removing k heads chosen at random
     gives on average: the baseline a chosen set of heads is measured against.
