@@ -496,3 +496,32 @@ def test_copying_bad_input():
         H.ov_circuit(np.ones((5, 3)), np.ones((3, 2)), np.ones((3, 3)), np.ones((3, 5)))
     with pytest.raises(ValueError, match="W_E must be a matrix"):
         H.ov_circuit(np.ones((2, 5, 3)), np.ones((3, 2)), np.ones((2, 3)), np.ones((3, 5)))
+
+
+# ---------------------------------------------------------------- ablation
+
+def test_ablate_subsets_enumerates_every_subset_once():
+    units = [(0, 0), (0, 1), (1, 0)]
+    weights = {(0, 0): 1.0, (0, 1): 2.0, (1, 0): 4.0}
+    subsets, values = H.ablate_subsets(lambda c: (sum(weights[u] for u in c), len(c)), units)
+    assert len(subsets) == 8 == len(set(subsets)) and subsets[0] == frozenset()
+    assert subsets[1:4] == [frozenset([u]) for u in units]
+    assert values.shape == (8, 2) and sorted(values[:, 0]) == list(range(8))
+    low, mean, high = H.ablation_by_size(subsets, values)
+    assert np.allclose(low[:, 0], [0, 1, 3, 7]) and np.allclose(high[:, 0], [0, 4, 6, 7])
+    assert np.allclose(mean[:, 0], [0, 7 / 3, 14 / 3, 7]) and np.allclose(mean[:, 1], [0, 1, 2, 3])
+    _, scalar = H.ablate_subsets(len, "ab")
+    assert scalar.shape == (4, 1)
+
+
+def test_ablation_explains_bad_input():
+    with pytest.raises(ValueError, match="metric must be a function"):
+        H.ablate_subsets(3, [1])
+    with pytest.raises(ValueError, match="distinct"):
+        H.ablate_subsets(len, [1, 1])
+    with pytest.raises(ValueError, match="1..12 units"):
+        H.ablate_subsets(len, range(13))
+    with pytest.raises(ValueError, match="same length"):
+        H.ablate_subsets(lambda c: np.ones(len(c) + 1), [1, 2])
+    with pytest.raises(ValueError, match="2 subsets but 3 rows"):
+        H.ablation_by_size([frozenset(), frozenset([1])], np.ones(3))

@@ -7,6 +7,8 @@ atol 1e-5 and rtol 1e-5.
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attention_book import attention as A
 from attention_book import multihead as M
@@ -402,3 +404,93 @@ def test_head_correlations_refuse_constant_maps_and_bad_shapes():
         M.head_correlations(np.eye(3))
     with pytest.raises(ValueError, match=r"\(h, s_q, s_k\) or \(b, h, s_q, s_k\)"):
         M.head_correlations(np.ones((1, 1, 2, 2, 2)))
+
+
+# ---------------------------------------------------------------- QK / OV circuits
+
+@pytest.mark.parametrize("d, h", [(8, 2), (12, 3), (16, 16), (6, 1)])
+def test_circuits_give_the_scores_and_the_output(d, h):
+    rng = np.random.default_rng(d + h)
+    mha = M.MultiHeadAttention.from_seed(d, h, seed=h)
+    W_QK, W_OV = mha.circuits()  # (h, d, d) each
+    X = rand(rng, 2, 5, d)  # (b, s, d)
+    _, A_ = mha.heads(X)  # (b, h, s, s)
+    scores = X[:, None] @ W_QK @ np.swapaxes(X, -1, -2)[:, None] / np.sqrt(d // h)  # (b, h, s, s)
+    assert np.allclose(A.softmax(scores), A_, atol=ATOL64)
+    out = (A_ @ X[:, None] @ W_OV).sum(axis=1)  # (b, h, s, s) @ (b, 1, s, d) @ (h, d, d) -> (b, s, d)
+    assert np.allclose(out, mha(X)[0], atol=ATOL64)
+
+
+def test_circuit_rank_is_at_most_d_k():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        h = int(rng.choice([1, 2, 4, 8]))
+        d = h * int(rng.integers(1, 5))
+        W_QK, W_OV = M.MultiHeadAttention.from_seed(d, h, seed=int(rng.integers(1 << 30))).circuits()
+        ranks = [np.linalg.matrix_rank(m) for m in (*W_QK, *W_OV)]
+        assert max(ranks) <= d // h and min(ranks) == d // h  # random weights: exactly d_k
+
+
+def test_head_circuits_explain_bad_input():
+    w = np.eye(6)
+    with pytest.raises(ValueError, match="h=4 does not divide d=6"):
+        M.head_circuits(w, w, w, w, 4)
+    with pytest.raises(ValueError, match="W_k must have shape"):
+        M.head_circuits(w, np.eye(5), w, w, 2)
+
+
+# ---------------------------------------------------------------- MQA / GQA
+
+@pytest.mark.parametrize("h, g", [(8, 1), (8, 2), (8, 8), (6, 3), (1, 1)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_grouped_query_attention_equals_torch(h, g, causal):
+    rng = np.random.default_rng(h * 10 + g)
+    q, k, v = rand(rng, 2, h, 5, 4), rand(rng, 2, g, 5, 4), rand(rng, 2, g, 5, 3)
+    mask = A.causal_mask(5) if causal else None
+    out, w = M.grouped_query_attention(q, k, v, mask=mask)
+    assert out.shape == (2, h, 5, 3) and w.shape == (2, h, 5, 5)
+    assert np.allclose(out, R.gqa_torch(q, k, v, mask=mask), atol=ATOL64)
+    rep = [torch.from_numpy(a).repeat_interleave(h // g, dim=1) for a in (k, v)]  # (b, h, s, d)
+    theirs = torch.nn.functional.scaled_dot_product_attention(torch.from_numpy(q), *rep, is_causal=causal)
+    assert np.allclose(out, theirs.numpy(), atol=ATOL64)
+    assert np.allclose(w.sum(axis=-1), 1.0)
+    # query heads of one group share keys; with g = h it is ordinary per-head attention
+    if g == h:
+        assert np.allclose(out, A.scaled_dot_product_attention(q, k, v, mask=mask)[0])
+
+
+def test_grouped_query_attention_explains_bad_input():
+    q = np.ones((8, 3, 4))
+    with pytest.raises(ValueError, match="g must divide h"):
+        M.grouped_query_attention(q, np.ones((3, 3, 4)), np.ones((3, 3, 4)))
+    with pytest.raises(ValueError, match="keys and values come in pairs"):
+        M.grouped_query_attention(q, np.ones((2, 3, 4)), np.ones((4, 3, 4)))
+    with pytest.raises(ValueError, match="q must have at least 3 axes"):
+        M.grouped_query_attention(np.ones((3, 4)), np.ones((1, 3, 4)), np.ones((1, 3, 4)))
+    with pytest.raises(ValueError, match="k and v need the same number"):
+        R.gqa_torch(q, np.ones((3, 3, 4)), np.ones((3, 3, 4)))
+
+
+def test_kv_width():
+    assert M.kv_width(4096, 32, 32) == 4096 and M.kv_width(4096, 32, 8) == 1024
+    assert M.kv_width(4096, 32, 1) == 128
+    with pytest.raises(ValueError, match="kv_heads=3 does not divide h=32"):
+        M.kv_width(4096, 32, 3)
+    with pytest.raises(ValueError, match="h=3 does not divide d=8"):
+        M.kv_width(8, 3, 1)
+
+
+@settings(deadline=None, max_examples=60, derandomize=True, database=None)
+@given(g=st.sampled_from([1, 2, 3]), groups=st.integers(1, 3), s_q=st.integers(1, 6),
+       s_k=st.integers(1, 6), d_k=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_grouped_query_attention_rows_sum_to_one_and_heads_of_a_group_share_keys(
+        g, groups, s_q, s_k, d_k, seed):
+    rng = np.random.default_rng(seed)
+    h = g * groups
+    q, k, v = rand(rng, h, s_q, d_k), rand(rng, g, s_k, d_k), rand(rng, g, s_k, d_k)
+    out, w = M.grouped_query_attention(q, k, v)
+    assert np.allclose(w.sum(axis=-1), 1.0) and (w >= 0).all()
+    for i in range(h):  # query head i is ordinary attention on key/value head i // (h / g)
+        own, _ = A.scaled_dot_product_attention(q[i], k[i // groups], v[i // groups])
+        assert np.allclose(out[i], own, atol=ATOL64)
+    assert np.allclose(out, R.gqa_torch(q, k, v), atol=ATOL64)

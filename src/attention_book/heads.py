@@ -34,11 +34,16 @@ only if it beats that.
 :func:`head_scores` takes the scores chapter 9 reads (previous, next, first and last key,
 self, entropy) at once.
 
+Whether a model *needs* a head is another question, answered by removing it:
+:func:`ablate_subsets` evaluates a model with every subset of its heads removed, and
+:func:`ablation_by_size` compares the best subsets with removing heads at random.
+
 This module imports numpy only.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -64,6 +69,8 @@ __all__ = [
     "best_offset",
     "value_writes",
     "weighted_write_norms",
+    "ablate_subsets",
+    "ablation_by_size",
 ]
 
 # Rows of float32 softmax outputs sum to 1 within ~1e-7 * s; 1e-5 accepts them and
@@ -775,3 +782,74 @@ def eigenvalue_copying_score(circuit) -> float:
     if total == 0:
         raise ValueError("circuit is all zeros: a head that writes nothing copies nothing")
     return float(np.real(eigenvalues.sum()) / total)
+
+
+# ------------------------------------------------------------------ ablation
+
+MAX_ABLATION_UNITS = 12  # 2**12 = 4096 evaluations: beyond that, sample instead
+
+
+def ablate_subsets(metric, units):
+    """Evaluate a model with every subset of its heads removed (2**n evaluations).
+
+    Parameters
+    ----------
+    metric : callable
+        ``metric(removed)`` with ``removed`` a frozenset of units, returning a number or a
+        1-d array of numbers (say accuracy and loss) of the model with those units
+        ablated (for heads: their output set to zero).
+    units : sequence of hashable, length n <= 12
+        The heads, e.g. ``[(layer, head), ...]``; distinct.
+
+    Returns
+    -------
+    subsets : list of frozenset, length 2**n
+        By size, then in ``itertools.combinations`` order: ``subsets[0]`` is the empty
+        set (the intact model), ``subsets[1:n+1]`` the single units in the given order.
+    values : numpy.ndarray, shape (2**n, m)
+        ``values[j] = metric(subsets[j])``; m = 1 for a scalar metric.
+    """
+    if not callable(metric):
+        raise ValueError(f"metric must be a function of a frozenset of units, got {metric!r}")
+    units = list(units)
+    if len(set(units)) != len(units):
+        raise ValueError(f"units must be distinct, got {units}")
+    if not 1 <= len(units) <= MAX_ABLATION_UNITS:
+        raise ValueError(f"ablate_subsets needs 1..{MAX_ABLATION_UNITS} units (2**n "
+                         f"evaluations), got {len(units)}")
+    subsets = [frozenset(c) for size in range(len(units) + 1)
+               for c in itertools.combinations(units, size)]
+    values = [np.atleast_1d(np.asarray(metric(c), dtype=np.float64)) for c in subsets]
+    if any(v.ndim != 1 or v.shape != values[0].shape for v in values):
+        raise ValueError("metric must return a number or a 1-d array of the same length "
+                         "for every subset")
+    return subsets, np.stack(values)  # (2**n, m)
+
+
+def ablation_by_size(subsets, values):
+    """Smallest, mean and largest metric over all subsets of each size.
+
+    The mean over the subsets of size k is exactly what removing k heads chosen at random
+    gives on average: the baseline a chosen set of heads is measured against.
+
+    Parameters
+    ----------
+    subsets : list of frozenset, length N
+    values : array_like, shape (N,) or (N, m)
+        As returned by :func:`ablate_subsets`.
+
+    Returns
+    -------
+    low, mean, high : numpy.ndarray, each shape (n + 1,) or (n + 1, m)
+        Entry k: the smallest, mean and largest value over the subsets of size k
+        (k = 0..n, n the largest subset's size).
+    """
+    v = as_float_array(values, "values", min_ndim=1)
+    if len(subsets) != v.shape[0]:
+        raise ValueError(f"{len(subsets)} subsets but {v.shape[0]} rows of values")
+    sizes = np.array([len(c) for c in subsets])  # (N,)
+    n = int(sizes.max())
+    groups = [v[sizes == k] for k in range(n + 1)]  # (N_k, ...) each
+    if any(len(g) == 0 for g in groups):
+        raise ValueError("every size 0..n needs at least one subset")
+    return tuple(np.stack([f(g, axis=0) for g in groups]) for f in (np.min, np.mean, np.max))

@@ -11,6 +11,10 @@ Row-vector notation: X:(..., s, d); h heads of width d_k = d_v = d / h::
 Columns ``i*d_k:(i+1)*d_k`` of W_q are head i's own W_i^Q (likewise W_k, W_v), so one
 (d, d) matmul computes all h heads' projections at once.
 
+:func:`head_circuits` reads each head as two (d, d) matrices of rank <= d_k, W_QK and W_OV
+(``heads.ov_circuit`` carries W_OV on through the embedding and unembedding);
+:func:`grouped_query_attention` lets groups of query heads share key/value heads (MQA, GQA).
+
 This module imports numpy only.
 """
 
@@ -31,6 +35,9 @@ __all__ = [
     "mha_parameter_count",
     "shape_trace",
     "head_correlations",
+    "head_circuits",
+    "grouped_query_attention",
+    "kv_width",
 ]
 
 
@@ -457,3 +464,125 @@ class MultiHeadAttention:
         merged = np.concatenate(outs, axis=-1)  # h x (..., s_q, d_k) -> (..., s_q, d)
         # h x (..., s_q, s_k) -> (..., h, s_q, s_k)
         return self._project(merged, self.W_o, self.b_o), np.stack(weights, axis=-3)
+
+    def circuits(self):
+        """Each head's QK and OV circuits, ``head_circuits(W_q, W_k, W_v, W_o, h)``.
+
+        Returns
+        -------
+        W_QK : numpy.ndarray, shape (h, d, d)
+        W_OV : numpy.ndarray, shape (h, d, d)
+        """
+        return head_circuits(self.W_q, self.W_k, self.W_v, self.W_o, self.h)
+
+
+def head_circuits(W_q, W_k, W_v, W_o, h: int):
+    """The QK and OV circuits of every head (Elhage et al. 2021): two (d, d) matrices each.
+
+    Head i's scores are ``(X W_i^Q)(X W_i^K)^T = X (W_i^Q W_i^K^T) X^T``, so one (d, d)
+    matrix ``W_QK^i = W_i^Q W_i^K^T`` says which pairs of tokens attract; its write into
+    the output is ``A^i X W_i^V W^O_i``, so ``W_OV^i = W_i^V W^O_i`` says what a token,
+    once attended to, adds. Without biases::
+
+        scores_i = X @ W_QK[i] @ X.T / sqrt(d_k)              (s, s)
+        output   = sum_i A^i @ X @ W_OV[i]                     (s, d)
+
+    Each is a product through d_k dimensions, so its rank is at most d_k = d / h.
+
+    Parameters
+    ----------
+    W_q, W_k, W_v, W_o : array_like, shape (d, d)
+        Row-vector weights; columns ``i*d_k:(i+1)*d_k`` of W_q, W_k, W_v and rows
+        ``i*d_k:(i+1)*d_k`` of W_o belong to head i.
+    h : int
+        Number of heads, dividing d.
+
+    Returns
+    -------
+    W_QK : numpy.ndarray, shape (h, d, d)
+        ``W_QK[i] = W_i^Q @ W_i^K.T``, rank <= d_k.
+    W_OV : numpy.ndarray, shape (h, d, d)
+        ``W_OV[i] = W_i^V @ W^O_i``, rank <= d_k.
+    """
+    W_q = _weight(W_q, "W_q", None)
+    d = W_q.shape[0]
+    W_k, W_v, W_o = (_weight(w, n, d) for w, n in ((W_k, "W_k"), (W_v, "W_v"), (W_o, "W_o")))
+    h = _divides(h, d)
+    d_k = d // h
+    q = W_q.reshape(d, h, d_k).transpose(1, 0, 2)  # (d, d) -> (d, h, d_k) -> (h, d, d_k)
+    k = W_k.reshape(d, h, d_k).transpose(1, 0, 2)  # (h, d, d_k)
+    v = W_v.reshape(d, h, d_k).transpose(1, 0, 2)  # (h, d, d_k)
+    o = W_o.reshape(h, d_k, d)  # (h d_v, d) -> (h, d_v, d): block i is W^O_i
+    # (h, d, d_k) @ (h, d_k, d) -> (h, d, d)
+    return q @ k.transpose(0, 2, 1), v @ o
+
+
+def kv_width(d: int, h: int, kv_heads: int) -> int:
+    """Numbers a token's key (or value) takes in one layer when kv_heads key/value heads
+    serve h query heads: ``kv_heads * d / h``.
+
+    kv_heads = h is multi-head attention (width d), kv_heads = 1 multi-query attention
+    (width d_k), anything between grouped-query attention. The key/value cache shrinks by
+    the factor h / kv_heads.
+
+    Parameters
+    ----------
+    d : int
+        Model width.
+    h : int
+        Query heads, dividing d.
+    kv_heads : int
+        Key/value heads, dividing h.
+
+    Returns
+    -------
+    int
+    """
+    d = positive_int(d, "d")
+    h = _divides(h, d)
+    kv_heads = positive_int(kv_heads, "kv_heads")
+    if h % kv_heads:
+        raise ValueError(f"kv_heads={kv_heads} does not divide h={h}: each key/value head "
+                         f"serves a group of h / kv_heads query heads")
+    return kv_heads * (d // h)
+
+
+def grouped_query_attention(q, k, v, mask=None, scale: float | None = None):
+    """Attention where groups of query heads share one key/value head (MQA, GQA).
+
+    Query head i reads key/value head ``i // (h / g)``: with g = 1 every head shares one
+    (multi-query attention, Shazeer 2019), with g = h it is ordinary multi-head attention,
+    in between grouped-query attention (Ainslie et al. 2023). The same as PyTorch's
+    ``scaled_dot_product_attention(..., enable_gqa=True)``, which repeats each key/value
+    head h / g times (``repeat_interleave``).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., h, s_q, d_k)
+        Queries, split into h heads.
+    k : array_like, shape (..., g, s_k, d_k)
+        Keys of the g key/value heads; g must divide h.
+    v : array_like, shape (..., g, s_k, d_v)
+    mask : array_like of bool, broadcastable to (..., h, s_q, s_k), optional
+        True = may attend.
+    scale : float, optional
+        Default 1 / sqrt(d_k).
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., h, s_q, d_v)
+    weights : numpy.ndarray, shape (..., h, s_q, s_k)
+    """
+    q = as_float_array(q, "q", min_ndim=3)
+    k = as_float_array(k, "k", min_ndim=3)
+    v = as_float_array(v, "v", min_ndim=3)
+    h, g = q.shape[-3], k.shape[-3]
+    if v.shape[-3] != g:
+        raise ValueError(f"k has {g} heads (shape {k.shape}) but v has {v.shape[-3]} "
+                         f"(shape {v.shape}): keys and values come in pairs")
+    if h % g:
+        raise ValueError(f"q has h={h} heads and k, v have g={g}: g must divide h, so that "
+                         f"each key/value head serves h / g query heads")
+    k = np.repeat(k, h // g, axis=-3)  # (..., g, s_k, d_k) -> (..., h, s_k, d_k): 0,0,1,1,...
+    v = np.repeat(v, h // g, axis=-3)  # (..., h, s_k, d_v)
+    return scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)

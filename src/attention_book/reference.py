@@ -34,6 +34,8 @@ __all__ = [
     "time_torch_sdpa",
     "additive_attention_torch",
     "nadaraya_watson_torch",
+    "bfloat16_torch",
+    "gqa_torch",
 ]
 
 
@@ -421,3 +423,48 @@ def nadaraya_watson_torch(queries, keys, values, bandwidth: float = 1.0):
     out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=bias.expand(len(tq), -1),
                                          scale=1.0 / bandwidth ** 2)  # (s_q, d_v)
     return _numpy(out)[:, 0] if y.ndim == 1 else _numpy(out)
+
+def bfloat16_torch(x) -> np.ndarray:
+    """``x`` rounded to bfloat16 by torch, returned as float32: the twin of
+    ``numerics.to_bfloat16``.
+
+    Parameters
+    ----------
+    x : array_like, any shape
+        Real numbers, converted to float32 first.
+
+    Returns
+    -------
+    numpy.ndarray of float32, same shape as x
+    """
+    with np.errstate(over="ignore"):  # beyond float32's range -> inf, as torch.tensor does
+        x32 = np.asarray(x, dtype=np.float32)
+    return torch.from_numpy(x32.copy()).to(torch.bfloat16).float().numpy()
+
+
+def gqa_torch(q, k, v, mask=None) -> np.ndarray:
+    """Grouped-query attention by torch SDPA with ``enable_gqa=True``: the twin of
+    ``multihead.grouped_query_attention``.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., h, s_q, d_k)
+    k : array_like, shape (..., g, s_k, d_k)
+        g key/value heads, g dividing h.
+    v : array_like, shape (..., g, s_k, d_v)
+    mask : array_like of bool, broadcastable to (..., h, s_q, s_k), optional
+        True = may attend.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., h, s_q, d_v)
+    """
+    q, k, v = (as_float_array(a, n, min_ndim=3) for a, n in ((q, "q"), (k, "k"), (v, "v")))
+    if q.shape[-3] % k.shape[-3] or k.shape[-3] != v.shape[-3]:
+        raise ValueError(f"k and v need the same number g of heads, dividing q's h: got "
+                         f"q {q.shape}, k {k.shape}, v {v.shape}")
+    dt = np.result_type(q, k, v)
+    tm = None if mask is None else to_torch(np.asarray(mask, dtype=bool))
+    out = F.scaled_dot_product_attention(*(to_torch(a.astype(dt, copy=False)) for a in (q, k, v)),
+                                         attn_mask=tm, enable_gqa=True)
+    return _numpy(out)
