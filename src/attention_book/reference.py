@@ -424,6 +424,7 @@ def nadaraya_watson_torch(queries, keys, values, bandwidth: float = 1.0):
                                          scale=1.0 / bandwidth ** 2)  # (s_q, d_v)
     return _numpy(out)[:, 0] if y.ndim == 1 else _numpy(out)
 
+
 def bfloat16_torch(x) -> np.ndarray:
     """``x`` rounded to bfloat16 by torch, returned as float32: the twin of
     ``numerics.to_bfloat16``.
