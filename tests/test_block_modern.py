@@ -199,3 +199,54 @@ def test_mean_pool_errors():
         B.mean_pool(rand(3, 4), [0, 1])
     with pytest.raises(ValueError, match="each with at least one row"):
         B.mean_pool(rand(3, 4), [0, 2, 2])
+
+
+# ------------------------------------------------------------------ the whole-model diagram
+
+
+def test_model_diagram_rows_follow_the_configuration():
+    from attention_book.plots import model_diagram_rows
+
+    pre = [B.EncoderBlock.from_seed(64, 1, seed=k, norm_first=True) for k in range(2)]
+    rows = model_diagram_rows(pre, V=32, s=24, causal=True)
+    kinds = [kind for kind, _, _ in rows]
+    assert kinds == ["data", "embed", "embed", "norm", "attention", "sum", "norm", "ffn",
+                     "sum", "norm", "out"]  # pre-LN: LN before each sub-layer, a final LN
+    assert rows[0][2] == "(s,) = (24,)" and rows[-1][2] == "(s, V) = (24, 32)"
+    assert all(shape == "(s, d) = (24, 64)" for _, _, shape in rows[1:-1])
+    assert "causal" in rows[4][1] and "(h, s, s) = (1, 24, 24)" in rows[4][1]
+    assert "(s, d_ff) = (24, 256)" in rows[7][1]
+    post = model_diagram_rows([B.EncoderBlock.from_seed(8, 2)], V=10, s=5,
+                              positional="sinusoidal")
+    assert [k for k, _, _ in post][3:9] == ["attention", "sum", "norm", "ffn", "sum", "norm"]
+    assert "causal" not in post[3][1] and "sinusoidal" in post[2][1]
+    assert [k for k, _, _ in post][-1] == "out" and len(post) == 10  # post-LN: no final LN
+
+
+def test_model_diagram_draws_every_row_readably_with_alt_text():
+    from test_figure_text import problems
+
+    from attention_book.plots import model_diagram, model_diagram_rows
+
+    blocks = [B.EncoderBlock.from_seed(64, 1, seed=k, norm_first=True) for k in range(2)]
+    fig = model_diagram(blocks, V=32, s=24, causal=True)
+    drawn = {t.get_text() for t in fig.axes[0].texts}
+    for _, text, shape in model_diagram_rows(blocks, V=32, s=24, causal=True):
+        assert text in drawn and shape in drawn
+        assert f"{text}, {shape}" in fig.alt
+    assert "\u00d7 L = 2" in "".join(drawn) and "(L = 2)" in fig.alt
+    assert problems(fig) == []
+
+
+def test_model_diagram_errors():
+    from attention_book.plots import model_diagram
+
+    block = B.EncoderBlock.from_seed(8, 2)
+    with pytest.raises(ValueError, match="blocks must be a non-empty sequence of EncoderBlocks"):
+        model_diagram([], V=10, s=5)
+    with pytest.raises(ValueError, match="the same d, h, d_ff and LayerNorm placement"):
+        model_diagram([block, B.EncoderBlock.from_seed(8, 2, norm_first=True)], V=10, s=5)
+    with pytest.raises(ValueError, match="V must be a whole number >= 1, got 0"):
+        model_diagram([block], V=0, s=5)
+    with pytest.raises(ValueError, match="positional must be 'learned' or 'sinusoidal'"):
+        model_diagram([block], V=10, s=5, positional="rope")
