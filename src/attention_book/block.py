@@ -52,6 +52,14 @@ __all__ = [
     "jacobian_gain",
     "dropout_keep",
     "dropout",
+    "rms_norm",
+    "silu",
+    "swiglu",
+    "swiglu_hidden_size",
+    "feed_forward_parameters",
+    "swiglu_parameters",
+    "without_heads",
+    "mean_pool",
 ]
 
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
@@ -1153,3 +1161,237 @@ def dropout(x, p: float, keep=None, *, seed: int = 0, training: bool = True) -> 
         raise ValueError(f"keep has shape {keep.shape} but x has shape {x.shape}: keep must "
                          f"broadcast to x's shape")
     return np.where(keep, x / (1.0 - p), 0.0).astype(x.dtype, copy=False)
+
+
+# ------------------------------------------------- the modern block: RMSNorm and SwiGLU
+
+
+def rms_norm(x, g=None, eps: float = 1e-6) -> np.ndarray:
+    """Root-mean-square normalisation over the last axis (Zhang and Sennrich, 2019), as
+    ``torch.nn.RMSNorm`` and the blocks of Llama.
+
+    LayerNorm without the centring and without beta: each row is divided by its root mean
+    square, then scaled by a learned gain g::
+
+        RMSNorm(x) = x / sqrt(mean(x^2) + eps) * g
+
+    A row keeps its direction (nothing is subtracted), and its RMS becomes 1 (length
+    sqrt(d)) when g = 1. On a row whose mean is 0 it equals LayerNorm.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+        E.g. (b, s, d); each of the ... rows is normalised on its own.
+    g : array_like, shape (d,), optional
+        Gain; None means 1.
+    eps : float
+        Added to the mean square; 1e-6 in Llama, 1e-5 in Llama 2.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as x
+        float32 in, float32 out; otherwise float64.
+    """
+    x = as_float_array(x, "x", min_ndim=1)
+    g = _vector(g, "g", x.shape[-1], "d")
+    eps = _eps(eps)
+    ms = (x * x).mean(axis=-1, keepdims=True)  # (..., d) -> (..., 1): the mean square
+    y = x / np.sqrt(ms + eps)  # (..., d) / (..., 1)
+    if g is not None:
+        y = y * g.astype(x.dtype, copy=False)  # (..., d) * (d,)
+    return y.astype(x.dtype, copy=False)
+
+
+def silu(x) -> np.ndarray:
+    """Sigmoid linear unit (also called swish), ``x * sigmoid(x)``, elementwise, as
+    ``torch.nn.functional.silu``.
+
+    Computed from ``exp(-|x|)``, which cannot overflow.
+
+    Parameters
+    ----------
+    x : array_like, any shape
+
+    Returns
+    -------
+    numpy.ndarray, same shape as x
+        float32 in, float32 out; otherwise float64.
+    """
+    x = as_float_array(x, "x", min_ndim=0)
+    e = np.exp(-np.abs(x))  # same shape as x, in (0, 1]
+    sigmoid = np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return (x * sigmoid).astype(x.dtype, copy=False)
+
+
+def swiglu(x, W_1, W_3, W_2) -> np.ndarray:
+    """The gated feed-forward network of Llama, SwiGLU (Shazeer, 2020)::
+
+        SwiGLU(x) = (silu(x @ W_1) * (x @ W_3)) @ W_2
+
+    Two projections up to d_ff: one through SiLU, the *gate*, multiplies the other
+    elementwise; then one projection back to d. No biases, as in Llama. Like
+    :func:`feed_forward`, each row on its own.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., s, d)
+    W_1 : array_like, shape (d, d_ff)
+        The gate's projection (Llama's ``w1``, Hugging Face's ``gate_proj``).
+    W_3 : array_like, shape (d, d_ff)
+        The projection the gate multiplies (``w3``, ``up_proj``).
+    W_2 : array_like, shape (d_ff, d)
+        Back to d (``w2``, ``down_proj``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., s, d)
+    """
+    x = as_float_array(x, "x", min_ndim=1)
+    W_1, _, W_2, _ = _ffn_weights(W_1, None, W_2, None)
+    W_3 = as_float_array(W_3, "W_3", min_ndim=2)
+    if W_3.shape != W_1.shape:
+        raise ValueError(f"W_3 must have W_1's shape (d, d_ff) = {W_1.shape}, got shape "
+                         f"{W_3.shape}")
+    if x.shape[-1] != W_1.shape[0]:
+        raise ValueError(f"x has shape {x.shape} but W_1 has shape {W_1.shape}: x's last "
+                         f"axis must be d = {W_1.shape[0]}")
+    gate = silu(x @ W_1.astype(x.dtype, copy=False))  # (..., s, d) @ (d, d_ff) -> (..., s, d_ff)
+    up = x @ W_3.astype(x.dtype, copy=False)  # (..., s, d) @ (d, d_ff) -> (..., s, d_ff)
+    return (gate * up) @ W_2.astype(x.dtype, copy=False)  # (..., s, d_ff) @ (d_ff, d) -> (..., s, d)
+
+
+def swiglu_hidden_size(d: int, multiple_of: int = 1) -> int:
+    """The hidden width Llama gives SwiGLU: two thirds of 4 d, rounded up to a multiple.
+
+    SwiGLU has three (d, d_ff) matrices where the ReLU network has two, so Shazeer and
+    Llama shrink d_ff to ``2/3 * 4 d``: then ``3 d d_ff = 8 d^2``, the ReLU network's
+    count without biases. Llama's code takes ``int(2 * 4 d / 3)`` and rounds it up to a
+    multiple of ``multiple_of`` (256 in Llama and Llama 2 7B: d = 4096 gives 11008).
+
+    Parameters
+    ----------
+    d : int
+    multiple_of : int
+
+    Returns
+    -------
+    int
+    """
+    d, multiple_of = positive_int(d, "d"), positive_int(multiple_of, "multiple_of")
+    hidden = int(2 * (4 * d) / 3)
+    return multiple_of * -(-hidden // multiple_of)  # round up to a multiple
+
+
+def feed_forward_parameters(d: int, d_ff: int | None = None, bias: bool = True) -> int:
+    """Learned numbers of :func:`feed_forward`: ``2 d d_ff + d_ff + d`` with biases
+    (``8 d^2 + 5 d`` for d_ff = 4 d), ``2 d d_ff`` without.
+
+    Parameters
+    ----------
+    d : int
+    d_ff : int, optional
+        Default 4 d.
+    bias : bool
+
+    Returns
+    -------
+    int
+    """
+    d, d_ff, bias = _ffn_and_bias(d, d_ff, bias)
+    return 2 * d * d_ff + (d_ff + d if bias else 0)
+
+
+def swiglu_parameters(d: int, d_ff: int | None = None) -> int:
+    """Learned numbers of :func:`swiglu`: ``3 d d_ff`` (no biases).
+
+    Parameters
+    ----------
+    d : int
+    d_ff : int, optional
+        Default :func:`swiglu_hidden_size` (d), which makes it ``8 d^2`` when 3 divides d.
+
+    Returns
+    -------
+    int
+    """
+    d = positive_int(d, "d")
+    d_ff = swiglu_hidden_size(d) if d_ff is None else positive_int(d_ff, "d_ff")
+    return 3 * d * d_ff
+
+
+# ------------------------------------------------------------------ removing heads
+
+
+def without_heads(block, heads) -> "EncoderBlock":
+    """A copy of an encoder block in which the given heads write nothing (zero-ablation).
+
+    A head's output z_i:(s, d_k) reaches the stream only through its d_k rows of W^O
+    (``concat(z_0, ..., z_{h-1}) @ W^O``), so zeroing those rows removes exactly that
+    head's write and leaves every other head, the bias b^O and the rest of the block as
+    they were.
+
+    Parameters
+    ----------
+    block : EncoderBlock
+    heads : iterable of int
+        Heads to remove, each in 0..h-1 (an empty one gives an unchanged copy).
+
+    Returns
+    -------
+    EncoderBlock
+        With its own copy of W^O; every other array is shared with ``block``.
+    """
+    if not isinstance(block, EncoderBlock):
+        raise ValueError(f"block must be an EncoderBlock, got {type(block).__name__}")
+    a = block.attention
+    try:
+        heads = [whole_number(k, "each head", 0, a.h - 1) for k in heads]
+    except TypeError:
+        raise ValueError(f"heads must be an iterable of head numbers, got {heads!r}") from None
+    W_o = a.W_o.copy()  # (d, d): rows k d_k .. (k + 1) d_k multiply head k's z
+    for k in heads:
+        W_o[k * a.d_k:(k + 1) * a.d_k] = 0.0
+    mha = MultiHeadAttention(a.W_q, a.W_k, a.W_v, W_o, a.h, a.b_q, a.b_k, a.b_v, a.b_o)
+    return EncoderBlock(mha, block.W_1, block.b_1, block.W_2, block.b_2, block.norm1,
+                        block.norm2, norm_first=block.norm_first,
+                        activation=block.activation, eps=block.eps)
+
+
+def mean_pool(x, segments=None) -> np.ndarray:
+    """The mean of each sentence's rows, scaled to length 1: the sentence vector of
+    sentence-transformers models such as all-MiniLM-L6-v2 (mean pooling, then
+    normalisation).
+
+    Several sentences may be packed into one sequence (run with a block-diagonal mask,
+    ``segments[:, None] == segments[None, :]``, so that no token sees another sentence);
+    ``segments`` says which sentence each row belongs to.
+
+    Parameters
+    ----------
+    x : array_like, shape (s, d)
+        E.g. the last layer's output.
+    segments : array_like of int, shape (s,), optional
+        Row i belongs to sentence ``segments[i]``, in 0..n-1, each of them present. None:
+        all rows are one sentence (n = 1).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+        One vector of length 1 per sentence.
+    """
+    x = as_float_array(x, "x", min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (s, d), got shape {x.shape}")
+    s = x.shape[0]
+    segments = np.zeros(s, dtype=int) if segments is None else np.asarray(segments)
+    if segments.shape != (s,) or not np.issubdtype(segments.dtype, np.integer):
+        raise ValueError(f"segments must be whole numbers of shape (s,) = ({s},), got "
+                         f"dtype {segments.dtype} and shape {segments.shape}")
+    n = int(segments.max()) + 1 if s else 0
+    counts = np.bincount(segments, minlength=n) if s and segments.min() >= 0 else None
+    if counts is None or (counts == 0).any():
+        raise ValueError("segments must number the sentences 0..n-1, each with at least "
+                         f"one row, got {segments.tolist()}")
+    member = (segments[None, :] == np.arange(n)[:, None]).astype(x.dtype)  # (n, s)
+    v = member @ x / counts[:, None].astype(x.dtype)  # (n, s) @ (s, d) -> (n, d)
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)

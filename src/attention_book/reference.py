@@ -36,6 +36,8 @@ __all__ = [
     "nadaraya_watson_torch",
     "bfloat16_torch",
     "gqa_torch",
+    "rms_norm_torch",
+    "swiglu_torch",
 ]
 
 
@@ -469,3 +471,53 @@ def gqa_torch(q, k, v, mask=None) -> np.ndarray:
     out = F.scaled_dot_product_attention(*(to_torch(a.astype(dt, copy=False)) for a in (q, k, v)),
                                          attn_mask=tm, enable_gqa=True)
     return _numpy(out)
+
+
+def rms_norm_torch(x, g=None, eps: float = 1e-6) -> np.ndarray:
+    """:func:`attention_book.block.rms_norm` by ``torch.nn.RMSNorm`` (float64), its
+    weight set to g.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+    g : array_like, shape (d,), optional
+        None leaves torch's initial weight, 1.
+    eps : float
+
+    Returns
+    -------
+    numpy.ndarray, same shape as x
+    """
+    x_t = to_torch(as_float_array(x, "x"), torch.float64)
+    norm = torch.nn.RMSNorm(x_t.shape[-1], eps=eps, dtype=torch.float64)
+    with torch.no_grad():
+        if g is not None:
+            norm.weight.copy_(to_torch(g, torch.float64))
+        return _numpy(norm(x_t))
+
+
+def swiglu_torch(x, W_1, W_3, W_2) -> np.ndarray:
+    """:func:`attention_book.block.swiglu` as Llama's ``FeedForward`` computes it: three
+    bias-free ``torch.nn.Linear`` layers (weights transposed to torch's (out, in)) and
+    ``torch.nn.functional.silu``, in float64.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., s, d)
+    W_1, W_3 : array_like, shape (d, d_ff)
+    W_2 : array_like, shape (d_ff, d)
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., s, d)
+    """
+    def linear(W):  # (in, out) -> nn.Linear(in, out), weight (out, in)
+        W = to_torch(W, torch.float64)
+        layer = torch.nn.Linear(*W.shape, bias=False, dtype=torch.float64)
+        layer.weight.copy_(W.T)
+        return layer
+
+    with torch.no_grad():
+        w1, w3, w2 = linear(W_1), linear(W_3), linear(W_2)
+        x_t = to_torch(x, torch.float64)
+        return _numpy(w2(F.silu(w1(x_t)) * w3(x_t)))  # (..., s, d_ff) -> (..., s, d)
