@@ -34,7 +34,7 @@ class Control {
   constructor(c, id) {
     this.declaration = c;
     this.id = id;
-    this.element = make("span", {class: "ab-lab-control"});
+    this.element = make("span", {class: "ab-lab-control ab-lab-control-" + c.kind});
     this.element.append(c.kind === "multi" ? make("span", {id: id + "-label"}, c.label)
                                            : make("label", {for: id}, c.label));
     this.input = null;

@@ -1,16 +1,51 @@
-// A figure: its panels laid out on one canvas, `columns` to a row (one column on a phone),
-// drawn at the screen's device pixel ratio.
+// A figure: its panels laid out on one canvas, drawn at the screen's device pixel ratio.
+// The number of columns comes from the width: as many as the figure asks for while every
+// panel gets the width its content needs (measured: its labels, its named cells); a row is
+// as tall as its tallest panel needs at that width.
 
-import {drawArcs} from "./panels/arcs.js";
-import {drawBars} from "./panels/bars.js";
-import {drawHeatmap} from "./panels/heatmap.js";
-import {drawLines} from "./panels/lines.js";
+import {drawArcs, measureArcs} from "./panels/arcs.js";
+import {drawBars, measureBars} from "./panels/bars.js";
+import {drawHeatmap, measureHeatmap} from "./panels/heatmap.js";
+import {drawLines, measureLines} from "./panels/lines.js";
 import {TEXT_PX} from "./panels/style.js";
 
-/** Each panel kind's drawing function (ctx, panel, region, theme, scratch canvas). */
-const DRAW = new Map([["heatmap", drawHeatmap], ["lines", drawLines], ["arcs", drawArcs], ["bars", drawBars]]);
+/** Each panel kind's [draw(ctx, panel, region, theme, scratch), measure(ctx, panel, w)]. */
+const KINDS = new Map([["heatmap", [drawHeatmap, measureHeatmap]], ["lines", [drawLines, measureLines]],
+                       ["arcs", [drawArcs, measureArcs]], ["bars", [drawBars, measureBars]]]);
 
-const NARROW = 560;  // CSS px: below it, one column of panels
+const ROW_GAP = 8;  // px between rows of panels
+
+function kind(panel) {
+  const k = KINDS.get(panel.kind);
+  if (!k) { throw new Error("unknown panel kind " + panel.kind); }
+  return k;
+}
+
+/**
+ * Where each panel of `spec` goes in a figure `width` CSS px wide.
+ * @param {CanvasRenderingContext2D} ctx (to measure text)
+ * @param {{columns?: number, panels: object[]}} spec
+ * @param {number} width CSS px
+ * @returns {{columns: number, regions: {x: number, y: number, w: number, h: number}[], height: number}}
+ */
+export function layoutFigure(ctx, spec, width) {
+  const {panels} = spec;
+  let columns = Math.max(1, Math.min(spec.columns || 1, panels.length));
+  let sizes;
+  for (;; columns--) {
+    const w = width / columns;
+    sizes = panels.map((p) => kind(p)[1](ctx, p, w));
+    if (columns === 1 || sizes.every((s) => s.minW <= w)) { break; }
+  }
+  const w = width / columns, regions = [];
+  let y = 0;
+  for (let start = 0; start < panels.length; start += columns) {
+    const row = sizes.slice(start, start + columns), h = Math.ceil(Math.max(...row.map((s) => s.height)));
+    row.forEach((_, k) => regions.push({x: k * w, y, w, h}));
+    y += h + ROW_GAP;
+  }
+  return {columns, regions, height: Math.max(1, y - ROW_GAP)};
+}
 
 /** Size the canvas for a figure `width` x `height` CSS px. The backing store only grows in
  *  height: a figure with fewer panels draws in its top, and the lab's frame (the canvas's
@@ -39,22 +74,17 @@ function fit(canvas, width, height, dpr) {
  * @param {number} width CSS px
  * @param {object} th the theme's colours (theme.js)
  * @param {HTMLCanvasElement} scratch a canvas the heatmaps paint their cells on
+ * @param {number} [dpr] device pixels a CSS px (the screen's by default)
+ * @returns {{columns: number, regions: object[], height: number}} the layout drawn
  */
-export function drawFigure(canvas, spec, width, th, scratch) {
-  const columns = width >= NARROW ? spec.columns || 1 : 1;
-  const panelW = width / columns, panelH = Math.round(Math.max(210, Math.min(300, panelW * 0.62)));
-  const height = Math.ceil(spec.panels.length / columns) * panelH;
-  const dpr = globalThis.devicePixelRatio || 1;
-  fit(canvas, width, height, dpr);
+export function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
+  const layout = layoutFigure(ctx, spec, width);
+  fit(canvas, width, layout.height, dpr);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
-  ctx.fillRect(0, 0, width, height);
-  spec.panels.forEach((panel, i) => {
-    const draw = DRAW.get(panel.kind);
-    if (!draw) { throw new Error("unknown panel kind " + panel.kind); }
-    const region = {x: (i % columns) * panelW, y: Math.floor(i / columns) * panelH, w: panelW, h: panelH};
-    draw(ctx, panel, region, th, scratch);
-  });
+  ctx.fillRect(0, 0, width, canvas.height / dpr);
+  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));  // the smallest text, in its pixels
+  return layout;
 }
