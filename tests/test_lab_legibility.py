@@ -343,3 +343,51 @@ def test_the_picture_downloads_as_a_png_at_twice_its_size(browser, lab_pages):
     assert (width, height) == (2 * size[0], round(2 * size[1])), (width, height, size)
     assert watch.console_errors == []
     watch.close()
+
+
+LONG_TASKS_JS = r"""
+globalThis.__abLongTasks = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) { globalThis.__abLongTasks.push(e.duration); }
+}).observe({type: "longtask", buffered: true});
+"""
+
+
+def test_chapter_3_scaling_lab_loads_without_a_long_task(browser, lab_pages):
+    """The sqrt(d_k) lab's first drawing measures one d_k, not ten (its curves are a table):
+    no task of the page's load takes over 100 ms (it was 0.6-0.9 s)."""
+    from conftest import PageWatch
+
+    watch = PageWatch(browser, width=1280, init_script=LONG_TASKS_JS)
+    page = watch.open(lab_pages["scaling"].as_uri())
+    page.wait_for_function("document.querySelector('.ab-lab').abLab")
+    page.evaluate("new Promise(r => setTimeout(r, 200))")
+    tasks = page.evaluate("globalThis.__abLongTasks")
+    watch.close()
+    assert max(tasks, default=0) <= 100, tasks
+
+
+def test_scaling_table_is_pythons_curves():
+    """The table the sqrt(d_k) lab draws its curves from is scaling_curves(), to 6 digits."""
+    import shutil
+    import subprocess
+
+    import numpy as np
+
+    from attention_book.controls.web import WEB_DIR
+    from attention_book.scenes.attention import scaling_curves
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node")
+    script = ("const S = require(process.argv[1]); const out = {};"
+              "for (const s of [false, true]) { const c = S.curves(s);"
+              " for (const k in c) { out[k + ',' + s] = Array.from(c[k]); } }"
+              "process.stdout.write(JSON.stringify(out));")
+    got = json.loads(subprocess.run([node, "-e", script, str(WEB_DIR / "scaling.js")],
+                                    capture_output=True, text=True, check=True).stdout)
+    want = scaling_curves()
+    assert len(got) == 8
+    for key, values in got.items():
+        quantity, scaled = key.split(",")
+        np.testing.assert_allclose(values, want[(quantity, scaled == "true")], rtol=1e-5)
