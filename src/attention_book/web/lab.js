@@ -204,7 +204,7 @@
       extent,
       block,
       height: block.height + 14 + ARC_SPACE + 10 + extent + PAD,
-      minW: 2 * SIDE + 60
+      minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)
     };
   }
   function measureArcs(ctx, panel, w) {
@@ -553,10 +553,11 @@
     g.barLabel = barLabel;
     const mostX = Math.max(2, Math.floor(g.pw / (widthOf(ctx, String(cols)) + 12)));
     let x = axisTicks(cols, panel.colLabels, xNamed ? NAME_ALL : mostX);
-    let fit2 = tickFit(ctx, x.labels, g.pw / cols * x.step);
-    if (fit2.turned && g.pw / cols * x.step < TURNED_SPACING) {
+    const spacing = (t) => t.at.length > 1 ? (t.at[1] - t.at[0]) * g.pw / cols : g.pw;
+    let fit2 = tickFit(ctx, x.labels, spacing(x));
+    if (fit2.turned && spacing(x) < TURNED_SPACING) {
       x = axisTicks(cols, panel.colLabels, Math.floor(g.pw / TURNED_SPACING));
-      fit2 = tickFit(ctx, x.labels, g.pw / cols * x.step);
+      fit2 = tickFit(ctx, x.labels, spacing(x));
     }
     g.x = x;
     g.turned = fit2.turned;
@@ -641,7 +642,7 @@
     const rows = places.length ? below ? y / LEGEND_ROW + 1 : y / LEGEND_ROW : 0;
     return { places, height: rows * LEGEND_ROW };
   }
-  function layout4(ctx, panel, w) {
+  function layout4(ctx, panel, w, h = 0) {
     const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     const { n } = panel, [lo, hi] = panel.ylim;
     const log = !!panel.ylog || panel.yscale === "log";
@@ -656,8 +657,10 @@
       const left = PAD + ylabel.length * LINE + widest(ctx, ylabels) + 10;
       const right = below ? PAD + 14 : legendW + 14;
       const pw = Math.max(40, w - left - right);
-      const ph = Math.round(Math.min(210, Math.max(120, pw * 0.55)));
       const legend = legendPlaces(ctx, panel, below, w - 2 * PAD);
+      let ph = Math.round(Math.min(210, Math.max(120, pw * 0.55)));
+      const room = h - title.height - (6 + LINE + 4 + LINE + (below ? 6 + legend.height : 0) + 2);
+      ph = Math.round(Math.max(ph, Math.min(room, pw)));
       if (!below && legend.height > ph) {
         below = true;
         continue;
@@ -771,7 +774,7 @@
     }
   }
   function drawLines(ctx, panel, region, th) {
-    const g = layout4(ctx, panel, region.w);
+    const g = layout4(ctx, panel, region.w, region.h);
     const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
     const X = (i) => g.X(box.x, i), Y = (v) => g.Y(box.y, v);
     drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
@@ -807,25 +810,47 @@
     }
     return k;
   }
+  function fits(ctx, panels, width) {
+    const w = width / panels.length;
+    return panels.every((p) => kind(p)[1](ctx, p, w).minW <= w);
+  }
   function layoutFigure(ctx, spec, width) {
-    const { panels } = spec;
-    let columns = Math.max(1, Math.min(spec.columns || 1, panels.length));
-    let sizes;
-    for (; ; columns--) {
-      const w2 = width / columns;
-      sizes = panels.map((p) => kind(p)[1](ctx, p, w2));
-      if (columns === 1 || sizes.every((s) => s.minW <= w2)) {
-        break;
+    const { panels } = spec, regions = [];
+    const most = (p) => Math.max(1, p.small ? spec.smallColumns || spec.columns || 1 : spec.columns || 1);
+    let y = 0, start2 = 0;
+    const cap = {};
+    while (start2 < panels.length) {
+      const small = !!panels[start2].small;
+      let limit = Math.min(most(panels[start2]), cap[small] || Infinity);
+      let k = 1, full = false;
+      while (k < limit && start2 + k < panels.length && !!panels[start2 + k].small === small) {
+        full = !fits(ctx, panels.slice(start2, start2 + k + 1), width);
+        if (full) {
+          break;
+        }
+        k += 1;
       }
-    }
-    const w = width / columns, regions = [];
-    let y = 0;
-    for (let start2 = 0; start2 < panels.length; start2 += columns) {
-      const row = sizes.slice(start2, start2 + columns), h = Math.ceil(Math.max(...row.map((s) => s.height)));
-      row.forEach((_, k) => regions.push({ x: k * w, y, w, h }));
+      if (cap[small] === void 0) {
+        let cols = k;
+        if (full) {
+          limit = k;
+        }
+        while (cols < limit && fits(ctx, new Array(cols + 1).fill(panels[start2]), width)) {
+          cols += 1;
+        }
+        cap[small] = cols;
+      }
+      const row = panels.slice(start2, start2 + k), shared = width / Math.max(k, cap[small]);
+      const w = row.every((p) => kind(p)[1](ctx, p, shared).minW <= shared) ? shared : width / k;
+      const sizes = row.map((p) => kind(p)[1](ctx, p, w));
+      const h = Math.ceil(Math.max(...sizes.map((s) => s.height)));
+      for (let i = 0; i < k; i++) {
+        regions.push({ x: i * w, y, w, h });
+      }
       y += h + ROW_GAP;
+      start2 += k;
     }
-    return { columns, regions, height: Math.max(1, y - ROW_GAP) };
+    return { regions, height: Math.max(1, y - ROW_GAP) };
   }
   function fit(canvas, width, height, dpr) {
     const pw = Math.round(width * dpr), ph = Math.round(height * dpr);
@@ -967,7 +992,11 @@
       if (sameOptions(this.options, options)) {
         return;
       }
-      const old = this.value, values = options.map((o) => o[1]);
+      if (this.options.length > 1) {
+        this.chosen = this.value;
+      }
+      const old = this.options.length <= 1 && this.chosen !== void 0 ? this.chosen : this.value;
+      const values = options.map((o) => o[1]);
       this.offer(options);
       if (!values.includes(old)) {
         const below = values.filter((v) => typeof v === "number" && v <= old);

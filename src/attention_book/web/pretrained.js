@@ -234,6 +234,7 @@
     inFlight: null, queued: null, seq: 0,
     timing: {},  // ms: load (the script), prepare (decode), last forward
     listeners: [],
+    busy: [],  // f(tokens or 0): a sentence is being computed (its token count), or done
   };
 
   function setStatus(status, message) {
@@ -259,11 +260,16 @@
     return scriptSrc ? scriptSrc.replace(/[^/]*$/, name) : "_static/ab-web/" + name;
   }
 
+  /** What the reader reads when the model file is missing; what a developer needs goes to
+   *  the console. */
   function missingMessage(url) {
-    return "The model file " + WEIGHTS_FILE + " is missing (looked for " + url + "). The book's build writes it " +
-      "beside this page's scripts: run `make book`, or write it alone with " +
-      "`.venv/bin/python -m attention_book.web_export _build/html/_static/ab-web/" + WEIGHTS_FILE + " int8` " +
-      "(attention_book.web_export.export_browser_weights).";
+    if (typeof console !== "undefined") {
+      console.warn("The model file " + WEIGHTS_FILE + " is missing (looked for " + url + "). The book's build " +
+        "writes it beside this page's scripts: run `make book`, or write it alone with " +
+        "`.venv/bin/python -m attention_book.web_export _build/html/_static/ab-web/" + WEIGHTS_FILE + " int8` " +
+        "(attention_book.web_export.export_browser_weights).");
+    }
+    return "The model is not part of this copy of the book, so only the preset sentences can be shown.";
   }
 
   function remember(used, entry) {
@@ -473,8 +479,13 @@
     var entry = lookup(read.used);
     if (entry) { return build(base, entry.maps, query, "browser"); }
     if (engine.status !== "ready") { return build(base, null, query, "pending"); }
+    engine.busy.forEach(function (f) { f(T); });
     return compute(read.used, read.ids).then(function (done) {
+      engine.busy.forEach(function (f) { f(0); });
       return done ? build(base, done.maps, query, "browser") : build(base, null, query, "pending");
+    }, function (err) {
+      engine.busy.forEach(function (f) { f(0); });
+      throw err;
     });
   }
 
@@ -639,13 +650,25 @@
           " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
         button.hidden = true;
       } else if (st === "missing" || st === "failed") {
-        status.textContent = message;
+        status.textContent = "The model could not be loaded (the note below says why).";
         button.disabled = false;
         button.textContent = "Try again";
       }
       if (lab && typeof lab.update === "function" && st !== "loading") { lab.update(); }
     }
     engine.listeners.push(show);
+    // while a sentence is computed: a sign beside the button, the old picture dimmed
+    var ready = "";
+    engine.busy.push(function (tokens) {
+      if (tokens) {
+        ready = ready || status.textContent;
+        status.textContent = "Computing this sentence (" + tokens + " tokens) in your browser\u2026";
+      } else if (ready) {
+        status.textContent = ready;
+        ready = "";
+      }
+      if (lab && lab.canvas) { lab.canvas.style.opacity = tokens ? "0.45" : ""; }
+    });
     button.addEventListener("click", function () { loadModel().catch(function () {}); });
     box.appendChild(button);
     box.appendChild(status);

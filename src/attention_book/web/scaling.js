@@ -33,6 +33,7 @@
   var measured = core.cache();  // d_k -> {false: stats, true: stats}
 
   var CHUNK = 1 << 15;  // normals drawn between two pauses of a measurement in steps
+  var inSteps = false;  // whether state() measures in steps: once a lab is mounted (mountExtra)
 
   /** `count` normals of generator `gen`, CHUNK at a time (the same stream as one draw),
    *  pausing (yield) between chunks; returns them. */
@@ -136,9 +137,10 @@
               entropy: m.entropy, grad_norm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
     }
     var got = measured.get(d_k);
-    // in a page, a d_k not measured yet is measured in steps: a Promise of the state, which
-    // the lab draws when it comes (lab.js), without blocking the page meanwhile
-    if (got === undefined && typeof document !== "undefined") { return measureSoon(d_k).then(of); }
+    // in a mounted lab, a d_k not measured yet is measured in steps: a Promise of the state,
+    // which the lab draws when it comes (lab.js), without blocking the page meanwhile; a
+    // direct call (the parity tests) measures at once
+    if (got === undefined && inSteps) { return measureSoon(d_k).then(of); }
     return of(got === undefined ? measure(d_k) : got);
   }
 
@@ -263,5 +265,6 @@
 
   return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
           measure: measure, state: state, curves: curves, measuredCurves: measuredCurves,
-          readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
+          readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
+          mountExtra: function () { inSteps = true; }};
 });

@@ -1,7 +1,7 @@
 // A figure: its panels laid out on one canvas, drawn at the screen's device pixel ratio.
 // The number of columns comes from the width: as many as the figure asks for while every
 // panel gets the width its content needs (measured: its labels, its named cells); a row is
-// as tall as its tallest panel needs at that width.
+// as tall as its tallest panel needs at that width, and a panel may fill the row's height.
 
 import {drawArcs, measureArcs} from "./panels/arcs.js";
 import {drawBars, measureBars} from "./panels/bars.js";
@@ -21,30 +21,52 @@ function kind(panel) {
   return k;
 }
 
+/** Whether `panels` fit side by side in `width` px, each at least its least width. */
+function fits(ctx, panels, width) {
+  const w = width / panels.length;
+  return panels.every((p) => kind(p)[1](ctx, p, w).minW <= w);
+}
+
 /**
- * Where each panel of `spec` goes in a figure `width` CSS px wide.
+ * Where each panel of `spec` goes in a figure `width` CSS px wide: rows filled in order,
+ * each with as many panels as fit (every one at least its least width) up to the figure's
+ * `columns`, or its `smallColumns` for a row of `small` panels (a stack's later maps);
+ * the most of these a row seen before are kept, so that the panels line up in columns.
  * @param {CanvasRenderingContext2D} ctx (to measure text)
- * @param {{columns?: number, panels: object[]}} spec
+ * @param {{columns?: number, smallColumns?: number, panels: object[]}} spec
  * @param {number} width CSS px
- * @returns {{columns: number, regions: {x: number, y: number, w: number, h: number}[], height: number}}
+ * @returns {{regions: {x: number, y: number, w: number, h: number}[], height: number}}
  */
 export function layoutFigure(ctx, spec, width) {
-  const {panels} = spec;
-  let columns = Math.max(1, Math.min(spec.columns || 1, panels.length));
-  let sizes;
-  for (;; columns--) {
-    const w = width / columns;
-    sizes = panels.map((p) => kind(p)[1](ctx, p, w));
-    if (columns === 1 || sizes.every((s) => s.minW <= w)) { break; }
-  }
-  const w = width / columns, regions = [];
-  let y = 0;
-  for (let start = 0; start < panels.length; start += columns) {
-    const row = sizes.slice(start, start + columns), h = Math.ceil(Math.max(...row.map((s) => s.height)));
-    row.forEach((_, k) => regions.push({x: k * w, y, w, h}));
+  const {panels} = spec, regions = [];
+  const most = (p) => Math.max(1, p.small ? spec.smallColumns || spec.columns || 1 : spec.columns || 1);
+  let y = 0, start = 0;
+  const cap = {};  // the columns of the first row of small panels, and of the others
+  while (start < panels.length) {
+    const small = !!panels[start].small;
+    let limit = Math.min(most(panels[start]), cap[small] || Infinity);
+    let k = 1, full = false;  // full: the next panel did not fit beside these
+    while (k < limit && start + k < panels.length && !!panels[start + k].small === small) {
+      full = !fits(ctx, panels.slice(start, start + k + 1), width);
+      if (full) { break; }
+      k += 1;
+    }
+    if (cap[small] === undefined) {  // as many as fit, had the row gone on with its like
+      let cols = k;
+      if (full) { limit = k; }
+      while (cols < limit && fits(ctx, new Array(cols + 1).fill(panels[start]), width)) { cols += 1; }
+      cap[small] = cols;
+    }
+    // a short row keeps the columns of the first, if its panels fit them
+    const row = panels.slice(start, start + k), shared = width / Math.max(k, cap[small]);
+    const w = row.every((p) => kind(p)[1](ctx, p, shared).minW <= shared) ? shared : width / k;
+    const sizes = row.map((p) => kind(p)[1](ctx, p, w));
+    const h = Math.ceil(Math.max(...sizes.map((s) => s.height)));
+    for (let i = 0; i < k; i++) { regions.push({x: i * w, y, w, h}); }
     y += h + ROW_GAP;
+    start += k;
   }
-  return {columns, regions, height: Math.max(1, y - ROW_GAP)};
+  return {regions, height: Math.max(1, y - ROW_GAP)};
 }
 
 /** Size the canvas for a figure `width` x `height` CSS px. The backing store only grows in
@@ -75,7 +97,7 @@ function fit(canvas, width, height, dpr) {
  * @param {object} th the theme's colours (theme.js)
  * @param {HTMLCanvasElement} scratch a canvas the heatmaps paint their cells on
  * @param {number} [dpr] device pixels a CSS px (the screen's by default)
- * @returns {{columns: number, regions: object[], height: number}} the layout drawn
+ * @returns {{regions: object[], height: number}} the layout drawn
  */
 export function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");

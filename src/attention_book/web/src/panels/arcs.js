@@ -49,7 +49,8 @@ function layout(ctx, panel, w) {
   if (named.step > 1) { title += " (keys: " + thinNote(named.step) + ")"; }
   const block = titleBlock(ctx, title, w - 2 * PAD);
   return {n, named, labels, turn, left, right, extent, block,
-          height: block.height + 14 + ARC_SPACE + 10 + extent + PAD, minW: 2 * SIDE + 60};
+          height: block.height + 14 + ARC_SPACE + 10 + extent + PAD,
+          minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)};  // every key named, turned
 }
 
 /** The least width (CSS px) an arcs panel needs, and its height at width `w`. */

@@ -133,10 +133,11 @@ function layout(ctx, panel, w) {
   g.barLabel = barLabel;
   const mostX = Math.max(2, Math.floor(g.pw / (widthOf(ctx, String(cols)) + 12)));
   let x = axisTicks(cols, panel.colLabels, xNamed ? NAME_ALL : mostX);
-  let fit = tickFit(ctx, x.labels, g.pw / cols * x.step);
-  if (fit.turned && g.pw / cols * x.step < TURNED_SPACING) {  // too narrow even turned: fewer
+  const spacing = (t) => (t.at.length > 1 ? (t.at[1] - t.at[0]) * g.pw / cols : g.pw);
+  let fit = tickFit(ctx, x.labels, spacing(x));
+  if (fit.turned && spacing(x) < TURNED_SPACING) {  // too narrow even turned: fewer
     x = axisTicks(cols, panel.colLabels, Math.floor(g.pw / TURNED_SPACING));
-    fit = tickFit(ctx, x.labels, g.pw / cols * x.step);
+    fit = tickFit(ctx, x.labels, spacing(x));
   }
   g.x = x;
   g.turned = fit.turned;

@@ -45,7 +45,7 @@ function legendPlaces(ctx, panel, below, most) {
 
 /** Where everything of a lines panel goes in `w` px: the title's lines, the ticks and the
  *  margins measured from them, the legend outside the plot, the scales. */
-function layout(ctx, panel, w) {
+function layout(ctx, panel, w, h = 0) {
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   const {n} = panel, [lo, hi] = panel.ylim;
   const log = !!panel.ylog || panel.yscale === "log";  // then lo > 0
@@ -60,8 +60,11 @@ function layout(ctx, panel, w) {
     const left = PAD + ylabel.length * LINE + widest(ctx, ylabels) + 10;
     const right = below ? PAD + 14 : legendW + 14;
     const pw = Math.max(40, w - left - right);
-    const ph = Math.round(Math.min(210, Math.max(120, pw * 0.55)));
     const legend = legendPlaces(ctx, panel, below, w - 2 * PAD);
+    // its own height, or the row's (a taller panel beside it), up to a square plot
+    let ph = Math.round(Math.min(210, Math.max(120, pw * 0.55)));
+    const room = h - title.height - (6 + LINE + 4 + LINE + (below ? 6 + legend.height : 0) + 2);
+    ph = Math.round(Math.max(ph, Math.min(room, pw)));
     if (!below && legend.height > ph) { below = true; continue; }
     ylabel = labelLines(ctx, ylabelText, ph + 20);
     g = {title, log, left, right, pw, ph, legend, below, ylabel, yvalues, ylabels};
@@ -182,7 +185,7 @@ function drawLegend(ctx, legend, lx, ly, th) {
  * @param {object} th the theme
  */
 export function drawLines(ctx, panel, region, th) {
-  const g = layout(ctx, panel, region.w);
+  const g = layout(ctx, panel, region.w, region.h);
   const box = {x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph};
   const X = (i) => g.X(box.x, i), Y = (v) => g.Y(box.y, v);
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
