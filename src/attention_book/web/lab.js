@@ -51,9 +51,28 @@
   var PAD = 4;
   var NAME_ALL = 16;
   function font(ctx, px = TEXT_PX, bold = false) {
-    ctx.font = (bold ? "600 " : "") + px + "px " + FONT;
+    const f = (bold ? "600 " : "") + px + "px " + FONT;
+    if (ctx.abFont !== f) {
+      ctx.font = f;
+      ctx.abFont = f;
+    }
   }
-  var widthOf = (ctx, str) => ctx.measureText(String(str)).width;
+  function fontReset(ctx) {
+    ctx.abFont = void 0;
+  }
+  var widths = /* @__PURE__ */ new Map();
+  function widthOf(ctx, str) {
+    const key = (ctx.abFont || ctx.font) + "\0" + str;
+    let w = widths.get(key);
+    if (w === void 0) {
+      if (widths.size > 4096) {
+        widths.clear();
+      }
+      w = ctx.measureText(String(str)).width;
+      widths.set(key, w);
+    }
+    return w;
+  }
   var widest = (ctx, strs) => strs.reduce((w, s) => Math.max(w, widthOf(ctx, s)), 0);
   function text(ctx, str, x, y, align, baseline, px, colour, bold = false) {
     font(ctx, px, bold);
@@ -68,6 +87,7 @@
     ctx.rotate(angle);
     text(ctx, str, 0, 0, align, baseline, TEXT_PX, colour);
     ctx.restore();
+    fontReset(ctx);
   }
   var rotatedText = (ctx, str, x, y, colour) => turnedText(ctx, str, x, y, -Math.PI / 2, "center", "middle", colour);
   function wrap(ctx, str, most) {
@@ -810,12 +830,16 @@
     }
     return k;
   }
-  function fits(ctx, panels, width) {
-    const w = width / panels.length;
-    return panels.every((p) => kind(p)[1](ctx, p, w).minW <= w);
-  }
   function layoutFigure(ctx, spec, width) {
-    const { panels } = spec, regions = [];
+    const { panels } = spec, regions = [], memo = /* @__PURE__ */ new Map();
+    const measure = (p, w) => {
+      const key = panels.indexOf(p) + "@" + w;
+      if (!memo.has(key)) {
+        memo.set(key, kind(p)[1](ctx, p, w));
+      }
+      return memo.get(key);
+    };
+    const fits = (row) => row.every((p) => measure(p, width / row.length).minW <= width / row.length);
     const most = (p) => Math.max(1, p.small ? spec.smallColumns || spec.columns || 1 : spec.columns || 1);
     let y = 0, start2 = 0;
     const cap = {};
@@ -824,7 +848,7 @@
       let limit = Math.min(most(panels[start2]), cap[small] || Infinity);
       let k = 1, full = false;
       while (k < limit && start2 + k < panels.length && !!panels[start2 + k].small === small) {
-        full = !fits(ctx, panels.slice(start2, start2 + k + 1), width);
+        full = !fits(panels.slice(start2, start2 + k + 1));
         if (full) {
           break;
         }
@@ -835,14 +859,14 @@
         if (full) {
           limit = k;
         }
-        while (cols < limit && fits(ctx, new Array(cols + 1).fill(panels[start2]), width)) {
+        while (cols < limit && fits(new Array(cols + 1).fill(panels[start2]))) {
           cols += 1;
         }
         cap[small] = cols;
       }
       const row = panels.slice(start2, start2 + k), shared = width / Math.max(k, cap[small]);
-      const w = row.every((p) => kind(p)[1](ctx, p, shared).minW <= shared) ? shared : width / k;
-      const sizes = row.map((p) => kind(p)[1](ctx, p, w));
+      const w = row.every((p) => measure(p, shared).minW <= shared) ? shared : width / k;
+      const sizes = row.map((p) => measure(p, w));
       const h = Math.ceil(Math.max(...sizes.map((s) => s.height)));
       for (let i = 0; i < k; i++) {
         regions.push({ x: i * w, y, w, h });
@@ -869,8 +893,10 @@
   }
   function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
     const ctx = canvas.getContext("2d");
+    fontReset(ctx);
     const layout5 = layoutFigure(ctx, spec, width);
     fit(canvas, width, layout5.height, dpr);
+    fontReset(ctx);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = th.background;
     ctx.fillRect(0, 0, width, canvas.height / dpr);

@@ -187,8 +187,8 @@
 
   var SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // plots.masking
 
-  /** The picture as panels for lab.js (plots.masking.MaskingView; lab.js does not grey the
-   *  masked cells yet: the mask is a panel of its own): scores, mask, weights, output. */
+  /** The picture as panels for lab.js (plots.masking.MaskingView): scores (masked cells
+   *  grey and crossed), mask, weights, output, every map with the tokens on its axes. */
   function figure(st) {
     var s = st.s, hidden = 0, masked = new Uint8Array(st.mask.length);
     for (var k = 0; k < st.mask.length; k++) { masked[k] = 1 - st.mask[k]; hidden += masked[k]; }

@@ -7,7 +7,7 @@ import {drawArcs, measureArcs} from "./panels/arcs.js";
 import {drawBars, measureBars} from "./panels/bars.js";
 import {drawHeatmap, measureHeatmap} from "./panels/heatmap.js";
 import {drawLines, measureLines} from "./panels/lines.js";
-import {TEXT_PX} from "./panels/style.js";
+import {TEXT_PX, fontReset} from "./panels/style.js";
 
 /** Each panel kind's [draw(ctx, panel, region, theme, scratch), measure(ctx, panel, w)]. */
 const KINDS = new Map([["heatmap", [drawHeatmap, measureHeatmap]], ["lines", [drawLines, measureLines]],
@@ -21,11 +21,6 @@ function kind(panel) {
   return k;
 }
 
-/** Whether `panels` fit side by side in `width` px, each at least its least width. */
-function fits(ctx, panels, width) {
-  const w = width / panels.length;
-  return panels.every((p) => kind(p)[1](ctx, p, w).minW <= w);
-}
 
 /**
  * Where each panel of `spec` goes in a figure `width` CSS px wide: rows filled in order,
@@ -38,7 +33,14 @@ function fits(ctx, panels, width) {
  * @returns {{regions: {x: number, y: number, w: number, h: number}[], height: number}}
  */
 export function layoutFigure(ctx, spec, width) {
-  const {panels} = spec, regions = [];
+  const {panels} = spec, regions = [], memo = new Map();
+  const measure = (p, w) => {  // a panel's size at a width, measured once a layout
+    const key = panels.indexOf(p) + "@" + w;
+    if (!memo.has(key)) { memo.set(key, kind(p)[1](ctx, p, w)); }
+    return memo.get(key);
+  };
+  // whether panels fit side by side in the width, each at least its least width
+  const fits = (row) => row.every((p) => measure(p, width / row.length).minW <= width / row.length);
   const most = (p) => Math.max(1, p.small ? spec.smallColumns || spec.columns || 1 : spec.columns || 1);
   let y = 0, start = 0;
   const cap = {};  // the columns of the first row of small panels, and of the others
@@ -47,20 +49,20 @@ export function layoutFigure(ctx, spec, width) {
     let limit = Math.min(most(panels[start]), cap[small] || Infinity);
     let k = 1, full = false;  // full: the next panel did not fit beside these
     while (k < limit && start + k < panels.length && !!panels[start + k].small === small) {
-      full = !fits(ctx, panels.slice(start, start + k + 1), width);
+      full = !fits(panels.slice(start, start + k + 1));
       if (full) { break; }
       k += 1;
     }
     if (cap[small] === undefined) {  // as many as fit, had the row gone on with its like
       let cols = k;
       if (full) { limit = k; }
-      while (cols < limit && fits(ctx, new Array(cols + 1).fill(panels[start]), width)) { cols += 1; }
+      while (cols < limit && fits(new Array(cols + 1).fill(panels[start]))) { cols += 1; }
       cap[small] = cols;
     }
     // a short row keeps the columns of the first, if its panels fit them
     const row = panels.slice(start, start + k), shared = width / Math.max(k, cap[small]);
-    const w = row.every((p) => kind(p)[1](ctx, p, shared).minW <= shared) ? shared : width / k;
-    const sizes = row.map((p) => kind(p)[1](ctx, p, w));
+    const w = row.every((p) => measure(p, shared).minW <= shared) ? shared : width / k;
+    const sizes = row.map((p) => measure(p, w));
     const h = Math.ceil(Math.max(...sizes.map((s) => s.height)));
     for (let i = 0; i < k; i++) { regions.push({x: i * w, y, w, h}); }
     y += h + ROW_GAP;
@@ -101,8 +103,10 @@ function fit(canvas, width, height, dpr) {
  */
 export function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
+  fontReset(ctx);
   const layout = layoutFigure(ctx, spec, width);
   fit(canvas, width, layout.height, dpr);
+  fontReset(ctx);  // a resized canvas has its state reset
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);

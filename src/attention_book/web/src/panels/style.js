@@ -11,13 +11,32 @@ export const PAD = 4;       // px kept clear at the panel's edges
 /** Every token is named up to this many; beyond, every k-th (and the outlined one). */
 export const NAME_ALL = 16;
 
-/** Set the font: `px` pixels, bold or not. */
+/** Set the font: `px` pixels, bold or not (only when it changes: setting a canvas's font
+ *  parses it, which the many measurements of a layout made the larger part of a draw). */
 export function font(ctx, px = TEXT_PX, bold = false) {
-  ctx.font = (bold ? "600 " : "") + px + "px " + FONT;
+  const f = (bold ? "600 " : "") + px + "px " + FONT;
+  if (ctx.abFont !== f) {
+    ctx.font = f;
+    ctx.abFont = f;
+  }
 }
 
-/** The width of `str` in the font set now. */
-export const widthOf = (ctx, str) => ctx.measureText(String(str)).width;
+/** Forget the font set (after ctx.restore(), or a canvas resized: its state reset). */
+export function fontReset(ctx) { ctx.abFont = undefined; }
+
+const widths = new Map();  // font + text -> width: a figure measures its labels several times
+
+/** The width of `str` in the font set now (measured once a font and text). */
+export function widthOf(ctx, str) {
+  const key = (ctx.abFont || ctx.font) + "\u0000" + str;
+  let w = widths.get(key);
+  if (w === undefined) {
+    if (widths.size > 4096) { widths.clear(); }
+    w = ctx.measureText(String(str)).width;
+    widths.set(key, w);
+  }
+  return w;
+}
 
 /** The widest of `strs` in the font set now (0 for none). */
 export const widest = (ctx, strs) => strs.reduce((w, s) => Math.max(w, widthOf(ctx, s)), 0);
@@ -59,6 +78,7 @@ export function turnedText(ctx, str, x, y, angle, align, baseline, colour) {
   ctx.rotate(angle);
   text(ctx, str, 0, 0, align, baseline, TEXT_PX, colour);
   ctx.restore();
+  fontReset(ctx);
 }
 
 /** Vertical text centred on (x, y), read bottom to top: an axis label. */
