@@ -847,7 +847,7 @@
       const small = !!panels[start2].small;
       let limit = Math.min(most(panels[start2]), cap[small] || Infinity);
       let k = 1, full = false;
-      while (k < limit && start2 + k < panels.length && !!panels[start2 + k].small === small) {
+      while (k < limit && start2 + k < panels.length && !!panels[start2 + k].small === small && !panels[start2 + k].newRow) {
         full = !fits(panels.slice(start2, start2 + k + 1));
         if (full) {
           break;

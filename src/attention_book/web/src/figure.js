@@ -25,7 +25,8 @@ function kind(panel) {
 /**
  * Where each panel of `spec` goes in a figure `width` CSS px wide: rows filled in order,
  * each with as many panels as fit (every one at least its least width) up to the figure's
- * `columns`, or its `smallColumns` for a row of `small` panels (a stack's later maps);
+ * `columns`, or its `smallColumns` for a row of `small` panels (a stack's later maps); a
+ * `newRow` panel starts a row;
  * the most of these a row seen before are kept, so that the panels line up in columns.
  * @param {CanvasRenderingContext2D} ctx (to measure text)
  * @param {{columns?: number, smallColumns?: number, panels: object[]}} spec
@@ -48,7 +49,8 @@ export function layoutFigure(ctx, spec, width) {
     const small = !!panels[start].small;
     let limit = Math.min(most(panels[start]), cap[small] || Infinity);
     let k = 1, full = false;  // full: the next panel did not fit beside these
-    while (k < limit && start + k < panels.length && !!panels[start + k].small === small) {
+    while (k < limit && start + k < panels.length && !!panels[start + k].small === small &&
+           !panels[start + k].newRow) {
       full = !fits(panels.slice(start, start + k + 1));
       if (full) { break; }
       k += 1;
