@@ -196,7 +196,8 @@ def problems(look: dict) -> list[str]:
         axes = _axes(texts)
         if not any(all(axis.count(tok) >= k for tok, k in need.items()) for axis in axes):
             named = {t["text"] for t in texts}
-            missing = [tok for tok in need if tok not in named and f": {tok}" not in " ".join(named)]
+            joined = " ".join(named)
+            missing = [tok for tok in need if tok not in named and f": {tok}" not in joined]
             out.append(f"no axis names every token of {tokens}; never named: {missing}")
         if len(tokens) <= NAME_ALL:  # and no axis of tokens leaves some out
             for axis in axes:
