@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from attention_book.controls import web_lab  # noqa: E402
-from attention_book.controls.web import standalone_html  # noqa: E402
+from attention_book.controls.web import DATA, standalone_html, write_data  # noqa: E402
 from attention_book.scenes import SCENES  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -145,7 +145,10 @@ def measure(labs, repeats: int = 20, site: Path | None = None) -> list[dict]:
             scene = SCENES[name]
             if site is None:
                 page_file = Path(tmp) / f"{name}.html"
-                page_file.write_text(standalone_html(web_lab(name)), encoding="utf-8")
+                data = Path(tmp) / "data"
+                if scene.web in DATA:  # the data scripts the book's build writes
+                    write_data(scene.web, data)
+                page_file.write_text(standalone_html(web_lab(name), data=data), encoding="utf-8")
                 url = page_file.as_uri()
             else:
                 url = f"http://127.0.0.1:{server.server_address[1]}/{chapter_of(name, site)}"

@@ -186,7 +186,10 @@ process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "ut
         assert len(maps) == st.depth
         for i, p in enumerate(maps):
             assert p["title"].startswith(f"layer {i + 1}")
-            assert p["rowLabels"] == p["colLabels"] == list(st.tokens)
+            if i == 0:  # layer 1 names the tokens; the later maps are small, on its axes
+                assert p["rowLabels"] == p["colLabels"] == list(st.tokens) and not p.get("small")
+            else:
+                assert p["small"] and "rowLabels" not in p and p["colorbar"] is False
             assert (p["rows"], p["cols"], p["vmin"], p["vmax"]) == (st.s, st.s, 0, 1)
             np.testing.assert_allclose(np.reshape(p["data"], (st.s, st.s)), st.weights[i],
                                        atol=TOL, rtol=0)

@@ -162,7 +162,7 @@ def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS
 
 
 def _score(value) -> str:
-    return "undefined" if value is None else f"{value:.2f}"
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def training_readout_html(state: TrainingState) -> str:

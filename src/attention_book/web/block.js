@@ -382,12 +382,17 @@
                    ylabel: "mean \u2016token\u2016 (log scale)", n: n, xs: xs, ylim: NORM_LIMITS.slice(),
                    ylog: true, yticks: NORM_TICKS.slice(), lines: lines}];
     for (var l = 0; l < L; l++) {
-      panels.push({kind: "heatmap", title: "layer " + (l + 1) + (l === 0 ? " of (L, s, s) = (" + L + ", " + s + ", " + s + ")" : ""),
+      // layer 1 named in full; the later layers small, on its axes and colour scale (their
+      // ticks are positions), as many a row as fit
+      var first = l === 0;
+      panels.push({kind: "heatmap", title: "layer " + (l + 1) + (first ? " of (L, s, s) = (" + L + ", " + s + ", " + s + ")" : ""),
                    data: st.weights.subarray(l * s * s, (l + 1) * s * s), rows: s, cols: s,
-                   extent: [s, s], cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i",
-                   colorbar: "weight, mean of " + st.h + " heads", rowLabels: st.tokens, colLabels: st.tokens});
+                   extent: [s, s], cmap: "viridis", vmin: 0, vmax: 1, xlabel: first ? "key j" : "",
+                   ylabel: first ? "query i" : "", small: !first,
+                   colorbar: first ? "weight, mean of " + st.h + " heads" : false,
+                   rowLabels: first ? st.tokens : undefined, colLabels: first ? st.tokens : undefined});
     }
-    return {columns: Math.min(3, panels.length), panels: panels};
+    return {columns: 2, smallColumns: 6, panels: panels};
   }
 
   return {

@@ -45,112 +45,226 @@
   // src/panels/style.js
   var FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
   var TEXT_PX = 11;
+  var LINE = 14;
   var TITLE_PX = 12;
-  var MARGIN = { top: 24, left: 50, bottom: 36 };
   var ACCENT = "#ff3b30";
+  var PAD = 4;
+  var NAME_ALL = 16;
+  function font(ctx, px = TEXT_PX, bold = false) {
+    const f = (bold ? "600 " : "") + px + "px " + FONT;
+    if (ctx.abFont !== f) {
+      ctx.font = f;
+      ctx.abFont = f;
+    }
+  }
+  function fontReset(ctx) {
+    ctx.abFont = void 0;
+  }
+  var widths = /* @__PURE__ */ new Map();
+  function widthOf(ctx, str) {
+    const key = (ctx.abFont || ctx.font) + "\0" + str;
+    let w = widths.get(key);
+    if (w === void 0) {
+      if (widths.size > 4096) {
+        widths.clear();
+      }
+      w = ctx.measureText(String(str)).width;
+      widths.set(key, w);
+    }
+    return w;
+  }
+  var widest = (ctx, strs) => strs.reduce((w, s) => Math.max(w, widthOf(ctx, s)), 0);
   function text(ctx, str, x, y, align, baseline, px, colour, bold = false) {
-    ctx.font = (bold ? "600 " : "") + px + "px " + FONT;
+    font(ctx, px, bold);
     ctx.fillStyle = colour;
     ctx.textAlign = align;
     ctx.textBaseline = baseline;
     ctx.fillText(str, x, y);
   }
-  function rotatedText(ctx, str, x, y, colour) {
+  function turnedText(ctx, str, x, y, angle, align, baseline, colour) {
     ctx.save();
     ctx.translate(x, y);
-    ctx.rotate(-Math.PI / 2);
-    text(ctx, str, 0, 0, "center", "middle", TEXT_PX, colour);
+    ctx.rotate(angle);
+    text(ctx, str, 0, 0, align, baseline, TEXT_PX, colour);
     ctx.restore();
+    fontReset(ctx);
   }
-  var clip = (str, most) => str.length > most ? str.slice(0, most - 1) + "\u2026" : str;
-  function fittedTitle(ctx, str, x, y, most, th) {
-    let px = TITLE_PX;
-    ctx.font = "600 " + px + "px " + FONT;
-    while (px > TEXT_PX && ctx.measureText(str).width > most) {
-      ctx.font = "600 " + --px + "px " + FONT;
+  var rotatedText = (ctx, str, x, y, colour) => turnedText(ctx, str, x, y, -Math.PI / 2, "center", "middle", colour);
+  function wrap(ctx, str, most) {
+    const lines = [];
+    for (const word of String(str).split(/\s+/).filter(Boolean)) {
+      const last = lines.length - 1;
+      if (last >= 0 && widthOf(ctx, lines[last] + " " + word) <= most) {
+        lines[last] += " " + word;
+      } else {
+        lines.push(word);
+      }
     }
-    while (str.length > 4 && ctx.measureText(str).width > most) {
-      str = str.slice(0, -2) + "\u2026";
-    }
-    text(ctx, str, x, y, "center", "bottom", px, th.text, true);
+    return lines;
   }
-  function axes(ctx, box, panel, xticks, yticks, th) {
+  function titleBlock(ctx, title, most) {
+    font(ctx, TITLE_PX, true);
+    const lines = title ? wrap(ctx, title, most) : [];
+    return { lines, height: lines.length ? lines.length * (TITLE_PX + 3) + 10 : 8 };
+  }
+  function drawTitle(ctx, block, x, top, th) {
+    block.lines.forEach((line, k) => text(ctx, line, x, top + 2 + k * (TITLE_PX + 3), "center", "top", TITLE_PX, th.text, true));
+  }
+  function thin(n, most, keep) {
+    const step = Math.max(1, Math.ceil(n / Math.max(1, most)));
+    const shown = [];
+    for (let i = 0; i < n; i += step) {
+      shown.push(i);
+    }
+    if (keep !== void 0 && keep !== null && keep < n && !shown.includes(keep)) {
+      let near = 0;
+      shown.forEach((i, k) => {
+        if (Math.abs(i - keep) < Math.abs(shown[near] - keep)) {
+          near = k;
+        }
+      });
+      shown[near] = keep;
+    }
+    return { shown, step };
+  }
+  var thinNote = (step) => step === 2 ? "every 2nd named" : `1 in ${step} named`;
+  var axisLabel = (label, step) => step > 1 ? label ? label + " (" + thinNote(step) + ")" : thinNote(step) : label || "";
+  function tickFit(ctx, labels, spacing) {
+    font(ctx);
+    const w = widest(ctx, labels);
+    if (w + 6 <= spacing || labels.length <= 1) {
+      return { turned: false, extent: LINE };
+    }
+    return { turned: true, extent: w + 2 };
+  }
+  function axes(ctx, box, a, th) {
     ctx.strokeStyle = th.muted;
     ctx.lineWidth = 1;
     ctx.strokeRect(box.x - 0.5, box.y - 0.5, box.w + 1, box.h + 1);
     ctx.beginPath();
-    for (const t of xticks) {
+    for (const t of a.xticks) {
       ctx.moveTo(Math.round(t.at) + 0.5, box.y + box.h);
       ctx.lineTo(Math.round(t.at) + 0.5, box.y + box.h + 4);
     }
-    for (const t of yticks) {
+    for (const t of a.yticks) {
       ctx.moveTo(box.x - 4, Math.round(t.at) + 0.5);
       ctx.lineTo(box.x, Math.round(t.at) + 0.5);
     }
     ctx.stroke();
-    for (const t of xticks) {
-      text(ctx, t.label, t.at, box.y + box.h + 6, "center", "top", TEXT_PX, th.text);
+    const below = box.y + box.h + 6;
+    for (const t of a.xticks) {
+      if (a.turned) {
+        turnedText(ctx, t.label, t.at, below, -Math.PI / 2, "right", "middle", th.text);
+      } else {
+        text(ctx, t.label, t.at, below, "center", "top", TEXT_PX, th.text);
+      }
     }
-    for (const t of yticks) {
+    for (const t of a.yticks) {
       text(ctx, t.label, box.x - 6, t.at, "right", "middle", TEXT_PX, th.text);
     }
-    text(ctx, panel.xlabel || "", box.x + box.w / 2, box.y + box.h + 21, "center", "top", TEXT_PX, th.text);
-    if (panel.ylabel) {
-      rotatedText(ctx, panel.ylabel, box.x - 42, box.y + box.h / 2, th.text);
-    }
-    fittedTitle(ctx, panel.title || "", box.x + box.w / 2, box.y - 8, box.w + 70, th);
+    (a.xlabel || []).forEach((line, k) => text(ctx, line, box.x + box.w / 2, a.xlabelAt + k * LINE, "center", "top", TEXT_PX, th.text));
+    const ys = a.ylabel || [];
+    ys.forEach((line, k) => rotatedText(ctx, line, a.ylabelAt - (ys.length - 1 - k) * LINE, box.y + box.h / 2, th.text));
   }
-  function emptyMessage(ctx, message, x, y, th) {
-    text(ctx, message || "(no tokens)", x, y, "center", "middle", TEXT_PX, th.muted);
+  function labelLines(ctx, label, most) {
+    font(ctx);
+    return label ? wrap(ctx, label, Math.max(most, 40)) : [];
+  }
+  function emptyMessage(ctx, message, x, y, most, th) {
+    font(ctx);
+    const lines = wrap(ctx, message || "(no tokens)", most);
+    lines.forEach((line, k) => text(ctx, line, x, y + (k - (lines.length - 1) / 2) * LINE, "center", "middle", TEXT_PX, th.muted));
   }
 
   // src/panels/arcs.js
-  function keyLabels(ctx, tokens, n, X, bottom, width, th) {
-    const every = Math.max(1, Math.ceil(n * 16 / width));
-    for (let j = 0; j < n; j += every) {
-      ctx.save();
-      ctx.translate(X(j), bottom + 7);
-      ctx.rotate(-Math.PI / 4);
-      text(
-        ctx,
-        clip(String(tokens[j] === void 0 ? j : tokens[j]), 10),
-        0,
-        0,
-        "right",
-        "middle",
-        TEXT_PX,
-        th.text
-      );
-      ctx.restore();
+  var ARC_SPACE = 110;
+  var SIDE = 24;
+  var LEVELS = { light: [0, 0.72], dark: [0.38, 1] };
+  function layout(ctx, panel, w) {
+    const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
+    font(ctx);
+    const name = (j) => tokens[j] === void 0 ? String(j) : tokens[j];
+    let left = SIDE, right = SIDE;
+    const spacing = () => n > 1 ? (w - left - right) / (n - 1) : w;
+    let named = thin(n, n <= NAME_ALL ? n : NAME_ALL, panel.query);
+    let turn = 0;
+    const wide = widest(ctx, named.shown.map(name));
+    if (wide + 6 > spacing() * named.step && n > 1) {
+      turn = spacing() * named.step >= 18 ? -Math.PI / 4 : -Math.PI / 2;
     }
+    if (turn === 0 && n > 1) {
+      left = Math.max(SIDE, widthOf(ctx, name(0)) / 2 + PAD);
+      right = Math.max(SIDE, widthOf(ctx, name(n - 1)) / 2 + PAD);
+    }
+    if (turn === -Math.PI / 4) {
+      const before = spacing();
+      left = Math.max(SIDE, ...named.shown.map((j) => widthOf(ctx, name(j)) * Math.SQRT1_2 + PAD + 2 - j * before));
+      if (spacing() * named.step < 18) {
+        turn = -Math.PI / 2;
+        left = SIDE;
+      }
+    }
+    if (turn === -Math.PI / 2 && spacing() * named.step < 12) {
+      named = thin(n, Math.max(1, Math.floor((w - left - right) / 12)), panel.query);
+    }
+    const labels = named.shown.map(name);
+    const extent = turn === 0 ? LINE : turn === -Math.PI / 2 ? widest(ctx, labels) + 2 : (widest(ctx, labels) + TEXT_PX) * Math.SQRT1_2 + 2;
+    let title = panel.title || "";
+    if (named.step > 1) {
+      title += " (keys: " + thinNote(named.step) + ")";
+    }
+    const block = titleBlock(ctx, title, w - 2 * PAD);
+    return {
+      n,
+      named,
+      labels,
+      turn,
+      left,
+      right,
+      extent,
+      block,
+      height: block.height + 14 + ARC_SPACE + 10 + extent + PAD,
+      minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)
+    };
+  }
+  function measureArcs(ctx, panel, w) {
+    const g = layout(ctx, panel, w);
+    return { minW: g.minW, height: g.height };
   }
   function dot(ctx, x, y, r) {
     ctx.beginPath();
     ctx.arc(x, y, r, 0, 2 * Math.PI);
     ctx.fill();
   }
-  function drawArcs(ctx, panel, region, th) {
-    const { weights } = panel, n = weights.length;
-    const top = region.y + MARGIN.top + 14, bottom = region.y + region.h - 46;
-    const left = region.x + 24, width = region.w - 48;
-    fittedTitle(ctx, panel.title || "", region.x + region.w / 2, region.y + MARGIN.top - 8, region.w - 8, th);
-    if (!n) {
-      emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, th);
-      return;
-    }
-    const X = (i) => left + (n === 1 ? width / 2 : i / (n - 1) * width);
-    const xq = panel.queryAt === void 0 ? X(panel.query) : left + panel.queryAt * width;
-    const most = Math.max(0, ...weights);
-    const order = Array.from(weights, (_, j) => j).sort((a, b) => weights[a] - weights[b]);
+  function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
+    const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
+    const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
     ctx.lineCap = "round";
     for (const j of order) {
       const w = weights[j];
-      ctx.strokeStyle = rgb("cividis", Math.round(255 * (0.15 + 0.85 * w / Math.max(most, 1e-12))));
+      ctx.strokeStyle = rgb("cividis", Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))));
       ctx.lineWidth = 0.5 + 8 * w;
       ctx.beginPath();
       ctx.moveTo(xq, top);
       ctx.bezierCurveTo(xq, (top + bottom) / 2, X(j), (top + bottom) / 2, X(j), bottom);
       ctx.stroke();
+    }
+  }
+  function drawArcs(ctx, panel, region, th) {
+    const g = layout(ctx, panel, region.w), { n } = g;
+    drawTitle(ctx, g.block, region.x + region.w / 2, region.y, th);
+    const top = region.y + g.block.height + 14, bottom = top + ARC_SPACE;
+    if (!n) {
+      emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
+      return;
+    }
+    const left = region.x + g.left, width = region.w - g.left - g.right;
+    const X = (i) => left + (n === 1 ? width / 2 : i / (n - 1) * width);
+    const xq = panel.queryAt === void 0 ? X(panel.query) : left + panel.queryAt * width;
+    if (panel.weights) {
+      drawArcLines(ctx, panel.weights, xq, X, top, bottom, th);
+    } else {
+      emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
     }
     ctx.fillStyle = th.muted;
     for (let j = 0; j < n; j++) {
@@ -158,7 +272,13 @@
     }
     ctx.fillStyle = ACCENT;
     dot(ctx, xq, top, 5);
-    keyLabels(ctx, panel.tokens || [], n, X, bottom, width, th);
+    g.named.shown.forEach((j, k) => {
+      if (g.turn === 0) {
+        text(ctx, g.labels[k], X(j), bottom + 7, "center", "top", TEXT_PX, th.text);
+      } else {
+        turnedText(ctx, g.labels[k], X(j), bottom + 7, g.turn, "right", "middle", th.text);
+      }
+    });
   }
 
   // src/format.js
@@ -223,15 +343,53 @@
   var format = { fixed, exponent, general, grouped };
 
   // src/panels/bars.js
-  function drawBars(ctx, panel, region, th) {
-    ctx.font = TEXT_PX + "px " + FONT;
-    const labelW = Math.max(0, ...panel.labels.map((l) => ctx.measureText(l).width));
-    const box = {
-      x: region.x + Math.min(labelW + 14, region.w * 0.45),
-      y: region.y + MARGIN.top + 18,
-      h: region.h - MARGIN.top - 18 - MARGIN.bottom
+  var KEY = 16;
+  function layout2(ctx, panel, w) {
+    const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
+    const n = panel.labels.length, named = thin(n, NAME_ALL);
+    font(ctx);
+    const labels = named.shown.map((i) => panel.labels[i]);
+    const left = PAD + widest(ctx, labels) + 10;
+    const right = PAD + 10;
+    const pw = Math.max(40, w - left - right);
+    const places = [];
+    let x = 0, y = 0;
+    for (const series of panel.series) {
+      const sw = KEY + widthOf(ctx, series.label);
+      if (x > 0 && x + sw > pw) {
+        x = 0;
+        y += LINE + 2;
+      }
+      places.push({ series, x, y });
+      x += sw + 16;
+    }
+    const legendH = panel.series.length ? y + LINE + 6 : 0;
+    const ph = Math.max(64, Math.min(n, NAME_ALL) * LINE);
+    const xlabel = labelLines(ctx, axisLabel(panel.xlabel, named.step), pw + left);
+    const bottom = 6 + LINE + 4 + xlabel.length * LINE + 2;
+    return {
+      title,
+      named,
+      labels,
+      left,
+      pw,
+      ph,
+      places,
+      legendH,
+      xlabel,
+      bottom,
+      height: title.height + legendH + ph + bottom,
+      minW: left + right + 80
     };
-    box.w = region.x + region.w - 16 - box.x;
+  }
+  function measureBars(ctx, panel, w) {
+    const g = layout2(ctx, panel, w);
+    return { minW: g.minW, height: g.height };
+  }
+  function drawBars(ctx, panel, region, th) {
+    const g = layout2(ctx, panel, region.w);
+    drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
+    const box = { x: region.x + g.left, y: region.y + g.title.height + g.legendH, w: g.pw, h: g.ph };
     const [lo, hi] = panel.xlim, n = panel.labels.length, k = panel.series.length;
     const group = box.h / Math.max(n, 1), bar = group * 0.8 / Math.max(k, 1);
     const X = (v) => box.x + (Math.min(Math.max(v, lo), hi) - lo) / (hi - lo) * box.w;
@@ -241,17 +399,21 @@
         if (v === null || Number.isNaN(v)) {
           return;
         }
-        ctx.fillRect(X(lo), box.y + i * group + group * 0.1 + j * bar, X(v) - X(lo), bar - 1);
+        ctx.fillRect(X(lo), box.y + i * group + group * 0.1 + j * bar, X(v) - X(lo), Math.max(bar - 1, 0.5));
       });
-      const lx = box.x + j * (box.w / k);
-      ctx.fillRect(lx, region.y + MARGIN.top, 12, 10);
-      text(ctx, series.label, lx + 16, region.y + MARGIN.top + 5, "left", "middle", TEXT_PX, th.text);
     });
-    const xticks = [lo, (lo + hi) / 2, hi].map((v) => ({ at: X(v), label: general(v, 3) }));
-    const step = Math.max(1, Math.ceil((TEXT_PX + 2) / group));
-    const yticks = panel.labels.flatMap((l, i) => i % step ? [] : [{ at: box.y + (i + 0.5) * group, label: l }]);
-    axes(ctx, box, { ...panel, title: "" }, xticks, yticks, th);
-    fittedTitle(ctx, panel.title || "", region.x + region.w / 2, region.y + MARGIN.top - 8, region.w - 8, th);
+    for (const p of g.places) {
+      const lx = box.x + p.x, ly = region.y + g.title.height + p.y;
+      ctx.fillStyle = th.dark && p.series.dark ? p.series.dark : p.series.color;
+      ctx.fillRect(lx, ly + 2, 12, 10);
+      text(ctx, p.series.label, lx + KEY, ly + 7, "left", "middle", TEXT_PX, th.text);
+    }
+    axes(ctx, box, {
+      xticks: [lo, (lo + hi) / 2, hi].map((v) => ({ at: X(v), label: general(v, 3) })),
+      yticks: g.named.shown.map((i, m) => ({ at: box.y + (i + 0.5) * group, label: g.labels[m] })),
+      xlabel: g.xlabel,
+      xlabelAt: box.y + box.h + 6 + LINE + 4
+    }, th);
   }
 
   // src/ticks.js
@@ -272,17 +434,35 @@
     }
     return ticks;
   }
-  function cellTicks(n, start2, length, labels, most) {
-    const ticks = labels && labels.length <= most ? labels.map((_, i) => i) : wholeTicks(n, Math.max(2, Math.min(most, 6)));
-    return ticks.map((i) => ({
-      at: start2 + (i + 0.5) / n * length,
-      label: labels ? String(labels[i]) : String(i)
-    }));
+  function niceTicks(lo, hi, most) {
+    const span = hi - lo;
+    if (!(span > 0)) {
+      return [lo];
+    }
+    const mag = 10 ** Math.floor(Math.log10(span / Math.max(most, 1)));
+    const step = [1, 2, 5, 10].map((k) => k * mag).find((k) => Math.floor(span / k) + 1 <= most) || 10 * mag;
+    const ticks = [];
+    for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) {
+      ticks.push(Math.abs(v) < step * 1e-9 ? 0 : Number(v.toPrecision(12)));
+    }
+    return ticks;
+  }
+  function logTicks(lo, hi) {
+    const out = [], extra = [];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+      for (const k of [1, 2, 5]) {
+        const v = Number((k * 10 ** e).toPrecision(12));
+        if (v >= lo && v <= hi) {
+          (k === 1 ? out : extra).push(v);
+        }
+      }
+    }
+    return out.length >= 3 ? out : out.concat(extra).sort((a, b) => a - b);
   }
 
   // src/panels/heatmap.js
   var MASKED = { light: [230, 230, 230], dark: [90, 90, 90] };
-  var COLORBAR_SPACE = 84;
+  var TURNED_SPACING = 12;
   function paintCells(panel, scratch, th) {
     const { rows, cols } = panel;
     scratch.width = cols;
@@ -355,73 +535,182 @@
     }
     return barImages.get(name);
   }
-  function drawColorbar(ctx, panel, box, th) {
+  function axisTicks(n, labels, most, keep) {
+    if (labels && labels.length === n) {
+      const { shown, step } = thin(n, Math.min(most, NAME_ALL), keep);
+      return { at: shown, labels: shown.map((i) => String(labels[i])), step, tokens: true };
+    }
+    const at = wholeTicks(n, Math.max(2, Math.min(most, 6)));
+    return { at, labels: at.map(String), step: 1, tokens: false };
+  }
+  function layout3(ctx, panel, w) {
+    const [rows, cols] = panel.extent || [panel.rows, panel.cols];
+    const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
+    font(ctx);
+    const y = axisTicks(rows, panel.rowLabels, NAME_ALL, panel.outlineRow);
+    const yTickW = widest(ctx, y.labels) + 10;
+    const bar = panel.colorbar === false ? null : {
+      ticks: panel.colorbarTicks || [panel.vmin, (panel.vmin + panel.vmax) / 2, panel.vmax],
+      shared: panel.colorbar === ""
+    };
+    if (bar) {
+      bar.tickW = widest(ctx, bar.ticks.map((v) => general(v, 3)));
+    }
+    const xNamed = panel.colLabels && panel.colLabels.length === cols;
+    const g = { title, rows, cols, y, bar };
+    let ylabel = [], barLabel = [];
+    for (let pass = 0; pass < 3; pass++) {
+      g.left = PAD + ylabel.length * LINE + yTickW;
+      g.barW = bar ? 8 + 10 + 4 + bar.tickW + 4 + barLabel.length * LINE + 2 : 0;
+      g.pw = Math.max(20, w - g.left - g.barW - PAD);
+      const need = y.tokens ? LINE * rows / y.step : 0;
+      const lo = Math.max(64, need), hi = Math.max(lo, Math.min(Math.max(g.pw, 150), 340));
+      g.ph = Math.round(Math.min(hi, Math.max(lo, cols ? g.pw * rows / cols : lo)));
+      ylabel = labelLines(ctx, axisLabel(panel.ylabel, y.tokens ? y.step : 1), g.ph + 20);
+      barLabel = bar ? bar.shared ? [""] : labelLines(ctx, panel.colorbar || "", g.ph + 20) : [];
+    }
+    g.ylabel = ylabel;
+    g.barLabel = barLabel;
+    const mostX = Math.max(2, Math.floor(g.pw / (widthOf(ctx, String(cols)) + 12)));
+    let x = axisTicks(cols, panel.colLabels, xNamed ? NAME_ALL : mostX);
+    const spacing = (t) => t.at.length > 1 ? (t.at[1] - t.at[0]) * g.pw / cols : g.pw;
+    let fit2 = tickFit(ctx, x.labels, spacing(x));
+    if (fit2.turned && spacing(x) < TURNED_SPACING) {
+      x = axisTicks(cols, panel.colLabels, Math.floor(g.pw / TURNED_SPACING));
+      fit2 = tickFit(ctx, x.labels, spacing(x));
+    }
+    g.x = x;
+    g.turned = fit2.turned;
+    g.xlabel = labelLines(ctx, axisLabel(panel.xlabel, x.tokens ? x.step : 1), g.pw + g.left);
+    g.bottom = 6 + fit2.extent + 4 + g.xlabel.length * LINE + 2;
+    g.height = title.height + g.ph + g.bottom;
+    g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
+    return g;
+  }
+  function drawColorbar(ctx, panel, g, box, th) {
     const bar = { x: box.x + box.w + 8, y: box.y, w: 10, h: box.h };
     ctx.imageSmoothingEnabled = true;
     ctx.drawImage(barImage(panel.cmap), 0, 0, 1, 256, bar.x, bar.y, bar.w, bar.h);
     ctx.strokeStyle = th.muted;
     ctx.strokeRect(bar.x - 0.5, bar.y - 0.5, bar.w + 1, bar.h + 1);
     const { vmin, vmax } = panel;
-    for (const v of panel.colorbarTicks || [vmin, (vmin + vmax) / 2, vmax]) {
+    for (const v of g.bar.ticks) {
       const at = bar.y + (vmax - v) / (vmax - vmin) * bar.h;
-      text(ctx, general(v, 3), bar.x + bar.w + 3, at, "left", "middle", TEXT_PX, th.text);
+      text(ctx, general(v, 3), bar.x + bar.w + 4, at, "left", "middle", TEXT_PX, th.text);
     }
-    if (panel.colorbar) {
-      rotatedText(ctx, panel.colorbar, bar.x + bar.w + 30, bar.y + bar.h / 2, th.text);
-    }
+    const lx = bar.x + bar.w + 4 + g.bar.tickW + 4 + LINE / 2;
+    g.barLabel.forEach((line, k) => rotatedText(ctx, line, lx + k * LINE, bar.y + bar.h / 2, th.text));
+  }
+  function measureHeatmap(ctx, panel, w) {
+    const g = layout3(ctx, panel, w);
+    return { minW: g.minW, height: g.height };
   }
   function drawHeatmap(ctx, panel, region, th, scratch) {
-    const box = {
-      x: region.x + MARGIN.left,
-      y: region.y + MARGIN.top,
-      w: region.w - MARGIN.left - COLORBAR_SPACE,
-      h: region.h - MARGIN.top - MARGIN.bottom
-    };
-    const extent = panel.extent || [panel.rows, panel.cols];
+    const g = layout3(ctx, panel, region.w);
+    const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
+    drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
     if (panel.rows && panel.cols) {
       drawCells(ctx, panel, box, th, scratch);
     } else {
-      emptyMessage(ctx, panel.empty, box.x + box.w / 2, box.y + box.h / 2, th);
+      emptyMessage(ctx, panel.empty, box.x + box.w / 2, box.y + box.h / 2, box.w - 8, th);
     }
-    axes(
-      ctx,
-      box,
-      panel,
-      cellTicks(extent[1], box.x, box.w, panel.colLabels, Math.floor(box.w / 40)),
-      cellTicks(extent[0], box.y, box.h, panel.rowLabels, Math.floor(box.h / 16)),
-      th
-    );
-    if (panel.colorbar === "" || panel.colorbar === false) {
-      return;
+    const cell = (n, start2, length) => (i) => start2 + (i + 0.5) / n * length;
+    const X = cell(g.cols, box.x, box.w), Y = cell(g.rows, box.y, box.h);
+    axes(ctx, box, {
+      xticks: g.x.at.map((i, k) => ({ at: X(i), label: g.x.labels[k] })),
+      yticks: g.y.at.map((i, k) => ({ at: Y(i), label: g.y.labels[k] })),
+      turned: g.turned,
+      xlabel: g.xlabel,
+      xlabelAt: box.y + box.h + g.bottom - 2 - g.xlabel.length * LINE,
+      ylabel: g.ylabel,
+      ylabelAt: region.x + PAD + g.ylabel.length * LINE - LINE / 2
+    }, th);
+    if (g.bar && !g.bar.shared) {
+      drawColorbar(ctx, panel, g, box, th);
     }
-    drawColorbar(ctx, panel, box, th);
   }
 
   // src/panels/lines.js
   var LEGEND_ROW = 16;
+  var SWATCH = 28;
   var lineColour = (line, th) => th.dark && line.dark ? line.dark : line.color;
   function strokeOf(ctx, line, th) {
     ctx.strokeStyle = lineColour(line, th);
     ctx.lineWidth = line.width * 1.2;
     ctx.setLineDash(line.dashed ? [5, 4] : []);
   }
-  function layout(ctx, panel, region) {
-    ctx.font = TEXT_PX + "px " + FONT;
-    const labels = panel.lines.map((l) => l.label).concat(panel.legendTitle ? [panel.legendTitle] : []);
-    const legendW = Math.max(0, ...labels.map((l) => ctx.measureText(l).width)) + 34;
-    const inside = legendW > region.w / 3;
-    const box = {
-      x: region.x + MARGIN.left,
-      y: region.y + MARGIN.top,
-      w: region.w - MARGIN.left - (inside ? 16 : legendW + 14),
-      h: region.h - MARGIN.top - MARGIN.bottom
-    };
+  function legendPlaces(ctx, panel, below, most) {
+    font(ctx);
+    const places = [];
+    let x = 0, y = 0;
+    if (panel.legendTitle) {
+      places.push({ title: panel.legendTitle, x: 0, y: 0 });
+      y += LEGEND_ROW;
+    }
+    for (const line of panel.lines) {
+      const w = SWATCH + widthOf(ctx, line.label);
+      if (below && x > 0 && x + w > most) {
+        x = 0;
+        y += LEGEND_ROW;
+      }
+      places.push({ line, x, y });
+      x = below ? x + w + 16 : 0;
+      if (!below) {
+        y += LEGEND_ROW;
+      }
+    }
+    const rows = places.length ? below ? y / LEGEND_ROW + 1 : y / LEGEND_ROW : 0;
+    return { places, height: rows * LEGEND_ROW };
+  }
+  function layout4(ctx, panel, w, h = 0) {
+    const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     const { n } = panel, [lo, hi] = panel.ylim;
     const log = !!panel.ylog || panel.yscale === "log";
-    const sx = box.w / Math.max(n, 1), sy = box.h / (log ? Math.log(hi / lo) : hi - lo);
-    const X = (i) => box.x + (i + 0.5) * sx;
-    const Y = (v) => box.y + (log ? Math.log(hi / v) : hi - v) * sy;
-    return { box, X, Y, log, legendW, inside };
+    font(ctx);
+    const yvalues = panel.yticks || (log ? logTicks(lo, hi) : niceTicks(lo, hi, 5));
+    const ylabels = yvalues.map((v) => general(v, 3));
+    const labels = panel.lines.map((l) => l.label).concat(panel.legendTitle ? [panel.legendTitle] : []);
+    const legendW = widest(ctx, labels) + SWATCH + 6;
+    const ylabelText = log && panel.ylabel && !/log/.test(panel.ylabel) ? panel.ylabel + " (log scale)" : panel.ylabel;
+    let below = legendW > w * 0.4, ylabel = [], g;
+    for (let pass = 0; pass < 3; pass++) {
+      const left = PAD + ylabel.length * LINE + widest(ctx, ylabels) + 10;
+      const right = below ? PAD + 14 : legendW + 14;
+      const pw = Math.max(40, w - left - right);
+      const legend = legendPlaces(ctx, panel, below, w - 2 * PAD);
+      let ph = Math.round(Math.min(210, Math.max(120, pw * 0.55)));
+      const room = h - title.height - (6 + LINE + 4 + LINE + (below ? 6 + legend.height : 0) + 2);
+      ph = Math.round(Math.max(ph, Math.min(room, pw)));
+      if (!below && legend.height > ph) {
+        below = true;
+        continue;
+      }
+      ylabel = labelLines(ctx, ylabelText, ph + 20);
+      g = { title, log, left, right, pw, ph, legend, below, ylabel, yvalues, ylabels };
+    }
+    const sx = g.pw / Math.max(n, 1), sy = g.ph / (log ? Math.log(hi / lo) : hi - lo);
+    g.X = (x0, i) => x0 + (i + 0.5) * sx;
+    g.Y = (y0, v) => y0 + (log ? Math.log(hi / v) : hi - v) * sy;
+    const xlabel = (i) => panel.xs ? general(panel.xs[i], 4) : String(i);
+    let most = Math.max(2, Math.min(8, n));
+    while (most > 2) {
+      const at = wholeTicks(n, most), step = at.length > 1 ? (at[1] - at[0]) * sx : Infinity;
+      if (widest(ctx, at.map(xlabel)) + 10 <= step) {
+        break;
+      }
+      most -= 1;
+    }
+    g.xat = wholeTicks(n, most);
+    g.xtickLabels = g.xat.map(xlabel);
+    g.xlabel = labelLines(ctx, panel.xlabel, g.pw + g.left);
+    g.bottom = 6 + LINE + 4 + g.xlabel.length * LINE + (g.below ? 6 + g.legend.height : 0) + 2;
+    g.height = title.height + g.ph + g.bottom;
+    g.minW = g.left + g.right + 90;
+    return g;
+  }
+  function measureLines(ctx, panel, w) {
+    const g = layout4(ctx, panel, w);
+    return { minW: g.minW, height: g.height };
   }
   function strokeLine(ctx, ys, X, Y, run) {
     ctx.beginPath();
@@ -489,43 +778,104 @@
     }
     ctx.restore();
   }
-  function drawLegend(ctx, panel, { box, legendW, inside }, th) {
-    const lx = inside ? box.x + box.w - legendW + 4 : box.x + box.w + 12;
-    let ly = box.y + 2;
-    if (inside) {
-      const rows = panel.lines.length + (panel.legendTitle ? 1 : 0);
-      ctx.globalAlpha = 0.85;
-      ctx.fillStyle = th.background;
-      ctx.fillRect(lx - 6, ly - 2, legendW + 2, rows * LEGEND_ROW + 4);
-      ctx.globalAlpha = 1;
-    }
-    if (panel.legendTitle) {
-      text(ctx, panel.legendTitle, lx, ly, "left", "top", TEXT_PX, th.text);
-      ly += LEGEND_ROW;
-    }
-    for (const line of panel.lines) {
-      strokeOf(ctx, line, th);
+  function drawLegend(ctx, legend, lx, ly, th) {
+    for (const p of legend.places) {
+      if (p.title) {
+        text(ctx, p.title, lx + p.x, ly + p.y, "left", "top", TEXT_PX, th.text);
+        continue;
+      }
+      strokeOf(ctx, p.line, th);
       ctx.beginPath();
-      ctx.moveTo(lx, ly + 7);
-      ctx.lineTo(lx + 22, ly + 7);
+      ctx.moveTo(lx + p.x, ly + p.y + 7);
+      ctx.lineTo(lx + p.x + 22, ly + p.y + 7);
       ctx.stroke();
       ctx.setLineDash([]);
-      text(ctx, line.label, lx + 28, ly + 7, "left", "middle", TEXT_PX, th.text);
-      ly += LEGEND_ROW;
+      text(ctx, p.line.label, lx + p.x + SWATCH, ly + p.y + 7, "left", "middle", TEXT_PX, th.text);
     }
   }
   function drawLines(ctx, panel, region, th) {
-    const scales = layout(ctx, panel, region), { box, X, Y } = scales;
-    drawPlot(ctx, panel, scales, th);
-    const xticks = wholeTicks(panel.n, Math.max(2, Math.min(6, Math.floor(box.w / 45)))).map((t) => ({ at: X(t), label: panel.xs ? general(panel.xs[t], 4) : String(t) }));
-    const yticks = (panel.yticks || [panel.ylim[0], panel.ylim[1]]).map((v) => ({ at: Y(v), label: general(v, 3) }));
-    axes(ctx, box, panel, xticks, yticks, th);
-    drawLegend(ctx, panel, scales, th);
+    const g = layout4(ctx, panel, region.w, region.h);
+    const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
+    const X = (i) => g.X(box.x, i), Y = (v) => g.Y(box.y, v);
+    drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
+    drawPlot(ctx, panel, { box, X, Y, log: g.log }, th);
+    const xlabelAt = box.y + box.h + 6 + LINE + 4;
+    axes(ctx, box, {
+      xticks: g.xat.map((t, k) => ({ at: X(t), label: g.xtickLabels[k] })),
+      yticks: g.yvalues.map((v, k) => ({ at: Y(v), label: g.ylabels[k] })),
+      xlabel: g.xlabel,
+      xlabelAt,
+      ylabel: g.ylabel,
+      ylabelAt: region.x + PAD + g.ylabel.length * LINE - LINE / 2
+    }, th);
+    if (g.below) {
+      drawLegend(ctx, g.legend, region.x + PAD + 4, xlabelAt + g.xlabel.length * LINE + 6, th);
+    } else {
+      drawLegend(ctx, g.legend, box.x + box.w + 12, box.y + 2, th);
+    }
   }
 
   // src/figure.js
-  var DRAW = /* @__PURE__ */ new Map([["heatmap", drawHeatmap], ["lines", drawLines], ["arcs", drawArcs], ["bars", drawBars]]);
-  var NARROW = 560;
+  var KINDS = /* @__PURE__ */ new Map([
+    ["heatmap", [drawHeatmap, measureHeatmap]],
+    ["lines", [drawLines, measureLines]],
+    ["arcs", [drawArcs, measureArcs]],
+    ["bars", [drawBars, measureBars]]
+  ]);
+  var ROW_GAP = 8;
+  function kind(panel) {
+    const k = KINDS.get(panel.kind);
+    if (!k) {
+      throw new Error("unknown panel kind " + panel.kind);
+    }
+    return k;
+  }
+  function layoutFigure(ctx, spec, width) {
+    const { panels } = spec, regions = [], memo = /* @__PURE__ */ new Map();
+    const measure = (p, w) => {
+      const key = panels.indexOf(p) + "@" + w;
+      if (!memo.has(key)) {
+        memo.set(key, kind(p)[1](ctx, p, w));
+      }
+      return memo.get(key);
+    };
+    const fits = (row) => row.every((p) => measure(p, width / row.length).minW <= width / row.length);
+    const most = (p) => Math.max(1, p.small ? spec.smallColumns || spec.columns || 1 : spec.columns || 1);
+    let y = 0, start2 = 0;
+    const cap = {};
+    while (start2 < panels.length) {
+      const small = !!panels[start2].small;
+      let limit = Math.min(most(panels[start2]), cap[small] || Infinity);
+      let k = 1, full = false;
+      while (k < limit && start2 + k < panels.length && !!panels[start2 + k].small === small && !panels[start2 + k].newRow) {
+        full = !fits(panels.slice(start2, start2 + k + 1));
+        if (full) {
+          break;
+        }
+        k += 1;
+      }
+      if (cap[small] === void 0) {
+        let cols = k;
+        if (full) {
+          limit = k;
+        }
+        while (cols < limit && fits(new Array(cols + 1).fill(panels[start2]))) {
+          cols += 1;
+        }
+        cap[small] = cols;
+      }
+      const row = panels.slice(start2, start2 + k), shared = width / Math.max(k, cap[small]);
+      const w = row.every((p) => measure(p, shared).minW <= shared) ? shared : width / k;
+      const sizes = row.map((p) => measure(p, w));
+      const h = Math.ceil(Math.max(...sizes.map((s) => s.height)));
+      for (let i = 0; i < k; i++) {
+        regions.push({ x: i * w, y, w, h });
+      }
+      y += h + ROW_GAP;
+      start2 += k;
+    }
+    return { regions, height: Math.max(1, y - ROW_GAP) };
+  }
   function fit(canvas, width, height, dpr) {
     const pw = Math.round(width * dpr), ph = Math.round(height * dpr);
     const parent = canvas.parentNode;
@@ -541,25 +891,18 @@
       frame.style.overflow = "hidden";
     }
   }
-  function drawFigure(canvas, spec, width, th, scratch) {
-    const columns = width >= NARROW ? spec.columns || 1 : 1;
-    const panelW = width / columns, panelH = Math.round(Math.max(210, Math.min(300, panelW * 0.62)));
-    const height = Math.ceil(spec.panels.length / columns) * panelH;
-    const dpr = globalThis.devicePixelRatio || 1;
-    fit(canvas, width, height, dpr);
+  function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
     const ctx = canvas.getContext("2d");
+    fontReset(ctx);
+    const layout5 = layoutFigure(ctx, spec, width);
+    fit(canvas, width, layout5.height, dpr);
+    fontReset(ctx);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = th.background;
-    ctx.fillRect(0, 0, width, height);
-    spec.panels.forEach((panel, i) => {
-      const draw = DRAW.get(panel.kind);
-      if (!draw) {
-        throw new Error("unknown panel kind " + panel.kind);
-      }
-      const region = { x: i % columns * panelW, y: Math.floor(i / columns) * panelH, w: panelW, h: panelH };
-      draw(ctx, panel, region, th, scratch);
-    });
+    ctx.fillRect(0, 0, width, canvas.height / dpr);
+    spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout5.regions[i], th, scratch));
     canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
+    return layout5;
   }
 
   // src/dom.js
@@ -591,7 +934,7 @@
     constructor(c, id) {
       this.declaration = c;
       this.id = id;
-      this.element = make("span", { class: "ab-lab-control" });
+      this.element = make("span", { class: "ab-lab-control ab-lab-control-" + c.kind });
       this.element.append(c.kind === "multi" ? make("span", { id: id + "-label" }, c.label) : make("label", { for: id }, c.label));
       this.input = null;
       this.hint = null;
@@ -675,7 +1018,11 @@
       if (sameOptions(this.options, options)) {
         return;
       }
-      const old = this.value, values = options.map((o) => o[1]);
+      if (this.options.length > 1) {
+        this.chosen = this.value;
+      }
+      const old = this.options.length <= 1 && this.chosen !== void 0 ? this.chosen : this.value;
+      const values = options.map((o) => o[1]);
       this.offer(options);
       if (!values.includes(old)) {
         const below = values.filter((v) => typeof v === "number" && v <= old);
@@ -783,7 +1130,7 @@
       this.input.value = v;
     }
   };
-  var KINDS = {
+  var KINDS2 = {
     slider: SliderControl,
     choice: ChoiceControl,
     multi: MultiControl,
@@ -791,11 +1138,61 @@
     text: TextControl
   };
   function makeControl(c, id) {
-    const Kind = Object.prototype.hasOwnProperty.call(KINDS, c.kind) ? KINDS[c.kind] : null;
+    const Kind = Object.prototype.hasOwnProperty.call(KINDS2, c.kind) ? KINDS2[c.kind] : null;
     if (!Kind) {
       throw new Error(`the browser lab has no ${c.kind} control (${c.name})`);
     }
     return new Kind(c, id);
+  }
+
+  // src/theme.js
+  var cssVar = (el, name, fallback) => getComputedStyle(el).getPropertyValue(name).trim() || fallback;
+  function luminance(colour) {
+    const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
+    let c;
+    if (hex) {
+      c = hex.slice(1, 4).map((h) => parseInt(h, 16));
+    } else {
+      const fn = /rgba?\(([^)]+)\)/.exec(colour);
+      c = fn ? fn[1].split(/[ ,/]+/).filter(Boolean).map(Number) : [255, 255, 255];
+    }
+    return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+  }
+  function theme(el) {
+    const background = cssVar(el, "--pst-color-background", "#ffffff");
+    return {
+      background,
+      text: cssVar(el, "--pst-color-text-base", "#222832"),
+      muted: cssVar(el, "--pst-color-text-muted", "#48566b"),
+      border: cssVar(el, "--pst-color-border", "#d1d5da"),
+      dark: luminance(background) < 0.5
+    };
+  }
+
+  // src/download.js
+  var SCALE = 2;
+  function pictureCanvas(lab, scale = SCALE) {
+    const canvas = document.createElement("canvas");
+    drawFigure(canvas, lab.spec, lab.width(), lab.looks.theme || theme(lab.element), lab.scratch, scale);
+    return canvas;
+  }
+  function save(blob, name) {
+    const a = make("a", { href: URL.createObjectURL(blob), download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 0);
+  }
+  function addPictureDownload(lab) {
+    const button = make("button", { type: "button", class: "ab-download-picture" }, "Download the picture (PNG)");
+    button.addEventListener("click", () => {
+      if (!lab.spec) {
+        return;
+      }
+      pictureCanvas(lab).toBlob((blob) => save(blob, lab.declaration.name + ".png"), "image/png");
+    });
+    lab.element.querySelector(".ab-lab-controls").append(button);
+    return button;
   }
 
   // src/readout.js
@@ -826,30 +1223,6 @@
   }
   var errorElement = (err, styles) => readoutElement({ lines: [], notes: [{ level: "error", text: String(err && err.message || err) }] }, styles);
 
-  // src/theme.js
-  var cssVar = (el, name, fallback) => getComputedStyle(el).getPropertyValue(name).trim() || fallback;
-  function luminance(colour) {
-    const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
-    let c;
-    if (hex) {
-      c = hex.slice(1, 4).map((h) => parseInt(h, 16));
-    } else {
-      const fn = /rgba?\(([^)]+)\)/.exec(colour);
-      c = fn ? fn[1].split(/[ ,/]+/).filter(Boolean).map(Number) : [255, 255, 255];
-    }
-    return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
-  }
-  function theme(el) {
-    const background = cssVar(el, "--pst-color-background", "#ffffff");
-    return {
-      background,
-      text: cssVar(el, "--pst-color-text-base", "#222832"),
-      muted: cssVar(el, "--pst-color-text-muted", "#48566b"),
-      border: cssVar(el, "--pst-color-border", "#d1d5da"),
-      dark: luminance(background) < 0.5
-    };
-  }
-
   // src/lab.js
   var DEFAULT_WIDTH = 600;
   var MIN_WIDTH = 200;
@@ -879,6 +1252,7 @@
       this.ticket = 0;
       this.looks = { width: null, theme: null };
       this.download = module.numbers ? this.addDownload() : null;
+      this.pictureDownload = addPictureDownload(this);
       if (module.mountExtra) {
         const extra = make("div", { class: "ab-lab-extra" });
         el.querySelector(".ab-lab-controls").append(extra);

@@ -187,8 +187,8 @@
 
   var SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // plots.masking
 
-  /** The picture as panels for lab.js (plots.masking.MaskingView; lab.js does not grey the
-   *  masked cells yet: the mask is a panel of its own): scores, mask, weights, output. */
+  /** The picture as panels for lab.js (plots.masking.MaskingView): scores (masked cells
+   *  grey and crossed), mask, weights, output, every map with the tokens on its axes. */
   function figure(st) {
     var s = st.s, hidden = 0, masked = new Uint8Array(st.mask.length);
     for (var k = 0; k < st.mask.length; k++) { masked[k] = 1 - st.mask[k]; hidden += masked[k]; }
@@ -201,15 +201,17 @@
          xlabel: "key j", ylabel: "query i", colorbar: "score q\u00b7k/\u221ad_k (grey: masked)",
          rowLabels: st.tokens, colLabels: st.tokens},
         {kind: "heatmap", title: "mask (1 = may attend)", data: st.mask, rows: s, cols: s, extent: [s, s],
-         cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "", colorbar: "mask",
-         colLabels: st.tokens},
+         cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i", colorbar: "mask",
+         rowLabels: st.tokens, colLabels: st.tokens},
         {kind: "heatmap", title: "weights (" + (st.method === "before" ? "\u2212\u221e before softmax" :
                                                 "0 after softmax") + ")", data: st.weights,
          rows: s, cols: s, extent: [s, s], cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j",
-         ylabel: "", colorbar: "weight (\u00d7: masked)", colLabels: st.tokens, masked: masked},
+         ylabel: "query i", colorbar: "weight (\u00d7: masked)", rowLabels: st.tokens, colLabels: st.tokens,
+         masked: masked},
         {kind: "heatmap", title: "output (" + s + ", " + MASKING_D_K + ")", data: st.output, rows: s,
          cols: MASKING_D_K, extent: [s, MASKING_D_K], cmap: "cividis", vmin: OUTPUT_LIMITS[0],
-         vmax: OUTPUT_LIMITS[1], xlabel: "dimension", ylabel: "", colorbar: "output = weights \u00b7 V"},
+         vmax: OUTPUT_LIMITS[1], xlabel: "dimension", ylabel: "query i", colorbar: "output = weights \u00b7 V",
+         rowLabels: st.tokens},
       ],
     };
   }

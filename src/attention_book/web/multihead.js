@@ -247,10 +247,13 @@
   function figure(st) {
     var s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
     for (var i = 0; i < st.h; i++) {
+      // four heads or more: head 0 named in full, the others small on its axes and scale
+      var small = st.h >= 4 && i > 0;
       panels.push({kind: "heatmap", title: "head " + i + (st.on[i] ? "" : " (off)"), faded: !st.on[i],
                    data: st.weights.subarray(i * s * s, (i + 1) * s * s), rows: s, cols: s, extent: [s, s],
-                   cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i",
-                   colorbar: "attention weight", rowLabels: st.tokens, colLabels: st.tokens});
+                   cmap: "viridis", vmin: 0, vmax: 1, xlabel: small ? "" : "key j", ylabel: small ? "" : "query i",
+                   colorbar: small ? false : "attention weight", small: small,
+                   rowLabels: small ? undefined : st.tokens, colLabels: small ? undefined : st.tokens});
     }
     panels.push({kind: "heatmap", title: "output of " + nOn + " head(s) on : (" + s + ", " + d + ")",
                  data: st.onOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
@@ -260,7 +263,7 @@
                  data: st.offOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
                  vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1],
                  xlabel: "dimension", ylabel: "token", colorbar: "value", rowLabels: st.tokens});
-    return {columns: Math.min(4, panels.length), panels: panels};
+    return {columns: 2, smallColumns: 6, panels: panels};
   }
 
   /** The choices that follow other controls, as the scene's options_for: the head counts

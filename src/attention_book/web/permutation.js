@@ -237,16 +237,23 @@
               vmin: lim[0], vmax: lim[1], xlabel: xlabel, ylabel: "", colorbar: bar,
               rowLabels: rowLabels, colLabels: colLabels};
     }
+    // permuted after attention (a row), computed from the permuted sentence (a row), then
+    // their difference; the weight maps name their query rows (the keys are positions)
+    var before = heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels);
+    var difference = heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension",
+                          "|f(PX) \u2212 P f(X)|");
+    before.newRow = true;
+    difference.newRow = true;
     return {
-      columns: 4,
+      columns: 3,
       panels: [
         heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", "input", labels),
-        heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", "weight", undefined, labels),
+        heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", "weight", labels),
         heat("P f(X)", st.after[2], d, "output", "dimension", "output"),
-        heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", "|f(PX) \u2212 P f(X)|"),
-        heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels),
-        heat("A(PX)", st.before[1], s, "weight", "key", "weight", undefined, labels),
+        before,
+        heat("A(PX)", st.before[1], s, "weight", "key", "weight", labels),
         heat("f(PX)", st.before[2], d, "output", "dimension", "output"),
+        difference,
       ],
     };
   }

@@ -40,7 +40,6 @@
   var SCORE_NAMES = ["previous", "next", "cls", "sep", "self", "spread"];
   var SCORE_LABELS = {previous: "previous token", next: "next token", cls: "[CLS]",
                       sep: "[SEP]", self: "itself", spread: "entropy / log T"};
-  var MAX_SHOWN_LABELS = 16;  // plots.attention.MAX_SHOWN_LABELS
   var WEIGHTS_FILE = "minilm-weights.js";
   var CACHE_BYTES = 64 * 1048576;  // the computed sentences' maps kept
   var GALLERY_FORMAT = 1;  // web_export.GALLERY_FORMAT
@@ -235,6 +234,7 @@
     inFlight: null, queued: null, seq: 0,
     timing: {},  // ms: load (the script), prepare (decode), last forward
     listeners: [],
+    busy: [],  // f(tokens or 0): a sentence is being computed (its token count), or done
   };
 
   function setStatus(status, message) {
@@ -260,11 +260,16 @@
     return scriptSrc ? scriptSrc.replace(/[^/]*$/, name) : "_static/ab-web/" + name;
   }
 
+  /** What the reader reads when the model file is missing; what a developer needs goes to
+   *  the console. */
   function missingMessage(url) {
-    return "The model file " + WEIGHTS_FILE + " is missing (looked for " + url + "). The book's build writes it " +
-      "beside this page's scripts: run `make book`, or write it alone with " +
-      "`.venv/bin/python -m attention_book.web_export _build/html/_static/ab-web/" + WEIGHTS_FILE + " int8` " +
-      "(attention_book.web_export.export_browser_weights).";
+    if (typeof console !== "undefined") {
+      console.warn("The model file " + WEIGHTS_FILE + " is missing (looked for " + url + "). The book's build " +
+        "writes it beside this page's scripts: run `make book`, or write it alone with " +
+        "`.venv/bin/python -m attention_book.web_export _build/html/_static/ab-web/" + WEIGHTS_FILE + " int8` " +
+        "(attention_book.web_export.export_browser_weights).");
+    }
+    return "The model is not part of this copy of the book, so only the preset sentences can be shown.";
   }
 
   function remember(used, entry) {
@@ -474,8 +479,13 @@
     var entry = lookup(read.used);
     if (entry) { return build(base, entry.maps, query, "browser"); }
     if (engine.status !== "ready") { return build(base, null, query, "pending"); }
+    engine.busy.forEach(function (f) { f(T); });
     return compute(read.used, read.ids).then(function (done) {
+      engine.busy.forEach(function (f) { f(0); });
       return done ? build(base, done.maps, query, "browser") : build(base, null, query, "pending");
+    }, function (err) {
+      engine.busy.forEach(function (f) { f(0); });
+      throw err;
     });
   }
 
@@ -565,19 +575,15 @@
             scores: st.scores, gallery: st.gallery};
   }
 
-  /** plots.attention.thin_labels: at most 16 labels shown. */
-  function thinLabels(labels) {
-    var step = Math.max(1, Math.ceil(labels.length / MAX_SHOWN_LABELS));
-    return labels.map(function (t, j) { return j % step === 0 ? String(t) : ""; });
-  }
-
   /** The picture (plots.pretrained.PretrainedView) as panels: the head's weights with the
    *  query's row outlined; arcs from the query; the scores here and on the gallery (as a
    *  2 x 6 heatmap: lab.js draws no bars). */
   function figure(st) {
-    var T = has(st) ? st.T : 0, labels = thinLabels(st.tokens.slice(0, T));
-    var title = "layer " + st.layer + ", head " + st.head + ": " +
-      (has(st) || !st.T ? "query rows, key columns" : "load the model to see this sentence");
+    var T = has(st) ? st.T : 0;
+    var title = "layer " + st.layer + ", head " + st.head + ": query rows, key columns";
+    // a sentence the model has not run on: no map and no arcs, only what it waits for
+    var waiting = engine.status === "ready" ? "computing this sentence\u2026"
+      : "not computed yet: press \u201cLoad the model\u201d";
     var series = [];
     if (has(st)) {
       series.push({label: "this sentence", color: "#1f5fa8", dark: "#6fa8e8",
@@ -591,9 +597,10 @@
       panels: [
         {kind: "heatmap", title: title, data: st.weights, rows: T, cols: T, extent: [T, T], cmap: "viridis",
          vmin: 0, vmax: 1, xlabel: "", ylabel: "", colorbar: "weight (each row sums to 1)",
-         rowLabels: labels, colLabels: labels, outlineRow: T ? q : undefined},
+         rowLabels: st.tokens.slice(0, T), colLabels: st.tokens.slice(0, T), outlineRow: T ? q : undefined,
+         empty: st.T ? waiting : "(no tokens)"},
         {kind: "arcs", title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
-         tokens: st.tokens, query: q, weights: has(st) ? st.row : new Float64Array(st.tokens.length)},
+         tokens: st.tokens, query: q, weights: has(st) ? st.row : null, empty: st.T ? waiting : "(no tokens)"},
         {kind: "bars", title: "head scores (0 to 1)", labels: SCORE_NAMES.map(function (n) {
           return SCORE_LABELS[n]; }), series: series, xlim: [0, 1], xlabel: "score"},
       ],
@@ -643,13 +650,25 @@
           " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
         button.hidden = true;
       } else if (st === "missing" || st === "failed") {
-        status.textContent = message;
+        status.textContent = "The model could not be loaded (the note below says why).";
         button.disabled = false;
         button.textContent = "Try again";
       }
       if (lab && typeof lab.update === "function" && st !== "loading") { lab.update(); }
     }
     engine.listeners.push(show);
+    // while a sentence is computed: a sign beside the button, the old picture dimmed
+    var ready = "";
+    engine.busy.push(function (tokens) {
+      if (tokens) {
+        ready = ready || status.textContent;
+        status.textContent = "Computing this sentence (" + tokens + " tokens) in your browser\u2026";
+      } else if (ready) {
+        status.textContent = ready;
+        ready = "";
+      }
+      if (lab && lab.canvas) { lab.canvas.style.opacity = tokens ? "0.45" : ""; }
+    });
     button.addEventListener("click", function () { loadModel().catch(function () {}); });
     box.appendChild(button);
     box.appendChild(status);

@@ -4,7 +4,8 @@
 // alt text. The lab has 20 states (10 d_k x scaled or not) of one fixed experiment, but
 // its random numbers are many (3.8 million normals at d_k = 512, 7.7 million for every
 // d_k), so each d_k is measured once, when first asked for, and kept: the first visit of
-// d_k = 512 costs about 0.2 s of drawing, every later change a lookup.
+// d_k = 512 costs about 0.2 s of drawing, every later change a lookup. The figure's curves
+// over every d_k come from a table of Python's (CURVES_TABLE).
 // tests/test_web_states.py checks it against Python within 1e-5.
 // Classic script: needs vocab.js, rng.js and core.js first; sets
 // globalThis.AttentionBook.scaling in a browser, module.exports in Node.
@@ -31,15 +32,49 @@
 
   var measured = core.cache();  // d_k -> {false: stats, true: stats}
 
+  var CHUNK = 1 << 15;  // normals drawn between two pauses of a measurement in steps
+  var inSteps = false;  // whether state() measures in steps: once a lab is mounted (mountExtra)
+
+  /** `count` normals of generator `gen`, CHUNK at a time (the same stream as one draw),
+   *  pausing (yield) between chunks; returns them. */
+  function* normals(gen, count) {
+    var out = new Float64Array(count);
+    for (var at = 0; at < count; at += CHUNK) {
+      out.set(gen.standardNormal(Math.min(CHUNK, count - at)), at);
+      if (at + CHUNK < count) { yield; }
+    }
+    return out;
+  }
+
   /** softmax_saturation(d_k, scaled) for both scalings (they share their samples) and
-   *  dot_product_variance(d_k, 4 n), all with seed 0. */
+   *  dot_product_variance(d_k, 4 n), all with seed 0: measured at once. */
   function measure(d_k) {
     var got = measured.get(d_k);
     if (got !== undefined) { return got; }
+    var steps = measureSteps(d_k), step;
+    do { step = steps.next(); } while (!step.done);
+    return step.value;
+  }
+
+  /** measure(d_k) in steps of CHUNK normals, each its own task: a Promise of it. The page
+   *  stays responsive (one step is about 10 ms; the whole of d_k = 64 took a task of 0.14 s,
+   *  of every d_k 0.6-0.9 s). */
+  function measureSoon(d_k) {
+    var steps = measureSteps(d_k);
+    return new Promise(function (resolve) {
+      (function next() {
+        var step = steps.next();
+        if (step.done) { resolve(step.value); } else { setTimeout(next, 0); }
+      })();
+    });
+  }
+
+  /** The steps of measure(d_k): a generator pausing between chunks of normals. */
+  function* measureSteps(d_k) {
     var n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = rng.defaultRng(SEED);
-    var q = g0.standardNormal(n * d_k);          // (n, 1, d_k)
-    var K = g0.standardNormal(n * s_k * d_k);    // (n, s_k, d_k)
-    var g = g0.standardNormal(n * s_k);          // (n, s_k)
+    var q = yield* normals(g0, n * d_k);          // (n, 1, d_k)
+    var K = yield* normals(g0, n * s_k * d_k);    // (n, s_k, d_k)
+    var g = yield* normals(g0, n * s_k);          // (n, s_k)
     var dots = new Float64Array(n * s_k);        // (n, s_k): q_i . K_ij
     for (var i = 0; i < n; i++) {
       for (var j = 0; j < s_k; j++) {
@@ -48,7 +83,7 @@
         dots[i * s_k + j] = sum;
       }
     }
-    got = {};
+    var got = {};
     [false, true].forEach(function (scaled) {
       var scale = scaled ? 1.0 / Math.sqrt(d_k) : 1.0, w = new Float64Array(n * s_k);
       for (var k = 0; k < w.length; k++) { w[k] = dots[k] * scale; }
@@ -73,7 +108,7 @@
                      weights: Float64Array.from(first)};
     });
     // dot_product_variance(d_k, 4 n, seed 0): the sample variance (ddof 1) of q . k
-    var m = 4 * n, g1 = rng.defaultRng(SEED), qv = g1.standardNormal(m * d_k), kv = g1.standardNormal(m * d_k);
+    var m = 4 * n, g1 = rng.defaultRng(SEED), qv = yield* normals(g1, m * d_k), kv = yield* normals(g1, m * d_k);
     var vals = new Float64Array(m), mean = 0;
     for (var a = 0; a < m; a++) {
       var dsum = 0;
@@ -96,13 +131,42 @@
       throw new Error("d_k must be one of (" + SCALING_DKS.join(", ") + "), got " + d_k);
     }
     if (typeof scaled !== "boolean") { throw new Error("scaled must be True or False, got " + scaled); }
-    var m = measure(d_k)[scaled];
-    return {d_k: d_k, scaled: scaled, variance: m.variance, max_weight: m.max_weight,
-            entropy: m.entropy, grad_norm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
+    function of(got) {
+      var m = got[scaled];
+      return {d_k: d_k, scaled: scaled, variance: m.variance, max_weight: m.max_weight,
+              entropy: m.entropy, grad_norm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
+    }
+    var got = measured.get(d_k);
+    // in a mounted lab, a d_k not measured yet is measured in steps: a Promise of the state,
+    // which the lab draws when it comes (lab.js), without blocking the page meanwhile; a
+    // direct call (the parity tests) measures at once
+    if (got === undefined && inSteps) { return measureSoon(d_k).then(of); }
+    return of(got === undefined ? measure(d_k) : got);
   }
 
-  /** scaling_curves()[(quantity, scaled)] over SCALING_DKS, for the figure (measures every d_k). */
+  // scaling_curves() over SCALING_DKS to 6 digits, for the figure: measuring every d_k here
+  // drew 7.7 million normals and blocked the page for 0.6-0.9 s when it loaded.
+  // tests/test_lab_legibility.py checks the table against Python's scaling_curves().
+  var CURVES_TABLE = {
+    false: {variance: [0.96042, 1.93316, 3.77983, 7.95811, 15.4459, 32.2883, 61.9812, 127.646, 271.347, 483.988],
+      max_weight: [0.206502, 0.298556, 0.424736, 0.572035, 0.69499, 0.775107, 0.844842, 0.87745, 0.91361, 0.955111],
+      entropy: [2.4335, 2.16435, 1.7742, 1.27767, 0.872096, 0.605507, 0.414219, 0.30048, 0.216469, 0.10906],
+      grad_norm: [0.263798, 0.293111, 0.287663, 0.291133, 0.226321, 0.176022, 0.149143, 0.117892, 0.0836987, 0.0502817]},
+    true: {variance: [0.96042, 0.96658, 0.944958, 0.994763, 0.965369, 1.00901, 0.968457, 0.997232, 1.05995, 0.945289],
+      max_weight: [0.206502, 0.224082, 0.23648, 0.247127, 0.248597, 0.256496, 0.249878, 0.247124, 0.235035, 0.247684],
+      entropy: [2.4335, 2.39912, 2.38085, 2.3562, 2.35671, 2.33408, 2.35337, 2.35588, 2.37437, 2.36657],
+      grad_norm: [0.263798, 0.280764, 0.277439, 0.28671, 0.281768, 0.272966, 0.282467, 0.288463, 0.276533, 0.285983]},
+  };
+
+  /** scaling_curves()[(quantity, scaled)] over SCALING_DKS, for the figure (from the table). */
   function curves(scaled) {
+    var out = {};
+    Object.keys(CURVES_TABLE[scaled]).forEach(function (k) { out[k] = Float64Array.from(CURVES_TABLE[scaled][k]); });
+    return out;
+  }
+
+  /** scaling_curves()[(quantity, scaled)] over SCALING_DKS, measured here (every d_k). */
+  function measuredCurves(scaled) {
     var out = {variance: [], max_weight: [], entropy: [], grad_norm: []};
     SCALING_DKS.forEach(function (d_k) {
       var m = measure(d_k)[scaled];
@@ -200,6 +264,7 @@
   }
 
   return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
-          measure: measure, state: state, curves: curves, readoutHtml: readoutHtml, alt: alt,
-          numbers: numbers, figure: figure};
+          measure: measure, state: state, curves: curves, measuredCurves: measuredCurves,
+          readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
+          mountExtra: function () { inSteps = true; }};
 });

@@ -301,7 +301,7 @@
     };
   }
 
-  function score(v) { return v === null ? "undefined" : fmt.fixed(v, 2); }
+  function score(v) { return v === null ? "n/a" : fmt.fixed(v, 2); }
 
   function curvesAt(st) { return st.scoreCurves.map(function (curve) { return curve[st.checkpoint]; }); }
 

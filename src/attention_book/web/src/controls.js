@@ -34,7 +34,7 @@ class Control {
   constructor(c, id) {
     this.declaration = c;
     this.id = id;
-    this.element = make("span", {class: "ab-lab-control"});
+    this.element = make("span", {class: "ab-lab-control ab-lab-control-" + c.kind});
     this.element.append(c.kind === "multi" ? make("span", {id: id + "-label"}, c.label)
                                            : make("label", {for: id}, c.label));
     this.input = null;
@@ -128,7 +128,11 @@ export class ChoiceControl extends Control {
    *  the largest value below it, else the first. */
   reoffer(options) {
     if (sameOptions(this.options, options)) { return; }
-    const old = this.value, values = options.map((o) => o[1]);
+    // a single choice ("(no tokens)") is no choice of the reader's: the one chosen before it
+    // is kept for the choices that follow it (chapter 9's query, the box cleared and typed)
+    if (this.options.length > 1) { this.chosen = this.value; }
+    const old = this.options.length <= 1 && this.chosen !== undefined ? this.chosen : this.value;
+    const values = options.map((o) => o[1]);
     this.offer(options);
     if (!values.includes(old)) {
       const below = values.filter((v) => typeof v === "number" && v <= old);

@@ -1,16 +1,77 @@
-// A figure: its panels laid out on one canvas, `columns` to a row (one column on a phone),
-// drawn at the screen's device pixel ratio.
+// A figure: its panels laid out on one canvas, drawn at the screen's device pixel ratio.
+// The number of columns comes from the width: as many as the figure asks for while every
+// panel gets the width its content needs (measured: its labels, its named cells); a row is
+// as tall as its tallest panel needs at that width, and a panel may fill the row's height.
 
-import {drawArcs} from "./panels/arcs.js";
-import {drawBars} from "./panels/bars.js";
-import {drawHeatmap} from "./panels/heatmap.js";
-import {drawLines} from "./panels/lines.js";
-import {TEXT_PX} from "./panels/style.js";
+import {drawArcs, measureArcs} from "./panels/arcs.js";
+import {drawBars, measureBars} from "./panels/bars.js";
+import {drawHeatmap, measureHeatmap} from "./panels/heatmap.js";
+import {drawLines, measureLines} from "./panels/lines.js";
+import {TEXT_PX, fontReset} from "./panels/style.js";
 
-/** Each panel kind's drawing function (ctx, panel, region, theme, scratch canvas). */
-const DRAW = new Map([["heatmap", drawHeatmap], ["lines", drawLines], ["arcs", drawArcs], ["bars", drawBars]]);
+/** Each panel kind's [draw(ctx, panel, region, theme, scratch), measure(ctx, panel, w)]. */
+const KINDS = new Map([["heatmap", [drawHeatmap, measureHeatmap]], ["lines", [drawLines, measureLines]],
+                       ["arcs", [drawArcs, measureArcs]], ["bars", [drawBars, measureBars]]]);
 
-const NARROW = 560;  // CSS px: below it, one column of panels
+const ROW_GAP = 8;  // px between rows of panels
+
+function kind(panel) {
+  const k = KINDS.get(panel.kind);
+  if (!k) { throw new Error("unknown panel kind " + panel.kind); }
+  return k;
+}
+
+
+/**
+ * Where each panel of `spec` goes in a figure `width` CSS px wide: rows filled in order,
+ * each with as many panels as fit (every one at least its least width) up to the figure's
+ * `columns`, or its `smallColumns` for a row of `small` panels (a stack's later maps); a
+ * `newRow` panel starts a row;
+ * the most of these a row seen before are kept, so that the panels line up in columns.
+ * @param {CanvasRenderingContext2D} ctx (to measure text)
+ * @param {{columns?: number, smallColumns?: number, panels: object[]}} spec
+ * @param {number} width CSS px
+ * @returns {{regions: {x: number, y: number, w: number, h: number}[], height: number}}
+ */
+export function layoutFigure(ctx, spec, width) {
+  const {panels} = spec, regions = [], memo = new Map();
+  const measure = (p, w) => {  // a panel's size at a width, measured once a layout
+    const key = panels.indexOf(p) + "@" + w;
+    if (!memo.has(key)) { memo.set(key, kind(p)[1](ctx, p, w)); }
+    return memo.get(key);
+  };
+  // whether panels fit side by side in the width, each at least its least width
+  const fits = (row) => row.every((p) => measure(p, width / row.length).minW <= width / row.length);
+  const most = (p) => Math.max(1, p.small ? spec.smallColumns || spec.columns || 1 : spec.columns || 1);
+  let y = 0, start = 0;
+  const cap = {};  // the columns of the first row of small panels, and of the others
+  while (start < panels.length) {
+    const small = !!panels[start].small;
+    let limit = Math.min(most(panels[start]), cap[small] || Infinity);
+    let k = 1, full = false;  // full: the next panel did not fit beside these
+    while (k < limit && start + k < panels.length && !!panels[start + k].small === small &&
+           !panels[start + k].newRow) {
+      full = !fits(panels.slice(start, start + k + 1));
+      if (full) { break; }
+      k += 1;
+    }
+    if (cap[small] === undefined) {  // as many as fit, had the row gone on with its like
+      let cols = k;
+      if (full) { limit = k; }
+      while (cols < limit && fits(new Array(cols + 1).fill(panels[start]))) { cols += 1; }
+      cap[small] = cols;
+    }
+    // a short row keeps the columns of the first, if its panels fit them
+    const row = panels.slice(start, start + k), shared = width / Math.max(k, cap[small]);
+    const w = row.every((p) => measure(p, shared).minW <= shared) ? shared : width / k;
+    const sizes = row.map((p) => measure(p, w));
+    const h = Math.ceil(Math.max(...sizes.map((s) => s.height)));
+    for (let i = 0; i < k; i++) { regions.push({x: i * w, y, w, h}); }
+    y += h + ROW_GAP;
+    start += k;
+  }
+  return {regions, height: Math.max(1, y - ROW_GAP)};
+}
 
 /** Size the canvas for a figure `width` x `height` CSS px. The backing store only grows in
  *  height: a figure with fewer panels draws in its top, and the lab's frame (the canvas's
@@ -39,22 +100,19 @@ function fit(canvas, width, height, dpr) {
  * @param {number} width CSS px
  * @param {object} th the theme's colours (theme.js)
  * @param {HTMLCanvasElement} scratch a canvas the heatmaps paint their cells on
+ * @param {number} [dpr] device pixels a CSS px (the screen's by default)
+ * @returns {{regions: object[], height: number}} the layout drawn
  */
-export function drawFigure(canvas, spec, width, th, scratch) {
-  const columns = width >= NARROW ? spec.columns || 1 : 1;
-  const panelW = width / columns, panelH = Math.round(Math.max(210, Math.min(300, panelW * 0.62)));
-  const height = Math.ceil(spec.panels.length / columns) * panelH;
-  const dpr = globalThis.devicePixelRatio || 1;
-  fit(canvas, width, height, dpr);
+export function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
+  fontReset(ctx);
+  const layout = layoutFigure(ctx, spec, width);
+  fit(canvas, width, layout.height, dpr);
+  fontReset(ctx);  // a resized canvas has its state reset
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
-  ctx.fillRect(0, 0, width, height);
-  spec.panels.forEach((panel, i) => {
-    const draw = DRAW.get(panel.kind);
-    if (!draw) { throw new Error("unknown panel kind " + panel.kind); }
-    const region = {x: (i % columns) * panelW, y: Math.floor(i / columns) * panelH, w: panelW, h: panelH};
-    draw(ctx, panel, region, th, scratch);
-  });
+  ctx.fillRect(0, 0, width, canvas.height / dpr);
+  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));  // the smallest text, in its pixels
+  return layout;
 }

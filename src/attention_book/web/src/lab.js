@@ -15,6 +15,7 @@
 
 import {active, makeControl} from "./controls.js";
 import {make} from "./dom.js";
+import {addPictureDownload} from "./download.js";
 import {drawFigure} from "./figure.js";
 import {errorElement, readoutElement} from "./readout.js";
 import {theme} from "./theme.js";
@@ -52,6 +53,7 @@ export class Lab {
     // recomputed after each readout change (benchmarks/browser_lab.py).
     this.looks = {width: null, theme: null};
     this.download = module.numbers ? this.addDownload() : null;
+    this.pictureDownload = addPictureDownload(this);
     if (module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
       const extra = make("div", {class: "ab-lab-extra"});
       el.querySelector(".ab-lab-controls").append(extra);

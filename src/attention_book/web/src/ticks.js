@@ -25,18 +25,38 @@ export function wholeTicks(n, most) {
 }
 
 /**
- * Ticks of a heatmap axis of `n` cells drawn over `length` px from `start`: every cell's
- * label while at most `most` fit, else whole ticks.
- * @param {number} n cells
- * @param {number} start px
- * @param {number} length px
- * @param {Array<string|number>|undefined} labels a label a cell, if any
- * @param {number} most the most ticks that fit
- * @returns {{at: number, label: string}[]}
+ * About `most` round values in [lo, hi], 1, 2 or 5 x 10^k apart (a linear axis's ticks).
+ * @param {number} lo
+ * @param {number} hi
+ * @param {number} most
+ * @returns {number[]}
  */
-export function cellTicks(n, start, length, labels, most) {
-  const ticks = labels && labels.length <= most ? labels.map((_, i) => i)
-    : wholeTicks(n, Math.max(2, Math.min(most, 6)));
-  return ticks.map((i) => ({at: start + (i + 0.5) / n * length,
-                            label: labels ? String(labels[i]) : String(i)}));
+export function niceTicks(lo, hi, most) {
+  const span = hi - lo;
+  if (!(span > 0)) { return [lo]; }
+  const mag = 10 ** Math.floor(Math.log10(span / Math.max(most, 1)));
+  const step = [1, 2, 5, 10].map((k) => k * mag).find((k) => Math.floor(span / k) + 1 <= most) || 10 * mag;
+  const ticks = [];
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) {
+    ticks.push(Math.abs(v) < step * 1e-9 ? 0 : Number(v.toPrecision(12)));
+  }
+  return ticks;
+}
+
+/**
+ * The ticks of a log axis on [lo, hi] (lo > 0): the powers of ten inside it, and 2 and 5
+ * times them when fewer than three powers lie inside.
+ * @param {number} lo
+ * @param {number} hi
+ * @returns {number[]}
+ */
+export function logTicks(lo, hi) {
+  const out = [], extra = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const k of [1, 2, 5]) {
+      const v = Number((k * 10 ** e).toPrecision(12));
+      if (v >= lo && v <= hi) { (k === 1 ? out : extra).push(v); }
+    }
+  }
+  return out.length >= 3 ? out : out.concat(extra).sort((a, b) => a - b);
 }

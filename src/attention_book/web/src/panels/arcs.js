@@ -1,21 +1,62 @@
 // An arcs panel: one query's weights as arcs from the query (above) to every key (below),
-// as wide as the weight and coloured by it (cividis), the heaviest drawn last (on top).
+// as wide as the weight and coloured by it (cividis, its range kept where it contrasts with
+// the background), the heaviest drawn last (on top). Every key is named under its node up
+// to NAME_ALL keys (turned 45 degrees, or a quarter, when they do not fit across); beyond,
+// every k-th and the query's own, and the title says so.
 
 import {rgb} from "../colormaps.js";
-import {ACCENT, MARGIN, TEXT_PX, clip, emptyMessage, fittedTitle, text} from "./style.js";
+import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, drawTitle, emptyMessage, font, text, thin, thinNote,
+        titleBlock, turnedText, widest, widthOf} from "./style.js";
 
-/** The key tokens under their nodes, turned 45 degrees: every one while they fit, else
- *  every k-th. */
-function keyLabels(ctx, tokens, n, X, bottom, width, th) {
-  const every = Math.max(1, Math.ceil(n * 16 / width));
-  for (let j = 0; j < n; j += every) {
-    ctx.save();
-    ctx.translate(X(j), bottom + 7);
-    ctx.rotate(-Math.PI / 4);
-    text(ctx, clip(String(tokens[j] === undefined ? j : tokens[j]), 10), 0, 0, "right", "middle",
-         TEXT_PX, th.text);
-    ctx.restore();
+const ARC_SPACE = 110;  // px from the query's node to the keys'
+const SIDE = 24;        // px at least left and right of the outer nodes
+// cividis levels the arcs use (0..1): its dark end is lost on a dark page, its light end on
+// a white one (3:1 against the background, the least for graphics)
+const LEVELS = {light: [0.0, 0.72], dark: [0.38, 1.0]};
+
+/** How the key labels go: which are named, turned how, and the room they need. */
+function layout(ctx, panel, w) {
+  const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
+  font(ctx);
+  const name = (j) => (tokens[j] === undefined ? String(j) : tokens[j]);
+  let left = SIDE, right = SIDE;
+  const spacing = () => (n > 1 ? (w - left - right) / (n - 1) : w);
+  let named = thin(n, n <= NAME_ALL ? n : NAME_ALL, panel.query);
+  let turn = 0;  // radians: 0 across, -pi/4, -pi/2
+  const wide = widest(ctx, named.shown.map(name));
+  if (wide + 6 > spacing() * named.step && n > 1) {
+    turn = spacing() * named.step >= 18 ? -Math.PI / 4 : -Math.PI / 2;
   }
+  if (turn === 0 && n > 1) {  // the outer labels centred on their nodes
+    left = Math.max(SIDE, widthOf(ctx, name(0)) / 2 + PAD);
+    right = Math.max(SIDE, widthOf(ctx, name(n - 1)) / 2 + PAD);
+  }
+  if (turn === -Math.PI / 4) {  // a label reaches left of its node by its width / sqrt 2
+    const before = spacing();
+    left = Math.max(SIDE, ...named.shown.map((j) => widthOf(ctx, name(j)) * Math.SQRT1_2 + PAD + 2 - j * before));
+    if (spacing() * named.step < 18) {
+      turn = -Math.PI / 2;
+      left = SIDE;
+    }
+  }
+  if (turn === -Math.PI / 2 && spacing() * named.step < 12) {  // too narrow even turned
+    named = thin(n, Math.max(1, Math.floor((w - left - right) / 12)), panel.query);
+  }
+  const labels = named.shown.map(name);
+  const extent = turn === 0 ? LINE : turn === -Math.PI / 2 ? widest(ctx, labels) + 2
+    : (widest(ctx, labels) + TEXT_PX) * Math.SQRT1_2 + 2;
+  let title = panel.title || "";
+  if (named.step > 1) { title += " (keys: " + thinNote(named.step) + ")"; }
+  const block = titleBlock(ctx, title, w - 2 * PAD);
+  return {n, named, labels, turn, left, right, extent, block,
+          height: block.height + 14 + ARC_SPACE + 10 + extent + PAD,
+          minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)};  // every key named, turned
+}
+
+/** The least width (CSS px) an arcs panel needs, and its height at width `w`. */
+export function measureArcs(ctx, panel, w) {
+  const g = layout(ctx, panel, w);
+  return {minW: g.minW, height: g.height};
 }
 
 /** A filled dot of radius r at (x, y). */
@@ -25,39 +66,55 @@ function dot(ctx, x, y, r) {
   ctx.fill();
 }
 
-/**
- * Draw an arcs panel in `region`.
- * @param {CanvasRenderingContext2D} ctx
- * @param {object} panel {kind: "arcs", weights, query, queryAt?, tokens?, title?, empty?}
- * @param {{x: number, y: number, w: number, h: number}} region CSS px
- * @param {object} th the theme
- */
-export function drawArcs(ctx, panel, region, th) {
-  const {weights} = panel, n = weights.length;
-  const top = region.y + MARGIN.top + 14, bottom = region.y + region.h - 46;
-  const left = region.x + 24, width = region.w - 48;
-  fittedTitle(ctx, panel.title || "", region.x + region.w / 2, region.y + MARGIN.top - 8, region.w - 8, th);
-  if (!n) {
-    emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, th);
-    return;
-  }
-  const X = (i) => left + (n === 1 ? width / 2 : i / (n - 1) * width);
-  const xq = panel.queryAt === undefined ? X(panel.query) : left + panel.queryAt * width;
-  const most = Math.max(0, ...weights);
-  const order = Array.from(weights, (_, j) => j).sort((a, b) => weights[a] - weights[b]);
+/** The arcs of `weights` from xq (top) to each X(j) (bottom), the heaviest last. */
+function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
+  const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
+  const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
   ctx.lineCap = "round";
   for (const j of order) {
     const w = weights[j];
-    ctx.strokeStyle = rgb("cividis", Math.round(255 * (0.15 + 0.85 * w / Math.max(most, 1e-12))));
+    ctx.strokeStyle = rgb("cividis", Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))));
     ctx.lineWidth = 0.5 + 8 * w;
     ctx.beginPath();
     ctx.moveTo(xq, top);
     ctx.bezierCurveTo(xq, (top + bottom) / 2, X(j), (top + bottom) / 2, X(j), bottom);
     ctx.stroke();
   }
+}
+
+/**
+ * Draw an arcs panel in `region`.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {object} panel {kind: "arcs", weights (null: not computed, `empty` says why), query,
+ *   queryAt?, tokens?, title?, empty?}
+ * @param {{x: number, y: number, w: number, h: number}} region CSS px
+ * @param {object} th the theme
+ */
+export function drawArcs(ctx, panel, region, th) {
+  const g = layout(ctx, panel, region.w), {n} = g;
+  drawTitle(ctx, g.block, region.x + region.w / 2, region.y, th);
+  const top = region.y + g.block.height + 14, bottom = top + ARC_SPACE;
+  if (!n) {
+    emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
+    return;
+  }
+  const left = region.x + g.left, width = region.w - g.left - g.right;
+  const X = (i) => left + (n === 1 ? width / 2 : i / (n - 1) * width);
+  const xq = panel.queryAt === undefined ? X(panel.query) : left + panel.queryAt * width;
+  if (panel.weights) {
+    drawArcLines(ctx, panel.weights, xq, X, top, bottom, th);
+  } else {  // not computed: the nodes and their names, no arcs
+    emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
+  }
   ctx.fillStyle = th.muted;
   for (let j = 0; j < n; j++) { dot(ctx, X(j), bottom, 3); }
   ctx.fillStyle = ACCENT;
   dot(ctx, xq, top, 5);
-  keyLabels(ctx, panel.tokens || [], n, X, bottom, width, th);
+  g.named.shown.forEach((j, k) => {
+    if (g.turn === 0) {
+      text(ctx, g.labels[k], X(j), bottom + 7, "center", "top", TEXT_PX, th.text);
+    } else {
+      turnedText(ctx, g.labels[k], X(j), bottom + 7, g.turn, "right", "middle", th.text);
+    }
+  });
 }

@@ -1,8 +1,47 @@
 // A bars panel: horizontal bars, one group a label (down the left), one bar a series, over
-// xlim, with a legend of the series above the plot.
+// xlim, with a legend of the series above the plot. Every label is named up to NAME_ALL
+// groups (the plot grows to a line of text a group); beyond, every k-th, said on the axis.
 
 import {general} from "../format.js";
-import {FONT, MARGIN, TEXT_PX, axes, fittedTitle, text} from "./style.js";
+import {LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, font, labelLines, text, thin,
+        titleBlock, widest, widthOf} from "./style.js";
+
+const KEY = 16;  // px of a legend entry's swatch and gap
+
+/** Where everything of a bars panel goes in `w` px. */
+function layout(ctx, panel, w) {
+  const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
+  const n = panel.labels.length, named = thin(n, NAME_ALL);
+  font(ctx);
+  const labels = named.shown.map((i) => panel.labels[i]);
+  const left = PAD + widest(ctx, labels) + 10;
+  const right = PAD + 10;  // half the last tick label
+  const pw = Math.max(40, w - left - right);
+  // the legend, above the plot: as many entries a row as fit
+  const places = [];
+  let x = 0, y = 0;
+  for (const series of panel.series) {
+    const sw = KEY + widthOf(ctx, series.label);
+    if (x > 0 && x + sw > pw) {
+      x = 0;
+      y += LINE + 2;
+    }
+    places.push({series, x, y});
+    x += sw + 16;
+  }
+  const legendH = panel.series.length ? y + LINE + 6 : 0;
+  const ph = Math.max(64, Math.min(n, NAME_ALL) * LINE);
+  const xlabel = labelLines(ctx, axisLabel(panel.xlabel, named.step), pw + left);
+  const bottom = 6 + LINE + 4 + xlabel.length * LINE + 2;
+  return {title, named, labels, left, pw, ph, places, legendH, xlabel, bottom,
+          height: title.height + legendH + ph + bottom, minW: left + right + 80};
+}
+
+/** The least width (CSS px) a bars panel needs, and its height at width `w`. */
+export function measureBars(ctx, panel, w) {
+  const g = layout(ctx, panel, w);
+  return {minW: g.minW, height: g.height};
+}
 
 /**
  * Draw a bars panel in `region`.
@@ -13,11 +52,9 @@ import {FONT, MARGIN, TEXT_PX, axes, fittedTitle, text} from "./style.js";
  * @param {object} th the theme
  */
 export function drawBars(ctx, panel, region, th) {
-  ctx.font = TEXT_PX + "px " + FONT;
-  const labelW = Math.max(0, ...panel.labels.map((l) => ctx.measureText(l).width));
-  const box = {x: region.x + Math.min(labelW + 14, region.w * 0.45), y: region.y + MARGIN.top + 18,
-               h: region.h - MARGIN.top - 18 - MARGIN.bottom};
-  box.w = region.x + region.w - 16 - box.x;
+  const g = layout(ctx, panel, region.w);
+  drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
+  const box = {x: region.x + g.left, y: region.y + g.title.height + g.legendH, w: g.pw, h: g.ph};
   const [lo, hi] = panel.xlim, n = panel.labels.length, k = panel.series.length;
   const group = box.h / Math.max(n, 1), bar = group * 0.8 / Math.max(k, 1);
   const X = (v) => box.x + (Math.min(Math.max(v, lo), hi) - lo) / (hi - lo) * box.w;
@@ -25,18 +62,17 @@ export function drawBars(ctx, panel, region, th) {
     ctx.fillStyle = th.dark && series.dark ? series.dark : series.color;
     series.values.forEach((v, i) => {
       if (v === null || Number.isNaN(v)) { return; }
-      ctx.fillRect(X(lo), box.y + i * group + group * 0.1 + j * bar, X(v) - X(lo), bar - 1);
+      ctx.fillRect(X(lo), box.y + i * group + group * 0.1 + j * bar, X(v) - X(lo), Math.max(bar - 1, 0.5));
     });
-    // legend, above the plot, left to right
-    const lx = box.x + j * (box.w / k);
-    ctx.fillRect(lx, region.y + MARGIN.top, 12, 10);
-    text(ctx, series.label, lx + 16, region.y + MARGIN.top + 5, "left", "middle", TEXT_PX, th.text);
   });
-  const xticks = [lo, (lo + hi) / 2, hi].map((v) => ({at: X(v), label: general(v, 3)}));
-  // every label when a group is a line of text tall; else every step-th, so none overlaps
-  // (chapter 3's 128 keys: every 9th, the heatmap beside names them all)
-  const step = Math.max(1, Math.ceil((TEXT_PX + 2) / group));
-  const yticks = panel.labels.flatMap((l, i) => (i % step ? [] : [{at: box.y + (i + 0.5) * group, label: l}]));
-  axes(ctx, box, {...panel, title: ""}, xticks, yticks, th);
-  fittedTitle(ctx, panel.title || "", region.x + region.w / 2, region.y + MARGIN.top - 8, region.w - 8, th);
+  for (const p of g.places) {  // the legend
+    const lx = box.x + p.x, ly = region.y + g.title.height + p.y;
+    ctx.fillStyle = th.dark && p.series.dark ? p.series.dark : p.series.color;
+    ctx.fillRect(lx, ly + 2, 12, 10);
+    text(ctx, p.series.label, lx + KEY, ly + 7, "left", "middle", TEXT_PX, th.text);
+  }
+  axes(ctx, box, {
+    xticks: [lo, (lo + hi) / 2, hi].map((v) => ({at: X(v), label: general(v, 3)})),
+    yticks: g.named.shown.map((i, m) => ({at: box.y + (i + 0.5) * group, label: g.labels[m]})),
+    xlabel: g.xlabel, xlabelAt: box.y + box.h + 6 + LINE + 4}, th);
 }

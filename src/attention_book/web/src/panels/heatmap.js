@@ -4,11 +4,12 @@
 
 import {colorize, lut} from "../colormaps.js";
 import {general} from "../format.js";
-import {cellTicks} from "../ticks.js";
-import {ACCENT, MARGIN, TEXT_PX, axes, emptyMessage, rotatedText, text} from "./style.js";
+import {wholeTicks} from "../ticks.js";
+import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, emptyMessage, font, labelLines,
+        rotatedText, text, thin, tickFit, titleBlock, widest, widthOf} from "./style.js";
 
 const MASKED = {light: [230, 230, 230], dark: [90, 90, 90]};  // grey, not a colour of the map
-const COLORBAR_SPACE = 84;  // px right of the plot: the bar, its ticks and its label
+const TURNED_SPACING = 12;  // px: the least room between two turned (vertical) tick labels
 
 /** The cells' pixels (one a cell) on `scratch`, masked cells grey. */
 function paintCells(panel, scratch, th) {
@@ -87,19 +88,86 @@ function barImage(name) {
   return barImages.get(name);
 }
 
-/** The colour bar right of `box`: a strip of the map, its ticks and its label. */
-function drawColorbar(ctx, panel, box, th) {
+/** The labels along one axis of n cells: a token a cell (every one up to `most`, at most
+ *  NAME_ALL, else evenly thinned, `keep` always), or whole numbers, about `most` of them. */
+function axisTicks(n, labels, most, keep) {
+  if (labels && labels.length === n) {
+    const {shown, step} = thin(n, Math.min(most, NAME_ALL), keep);
+    return {at: shown, labels: shown.map((i) => String(labels[i])), step, tokens: true};
+  }
+  const at = wholeTicks(n, Math.max(2, Math.min(most, 6)));
+  return {at, labels: at.map(String), step: 1, tokens: false};
+}
+
+/**
+ * Where everything of a heatmap goes in a panel `w` px wide: the title's lines, the margins
+ * measured from the labels, the plot's size (cells close to square, every named row a line
+ * of text tall), the ticks, and the least width that keeps the named columns apart.
+ */
+function layout(ctx, panel, w) {
+  const [rows, cols] = panel.extent || [panel.rows, panel.cols];
+  const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
+  font(ctx);
+  const y = axisTicks(rows, panel.rowLabels, NAME_ALL, panel.outlineRow);
+  const yTickW = widest(ctx, y.labels) + 10;
+  // a colour bar shared with the panel beside it (colorbar ""): its room kept, so that the
+  // maps of a row are one size; none (false): no room
+  const bar = panel.colorbar === false ? null
+    : {ticks: panel.colorbarTicks || [panel.vmin, (panel.vmin + panel.vmax) / 2, panel.vmax],
+       shared: panel.colorbar === ""};
+  if (bar) { bar.tickW = widest(ctx, bar.ticks.map((v) => general(v, 3))); }
+  const xNamed = panel.colLabels && panel.colLabels.length === cols;
+  const g = {title, rows, cols, y, bar};
+  let ylabel = [], barLabel = [];
+  for (let pass = 0; pass < 3; pass++) {  // the wrapped labels' widths depend on the height
+    g.left = PAD + ylabel.length * LINE + yTickW;
+    g.barW = bar ? 8 + 10 + 4 + bar.tickW + 4 + barLabel.length * LINE + 2 : 0;
+    g.pw = Math.max(20, w - g.left - g.barW - PAD);
+    const need = y.tokens ? LINE * rows / y.step : 0;  // px: the named rows a line apart
+    const lo = Math.max(64, need), hi = Math.max(lo, Math.min(Math.max(g.pw, 150), 340));
+    g.ph = Math.round(Math.min(hi, Math.max(lo, cols ? g.pw * rows / cols : lo)));
+    ylabel = labelLines(ctx, axisLabel(panel.ylabel, y.tokens ? y.step : 1), g.ph + 20);
+    barLabel = bar ? (bar.shared ? [""] : labelLines(ctx, panel.colorbar || "", g.ph + 20)) : [];
+  }
+  g.ylabel = ylabel;
+  g.barLabel = barLabel;
+  const mostX = Math.max(2, Math.floor(g.pw / (widthOf(ctx, String(cols)) + 12)));
+  let x = axisTicks(cols, panel.colLabels, xNamed ? NAME_ALL : mostX);
+  const spacing = (t) => (t.at.length > 1 ? (t.at[1] - t.at[0]) * g.pw / cols : g.pw);
+  let fit = tickFit(ctx, x.labels, spacing(x));
+  if (fit.turned && spacing(x) < TURNED_SPACING) {  // too narrow even turned: fewer
+    x = axisTicks(cols, panel.colLabels, Math.floor(g.pw / TURNED_SPACING));
+    fit = tickFit(ctx, x.labels, spacing(x));
+  }
+  g.x = x;
+  g.turned = fit.turned;
+  g.xlabel = labelLines(ctx, axisLabel(panel.xlabel, x.tokens ? x.step : 1), g.pw + g.left);
+  g.bottom = 6 + fit.extent + 4 + g.xlabel.length * LINE + 2;
+  g.height = title.height + g.ph + g.bottom;
+  g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
+  return g;
+}
+
+/** The colour bar right of `box`: a strip of the map, its ticks and its label's lines. */
+function drawColorbar(ctx, panel, g, box, th) {
   const bar = {x: box.x + box.w + 8, y: box.y, w: 10, h: box.h};
   ctx.imageSmoothingEnabled = true;  // the map's 256 levels stretched over the bar's height
   ctx.drawImage(barImage(panel.cmap), 0, 0, 1, 256, bar.x, bar.y, bar.w, bar.h);
   ctx.strokeStyle = th.muted;
   ctx.strokeRect(bar.x - 0.5, bar.y - 0.5, bar.w + 1, bar.h + 1);
   const {vmin, vmax} = panel;
-  for (const v of panel.colorbarTicks || [vmin, (vmin + vmax) / 2, vmax]) {
+  for (const v of g.bar.ticks) {
     const at = bar.y + (vmax - v) / (vmax - vmin) * bar.h;
-    text(ctx, general(v, 3), bar.x + bar.w + 3, at, "left", "middle", TEXT_PX, th.text);
+    text(ctx, general(v, 3), bar.x + bar.w + 4, at, "left", "middle", TEXT_PX, th.text);
   }
-  if (panel.colorbar) { rotatedText(ctx, panel.colorbar, bar.x + bar.w + 30, bar.y + bar.h / 2, th.text); }
+  const lx = bar.x + bar.w + 4 + g.bar.tickW + 4 + LINE / 2;
+  g.barLabel.forEach((line, k) => rotatedText(ctx, line, lx + k * LINE, bar.y + bar.h / 2, th.text));
+}
+
+/** The least width (CSS px) a heatmap panel needs, and its height at width `w`. */
+export function measureHeatmap(ctx, panel, w) {
+  const g = layout(ctx, panel, w);
+  return {minW: g.minW, height: g.height};
 }
 
 /**
@@ -113,17 +181,20 @@ function drawColorbar(ctx, panel, box, th) {
  * @param {HTMLCanvasElement} scratch a canvas to paint the cells on
  */
 export function drawHeatmap(ctx, panel, region, th, scratch) {
-  const box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
-               w: region.w - MARGIN.left - COLORBAR_SPACE, h: region.h - MARGIN.top - MARGIN.bottom};
-  const extent = panel.extent || [panel.rows, panel.cols];
+  const g = layout(ctx, panel, region.w);
+  const box = {x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph};
+  drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   if (panel.rows && panel.cols) {
     drawCells(ctx, panel, box, th, scratch);
   } else {  // no tokens: the frame, its title and why it is empty
-    emptyMessage(ctx, panel.empty, box.x + box.w / 2, box.y + box.h / 2, th);
+    emptyMessage(ctx, panel.empty, box.x + box.w / 2, box.y + box.h / 2, box.w - 8, th);
   }
-  axes(ctx, box, panel,
-       cellTicks(extent[1], box.x, box.w, panel.colLabels, Math.floor(box.w / 40)),
-       cellTicks(extent[0], box.y, box.h, panel.rowLabels, Math.floor(box.h / 16)), th);
-  if (panel.colorbar === "" || panel.colorbar === false) { return; }  // shares another's
-  drawColorbar(ctx, panel, box, th);
+  const cell = (n, start, length) => (i) => start + (i + 0.5) / n * length;
+  const X = cell(g.cols, box.x, box.w), Y = cell(g.rows, box.y, box.h);
+  axes(ctx, box, {
+    xticks: g.x.at.map((i, k) => ({at: X(i), label: g.x.labels[k]})),
+    yticks: g.y.at.map((i, k) => ({at: Y(i), label: g.y.labels[k]})),
+    turned: g.turned, xlabel: g.xlabel, xlabelAt: box.y + box.h + g.bottom - 2 - g.xlabel.length * LINE,
+    ylabel: g.ylabel, ylabelAt: region.x + PAD + g.ylabel.length * LINE - LINE / 2}, th);
+  if (g.bar && !g.bar.shared) { drawColorbar(ctx, panel, g, box, th); }
 }

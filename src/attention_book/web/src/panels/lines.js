@@ -1,12 +1,14 @@
 // A lines panel: n points a line over x = 0..n-1 (linear or log y), a zero line, a dashed
-// marker (the checkpoint shown) with a dot on each line, and a legend right of the plot or,
-// when that would take over a third of the panel, inside it on a veil.
+// marker (the checkpoint shown) with a dot on each line, and a legend outside the plot:
+// right of it, or below it when that would take over two fifths of the panel.
 
 import {general} from "../format.js";
-import {wholeTicks} from "../ticks.js";
-import {ACCENT, FONT, MARGIN, TEXT_PX, axes, text} from "./style.js";
+import {logTicks, niceTicks, wholeTicks} from "../ticks.js";
+import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, text, titleBlock, widest,
+        widthOf} from "./style.js";
 
 const LEGEND_ROW = 16;  // px a legend entry
+const SWATCH = 28;      // px of line and gap before a legend entry's text
 
 const lineColour = (line, th) => (th.dark && line.dark ? line.dark : line.color);
 
@@ -17,21 +19,79 @@ function strokeOf(ctx, line, th) {
   ctx.setLineDash(line.dashed ? [5, 4] : []);
 }
 
-/** The panel's scales: its plot area and the maps X (index) and Y (value) to CSS px. */
-function layout(ctx, panel, region) {
-  ctx.font = TEXT_PX + "px " + FONT;
-  const labels = panel.lines.map((l) => l.label).concat(panel.legendTitle ? [panel.legendTitle] : []);
-  const legendW = Math.max(0, ...labels.map((l) => ctx.measureText(l).width)) + 34;
-  const inside = legendW > region.w / 3;
-  const box = {x: region.x + MARGIN.left, y: region.y + MARGIN.top,
-               w: region.w - MARGIN.left - (inside ? 16 : legendW + 14),
-               h: region.h - MARGIN.top - MARGIN.bottom};
+/** The legend's entries placed from (0, 0): right of the plot, one a row; or below it, as
+ *  many a row as fit in `most` px. */
+function legendPlaces(ctx, panel, below, most) {
+  font(ctx);
+  const places = [];
+  let x = 0, y = 0;
+  if (panel.legendTitle) {
+    places.push({title: panel.legendTitle, x: 0, y: 0});
+    y += LEGEND_ROW;
+  }
+  for (const line of panel.lines) {
+    const w = SWATCH + widthOf(ctx, line.label);
+    if (below && x > 0 && x + w > most) {
+      x = 0;
+      y += LEGEND_ROW;
+    }
+    places.push({line, x, y});
+    x = below ? x + w + 16 : 0;
+    if (!below) { y += LEGEND_ROW; }
+  }
+  const rows = places.length ? (below ? y / LEGEND_ROW + 1 : y / LEGEND_ROW) : 0;
+  return {places, height: rows * LEGEND_ROW};
+}
+
+/** Where everything of a lines panel goes in `w` px: the title's lines, the ticks and the
+ *  margins measured from them, the legend outside the plot, the scales. */
+function layout(ctx, panel, w, h = 0) {
+  const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   const {n} = panel, [lo, hi] = panel.ylim;
   const log = !!panel.ylog || panel.yscale === "log";  // then lo > 0
-  const sx = box.w / Math.max(n, 1), sy = box.h / (log ? Math.log(hi / lo) : hi - lo);
-  const X = (i) => box.x + (i + 0.5) * sx;  // x from -0.5 to n - 0.5
-  const Y = (v) => box.y + (log ? Math.log(hi / v) : hi - v) * sy;
-  return {box, X, Y, log, legendW, inside};
+  font(ctx);
+  const yvalues = panel.yticks || (log ? logTicks(lo, hi) : niceTicks(lo, hi, 5));
+  const ylabels = yvalues.map((v) => general(v, 3));
+  const labels = panel.lines.map((l) => l.label).concat(panel.legendTitle ? [panel.legendTitle] : []);
+  const legendW = widest(ctx, labels) + SWATCH + 6;
+  const ylabelText = log && panel.ylabel && !/log/.test(panel.ylabel) ? panel.ylabel + " (log scale)" : panel.ylabel;
+  let below = legendW > w * 0.4, ylabel = [], g;
+  for (let pass = 0; pass < 3; pass++) {  // the y label's lines, the legend's place
+    const left = PAD + ylabel.length * LINE + widest(ctx, ylabels) + 10;
+    const right = below ? PAD + 14 : legendW + 14;
+    const pw = Math.max(40, w - left - right);
+    const legend = legendPlaces(ctx, panel, below, w - 2 * PAD);
+    // its own height, or the row's (a taller panel beside it), up to a square plot
+    let ph = Math.round(Math.min(210, Math.max(120, pw * 0.55)));
+    const room = h - title.height - (6 + LINE + 4 + LINE + (below ? 6 + legend.height : 0) + 2);
+    ph = Math.round(Math.max(ph, Math.min(room, pw)));
+    if (!below && legend.height > ph) { below = true; continue; }
+    ylabel = labelLines(ctx, ylabelText, ph + 20);
+    g = {title, log, left, right, pw, ph, legend, below, ylabel, yvalues, ylabels};
+  }
+  const sx = g.pw / Math.max(n, 1), sy = g.ph / (log ? Math.log(hi / lo) : hi - lo);
+  g.X = (x0, i) => x0 + (i + 0.5) * sx;  // x from -0.5 to n - 0.5
+  g.Y = (y0, v) => y0 + (log ? Math.log(hi / v) : hi - v) * sy;
+  const xlabel = (i) => (panel.xs ? general(panel.xs[i], 4) : String(i));
+  let most = Math.max(2, Math.min(8, n));
+  while (most > 2) {  // as many x ticks as keep their labels apart
+    const at = wholeTicks(n, most), step = at.length > 1 ? (at[1] - at[0]) * sx : Infinity;
+    if (widest(ctx, at.map(xlabel)) + 10 <= step) { break; }
+    most -= 1;
+  }
+  g.xat = wholeTicks(n, most);
+  g.xtickLabels = g.xat.map(xlabel);
+  g.xlabel = labelLines(ctx, panel.xlabel, g.pw + g.left);
+  g.bottom = 6 + LINE + 4 + g.xlabel.length * LINE + (g.below ? 6 + g.legend.height : 0) + 2;
+  g.height = title.height + g.ph + g.bottom;
+  g.minW = g.left + g.right + 90;
+  return g;
+}
+
+/** The least width (CSS px) a lines panel needs, and its height at width `w`. */
+export function measureLines(ctx, panel, w) {
+  const g = layout(ctx, panel, w);
+  return {minW: g.minW, height: g.height};
 }
 
 /** One line's points, stroked. A dense line (more points than half its pixels) is stroked in
@@ -98,30 +158,20 @@ function drawPlot(ctx, panel, scales, th) {
   ctx.restore();
 }
 
-/** The legend: right of the plot, or inside it (top right) on a veil. */
-function drawLegend(ctx, panel, {box, legendW, inside}, th) {
-  const lx = inside ? box.x + box.w - legendW + 4 : box.x + box.w + 12;
-  let ly = box.y + 2;
-  if (inside) {
-    const rows = panel.lines.length + (panel.legendTitle ? 1 : 0);
-    ctx.globalAlpha = 0.85;
-    ctx.fillStyle = th.background;
-    ctx.fillRect(lx - 6, ly - 2, legendW + 2, rows * LEGEND_ROW + 4);
-    ctx.globalAlpha = 1;
-  }
-  if (panel.legendTitle) {
-    text(ctx, panel.legendTitle, lx, ly, "left", "top", TEXT_PX, th.text);
-    ly += LEGEND_ROW;
-  }
-  for (const line of panel.lines) {
-    strokeOf(ctx, line, th);
+/** The legend at (lx, ly): its title, then a line and a label an entry. */
+function drawLegend(ctx, legend, lx, ly, th) {
+  for (const p of legend.places) {
+    if (p.title) {
+      text(ctx, p.title, lx + p.x, ly + p.y, "left", "top", TEXT_PX, th.text);
+      continue;
+    }
+    strokeOf(ctx, p.line, th);
     ctx.beginPath();
-    ctx.moveTo(lx, ly + 7);
-    ctx.lineTo(lx + 22, ly + 7);
+    ctx.moveTo(lx + p.x, ly + p.y + 7);
+    ctx.lineTo(lx + p.x + 22, ly + p.y + 7);
     ctx.stroke();
     ctx.setLineDash([]);
-    text(ctx, line.label, lx + 28, ly + 7, "left", "middle", TEXT_PX, th.text);
-    ly += LEGEND_ROW;
+    text(ctx, p.line.label, lx + p.x + SWATCH, ly + p.y + 7, "left", "middle", TEXT_PX, th.text);
   }
 }
 
@@ -135,11 +185,20 @@ function drawLegend(ctx, panel, {box, legendW, inside}, th) {
  * @param {object} th the theme
  */
 export function drawLines(ctx, panel, region, th) {
-  const scales = layout(ctx, panel, region), {box, X, Y} = scales;
-  drawPlot(ctx, panel, scales, th);
-  const xticks = wholeTicks(panel.n, Math.max(2, Math.min(6, Math.floor(box.w / 45))))
-    .map((t) => ({at: X(t), label: panel.xs ? general(panel.xs[t], 4) : String(t)}));
-  const yticks = (panel.yticks || [panel.ylim[0], panel.ylim[1]]).map((v) => ({at: Y(v), label: general(v, 3)}));
-  axes(ctx, box, panel, xticks, yticks, th);
-  drawLegend(ctx, panel, scales, th);
+  const g = layout(ctx, panel, region.w, region.h);
+  const box = {x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph};
+  const X = (i) => g.X(box.x, i), Y = (v) => g.Y(box.y, v);
+  drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
+  drawPlot(ctx, panel, {box, X, Y, log: g.log}, th);
+  const xlabelAt = box.y + box.h + 6 + LINE + 4;
+  axes(ctx, box, {
+    xticks: g.xat.map((t, k) => ({at: X(t), label: g.xtickLabels[k]})),
+    yticks: g.yvalues.map((v, k) => ({at: Y(v), label: g.ylabels[k]})),
+    xlabel: g.xlabel, xlabelAt, ylabel: g.ylabel,
+    ylabelAt: region.x + PAD + g.ylabel.length * LINE - LINE / 2}, th);
+  if (g.below) {
+    drawLegend(ctx, g.legend, region.x + PAD + 4, xlabelAt + g.xlabel.length * LINE + 6, th);
+  } else {
+    drawLegend(ctx, g.legend, box.x + box.w + 12, box.y + 2, th);
+  }
 }

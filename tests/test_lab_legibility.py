@@ -1,0 +1,398 @@
+"""Every browser lab is legible at a phone's width and a desktop's, in light and dark mode.
+
+The page records every text the renderer draws: ``CanvasRenderingContext2D.fillText`` is
+wrapped (an init script), and each call's box is computed from ``measureText`` (its glyphs'
+extent around the anchor, for the alignment and baseline in force) and the transform, as
+four corners in the canvas's pixels. For every lab at 390 and 1280 px, at its default and
+with a held-out sentence of 10-16 tokens where it takes text, in both modes:
+
+- no drawn text is cut with an ellipsis;
+- no two drawn texts overlap (boxes turned with the text, separating-axis test);
+- no drawn text reaches outside the visible canvas;
+- every token of the sentence is named on at least one axis (a row of labels on one line,
+  or a column of them, that holds every token), and no axis of tokens names only some of
+  them (up to 16 tokens);
+- nothing in the lab runs past its right edge, and the page does not scroll sideways.
+
+One page a lab and width; the mode and the values change in the page. The page carries the
+book's stylesheet (``_ext/static/attention-book.css``) and the theme's colour variables,
+in a column as wide as the book's at that width. ``test_the_checker_finds_each_defect``
+draws a figure with every defect and expects each one reported.
+
+Also: the picture downloads as a PNG at twice its size, and chapter 3's sqrt(d_k) lab loads
+without a task over 100 ms (its curves a table of Python's, checked here).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_book.controls import web_lab
+from attention_book.controls.web import DATA, standalone_html, write_data
+from attention_book.scenes import SCENES
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+ROOT = Path(__file__).resolve().parents[1]
+LABS = sorted(name for name, scene in SCENES.items() if scene.web)
+WIDTHS = (390, 1280)
+#: the book's text column at each width (the theme's article column, CSS px)
+COLUMN = {390: 390, 1280: 740}
+#: a sentence of 14 tokens that appears nowhere in the book
+HELD_OUT = "my neighbour's old parrot whistles a quiet tune every single morning before breakfast"
+#: what each lab is set to besides its default: (control, value) pairs in order
+HELD_OUT_VALUES = {
+    "training": [("task", "induction"), ("induction_input", "5 17 2 9 30 11 5 17 2 9 30 11 5 17")],
+    "pretrained": [("text", "the quiet fox crossed the frozen river before the storm came")],
+}
+#: every token is named on every axis of tokens up to this many
+NAME_ALL = 16
+TEXT_LABS = {"attention", "block", "embedding", "masking", "multihead", "permutation"}
+
+#: Records each text drawn, per canvas; a fill of the whole canvas (a new drawing) starts
+#: its list again.
+RECORD_JS = r"""
+(() => {
+  const P = CanvasRenderingContext2D.prototype, fill = P.fillText, rect = P.fillRect;
+  const texts = new WeakMap();
+  const apply = (m, x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
+  globalThis.__abTexts = (canvas) => texts.get(canvas) || [];
+  P.fillRect = function (x, y, w, h) {
+    const m = this.getTransform(), [x0, y0] = apply(m, x, y), [x1, y1] = apply(m, x + w, y + h);
+    if (m.b === 0 && m.c === 0 && x0 <= 0 && y0 <= 0 && x1 >= this.canvas.width - 1) {
+      texts.set(this.canvas, []);
+    }
+    return rect.apply(this, arguments);
+  };
+  P.fillText = function (str, x, y) {
+    const m = this.getTransform(), t = this.measureText(str);
+    const l = x - t.actualBoundingBoxLeft, r = x + t.actualBoundingBoxRight;
+    const top = y - t.actualBoundingBoxAscent, bottom = y + t.actualBoundingBoxDescent;
+    if (!texts.has(this.canvas)) { texts.set(this.canvas, []); }
+    texts.get(this.canvas).push({
+      text: String(str), font: this.font, align: this.textAlign, baseline: this.textBaseline,
+      matrix: [m.a, m.b, m.c, m.d], anchor: apply(m, x, y),
+      corners: [[l, top], [r, top], [r, bottom], [l, bottom]].map(([px, py]) => apply(m, px, py)),
+    });
+    return fill.apply(this, arguments);
+  };
+})();
+"""
+
+#: The theme's colour variables in both modes (pydata-sphinx-theme's), and the column.
+THEME_CSS = """
+html[data-theme=light] { --pst-color-background: #ffffff; --pst-color-text-base: #222832;
+  --pst-color-text-muted: #48566b; --pst-color-border: #d1d5da; --pst-color-surface: #f3f4f5;
+  color-scheme: light; }
+html[data-theme=dark] { --pst-color-background: #121212; --pst-color-text-base: #ced6dd;
+  --pst-color-text-muted: #9ca4af; --pst-color-border: #48566b; --pst-color-surface: #29313d;
+  color-scheme: dark; }
+body { background: var(--pst-color-background); color: var(--pst-color-text-base);
+  margin: 0 auto; padding: 0 16px; font-family: system-ui, sans-serif; }
+"""
+
+#: In the page: what lab element `id` shows now (the texts of its canvas, its visible size,
+#: the tokens of its state, what runs past its right edge).
+LOOK_JS = r"""([id]) => {
+  const el = document.getElementById(id), lab = el.abLab, c = lab.canvas;
+  const visible = Math.min(c.height, Math.round(lab.figure.getBoundingClientRect().height * devicePixelRatio));
+  const st = lab.state || {};
+  const tokens = st.tokens || st.queryTokens || [];
+  const edge = el.getBoundingClientRect().right;
+  const past = [];
+  for (const node of el.querySelectorAll("*")) {
+    const r = node.getBoundingClientRect();
+    if (r.width && r.height && r.right > edge + 0.5) {
+      past.push(node.tagName + "." + node.className + " " + (node.textContent || "").slice(0, 40) +
+                " right " + Math.round(r.right) + " > " + Math.round(edge));
+    }
+  }
+  if (document.documentElement.scrollWidth > innerWidth) {
+    past.push("the page scrolls sideways: " + document.documentElement.scrollWidth + " > " + innerWidth);
+  }
+  return {texts: __abTexts(c), width: c.width, height: visible, tokens: Array.from(tokens, String), past};
+}"""
+
+SET_JS = r"""async ([id, name, value]) => {
+  const el = document.getElementById(id);
+  const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
+  el.abLab.set(name, value);
+  await drawn;
+}"""
+
+MODE_JS = r"""async ([mode]) => {
+  document.documentElement.setAttribute("data-theme", mode);
+  await new Promise(resolve => setTimeout(resolve, 0));  // the lab's observer redraws
+}"""
+
+
+# ------------------------------------------------------------------ the checks
+
+
+def _overlap(a: list, b: list, slack: float = 0.5) -> bool:
+    """Whether convex quadrilaterals ``a`` and ``b`` (corners in order) overlap by more than
+    ``slack`` px along every axis of their edges (separating-axis test)."""
+    for quad in (a, b):
+        for k in range(4):
+            (x0, y0), (x1, y1) = quad[k], quad[(k + 1) % 4]
+            nx, ny = y0 - y1, x1 - x0
+            norm = (nx * nx + ny * ny) ** 0.5
+            if norm == 0:
+                continue
+            pa = [(x * nx + y * ny) / norm for x, y in a]
+            pb = [(x * nx + y * ny) / norm for x, y in b]
+            if min(max(pa), max(pb)) - max(min(pa), min(pb)) <= slack:
+                return False
+    return True
+
+
+def _bare(label: str) -> str:
+    """A tick label without its position ("3: weather" -> "weather")."""
+    head, sep, tail = label.partition(": ")
+    return tail if sep and head.isdigit() else label
+
+
+def _axes(texts: list) -> list[list[str]]:
+    """The rows and columns of labels: texts drawn the same way (turn, alignment) with their
+    anchors on one line, across or down."""
+    groups: dict = {}
+    for t in texts:
+        turn = tuple(round(v, 3) for v in t["matrix"])
+        x, y = t["anchor"]
+        for key in (("across", round(y), turn, t["align"], t["baseline"]),
+                    ("down", round(x), turn, t["align"], t["baseline"])):
+            groups.setdefault(key, []).append(_bare(t["text"]))
+    return list(groups.values())
+
+
+def problems(look: dict) -> list[str]:
+    """Every defect of one drawing (LOOK_JS's answer), as sentences."""
+    out = []
+    texts = [t for t in look["texts"] if t["text"].strip()]
+    lost = [t for t in texts if any(v != v for corner in t["corners"] for v in corner)]
+    out += [f"drawn at no place (NaN): {t['text']!r}" for t in lost]
+    texts = [t for t in texts if t not in lost]
+    for t in texts:
+        if "\u2026" in t["text"] or t["text"].endswith("..."):
+            out.append(f"cut: {t['text']!r}")
+        xs = [x for x, _ in t["corners"]]
+        ys = [y for _, y in t["corners"]]
+        if min(xs) < -0.5 or min(ys) < -0.5 or max(xs) > look["width"] + 0.5 or (
+                max(ys) > look["height"] + 0.5):
+            out.append(f"outside the canvas ({look['width']} x {look['height']}): {t['text']!r} "
+                       f"x {min(xs):.0f}..{max(xs):.0f}, y {min(ys):.0f}..{max(ys):.0f}")
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            if _overlap(a["corners"], b["corners"]):
+                out.append(f"overlap: {a['text']!r} and {b['text']!r} at "
+                           f"({a['corners'][0][0]:.0f}, {a['corners'][0][1]:.0f})")
+    tokens = look["tokens"]
+    if tokens:
+        need: dict = {}
+        for tok in tokens:
+            need[tok] = need.get(tok, 0) + 1
+        axes = _axes(texts)
+        if not any(all(axis.count(tok) >= k for tok, k in need.items()) for axis in axes):
+            named = {t["text"] for t in texts}
+            joined = " ".join(named)
+            missing = [tok for tok in need if tok not in named and f": {tok}" not in joined]
+            out.append(f"no axis names every token of {tokens}; never named: {missing}")
+        if len(tokens) <= NAME_ALL:  # and no axis of tokens leaves some out
+            for axis in axes:
+                named = sum(min(axis.count(tok), k) for tok, k in need.items())
+                if 3 <= named < len(tokens) and len(axis) < 2 * len(tokens):
+                    out.append(f"an axis names {named} of the {len(tokens)} tokens: {axis}")
+    out.extend(f"past the lab's right edge: {p}" for p in look["past"])
+    return out
+
+
+# ------------------------------------------------------------------ the pages
+
+
+@pytest.fixture(scope="module")
+def lab_pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("legible")
+    pages = {}
+    for name in LABS:
+        web = SCENES[name].web
+        if web in DATA:
+            write_data(web, folder / "data")
+        html = standalone_html(web_lab(name), title=name, data=folder / "data")
+        pages[name] = folder / f"{name}.html"
+        pages[name].write_text(html, encoding="utf-8")
+    return pages
+
+
+def open_lab(browser, path: Path, width: int):
+    """A page of ``width`` CSS px with the lab of ``path`` in the book's column and styles,
+    its texts recorded. Returns (watch, page, the lab's element id)."""
+    from conftest import PageWatch
+
+    watch = PageWatch(browser, width=width, init_script=RECORD_JS)
+    page = watch.page
+    page.goto(path.as_uri(), wait_until="load")
+    page.evaluate("document.documentElement.setAttribute('data-theme', 'light')")
+    css = (ROOT / "_ext" / "static" / "attention-book.css").read_text(encoding="utf-8")
+    page.add_style_tag(content=css + THEME_CSS + f"body {{ max-width: {COLUMN[width]}px; }}")
+    lab_id = page.locator(".ab-lab").get_attribute("id")
+    page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+    page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    return watch, page, lab_id
+
+
+def scenarios(name: str) -> list[tuple[str, list]]:
+    """(what, the controls to set) for each view of lab ``name`` the test looks at."""
+    out = [("default", [])]
+    if name in HELD_OUT_VALUES:
+        out.append(("held-out", HELD_OUT_VALUES[name]))
+    elif name in TEXT_LABS:
+        out.append(("held-out", [("text", HELD_OUT)]))
+    return out
+
+
+def look_at(page, lab_id: str, settings: list) -> dict:
+    """What the lab shows in light and dark mode after ``settings``: mode -> LOOK_JS's answer."""
+    for control, value in settings:
+        page.evaluate(SET_JS, [lab_id, control, value])
+    seen = {}
+    for mode in ("dark", "light"):
+        page.evaluate(MODE_JS, [mode])
+        seen[mode] = page.evaluate(LOOK_JS, [lab_id])
+    return seen
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", LABS)
+def test_every_text_of_every_lab_is_whole_apart_and_inside(browser, lab_pages, name, width):
+    watch, page, lab_id = open_lab(browser, lab_pages[name], width)
+    found = []
+    for what, settings in scenarios(name):
+        for mode, look in look_at(page, lab_id, settings).items():
+            assert look["texts"], (name, width, what, mode, "no text recorded")
+            if what == "held-out" and name in TEXT_LABS | {"pretrained"}:
+                assert 10 <= len(look["tokens"]) <= 16, look["tokens"]
+            found += [f"{name} {width}px {what} {mode}: {p}" for p in problems(look)]
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()
+    assert not found, "\n".join(found)
+
+
+BAD_JS = r"""() => {
+  document.body.innerHTML = '<div class="ab-lab" id="bad" style="width:200px">' +
+    '<div class="ab-lab-figure"></div><code style="white-space:nowrap">' + "x".repeat(80) + '</code></div>';
+  const c = document.createElement("canvas");
+  c.width = 200; c.height = 100;
+  const lab = {canvas: c, figure: document.querySelector(".ab-lab-figure"),
+               state: {tokens: ["the", "cat", "sat", "the"]}};
+  lab.figure.append(c);
+  lab.figure.style.height = "100px";
+  document.getElementById("bad").abLab = lab;
+  const ctx = c.getContext("2d");
+  ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, 200, 100);
+  ctx.font = "11px sans-serif"; ctx.fillStyle = "#000";
+  ctx.textAlign = "center"; ctx.textBaseline = "top";
+  ctx.fillText("the", 40, 80); ctx.fillText("cat", 60, 80); ctx.fillText("sat", 80, 80);
+  ctx.fillText("weights (\u2212\u221e bef\u2026", 100, 10);
+  ctx.fillText("overlapping", 100, 40); ctx.fillText("overlapped", 110, 44);
+  ctx.textAlign = "left"; ctx.fillText("weather", 185, 60);
+}"""
+
+
+def test_the_checker_finds_each_defect(browser):
+    """A figure drawn with every defect: each is reported, and a clean one passes."""
+    from conftest import PageWatch
+
+    watch = PageWatch(browser, width=390, init_script=RECORD_JS)
+    page = watch.page
+    page.set_content("<!doctype html><body></body>")
+    page.evaluate(BAD_JS)
+    found = problems(page.evaluate(LOOK_JS, ["bad"]))
+    text = "\n".join(found)
+    assert "cut: 'weights" in text, text
+    assert "overlap: 'overlapping' and 'overlapped'" in text, text
+    assert "outside the canvas" in text and "'weather'" in text, text
+    assert "no axis names every token" in text, text  # "the" twice, named once
+    assert "an axis names 3 of the 4 tokens" in text, text
+    assert "past the lab's right edge: CODE" in text, text
+    clean = {"texts": [t for t in page.evaluate(LOOK_JS, ["bad"])["texts"]
+                       if t["text"] in ("the", "cat", "sat")], "width": 200, "height": 100,
+             "tokens": ["the", "cat", "sat"], "past": []}
+    assert problems(clean) == []
+    watch.close()
+
+
+def test_axes_group_rows_and_columns_of_labels():
+    row = [{"text": t, "matrix": [1, 0, 0, 1], "anchor": [10 * k, 50], "align": "center",
+            "baseline": "top", "corners": []} for k, t in enumerate(["0: a", "1: b"])]
+    assert ["a", "b"] in _axes(row)
+    assert json.dumps(_bare("12: x")) == '"x"' and _bare("a: b") == "a: b"
+
+
+def test_the_picture_downloads_as_a_png_at_twice_its_size(browser, lab_pages):
+    """The button beside the numbers saves the figure shown as a PNG of 2 pixels a CSS px."""
+    import struct
+
+    watch, page, lab_id = open_lab(browser, lab_pages["attention"], 390)
+    button = page.locator(f"#{lab_id} button.ab-download-picture")
+    assert button.text_content() == "Download the picture (PNG)"
+    size = page.evaluate(f"""(() => {{ const lab = document.getElementById('{lab_id}').abLab;
+        return [lab.width(), lab.figure.getBoundingClientRect().height]; }})()""")
+    with page.expect_download() as info:
+        button.click()
+    assert info.value.suggested_filename == "attention.png"
+    data = Path(info.value.path()).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (2 * size[0], round(2 * size[1])), (width, height, size)
+    assert watch.console_errors == []
+    watch.close()
+
+
+LONG_TASKS_JS = r"""
+globalThis.__abLongTasks = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) { globalThis.__abLongTasks.push(e.duration); }
+}).observe({type: "longtask", buffered: true});
+"""
+
+
+def test_chapter_3_scaling_lab_loads_without_a_long_task(browser, lab_pages):
+    """The sqrt(d_k) lab's first drawing measures one d_k, not ten (its curves are a table):
+    no task of the page's load takes over 100 ms (it was 0.6-0.9 s)."""
+    from conftest import PageWatch
+
+    watch = PageWatch(browser, width=1280, init_script=LONG_TASKS_JS)
+    page = watch.open(lab_pages["scaling"].as_uri())
+    page.wait_for_function("document.querySelector('.ab-lab').abLab")
+    page.evaluate("new Promise(r => setTimeout(r, 200))")
+    tasks = page.evaluate("globalThis.__abLongTasks")
+    watch.close()
+    assert max(tasks, default=0) <= 100, tasks
+
+
+def test_scaling_table_is_pythons_curves():
+    """The table the sqrt(d_k) lab draws its curves from is scaling_curves(), to 6 digits."""
+    import shutil
+    import subprocess
+
+    import numpy as np
+
+    from attention_book.controls.web import WEB_DIR
+    from attention_book.scenes.attention import scaling_curves
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node")
+    script = ("const S = require(process.argv[1]); const out = {};"
+              "for (const s of [false, true]) { const c = S.curves(s);"
+              " for (const k in c) { out[k + ',' + s] = Array.from(c[k]); } }"
+              "process.stdout.write(JSON.stringify(out));")
+    got = json.loads(subprocess.run([node, "-e", script, str(WEB_DIR / "scaling.js")],
+                                    capture_output=True, text=True, check=True).stdout)
+    want = scaling_curves()
+    assert len(got) == 8
+    for key, values in got.items():
+        quantity, scaled = key.split(",")
+        np.testing.assert_allclose(values, want[(quantity, scaled == "true")], rtol=1e-5)
