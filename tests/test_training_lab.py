@@ -68,7 +68,7 @@ def test_state_maps_are_the_runs_attention_at_that_step(reverse, checkpoint):
     np.testing.assert_array_equal(st.predicted,
                                   reverse.predict(symbols(REVERSE_INPUTS[0]), step=step))
     scores = reverse.head_scores(step=step)
-    np.testing.assert_allclose(st.score_curves[:, checkpoint], scores["anti_diagonal"].ravel())
+    np.testing.assert_allclose(np.array(st.score_curves)[:, checkpoint], scores["anti_diagonal"].ravel())
     # the loss-curve marker: this step's fresh batch, or the last step at the end
     np.testing.assert_array_equal(st.loss, reverse.history["loss"])
     assert st.loss_now == reverse.history["loss"][min(step, 59)]
@@ -82,8 +82,8 @@ def test_trained_state_reverses_and_scores_high(reverse):
     st = training_state()
     assert st.task == "reverse" and st.checkpoint == TRAINING_CHECKPOINTS - 1
     assert st.predicted == st.tokens[::-1] and all(st.right)
-    assert min(st.input_scores) >= 0.9 and st.score_curves[:, -1].min() >= 0.9
-    assert st.score_curves[:, 0].max() <= 0.3  # untrained: near uniform, 1/8
+    assert min(st.input_scores) >= 0.9 and np.array(st.score_curves)[:, -1].min() >= 0.9
+    assert np.array(st.score_curves)[:, 0].max() <= 0.3  # untrained: near uniform, 1/8
     assert st.score_names == ("anti-diagonal", "anti-diagonal")
 
 
@@ -315,7 +315,7 @@ def test_induction_state(induction):
     assert st.heads == ("layer 0, head 0", "layer 1, head 0")
     assert st.score_names == ("previous-token", "induction")
     scores = induction.head_scores()
-    np.testing.assert_allclose(st.score_curves[:, -1], [scores["previous_token"][0, 0],
+    np.testing.assert_allclose(np.array(st.score_curves)[:, -1], [scores["previous_token"][0, 0],
                                                           scores["induction"][1, 0]])
     assert st.input_scores[0] >= 0.8 and st.input_scores[1] >= 0.9
     right = [r for r in st.right if r is not None]
