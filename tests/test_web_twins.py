@@ -53,7 +53,8 @@ const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x
 (async () => {
   const out = [];
   for (const values of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
-    try { out.push({state: plain(await M.state(values))}); } catch (e) { out.push({error: e.message}); }
+    try { out.push({state: plain(await M.state(values))}); }
+    catch (e) { out.push({error: e.message}); }
   }
   process.stdout.write(JSON.stringify(out));
 })();
@@ -99,7 +100,8 @@ def same(js, py, where: str) -> None:
     elif isinstance(js, bool) or isinstance(py, bool) or js is None or isinstance(js, str):
         assert js == py, (where, js, py)
     else:
-        assert isinstance(py, (int, float)) and math.isclose(js, py, rel_tol=0, abs_tol=TOL * max(1, abs(py))), (where, js, py)
+        assert isinstance(py, (int, float)), (where, js, py)
+        assert math.isclose(js, py, rel_tol=0, abs_tol=TOL * max(1, abs(py))), (where, js, py)
 
 
 def check(lab: str, values: list, data: Path | None = None) -> int:

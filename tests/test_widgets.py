@@ -25,7 +25,8 @@ from attention_book.embedding import cosine_similarity, embed, embedding_table
 from attention_book.scenes import (MAX_WIDGET_TOKENS, SCENES, EmbeddingState, Note,
                                    embedding_readout_html, embedding_state)
 from attention_book.scenes.core import to_js
-from attention_book.tokens import MAX_TEXT_CHARS, RUNNING_IDS, RUNNING_SENTENCE, Vocabulary, tokenize
+from attention_book.tokens import (MAX_TEXT_CHARS, RUNNING_IDS, RUNNING_SENTENCE, Vocabulary,
+                                   tokenize)
 
 VOCAB = Vocabulary.default()
 
@@ -78,7 +79,8 @@ def test_initial_state_is_the_running_example(lab):
 
 @pytest.mark.parametrize("name, value, text, d, seed", [
     ("d", 2, RUNNING_SENTENCE, 2, 0), ("d", 64, RUNNING_SENTENCE, 64, 0),
-    ("seed", 7, RUNNING_SENTENCE, 8, 7), ("text", "the cat saw the dog", "the cat saw the dog", 8, 0)])
+    ("seed", 7, RUNNING_SENTENCE, 8, 7),
+    ("text", "the cat saw the dog", "the cat saw the dog", 8, 0)])
 def test_every_control_answers_with_its_state(lab, name, value, text, d, seed):
     n = lab.state["n"]
     lab.values = {**lab.values, name: value}  # what the page sends
@@ -133,7 +135,8 @@ def test_empty_long_and_over_long_text_answer_with_notes(lab):
     long = " ".join(["the cat saw the dog"] * 11) + " and the"  # 57 tokens
     lab.values = {**lab.values, "text": long}
     assert lab.state["state"]["totalTokens"] == 57 and lab.state["state"]["s"] == 32
-    assert {"level": "warning", "text": "showing the first 32 of 57 tokens"} in lab.state["state"]["notes"]
+    warning = {"level": "warning", "text": "showing the first 32 of 57 tokens"}
+    assert warning in lab.state["state"]["notes"]
     lab.values = {**lab.values, "text": "a" * (MAX_TEXT_CHARS + 1)}
     assert lab.state["state"]["s"] == 0 and "100,000" in lab.state["state"]["notes"][0]["text"]
 

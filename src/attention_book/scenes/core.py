@@ -295,7 +295,7 @@ class Action:
 class Scene:
     """One lab, declared as data."""
 
-    name: str           # its key in attention_book.scenes.SCENES (and of its view)
+    name: str           # its key in attention_book.scenes.SCENES
     title: str          # the lab's heading
     controls: tuple     # of Control, in display order; names = the state function's arguments
     state: Callable     # state(**values) -> state, pure
