@@ -18,7 +18,7 @@ warm-up change forward and back), each change timed in the page:
 Changes go forward then back, so a lab returns to its state after every pair, and the
 controls are measured in interleaved rounds (every control once a round), so a slow spell
 of a shared machine falls on all of them alike. Between changes the script waits until no
-lab has a request in flight and 150 ms passed.
+lab has a request in flight for 60 ms.
 
 A control whose change does not change the picture in the current state is reported as
 "no visible change", or "disabled" when the page disables it (decided on its warm-up
@@ -68,7 +68,7 @@ FLAGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
-QUIET_MS = 150  # kernel idle and no websocket frame for this long = settled
+QUIET_MS = 60  # no lab has a request in flight for this long = settled
 RUN_ALL_MS = 600_000  # a notebook's Run All (chapter 8 trains two models) or it counts as hung
 
 # ------------------------------------------------------------------ in-page JavaScript

@@ -131,7 +131,8 @@ def test_empty_long_and_over_long_text_answer_with_notes(lab):
         lab.values = {**lab.values, "text": text}
         st = lab.state["state"]
         assert st["s"] == 0 and array(st["X"]).shape == (0, 8)
-        assert st["notes"] == [{"level": "error", "text": "Text is empty: type at least one word."}]
+        empty = {"level": "error", "text": "Text is empty: type at least one word."}
+        assert st["notes"] == [empty]
     long = " ".join(["the cat saw the dog"] * 11) + " and the"  # 57 tokens
     lab.values = {**lab.values, "text": long}
     assert lab.state["state"]["totalTokens"] == 57 and lab.state["state"]["s"] == 32
@@ -148,6 +149,30 @@ _OUR_TAG = re.compile(r"<(/?)(div|span|b|i|ul|li)\b")
 def assert_only_our_markup(fragment: str):
     for match in re.finditer("<", fragment):
         assert _OUR_TAG.match(fragment, match.start()), fragment[match.start():match.start() + 40]
+
+
+def test_repeated_words_have_similarity_one():
+    st = embedding_state("the cat saw the dog", 8, 0)
+    assert st.similarity[0, 3] == pytest.approx(1.0)
+    assert "repeated tokens: &#x27;the&#x27; (2 times)" in embedding_readout_html(st)
+
+
+def test_unknown_word_is_flagged():
+    st = embedding_state("the zzz is lovely", 8, 0)
+    assert st.known == (True, False, True, True) and st.ids[1] == VOCAB.unk_id == 1
+    assert Note("info", "'zzz' is not in the vocabulary: it maps to <unk> (id 1)") in st.notes
+    readout = embedding_readout_html(st)
+    assert "&#x27;zzz&#x27; is not in the vocabulary: it maps to &lt;unk&gt; (id 1)" in readout
+    assert "zzz &rarr; 1 <i>(&lt;unk&gt;, unknown)</i>" in readout
+
+
+@pytest.mark.parametrize("text", ["<script>alert(1)</script>", "<b>bold</b>",
+                                  "the <img src=x onerror=alert(1)> dog"])
+def test_html_typed_in_the_box_is_shown_literally(text):
+    readout = embedding_readout_html(embedding_state(text, 8, 0))
+    assert "<script" not in readout and "<b>bold" not in readout and "<img" not in readout
+    assert "&lt;" in readout and "&gt;" in readout
+    assert_only_our_markup(readout)
 
 
 def test_readout_escapes_every_token_and_note():

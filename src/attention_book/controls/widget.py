@@ -50,6 +50,8 @@ class LabWidget(anywidget.AnyWidget):
         self.scene = scene
         self._answers = itertools.count(1)
         super().__init__(declaration=declaration(scene), values=scene.values(**values))
+        for warm in scene.warm:  # what the first changes need, computed now (the page waits)
+            scene.compute({**self.values, **warm})
         self.observe(lambda _change: self._answer(), names="values")
         self._answer()
 

@@ -303,8 +303,8 @@ class Scene:
     alt: Callable       # alt(state) -> plain text describing the picture
     actions: tuple = ()  # of Action: buttons of the live lab
     suggested: tuple = ()  # dicts of values the chapter names; each reachable by the controls
-    # dicts of values the live lab draws once when it opens, so that the first change to
-    # them pastes cached pixels instead of drawing (chapter 8: the other task's curves)
+    # dicts of values the live lab computes once when it opens, so that the first change
+    # to them finds its caches full (chapter 8: the other task's model, loaded)
     warm: tuple = ()
     # check(values) raises ValueError for a combination the controls cannot show (e.g.
     # "h=3 does not divide d=8", the API's own message), before the generic checks

@@ -227,7 +227,7 @@ SCENE = Scene(
     ),
     state=training_state, readout=training_readout_html, alt=training_alt_text,
     web="training",
-    warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' curves, cached
+    warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' runs, loaded at once
     suggested=(
         {"task": "reverse", "checkpoint": 0},
         {"task": "reverse", "checkpoint": TRAINING_CHECKPOINTS - 1},

@@ -7052,7 +7052,16 @@ function readoutElement(readout, styles) {
 var errorElement = (err, styles) => readoutElement({ lines: [], notes: [{ level: "error", text: String(err && err.message || err) }] }, styles);
 
 // src/theme.js
-var cssVar = (el, name, fallback) => getComputedStyle(el).getPropertyValue(name).trim() || fallback;
+function cssVar(el, names, fallback) {
+  const style = getComputedStyle(el);
+  for (const name of names) {
+    const value = style.getPropertyValue(name).trim();
+    if (value) {
+      return value;
+    }
+  }
+  return fallback;
+}
 function luminance(colour) {
   const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
   let c;
@@ -7065,12 +7074,12 @@ function luminance(colour) {
   return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
 }
 function theme(el) {
-  const background = cssVar(el, "--pst-color-background", "#ffffff");
+  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
   return {
     background,
-    text: cssVar(el, "--pst-color-text-base", "#222832"),
-    muted: cssVar(el, "--pst-color-text-muted", "#48566b"),
-    border: cssVar(el, "--pst-color-border", "#d1d5da"),
+    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
+    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
+    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
     dark: luminance(background) < 0.5
   };
 }
@@ -7349,10 +7358,12 @@ var Lab = class {
         }
       }).observe(this.figure);
     }
-    new MutationObserver(() => {
+    const modes = new MutationObserver(() => {
       this.looks.theme = null;
       this.redraw();
-    }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme", "data-mode"] });
+    });
+    modes.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme", "data-mode"] });
+    modes.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
   }
 };
 

@@ -296,10 +296,13 @@ export class Lab {
         }
       }).observe(this.figure);
     }
-    new MutationObserver(() => {
+    const modes = new MutationObserver(() => {
       this.looks.theme = null;
       this.redraw();
-    }).observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+    });
+    modes.observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+    // JupyterLab's theme: on its <body>
+    modes.observe(document.body, {attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"]});
   }
 }
 
