@@ -925,7 +925,7 @@
       this.declaration = declaration;
       this.module = module;
       this.model = model;
-      this.choices = {};
+      this.choices = Object.assign({}, (model.get("state") || {}).choices);
       this.waiting = [];
       this.input = 0;
       this.caption = el.querySelector(".ab-lab-readout");
@@ -973,13 +973,17 @@
     /** The choices of dependent control `name` at `values`: the module's, or where it cannot
      *  tell (its data is not loaded: a notebook) those the model sent last. */
     offered(name, values) {
-      if (this.module.choices) {
-        try {
-          return this.module.choices(name, values);
-        } catch (err) {
-        }
+      if (!this.module.choices) {
+        return this.choices[name] || null;
       }
-      return this.choices[name] || null;
+      try {
+        return this.module.choices(name, values);
+      } catch (err) {
+        if (this.choices[name]) {
+          return this.choices[name];
+        }
+        throw err;
+      }
     }
     /** Show `values` on the controls (no event): the model's values, set elsewhere. */
     apply(values) {

@@ -86,7 +86,8 @@ export class Lab {
     this.declaration = declaration;
     this.module = module;
     this.model = model;
-    this.choices = {};  // a dependent control's choices as the model last sent them
+    // a dependent control's choices as the model last sent them (a kernel does)
+    this.choices = Object.assign({}, (model.get("state") || {}).choices);
     this.waiting = [];  // what update() promised: resolved by the next answer
     this.input = 0;     // performance.now() of the last change
     this.caption = el.querySelector(".ab-lab-readout");
@@ -138,12 +139,13 @@ export class Lab {
   /** The choices of dependent control `name` at `values`: the module's, or where it cannot
    *  tell (its data is not loaded: a notebook) those the model sent last. */
   offered(name, values) {
-    if (this.module.choices) {
-      try {
-        return this.module.choices(name, values);
-      } catch (err) { /* the model's, below */ }
+    if (!this.module.choices) { return this.choices[name] || null; }
+    try {
+      return this.module.choices(name, values);
+    } catch (err) {
+      if (this.choices[name]) { return this.choices[name]; }
+      throw err;
     }
-    return this.choices[name] || null;
   }
 
   /** Show `values` on the controls (no event): the model's values, set elsewhere. */
