@@ -3,10 +3,10 @@
 A :class:`Scene` holds everything about a lab that is neither a widget nor a picture: its
 controls, a pure state function from their values to what the picture and readout need,
 the readout (HTML, reader text escaped), the alt text, the name of its twin in the
-reader's browser (``web/<name>.js``), and optional actions (live buttons) and the states
-the chapter suggests. The controls layer turns a scene into the live lab of a notebook or
-the lab the built book computes in the browser; nothing here imports ipywidgets or
-matplotlib, so a scene is testable alone.
+reader's browser (``web/<name>.js``), and the states the chapter suggests; and
+:func:`to_js`, a state as the browser's modules hold it. The controls layer turns a scene
+into the live lab of a notebook or the lab the built book computes in the browser; nothing
+here imports a widget library or matplotlib, so a scene is testable alone.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..tokens import Vocabulary, tokenize
 __all__ = ["Note", "notes_html", "readout_html", "no_tokens_alt", "positions_html",
            "tracer_html", "as_options", "read_tokens", "embed_tokens", "token_options",
            "HasTokens", "Control", "text", "choice", "slider", "seed_slider", "toggle", "multi",
-           "when", "compare", "Condition", "Action", "Scene", "MAX_WIDGET_TOKENS", "js_name",
+           "when", "compare", "Condition", "Scene", "MAX_WIDGET_TOKENS", "js_name",
            "to_js"]
 
 #: The most tokens a lab shows by default; longer texts are truncated with a visible note.
@@ -283,15 +283,6 @@ def compare(name: str, op: str, value) -> Condition:
 
 
 @dataclass(frozen=True)
-class Action:
-    """A button of the live lab: ``apply(values) -> dict`` of new control values."""
-
-    label: str
-    tooltip: str
-    apply: Callable[[Mapping], dict]
-
-
-@dataclass(frozen=True)
 class Scene:
     """One lab, declared as data."""
 
@@ -301,7 +292,6 @@ class Scene:
     state: Callable     # state(**values) -> state, pure
     readout: Callable   # readout(state) -> HTML fragment (reader text escaped)
     alt: Callable       # alt(state) -> plain text describing the picture
-    actions: tuple = ()  # of Action: buttons of the live lab
     suggested: tuple = ()  # dicts of values the chapter names; each reachable by the controls
     # dicts of values the live lab computes once when it opens, so that the first change
     # to them finds its caches full (chapter 8: the other task's model, loaded)
