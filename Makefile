@@ -3,7 +3,7 @@
 #   make test   make book, set up what the tests need and run them all on that build
 # and:
 #   make lab    open the chapters in JupyterLab with live widgets
-#   make bench  print the widget latency figures
+#   make bench  print the live labs' latency in JupyterLab (benchmarks/lab_latency.py)
 
 # bash, for pipefail: `make book` pipes the build through tee, which must not hide its status.
 SHELL := /bin/bash
@@ -66,7 +66,7 @@ lab: env
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
 
 bench: env
-	$(PY) benchmarks/widget_latency.py
+	$(PY) benchmarks/lab_latency.py
 
 env: $(VENV)/.installed $(LABCONFIG)
 

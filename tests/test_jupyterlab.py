@@ -9,9 +9,15 @@ checks what a reader sees. It fails (never skips) when JupyterLab, jupyterlab-my
 browser is missing.
 
 The last test runs every chapter in JupyterLab with a kernel and moves every control of every
-lab (the harness of benchmarks/lab_latency.py, untimed), failing on any cell error or unrun
-cell, a chapter without a live lab, an uncaught page error or a console error: the one run
-of the chapters as live notebooks.
+lab (the harness of benchmarks/lab_latency.py, untimed: sliders and text boxes with the keys
+a reader presses), failing on any cell error or unrun cell, a chapter without a live lab, an
+uncaught page error or a console error: the one run of the chapters as live notebooks. Then
+it drives every lab as tests/test_web_labs.py drives the book's (its driver, through the
+lab's handle ``element.abLab``): 3 values of every control and the reader's texts (the
+book's page takes every value; the kernel computes with the same Python), each drawing's
+alt text and readout those Python gives for the values shown, the picture changing, typed
+markup staying text, and the download equal to the numbers shown. The live lab is the
+book's front end drawing what the kernel computes (controls/widget.py).
 """
 
 from __future__ import annotations
@@ -262,10 +268,26 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     """
     # as a reader runs them: live labs, whatever the environment says about a static build
     monkeypatch.delenv("ATTENTION_BOOK_STATIC", raising=False)
+    from attention_book.scenes import SCENES
+    from test_web_labs import check_download, drive
+
+    driven = []
+
+    def drive_every_lab(page, labs):  # the book's driver, on the notebook's labs
+        for found in labs:
+            scene = SCENES[found["name"]]
+            # 3 values a control (the first and last among them; a text box: the reader's
+            # texts, markup too; a drop-down whose choices follow other controls: every
+            # choice): the book's page takes every value (test_web_labs.py)
+            checked = drive(page, found["id"], scene, most=3)
+            assert checked >= 2 * len(scene.controls), (found["name"], checked)
+            assert check_download(page, found["id"])
+            driven.append(found["name"])
+
     bench = _lab_latency()
     chapters = RUNS[run]
     rows, errors = bench.measure(chapters, bench.Options(repeats=0, timeout_ms=5_000),
-                                  browser=browser)
+                                  browser=browser, then=drive_every_lab)
     assert {name: found for name, found in errors.items() if found} == {}, \
         "uncaught page errors or console errors in JupyterLab"
     broken = [r for r in rows if r["status"] not in ("ok", "disabled")]
@@ -276,3 +298,4 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     # every lab has at least one control that changes its picture
     assert all(any(r["status"] == "ok" for r in rows if (r["chapter"], r["lab"]) == lab)
                for lab in labs)
+    assert len(driven) == len(labs), (driven, labs)

@@ -17,7 +17,7 @@ import pytest
 
 from attention_book import controls
 from attention_book.controls import BrowserLab, is_static_build, lab, web_lab
-from attention_book.controls.live import LiveLab
+from attention_book.controls.widget import LabWidget
 from attention_book.scenes import PRESET_SENTENCES, SCENES, embedding_alt_text, embedding_state
 from attention_book.scenes.core import text
 from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
@@ -77,11 +77,11 @@ def test_lab_picks_the_form_from_the_environment(monkeypatch):
     for value in ("0", ""):
         monkeypatch.setenv(controls.STATIC_ENV_VAR, value)
         assert not is_static_build()
-        assert isinstance(lab("embedding"), LiveLab)
+        assert isinstance(lab("embedding"), LabWidget)
     monkeypatch.delenv(controls.STATIC_ENV_VAR)
     live = lab("embedding", d=16, text="the cat")
-    assert isinstance(live, LiveLab)
-    assert live.controls["d"].value == 16 and live.controls["text"].value == "the cat"
+    assert isinstance(live, LabWidget)
+    assert live.values["d"] == 16 and live.values["text"] == "the cat"
     with pytest.raises(ValueError, match="no lab called"):
         lab("embeddings")
 
@@ -135,7 +135,7 @@ def test_every_suggested_state_is_reachable_in_the_html():
 
 
 @pytest.mark.slow  # a fresh interpreter
-def test_the_static_build_never_imports_ipywidgets_or_ipympl():
+def test_the_static_build_never_imports_widget_libraries():
     code = (
         "import os, sys\n"
         "os.environ['ATTENTION_BOOK_STATIC'] = '1'\n"
@@ -143,7 +143,7 @@ def test_the_static_build_never_imports_ipywidgets_or_ipympl():
         "from attention_book.scenes import SCENES\n"
         "for name in SCENES:\n"
         "    lab(name)._repr_html_()\n"
-        "bad = [m for m in ('ipywidgets', 'ipympl', 'matplotlib.pyplot') if m in sys.modules]\n"
+        "bad = [m for m in ('ipywidgets', 'anywidget', 'matplotlib.pyplot') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

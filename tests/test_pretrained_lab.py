@@ -1,25 +1,21 @@
-"""Chapter 9's lab (scenes/pretrained.py) and its view (plots/pretrained.py).
+"""Chapter 9's lab's state function (scenes/pretrained.py) and the chapter's figures.
 
 Expected values come from the model (``MiniLM.attention``, ``tokenize``) and from
 ``attention_book.heads`` directly, not from the state function under test (the lab runs
 its forward pass on one BLAS thread, the model on the default number: float32 results agree
-to about 1e-7). The first test
-that needs the gallery pays for it once (about 4 s: 157 forward passes). Speed is measured by benchmarks/widget_latency.py.
+to about 1e-7). The first test that needs the gallery pays for it once (about 4 s: 157
+forward passes). Speed is measured by benchmarks/lab_latency.py.
 """
 
 from __future__ import annotations
 
-import io
 import math
 
-import ipywidgets
 import numpy as np
 import pytest
-from PIL import Image
 
-from attention_book.controls import live_lab
 from attention_book.plots import (entropy_figure, head_maps_figure, head_scores_figure,
-                                  neuron_view_figure, pretrained_view)
+                                  neuron_view_figure)
 from attention_book.heads import head_scores
 from attention_book.pretrained import ANIMAL_SENTENCE, MiniLM, gallery_scores
 from attention_book.scenes import (
@@ -34,7 +30,8 @@ from attention_book.scenes import (
     pretrained_state,
     read_pieces,
 )
-from attention_book.tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
+from attention_book.tokens import RUNNING_SENTENCE
+from attention_book.tokens import MAX_TEXT_CHARS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SCRIPT = "<script>alert('hi')</script> <b>bold</b>"
@@ -49,11 +46,6 @@ def model():
 @pytest.fixture(scope="module")
 def gallery():
     return gallery_scores()
-
-
-@pytest.fixture(scope="module")
-def view():
-    return pretrained_view()
 
 
 def uniform(T: int) -> np.ndarray:
@@ -129,22 +121,6 @@ def test_query_is_clamped_and_bad_numbers_are_refused():
 # ------------------------------------------------------------------ bad input: notes, no crash
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "Text is empty"), ("   \n", "Text is empty"), (None, "Text must be a string"),
-    (42, "Text must be a string"), ("\x00\x01", "holds no token"),
-    ("a" * (MAX_TEXT_CHARS + 1), "characters long")])
-def test_unreadable_text_gives_a_note(view, text, message):
-    state = pretrained_state(text)
-    assert state.T == 0 and state.weights.shape == (0, 0) and state.scores == {}
-    assert [n.level for n in state.notes] == ["error"] and message in state.notes[0].text
-    assert message.split()[0] in pretrained_readout_html(state)
-    assert "gallery (157 sentences)" in pretrained_readout_html(state)
-    assert pretrained_alt_text(state).startswith("Empty heatmap and arcs")
-    assert pretrained_query_options({"text": text}) == (("(no tokens)", 0),)
-    view.show(state)  # an empty picture, no error
-    assert not view.arcs.get_visible() and not view.heatmap.image.get_visible()
-
-
 def test_a_600_token_text_is_cut_with_a_note(model):
     state = pretrained_state(LONG, 3, 1, 200)
     assert state.T == MAX_PRETRAINED_TOKENS == 128 and state.total_tokens == 602
@@ -196,47 +172,6 @@ def test_readout_and_alt_text():
 # ------------------------------------------------------------------ the view
 
 
-@pytest.mark.slow  # draws the view or figures (0.2-0.5 s a case)
-def test_view_after_show():
-    state = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10)
-    view = pretrained_view()
-    view.show(state)
-    np.testing.assert_allclose(np.asarray(view.heatmap.image.get_array()), state.weights)
-    assert view.heatmap.image.get_extent() == [-0.5, 15.5, 15.5, -0.5]
-    assert list(view.heatmap.row_labels.texts) == list(state.tokens)
-    assert view.heatmap.title.texts[0] == "layer 3, head 1: query rows, key columns"
-    assert view.row_box.get_y() == 9.5 and view.row_box.get_width() == 16
-    assert len(view.arcs.get_segments()) == 16
-    assert view.arc_title.texts[0] == "query 10 'it' \u2192 every token"
-    widths = np.asarray(view.arcs.get_linewidths())
-    assert math.isclose(widths.max(), 0.4 + 6.0 * state.row.max(), rel_tol=1e-6)
-    for name, bar, other in zip(SCORE_LABELS, view.sentence_bars, view.gallery_bars):
-        assert math.isclose(bar.get_width(), state.scores[name])
-        assert math.isclose(other.get_width(), state.gallery[name])
-    png = _png(view.figure)
-    assert png.startswith(PNG_SIGNATURE)
-    # one view updated in place draws what a fresh view draws
-    fresh = pretrained_view()
-    fresh.show(state)
-    view.show(pretrained_state(LONG))
-    view.show(state)
-    assert _png(view.figure) == _png(fresh.figure)
-
-
-def test_view_refuses_mismatched_input(view):
-    gallery = pretrained_state().gallery
-    with pytest.raises(ValueError, match=r"weights must be \(T, T\) = \(2, 2\)"):
-        view.update(["a", "b"], np.eye(3), 0, {}, gallery)
-    with pytest.raises(ValueError, match="query must be in 0..1"):
-        view.update(["a", "b"], np.eye(2), 2, {}, gallery)
-
-
-def _png(figure) -> bytes:
-    from attention_book.plots import figure_png
-
-    return figure_png(figure, dpi=60)
-
-
 def test_chapter_figures():
     rng = np.random.default_rng(0)
     grids = {name: rng.random((6, 12)) for name in SCORE_LABELS}
@@ -253,58 +188,6 @@ def test_chapter_figures():
 
 
 # ------------------------------------------------------------------ the live lab
-
-
-@pytest.fixture
-def lab():
-    return live_lab("pretrained")
-
-
-def test_live_lab_starts_on_the_running_sentence(lab):
-    assert isinstance(lab, ipywidgets.VBox)
-    assert set(lab.controls) == {"text", "layer", "head", "query"}
-    assert lab.values == {"text": RUNNING_SENTENCE, "layer": 0, "head": 2, "query": 2}
-    assert isinstance(lab.controls["layer"], ipywidgets.IntSlider)
-    assert (lab.controls["layer"].min, lab.controls["layer"].max) == (0, 5)
-    assert (lab.controls["head"].min, lab.controls["head"].max) == (0, 11)
-    assert len(lab.controls["query"].options) == 7
-    assert bytes(lab.image.value).startswith(PNG_SIGNATURE)
-    Image.open(io.BytesIO(bytes(lab.image.value))).verify()
-    assert "previous token" in lab.readout.value and "layer 0, head 2" in lab.description.value
-
-
-def test_live_lab_control_by_control(lab, model):
-    lab.controls["layer"].value = 3
-    assert lab.state.layer == 3 and lab.state.head == 2
-    lab.controls["head"].value = 1
-    assert lab.state.head == 1 and "layer 3, head 1" in lab.readout.value
-    first = bytes(lab.image.value)
-    lab.controls["query"].value = 5
-    assert lab.state.query == 5 and lab.view.row_box.get_y() == 4.5
-    assert bytes(lab.image.value) != first
-    lab.controls["text"].value = ANIMAL_SENTENCE
-    assert len(lab.controls["query"].options) == 16  # re-offered for the new sentence
-    assert lab.controls["query"].value == 5  # still allowed: kept
-    lab.controls["query"].value = 10
-    np.testing.assert_allclose(lab.state.row, model.attention(ANIMAL_SENTENCE)[3, 1, 10],
-                               atol=1e-6)
-    assert "attends most to: 2 'animal'" in lab.readout.value
-    lab.controls["text"].value = "the dog"  # 4 tokens: query 10 is no longer offered
-    assert lab.controls["query"].value == 3 and lab.state.query == 3  # the nearest below
-    assert lab.state.T == 4
-
-
-@pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab
-def test_live_lab_survives_bad_text(lab):
-    for text in ("", SCRIPT, LONG, "\x00"):
-        lab.controls["text"].value = text
-        assert bytes(lab.image.value).startswith(PNG_SIGNATURE)
-    lab.controls["text"].value = ""
-    assert "error" in lab.readout.value and lab.controls["query"].options == (("(no tokens)", 0),)
-    lab.controls["text"].value = SCRIPT
-    assert "<script" not in lab.readout.value and "<script" not in lab.description.value
-    lab.controls["text"].value = LONG
-    assert "showing the first 128 of 602 tokens" in lab.readout.value
 
 
 # ------------------------------------------------------------------ the book's lab
@@ -335,3 +218,17 @@ def test_vectorised_gelu_matches_math_erf():
     reference = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x])
     np.testing.assert_allclose(gelu(x), reference, rtol=0, atol=2e-15)
     assert gelu(np.float32(1.0)).dtype == np.float32
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "Text is empty"), ("   \n", "Text is empty"), (None, "Text must be a string"),
+    (42, "Text must be a string"), ("\x00\x01", "holds no token"),
+    ("a" * (MAX_TEXT_CHARS + 1), "characters long")])
+def test_unreadable_text_gives_a_note(text, message):
+    state = pretrained_state(text)
+    assert state.T == 0 and state.weights.shape == (0, 0) and state.scores == {}
+    assert [n.level for n in state.notes] == ["error"] and message in state.notes[0].text
+    assert message.split()[0] in pretrained_readout_html(state)
+    assert "gallery (157 sentences)" in pretrained_readout_html(state)
+    assert pretrained_alt_text(state).startswith("Empty heatmap and arcs")
+    assert pretrained_query_options({"text": text}) == (("(no tokens)", 0),)

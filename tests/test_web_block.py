@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from attention_book.block import encoder_stack
-from attention_book.plots import block as plots_block
 from attention_book.scenes.block import (BLOCK_SENTENCES, LN_LABELS, MAX_DEPTH,
                                          block_alt_text, block_readout_html, block_state)
 from test_web_states import (FIGURE_CHECK, FIXED_TEXTS, NODE, SEEDS, TOL, WEB, arr, close,
@@ -167,8 +166,8 @@ process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "ut
         lines, *maps = fig["panels"]
         assert 1 <= fig["columns"] <= 3
         assert lines["kind"] == "lines" and lines["n"] == 2 * st.depth + 1
-        assert lines["ylim"] == list(plots_block.NORM_LIMITS) and lines["ylog"] is True
-        assert lines["yticks"] == list(plots_block._Y_TICKS)
+        assert lines["ylim"] == [0.25, 64.0] and lines["ylog"] is True  # the norms, seeds 0..20
+        assert lines["yticks"] == [0.25, 1.0, 4.0, 16.0, 64.0]
         assert lines["xs"] == [i / 2 for i in range(2 * st.depth + 1)]
         labels = [line["label"] for line in lines["lines"]]
         if st.s:
@@ -176,7 +175,7 @@ process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "ut
             assert labels == [LN_LABELS[False].replace("the paper, ", ""), LN_LABELS[True],
                               "\u221ad"], v
             for line, nf in zip(lines["lines"], (False, True)):
-                assert line["color"] == plots_block.LN_COLORS[nf]
+                assert line["color"] == {False: "#00204c", True: "#c9a227"}[nf]  # cividis
                 assert line["width"] == (2.4 if nf == st.norm_first else 1.0)
                 np.testing.assert_allclose(line["y"], st.norms[nf], atol=TOL, rtol=0)
             assert all(min(line["y"]) > 0 for line in lines["lines"])  # log scale

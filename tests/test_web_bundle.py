@@ -106,3 +106,22 @@ def test_the_state_modules_still_read_the_bundles_format():
          str(WEB_DIR / "core.js"), str(WEB_DIR / "lab.js")],
         check=True, capture_output=True, text=True, timeout=60)
     assert out.stdout == "true"
+
+
+def test_the_widget_bundle_is_an_es_module_with_a_render():
+    """web/widget.mjs (the notebook's live lab, controls/widget.py) is an ES module whose
+    default export is anywidget's {render}, and it holds every lab's presentation code
+    without the data files or the bundle the pages load."""
+    text = (WEB_DIR / "widget.mjs").read_text(encoding="utf-8")
+    assert re.search(r"^export \{", text, re.M)
+    out = subprocess.run(
+        [node(), "--input-type=module", "-e",
+         f"const m = await import({json.dumps((WEB_DIR / 'widget.mjs').as_uri())});"
+         "process.stdout.write(JSON.stringify([typeof m.default.render,"
+         " Object.keys(m.decode({a: {$array: 'float64', shape: [2],"
+         " buffer: new DataView(new Float64Array([1, 2]).buffer)}}))]))"],
+        check=True, capture_output=True, text=True, timeout=60)
+    assert json.loads(out.stdout) == ["function", ["a"]]
+    for name in ("positional.js", "pretrained.js", "training.js", "src/lab.js", "src/format.js"):
+        assert f"\n// {name}\n" in text, name
+    assert "\n// lab.js\n" not in text  # the state modules' format comes from src/format.js

@@ -114,14 +114,21 @@ def python_view(scene, shown: dict):
     return scene.alt(state), scene.readout(state)
 
 
-def drive(page, lab_id: str, scene, controls=None) -> int:
+def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> int:
     """Move every control (or those named) through its values from the defaults; check each
-    drawing against Python. Returns the number of changes checked."""
+    drawing against Python. With ``most``: at most that many values a control, the first and
+    the last among them (a text box: the reader's texts, not the book's sentences). Returns
+    the number of changes checked."""
     checked = 0
     for control in scene.controls:
         if controls is not None and control.name not in controls:
             continue
-        rows = page.evaluate(MOVE_JS, [lab_id, control.name, values_to_try(scene, control)])
+        values = values_to_try(scene, control)
+        if most is not None and control.kind == "text" and scene.web not in MODEL_LABS:
+            values = [*TYPED, control.default]
+        elif most is not None and values is not None and len(values) > most:
+            values = [values[round(k * (len(values) - 1) / (most - 1))] for k in range(most)]
+        rows = page.evaluate(MOVE_JS, [lab_id, control.name, values])
         expected = [python_view(scene, row["values"]) for row in rows]
         texts = page.evaluate(TEXT_OF_JS, [readout for _, readout in expected])
         pictures = set()

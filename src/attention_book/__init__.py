@@ -9,11 +9,12 @@ Layers, each importing only the ones above it (docs/architecture.md has the whol
   (the tiny transformers of chapter 8), ``pretrained`` (all-MiniLM-L6-v2, chapter 9)
 - scenes: each lab declared as data, with its pure state function, readout and alt text
   (``scenes.core`` and one module per chapter); no ipywidgets, no matplotlib
-- pictures: ``plots`` (``plots.core`` and one module per chapter), views built once whose
-  ``show(state)`` only changes the artists' data
-- controls: ``controls.lab(name)``, the live ipywidgets lab (``controls.live``) in a
-  notebook and, in the built book, the lab the reader's browser computes
-  (``controls.web``, drawn by ``web/lab.js`` with the scene's twin in ``web/<name>.js``)
+- pictures: ``plots`` (``plots.core`` and one module per chapter), the chapters' figures
+- controls: ``controls.lab(name)``: in a notebook the live lab (``controls.widget``, an
+  anywidget: the kernel runs the scene's state function, the page draws it with the
+  browser front end), in the built book the lab the reader's browser computes
+  (``controls.web``, with the scene's twin ``web/<name>.js``); both drawn by the same
+  front end (``web/src/``) and the module's figure, readout and alt text
 - ``web_export``: the data some browser labs read (MiniLM's weights and preset sentences,
   chapter 8's checkpoints), written while the book builds
 """

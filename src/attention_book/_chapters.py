@@ -4,7 +4,7 @@ import importlib
 import pkgutil
 
 #: Names a chapter module keeps to itself: its registries, which the packages merge.
-_REGISTRIES = ("SCENE", "SCENES", "VIEWS")
+_REGISTRIES = ("SCENE", "SCENES")
 
 
 def chapter_modules(package: str, path, namespace: dict) -> list:

@@ -3,15 +3,15 @@
 A chapter shows a lab with one call, ``lab("embedding")`` or ``lab("attention", text="the
 dog saw the cat")``. While ``jupyter-book build`` runs (the book's Sphinx extension sets
 ``ATTENTION_BOOK_STATIC=1``) it returns a :class:`~.web.BrowserLab`, which the reader's
-browser computes with the scene's twin in ``web/`` (the HTML has no kernel), and ipywidgets
-is never imported; in a reader's notebook it returns the live :class:`~.live.LiveLab`.
+browser computes with the scene's twin in ``web/`` (the HTML has no kernel), and no widget
+library is imported; in a reader's notebook it returns the live :class:`~.widget.LabWidget`,
+which the same front end draws from the kernel's Python state.
 """
 
 from __future__ import annotations
 
 import os
 
-from ..plots import VIEWS
 from ..scenes import SCENES
 from .web import BrowserLab
 
@@ -33,10 +33,10 @@ def _scene(name: str):
 
 
 def live_lab(name: str, **values):
-    """The live lab of scene ``name`` (an ipywidgets VBox), starting at ``values``."""
-    from .live import LiveLab  # ipywidgets only where a kernel shows it
+    """The live lab of scene ``name`` (an anywidget), starting at ``values``."""
+    from .widget import LabWidget  # anywidget only where a kernel shows it
 
-    return LiveLab(_scene(name), VIEWS[name](), **values)
+    return LabWidget(_scene(name), **values)
 
 
 def web_lab(name: str) -> BrowserLab:

@@ -1,17 +1,11 @@
-"""The pictures layer: matplotlib figures built once, with views whose ``show(state)`` only
-changes the artists' data. ``core`` holds the shared building blocks; one module per
-chapter holds that chapter's views and lists them in a module-level ``VIEWS`` dict (scene
-name -> view factory), found here automatically (the names in its ``__all__`` are
-re-exported). Imports the math layer, the scenes' states (as data) and matplotlib, never
-pyplot."""
+"""The pictures layer: the chapters' matplotlib figures (the labs are drawn by the browser
+front end, ``web/``, in the book and in a notebook alike). ``core`` holds the shared parts;
+one module per chapter holds that chapter's figures, found here automatically (the names in
+its ``__all__`` are re-exported). Imports the math layer and matplotlib, never pyplot."""
 
 from .._chapters import chapter_modules
 from . import core
 from .core import *  # noqa: F401,F403
 
-#: The view factory of every scene, by scene name.
-VIEWS: dict = {}
-__all__ = ["VIEWS", *core.__all__]
-
-for _module in chapter_modules(__name__, __path__, globals()):
-    VIEWS.update(getattr(_module, "VIEWS", {}))
+__all__ = [*core.__all__]
+chapter_modules(__name__, __path__, globals())

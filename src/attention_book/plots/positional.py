@@ -1,172 +1,22 @@
-"""Chapter 2's pictures: the lab's view (PE:(s, d), its waves, the (s, s) similarity of
-positions, the relative-position rotation check) and the chapter's five static figures."""
+"""Chapter 2's five figures: layouts, the encoding and its waves, the wavelengths, the
+similarity of positions, and PE added to the embeddings."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.offsetbox import DrawingArea, HPacker, TextArea
-from matplotlib.ticker import MaxNLocator
 
-from ..scenes.positional import image_stride, shown_columns
-from .core import HeatmapPanel, LinePanel, freeze_layout, notebook_figure, view_factory
+from .core import notebook_figure
 
-__all__ = ["WAVE_COLORS", "PositionalView", "positional_view", "layouts_figure",
-           "encoding_figure", "wavelengths_figure", "similarity_figure", "sum_figure"]
+__all__ = ["WAVE_COLORS", "layouts_figure", "encoding_figure", "wavelengths_figure",
+           "similarity_figure", "sum_figure"]
 
 #: Colours of the wave lines (from cividis and viridis, told apart also by line width).
 WAVE_COLORS = ("#00204c", "#31688e", "#35b779", "#c9a227")
 _WAVE_WIDTHS = (2.0, 1.5, 1.2, 0.9)
-_WAVE_LABELS = ("i = 0", "i = d/8", "i = d/4", "i = d/2 \u2212 1")
 _TICKS = (-1.0, -0.5, 0.0, 0.5, 1.0)
-
-
-def _line_panel(ax, xlabel: str, ylabel: str, cache: OrderedDict) -> LinePanel:
-    """A :class:`LinePanel` of values in [-1, 1] over an integer axis."""
-    ax.set_ylim(-1.15, 1.15)
-    ax.axhline(0.0, color="#cccccc", linewidth=0.6, zorder=0)
-    return LinePanel(ax, xlabel=xlabel, ylabel=ylabel, yticks=(-1, 0, 1), cache=cache)
-
-
-def _legend_entries(legend) -> list:
-    """A legend's entry boxes (its line and its text, packed side by side), in order."""
-    return [box for box in legend.findobj(HPacker)
-            if [type(c) for c in box.get_children()] == [DrawingArea, TextArea]]
-
-
-def _wave_labels(columns: Sequence[int]) -> dict:
-    """The legend entry of each distinct column: {index of its first line: label}.
-
-    Small d repeats columns (d = 2 has the one pair i = 0 four times, d = 4 two pairs):
-    one entry a distinct curve, labelled with its number i; otherwise the names
-    i = 0, d/8, d/4, d/2 - 1."""
-    first = {}
-    for n, column in enumerate(columns):
-        first.setdefault(int(column), n)
-    if len(first) == len(columns) == len(_WAVE_LABELS):
-        return {n: _WAVE_LABELS[n] for n in range(len(columns))}
-    return {n: f"i = {column // 2}" for column, n in first.items()}
-
-
-def _set_range(panel: LinePanel, n: int) -> None:
-    """Show x from 0 to n - 1 (with a margin)."""
-    if n != getattr(panel, "n", None):
-        panel.n = n  # up to about 6 ticks 0..n-1, a 1, 2, 5 x 10^k apart
-        ticks = [int(t) for t in MaxNLocator(5, integer=True, steps=(1, 2, 5, 10)).tick_values(
-            0, max(n - 1, 1)) if 0 <= t <= n - 1]
-        panel.ax.set_xlim(-0.5, max(n - 0.5, 0.5))
-        panel.set_xticks(ticks, [str(t) for t in ticks])
-
-
-class PositionalView:
-    """Chapter 2's lab picture, four panels built once (``static``: colour bars, axis
-    labels and legends, drawn once).
-
-    Top left, ``pe_panel``: PE:(s, d) (cividis, [-1, 1]). Top right, ``wave_panel`` (a
-    :class:`~attention_book.plots.core.LinePanel`): a few sine columns of PE as
-    ``wave_lines`` over the positions. Bottom left, ``similarity_panel``: the (s, s)
-    similarity ``PE PE^T / (d/2)`` (viridis, [-1, 1]), constant along each diagonal. Bottom
-    right, ``rot_panel``: ``pe_line`` PE[p], ``shifted_line`` PE[p + k] and ``rotated_line``
-    PE[p] T(k) (the last two coincide) over the dimensions. Heatmaps with more than
-    :data:`~attention_book.scenes.positional.MAX_IMAGE_SIDE` rows or columns show every
-    n-th one (the title says so; the axes still count every cell).
-    """
-
-    def __init__(self, figure: Figure):
-        self.figure = figure
-        (ax_pe, ax_wave), (ax_sim, ax_rot) = figure.subplots(2, 2)
-        cache: OrderedDict = OrderedDict()
-        self.pe_panel = HeatmapPanel(
-            ax_pe, cmap="cividis", vmin=-1.0, vmax=1.0, xlabel="dimension j",
-            ylabel="position p", colorbar_label="PE[p, j]", cache=cache)
-        self.similarity_panel = HeatmapPanel(
-            ax_sim, cmap="viridis", vmin=-1.0, vmax=1.0, xlabel="position q",
-            ylabel="position p", colorbar_label=r"$PE(p)\cdot PE(q)\,/\,(d/2)$", cache=cache)
-        self.wave_panel = _line_panel(ax_wave, "position p", "PE[p, 2i]", cache)
-        self.rot_panel = _line_panel(ax_rot, "dimension j", "value", cache)
-        self.wave_lines = [ax_wave.plot([0, 1], [0, 0], color=c, linewidth=w, label=label)[0]
-                           for label, c, w in zip(_WAVE_LABELS, WAVE_COLORS, _WAVE_WIDTHS)]
-        self.pe_line, self.shifted_line, self.rotated_line = (
-            ax_rot.plot([0, 1], [0, 0], color=c, linewidth=w, label=label)[0]
-            for label, c, w in (("PE[p]", "#b0b0b0", 1.0), ("PE[p+k]", "#8fd9a8", 3.2),
-                                ("PE[p] T(k)", "#00204c", 1.0)))
-        # Legends outside the axes, with fixed texts: drawn once, pasted as pixels.
-        legend_style = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9,
-                            handlelength=1.6, borderpad=0.3, borderaxespad=0.0)
-        self.wave_legend = ax_wave.legend(title="column j = 2i", title_fontsize=9,
-                                          **legend_style)
-        self.rot_legend = ax_rot.legend(**legend_style)
-        self.wave_entries = _legend_entries(self.wave_legend)  # one per wave line
-        self._wave_labels = dict(enumerate(_WAVE_LABELS))
-        for panel in (self.pe_panel, self.similarity_panel):
-            panel.reserve(rows=False, cols=False, n=512)
-        self.static = freeze_layout(figure, panels=(self.pe_panel, self.similarity_panel),
-                                    static_artists=[self.wave_legend, self.rot_legend])
-        self.wave_panel.finish()
-        self.rot_panel.finish()
-
-    def show(self, state) -> None:
-        """Show a :class:`~attention_book.scenes.positional.PositionalState`."""
-        self.update(state.pe, state.wave_columns, state.similarity, state.p, state.k,
-                    state.shifted, state.rotated, state.max_error)
-
-    def update(self, pe, wave_columns: Sequence[int], similarity, p: int, k: int,
-               shifted, rotated, max_error: float) -> None:
-        """Show a new encoding ``pe`` : (s, d) and its ``similarity`` : (s, s).
-
-        Parameters
-        ----------
-        wave_columns : sequence of int, at most 4
-            Columns j of ``pe`` drawn as waves over the positions.
-        p, k : int
-            The position and the offset of the rotation check.
-        shifted, rotated : array_like, shape (d,)
-            PE[p + k] and PE[p] @ T(k).
-        max_error : float
-            max |PE[p + k] - PE[p] T(k)| over all positions, shown in the title.
-        """
-        pe, similarity = np.asarray(pe, dtype=float), np.asarray(similarity, dtype=float)
-        if pe.ndim != 2 or similarity.shape != (pe.shape[0], pe.shape[0]):
-            raise ValueError(f"expected pe:(s, d) and similarity:(s, s), got {pe.shape} "
-                             f"and {similarity.shape}")
-        if len(wave_columns) > len(self.wave_lines):
-            raise ValueError(f"at most {len(self.wave_lines)} wave columns, "
-                             f"got {len(wave_columns)}")
-        s, d = pe.shape
-        rs, cs = image_stride(s), image_stride(d)
-        every = "" if rs == cs == 1 else ", every 2nd cell" if max(rs, cs) == 2 else (
-            f", 1 in {max(rs, cs)} cells")
-        self.pe_panel.update(pe[::rs, shown_columns(d)], title=f"PE : (s, d) = ({s}, {d}){every}",
-                             cells=(s, d))  # every rs-th row, whole (sin, cos) pairs, of (s, d)
-        self.similarity_panel.update(similarity[::rs, ::rs], cells=(s, s),
-                                     title=rf"$PE\,PE^\top/(d/2)$ : ({s}, {s})")
-        labels = _wave_labels(wave_columns)  # a line and a legend entry per distinct column
-        for n, line in enumerate(self.wave_lines):
-            if n < len(wave_columns):
-                line.set_data(np.arange(s), pe[:, int(wave_columns[n])])
-            line.set_visible(n in labels)
-        if labels != self._wave_labels:  # the legend is static: change it, then repaint it
-            for n, entry in enumerate(self.wave_entries):
-                entry.set_visible(n in labels)
-                entry.get_children()[1].set_text(labels.get(n, ""))
-            self._wave_labels = labels
-            self.static.invalidate(variant=tuple(labels.items()))
-        _set_range(self.wave_panel, s)
-        self.wave_panel.title.show(f"waves PE[:, 2i], d = {d}")
-        dims, shifted = np.arange(d), np.asarray(shifted, dtype=float)
-        self.pe_line.set_data(dims, pe[p] if p < s else shifted)
-        self.shifted_line.set_data(dims, shifted)
-        self.rotated_line.set_data(dims, np.asarray(rotated, dtype=float))
-        _set_range(self.rot_panel, d)
-        self.rot_panel.title.show(f"p = {p}, k = {k}: max error {max_error:.0e}")
-
-
-positional_view = view_factory(PositionalView, 8.2, 5.4, dpi=78, wspace=0.06)
-
-VIEWS = {"positional": positional_view}
 
 
 # ------------------------------------------------------- the chapter's static figures

@@ -1,122 +1,19 @@
-"""Chapter 9's pictures: the pretrained lab's view (:class:`PretrainedView`) and the
-chapter's figures: every head's scores as (layer, head) grids, several heads' weights side
+"""Chapter 9's figures: every head's scores as (layer, head) grids, several heads' weights side
 by side, one score taken apart dimension by dimension, and the spread of many heads."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 
 from ..scenes.pretrained import SCORE_LABELS
-from .attention import ArcsPanel, thin_labels
-from .core import (HeatmapPanel, NotebookFigure, freeze_layout, notebook_figure, token_maps,
-                   view_factory)
+from .core import NotebookFigure, notebook_figure, token_maps
 
-__all__ = ["PretrainedView", "pretrained_view", "head_scores_figure", "head_maps_figure",
-           "neuron_view_figure", "entropy_figure"]
+__all__ = ["head_scores_figure", "head_maps_figure", "neuron_view_figure", "entropy_figure"]
 
 _DARK, _LIGHT, _ACCENT = "#1f5fa8", "#9dbfe3", "#ff3b30"  # blue, pale blue, red outline
-
-
-class PretrainedView:
-    """The pretrained lab's picture.
-
-    Left: the head's weights (T, T) (viridis, 0..1), tokens on both axes, the query's row
-    outlined. Top right: arcs from the query (above) to every token (below), width and
-    colour by weight. Bottom right: the head's scores on this sentence (dark bars) and
-    averaged over the gallery (pale bars), all between 0 and 1.
-
-    Attributes
-    ----------
-    figure : matplotlib.figure.Figure
-    heatmap : HeatmapPanel
-        ``heatmap.image`` shows the weights (T, T).
-    row_box : matplotlib.patches.Rectangle
-    arcs : matplotlib.collections.LineCollection
-        One curve per key (of ``arc_panel``, an :class:`~.attention.ArcsPanel`).
-    sentence_bars, gallery_bars : list of matplotlib.patches.Rectangle
-        One bar per score of :data:`~attention_book.scenes.pretrained.SCORE_LABELS`;
-        the width is the score.
-    """
-
-    def __init__(self, figure: Figure):
-        self.figure = figure
-        grid = figure.add_gridspec(2, 2, width_ratios=(1.2, 1.0))
-        ax_heat, ax_arcs = figure.add_subplot(grid[:, 0]), figure.add_subplot(grid[0, 1])
-        ax_bars = figure.add_subplot(grid[1, 1])
-        cache: OrderedDict = OrderedDict()
-        self.heatmap = HeatmapPanel(
-            ax_heat, xlabel="", ylabel="", col_rotation=90, cache=cache,  # in the title
-            colorbar_label="weight (each row sums to 1)")
-        self.row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, ec=_ACCENT, lw=1.8)
-        ax_heat.add_patch(self.row_box)
-        self.arc_panel = ArcsPanel(ax_arcs, cache, width=6.0, node_sizes=(3, 7))
-        self.arcs, self.arc_title = self.arc_panel.arcs, self.arc_panel.title
-        # The bars' frame (ticks, names, legend) never changes: it is drawn once, and
-        # the bars sit in a transparent axes of their own on top of it.
-        y = np.arange(len(SCORE_LABELS))
-        ax_bars.set_yticks(y, list(SCORE_LABELS.values()), fontsize=9)
-        ax_bars.set_xticks([0, 0.5, 1], ["0", "0.5", "1"], fontsize=9)
-        ax_bars.set(xlim=(0, 1), ylim=(len(y) - 0.5, -0.5))
-        ax_bars.grid(axis="x", alpha=0.3)
-        legend = ax_bars.legend([Patch(color=_DARK), Patch(color=_LIGHT)],
-                                ["this sentence", "gallery mean"], fontsize=9,
-                                loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
-                                frameon=False, borderaxespad=0.2, handlelength=1.2)
-        self.heatmap.reserve(rows=True, cols=True)
-        self.static = freeze_layout(figure, static_axes=(ax_bars,), panels=(self.heatmap,),
-                                    static_artists=(legend,))
-        bars = figure.add_axes(ax_bars.get_position(), sharex=ax_bars, sharey=ax_bars)
-        bars.set_axis_off()
-        self.sentence_bars = list(bars.barh(y - 0.2, np.zeros(len(y)), 0.4, color=_DARK))
-        self.gallery_bars = list(bars.barh(y + 0.2, np.zeros(len(y)), 0.4, color=_LIGHT))
-
-    def show(self, state) -> None:
-        """Show a :class:`~attention_book.scenes.pretrained.PretrainedState`."""
-        self.update(state.tokens, state.weights, state.query, state.scores, state.gallery,
-                    title=f"layer {state.layer}, head {state.head}")
-
-    def update(self, tokens: Sequence[str], weights, query: int, scores: Mapping,
-               gallery: Mapping, title: str = "") -> None:
-        """Show one head on one sentence.
-
-        Parameters
-        ----------
-        tokens : sequence of str, length T (may be empty)
-        weights : array_like, shape (T, T)
-            Rows = queries, each summing to 1.
-        query : int
-            The highlighted query, 0 <= query < T (ignored when T = 0).
-        scores, gallery : mapping of str to float
-            The head's scores on this sentence (may be empty) and on the gallery, keyed
-            like :data:`~attention_book.scenes.pretrained.SCORE_LABELS`.
-        title : str
-            Names the head, e.g. "layer 3, head 1".
-        """
-        w = np.asarray(weights, dtype=float)
-        T = len(tokens)
-        if w.shape != (T, T):
-            raise ValueError(f"weights must be (T, T) = ({T}, {T}), got {w.shape}")
-        if T and not 0 <= query < T:
-            raise ValueError(f"query must be in 0..{T - 1}, got {query}")
-        labels = thin_labels(tokens) if T else None
-        self.heatmap.update(w, row_labels=labels, col_labels=labels,
-                            title=f"{title}: query rows, key columns")
-        self.row_box.set_visible(bool(T))
-        for name, bar, other in zip(SCORE_LABELS, self.sentence_bars, self.gallery_bars):
-            bar.set_width(scores.get(name, 0.0))
-            other.set_width(gallery[name])
-        self.row_box.set_bounds(-0.5, query - 0.5, T, 1.0)
-        self.arc_panel.update(w[query] if T else [], query,
-                              f"query {query} '{tokens[query][:16]}' \u2192 every token"
-                              if T else "")
-
-
-pretrained_view = view_factory(PretrainedView, 8.0, 3.6)
 
 
 # ------------------------------------------------------------------ the chapter's figures
@@ -216,4 +113,3 @@ def entropy_figure(groups: Mapping[str, np.ndarray]) -> NotebookFigure:
     return figure
 
 
-VIEWS = {"pretrained": pretrained_view}

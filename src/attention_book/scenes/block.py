@@ -87,6 +87,16 @@ class BlockState(HasTokens):
     notes: tuple           # of Note
 
     @property
+    def norms_post(self) -> np.ndarray:
+        """The norms with post-LN, shape (2 L + 1,)."""
+        return self.norms[False]
+
+    @property
+    def norms_pre(self) -> np.ndarray:
+        """The norms with pre-LN, shape (2 L + 1,)."""
+        return self.norms[True]
+
+    @property
     def chosen_norms(self) -> np.ndarray:
         """The norms of the chosen LN setting, shape (2 L + 1,)."""
         return self.norms[self.norm_first]

@@ -3,16 +3,19 @@
 A :class:`Scene` holds everything about a lab that is neither a widget nor a picture: its
 controls, a pure state function from their values to what the picture and readout need,
 the readout (HTML, reader text escaped), the alt text, the name of its twin in the
-reader's browser (``web/<name>.js``), and optional actions (live buttons) and the states
-the chapter suggests. The controls layer turns a scene into the live lab of a notebook or
-the lab the built book computes in the browser; nothing here imports ipywidgets or
-matplotlib, so a scene is testable alone.
+reader's browser (``web/<name>.js``), and the states the chapter suggests; and
+:func:`to_js`, a state as the browser's modules hold it. The controls layer turns a scene
+into the live lab of a notebook or the lab the built book computes in the browser; nothing
+here imports a widget library or matplotlib, so a scene is testable alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
+import inspect
+import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +28,8 @@ from ..tokens import Vocabulary, tokenize
 __all__ = ["Note", "notes_html", "readout_html", "no_tokens_alt", "positions_html",
            "tracer_html", "as_options", "read_tokens", "embed_tokens", "token_options",
            "HasTokens", "Control", "text", "choice", "slider", "seed_slider", "toggle", "multi",
-           "when", "compare", "Condition", "Action", "Scene", "MAX_WIDGET_TOKENS"]
+           "when", "compare", "Condition", "Scene", "MAX_WIDGET_TOKENS", "js_name",
+           "to_js"]
 
 #: The most tokens a lab shows by default; longer texts are truncated with a visible note.
 MAX_WIDGET_TOKENS = 32
@@ -279,28 +283,18 @@ def compare(name: str, op: str, value) -> Condition:
 
 
 @dataclass(frozen=True)
-class Action:
-    """A button of the live lab: ``apply(values) -> dict`` of new control values."""
-
-    label: str
-    tooltip: str
-    apply: Callable[[Mapping], dict]
-
-
-@dataclass(frozen=True)
 class Scene:
     """One lab, declared as data."""
 
-    name: str           # its key in attention_book.scenes.SCENES (and of its view)
+    name: str           # its key in attention_book.scenes.SCENES
     title: str          # the lab's heading
     controls: tuple     # of Control, in display order; names = the state function's arguments
     state: Callable     # state(**values) -> state, pure
     readout: Callable   # readout(state) -> HTML fragment (reader text escaped)
     alt: Callable       # alt(state) -> plain text describing the picture
-    actions: tuple = ()  # of Action: buttons of the live lab
     suggested: tuple = ()  # dicts of values the chapter names; each reachable by the controls
-    # dicts of values the live lab draws once when it opens, so that the first change to
-    # them pastes cached pixels instead of drawing (chapter 8: the other task's curves)
+    # dicts of values the live lab computes once when it opens, so that the first change
+    # to them finds its caches full (chapter 8: the other task's model, loaded)
     warm: tuple = ()
     # check(values) raises ValueError for a combination the controls cannot show (e.g.
     # "h=3 does not divide d=8", the API's own message), before the generic checks
@@ -356,3 +350,56 @@ class Scene:
         """Whether each control has an effect for ``values``."""
         return {c.name: c.active_when is None or bool(c.active_when(values))
                 for c in self.controls}
+
+
+def js_name(name: str) -> str:
+    """The name a state's field has in the browser's state modules (``web/<lab>.js``):
+    snake_case becomes camelCase (``max_error`` -> ``maxError``), except a name whose first
+    part is one letter, which is notation and stays (``d_k``, ``X_kv``, ``n_parameters``)."""
+    first, *rest = name.split("_")
+    if not rest or len(first) == 1:
+        return name
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _public_properties(cls) -> list[str]:
+    return [name for name in dir(cls) if not name.startswith("_")
+            and isinstance(inspect.getattr_static(cls, name), property)]
+
+
+def to_js(value):
+    """A scene's state as the browser's state modules hold it, for the live lab to send.
+
+    A dataclass becomes a dict of its fields and public properties, named by
+    :func:`js_name`; tuples and lists become lists; dicts keep their keys (as text); numpy
+    scalars become numbers, and a float that is not finite ``None`` (JSON has no NaN). A
+    floating array, or one of more than one axis, becomes ``{"$array": dtype, "shape": [...],
+    "buffer": bytes}``, sent as binary (row-major; booleans as uint8, integers as
+    int32), which the page reads as a typed array; a 1-D array of integers or booleans
+    becomes a list (the modules hold ids, permutations and flags as arrays).
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = [f.name for f in dataclasses.fields(value)] + _public_properties(type(value))
+        return {js_name(name): to_js(getattr(value, name)) for name in dict.fromkeys(names)}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biu" and value.ndim == 1:
+            return value.tolist()
+        if value.dtype.kind == "b":
+            value = value.astype(np.uint8)
+        elif value.dtype.kind in "iu":
+            value = value.astype(np.int32)
+        elif value.dtype.kind != "f":
+            raise TypeError(f"to_js: cannot send an array of {value.dtype}")
+        return {"$array": value.dtype.name, "shape": list(value.shape),
+                "buffer": value.tobytes()}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return [to_js(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): to_js(v) for k, v in value.items()}
+    raise TypeError(f"to_js: cannot send a {type(value).__name__}")

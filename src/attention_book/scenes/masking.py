@@ -69,6 +69,11 @@ class MaskingState(HasTokens):
         return self.weights.sum(axis=-1)
 
     @property
+    def seen(self) -> np.ndarray:
+        """How many keys each query may see, shape (s,) of int."""
+        return self.mask.sum(axis=-1)
+
+    @property
     def fully_masked(self) -> np.ndarray:
         """Queries that may attend to nothing, shape (s,) of bool."""
         return fully_masked_rows(self.mask) if self.s else np.zeros(0, dtype=bool)

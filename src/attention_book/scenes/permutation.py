@@ -16,7 +16,7 @@ from ..attention import causal_mask, projection_weights, scaled_dot_product_atte
 from ..permutation import named_permutation, parse_permutation, same_rows_up_to_order
 from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE
-from .core import (Action, HasTokens, Note, Scene, choice, embed_tokens, no_tokens_alt,
+from .core import (HasTokens, Note, Scene, choice, embed_tokens, no_tokens_alt,
                    read_tokens, readout_html, seed_slider, text, toggle, when)
 
 __all__ = ["ORDER_CHOICES", "EQUIVARIANCE_TOL", "SHUFFLE_SEEDS", "PermutationState",
@@ -174,12 +174,6 @@ def permutation_alt_text(state: PermutationState) -> str:
             + f"{state.verdict}.")
 
 
-def _next_shuffle(values) -> dict:
-    """The shuffle button: select "shuffle" and move to the next seed (wrapping around)."""
-    seed = values["seed"] + 1 if values["seed"] < SHUFFLE_SEEDS[1] else SHUFFLE_SEEDS[0]
-    return {"order": "shuffle", "seed": seed}
-
-
 SCENE = Scene(
     name="permutation", title="Permutation playground: permute before or after attention",
     controls=(
@@ -196,7 +190,6 @@ SCENE = Scene(
     ),
     state=permutation_state, readout=permutation_readout_html, alt=permutation_alt_text,
     web="permutation",
-    actions=(Action("shuffle", "choose a new random order", _next_shuffle),),
     suggested=(
         {"order": "shuffle", "pe": False, "causal": False},     # every order: equivariant
         {"order": "rotate", "pe": True, "causal": False},       # PE on: the inputs differ

@@ -54,6 +54,7 @@ class PositionalState:
     wave_columns: tuple       # the sine columns 2i drawn as waves, i = 0, d/8, d/4, d/2 - 1
     wavelengths: np.ndarray   # (d/2,) 2 pi / omega_i, in positions
     similarity: np.ndarray    # (s, s) PE PE^T / (d/2) = sum_i cos((p - q) omega_i) / (d/2)
+    by_offset: np.ndarray     # (2s - 1,) the similarity of offset q - p = -(s-1)..s-1
     mean_similarity: float | None  # mean off-diagonal similarity (None when s = 1)
     p: int                    # the position of the rotation check, s // 2
     shifted: np.ndarray       # (d,) PE[p + k], from the formula
@@ -111,7 +112,7 @@ def positional_state(s: int = 64, d: int = 64, base: float = 10000, k: int = 3
     pairs = (0, d // 8, d // 4, d // 2 - 1)  # may repeat for small d
     return PositionalState(
         s=s, d=d, base=float(base), k=k, pe=pe, wave_columns=tuple(2 * i for i in pairs),
-        wavelengths=lam, similarity=similarity,
+        wavelengths=lam, similarity=similarity, by_offset=by_offset,
         mean_similarity=P.mean_position_similarity(s, d, base) if s > 1 else None, p=p,
         shifted=P.encoding_at([p + k], d, base)[0],  # (d,)
         rotated=pe[p] @ P.relative_rotation(k, d, base),  # (d,) @ (d, d) -> (d,)

@@ -82,6 +82,17 @@ class PretrainedState:
         return len(self.tokens)
 
     @property
+    def source(self) -> str:
+        """Where the weights come from, as the browser's module says: "package" (computed
+        here), or "none" without tokens."""
+        return "package" if self.T else "none"
+
+    @property
+    def gallery_sentences(self) -> int:
+        """How many sentences the gallery's scores average over."""
+        return len(gallery_scores().sentences)
+
+    @property
     def row(self) -> np.ndarray:
         """The query's weights, shape (T,) (empty without tokens)."""
         return self.weights[self.query] if self.T else np.zeros(0)
@@ -130,7 +141,7 @@ def pretrained_readout_html(state: PretrainedState) -> str:
     this sentence, on the whole gallery and for a uniform head (every token escaped)."""
     parts = [f"<b>layer {state.layer}, head {state.head}</b> of all-MiniLM-L6-v2: weights "
              f": (T, T) = ({state.T}, {state.T})"]
-    columns = [f"gallery ({len(gallery_scores().sentences)} sentences)"]
+    columns = [f"gallery ({state.gallery_sentences} sentences)"]
     if state.T:
         row, who = state.row, html.escape(state.tokens[state.query])
         keys = ", ".join(f"{j} '{html.escape(state.tokens[j])}' {row[j]:.2f}"

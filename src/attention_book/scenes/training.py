@@ -93,7 +93,7 @@ class TrainingState(HasTokens):
     loss_steps: np.ndarray    # (steps,) every step
     loss: np.ndarray          # (steps,) the loss of each step's fresh batch
     score_steps: np.ndarray   # (26,) the checkpoints' steps
-    score_curves: np.ndarray  # (n_heads, 26) each head's held-out headline score at each one
+    score_curves: tuple       # n_heads arrays (26,): each head's held-out headline score at each
     score_names: tuple        # (n_heads,) "anti-diagonal", "previous-token" or "induction"
     # this step's loss and accuracy on its fresh batch (before learning from it); at the
     # end, the last step's loss and the held-out accuracy
@@ -142,8 +142,8 @@ def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS
                                   "is predictable"))
     steps, history = run.score_history()
     keys = HEADLINE_SCORES[task]
-    curves = np.stack([history[key].reshape(len(steps), -1)[:, i]  # (26, L h) -> (26,)
-                       for i, key in enumerate(keys)])  # (n_heads, 26)
+    curves = tuple(history[key].reshape(len(steps), -1)[:, i]  # (26, L h) -> (26,)
+                   for i, key in enumerate(keys))  # n_heads of them
     last = step == run.steps[-1]
     return TrainingState(
         task=task, vocab=run.config["vocab"], checkpoint=checkpoint, step=step,
@@ -183,7 +183,7 @@ def training_readout_html(state: TrainingState) -> str:
                      f"{told}: <code>{html.escape(marks)}</code> ({got} of {n} right)</div>")
     rows = "".join(
         f"<tr><td>{head}</td><td>{name} ({_MEANING[name.replace('-', '_')]})</td>"
-        f"<td>{_score(now)}</td><td>{state.score_curves[i, state.checkpoint]:.2f}</td></tr>"
+        f"<td>{_score(now)}</td><td>{state.score_curves[i][state.checkpoint]:.2f}</td></tr>"
         for i, (head, name, now) in enumerate(zip(state.heads, state.score_names,
                                                   state.input_scores)))
     parts.append('<table style="font-size:90%"><tr><th>head</th><th>score</th>'
@@ -207,7 +207,7 @@ def training_alt_text(state: TrainingState) -> str:
         f"Right, the training loss falling from {state.loss[0]:.2f} to {state.loss[-1]:.3f}"
         f" over {state.steps} steps, and each head's held-out {names} score over training,"
         f" with step {state.step} marked (loss {state.loss_now:.3f}; "
-        + ", ".join(f"{v:.2f}" for v in state.score_curves[:, state.checkpoint]) + ").")
+        + ", ".join(f"{c[state.checkpoint]:.2f}" for c in state.score_curves) + ").")
 
 
 SCENE = Scene(
@@ -227,7 +227,7 @@ SCENE = Scene(
     ),
     state=training_state, readout=training_readout_html, alt=training_alt_text,
     web="training",
-    warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' curves, cached
+    warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' runs, loaded at once
     suggested=(
         {"task": "reverse", "checkpoint": 0},
         {"task": "reverse", "checkpoint": TRAINING_CHECKPOINTS - 1},

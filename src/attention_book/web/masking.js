@@ -136,7 +136,7 @@
       text: typeof text === "string" ? text : "", kind: kind, method: method, length: length,
       window: window, lower: lower, upper: upper, tokens: tokens, s: s, real: real, mask: mask,
       scores: scores, weights: weights, output: output, rowSums: rowSums, seen: seen,
-      fullyMasked: empty, notes: notes,
+      fullyMasked: seen.map(function (n) { return n === 0; }), notes: notes,
     };
   }
 
@@ -170,8 +170,9 @@
       " cells masked (grey, crossed). Middle: the weights, " + middle + "; row sums from " +
       fmt.fixed(Math.min.apply(null, sums), 2) + " to " + fmt.fixed(Math.max.apply(null, sums), 2) +
       ". Right: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
-    if (st.fullyMasked.length) {
-      text += " " + st.fullyMasked.length + " rows are fully masked: zero weights and a zero output row.";
+    var empty = st.fullyMasked.filter(Boolean).length;
+    if (empty) {
+      text += " " + empty + " rows are fully masked: zero weights and a zero output row.";
     }
     return text;
   }

@@ -471,7 +471,8 @@
     var galleryScores = {}, k = layer * g.h + head;
     Object.keys(g.data.gallery.mean).forEach(function (name) { galleryScores[name] = g.data.gallery.mean[name][k]; });
     var base = {text: typeof text === "string" ? text : "", layer: layer, head: head, tokens: read.tokens,
-                total: read.total, gallery: galleryScores, notes: read.notes.slice(), used: read.used};
+                totalTokens: read.total, gallery: galleryScores,
+                gallerySentences: g.data.gallery.sentences, notes: read.notes.slice()};
     var T = read.tokens.length;
     if (!T) { return build(base, null, 0, "none"); }
     var preset = g.presets.get(read.used);
@@ -524,10 +525,10 @@
 
   /** scenes.pretrained.pretrained_readout_html: the same HTML as Python. */
   function readoutHtml(st) {
-    var T = st.T, g = gallery();
+    var T = st.T;
     var parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" +
                  T + ", " + T + ")"];
-    var columns = ["gallery (" + g.data.gallery.sentences + " sentences)"];
+    var columns = ["gallery (" + st.gallerySentences + " sentences)"];
     if (has(st)) {
       var row = st.row, who = esc(st.tokens[st.query]);
       var keys = topKeys(row, 3).map(function (j) { return j + " '" + esc(st.tokens[j]) + "' " + fmt.fixed(row[j], 2); });

@@ -133,8 +133,8 @@
     if (typeof scaled !== "boolean") { throw new Error("scaled must be True or False, got " + scaled); }
     function of(got) {
       var m = got[scaled];
-      return {d_k: d_k, scaled: scaled, variance: m.variance, max_weight: m.max_weight,
-              entropy: m.entropy, grad_norm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
+      return {d_k: d_k, scaled: scaled, variance: m.variance, maxWeight: m.max_weight,
+              entropy: m.entropy, gradNorm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
     }
     var got = measured.get(d_k);
     // in a mounted lab, a d_k not measured yet is measured in steps: a Promise of the state,
@@ -184,9 +184,9 @@
       "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
       "variance of the scores: " + fmt.general(st.variance, 3) +
         " (q\u00b7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
-      "largest weight " + fmt.fixed(st.max_weight, 3) + " (uniform would be 1/" + st.s_k + " = " +
+      "largest weight " + fmt.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " +
         fmt.fixed(1 / st.s_k, 3) + "); entropy " + fmt.fixed(st.entropy, 3) + " nats (max log " +
-        st.s_k + " = " + fmt.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt.fixed(st.grad_norm, 3),
+        st.s_k + " = " + fmt.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt.fixed(st.gradNorm, 3),
       "an example row of " + st.s_k + " weights, largest first: " + row + ", \u2026",
     ];
     return core.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
@@ -199,9 +199,9 @@
       "(orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k +
       " is circled. Top left: the variance of the score, which for unscaled q.k follows the " +
       "dashed line d_k and for the scaled score stays near 1; here " + fmt.general(st.variance, 3) +
-      ". Top right: the mean largest softmax weight, here " + fmt.fixed(st.max_weight, 2) +
+      ". Top right: the mean largest softmax weight, here " + fmt.fixed(st.maxWeight, 2) +
       ". Bottom left: the mean entropy, here " + fmt.fixed(st.entropy, 2) + " nats. Bottom right: " +
-      "the mean gradient norm through the softmax, here " + fmt.fixed(st.grad_norm, 3) +
+      "the mean gradient norm through the softmax, here " + fmt.fixed(st.gradNorm, 3) +
       ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 " +
       "as d_k grows; scaled, all stay flat.";
   }
@@ -210,7 +210,7 @@
    *  the four measurements at this d_k. */
   function numbers(st) {
     return {lab: "scaling", d_k: st.d_k, scaled: st.scaled, tokens: [], weights: [Array.from(st.weights)],
-            variance: st.variance, max_weight: st.max_weight, entropy: st.entropy, grad_norm: st.grad_norm};
+            variance: st.variance, max_weight: st.maxWeight, entropy: st.entropy, grad_norm: st.gradNorm};
   }
 
   var CURVES = [  // the four panels of plots.attention.ScalingView

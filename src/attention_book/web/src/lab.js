@@ -1,10 +1,15 @@
 // A lab on a page: the element `.ab-lab[data-ab-lab]` holding its declaration as JSON
 // (`script.ab-lab-data`, written by attention_book/controls/web.py from the scene's
-// controls). mount() renders the controls it declares, calls the lab's state module
-// (AttentionBook[<module>], e.g. positional.js: state(values), readout(state) or
-// readoutHtml(state), alt(state), figure(state), and optionally numbers, choices,
-// mountExtra) and draws the figure's panels on one <canvas>, role="img" with the scene's
-// alt text for the state shown.
+// controls). mount() renders the controls it declares, presents the lab's states with its
+// module (AttentionBook[<module>], e.g. positional.js: readout(state) or readoutHtml(state),
+// alt(state), figure(state), and optionally numbers, choices, mountExtra) and draws the
+// figure's panels on one <canvas>, role="img" with the scene's alt text for the state shown.
+//
+// The states come from a model with anywidget's interface (get, set, on): the Lab sets
+// "values" and draws each "state" the model answers, {values, state} or {values, error}.
+// In the book it is a LocalModel, which computes with the module's own state(values); in a
+// notebook, anywidget's model, whose kernel runs the scene's Python state function
+// (controls/widget.py, entries/widget.js). Either way the very same code presents it.
 //
 // A change of a control computes and draws at once, in its input event, so the next frame
 // painted shows it; each draw dispatches "ab-lab-drawn" on the lab element with its times.
@@ -24,17 +29,68 @@ const DEFAULT_WIDTH = 600;  // CSS px, for a lab whose column has no width yet
 const MIN_WIDTH = 200;
 const MAX_WIDTH = 760;
 
+/** The model of a lab in the book: "values" set -> the module's state(values) as "state".
+ *  A state may come as a Promise (chapter 9's model runs in a Worker): an answer that a
+ *  newer set made stale is dropped. */
+export class LocalModel {
+  /** @param {object} module the lab's state module */
+  constructor(module) {
+    this.module = module;
+    this.data = {};
+    this.listeners = [];
+    this.ticket = 0;  // the latest values: an answer to older ones is dropped
+  }
+
+  get(name) { return this.data[name]; }
+
+  /** Only "change:state" is ever announced. */
+  on(event, callback) { if (event === "change:state") { this.listeners.push(callback); } }
+
+  set(name, value) {
+    this.data[name] = value;
+    if (name === "values") { this.compute(value); }
+  }
+
+  save_changes() {}  // nothing to send: the page is the model
+
+  compute(values) {
+    const ticket = ++this.ticket;
+    const answer = (a) => { if (ticket === this.ticket) { this.data.state = a; this.listeners.forEach((f) => f()); } };
+    const failed = (err) => answer({values, error: String((err && err.message) || err)});
+    let st;
+    try {
+      st = this.module.state(values);
+    } catch (err) {
+      failed(err);
+      return;
+    }
+    if (st && typeof st.then === "function") {
+      st.then((done) => answer({values, state: done}), failed);
+    } else {
+      answer({values, state: st});
+    }
+  }
+}
+
 /** A mounted lab: its controls, its canvas, the state shown and how to change it. */
 export class Lab {
   /**
    * @param {HTMLElement} el the lab's element
    * @param {object} declaration its declaration (controls/web.py)
-   * @param {object} module its state module
+   * @param {object} module its state module (what presents a state)
+   * @param {{get, set, on, save_changes}} [model] where states come from (a LocalModel of
+   *   the module unless given)
+   * @param {boolean} [extra] whether to mount the module's own UI (mountExtra)
    */
-  constructor(el, declaration, module) {
+  constructor(el, declaration, module, model = new LocalModel(module), extra = true) {
     this.element = el;
     this.declaration = declaration;
     this.module = module;
+    this.model = model;
+    // a dependent control's choices as the model last sent them (a kernel does)
+    this.choices = Object.assign({}, (model.get("state") || {}).choices);
+    this.waiting = [];  // what update() promised: resolved by the next answer
+    this.input = 0;     // performance.now() of the last change
     this.caption = el.querySelector(".ab-lab-readout");
     this.figure = el.querySelector(".ab-lab-figure");
     this.controls = declaration.controls.map((c, i) => makeControl(c, `${el.id}-c${i}`));
@@ -47,14 +103,15 @@ export class Lab {
     this.state = null;
     this.spec = null;
     this.draws = 0;
-    this.ticket = 0;  // the latest update: an answer to an older one is dropped
+    this.answers = 0;
+    this.requested = null;  // the values of the last update(), as JSON
     // The column's width and the theme's colours, read when they change (a resize, the mode
     // switch) and kept: reading them at every draw forced the page's layout and style to be
     // recomputed after each readout change (benchmarks/browser_lab.py).
     this.looks = {width: null, theme: null};
     this.download = module.numbers ? this.addDownload() : null;
     this.pictureDownload = addPictureDownload(this);
-    if (module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
+    if (extra && module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
       const extra = make("div", {class: "ab-lab-extra"});
       el.querySelector(".ab-lab-controls").append(extra);
       module.mountExtra(this, extra);
@@ -64,6 +121,7 @@ export class Lab {
       control.input.addEventListener("input", () => this.changed());
     }
     this.values = this.read();
+    model.on("change:state", () => this.answered(model.get("state")));
   }
 
   /** The controls' values now; a dependent control is first offered the choices that
@@ -71,12 +129,38 @@ export class Lab {
   read() {
     const values = {};
     this.controls.forEach((control) => {
-      if (control.declaration.dependent && this.module.choices) {
-        control.reoffer(this.module.choices(control.name, values));
+      if (control.declaration.dependent) {
+        const options = this.offered(control.name, values);
+        if (options) { control.reoffer(options); }
       }
       values[control.name] = control.value;
     });
     return values;
+  }
+
+  /** The choices of dependent control `name` at `values`: the module's, or where it cannot
+   *  tell (its data is not loaded: a notebook) those the model sent last. */
+  offered(name, values) {
+    if (!this.module.choices) { return this.choices[name] || null; }
+    try {
+      return this.module.choices(name, values);
+    } catch (err) {
+      if (this.choices[name]) { return this.choices[name]; }
+      throw err;
+    }
+  }
+
+  /** Show `values` on the controls (no event): the model's values, set elsewhere. */
+  apply(values) {
+    this.controls.forEach((control) => {
+      if (control.declaration.dependent && this.choices[control.name]) { control.reoffer(this.choices[control.name]); }
+      if (control.name in values) { control.value = values[control.name]; }
+    });
+    this.values = this.read();
+    this.controls.forEach((control) => {
+      control.disabled = !active(control.declaration, this.values);
+      control.show(this.values[control.name]);
+    });
   }
 
   /** The figure's width in CSS px: its column's, within bounds. */
@@ -117,9 +201,9 @@ export class Lab {
   }
 
   /**
-   * Compute and draw the state of the controls' values. A module may answer with a Promise
-   * (a model run elsewhere): then this returns it, and an answer that a newer update made
-   * stale is dropped.
+   * Ask the model for the state of the controls' values and draw it when it answers. A
+   * LocalModel of a plain module answers at once: then it is drawn before this returns
+   * null; otherwise (a Worker, a kernel) this returns a Promise of the next answer.
    * @returns {Promise|null}
    */
   update() {
@@ -128,20 +212,37 @@ export class Lab {
       control.disabled = !active(control.declaration, values);
       control.show(values[control.name]);
     });
-    const ticket = ++this.ticket;
-    let st;
-    try {
-      st = this.module.state(values);
-    } catch (err) {
-      this.showError(err);
-      return null;
+    const answers = this.answers;
+    this.requested = JSON.stringify(values);
+    this.model.set("values", values);
+    this.model.save_changes();
+    return this.answers !== answers ? null : new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** The model answered: draw its state (or say why there is none). */
+  answered(answer) {
+    this.answers += 1;
+    if (answer.choices && !answer.stale) {  // a kernel's: the values it computed, its choices
+      Object.assign(this.choices, answer.choices);
+      const values = JSON.stringify(answer.values);
+      if (values !== this.requested) {  // set elsewhere (in Python): the controls show them
+        this.requested = values;
+        this.apply(answer.values);
+      } else if (JSON.stringify(this.read()) !== values) {  // new choices moved a control
+        this.update();
+      }
     }
-    if (st && typeof st.then === "function") {
-      return st.then((done) => { if (ticket === this.ticket) { this.show(done, values); } },
-                     (err) => { if (ticket === this.ticket) { this.showError(err); } });
+    if (answer.error !== undefined) {
+      this.showError(answer.error);
+    } else {
+      this.show(answer.state, answer.values);
     }
-    this.show(st, values);
-    return null;
+    const waiting = this.waiting;
+    this.waiting = [];
+    waiting.forEach((resolve) => resolve());
+    this.draws += 1;
+    // times (performance.now()): the last input event and the draw's end
+    this.element.dispatchEvent(new CustomEvent("ab-lab-drawn", {detail: {input: this.input, drawn: performance.now()}}));
   }
 
   /**
@@ -161,14 +262,8 @@ export class Lab {
    *  browser paints next shows it (waiting for an animation frame added half a frame on
    *  average: benchmarks/browser_lab.py). */
   changed() {
-    const input = performance.now();
-    const drawn = () => {
-      this.draws += 1;
-      // times (performance.now()): the input event and the draw's end
-      this.element.dispatchEvent(new CustomEvent("ab-lab-drawn", {detail: {input, drawn: performance.now()}}));
-    };
-    const later = this.update();
-    if (later) { later.then(drawn); } else { drawn(); }
+    this.input = performance.now();
+    this.update();
   }
 
   /** A button that saves the numbers shown as JSON: a Blob made here, no request. */
@@ -205,10 +300,13 @@ export class Lab {
         }
       }).observe(this.figure);
     }
-    new MutationObserver(() => {
+    const modes = new MutationObserver(() => {
       this.looks.theme = null;
       this.redraw();
-    }).observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+    });
+    modes.observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
+    // JupyterLab's theme: on its <body>
+    modes.observe(document.body, {attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"]});
   }
 }
 

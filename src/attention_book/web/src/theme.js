@@ -1,7 +1,16 @@
 // The page's theme where a lab sits: its colours of text, axes and background, read from the
-// theme's CSS variables (--pst-color-*), so the figure follows light and dark mode.
+// theme's CSS variables (the book's --pst-color-*, JupyterLab's --jp-*), so the figure
+// follows light and dark mode.
 
-const cssVar = (el, name, fallback) => getComputedStyle(el).getPropertyValue(name).trim() || fallback;
+/** The first of the CSS variables `names` set where `el` sits, else `fallback`. */
+function cssVar(el, names, fallback) {
+  const style = getComputedStyle(el);
+  for (const name of names) {
+    const value = style.getPropertyValue(name).trim();
+    if (value) { return value; }
+  }
+  return fallback;
+}
 
 /** Relative luminance (0..1) of a CSS colour "#rrggbb" or "rgb(r, g, b)" (white otherwise). */
 function luminance(colour) {
@@ -22,12 +31,12 @@ function luminance(colour) {
  * @returns {{background: string, text: string, muted: string, border: string, dark: boolean}}
  */
 export function theme(el) {
-  const background = cssVar(el, "--pst-color-background", "#ffffff");
+  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
   return {
     background,
-    text: cssVar(el, "--pst-color-text-base", "#222832"),
-    muted: cssVar(el, "--pst-color-text-muted", "#48566b"),
-    border: cssVar(el, "--pst-color-border", "#d1d5da"),
+    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
+    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
+    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
     dark: luminance(background) < 0.5,
   };
 }

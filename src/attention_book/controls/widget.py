@@ -1,0 +1,85 @@
+"""The controls layer, live form: a scene's lab in a notebook, drawn by the book's own front end.
+
+A :class:`LabWidget` is an anywidget whose page is ``web/widget.mjs``: the front end the built
+book draws with (``web/src/``: controls, figure, panels) and every state module's
+presentation code (``figure``, ``readoutHtml``/``readout``, ``alt``, ``numbers``). The page
+sets ``values`` as the reader moves a control; the kernel runs the scene's Python state
+function on them and answers in ``state``, the state as :func:`~attention_book.scenes.core.to_js`
+writes it (the names the browser's module reads, arrays as binary buffers), which the page
+presents exactly as the book presents the module's own state (``tests/test_web_twins.py``
+checks the two states equal). The page keeps one request in flight: while the kernel
+computes, only the latest values wait. Values the state function refuses answer with its
+message, which the lab shows as the book does.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import anywidget
+import traitlets
+
+from ..scenes.core import Scene, as_options, to_js
+from .web import WEB_DIR, declaration
+
+__all__ = ["LabWidget"]
+
+
+class LabWidget(anywidget.AnyWidget):
+    """A scene's live lab: the page draws what the kernel computes.
+
+    Attributes
+    ----------
+    scene : Scene
+    declaration : dict
+        The lab as the page reads it (:func:`~attention_book.controls.web.declaration`).
+    values : dict
+        Every control's value (set it to move the controls from Python).
+    state : dict
+        The answer to ``values``: ``{"values", "state"}`` (the state as ``to_js`` writes it)
+        or ``{"values", "error"}``, with ``choices`` (the dependent controls' choices) and
+        ``n`` (a count: every answer is new to the page).
+    """
+
+    _esm = WEB_DIR / "widget.mjs"
+    declaration = traitlets.Dict().tag(sync=True)
+    values = traitlets.Dict().tag(sync=True)
+    state = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, scene: Scene, **values):
+        self.scene = scene
+        self._answers = itertools.count(1)
+        super().__init__(declaration=declaration(scene), values=scene.values(**values))
+        for warm in scene.warm:  # what the first changes need, computed now (the page waits)
+            scene.compute({**self.values, **warm})
+        self.observe(lambda _change: self._answer(), names="values")
+        self._answer()
+
+    def _typed(self, values: dict) -> dict:
+        """The page's values as the state function takes them: JSON's 1 is the slider's
+        1.0 again, a selection's list a tuple."""
+        out = dict(values)
+        for c in self.scene.controls:
+            value = out.get(c.name)
+            if c.kind == "multi" and isinstance(value, list):
+                out[c.name] = tuple(value)
+            elif c.kind != "text":
+                same = [v for v in c.values
+                        if v == value and isinstance(v, bool) == isinstance(value, bool)]
+                out[c.name] = same[0] if same else value
+        return out
+
+    def _answer(self) -> None:
+        """Compute the state of ``values`` and send it (or the state function's message)."""
+        values = self._typed(self.values)
+        answer = {"values": self.values, "n": next(self._answers), "choices": {}}
+        try:
+            answer["state"] = to_js(self.scene.compute(values))
+            answer["choices"] = {c.name: [list(o) for o in as_options(c.options_for(values))]
+                                 for c in self.scene.controls if c.options_for is not None}
+        except ValueError as err:
+            answer["error"] = str(err)
+        self.state = answer
+
+    def __repr__(self) -> str:
+        return f"<LabWidget {self.scene.name}: {self.values}>"

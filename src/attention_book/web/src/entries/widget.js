@@ -1,0 +1,113 @@
+// The entry of web/widget.mjs, the live lab of a notebook: an anywidget module,
+// `render({model, el})`, over the same front end as the book's pages (lab.js, controls,
+// figure, panels) and the same presentation code (each state module's figure, readoutHtml
+// or readout, alt, numbers, choices). The kernel (attention_book/controls/widget.py) runs
+// the scene's Python state function and answers each "values" with a "state":
+// {values, state, choices, n} or {values, error, choices, n}, the state as
+// scenes.core.to_js writes it (arrays as binary buffers {$array: dtype, shape, buffer}).
+// tests/test_web_twins.py checks that state equal to the module's own, key by key, so the
+// notebook draws what the book draws. Bundled by web/build.mjs as an ES module.
+
+import {Lab} from "../lab.js";
+import {make} from "../dom.js";
+
+import attention from "../../attention.js";
+import block from "../../block.js";
+import embedding from "../../embedding.js";
+import masking from "../../masking.js";
+import multihead from "../../multihead.js";
+import permutation from "../../permutation.js";
+import positional from "../../positional.js";
+import pretrained from "../../pretrained.js";
+import scaling from "../../scaling.js";
+import training from "../../training.js";
+
+const MODULES = {attention, block, embedding, masking, multihead, permutation, positional,
+                 pretrained, scaling, training};
+
+const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
+
+/** to_js's value as the modules hold it: {$array, shape, buffer} -> a typed array. */
+export function decode(x) {
+  if (Array.isArray(x)) { return x.map(decode); }
+  if (x === null || typeof x !== "object") { return x; }
+  if (x.$array) {
+    const view = x.buffer;  // a DataView (anywidget) or an ArrayBuffer view
+    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();  // aligned
+    return new TYPED[x.$array](bytes.buffer);
+  }
+  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v)]));
+}
+
+/** anywidget's model as the Lab's: one request in flight; while it is, the latest values
+ *  wait (older ones are dropped), and an answer that newer values wait behind is "stale"
+ *  (drawn, but its values are not put back on the controls). */
+export class KernelModel {
+  constructor(model) {
+    this.model = model;
+    this.inFlight = false;
+    this.next = null;
+    this.listeners = [];
+    this.answer = decode(model.get("state"));
+    model.on("change:state", () => {
+      this.answer = decode(model.get("state"));
+      this.inFlight = false;
+      if (this.next !== null) {
+        this.answer.stale = true;
+        const values = this.next;
+        this.next = null;
+        this.send(values);
+      }
+      this.listeners.forEach((f) => f());
+    });
+  }
+
+  get(name) { return name === "state" ? this.answer : this.model.get(name); }
+
+  on(event, callback) {
+    if (event === "change:state") { this.listeners.push(callback); } else { this.model.on(event, callback); }
+  }
+
+  set(name, value) {
+    if (name !== "values") { this.model.set(name, value); } else if (this.inFlight) { this.next = value; } else { this.send(value); }
+  }
+
+  save_changes() {}  // send() saves
+
+  send(values) {
+    if (JSON.stringify(values) === JSON.stringify(this.answer.values)) {  // no change for the kernel
+      queueMicrotask(() => this.listeners.forEach((f) => f()));
+      return;
+    }
+    this.inFlight = true;
+    this.model.set("values", values);
+    this.model.save_changes();
+  }
+}
+
+let count = 0;
+
+/** anywidget's render: the lab's element (as controls/web.py writes it for the book), then
+ *  the Lab over the kernel's model. */
+function render({model, el}) {
+  const declaration = model.get("declaration");
+  const module = MODULES[declaration.module];
+  const id = `ab-widget-${++count}-${declaration.name}`;
+  const lab = make("div", {class: "ab-lab ab-lab-live", id, "data-ab-widget": declaration.name});
+  const controls = make("div", {class: "ab-lab-controls", id: id + "-controls"});
+  controls.append(make("div", {class: "ab-lab-inputs"}));
+  lab.append(make("div", {class: "ab-lab-title"}, declaration.title), controls,
+             make("div", {class: "ab-lab-figure"}),
+             make("div", {class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite"}));
+  // JupyterLab's document handler takes the arrow keys from a range input: keep them here
+  lab.addEventListener("keydown", (event) => event.stopPropagation());
+  el.append(lab);
+  const kernel = new KernelModel(model);
+  const shown = new Lab(lab, declaration, module, kernel, false);  // no data scripts, no mountExtra
+  shown.observeLooks();
+  lab.abLab = shown;
+  shown.answered(kernel.get("state"));
+  return () => lab.remove();
+}
+
+export default {render};

@@ -1,0 +1,201 @@
+"""The twin contract: for every lab, the scene's Python state, serialised as the live lab
+sends it (:func:`attention_book.scenes.core.to_js`), equals the state the browser's module
+``web/<lab>.js`` computes (``state(values)`` run in Node), key by key, on held-out values.
+
+The notebook's lab (:class:`attention_book.controls.widget.LabWidget`) draws Python's state
+with the module's own ``figure``, ``readoutHtml``/``readout`` and ``alt``; the built book
+draws the module's state with the same functions. So wherever the two states agree the
+notebook draws what the book draws. Checked:
+
+- every key of the module's state is a key of the serialised Python state (Python may send
+  more: its readout's helpers, never read by the page);
+- texts, numbers, flags and lists equal (numbers within TOL = 1e-5), arrays of the same
+  length within TOL, a typed array where the module has one (so that ``subarray`` and the
+  like work on what the kernel sends).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_book.scenes import SCENES
+from attention_book.scenes.core import js_name, to_js
+
+from test_web_block import block_values
+from test_web_lab import held_out as positional_values
+from test_web_states import (attention_values, embedding_values, masking_values,
+                             multihead_values, permutation_values)
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB = ROOT / "src" / "attention_book" / "web"
+NODE = shutil.which("node")
+TOL = 1e-5
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the contract runs "
+                                "the browser's state modules in Node.js")
+
+#: Runs a module's state on each values of stdin; typed arrays as {typed, f8} (float64 bytes).
+DRIVER = r"""
+const [web, name, data] = process.argv.slice(1);
+const M = require(web + "/" + name + ".js");
+if (data && M.useData) M.useData(require(data)); else if (data) require(data);
+const b64 = a => Buffer.from(Float64Array.from(a).buffer).toString("base64");
+const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x)} :
+  Array.isArray(x) ? x.map(plain) : (x !== null && typeof x === "object") ?
+  Object.fromEntries(Object.keys(x).map(k => [k, plain(x[k])])) : x;
+(async () => {
+  const out = [];
+  for (const values of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
+    try { out.push({state: plain(await M.state(values))}); }
+    catch (e) { out.push({error: e.message}); }
+  }
+  process.stdout.write(JSON.stringify(out));
+})();
+"""
+
+
+def run(module: str, values: list, data: Path | None = None) -> list[dict]:
+    out = subprocess.run([NODE, "-e", DRIVER, str(WEB), module, *([str(data)] if data else [])],
+                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         timeout=600)
+    return json.loads(out.stdout)
+
+
+def _python(value):
+    """to_js's output with its binary arrays as flat float64 numpy arrays."""
+    if isinstance(value, dict):
+        if "$array" in value:
+            return np.frombuffer(value["buffer"], dtype=value["$array"]).astype(np.float64)
+        return {k: _python(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_python(v) for v in value]
+    return value
+
+
+def same(js, py, where: str) -> None:
+    """Assert the module's value ``js`` (from the driver) equals Python's ``py`` (to_js)."""
+    if isinstance(js, dict) and "typed" in js:
+        got = np.frombuffer(base64.b64decode(js["f8"]), dtype=np.float64)
+        assert isinstance(py, np.ndarray), (where, "the module has a typed array", type(py))
+        assert got.shape == py.shape, (where, got.shape, py.shape)
+        np.testing.assert_allclose(got, py, atol=TOL, rtol=0, err_msg=where)
+    elif isinstance(js, dict):
+        assert isinstance(py, dict), (where, type(py))
+        assert js.keys() <= py.keys(), (where, sorted(js.keys() - py.keys()))
+        for k in js:
+            same(js[k], py[k], f"{where}.{k}")
+    elif isinstance(js, list):
+        if isinstance(py, np.ndarray):  # numbers the module keeps in a plain array
+            py = py.tolist()
+        assert isinstance(py, list) and len(js) == len(py), (where, js, py)
+        for k, (a, b) in enumerate(zip(js, py)):
+            same(a, b, f"{where}[{k}]")
+    elif isinstance(js, bool) or isinstance(py, bool) or js is None or isinstance(js, str):
+        assert js == py, (where, js, py)
+    else:
+        assert isinstance(py, (int, float)), (where, js, py)
+        assert math.isclose(js, py, rel_tol=0, abs_tol=TOL * max(1, abs(py))), (where, js, py)
+
+
+def check(lab: str, values: list, data: Path | None = None) -> int:
+    """Compare every values' states; return how many were states (not refusals)."""
+    scene, n = SCENES[lab], 0
+    for v, row in zip(values, run(scene.web, values, data), strict=True):
+        where = f"{lab} {json.dumps(v)[:120]}"
+        try:
+            state = scene.compute(v)
+        except ValueError as err:
+            assert row == {"error": str(err)}, where
+            continue
+        assert "state" in row, (where, row)
+        same(row["state"], _python(to_js(state)), where)
+        n += 1
+    return n
+
+
+def test_js_names():
+    assert [js_name(n) for n in ("max_error", "kv_text", "on_output", "d_k", "X_kv",
+                                 "n_parameters", "s", "score_curves")] == [
+        "maxError", "kvText", "onOutput", "d_k", "X_kv", "n_parameters", "s", "scoreCurves"]
+
+
+def test_to_js_sends_arrays_as_binary():
+    from attention_book.scenes.core import Note
+
+    sent = to_js({"a": np.arange(6.0).reshape(2, 3), "b": np.array([True, False]),
+                  "c": np.eye(2, dtype=bool), "n": Note("info", "x"), "t": (1, np.int64(2)),
+                  "nan": float("nan")})
+    assert sent["a"]["$array"] == "float64" and sent["a"]["shape"] == [2, 3]
+    assert sent["a"]["buffer"] == np.arange(6.0).tobytes()
+    assert sent["b"] == [True, False] and sent["c"]["$array"] == "uint8"
+    assert sent["n"] == {"level": "info", "text": "x"} and sent["t"] == [1, 2]
+    assert sent["nan"] is None
+    with pytest.raises(TypeError, match="cannot send a object"):
+        to_js(object())
+
+
+#: each lab (no data to read) and its held-out values
+HELD_OUT = {
+    "embedding": lambda: embedding_values(30, 11),
+    "positional": lambda: positional_values(30, 12),
+    "attention": lambda: attention_values(30, 13),
+    "multihead": lambda: multihead_values(30, 14),
+    "permutation": lambda: permutation_values(30, 15),
+    "masking": lambda: masking_values(30, 16),
+    "block": lambda: block_values(20, 17),
+    "scaling": lambda: [dict(d_k=1, scaled=False), dict(d_k=16, scaled=True)],
+}
+
+
+@pytest.mark.parametrize("lab", HELD_OUT)
+def test_python_state_is_the_modules(lab):
+    assert check(lab, HELD_OUT[lab]()) >= 2
+
+
+def test_every_lab_is_under_contract():
+    assert set(HELD_OUT) | {"training", "pretrained"} == set(SCENES)
+
+
+def test_training_state_is_the_modules(tmp_path, monkeypatch):
+    """Chapter 8 on a synthetic run (random weights, no training), decoded as the page
+    decodes it."""
+    from attention_book import web_export
+    from attention_book.scenes import training as scene
+    from test_web_training import synthetic_run, values_for, with_checkpoints
+
+    rng = np.random.default_rng(8)
+    runs = {task: synthetic_run(task, rng) for task in ("reverse", "induction")}
+    text = web_export.training_script(runs)
+    path = tmp_path / "training-checkpoints.js"
+    path.write_text(text, "ascii")
+    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    runs = {task: with_checkpoints(run, decoded[task]) for task, run in runs.items()}
+    monkeypatch.setattr(scene, "training_run", lambda task: runs[task])
+    scene._forward.cache_clear()
+    try:
+        values = values_for("reverse", 3, 4, 1) + values_for("induction", 3, 4, 2)
+        assert check("training", values, path) >= 10
+    finally:
+        scene._forward.cache_clear()
+
+
+@pytest.mark.slow  # MiniLM's gallery: about 10 s
+def test_pretrained_state_is_the_modules(tmp_path):
+    """Chapter 9 on its preset sentences (the page has their maps without the model)."""
+    from attention_book import web_export
+    from attention_book.scenes.pretrained import MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS
+
+    path = tmp_path / "pretrained-gallery.js"
+    web_export.export_pretrained_gallery(path, PRETRAINED_PRESETS,
+                                         max_tokens=MAX_PRETRAINED_TOKENS)
+    values = [{"text": text, "layer": layer, "head": head, "query": query}
+              for _, text, query in PRETRAINED_PRESETS for layer, head in ((0, 0), (3, 7))]
+    values += [{"text": "", "layer": 1, "head": 1, "query": 0}]
+    assert check("pretrained", values, path) >= 6
