@@ -114,6 +114,9 @@ def test_padding_everything_gives_fully_masked_zero_rows_not_nan():
     np.testing.assert_array_equal(state.row_sums, 0.0)
     assert "rows 0, 1, 2, 3, 4 may attend to nothing" in notes(state, "warning")
     assert "zero" in masking_alt_text(state) and "fully masked" in masking_alt_text(state)
+    # the figure draws four panels (scores, mask, weights, output) and the alt says so
+    assert masking_alt_text(state).startswith("Four heatmaps")
+    assert "Second: the mask" in masking_alt_text(state)
 
 
 def test_length_beyond_the_sentence_means_no_padding():

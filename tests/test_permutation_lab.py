@@ -87,6 +87,11 @@ def test_alt_text_and_readout():
     assert "today, lovely, is, weather, the" in alt and "positional encoding on" in alt
     assert "equivariant: no" in alt
     assert "perm = [4 3 2 1 0]" in permutation_readout_html(st)
+    assert "only their order differs" in permutation_readout_html(permutation_state())
+    # the identity moves nothing: "only their order differs" would be false (review 1-5, minor 5)
+    same = permutation_readout_html(permutation_state(order="identity"))
+    assert "in the same order (the identity permutation)" in same
+    assert "order differs" not in same
 
 
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab

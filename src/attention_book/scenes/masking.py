@@ -198,16 +198,17 @@ def masking_readout_html(state: MaskingState) -> str:
 def masking_alt_text(state: MaskingState) -> str:
     """A plain-text description of the mask editor's figure."""
     if state.s == 0:
-        return no_tokens_alt("Three empty heatmaps", state.notes)
+        return no_tokens_alt("Four empty heatmaps", state.notes)
     s, hidden, sums = state.s, int((~state.mask).sum()), state.row_sums
     how = ("set to minus infinity before the softmax, so each row is renormalised over the "
            "keys it may see" if state.method == "before" else
            "zeroed after the softmax, so rows lose the share of the hidden keys")
     middle = (f"masked cells {how}" if hidden else "nothing masked")
-    text = (f"Three heatmaps for the {s} tokens {', '.join(state.tokens[:16])} with the mask "
-            f"'{state.description}'. Left: the {s} by {s} scores, {hidden} of {s * s} cells "
-            f"masked (grey, crossed). Middle: the weights, {middle}; row sums from "
-            f"{sums.min():.2f} to {sums.max():.2f}. Right: the output, {s} rows of "
+    text = (f"Four heatmaps for the {s} tokens {', '.join(state.tokens[:16])} with the mask "
+            f"'{state.description}'. First: the {s} by {s} scores, {hidden} of {s * s} cells "
+            f"masked (grey, crossed). Second: the mask, 1 where a query may attend, "
+            f"{s * s - hidden} of {s * s} cells. Third: the weights, {middle}; row sums from "
+            f"{sums.min():.2f} to {sums.max():.2f}. Fourth: the output, {s} rows of "
             f"{MASKING_D_K} numbers.")
     empty = np.flatnonzero(state.fully_masked)
     if empty.size:

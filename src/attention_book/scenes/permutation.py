@@ -140,6 +140,11 @@ def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", cust
                             same_rows_up_to_order(out_p, out, atol=1e-9), tuple(notes))
 
 
+def _identity(perm) -> bool:
+    """Whether ``perm`` leaves every position where it is."""
+    return all(int(j) == i for i, j in enumerate(perm))
+
+
 def permutation_readout_html(state: PermutationState) -> str:
     """The readout: the order, the verdict "equivariant: yes / no (max error ...)", whether
     the output rows are the same set, and the notes (every text HTML-escaped)."""
@@ -148,8 +153,9 @@ def permutation_readout_html(state: PermutationState) -> str:
     mono, perm = 'style="font-family:monospace"', " ".join(str(int(j)) for j in state.perm)
     order = html.escape(" ".join(state.permuted_tokens))
     answer, symbol = ("yes", "&#10004;") if state.equivariant else ("no", "&#10008;")
-    same = ("yes: only their order differs" if state.same_set
-            else "no: the rows themselves changed")
+    same = ("no: the rows themselves changed" if not state.same_set
+            else "yes, in the same order (the identity permutation)" if _identity(state.perm)
+            else "yes: only their order differs")
     return readout_html(
         f"<div {mono}>perm = [{perm}] &rarr; {order}</div>"
         f'<div class="ab-verdict ab-verdict-{answer}" style="font-weight:bold">'

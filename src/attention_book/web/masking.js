@@ -157,7 +157,7 @@
 
   /** masking_alt_text (plain text). */
   function alt(st) {
-    if (st.s === 0) { return core.noTokensAlt("Three empty heatmaps", st.notes); }
+    if (st.s === 0) { return core.noTokensAlt("Four empty heatmaps", st.notes); }
     var s = st.s, hidden = 0, k;
     for (k = 0; k < st.mask.length; k++) { hidden += 1 - st.mask[k]; }
     var sums = Array.from(st.rowSums);
@@ -165,11 +165,12 @@
       "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" :
       "zeroed after the softmax, so rows lose the share of the hidden keys";
     var middle = hidden ? "masked cells " + how : "nothing masked";
-    var text = "Three heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" +
-      description(st) + "'. Left: the " + s + " by " + s + " scores, " + hidden + " of " + (s * s) +
-      " cells masked (grey, crossed). Middle: the weights, " + middle + "; row sums from " +
+    var text = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" +
+      description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + (s * s) +
+      " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) +
+      " of " + (s * s) + " cells. Third: the weights, " + middle + "; row sums from " +
       fmt.fixed(Math.min.apply(null, sums), 2) + " to " + fmt.fixed(Math.max.apply(null, sums), 2) +
-      ". Right: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
+      ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
     var empty = st.fullyMasked.filter(Boolean).length;
     if (empty) {
       text += " " + empty + " rows are fully masked: zero weights and a zero output row.";

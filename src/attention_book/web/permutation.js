@@ -193,7 +193,9 @@
     if (st.s === 0) { return core.readoutHtml("", st.notes); }
     var mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
     var symbol = st.equivariant ? "&#10004;" : "&#10008;";
-    var same = st.sameSet ? "yes: only their order differs" : "no: the rows themselves changed";
+    var identity = Array.from(st.perm).every(function (j, i) { return j === i; });
+    var same = !st.sameSet ? "no: the rows themselves changed" :
+      identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
     return core.readoutHtml(
       "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc(st.permutedTokens.join(" ")) + "</div>" +
       '<div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol + " " +

@@ -2882,7 +2882,7 @@ var require_masking = __commonJS({
       }
       function alt(st) {
         if (st.s === 0) {
-          return core.noTokensAlt("Three empty heatmaps", st.notes);
+          return core.noTokensAlt("Four empty heatmaps", st.notes);
         }
         var s = st.s, hidden = 0, k;
         for (k = 0; k < st.mask.length; k++) {
@@ -2891,7 +2891,7 @@ var require_masking = __commonJS({
         var sums = Array.from(st.rowSums);
         var how = st.method === "before" ? "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" : "zeroed after the softmax, so rows lose the share of the hidden keys";
         var middle = hidden ? "masked cells " + how : "nothing masked";
-        var text2 = "Three heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. Left: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Middle: the weights, " + middle + "; row sums from " + fmt.fixed(Math.min.apply(null, sums), 2) + " to " + fmt.fixed(Math.max.apply(null, sums), 2) + ". Right: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
+        var text2 = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) + " of " + s * s + " cells. Third: the weights, " + middle + "; row sums from " + fmt.fixed(Math.min.apply(null, sums), 2) + " to " + fmt.fixed(Math.max.apply(null, sums), 2) + ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
         var empty = st.fullyMasked.filter(Boolean).length;
         if (empty) {
           text2 += " " + empty + " rows are fully masked: zero weights and a zero output row.";
@@ -3660,7 +3660,10 @@ var require_permutation = __commonJS({
         }
         var mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
         var symbol = st.equivariant ? "&#10004;" : "&#10008;";
-        var same = st.sameSet ? "yes: only their order differs" : "no: the rows themselves changed";
+        var identity = Array.from(st.perm).every(function(j, i) {
+          return j === i;
+        });
+        var same = !st.sameSet ? "no: the rows themselves changed" : identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
         return core.readoutHtml(
           "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc(st.permutedTokens.join(" ")) + '</div><div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol + " " + esc(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " + fmt.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " + same + "</div>",
           st.notes
