@@ -124,7 +124,7 @@ def drive(page, lab_id: str, scene, controls=None) -> int:
         rows = page.evaluate(MOVE_JS, [lab_id, control.name, values_to_try(scene, control)])
         expected = [python_view(scene, row["values"]) for row in rows]
         texts = page.evaluate(TEXT_OF_JS, [readout for _, readout in expected])
-        pictures = set()
+        pictures, alts = set(), set()
         for row, (alt, readout), text in zip(rows, expected, texts, strict=True):
             where = (scene.name, control.name, row["value"])
             if alt is None:  # Python refuses these values: the page says why
@@ -138,10 +138,26 @@ def drive(page, lab_id: str, scene, controls=None) -> int:
             assert row["elements"] == 0, where  # reader text never became markup
             if not row["disabled"]:
                 pictures.add(row["pixels"])
+                alts.add(row["alt"])
             checked += 1
         if not all(r["disabled"] for r in rows) and len(rows) > 1:
             assert len(pictures) >= 2, (scene.name, control.name, "the picture never changed")
+            assert len(alts) >= 2, (scene.name, control.name, "the alt text never changed")
     return checked
+
+
+def check_labels(page, lab_id: str) -> None:
+    """As the page opened: the picture has alt text, one label names each select and slider,
+    and a disabled one says why beside it (its ``-hint``)."""
+    lab = page.locator(f"#{lab_id}")
+    lab.scroll_into_view_if_needed()
+    assert lab.locator("canvas.ab-lab-canvas").get_attribute("aria-label"), f"{lab_id}: no alt"
+    for control in lab.locator("select, input[type=range]").all():
+        cid = control.get_attribute("id")
+        assert lab.locator(f"label[for='{cid}']").count() == 1, f"{cid} unlabelled"
+        if control.is_disabled():
+            hint = lab.locator(f"#{cid}-hint")
+            assert hint.count() == 1 and hint.is_visible(), f"{cid} disabled, no hint"
 
 
 def check_download(page, lab_id: str) -> dict:
@@ -211,8 +227,10 @@ def chapter_labs() -> dict:
 @pytest.mark.parametrize("how", ["http", "file"])
 def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book, how):
     """In the built book, every lab whose scene has a state module computes in the page:
-    every control takes every value (long ranges sampled) and a novel sentence, each drawn
-    as Python's state; nothing is fetched from outside; the scripts come from the site."""
+    every control is labelled (a disabled one with its hint), takes every value (long ranges
+    sampled) and a novel sentence, each drawn as Python's state, and moving it changes the
+    picture and the alt text; nothing is fetched from outside; the scripts come from the site.
+    Every lab on a chapter page is such a lab (the first assertion)."""
     from conftest import PageWatch
 
     found = chapter_labs()
@@ -221,12 +239,17 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
         url = f"{site}/{rel}" if how == "http" else (built_book / rel).as_uri()
         watch = PageWatch(browser)
         page = watch.open(url)
+        shown = page.locator(".ab-lab").evaluate_all("els => els.map(e => e.dataset.abLab)")
+        assert set(shown) == set(names), (rel, shown)
         for name in names:
             scene = SCENES[name]
             labs = page.locator(f".ab-lab[data-ab-lab={name}]")
             assert labs.count() >= 1, (rel, name)
             lab_id = labs.first.get_attribute("id")
             page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+            if how == "http":  # the page's markup, the same over file://
+                for lab in labs.all():
+                    check_labels(page, lab.get_attribute("id"))
             assert drive(page, lab_id, scene) >= 2 * len(scene.controls), (rel, name)
         sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
                                 ".filter(s => s && s.includes('ab-web/'))")
