@@ -65,9 +65,12 @@ MOVE_JS = r"""async ([labId, name, values]) => {
     lab.set(name, value);
     await drawn;
     const caption = el.querySelector(".ab-lab-readout");
+    const control = lab.controls[index];
     seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
                caption: caption.textContent, pixels: pixels(),
-               disabled: !!lab.controls[index].disabled,
+               disabled: !!control.disabled,
+               output: control.output ? control.output.textContent : null,
+               valuetext: control.input.getAttribute("aria-valuetext"),
                elements: caption.querySelectorAll("script, img, b > b, iframe").length});
   }
   return seen;
@@ -124,7 +127,7 @@ def drive(page, lab_id: str, scene, controls=None) -> int:
         rows = page.evaluate(MOVE_JS, [lab_id, control.name, values_to_try(scene, control)])
         expected = [python_view(scene, row["values"]) for row in rows]
         texts = page.evaluate(TEXT_OF_JS, [readout for _, readout in expected])
-        pictures, alts = set(), set()
+        pictures, alts, previous = set(), set(), None
         for row, (alt, readout), text in zip(rows, expected, texts, strict=True):
             where = (scene.name, control.name, row["value"])
             if alt is None:  # Python refuses these values: the page says why
@@ -136,9 +139,20 @@ def drive(page, lab_id: str, scene, controls=None) -> int:
             assert fold(row["alt"]) == fold(alt), (where, row["alt"], alt)
             assert fold(row["caption"]) == fold(text), (where, row["caption"], text)
             assert row["elements"] == 0, where  # reader text never became markup
+            if control.kind == "slider":  # its <output> and what a screen reader says
+                value = next(v for v in control.values if v == row["values"][control.name])
+                assert row["output"] == row["valuetext"], (where, row["valuetext"])
+                if isinstance(value, float) and control.label_of(value) == str(value):
+                    assert float(row["output"]) == value, where  # JavaScript's "1" for 1.0
+                else:
+                    assert row["output"] == control.label_of(value), (where, row["output"])
             if not row["disabled"]:
                 pictures.add(row["pixels"])
                 alts.add(row["alt"])
+                if previous is not None and previous["values"] != row["values"] and (
+                        control.kind != "text"):  # a text can mean what the one before did
+                    assert row["pixels"] != previous["pixels"], (where, "picture unchanged")
+                previous = row
             checked += 1
         if not all(r["disabled"] for r in rows) and len(rows) > 1:
             assert len(pictures) >= 2, (scene.name, control.name, "the picture never changed")
