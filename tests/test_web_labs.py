@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from attention_book.controls import web_lab
-from attention_book.controls.web import DATA, declaration, standalone_html, write_data
+from attention_book.controls.web import declaration, standalone_html
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import MAX_WIDGET_TOKENS
 
@@ -187,14 +187,12 @@ def check_download(page, lab_id: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory):
+def pages(tmp_path_factory, web_data):
     folder = tmp_path_factory.mktemp("labs")
     out = {}
     for name in BROWSER_LABS:
-        if SCENES[name].web in DATA:  # the data scripts the book's build writes
-            write_data(SCENES[name].web, folder / "data")
         path = folder / f"{name}.html"
-        path.write_text(standalone_html(web_lab(name), title=name, data=folder / "data"),
+        path.write_text(standalone_html(web_lab(name), title=name, data=web_data),
                         encoding="utf-8")
         out[name] = path
     return out
