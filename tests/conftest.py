@@ -48,6 +48,7 @@ def _seconds(item) -> float:
     return max((s for key, s in LONG_TESTS.items() if item.nodeid.startswith(key)), default=0)
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected: the slices are of what runs
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist, share the long tests out evenly, at the start of each worker's queue.
 
