@@ -1,8 +1,8 @@
 """Chapter 1's lab in the built book as a reader uses it, in a real browser (Debian chromium
-via playwright). (That every control of every lab is labelled, a disabled one says why, and
-moving one changes the picture and the alt text is checked by tests/test_web_labs.py's drive
-of the built book; every page's load, maths, reading and axe checks are tests/test_pages.py.) These tests fail (they never skip) when the browser is missing:
-`make test` installs it.
+via playwright). That every control of every lab is labelled, a disabled one says why, and
+moving one changes the picture and the alt text is tests/test_web_labs.py's drive of the
+built book; every page's load, maths, reading and axe checks are tests/test_pages.py. These
+tests fail (they never skip) when the browser is missing: `make test` installs it.
 """
 
 from __future__ import annotations

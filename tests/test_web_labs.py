@@ -8,7 +8,9 @@ built book (over http and as ``file://``):
   whose choices follow other controls, to every choice it offers then), through the page's
   own input events; each change draws the state the scene's Python state function gives for
   the values the page shows: the alt text equal, the readout's text equal (the very HTML
-  Python writes), the picture changed when an active control moved;
+  Python writes), a slider's output and aria-valuetext its value's label, the picture
+  redrawn whenever an active control changed the values, and the alt text changed by it;
+- in the built book, every select and slider has one label and a disabled one its hint;
 - every text control takes a sentence that appears nowhere in the book, an empty text, a
   text over the lab's limit and markup, which stays text (no element, nothing run);
 - the numbers shown download as JSON with ``tokens`` and the weights (or main matrix);
