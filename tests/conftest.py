@@ -26,6 +26,57 @@ FLAGS = [
 LOCAL_HOSTS = {"127.0.0.1"}
 
 
+#: The tests that take longest, with their seconds on a quiet 2-core machine (rounded, from
+#: `--durations`): a test id starting with a key. Nothing else decides their order. Leave
+#: out a test that shares a costly module fixture with others (test_pretrained's
+#: transformers model): moved to the other worker, it would build the fixture twice.
+LONG_TESTS = {
+    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors": 120,
+    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe": 80,
+    "tests/test_web_block.py::test_block_parity_on_many_held_out_values": 35,
+    "tests/test_web_labs.py::test_built_book_computes_every_lab_in_the_browser": 28,
+    "tests/test_web_lab.py::test_node_parity_on_many_held_out_values": 18,
+    "tests/test_web_states.py::test_parity_on_many_held_out_values": 12,
+    "tests/test_build_cache.py::test_the_cache_keeps_unchanged": 15,
+    "tests/test_web_lab.py::test_standalone_lab_in_chromium": 12,
+    "tests/test_web_minilm.py::test_forward_float32_parity": 8,
+    "tests/test_build_cache.py::test_a_cell_error": 6,
+}
+
+
+def _seconds(item) -> float:
+    return max((s for key, s in LONG_TESTS.items() if item.nodeid.startswith(key)), default=0)
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected: the slices are of what runs
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, share the long tests out evenly, at the start of each worker's queue.
+
+    worksteal sends worker i the i-th contiguous slice of the collection (len // workers
+    tests each), and a worker that runs out takes tests from the end of another's queue. In
+    collection order the long tests sat together, so one worker could be left running a 90 s
+    test alone at the end. Here each slice starts with its share of the long tests (longest
+    first, each given to the worker with the fewest seconds so far), followed by a stretch
+    of the others in their own order, so that a module's tests stay on one worker (its
+    module fixtures built once) and what is stolen at the end is short.
+    """
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    if workers < 2:
+        return
+    long = sorted((item for item in items if _seconds(item)), key=_seconds, reverse=True)
+    rest = [item for item in items if not _seconds(item)]
+    shares = [[] for _ in range(workers)]
+    for item in long:  # each to the worker with the fewest seconds so far
+        min(shares, key=lambda share: sum(map(_seconds, share))).append(item)
+    ordered, left = [], len(items)
+    for i, mine in enumerate(shares):
+        size = left // (workers - i)  # what worksteal sends this worker
+        take = max(size - len(mine), 0)
+        ordered += mine + rest[:take]
+        rest, left = rest[take:], left - size
+    items[:] = ordered + rest
+
+
 def pytest_collection_finish(session):
     """What collection imported (torch, matplotlib, hypothesis, the book) lives until the end:
     take it out of the garbage collector's generations, so that the many full collections
@@ -144,6 +195,29 @@ def _build_book(out: Path) -> None:
     (out / "_build" / "build.log").write_text(log)
     if result.returncode != 0:
         pytest.fail(f"jupyter-book build failed (exit {result.returncode}):\n{log[-6000:]}")
+
+
+@pytest.fixture(scope="session")
+def web_data(tmp_path_factory) -> Path:
+    """The folder with the browser labs' data scripts (controls.web.DATA: MiniLM's int8
+    weights, chapter 9's preset gallery, chapter 8's checkpoints), made once a run.
+
+    Under ``make test`` (``ATTENTION_BOOK_BUILT``) the ones the build's kernels wrote into
+    ``_build/web-data``: :func:`write_data` writes the same bytes (compared file by file),
+    and ``make book`` empties ``_build`` when the package changes, so they are current.
+    Otherwise written here, once per worker, instead of once per module that needs them.
+    """
+    from attention_book.controls.web import DATA, write_data
+
+    if os.environ.get("ATTENTION_BOOK_BUILT"):
+        folder = Path(os.environ["ATTENTION_BOOK_BUILT"]) / "_build" / "web-data"
+        missing = [n for names, _ in DATA.values() for n in names if not (folder / n).exists()]
+        assert not missing, f"{folder} lacks {missing}: run `make book`"
+        return folder
+    folder = tmp_path_factory.mktemp("web-data")
+    for web in DATA:
+        write_data(web, folder)
+    return folder
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

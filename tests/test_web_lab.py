@@ -5,10 +5,12 @@
   1e-5, on held-out values sampled over the whole live range (s 1..512, d even 2..512, every
   base, k -64..64): PE, the similarity, the wavelengths, the rotation check, the readout and
   the alt text. In Node (fast, many samples) and in chromium (window.AttentionBook).
-- In chromium, on a page opened as file:// and on the built book served over http: every
-  control takes every value of its range (long ranges sampled), each change redraws the
-  canvas where the state changes, the alt text and readout follow, nothing is requested
-  from outside, no console error.
+- In chromium, on a page opened as file:// (on a 2x screen: a sharp canvas) and on the built
+  book (http and file://): the held-out states computed in the page, every value of every
+  control taken (set without events), the base slider disabled with its hint at d = 2,
+  nothing requested from outside, no console error. Moving every control through its range
+  as a reader does, each drawing checked against Python (the slider's output and
+  aria-valuetext, the picture redrawn at every change), is tests/test_web_labs.py's drive.
 """
 
 from __future__ import annotations
@@ -324,42 +326,6 @@ SWEEP_JS = r"""([labId]) => {
 }"""
 
 
-def sampled(control) -> list:
-    """Every value of a short control; for a long one the ends and 14 values between."""
-    values = list(control.values)
-    if len(values) <= 16:
-        return values
-    rng = np.random.default_rng(len(values))
-    inner = sorted(rng.choice(values[1:-1], size=14, replace=False).tolist())
-    return [values[0], *inner, values[-1]]
-
-
-def exercise_every_control(page, lab_id: str) -> int:
-    """Set every control of chapter 2's lab to every value of its range (long ranges sampled),
-    from the defaults, and check what is drawn. Returns the number of changes checked."""
-    checked = 0
-    for index, control in enumerate(SCENE.controls):
-        page.evaluate("([id]) => { const lab = document.getElementById(id).abLab; }", [lab_id])
-        values = sampled(control)
-        # back to the default last, so the next control starts from the defaults
-        rows = page.evaluate(MOVE_JS, [lab_id, index, [*values, control.default]])
-        previous = None
-        for row in rows:
-            values_now = row["values"]
-            assert row["got"] == row["value"], row
-            if control.kind == "slider":
-                assert row["output"] == control.label_of(row["value"]) == row["valuetext"]
-            st = positional_state(**values_now)
-            same_text(row["alt"], positional_alt_text(st), 0.0, 0.0)
-            for line in readout_lines(st):
-                assert NOISE.sub("#", line) in NOISE.sub("#", row["caption"]), (line, row["caption"])
-            if previous is not None and previous["values"] != values_now:
-                assert row["pixels"] != previous["pixels"], (control.name, row["value"])
-            previous = row
-            checked += 1
-    return checked
-
-
 def check_disabled_base(page, lab_id: str) -> None:
     """d = 2: the base has no effect; its slider is disabled and says why."""
     d_index = [c.name for c in SCENE.controls].index("d")
@@ -401,7 +367,6 @@ def test_standalone_lab_in_chromium(browser, standalone_page):
     browser_parity(page, 16, seed=7)
     swept = page.evaluate(SWEEP_JS, [lab_id])
     assert swept["problems"] == [] and swept["n"] == sum(len(c.values) for c in SCENE.controls)
-    assert exercise_every_control(page, lab_id) >= 40
     check_disabled_base(page, lab_id)
     assert watch.console_errors == [] and watch.outside == [] and watch.failed == []
     assert all(u.startswith("file:") for u in watch.requested), watch.requested
@@ -423,7 +388,6 @@ def test_built_chapter_2_computes_in_the_browser(browser, site, built_book, how)
     lab_id = labs.get_attribute("id")
     page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
     browser_parity(page, 12, seed=11 if how == "http" else 12)
-    assert exercise_every_control(page, lab_id) >= 40
     check_disabled_base(page, lab_id)
     # the scripts come from the site, classic and deferred
     sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"

@@ -8,7 +8,9 @@ built book (over http and as ``file://``):
   whose choices follow other controls, to every choice it offers then), through the page's
   own input events; each change draws the state the scene's Python state function gives for
   the values the page shows: the alt text equal, the readout's text equal (the very HTML
-  Python writes), the picture changed when an active control moved;
+  Python writes), a slider's output and aria-valuetext its value's label, the picture
+  redrawn whenever an active control changed the values, and the alt text changed by it;
+- in the built book, every select and slider has one label and a disabled one its hint;
 - every text control takes a sentence that appears nowhere in the book, an empty text, a
   text over the lab's limit and markup, which stays text (no element, nothing run);
 - the numbers shown download as JSON with ``tokens`` and the weights (or main matrix);
@@ -23,7 +25,7 @@ import numpy as np
 import pytest
 
 from attention_book.controls import web_lab
-from attention_book.controls.web import DATA, declaration, standalone_html, write_data
+from attention_book.controls.web import declaration, standalone_html
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import MAX_WIDGET_TOKENS
 
@@ -65,9 +67,12 @@ MOVE_JS = r"""async ([labId, name, values]) => {
     lab.set(name, value);
     await drawn;
     const caption = el.querySelector(".ab-lab-readout");
+    const control = lab.controls[index];
     seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
                caption: caption.textContent, pixels: pixels(),
-               disabled: !!lab.controls[index].disabled,
+               disabled: !!control.disabled,
+               output: control.output ? control.output.textContent : null,
+               valuetext: control.input.getAttribute("aria-valuetext"),
                elements: caption.querySelectorAll("script, img, b > b, iframe").length});
   }
   return seen;
@@ -131,7 +136,7 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
         rows = page.evaluate(MOVE_JS, [lab_id, control.name, values])
         expected = [python_view(scene, row["values"]) for row in rows]
         texts = page.evaluate(TEXT_OF_JS, [readout for _, readout in expected])
-        pictures = set()
+        pictures, alts, previous = set(), set(), None
         for row, (alt, readout), text in zip(rows, expected, texts, strict=True):
             where = (scene.name, control.name, row["value"])
             if alt is None:  # Python refuses these values: the page says why
@@ -143,12 +148,39 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
             assert fold(row["alt"]) == fold(alt), (where, row["alt"], alt)
             assert fold(row["caption"]) == fold(text), (where, row["caption"], text)
             assert row["elements"] == 0, where  # reader text never became markup
+            if control.kind == "slider":  # its <output> and what a screen reader says
+                value = next(v for v in control.values if v == row["values"][control.name])
+                assert row["output"] == row["valuetext"], (where, row["valuetext"])
+                if isinstance(value, float) and control.label_of(value) == str(value):
+                    assert float(row["output"]) == value, where  # JavaScript's "1" for 1.0
+                else:
+                    assert row["output"] == control.label_of(value), (where, row["output"])
             if not row["disabled"]:
                 pictures.add(row["pixels"])
+                alts.add(row["alt"])
+                if previous is not None and previous["values"] != row["values"] and (
+                        control.kind != "text"):  # a text can mean what the one before did
+                    assert row["pixels"] != previous["pixels"], (where, "picture unchanged")
+                previous = row
             checked += 1
         if not all(r["disabled"] for r in rows) and len(rows) > 1:
             assert len(pictures) >= 2, (scene.name, control.name, "the picture never changed")
+            assert len(alts) >= 2, (scene.name, control.name, "the alt text never changed")
     return checked
+
+
+def check_labels(page, lab_id: str) -> None:
+    """As the page opened: the picture has alt text, one label names each select and slider,
+    and a disabled one says why beside it (its ``-hint``)."""
+    lab = page.locator(f"#{lab_id}")
+    lab.scroll_into_view_if_needed()
+    assert lab.locator("canvas.ab-lab-canvas").get_attribute("aria-label"), f"{lab_id}: no alt"
+    for control in lab.locator("select, input[type=range]").all():
+        cid = control.get_attribute("id")
+        assert lab.locator(f"label[for='{cid}']").count() == 1, f"{cid} unlabelled"
+        if control.is_disabled():
+            hint = lab.locator(f"#{cid}-hint")
+            assert hint.count() == 1 and hint.is_visible(), f"{cid} disabled, no hint"
 
 
 def check_download(page, lab_id: str) -> dict:
@@ -164,14 +196,12 @@ def check_download(page, lab_id: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory):
+def pages(tmp_path_factory, web_data):
     folder = tmp_path_factory.mktemp("labs")
     out = {}
     for name in BROWSER_LABS:
-        if SCENES[name].web in DATA:  # the data scripts the book's build writes
-            write_data(SCENES[name].web, folder / "data")
         path = folder / f"{name}.html"
-        path.write_text(standalone_html(web_lab(name), title=name, data=folder / "data"),
+        path.write_text(standalone_html(web_lab(name), title=name, data=web_data),
                         encoding="utf-8")
         out[name] = path
     return out
@@ -218,8 +248,10 @@ def chapter_labs() -> dict:
 @pytest.mark.parametrize("how", ["http", "file"])
 def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book, how):
     """In the built book, every lab whose scene has a state module computes in the page:
-    every control takes every value (long ranges sampled) and a novel sentence, each drawn
-    as Python's state; nothing is fetched from outside; the scripts come from the site."""
+    every control is labelled (a disabled one with its hint), takes every value (long ranges
+    sampled) and a novel sentence, each drawn as Python's state, and moving it changes the
+    picture and the alt text; nothing is fetched from outside; the scripts come from the site.
+    Every lab on a chapter page is such a lab (the first assertion)."""
     from conftest import PageWatch
 
     found = chapter_labs()
@@ -228,12 +260,17 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
         url = f"{site}/{rel}" if how == "http" else (built_book / rel).as_uri()
         watch = PageWatch(browser)
         page = watch.open(url)
+        shown = page.locator(".ab-lab").evaluate_all("els => els.map(e => e.dataset.abLab)")
+        assert set(shown) == set(names), (rel, shown)
         for name in names:
             scene = SCENES[name]
             labs = page.locator(f".ab-lab[data-ab-lab={name}]")
             assert labs.count() >= 1, (rel, name)
             lab_id = labs.first.get_attribute("id")
             page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+            if how == "http":  # the page's markup, the same over file://
+                for lab in labs.all():
+                    check_labels(page, lab.get_attribute("id"))
             assert drive(page, lab_id, scene) >= 2 * len(scene.controls), (rel, name)
         sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
                                 ".filter(s => s && s.includes('ab-web/'))")

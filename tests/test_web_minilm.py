@@ -103,10 +103,9 @@ def tokenizer_js(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def int8_js(tmp_path_factory):
-    path = tmp_path_factory.mktemp("web") / "minilm-weights-int8.js"
-    W.export_browser_weights(path, "int8")
-    return path
+def int8_js(web_data):
+    """MiniLM's int8 weights as the book ships them (export_browser_weights(path, "int8"))."""
+    return web_data / "minilm-weights.js"
 
 
 # ------------------------------------------------------------------ Python side, no Node

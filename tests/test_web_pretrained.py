@@ -300,10 +300,9 @@ def _site(folder: Path, *, weights: Path | None) -> Path:
 
 
 @pytest.fixture(scope="module")
-def int8_js(tmp_path_factory):
-    path = tmp_path_factory.mktemp("weights") / "minilm-weights.js"
-    W.export_browser_weights(path, "int8")
-    return path
+def int8_js(web_data):
+    """MiniLM's int8 weights as the book ships them (export_browser_weights(path, "int8"))."""
+    return web_data / "minilm-weights.js"
 
 
 @pytest.mark.slow
