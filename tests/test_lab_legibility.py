@@ -350,26 +350,20 @@ def test_the_picture_downloads_as_a_png_at_twice_its_size(browser, lab_pages):
     watch.close()
 
 
-LONG_TASKS_JS = r"""
-globalThis.__abLongTasks = [];
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) { globalThis.__abLongTasks.push(e.duration); }
-}).observe({type: "longtask", buffered: true});
-"""
-
-
-def test_chapter_3_scaling_lab_loads_without_a_long_task(browser, lab_pages):
-    """The sqrt(d_k) lab's first drawing measures one d_k, not ten (its curves are a table):
-    no task of the page's load takes over 100 ms (it was 0.6-0.9 s)."""
+def test_chapter_3_scaling_lab_loads_measuring_one_d_k(browser, lab_pages):
+    """The sqrt(d_k) lab's first drawing measures one d_k, not ten (its curves are a table),
+    which is what kept the page's load from blocking for 0.6-0.9 s. How long the load's
+    tasks take is a speed figure, printed by benchmarks/browser_lab.py (a timed test failed
+    at 104 ms on a busy 2-core machine); here the work itself is checked."""
     from conftest import PageWatch
 
-    watch = PageWatch(browser, width=1280, init_script=LONG_TASKS_JS)
+    watch = PageWatch(browser, width=1280)
     page = watch.open(lab_pages["scaling"].as_uri())
-    page.wait_for_function("document.querySelector('.ab-lab').abLab")
-    page.evaluate("new Promise(r => setTimeout(r, 200))")
-    tasks = page.evaluate("globalThis.__abLongTasks")
+    page.wait_for_function("document.querySelector('.ab-lab').abLab?.state")
+    lab = page.evaluate("(() => { const lab = document.querySelector('.ab-lab').abLab;"
+                        " return {d_k: lab.values.d_k, measured: lab.module.measuredDks()}; })()")
     watch.close()
-    assert max(tasks, default=0) <= 100, tasks
+    assert lab["measured"] == [lab["d_k"]], lab
 
 
 def test_scaling_table_is_pythons_curves():

@@ -265,6 +265,8 @@
 
   return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
           measure: measure, state: state, curves: curves, measuredCurves: measuredCurves,
+          // the d_k measured so far (the page's load must measure only the default's)
+          measuredDks: function () { return Array.from(measured.keys()); },
           readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
           mountExtra: function () { inSteps = true; }};
 });

@@ -5867,6 +5867,10 @@ var require_scaling = __commonJS({
         state,
         curves,
         measuredCurves,
+        // the d_k measured so far (the page's load must measure only the default's)
+        measuredDks: function() {
+          return Array.from(measured.keys());
+        },
         readoutHtml,
         alt,
         numbers,
