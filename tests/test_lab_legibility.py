@@ -237,7 +237,10 @@ def open_lab(browser, path: Path, width: int):
     css = (ROOT / "_ext" / "static" / "attention-book.css").read_text(encoding="utf-8")
     page.add_style_tag(content=css + THEME_CSS + f"body {{ max-width: {COLUMN[width]}px; }}")
     lab_id = page.locator(".ab-lab").get_attribute("id")
-    page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+    # drawn once: a state that comes as a Promise (chapter 3's sqrt(d_k) lab measures its
+    # first d_k in steps) may land after the first frames; CI run 2 of stop 27 looked too
+    # early on a busy machine and recorded no text
+    page.wait_for_function(f"document.getElementById('{lab_id}').abLab?.draws > 0")
     page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     return watch, page, lab_id
 
