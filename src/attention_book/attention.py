@@ -26,6 +26,7 @@ from ._validate import as_float_array, batch_shape, check_mask, positive_int, wh
 __all__ = [
     "softmax",
     "attention_scores",
+    "attend",
     "scaled_dot_product_attention",
     "causal_mask",
     "projection_weights",
@@ -178,7 +179,28 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
             f"k and v need one row per key position, so their s_k must match"
         )
     batch_shape(q=q.shape, k=k.shape, v=v.shape)
-    scores = attention_scores(q, k, scale)  # (..., s_q, s_k)
+    return attend(attention_scores(q, k, scale), v, mask)  # scores (..., s_q, s_k)
+
+
+def attend(scores, v, mask=None):
+    """The step every score function shares: mask the scores, softmax each row, and take
+    the weighted sum of the value rows.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray, shape (..., s_q, s_k)
+        One score per query and key (scaled dot products, additive scores, biased ones).
+    v : numpy.ndarray, shape (..., s_k, d_v)
+        Values, one row per key (the caller checks s_k: its message names its inputs).
+    mask : array_like of bool, shape broadcastable to (..., s_q, s_k), optional
+        True = query i may attend to key j. None: no mask.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., s_q, d_v)
+    weights : numpy.ndarray, shape (..., s_q, s_k)
+        Each row sums to 1, or is all 0 when the whole row is masked.
+    """
     if mask is not None:
         mask = check_mask(mask, scores.shape)
         scores = np.where(mask, scores, -np.inf).astype(scores.dtype)
@@ -685,11 +707,7 @@ def additive_attention(q, k, v, W_q, W_k, w, mask=None):
         raise ValueError(f"v has shape {v.shape} but k has s_k={scores.shape[-1]} rows: "
                          f"k and v need one row per key position")
     batch_shape(scores=scores.shape, v=v.shape)
-    if mask is not None:
-        mask = check_mask(mask, scores.shape)
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1)  # (..., s_q, s_k)
-    return weights @ v, weights  # (..., s_q, s_k) @ (..., s_k, d_v) -> (..., s_q, d_v)
+    return attend(scores, v, mask)
 
 
 def softmax_jacobian_norm(weights) -> np.ndarray:

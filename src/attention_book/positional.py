@@ -22,8 +22,8 @@ import numbers
 
 import numpy as np
 
-from ._validate import as_float_array, check_mask, positive_int
-from .attention import attention_scores, softmax
+from ._validate import as_float_array, positive_int
+from .attention import attend, attention_scores
 
 __all__ = [
     "frequencies",
@@ -812,8 +812,4 @@ def attention_with_bias(q, k, v, bias, mask=None):
         ) from None
     if v.shape[-2] != scores.shape[-1]:
         raise ValueError(f"v has {v.shape[-2]} rows but there are {scores.shape[-1]} keys")
-    if mask is not None:
-        mask = check_mask(mask, scores.shape)
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1)  # (..., s_q, s_k)
-    return weights @ v, weights  # (..., s_q, s_k) @ (..., s_k, d_v) -> (..., s_q, d_v)
+    return attend(scores, v, mask)
