@@ -1319,9 +1319,9 @@
       this.download = module.numbers ? this.addDownload() : null;
       this.pictureDownload = addPictureDownload(this);
       if (extra && module.mountExtra) {
-        const extra2 = make("div", { class: "ab-lab-extra" });
-        el.querySelector(".ab-lab-controls").append(extra2);
-        module.mountExtra(this, extra2);
+        const box = make("div", { class: "ab-lab-extra" });
+        el.querySelector(".ab-lab-controls").append(box);
+        module.mountExtra(this, box);
       }
       for (const control of this.controls) {
         control.input.addEventListener("input", () => this.changed());
@@ -1481,14 +1481,7 @@
       button.disabled = true;
       button.addEventListener("click", () => {
         const json = JSON.stringify(this.module.numbers(this.state), null, 1);
-        const a = make("a", {
-          href: URL.createObjectURL(new Blob([json], { type: "application/json" })),
-          download: this.declaration.name + ".json"
-        });
-        document.body.append(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(a.href), 0);
+        save(new Blob([json], { type: "application/json" }), this.declaration.name + ".json");
       });
       this.element.querySelector(".ab-lab-controls").append(button);
       return button;

@@ -165,17 +165,6 @@
     return out;
   }
 
-  /** scaling_curves()[(quantity, scaled)] over SCALING_DKS, measured here (every d_k). */
-  function measuredCurves(scaled) {
-    var out = {variance: [], max_weight: [], entropy: [], grad_norm: []};
-    SCALING_DKS.forEach(function (d_k) {
-      var m = measure(d_k)[scaled];
-      Object.keys(out).forEach(function (k) { out[k].push(m[k]); });
-    });
-    Object.keys(out).forEach(function (k) { out[k] = Float64Array.from(out[k]); });
-    return out;
-  }
-
   /** scaling_readout_html: the same HTML as Python. */
   function readoutHtml(st) {
     var mode = st.scaled ? "scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" : "unscaled: scores = q\u00b7k";
@@ -264,7 +253,7 @@
   }
 
   return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
-          measure: measure, state: state, curves: curves, measuredCurves: measuredCurves,
+          measure: measure, state: state, curves: curves,
           // the d_k measured so far (the page's load must measure only the default's)
           measuredDks: function () { return Array.from(measured.keys()); },
           readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,

@@ -5753,19 +5753,6 @@ var require_scaling = __commonJS({
         });
         return out;
       }
-      function measuredCurves(scaled) {
-        var out = { variance: [], max_weight: [], entropy: [], grad_norm: [] };
-        SCALING_DKS.forEach(function(d_k) {
-          var m = measure(d_k)[scaled];
-          Object.keys(out).forEach(function(k) {
-            out[k].push(m[k]);
-          });
-        });
-        Object.keys(out).forEach(function(k) {
-          out[k] = Float64Array.from(out[k]);
-        });
-        return out;
-      }
       function readoutHtml(st) {
         var mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
         var row = Array.from(st.weights.subarray(0, 6)).map(function(w) {
@@ -5866,7 +5853,6 @@ var require_scaling = __commonJS({
         measure,
         state,
         curves,
-        measuredCurves,
         // the d_k measured so far (the page's load must measure only the default's)
         measuredDks: function() {
           return Array.from(measured.keys());
@@ -7659,9 +7645,9 @@ var Lab = class {
     this.download = module.numbers ? this.addDownload() : null;
     this.pictureDownload = addPictureDownload(this);
     if (extra && module.mountExtra) {
-      const extra2 = make("div", { class: "ab-lab-extra" });
-      el.querySelector(".ab-lab-controls").append(extra2);
-      module.mountExtra(this, extra2);
+      const box = make("div", { class: "ab-lab-extra" });
+      el.querySelector(".ab-lab-controls").append(box);
+      module.mountExtra(this, box);
     }
     for (const control of this.controls) {
       control.input.addEventListener("input", () => this.changed());
@@ -7821,14 +7807,7 @@ var Lab = class {
     button.disabled = true;
     button.addEventListener("click", () => {
       const json = JSON.stringify(this.module.numbers(this.state), null, 1);
-      const a = make("a", {
-        href: URL.createObjectURL(new Blob([json], { type: "application/json" })),
-        download: this.declaration.name + ".json"
-      });
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(a.href), 0);
+      save(new Blob([json], { type: "application/json" }), this.declaration.name + ".json");
     });
     this.element.querySelector(".ab-lab-controls").append(button);
     return button;

@@ -20,8 +20,8 @@ export function pictureCanvas(lab, scale = SCALE) {
   return canvas;
 }
 
-/** Save `blob` as `name` through a link clicked once. */
-function save(blob, name) {
+/** Save `blob` as `name` through a link clicked once (both downloads of a lab). */
+export function save(blob, name) {
   const a = make("a", {href: URL.createObjectURL(blob), download: name});
   document.body.append(a);
   a.click();

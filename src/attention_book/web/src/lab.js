@@ -20,7 +20,7 @@
 
 import {active, makeControl} from "./controls.js";
 import {make} from "./dom.js";
-import {addPictureDownload} from "./download.js";
+import {addPictureDownload, save} from "./download.js";
 import {drawFigure} from "./figure.js";
 import {errorElement, readoutElement} from "./readout.js";
 import {theme} from "./theme.js";
@@ -112,9 +112,9 @@ export class Lab {
     this.download = module.numbers ? this.addDownload() : null;
     this.pictureDownload = addPictureDownload(this);
     if (extra && module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
-      const extra = make("div", {class: "ab-lab-extra"});
-      el.querySelector(".ab-lab-controls").append(extra);
-      module.mountExtra(this, extra);
+      const box = make("div", {class: "ab-lab-extra"});
+      el.querySelector(".ab-lab-controls").append(box);
+      module.mountExtra(this, box);
     }
     for (const control of this.controls) {
       // every control fires "input" (a drop-down and a check box too): one draw a change
@@ -272,12 +272,7 @@ export class Lab {
     button.disabled = true;  // until a state is shown
     button.addEventListener("click", () => {
       const json = JSON.stringify(this.module.numbers(this.state), null, 1);
-      const a = make("a", {href: URL.createObjectURL(new Blob([json], {type: "application/json"})),
-                           download: this.declaration.name + ".json"});
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(a.href), 0);
+      save(new Blob([json], {type: "application/json"}), this.declaration.name + ".json");
     });
     this.element.querySelector(".ab-lab-controls").append(button);
     return button;
