@@ -15,6 +15,8 @@
  *   run.tokens            // ["[CLS]", "the", "animal", ..., "[SEP]"]        (T,)
  *   run.attention         // Float32Array, (n_layers, h, T, T) = (6, 12, T, T), C order
  *   run.hidden            // Float32Array, (n_layers + 1, T, d) = (7, T, 384)
+ *   run.valueNorms        // Float32Array, (n_layers, h, T): ||f_h(x_j)||, what head h
+ *                         // writes from token j through W^O (Kobayashi et al. 2020)
  *   model.attentionAt(run, layer, head, q)   // one query's row, a (T,) view
  *
  * The weights come from `minilm-weights.js`, written by
@@ -641,10 +643,13 @@
    * The forward pass on token ids.
    *
    * @param {Int32Array|number[]} ids  (T,), T <= max_position_embeddings
-   * @returns {{T, attention: Float32Array, hidden: Float32Array, shape: object}}
+   * @returns {{T, attention: Float32Array, hidden: Float32Array, valueNorms: Float32Array,
+   *   shape: object}}
    *   attention (n_layers, h, T, T): [l, i, q, k] is how much token q attends to token k
    *   in head i of layer l (rows sum to 1); hidden (n_layers + 1, T, d): the embeddings'
-   *   output, then each layer's.
+   *   output, then each layer's; valueNorms (n_layers, h, T): [l, i, j] = ||f_i(x_j)||,
+   *   f_i(x_j) = (x_j W^V + b^V)_i W^O_i, the length of what head i of layer l writes from
+   *   token j before its weight scales it (heads.value_writes, pretrained.MiniLM.weighted_norms).
    */
   Model.prototype.forward = function (ids) {
     this.prepare();
@@ -662,6 +667,7 @@
     }
     var attention = new Float32Array(L * h * T * T);  // (L, h, T, T)
     var hidden = new Float32Array((L + 1) * T * d);  // (L + 1, T, d)
+    var valueNorms = new Float32Array(L * h * T);  // (L, h, T)
     var x = new Float32Array(T * d);  // (T, d)
     for (t = 0; t < T; t++) {  // word[ids] + position[0..T-1] + token_type[0]: (T, d)
       for (var j = 0; j < d; j++) {
@@ -680,6 +686,7 @@
       linear(x, T, d, p.W_q, p.b_q, d, q);  // (T, d) @ (d, d) -> (T, d)
       linear(x, T, d, p.W_k, p.b_k, d, k);  // (T, d) @ (d, d) -> (T, d)
       linear(x, T, d, p.W_v, p.b_v, d, v);  // (T, d) @ (d, d) -> (T, d)
+      writeNorms(v, T, d, h, dK, p.W_o, valueNorms, l * h * T);
       for (var head = 0; head < h; head++) {
         var c0 = head * dK;  // head i reads columns i*d_k .. (i+1)*d_k of q, k, v
         var base = (l * h + head) * T * T;  // attention[l, head]: (T, T)
@@ -715,10 +722,35 @@
       hidden.set(x, (l + 1) * T * d);
     }
     return {
-      T: T, attention: attention, hidden: hidden,
-      shape: {attention: [L, h, T, T], hidden: [L + 1, T, d]},
+      T: T, attention: attention, hidden: hidden, valueNorms: valueNorms,
+      shape: {attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T]},
     };
   };
+
+  /**
+   * ||f_i(x_j)|| for every head i and token j of one layer: f_i(x_j) = v_j[i] W^O_i, where
+   * v_j[i] are head i's d_k columns of token j's value and W^O_i the d_k rows of W^O that
+   * multiply them. W^O is stored transposed, Wt:(d_out, d), so f_i(x_j)[o] =
+   * sum_c v[j, i d_k + c] Wt[o, i d_k + c]: (d_k,) @ (d_k, d) -> (d,), about 0.9 MFLOP a
+   * token for the 6 layers (4 % of the forward pass).
+   * @param {Float32Array} v (T, d) the layer's values, x W^V + b^V
+   * @param {Float32Array} Wt (d, d) W^O transposed
+   * @param {Float32Array} out written at out[at + i T + j]: (h, T)
+   */
+  function writeNorms(v, T, d, h, dK, Wt, out, at) {
+    for (var i = 0; i < h; i++) {
+      var c0 = i * dK;
+      for (var j = 0; j < T; j++) {
+        var sq = 0, vj = j * d + c0;
+        for (var o = 0; o < d; o++) {
+          var f = 0, wo = o * d + c0;
+          for (var c = 0; c < dK; c++) f += v[vj + c] * Wt[wo + c];
+          sq += f * f;
+        }
+        out[at + i * T + j] = Math.sqrt(sq);
+      }
+    }
+  }
 
   /**
    * Tokenize and run: model.run(text, {maxTokens: 128, cut: true}).
@@ -730,6 +762,7 @@
     enc.T = result.T;
     enc.attention = result.attention;
     enc.hidden = result.hidden;
+    enc.valueNorms = result.valueNorms;
     enc.shape = result.shape;
     return enc;
   };

@@ -42,7 +42,11 @@
                       sep: "[SEP]", self: "itself", spread: "entropy / log T"};
   var WEIGHTS_FILE = "minilm-weights.js";
   var CACHE_BYTES = 64 * 1048576;  // the computed sentences' maps kept
-  var GALLERY_FORMAT = 1;  // web_export.GALLERY_FORMAT
+  var GALLERY_FORMAT = 2;  // web_export.GALLERY_FORMAT
+  /** scenes.pretrained.MEASURES and VIEWS: what the maps show, and the two views. */
+  var MEASURES = {weight: ["weights \u03b1", "weight (each row sums to 1)"],
+                  norm: ["\u2016\u03b1 f(x)\u2016", "share of \u2016\u03b1 f(x)\u2016 (rows sum to 1)"]};
+  var VIEWS = {head: "one head", model: "all 72 heads"};
 
   // ------------------------------------------------------------------ the gallery file
 
@@ -63,9 +67,10 @@
     var spec = Object.assign({}, data.tokenizer, {vocab: data.tokenizer.vocab.split("\n")});
     var presets = new Map();
     data.presets.forEach(function (p) {
-      var bytes = minilm.decodeBase64(p.maps);
+      var bytes = minilm.decodeBase64(p.maps), norms = minilm.decodeBase64(p.norms);
       presets.set(p.text, {label: p.label, text: p.text, query: p.query, tokens: p.tokens,
-                           maps: new Float32Array(bytes.buffer, 0, bytes.length / 4)});  // (L, h, T, T)
+                           maps: new Float32Array(bytes.buffer, 0, bytes.length / 4),  // (L, h, T, T)
+                           valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)});  // (L, h, T)
     });
     var cfg = data.config;
     G = {data: data, tokenizer: new minilm.Tokenizer(spec), presets: presets,
@@ -275,10 +280,10 @@
   function remember(used, entry) {
     if (engine.cache.has(used)) { return; }
     engine.cache.set(used, entry);
-    engine.cacheBytes += entry.maps.byteLength;
+    engine.cacheBytes += entry.maps.byteLength + entry.valueNorms.byteLength;
     while (engine.cacheBytes > CACHE_BYTES && engine.cache.size > 1) {
       var oldest = engine.cache.keys().next().value;
-      engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength;
+      engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength + engine.cache.get(oldest).valueNorms.byteLength;
       engine.cache.delete(oldest);
     }
   }
@@ -299,9 +304,9 @@
           model = new minilm.Model(m.weights).prepare();
           self.postMessage({kind: "ready", ms: performance.now() - t, dtype: model.dtype});
         } else if (m.kind === "run") {
-          var run = model.forward(m.ids);  // attention: (L, h, T, T)
-          self.postMessage({kind: "result", id: m.id, T: run.T, maps: run.attention, ms: performance.now() - t},
-                           [run.attention.buffer]);
+          var run = model.forward(m.ids);  // attention: (L, h, T, T), valueNorms: (L, h, T)
+          self.postMessage({kind: "result", id: m.id, T: run.T, maps: run.attention, valueNorms: run.valueNorms,
+                            ms: performance.now() - t}, [run.attention.buffer, run.valueNorms.buffer]);
         }
       } catch (err) {
         self.postMessage({kind: "error", id: m.id, message: String(err && err.message || err)});
@@ -321,7 +326,7 @@
     setTimeout(function () {  // main thread: after the page painted what it has
       var t = performance.now(), run;
       try { run = engine.model.forward(job.ids); } catch (err) { finish({kind: "error", message: err.message}); return; }
-      finish({kind: "result", T: run.T, maps: run.attention, ms: performance.now() - t});
+      finish({kind: "result", T: run.T, maps: run.attention, valueNorms: run.valueNorms, ms: performance.now() - t});
     }, 0);
   }
 
@@ -331,7 +336,7 @@
     if (job) {
       if (m.kind === "result") {
         engine.timing.forward = m.ms;
-        var entry = {T: m.T, maps: m.maps};
+        var entry = {T: m.T, maps: m.maps, valueNorms: m.valueNorms};
         remember(job.used, entry);
         job.waiters.forEach(function (w) { w.resolve(entry); });
       } else {
@@ -341,7 +346,7 @@
     pump();
   }
 
-  /** The maps of `used` (its ids), computed by the model: a Promise of {T, maps}, or of
+  /** The maps of `used` (its ids), computed by the model: a Promise of {T, maps, valueNorms}, or of
    *  null when a newer sentence took its turn before it started. */
   function compute(used, ids) {
     return new Promise(function (resolve, reject) {
@@ -467,42 +472,91 @@
     var layer = core.wholeNumber(values.layer === undefined ? 0 : values.layer, "layer", 0, g.L - 1);
     var head = core.wholeNumber(values.head === undefined ? 2 : values.head, "head", 0, g.h - 1);
     var query = core.wholeNumber(values.query === undefined ? 2 : values.query, "query", 0);
+    var measure = values.measure === undefined ? "weight" : values.measure;
+    var view = values.view === undefined ? "head" : values.view;
+    [["measure", measure, MEASURES], ["view", view, VIEWS]].forEach(function (c) {
+      if (typeof c[1] !== "string" || !Object.prototype.hasOwnProperty.call(c[2], c[1])) {
+        throw new Error(c[0] + " must be one of " + core.pyRepr(Object.keys(c[2])) + ", got " + core.pyRepr(c[1]));
+      }
+    });
     var read = readPieces(text, values.maxTokens);
     var galleryScores = {}, k = layer * g.h + head;
     Object.keys(g.data.gallery.mean).forEach(function (name) { galleryScores[name] = g.data.gallery.mean[name][k]; });
-    var base = {text: typeof text === "string" ? text : "", layer: layer, head: head, tokens: read.tokens,
+    var base = {text: typeof text === "string" ? text : "", layer: layer, head: head, measure: measure, view: view,
+                tokens: read.tokens,
                 totalTokens: read.total, gallery: galleryScores,
                 gallerySentences: g.data.gallery.sentences, notes: read.notes.slice()};
     var T = read.tokens.length;
     if (!T) { return build(base, null, 0, "none"); }
     var preset = g.presets.get(read.used);
-    if (preset) { return build(base, preset.maps, query, "package"); }
+    if (preset) { return build(base, preset, query, "package"); }
     var entry = lookup(read.used);
-    if (entry) { return build(base, entry.maps, query, "browser"); }
+    if (entry) { return build(base, entry, query, "browser"); }
     if (engine.status !== "ready") { return build(base, null, query, "pending"); }
     engine.busy.forEach(function (f) { f(T); });
     return compute(read.used, read.ids).then(function (done) {
       engine.busy.forEach(function (f) { f(0); });
-      return done ? build(base, done.maps, query, "browser") : build(base, null, query, "pending");
+      return done ? build(base, done, query, "browser") : build(base, null, query, "pending");
     }, function (err) {
       engine.busy.forEach(function (f) { f(0); });
       throw err;
     });
   }
 
-  /** The state from the sentence's maps (L, h, T, T), or without them ("none": no tokens;
-   *  "pending": the model has not run on it). */
-  function build(st, maps, query, source) {
+  /** scenes.pretrained.shown_maps of n heads: the weights, or ||alpha_ij f(x_j)|| with each
+   *  row scaled to sum to 1. maps (n, T, T) float32, valueNorms (n, T); returns Float64Array. */
+  function shownMaps(maps, valueNorms, T, measure) {
+    var out = Float64Array.from(maps);  // (n, T, T)
+    if (measure === "weight") { return out; }
+    for (var r = 0; r < out.length / T; r++) {  // one row of one head: (T,)
+      var at = r * T, nAt = Math.floor(r / T) * T;
+      var sum = pairwiseSum(out, at, T), total = 0, j;
+      for (j = 0; j < T; j++) { out[at + j] = out[at + j] / sum * valueNorms[nAt + j]; }
+      total = pairwiseSum(out, at, T);
+      for (j = 0; j < T; j++) { out[at + j] /= total; }
+    }
+    return out;
+  }
+
+  // the model view's 72 maps of the last (sentence, measure): a change of layer, head or
+  // query draws them again without computing them again
+  var thumbMemo = {from: null, measure: null, data: null};
+
+  function thumbsOf(from, T, measure) {
+    if (thumbMemo.from !== from || thumbMemo.measure !== measure) {
+      thumbMemo = {from: from, measure: measure, data: shownMaps(from.maps, from.valueNorms, T, measure)};
+    }
+    return thumbMemo.data;
+  }
+
+  /** The state from the sentence's computed maps `from` ({maps (L, h, T, T), valueNorms
+   *  (L, h, T)}), or without them ("none": no tokens; "pending": the model has not run on it). */
+  function build(st, from, query, source) {
     var T = st.tokens.length, g = gallery();
     st.T = T;
     st.source = source;
     st.query = T ? Math.min(query, T - 1) : 0;
     st.weights = new Float64Array(0);
+    st.valueNorms = new Float64Array(0);
+    st.norms = new Float64Array(0);
+    st.shown = new Float64Array(0);
+    st.thumbs = new Float64Array(0);
+    st.differs = 0;
     st.scores = {};
-    if (maps) {
-      var start = (st.layer * g.h + st.head) * T * T;
-      st.weights = Float64Array.from(maps.subarray(start, start + T * T));  // (T, T)
+    if (from) {
+      var k = st.layer * g.h + st.head, start = k * T * T;
+      st.weights = Float64Array.from(from.maps.subarray(start, start + T * T));  // (T, T)
       st.scores = headScores(st.weights, T);
+      st.valueNorms = Float64Array.from(from.valueNorms.subarray(k * T, (k + 1) * T));  // (T,)
+      st.norms = new Float64Array(T * T);  // ||alpha_ij f(x_j)||, rows of weights summing to 1
+      for (var i = 0; i < T; i++) {
+        var sum = pairwiseSum(st.weights, i * T, T);
+        for (var j = 0; j < T; j++) { st.norms[i * T + j] = st.weights[i * T + j] / sum * st.valueNorms[j]; }
+        var rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
+        if (core.argmax(rowW) !== core.argmax(rowN)) { st.differs += 1; }
+      }
+      st.shown = shownMaps(from.maps.subarray(start, start + T * T), st.valueNorms, T, st.measure);
+      if (st.view === "model") { st.thumbs = thumbsOf(from, T, st.measure); }
       if (source === "browser" && engine.dtype && engine.dtype !== "float32") {
         st.notes.push({level: "info", text: "computed in your browser from the model's " + engine.dtype + " weights: " +
                                             "each weight within about 0.03 of the book's float32 model"});
@@ -510,7 +564,8 @@
     } else if (source === "pending") {
       st.notes.push(pendingNote());
     }
-    st.row = T && maps ? st.weights.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
+    st.row = T && from ? st.weights.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
+    st.shownRow = T && from ? st.shown.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
     return st;
   }
 
@@ -530,9 +585,14 @@
                  T + ", " + T + ")"];
     var columns = ["gallery (" + st.gallerySentences + " sentences)"];
     if (has(st)) {
-      var row = st.row, who = esc(st.tokens[st.query]);
-      var keys = topKeys(row, 3).map(function (j) { return j + " '" + esc(st.tokens[j]) + "' " + fmt.fixed(row[j], 2); });
-      parts.push("query " + st.query + " '" + who + "' attends most to: " + keys.join(", "));
+      var who = esc(st.tokens[st.query]), q = st.query;
+      var norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
+      var top = function (row) {
+        return topKeys(row, 3).map(function (j) { return j + " '" + esc(st.tokens[j]) + "' " + fmt.fixed(row[j], 2); }).join(", ");
+      };
+      parts.push("query " + q + " '" + who + "' attends most to: " + top(st.row));
+      parts.push("by \u2016\u03b1 f(x)\u2016 (share of the row): " + top(norms.map(function (v) { return v / total; })));
+      parts.push(st.differs + " of " + T + " queries have another strongest key by \u2016\u03b1 f(x)\u2016 than by weight");
       columns = ["this sentence"].concat(columns, ["uniform head"]);
     } else if (T) {  // tokens, no maps yet
       parts.push("tokens: " + st.tokens.map(function (t, i) { return i + ":" + esc(t); }).join(" "));
@@ -549,42 +609,70 @@
     return core.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
   }
 
-  /** scenes.pretrained.pretrained_alt_text (plain text). */
+  /** scenes.pretrained.pretrained_alt_text (plain text): the panels in the order drawn. */
   function alt(st) {
+    var what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03b1 f(x)\u2016 (each row scaled to sum to 1)";
     var galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function (n) {
       return SCORE_LABELS[n] + " " + fmt.fixed(st.gallery[n], 2); }).join(", ") + ".";
-    if (!st.T) { return core.noTokensAlt("Empty heatmap and arcs", st.notes) + " Bottom right: " + galleryText; }
+    var model = st.view === "model";
+    var grid = model ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 " +
+      "to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "";
+    var first = model ? 2 : 1;
     if (!has(st)) {
-      return core.noTokensAlt("Empty heatmap and arcs", st.notes, "the model has not run on this sentence yet") +
-        " Bottom right: " + galleryText;
+      var empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
+      return grid + (st.T ? core.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet")
+                          : core.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
     }
-    var row = st.row, top = core.argmax(row), T = st.T;
+    var row = st.shownRow, top = core.argmax(row), T = st.T;
+    var out = grid + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer +
+      ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") +
+      ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " +
+      st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] +
+      "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt.fixed(row[top], 2) + ".";
+    if (model) { return out; }
     var mine = SCORE_NAMES.map(function (n) { return SCORE_LABELS[n] + " " + fmt.fixed(st.scores[n], 2); }).join(", ");
-    return "Left: heatmap of the " + T + " by " + T + " attention weights of layer " + st.layer + ", head " + st.head +
-      ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " +
-      st.query + " outlined. Top right: arcs from query " + st.query + " '" + st.tokens[st.query] +
-      "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with weight " + fmt.fixed(row[top], 2) +
-      ". Bottom right: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
+    return out + " Panel 3: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
   }
 
   /** The numbers a reader downloads: the head's weights (one row per query) and scores. */
   function numbers(st) {
     return {lab: "pretrained", model: "all-MiniLM-L6-v2", layer: st.layer, head: st.head, query: st.query,
             tokens: st.tokens, weights: has(st) ? core.nested(st.weights, st.T, st.T) : [],
+            weighted_norms: has(st) ? core.nested(st.norms, st.T, st.T) : [],
+            value_norms: Array.from(st.valueNorms),
             computed: st.source === "package" ? "the book's float32 model" :
               st.source === "browser" ? "in the browser (" + engine.dtype + " weights)" : "not yet",
             scores: st.scores, gallery: st.gallery};
   }
 
-  /** The picture (plots.pretrained.PretrainedView) as panels: the head's weights with the
-   *  query's row outlined; arcs from the query; the scores here and on the gallery (as a
-   *  2 x 6 heatmap: lab.js draws no bars). */
+  /** The picture as panels. One head: its map (weights or norm shares) with the query's row
+   *  outlined, arcs from the query, its scores here and on the gallery. All 72 heads (the
+   *  model view): every head's map as a thumbnail, the chosen one outlined, then its map and
+   *  arcs (a row of its own: `small` panels with smallColumns 1). */
   function figure(st) {
-    var T = has(st) ? st.T : 0;
-    var title = "layer " + st.layer + ", head " + st.head + ": query rows, key columns";
+    var T = has(st) ? st.T : 0, model = st.view === "model";
+    var title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
     // a sentence the model has not run on: no map and no arcs, only what it waits for
     var waiting = engine.status === "ready" ? "computing this sentence\u2026"
       : "not computed yet: press \u201cLoad the model\u201d";
+    var empty = st.T ? waiting : "(no tokens)";
+    var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
+    var panels = [
+      {kind: "heatmap", title: title, data: st.shown, rows: T, cols: T, extent: [T, T], cmap: "viridis",
+       vmin: 0, vmax: 1, xlabel: "", ylabel: "", colorbar: MEASURES[st.measure][1],
+       rowLabels: st.tokens.slice(0, T), colLabels: st.tokens.slice(0, T), outlineRow: T ? q : undefined,
+       empty: empty},
+      {kind: "arcs", title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
+       tokens: st.tokens, query: q, weights: has(st) ? st.shownRow : null, empty: empty},
+    ];
+    if (model) {
+      var g = gallery();
+      panels.unshift({kind: "thumbs", small: true, title: "all 72 heads, " + (st.measure === "weight" ? "weights" :
+        "shares of \u2016\u03b1 f(x)\u2016") + ": layers down, heads across", rows: g.L, cols: g.h, size: T,
+        data: st.thumbs, cmap: "viridis", vmin: 0, vmax: 1, chosen: [st.layer, st.head], rowPrefix: "L",
+        colPrefix: "H", empty: empty});
+      return {columns: 2, smallColumns: 1, panels: panels};
+    }
     var series = [];
     if (has(st)) {
       series.push({label: "this sentence", color: "#1f5fa8", dark: "#6fa8e8",
@@ -592,20 +680,35 @@
     }
     series.push({label: "gallery mean", color: "#9dbfe3", dark: "#3d5f85",
                  values: SCORE_NAMES.map(function (n) { return st.gallery[n]; })});
-    var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
-    return {
-      columns: 2,
-      panels: [
-        {kind: "heatmap", title: title, data: st.weights, rows: T, cols: T, extent: [T, T], cmap: "viridis",
-         vmin: 0, vmax: 1, xlabel: "", ylabel: "", colorbar: "weight (each row sums to 1)",
-         rowLabels: st.tokens.slice(0, T), colLabels: st.tokens.slice(0, T), outlineRow: T ? q : undefined,
-         empty: st.T ? waiting : "(no tokens)"},
-        {kind: "arcs", title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
-         tokens: st.tokens, query: q, weights: has(st) ? st.row : null, empty: st.T ? waiting : "(no tokens)"},
-        {kind: "bars", title: "head scores (0 to 1)", labels: SCORE_NAMES.map(function (n) {
-          return SCORE_LABELS[n]; }), series: series, xlim: [0, 1], xlabel: "score"},
-      ],
-    };
+    panels.push({kind: "bars", title: "head scores of the weights (0 to 1)", labels: SCORE_NAMES.map(function (n) {
+      return SCORE_LABELS[n]; }), series: series, xlim: [0, 1], xlabel: "score"});
+    return {columns: 2, panels: panels};
+  }
+
+  /** The model view's thumbnail under a click on the lab's canvas: [layer, head], or null. */
+  function thumbAt(lab, event) {
+    var panel = lab.spec && lab.spec.panels[0], hit = panel && panel.kind === "thumbs" && panel.hit;
+    if (!hit) { return null; }
+    var box = lab.canvas.getBoundingClientRect(), scale = box.width ? lab.width() / box.width : 1;
+    var x = (event.clientX - box.left) * scale, y = (event.clientY - box.top) * scale;
+    var j = Math.floor((x - hit.x) / hit.step), i = Math.floor((y - hit.y) / hit.step);
+    if (i < 0 || j < 0 || i >= hit.rows || j >= hit.cols) { return null; }
+    return x - hit.x - j * hit.step <= hit.size && y - hit.y - i * hit.step <= hit.size ? [i, j] : null;
+  }
+
+  /** A click on a thumbnail opens its head: the layer and head controls move to it (one draw). */
+  function routeClicks(lab) {
+    if (!lab || !lab.canvas || typeof lab.set !== "function") { return; }
+    lab.canvas.addEventListener("click", function (event) {
+      var at = thumbAt(lab, event);
+      if (!at) { return; }
+      var layer = lab.controls.find(function (c) { return c.name === "layer"; });
+      layer.value = at[0];  // read with the head's change: one state, one draw
+      lab.set("head", at[1]);
+    });
+    lab.canvas.addEventListener("mousemove", function (event) {
+      lab.canvas.style.cursor = thumbAt(lab, event) ? "pointer" : "";
+    });
   }
 
   /** scenes.pretrained.pretrained_query_options: ("position: token", i) for the text's tokens. */
@@ -671,6 +774,7 @@
       if (lab && lab.canvas) { lab.canvas.style.opacity = tokens ? "0.45" : ""; }
     });
     button.addEventListener("click", function () { loadModel().catch(function () {}); });
+    routeClicks(lab);
     box.appendChild(button);
     box.appendChild(status);
     container.appendChild(box);
@@ -683,7 +787,7 @@
             cached: engine.cache.size, timing: Object.assign({}, engine.timing), url: weightsUrl()};
   }
 
-  return {SCORE_NAMES: SCORE_NAMES, SCORE_LABELS: SCORE_LABELS, state: state, readoutHtml: readoutHtml,
+  return {SCORE_NAMES: SCORE_NAMES, SCORE_LABELS: SCORE_LABELS, MEASURES: MEASURES, VIEWS: VIEWS, state: state, readoutHtml: readoutHtml,
           alt: alt, numbers: numbers, figure: figure, choices: choices, mountExtra: mountExtra,
           readPieces: readPieces, headScores: headScores, pairwiseSum: pairwiseSum, pyRepr: core.pyRepr,
           loadModel: loadModel, startModel: startModel, modelStatus: modelStatus,

@@ -3695,7 +3695,7 @@ var require_permutation = __commonJS({
       var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] }, MAX_LABELS = 16;
       function figure(st) {
         var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
-        function heat(title, data, cols, kind2, xlabel, bar, rowLabels, colLabels) {
+        function heat(title, data, cols, kind2, xlabel, bar, rowLabels2, colLabels2) {
           var lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
           return {
             kind: "heatmap",
@@ -3710,8 +3710,8 @@ var require_permutation = __commonJS({
             xlabel,
             ylabel: "",
             colorbar: bar,
-            rowLabels,
-            colLabels
+            rowLabels: rowLabels2,
+            colLabels: colLabels2
           };
         }
         var before = heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels);
@@ -4655,6 +4655,7 @@ var require_minilm = __commonJS({
         }
         var attention2 = new Float32Array(L * h * T * T);
         var hidden = new Float32Array((L + 1) * T * d);
+        var valueNorms = new Float32Array(L * h * T);
         var x = new Float32Array(T * d);
         for (t = 0; t < T; t++) {
           for (var j = 0; j < d; j++) {
@@ -4673,6 +4674,7 @@ var require_minilm = __commonJS({
           linear(x, T, d, p.W_q, p.b_q, d, q);
           linear(x, T, d, p.W_k, p.b_k, d, k);
           linear(x, T, d, p.W_v, p.b_v, d, v);
+          writeNorms(v, T, d, h, dK, p.W_o, valueNorms, l * h * T);
           for (var head = 0; head < h; head++) {
             var c0 = head * dK;
             var base = (l * h + head) * T * T;
@@ -4712,15 +4714,31 @@ var require_minilm = __commonJS({
           T,
           attention: attention2,
           hidden,
-          shape: { attention: [L, h, T, T], hidden: [L + 1, T, d] }
+          valueNorms,
+          shape: { attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T] }
         };
       };
+      function writeNorms(v, T, d, h, dK, Wt, out, at) {
+        for (var i = 0; i < h; i++) {
+          var c0 = i * dK;
+          for (var j = 0; j < T; j++) {
+            var sq = 0, vj = j * d + c0;
+            for (var o = 0; o < d; o++) {
+              var f = 0, wo = o * d + c0;
+              for (var c = 0; c < dK; c++) f += v[vj + c] * Wt[wo + c];
+              sq += f * f;
+            }
+            out[at + i * T + j] = Math.sqrt(sq);
+          }
+        }
+      }
       Model.prototype.run = function(text2, options) {
         var enc = this.tokenize(text2, options);
         var result = this.forward(enc.ids);
         enc.T = result.T;
         enc.attention = result.attention;
         enc.hidden = result.hidden;
+        enc.valueNorms = result.valueNorms;
         enc.shape = result.shape;
         return enc;
       };
@@ -4791,7 +4809,12 @@ var require_pretrained = __commonJS({
       };
       var WEIGHTS_FILE = "minilm-weights.js";
       var CACHE_BYTES = 64 * 1048576;
-      var GALLERY_FORMAT = 1;
+      var GALLERY_FORMAT = 2;
+      var MEASURES = {
+        weight: ["weights \u03B1", "weight (each row sums to 1)"],
+        norm: ["\u2016\u03B1 f(x)\u2016", "share of \u2016\u03B1 f(x)\u2016 (rows sum to 1)"]
+      };
+      var VIEWS = { head: "one head", model: "all 72 heads" };
       var G = null;
       function gallery() {
         var data = root.AttentionBook && root.AttentionBook.pretrainedGallery;
@@ -4807,13 +4830,15 @@ var require_pretrained = __commonJS({
         var spec = Object.assign({}, data.tokenizer, { vocab: data.tokenizer.vocab.split("\n") });
         var presets = /* @__PURE__ */ new Map();
         data.presets.forEach(function(p) {
-          var bytes = minilm.decodeBase64(p.maps);
+          var bytes = minilm.decodeBase64(p.maps), norms = minilm.decodeBase64(p.norms);
           presets.set(p.text, {
             label: p.label,
             text: p.text,
             query: p.query,
             tokens: p.tokens,
-            maps: new Float32Array(bytes.buffer, 0, bytes.length / 4)
+            maps: new Float32Array(bytes.buffer, 0, bytes.length / 4),
+            // (L, h, T, T)
+            valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)
           });
         });
         var cfg = data.config;
@@ -5050,10 +5075,10 @@ var require_pretrained = __commonJS({
           return;
         }
         engine.cache.set(used, entry);
-        engine.cacheBytes += entry.maps.byteLength;
+        engine.cacheBytes += entry.maps.byteLength + entry.valueNorms.byteLength;
         while (engine.cacheBytes > CACHE_BYTES && engine.cache.size > 1) {
           var oldest = engine.cache.keys().next().value;
-          engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength;
+          engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength + engine.cache.get(oldest).valueNorms.byteLength;
           engine.cache.delete(oldest);
         }
       }
@@ -5075,10 +5100,14 @@ var require_pretrained = __commonJS({
               self.postMessage({ kind: "ready", ms: performance.now() - t, dtype: model.dtype });
             } else if (m.kind === "run") {
               var run = model.forward(m.ids);
-              self.postMessage(
-                { kind: "result", id: m.id, T: run.T, maps: run.attention, ms: performance.now() - t },
-                [run.attention.buffer]
-              );
+              self.postMessage({
+                kind: "result",
+                id: m.id,
+                T: run.T,
+                maps: run.attention,
+                valueNorms: run.valueNorms,
+                ms: performance.now() - t
+              }, [run.attention.buffer, run.valueNorms.buffer]);
             }
           } catch (err) {
             self.postMessage({ kind: "error", id: m.id, message: String(err && err.message || err) });
@@ -5104,7 +5133,7 @@ var require_pretrained = __commonJS({
             finish({ kind: "error", message: err.message });
             return;
           }
-          finish({ kind: "result", T: run.T, maps: run.attention, ms: performance.now() - t });
+          finish({ kind: "result", T: run.T, maps: run.attention, valueNorms: run.valueNorms, ms: performance.now() - t });
         }, 0);
       }
       function finish(m) {
@@ -5113,7 +5142,7 @@ var require_pretrained = __commonJS({
         if (job) {
           if (m.kind === "result") {
             engine.timing.forward = m.ms;
-            var entry = { T: m.T, maps: m.maps };
+            var entry = { T: m.T, maps: m.maps, valueNorms: m.valueNorms };
             remember(job.used, entry);
             job.waiters.forEach(function(w) {
               w.resolve(entry);
@@ -5261,6 +5290,13 @@ var require_pretrained = __commonJS({
         var layer = core.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, g.L - 1);
         var head = core.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, g.h - 1);
         var query = core.wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
+        var measure = values.measure === void 0 ? "weight" : values.measure;
+        var view = values.view === void 0 ? "head" : values.view;
+        [["measure", measure, MEASURES], ["view", view, VIEWS]].forEach(function(c) {
+          if (typeof c[1] !== "string" || !Object.prototype.hasOwnProperty.call(c[2], c[1])) {
+            throw new Error(c[0] + " must be one of " + core.pyRepr(Object.keys(c[2])) + ", got " + core.pyRepr(c[1]));
+          }
+        });
         var read = readPieces(text2, values.maxTokens);
         var galleryScores = {}, k = layer * g.h + head;
         Object.keys(g.data.gallery.mean).forEach(function(name) {
@@ -5270,6 +5306,8 @@ var require_pretrained = __commonJS({
           text: typeof text2 === "string" ? text2 : "",
           layer,
           head,
+          measure,
+          view,
           tokens: read.tokens,
           totalTokens: read.total,
           gallery: galleryScores,
@@ -5282,11 +5320,11 @@ var require_pretrained = __commonJS({
         }
         var preset = g.presets.get(read.used);
         if (preset) {
-          return build(base, preset.maps, query, "package");
+          return build(base, preset, query, "package");
         }
         var entry = lookup(read.used);
         if (entry) {
-          return build(base, entry.maps, query, "browser");
+          return build(base, entry, query, "browser");
         }
         if (engine.status !== "ready") {
           return build(base, null, query, "pending");
@@ -5298,7 +5336,7 @@ var require_pretrained = __commonJS({
           engine.busy.forEach(function(f) {
             f(0);
           });
-          return done ? build(base, done.maps, query, "browser") : build(base, null, query, "pending");
+          return done ? build(base, done, query, "browser") : build(base, null, query, "pending");
         }, function(err) {
           engine.busy.forEach(function(f) {
             f(0);
@@ -5306,24 +5344,71 @@ var require_pretrained = __commonJS({
           throw err;
         });
       }
-      function build(st, maps, query, source) {
+      function shownMaps(maps, valueNorms, T, measure) {
+        var out = Float64Array.from(maps);
+        if (measure === "weight") {
+          return out;
+        }
+        for (var r = 0; r < out.length / T; r++) {
+          var at = r * T, nAt = Math.floor(r / T) * T;
+          var sum = pairwiseSum(out, at, T), total = 0, j;
+          for (j = 0; j < T; j++) {
+            out[at + j] = out[at + j] / sum * valueNorms[nAt + j];
+          }
+          total = pairwiseSum(out, at, T);
+          for (j = 0; j < T; j++) {
+            out[at + j] /= total;
+          }
+        }
+        return out;
+      }
+      var thumbMemo = { from: null, measure: null, data: null };
+      function thumbsOf(from, T, measure) {
+        if (thumbMemo.from !== from || thumbMemo.measure !== measure) {
+          thumbMemo = { from, measure, data: shownMaps(from.maps, from.valueNorms, T, measure) };
+        }
+        return thumbMemo.data;
+      }
+      function build(st, from, query, source) {
         var T = st.tokens.length, g = gallery();
         st.T = T;
         st.source = source;
         st.query = T ? Math.min(query, T - 1) : 0;
         st.weights = new Float64Array(0);
+        st.valueNorms = new Float64Array(0);
+        st.norms = new Float64Array(0);
+        st.shown = new Float64Array(0);
+        st.thumbs = new Float64Array(0);
+        st.differs = 0;
         st.scores = {};
-        if (maps) {
-          var start = (st.layer * g.h + st.head) * T * T;
-          st.weights = Float64Array.from(maps.subarray(start, start + T * T));
+        if (from) {
+          var k = st.layer * g.h + st.head, start = k * T * T;
+          st.weights = Float64Array.from(from.maps.subarray(start, start + T * T));
           st.scores = headScores(st.weights, T);
+          st.valueNorms = Float64Array.from(from.valueNorms.subarray(k * T, (k + 1) * T));
+          st.norms = new Float64Array(T * T);
+          for (var i = 0; i < T; i++) {
+            var sum = pairwiseSum(st.weights, i * T, T);
+            for (var j = 0; j < T; j++) {
+              st.norms[i * T + j] = st.weights[i * T + j] / sum * st.valueNorms[j];
+            }
+            var rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
+            if (core.argmax(rowW) !== core.argmax(rowN)) {
+              st.differs += 1;
+            }
+          }
+          st.shown = shownMaps(from.maps.subarray(start, start + T * T), st.valueNorms, T, st.measure);
+          if (st.view === "model") {
+            st.thumbs = thumbsOf(from, T, st.measure);
+          }
           if (source === "browser" && engine.dtype && engine.dtype !== "float32") {
             st.notes.push({ level: "info", text: "computed in your browser from the model's " + engine.dtype + " weights: each weight within about 0.03 of the book's float32 model" });
           }
         } else if (source === "pending") {
           st.notes.push(pendingNote());
         }
-        st.row = T && maps ? st.weights.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
+        st.row = T && from ? st.weights.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
+        st.shownRow = T && from ? st.shown.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
         return st;
       }
       function has(st) {
@@ -5343,11 +5428,18 @@ var require_pretrained = __commonJS({
         var parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
         var columns = ["gallery (" + st.gallerySentences + " sentences)"];
         if (has(st)) {
-          var row = st.row, who = esc(st.tokens[st.query]);
-          var keys = topKeys(row, 3).map(function(j) {
-            return j + " '" + esc(st.tokens[j]) + "' " + fmt.fixed(row[j], 2);
-          });
-          parts.push("query " + st.query + " '" + who + "' attends most to: " + keys.join(", "));
+          var who = esc(st.tokens[st.query]), q = st.query;
+          var norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
+          var top = function(row) {
+            return topKeys(row, 3).map(function(j) {
+              return j + " '" + esc(st.tokens[j]) + "' " + fmt.fixed(row[j], 2);
+            }).join(", ");
+          };
+          parts.push("query " + q + " '" + who + "' attends most to: " + top(st.row));
+          parts.push("by \u2016\u03B1 f(x)\u2016 (share of the row): " + top(norms.map(function(v) {
+            return v / total;
+          })));
+          parts.push(st.differs + " of " + T + " queries have another strongest key by \u2016\u03B1 f(x)\u2016 than by weight");
           columns = ["this sentence"].concat(columns, ["uniform head"]);
         } else if (T) {
           parts.push("tokens: " + st.tokens.map(function(t, i) {
@@ -5369,20 +5461,26 @@ var require_pretrained = __commonJS({
         return core.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
       }
       function alt(st) {
+        var what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03B1 f(x)\u2016 (each row scaled to sum to 1)";
         var galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function(n) {
           return SCORE_LABELS[n] + " " + fmt.fixed(st.gallery[n], 2);
         }).join(", ") + ".";
-        if (!st.T) {
-          return core.noTokensAlt("Empty heatmap and arcs", st.notes) + " Bottom right: " + galleryText;
-        }
+        var model = st.view === "model";
+        var grid = model ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "";
+        var first = model ? 2 : 1;
         if (!has(st)) {
-          return core.noTokensAlt("Empty heatmap and arcs", st.notes, "the model has not run on this sentence yet") + " Bottom right: " + galleryText;
+          var empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
+          return grid + (st.T ? core.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : core.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
         }
-        var row = st.row, top = core.argmax(row), T = st.T;
+        var row = st.shownRow, top = core.argmax(row), T = st.T;
+        var out = grid + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt.fixed(row[top], 2) + ".";
+        if (model) {
+          return out;
+        }
         var mine = SCORE_NAMES.map(function(n) {
           return SCORE_LABELS[n] + " " + fmt.fixed(st.scores[n], 2);
         }).join(", ");
-        return "Left: heatmap of the " + T + " by " + T + " attention weights of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Top right: arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with weight " + fmt.fixed(row[top], 2) + ". Bottom right: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
+        return out + " Panel 3: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
       }
       function numbers(st) {
         return {
@@ -5393,15 +5491,67 @@ var require_pretrained = __commonJS({
           query: st.query,
           tokens: st.tokens,
           weights: has(st) ? core.nested(st.weights, st.T, st.T) : [],
+          weighted_norms: has(st) ? core.nested(st.norms, st.T, st.T) : [],
+          value_norms: Array.from(st.valueNorms),
           computed: st.source === "package" ? "the book's float32 model" : st.source === "browser" ? "in the browser (" + engine.dtype + " weights)" : "not yet",
           scores: st.scores,
           gallery: st.gallery
         };
       }
       function figure(st) {
-        var T = has(st) ? st.T : 0;
-        var title = "layer " + st.layer + ", head " + st.head + ": query rows, key columns";
+        var T = has(st) ? st.T : 0, model = st.view === "model";
+        var title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
         var waiting = engine.status === "ready" ? "computing this sentence\u2026" : "not computed yet: press \u201CLoad the model\u201D";
+        var empty = st.T ? waiting : "(no tokens)";
+        var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
+        var panels = [
+          {
+            kind: "heatmap",
+            title,
+            data: st.shown,
+            rows: T,
+            cols: T,
+            extent: [T, T],
+            cmap: "viridis",
+            vmin: 0,
+            vmax: 1,
+            xlabel: "",
+            ylabel: "",
+            colorbar: MEASURES[st.measure][1],
+            rowLabels: st.tokens.slice(0, T),
+            colLabels: st.tokens.slice(0, T),
+            outlineRow: T ? q : void 0,
+            empty
+          },
+          {
+            kind: "arcs",
+            title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
+            tokens: st.tokens,
+            query: q,
+            weights: has(st) ? st.shownRow : null,
+            empty
+          }
+        ];
+        if (model) {
+          var g = gallery();
+          panels.unshift({
+            kind: "thumbs",
+            small: true,
+            title: "all 72 heads, " + (st.measure === "weight" ? "weights" : "shares of \u2016\u03B1 f(x)\u2016") + ": layers down, heads across",
+            rows: g.L,
+            cols: g.h,
+            size: T,
+            data: st.thumbs,
+            cmap: "viridis",
+            vmin: 0,
+            vmax: 1,
+            chosen: [st.layer, st.head],
+            rowPrefix: "L",
+            colPrefix: "H",
+            empty
+          });
+          return { columns: 2, smallColumns: 1, panels };
+        }
         var series = [];
         if (has(st)) {
           series.push({
@@ -5421,41 +5571,42 @@ var require_pretrained = __commonJS({
             return st.gallery[n];
           })
         });
-        var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
-        return {
-          columns: 2,
-          panels: [
-            {
-              kind: "heatmap",
-              title,
-              data: st.weights,
-              rows: T,
-              cols: T,
-              extent: [T, T],
-              cmap: "viridis",
-              vmin: 0,
-              vmax: 1,
-              xlabel: "",
-              ylabel: "",
-              colorbar: "weight (each row sums to 1)",
-              rowLabels: st.tokens.slice(0, T),
-              colLabels: st.tokens.slice(0, T),
-              outlineRow: T ? q : void 0,
-              empty: st.T ? waiting : "(no tokens)"
-            },
-            {
-              kind: "arcs",
-              title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
-              tokens: st.tokens,
-              query: q,
-              weights: has(st) ? st.row : null,
-              empty: st.T ? waiting : "(no tokens)"
-            },
-            { kind: "bars", title: "head scores (0 to 1)", labels: SCORE_NAMES.map(function(n) {
-              return SCORE_LABELS[n];
-            }), series, xlim: [0, 1], xlabel: "score" }
-          ]
-        };
+        panels.push({ kind: "bars", title: "head scores of the weights (0 to 1)", labels: SCORE_NAMES.map(function(n) {
+          return SCORE_LABELS[n];
+        }), series, xlim: [0, 1], xlabel: "score" });
+        return { columns: 2, panels };
+      }
+      function thumbAt(lab, event) {
+        var panel = lab.spec && lab.spec.panels[0], hit = panel && panel.kind === "thumbs" && panel.hit;
+        if (!hit) {
+          return null;
+        }
+        var box = lab.canvas.getBoundingClientRect(), scale = box.width ? lab.width() / box.width : 1;
+        var x = (event.clientX - box.left) * scale, y = (event.clientY - box.top) * scale;
+        var j = Math.floor((x - hit.x) / hit.step), i = Math.floor((y - hit.y) / hit.step);
+        if (i < 0 || j < 0 || i >= hit.rows || j >= hit.cols) {
+          return null;
+        }
+        return x - hit.x - j * hit.step <= hit.size && y - hit.y - i * hit.step <= hit.size ? [i, j] : null;
+      }
+      function routeClicks(lab) {
+        if (!lab || !lab.canvas || typeof lab.set !== "function") {
+          return;
+        }
+        lab.canvas.addEventListener("click", function(event) {
+          var at = thumbAt(lab, event);
+          if (!at) {
+            return;
+          }
+          var layer = lab.controls.find(function(c) {
+            return c.name === "layer";
+          });
+          layer.value = at[0];
+          lab.set("head", at[1]);
+        });
+        lab.canvas.addEventListener("mousemove", function(event) {
+          lab.canvas.style.cursor = thumbAt(lab, event) ? "pointer" : "";
+        });
       }
       function choices(name, values) {
         if (name !== "query") {
@@ -5528,6 +5679,7 @@ var require_pretrained = __commonJS({
           loadModel().catch(function() {
           });
         });
+        routeClicks(lab);
         box.appendChild(button);
         box.appendChild(status);
         container.appendChild(box);
@@ -5549,6 +5701,8 @@ var require_pretrained = __commonJS({
       return {
         SCORE_NAMES,
         SCORE_LABELS,
+        MEASURES,
+        VIEWS,
         state,
         readoutHtml,
         alt,
@@ -7380,12 +7534,95 @@ function drawLines(ctx, panel, region, th) {
   }
 }
 
+// src/panels/thumbs.js
+var GAP = 3;
+var MOST = 56;
+var LEAST = 16;
+var rowLabels = (panel) => Array.from({ length: panel.rows }, (_, i) => (panel.rowPrefix || "") + i);
+var colLabels = (panel) => Array.from({ length: panel.cols }, (_, j) => (panel.colPrefix || "") + j);
+function layout5(ctx, panel, w) {
+  const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
+  font(ctx);
+  const left = PAD + widest(ctx, rowLabels(panel)) + 6;
+  const cell = Math.floor((w - left - PAD) / panel.cols);
+  const size = Math.max(LEAST, Math.min(MOST, cell - GAP));
+  const fits = widest(ctx, colLabels(panel)) + 4 <= size + GAP;
+  const top = title.height + LINE + 2;
+  return {
+    title,
+    left,
+    size,
+    step: size + GAP,
+    top,
+    prefixed: fits,
+    height: top + panel.rows * (size + GAP),
+    minW: left + PAD + panel.cols * (40 + GAP)
+  };
+}
+function measureThumbs(ctx, panel, w) {
+  const g = layout5(ctx, panel, w);
+  return { minW: g.minW, height: g.height };
+}
+function drawThumbs(ctx, panel, region, th, scratch) {
+  const g = layout5(ctx, panel, region.w), T = panel.size, n = panel.rows * panel.cols;
+  drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
+  const x0 = region.x + g.left, y0 = region.y + g.top;
+  panel.hit = { x: x0, y: y0, step: g.step, size: g.size, rows: panel.rows, cols: panel.cols };
+  const cols = colLabels(panel), rows = rowLabels(panel);
+  cols.forEach((label, j) => text(
+    ctx,
+    g.prefixed ? label : String(j),
+    x0 + j * g.step + g.size / 2,
+    y0 - 4,
+    "center",
+    "bottom",
+    TEXT_PX,
+    th.text
+  ));
+  rows.forEach((label, i) => text(
+    ctx,
+    label,
+    x0 - 6,
+    y0 + i * g.step + g.size / 2,
+    "right",
+    "middle",
+    TEXT_PX,
+    th.text
+  ));
+  const whole = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
+  if (!(T && panel.data && panel.data.length === n * T * T)) {
+    ctx.strokeStyle = th.muted;
+    ctx.strokeRect(whole.x - 0.5, whole.y - 0.5, whole.w + 1, whole.h + 1);
+    emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
+    return;
+  }
+  scratch.width = T;
+  scratch.height = n * T;
+  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+  colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+  sctx.putImageData(image, 0, 0);
+  ctx.imageSmoothingEnabled = T > g.size;
+  for (let k = 0; k < n; k++) {
+    const i = Math.floor(k / panel.cols), j = k % panel.cols;
+    ctx.drawImage(scratch, 0, k * T, T, T, x0 + j * g.step, y0 + i * g.step, g.size, g.size);
+  }
+  ctx.imageSmoothingEnabled = false;
+  if (panel.chosen) {
+    const [i, j] = panel.chosen;
+    ctx.strokeStyle = ACCENT;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x0 + j * g.step - 1.5, y0 + i * g.step - 1.5, g.size + 3, g.size + 3);
+    ctx.lineWidth = 1;
+  }
+}
+
 // src/figure.js
 var KINDS2 = /* @__PURE__ */ new Map([
   ["heatmap", [drawHeatmap, measureHeatmap]],
   ["lines", [drawLines, measureLines]],
   ["arcs", [drawArcs, measureArcs]],
-  ["bars", [drawBars, measureBars]]
+  ["bars", [drawBars, measureBars]],
+  ["thumbs", [drawThumbs, measureThumbs]]
 ]);
 var ROW_GAP = 8;
 function kind(panel) {
@@ -7459,15 +7696,15 @@ function fit(canvas, width, height, dpr) {
 function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
   fontReset(ctx);
-  const layout5 = layoutFigure(ctx, spec, width);
-  fit(canvas, width, layout5.height, dpr);
+  const layout6 = layoutFigure(ctx, spec, width);
+  fit(canvas, width, layout6.height, dpr);
   fontReset(ctx);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);
-  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout5.regions[i], th, scratch));
+  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
-  return layout5;
+  return layout6;
 }
 
 // src/theme.js
