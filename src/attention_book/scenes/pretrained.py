@@ -91,7 +91,7 @@ class PretrainedState:
     value_norms: np.ndarray  # (T,) ||f_h(x_j)||: how long what the head writes from token j is
     norms: np.ndarray    # (T, T) ||alpha_ij f_h(x_j)|| (rows of weights scaled to sum to 1)
     shown: np.ndarray    # (T, T) the head's map as drawn: weights, or norms / their row sums
-    thumbs: np.ndarray   # (n_layers * h * T * T,) every head's map as drawn (model view; else empty)
+    thumbs: np.ndarray   # (n_layers * h * T * T,) float32: every head's map as drawn (model view; else empty)
     differs: int         # queries whose largest-weight key is not their largest-norm key
     scores: dict         # str -> float: head_scores of weights (empty without tokens)
     gallery: dict        # str -> float: the same scores of this head averaged over the gallery
@@ -192,7 +192,8 @@ def pretrained_state(text: str = RUNNING_SENTENCE, layer: int = 0, head: int = 2
         shown = shown_maps(weights, value_norms, measure)  # (T, T)
         differs = int((weights.argmax(axis=-1) != norms.argmax(axis=-1)).sum())
         if view == "model":
-            thumbs = shown_maps(maps, lengths, measure).ravel()  # (L, h, T, T) -> (L*h*T*T,)
+            # (L, h, T, T) -> (L*h*T*T,), in float32: half the bytes a live lab sends
+            thumbs = shown_maps(maps, lengths, measure).astype(np.float32).ravel()
     else:
         weights, scores, value_norms = np.zeros((0, 0)), {}, np.zeros(0)
         norms, shown = np.zeros((0, 0)), np.zeros((0, 0))

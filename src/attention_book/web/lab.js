@@ -843,6 +843,31 @@
     const g = layout5(ctx, panel, w);
     return { minW: g.minW, height: g.height };
   }
+  var painted = { data: null, key: "", canvas: null };
+  function grid(panel, g, whole, dpr, scratch) {
+    const T = panel.size, n = panel.rows * panel.cols;
+    const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
+    if (painted.data === panel.data && painted.key === key) {
+      return painted.canvas;
+    }
+    scratch.width = T;
+    scratch.height = n * T;
+    const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+    colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+    sctx.putImageData(image, 0, 0);
+    const canvas = painted.canvas || document.createElement("canvas");
+    canvas.width = Math.round(whole.w * dpr);
+    canvas.height = Math.round(whole.h * dpr);
+    const gctx = canvas.getContext("2d");
+    gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    gctx.imageSmoothingEnabled = T > g.size;
+    for (let k = 0; k < n; k++) {
+      const i = Math.floor(k / panel.cols), j = k % panel.cols;
+      gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
+    }
+    painted = { data: panel.data, key, canvas };
+    return canvas;
+  }
   function drawThumbs(ctx, panel, region, th, scratch) {
     const g = layout5(ctx, panel, region.w), T = panel.size, n = panel.rows * panel.cols;
     drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
@@ -876,17 +901,8 @@
       emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
       return;
     }
-    scratch.width = T;
-    scratch.height = n * T;
-    const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
-    colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
-    sctx.putImageData(image, 0, 0);
-    ctx.imageSmoothingEnabled = T > g.size;
-    for (let k = 0; k < n; k++) {
-      const i = Math.floor(k / panel.cols), j = k % panel.cols;
-      ctx.drawImage(scratch, 0, k * T, T, T, x0 + j * g.step, y0 + i * g.step, g.size, g.size);
-    }
-    ctx.imageSmoothingEnabled = false;
+    const dpr = ctx.getTransform().a || 1;
+    ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
     if (panel.chosen) {
       const [i, j] = panel.chosen;
       ctx.strokeStyle = ACCENT;

@@ -518,15 +518,15 @@
     return out;
   }
 
-  // the model view's 72 maps of the last (sentence, measure): a change of layer, head or
-  // query draws them again without computing them again
-  var thumbMemo = {from: null, measure: null, data: null};
+  // the model view's 72 maps of the last sentence, in each measure: a change of layer, head,
+  // query or measure draws them again without computing them again (the same array, which
+  // the thumbnails panel recognises and does not paint again)
+  var thumbMemo = {from: null};
 
   function thumbsOf(from, T, measure) {
-    if (thumbMemo.from !== from || thumbMemo.measure !== measure) {
-      thumbMemo = {from: from, measure: measure, data: shownMaps(from.maps, from.valueNorms, T, measure)};
-    }
-    return thumbMemo.data;
+    if (thumbMemo.from !== from) { thumbMemo = {from: from}; }
+    if (!thumbMemo[measure]) { thumbMemo[measure] = shownMaps(from.maps, from.valueNorms, T, measure); }
+    return thumbMemo[measure];
   }
 
   /** The state from the sentence's computed maps `from` ({maps (L, h, T, T), valueNorms

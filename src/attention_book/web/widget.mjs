@@ -4674,7 +4674,8 @@ var require_minilm = __commonJS({
           linear(x, T, d, p.W_q, p.b_q, d, q);
           linear(x, T, d, p.W_k, p.b_k, d, k);
           linear(x, T, d, p.W_v, p.b_v, d, v);
-          writeNorms(v, T, d, h, dK, p.W_o, valueNorms, l * h * T);
+          if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);
+          writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);
           for (var head = 0; head < h; head++) {
             var c0 = head * dK;
             var base = (l * h + head) * T * T;
@@ -4718,17 +4719,30 @@ var require_minilm = __commonJS({
           shape: { attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T] }
         };
       };
-      function writeNorms(v, T, d, h, dK, Wt, out, at) {
+      function headGrams(Wt, d, h, dK) {
+        var G = new Float64Array(h * dK * dK);
         for (var i = 0; i < h; i++) {
-          var c0 = i * dK;
+          for (var a = 0; a < dK; a++) {
+            for (var b = a; b < dK; b++) {
+              var s = 0;
+              for (var o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
+              G[(i * dK + a) * dK + b] = G[(i * dK + b) * dK + a] = s;
+            }
+          }
+        }
+        return G;
+      }
+      function writeNorms(v, T, d, h, dK, G, out, at) {
+        for (var i = 0; i < h; i++) {
+          var c0 = i * dK, g0 = i * dK * dK;
           for (var j = 0; j < T; j++) {
             var sq = 0, vj = j * d + c0;
-            for (var o = 0; o < d; o++) {
-              var f = 0, wo = o * d + c0;
-              for (var c = 0; c < dK; c++) f += v[vj + c] * Wt[wo + c];
-              sq += f * f;
+            for (var a = 0; a < dK; a++) {
+              var row = 0, ga = g0 + a * dK;
+              for (var b = 0; b < dK; b++) row += G[ga + b] * v[vj + b];
+              sq += v[vj + a] * row;
             }
-            out[at + i * T + j] = Math.sqrt(sq);
+            out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));
           }
         }
       }
@@ -4764,6 +4778,8 @@ var require_minilm = __commonJS({
         decodeBase64,
         decodeTensor,
         normalizeCodePoint,
+        writeNorms,
+        headGrams,
         isPunctuation: function(c) {
           return c < 128 && isAsciiPunct(c) || inRanges(PUNCT, c);
         },
@@ -5362,12 +5378,15 @@ var require_pretrained = __commonJS({
         }
         return out;
       }
-      var thumbMemo = { from: null, measure: null, data: null };
+      var thumbMemo = { from: null };
       function thumbsOf(from, T, measure) {
-        if (thumbMemo.from !== from || thumbMemo.measure !== measure) {
-          thumbMemo = { from, measure, data: shownMaps(from.maps, from.valueNorms, T, measure) };
+        if (thumbMemo.from !== from) {
+          thumbMemo = { from };
         }
-        return thumbMemo.data;
+        if (!thumbMemo[measure]) {
+          thumbMemo[measure] = shownMaps(from.maps, from.valueNorms, T, measure);
+        }
+        return thumbMemo[measure];
       }
       function build(st, from, query, source) {
         var T = st.tokens.length, g = gallery();
@@ -5466,14 +5485,14 @@ var require_pretrained = __commonJS({
           return SCORE_LABELS[n] + " " + fmt.fixed(st.gallery[n], 2);
         }).join(", ") + ".";
         var model = st.view === "model";
-        var grid = model ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "";
+        var grid2 = model ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "";
         var first = model ? 2 : 1;
         if (!has(st)) {
           var empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
-          return grid + (st.T ? core.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : core.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
+          return grid2 + (st.T ? core.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : core.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
         }
         var row = st.shownRow, top = core.argmax(row), T = st.T;
-        var out = grid + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt.fixed(row[top], 2) + ".";
+        var out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt.fixed(row[top], 2) + ".";
         if (model) {
           return out;
         }
@@ -7563,6 +7582,31 @@ function measureThumbs(ctx, panel, w) {
   const g = layout5(ctx, panel, w);
   return { minW: g.minW, height: g.height };
 }
+var painted = { data: null, key: "", canvas: null };
+function grid(panel, g, whole, dpr, scratch) {
+  const T = panel.size, n = panel.rows * panel.cols;
+  const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
+  if (painted.data === panel.data && painted.key === key) {
+    return painted.canvas;
+  }
+  scratch.width = T;
+  scratch.height = n * T;
+  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+  colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+  sctx.putImageData(image, 0, 0);
+  const canvas = painted.canvas || document.createElement("canvas");
+  canvas.width = Math.round(whole.w * dpr);
+  canvas.height = Math.round(whole.h * dpr);
+  const gctx = canvas.getContext("2d");
+  gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  gctx.imageSmoothingEnabled = T > g.size;
+  for (let k = 0; k < n; k++) {
+    const i = Math.floor(k / panel.cols), j = k % panel.cols;
+    gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
+  }
+  painted = { data: panel.data, key, canvas };
+  return canvas;
+}
 function drawThumbs(ctx, panel, region, th, scratch) {
   const g = layout5(ctx, panel, region.w), T = panel.size, n = panel.rows * panel.cols;
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
@@ -7596,17 +7640,8 @@ function drawThumbs(ctx, panel, region, th, scratch) {
     emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
     return;
   }
-  scratch.width = T;
-  scratch.height = n * T;
-  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
-  colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
-  sctx.putImageData(image, 0, 0);
-  ctx.imageSmoothingEnabled = T > g.size;
-  for (let k = 0; k < n; k++) {
-    const i = Math.floor(k / panel.cols), j = k % panel.cols;
-    ctx.drawImage(scratch, 0, k * T, T, T, x0 + j * g.step, y0 + i * g.step, g.size, g.size);
-  }
-  ctx.imageSmoothingEnabled = false;
+  const dpr = ctx.getTransform().a || 1;
+  ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
   if (panel.chosen) {
     const [i, j] = panel.chosen;
     ctx.strokeStyle = ACCENT;

@@ -1,8 +1,8 @@
 // A thumbnails panel: a grid of small maps, one a head (rows: layers, columns: heads), the
 // chosen one outlined (chapter 9's model view, all 72 heads of MiniLM). Every map is T x T
 // values through one colour map; the n maps are painted as one image (T wide, n*T tall: the
-// C order of (rows, cols, T, T)) with one putImageData, and each is scaled into its cell
-// with one drawImage. Where the maps went is kept on the panel (`panel.hit`: the first map's
+// C order of (rows, cols, T, T)) with one putImageData, each scaled into its cell with one
+// drawImage on a canvas of the grid, which is kept for the next drawing of the same maps. Where the maps went is kept on the panel (`panel.hit`: the first map's
 // corner, the step from one to the next, a map's size), so that the lab's module can tell
 // which map a click on the canvas fell on.
 
@@ -37,6 +37,34 @@ export function measureThumbs(ctx, panel, w) {
   return {minW: g.minW, height: g.height};
 }
 
+// The last grid painted: the maps at their drawn size, kept while the data, the size and the
+// colours stay (a change of the chosen head or of the query draws it with one drawImage).
+let painted = {data: null, key: "", canvas: null};
+
+/** The n maps scaled into their cells on a canvas of the grid's size in device pixels. */
+function grid(panel, g, whole, dpr, scratch) {
+  const T = panel.size, n = panel.rows * panel.cols;
+  const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
+  if (painted.data === panel.data && painted.key === key) { return painted.canvas; }
+  scratch.width = T;
+  scratch.height = n * T;
+  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+  colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+  sctx.putImageData(image, 0, 0);
+  const canvas = painted.canvas || document.createElement("canvas");
+  canvas.width = Math.round(whole.w * dpr);
+  canvas.height = Math.round(whole.h * dpr);
+  const gctx = canvas.getContext("2d");
+  gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  gctx.imageSmoothingEnabled = T > g.size;  // more tokens than pixels: average, not pick
+  for (let k = 0; k < n; k++) {
+    const i = Math.floor(k / panel.cols), j = k % panel.cols;
+    gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
+  }
+  painted = {data: panel.data, key, canvas};
+  return canvas;
+}
+
 /**
  * Draw a thumbnails panel in `region`.
  * @param {CanvasRenderingContext2D} ctx
@@ -64,17 +92,8 @@ export function drawThumbs(ctx, panel, region, th, scratch) {
     emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
     return;
   }
-  scratch.width = T;
-  scratch.height = n * T;
-  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
-  colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
-  sctx.putImageData(image, 0, 0);
-  ctx.imageSmoothingEnabled = T > g.size;  // more tokens than pixels: average, not pick
-  for (let k = 0; k < n; k++) {
-    const i = Math.floor(k / panel.cols), j = k % panel.cols;
-    ctx.drawImage(scratch, 0, k * T, T, T, x0 + j * g.step, y0 + i * g.step, g.size, g.size);
-  }
-  ctx.imageSmoothingEnabled = false;
+  const dpr = ctx.getTransform().a || 1;
+  ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
   if (panel.chosen) {
     const [i, j] = panel.chosen;
     ctx.strokeStyle = ACCENT;
