@@ -220,6 +220,8 @@ def test_bad_measure_or_view_is_refused():
         pretrained_state(RUNNING_SENTENCE, measure="weights")
     with pytest.raises(ValueError, match="view must be one of"):
         pretrained_state(RUNNING_SENTENCE, view=72)
+    with pytest.raises(ValueError, match=r"view must be one of \['head', 'model'\], got \['model'\]"):
+        pretrained_state(RUNNING_SENTENCE, view=["model"])
 
 
 def test_alt_names_panels_in_drawing_order_not_positions():

@@ -229,7 +229,8 @@ def test_bad_values_same_message(gallery_js):
     text = PRETRAINED_PRESETS[0][1]
     bad = [{"layer": 6}, {"layer": -1}, {"head": 12}, {"head": 2.5}, {"query": -1},
            {"layer": True}, {"head": "3"}, {"query": None}, {"layer": [1]},
-           {"measure": "weights"}, {"measure": None}, {"view": "all"}, {"view": 72}]
+           {"measure": "weights"}, {"measure": None}, {"view": "all"}, {"view": 72},
+           {"view": ["model"]}]
     values = [{"text": text, "layer": 0, "head": 0, "query": 0, **b} for b in bad]
     got = run(gallery_js, values)
     for v, g in zip(values, got):

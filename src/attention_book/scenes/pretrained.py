@@ -178,7 +178,7 @@ def pretrained_state(text: str = RUNNING_SENTENCE, layer: int = 0, head: int = 2
     head = whole_number(head, "head", 0, model.n_heads - 1)
     query = whole_number(query, "query", 0)
     for name, value, allowed in (("measure", measure, MEASURES), ("view", view, VIEWS)):
-        if value not in allowed:
+        if not isinstance(value, str) or value not in allowed:
             raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
     used, tokens, notes, total = read_pieces(text, max_tokens)
     gallery = {name: float(s[layer, head]) for name, s in gallery_scores().mean.items()}

@@ -843,19 +843,21 @@
     const g = layout5(ctx, panel, w);
     return { minW: g.minW, height: g.height };
   }
-  var painted = { data: null, key: "", canvas: null };
+  var painted = /* @__PURE__ */ new Map();
+  var KEEP = 4;
   function grid(panel, g, whole, dpr, scratch) {
     const T = panel.size, n = panel.rows * panel.cols;
     const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
-    if (painted.data === panel.data && painted.key === key) {
-      return painted.canvas;
+    const hit = painted.get(panel.data);
+    if (hit && hit.key === key) {
+      return hit.canvas;
     }
     scratch.width = T;
     scratch.height = n * T;
     const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
     colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
     sctx.putImageData(image, 0, 0);
-    const canvas = painted.canvas || document.createElement("canvas");
+    const canvas = hit ? hit.canvas : document.createElement("canvas");
     canvas.width = Math.round(whole.w * dpr);
     canvas.height = Math.round(whole.h * dpr);
     const gctx = canvas.getContext("2d");
@@ -865,7 +867,11 @@
       const i = Math.floor(k / panel.cols), j = k % panel.cols;
       gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
     }
-    painted = { data: panel.data, key, canvas };
+    painted.delete(panel.data);
+    painted.set(panel.data, { key, canvas });
+    if (painted.size > KEEP) {
+      painted.delete(painted.keys().next().value);
+    }
     return canvas;
   }
   function drawThumbs(ctx, panel, region, th, scratch) {

@@ -504,9 +504,10 @@
   }
 
   /** scenes.pretrained.shown_maps of n heads: the weights, or ||alpha_ij f(x_j)|| with each
-   *  row scaled to sum to 1. maps (n, T, T) float32, valueNorms (n, T); returns Float64Array. */
-  function shownMaps(maps, valueNorms, T, measure) {
-    var out = Float64Array.from(maps);  // (n, T, T)
+   *  row scaled to sum to 1. maps (n, T, T) float32, valueNorms (n, T); returns a
+   *  Float64Array, or a Float32Array with `single` (the model view's 72 maps, as Python's). */
+  function shownMaps(maps, valueNorms, T, measure, single) {
+    var out = single ? Float32Array.from(maps) : Float64Array.from(maps);  // (n, T, T)
     if (measure === "weight") { return out; }
     for (var r = 0; r < out.length / T; r++) {  // one row of one head: (T,)
       var at = r * T, nAt = Math.floor(r / T) * T;
@@ -518,15 +519,17 @@
     return out;
   }
 
-  // the model view's 72 maps of the last sentence, in each measure: a change of layer, head,
-  // query or measure draws them again without computing them again (the same array, which
-  // the thumbnails panel recognises and does not paint again)
-  var thumbMemo = {from: null};
+  // the model view's 72 maps of each sentence computed (kept while its maps are: a WeakMap
+  // of the preset or cache entry), in each measure: a change of any control draws them again
+  // without computing them again (the same array, which the thumbnails panel recognises
+  // and does not paint again)
+  var thumbMemo = new WeakMap();
 
   function thumbsOf(from, T, measure) {
-    if (thumbMemo.from !== from) { thumbMemo = {from: from}; }
-    if (!thumbMemo[measure]) { thumbMemo[measure] = shownMaps(from.maps, from.valueNorms, T, measure); }
-    return thumbMemo[measure];
+    var memo = thumbMemo.get(from);
+    if (!memo) { memo = {}; thumbMemo.set(from, memo); }
+    if (!memo[measure]) { memo[measure] = shownMaps(from.maps, from.valueNorms, T, measure, true); }
+    return memo[measure];
   }
 
   /** The state from the sentence's computed maps `from` ({maps (L, h, T, T), valueNorms

@@ -5360,8 +5360,8 @@ var require_pretrained = __commonJS({
           throw err;
         });
       }
-      function shownMaps(maps, valueNorms, T, measure) {
-        var out = Float64Array.from(maps);
+      function shownMaps(maps, valueNorms, T, measure, single) {
+        var out = single ? Float32Array.from(maps) : Float64Array.from(maps);
         if (measure === "weight") {
           return out;
         }
@@ -5378,15 +5378,17 @@ var require_pretrained = __commonJS({
         }
         return out;
       }
-      var thumbMemo = { from: null };
+      var thumbMemo = /* @__PURE__ */ new WeakMap();
       function thumbsOf(from, T, measure) {
-        if (thumbMemo.from !== from) {
-          thumbMemo = { from };
+        var memo = thumbMemo.get(from);
+        if (!memo) {
+          memo = {};
+          thumbMemo.set(from, memo);
         }
-        if (!thumbMemo[measure]) {
-          thumbMemo[measure] = shownMaps(from.maps, from.valueNorms, T, measure);
+        if (!memo[measure]) {
+          memo[measure] = shownMaps(from.maps, from.valueNorms, T, measure, true);
         }
-        return thumbMemo[measure];
+        return memo[measure];
       }
       function build(st, from, query, source) {
         var T = st.tokens.length, g = gallery();
@@ -7582,19 +7584,21 @@ function measureThumbs(ctx, panel, w) {
   const g = layout5(ctx, panel, w);
   return { minW: g.minW, height: g.height };
 }
-var painted = { data: null, key: "", canvas: null };
+var painted = /* @__PURE__ */ new Map();
+var KEEP = 4;
 function grid(panel, g, whole, dpr, scratch) {
   const T = panel.size, n = panel.rows * panel.cols;
   const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
-  if (painted.data === panel.data && painted.key === key) {
-    return painted.canvas;
+  const hit = painted.get(panel.data);
+  if (hit && hit.key === key) {
+    return hit.canvas;
   }
   scratch.width = T;
   scratch.height = n * T;
   const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   sctx.putImageData(image, 0, 0);
-  const canvas = painted.canvas || document.createElement("canvas");
+  const canvas = hit ? hit.canvas : document.createElement("canvas");
   canvas.width = Math.round(whole.w * dpr);
   canvas.height = Math.round(whole.h * dpr);
   const gctx = canvas.getContext("2d");
@@ -7604,7 +7608,11 @@ function grid(panel, g, whole, dpr, scratch) {
     const i = Math.floor(k / panel.cols), j = k % panel.cols;
     gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
   }
-  painted = { data: panel.data, key, canvas };
+  painted.delete(panel.data);
+  painted.set(panel.data, { key, canvas });
+  if (painted.size > KEEP) {
+    painted.delete(painted.keys().next().value);
+  }
   return canvas;
 }
 function drawThumbs(ctx, panel, region, th, scratch) {

@@ -37,21 +37,23 @@ export function measureThumbs(ctx, panel, w) {
   return {minW: g.minW, height: g.height};
 }
 
-// The last grid painted: the maps at their drawn size, kept while the data, the size and the
-// colours stay (a change of the chosen head or of the query draws it with one drawImage).
-let painted = {data: null, key: "", canvas: null};
+// The last grids painted: maps at their drawn size, kept while their data, size and colours
+// stay (a change of the chosen head, of the query or back to a measure or a sentence shown
+// before draws one image). At most KEEP, about 1 MB each at 1280 px.
+const painted = new Map(), KEEP = 4;
 
 /** The n maps scaled into their cells on a canvas of the grid's size in device pixels. */
 function grid(panel, g, whole, dpr, scratch) {
   const T = panel.size, n = panel.rows * panel.cols;
   const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
-  if (painted.data === panel.data && painted.key === key) { return painted.canvas; }
+  const hit = painted.get(panel.data);
+  if (hit && hit.key === key) { return hit.canvas; }
   scratch.width = T;
   scratch.height = n * T;
   const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   sctx.putImageData(image, 0, 0);
-  const canvas = painted.canvas || document.createElement("canvas");
+  const canvas = hit ? hit.canvas : document.createElement("canvas");
   canvas.width = Math.round(whole.w * dpr);
   canvas.height = Math.round(whole.h * dpr);
   const gctx = canvas.getContext("2d");
@@ -61,7 +63,9 @@ function grid(panel, g, whole, dpr, scratch) {
     const i = Math.floor(k / panel.cols), j = k % panel.cols;
     gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
   }
-  painted = {data: panel.data, key, canvas};
+  painted.delete(panel.data);
+  painted.set(panel.data, {key, canvas});
+  if (painted.size > KEEP) { painted.delete(painted.keys().next().value); }
   return canvas;
 }
 
