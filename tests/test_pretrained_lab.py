@@ -190,6 +190,20 @@ def test_norms_are_the_models_weighted_norms(model):
         assert w.thumbs.size == 0 and w.view == "head"
 
 
+def test_single_thread_value_norms_are_the_value_writes_lengths(model):
+    """||f_h(x_j)|| from heads.value_writes on the model's own hidden states, every layer."""
+    from attention_book.heads import value_writes
+    from attention_book.pretrained import single_thread_value_norms
+
+    got = single_thread_value_norms(ANIMAL_SENTENCE)
+    assert got.shape == (6, 12, 16) and got.dtype == np.float32 and not got.flags.writeable
+    states = model.hidden_states(ANIMAL_SENTENCE)  # (7, T, d)
+    for l, block in enumerate(model.blocks):
+        mha = block.attention
+        writes = value_writes(states[l] @ mha.W_v + mha.b_v, mha.W_o, 12)  # (h, T, d)
+        np.testing.assert_allclose(got[l], np.linalg.norm(writes, axis=-1), rtol=1e-5)
+
+
 def test_the_cls_head_moves_little_through_its_heavy_sink():
     """L2 H9 parks 0.9 of the running sentence's weight on [CLS] (chapter 9), but [CLS]'s
     value is short: its share of ||alpha f(x)|| is smaller than its weight, in every row."""
