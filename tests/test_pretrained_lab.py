@@ -229,6 +229,12 @@ def test_model_view_holds_every_heads_map(model):
         assert "bars" not in alt and "right" not in alt  # no panel positions: they move
 
 
+def test_model_view_without_tokens_says_its_grid_is_empty():
+    alt = pretrained_alt_text(pretrained_state("", view="model"))
+    assert alt.startswith("Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), "
+                          "empty. Empty heatmap and arcs (panels 2 and 3)")
+
+
 def test_bad_measure_or_view_is_refused():
     with pytest.raises(ValueError, match="measure must be one of"):
         pretrained_state(RUNNING_SENTENCE, measure="weights")

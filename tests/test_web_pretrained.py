@@ -222,6 +222,13 @@ def test_held_out_sentences_before_the_model(gallery_js):
         assert "the model has not run on this sentence yet" in g["alt"]
         assert g["figure"][0] == ["heatmap", 0, 0]
     assert "[UNK]" in got[2]["tokens"]
+    # the model view before the model: an empty grid, said so (the twin of Python's no-token alt)
+    [pending] = run(gallery_js, [{"text": HELD_OUT[0], "layer": 4, "head": 7, "query": 1,
+                                  "measure": "norm", "view": "model"}])
+    assert pending["figure"] == [["thumbs", 6, 12], ["heatmap", 0, 0], ["arcs", None, None]]
+    assert pending["alt"].startswith("Panel 1: the model view's grid of 72 heads (6 layers by "
+                                     "12 heads), empty. Empty heatmap and arcs (panels 2 and 3)")
+    assert arr(pending["thumbs"]).size == 0 and "Load the model" in pending["notes"][-1]["text"]
     assert "0:[CLS] 1:&lt; 2:b 3:&gt;" in got[3]["readout"] and "<script" not in got[3]["readout"]
 
 

@@ -247,9 +247,11 @@ def pretrained_alt_text(state: PretrainedState) -> str:
         "shares of \u2016\u03b1 f(x)\u2016 (each row scaled to sum to 1)")
     gallery = ("bars of the head's scores averaged over the gallery: " + ", ".join(
         f"{SCORE_LABELS[n]} {state.gallery[n]:.2f}" for n in SCORE_LABELS) + ".")
-    grid = (f"Panel 1: the model view, 72 thumbnails of the {what} of every head (6 rows of "
-            f"layers 0 to 5, 12 columns of heads 0 to 11), layer {state.layer}, head "
-            f"{state.head} outlined. ") if state.view == "model" else ""
+    grid = "" if state.view != "model" else (
+        f"Panel 1: the model view, 72 thumbnails of the {what} of every head (6 rows of "
+        f"layers 0 to 5, 12 columns of heads 0 to 11), layer {state.layer}, head "
+        f"{state.head} outlined. " if state.T else
+        "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ")
     first = 2 if state.view == "model" else 1
     if not state.T:
         empty = "panels 2 and 3" if state.view == "model" else "panels 1 and 2"
