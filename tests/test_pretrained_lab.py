@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from attention_book.plots import (entropy_figure, head_maps_figure, head_scores_figure,
                                   neuron_view_figure)
@@ -20,6 +22,7 @@ from attention_book.heads import head_scores
 from attention_book.pretrained import ANIMAL_SENTENCE, MiniLM, gallery_scores
 from attention_book.scenes import (
     ANIMAL_WIDE,
+    shown_maps,
     MAX_PRETRAINED_TOKENS,
     PRETRAINED_PRESETS,
     SCENES,
@@ -188,6 +191,26 @@ def test_norms_are_the_models_weighted_norms(model):
         np.testing.assert_array_equal(w.shown, w.weights)
         np.testing.assert_array_equal(w.norms, st.norms)  # the readout's norms either way
         assert w.thumbs.size == 0 and w.view == "head"
+
+
+@settings(max_examples=60, deadline=None)
+@given(hst.integers(1, 6), hst.integers(0, 2**31 - 1))
+def test_shown_maps_rows_are_shares(T, seed):
+    """Norm mode: each row sums to 1 and is the weights' row when every value is as long
+    (a head moving vectors of one length moves what it weighs); weight mode: the weights."""
+    rng = np.random.default_rng(seed)
+    maps = rng.dirichlet(np.ones(T), size=(3, T)).astype(np.float32)  # (3, T, T), rows sum to 1
+    lengths = rng.uniform(0.1, 5, size=(3, T))
+    shares = shown_maps(maps, lengths, "norm")
+    np.testing.assert_allclose(shares.sum(-1), 1.0, atol=1e-12)
+    assert (shares >= 0).all()
+    w = maps / maps.astype(np.float64).sum(-1, keepdims=True)
+    np.testing.assert_allclose(shown_maps(maps, np.full((3, T), 2.5), "norm"), w, atol=1e-12)
+    np.testing.assert_array_equal(shown_maps(maps, lengths, "weight"), maps.astype(np.float64))
+    # a longer value takes a larger share of every row than its weight alone
+    longer = lengths.copy()
+    longer[:, 0] *= 10
+    assert (shown_maps(maps, longer, "norm")[..., 0] >= shares[..., 0] - 1e-12).all()
 
 
 def test_single_thread_value_norms_are_the_value_writes_lengths(model):
