@@ -5487,7 +5487,7 @@ var require_pretrained = __commonJS({
           return SCORE_LABELS[n] + " " + fmt.fixed(st.gallery[n], 2);
         }).join(", ") + ".";
         var model = st.view === "model";
-        var grid2 = model ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "";
+        var grid2 = !model ? "" : has(st) ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ";
         var first = model ? 2 : 1;
         if (!has(st)) {
           var empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
