@@ -95,7 +95,8 @@ SAYS = {
     "training": {"task": r"either model", "checkpoint": r"26 checkpoints",
                  "reverse_input": r"8 symbols from 0\.\.9", "induction_input": r"up to 24"},
     "pretrained": {"text": r"type any sentence", "layer": r"layer", "head": r"head",
-                   "query": r"any query token"},
+                   "query": r"any query token", "measure": r"switch \*\*maps show\*\*",
+                   "view": r"view \*\*all 72 heads\*\*"},
 }
 
 LAB_CALL = re.compile(r'\blab\("(\w+)"')
