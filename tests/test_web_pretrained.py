@@ -251,9 +251,7 @@ def test_pairwise_sum_is_numpys(gallery_js):
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>pretrained</title>
 <div id="extra"></div>
-<script src="lab.js"></script><script src="vocab.js"></script><script src="rng.js"></script>
-<script src="core.js"></script><script src="minilm.js"></script>
-<script src="pretrained-gallery.js"></script><script src="pretrained.js"></script>
+<script src="lab.js"></script><script src="pretrained-gallery.js"></script><script src="pretrained.js"></script>
 <script>
 window.updates = 0;
 AttentionBook.pretrained.mountExtra({update: function () { window.updates++; }},
@@ -289,7 +287,7 @@ MAPS = """async (texts) => {
 
 def _site(folder: Path, *, weights: Path | None) -> Path:
     """The lab's scripts in one folder (as _static/ab-web/), with or without the weights."""
-    for name in ("lab.js", "vocab.js", "rng.js", "core.js", "minilm.js", "pretrained.js"):
+    for name in ("lab.js", "pretrained.js"):  # the front end, the lab's bundle
         shutil.copy(WEB / name, folder / name)
     if weights is not None:
         shutil.copy(weights, folder / "minilm-weights.js")

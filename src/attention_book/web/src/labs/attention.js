@@ -6,24 +6,13 @@
 // W^Q, W^K, W^V are attention.projection_weights(8, d_k, seed=seed), drawn by rng.js as
 // numpy draws them: default_rng(seed).normal(0, 1/sqrt(d), (d, d_k)) three times in a row.
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// Classic script: needs vocab.js, rng.js and core.js first; sets
-// globalThis.AttentionBook.attention in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/attention.js, a classic
+// script that sets globalThis.AttentionBook.attention.
 //
 // Row-vector notation as in the package; matrices row-major in Float64Arrays.
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core, AB.rng);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.attention = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("attention.js needs vocab.js, rng.js and core.js loaded before it"); }
-  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
   var fmt = core.format, esc = core.escapeHtml;
 
   var ATTENTION_D = 8;              // scenes.attention.ATTENTION_D
@@ -216,10 +205,11 @@
     };
   }
 
-  return {
+  const api = {
     ATTENTION_D: ATTENTION_D, MAX_ATTENTION_TOKENS: MAX_ATTENTION_TOKENS, D_KS: D_KS,
     TEMPERATURES: TEMPERATURES, projectionWeights: projectionWeights, state: state,
     choices: function (name, values) { return name === "query" ? queryOptions(values) : null; },
     readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers, figure: figure,
   };
-});
+
+export default api;

@@ -15,24 +15,13 @@
 // as Python's lru_cache), and a run computes both settings' norms (cached too): moving
 // depth, residual or LayerNorm draws nothing.
 // tests/test_web_block.py checks it against Python within 1e-5 on held-out values.
-// Classic script: needs vocab.js, rng.js and core.js first; sets
-// globalThis.AttentionBook.block in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/block.js, a classic
+// script that sets globalThis.AttentionBook.block.
 //
 // Row-major Float64Arrays: X and output (s, d), weights (L, s, s), norms (2 L + 1,).
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core, AB.rng);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.block = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("block.js needs vocab.js, rng.js and core.js loaded before it"); }
-  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
   var fmt = core.format, esc = core.escapeHtml;
 
   var BLOCK_D = 8, BLOCK_H = 2, D_K = BLOCK_D / BLOCK_H, D_FF = 4 * BLOCK_D;  // scenes.block
@@ -395,11 +384,12 @@
     return {columns: 2, smallColumns: 6, panels: panels};
   }
 
-  return {
+  const api = {
     BLOCK_D: BLOCK_D, BLOCK_H: BLOCK_H, D_FF: D_FF, MAX_DEPTH: MAX_DEPTH, MAX_SEED: MAX_SEED,
     BLOCK_SENTENCES: BLOCK_SENTENCES, LN_LABELS: LN_LABELS, LN_SHORT: LN_SHORT, LN_COLORS: LN_COLORS,
     NORM_LIMITS: NORM_LIMITS, NORM_TICKS: NORM_TICKS, N_PARAMETERS: N_PARAMETERS,
     stack: stack, blocksDrawn: function () { return drawn; }, blockTrace: blockTrace,
     state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
   };
-});
+
+export default api;

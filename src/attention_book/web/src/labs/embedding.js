@@ -4,23 +4,12 @@
 // (unknown words -> <unk>), the table is default_rng(seed).standard_normal((V, d)) drawn by
 // rng.js bit for bit, X = table[ids] and the cosine similarity of its rows.
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// Classic script: needs vocab.js, rng.js and core.js first; sets
-// globalThis.AttentionBook.embedding in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/embedding.js, a classic
+// script that sets globalThis.AttentionBook.embedding.
 //
 // X:(s, d) and similarity:(s, s) row-major in Float64Arrays.
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.embedding = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("embedding.js needs vocab.js, rng.js and core.js loaded before it"); }
+import core from "../shared/core.js";
+
   var fmt = core.format, esc = core.escapeHtml, UNK = core.vocab.unkToken;
 
   var D_CHOICES = [2, 4, 8, 16, 32, 64];  // scenes.embedding.D_CHOICES
@@ -150,6 +139,7 @@
             similarity: core.nested(st.similarity, st.s, st.s)};
   }
 
-  return {D_CHOICES: D_CHOICES, state: state, readoutHtml: readoutHtml, alt: alt, figure: figure,
+  const api = {D_CHOICES: D_CHOICES, state: state, readoutHtml: readoutHtml, alt: alt, figure: figure,
           numbers: numbers, X_COLOR_LIMITS: X_COLOR_LIMITS};
-});
+
+export default api;

@@ -5,25 +5,14 @@
 // softmax. X from chapter 1's table (d = 8, seed 0); W^Q, W^K, W^V = projection_weights(8, 4,
 // seed=0), drawn by rng.js as numpy draws them.
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// Classic script: needs vocab.js, rng.js and core.js first; sets
-// globalThis.AttentionBook.masking in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/masking.js, a classic
+// script that sets globalThis.AttentionBook.masking.
 //
 // Row-major: mask (s, s) as a Uint8Array (1 = query i may attend to key j), scores and
 // weights (s, s), output (s, d_k) as Float64Arrays.
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core, AB.rng);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.masking = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("masking.js needs vocab.js, rng.js and core.js loaded before it"); }
-  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
   var fmt = core.format, esc = core.escapeHtml;
 
   var MASK_KINDS = ["none", "causal", "padding", "window", "band"];
@@ -218,8 +207,9 @@
     };
   }
 
-  return {MASK_KINDS: MASK_KINDS, MASKING_D: MASKING_D, MASKING_D_K: MASKING_D_K,
+  const api = {MASK_KINDS: MASK_KINDS, MASKING_D: MASKING_D, MASKING_D_K: MASKING_D_K,
           namedMask: namedMask, description: description, state: state,
           readoutHtml: readoutHtml, alt: alt, numbers: numbers,
           figure: figure, SCORE_LIMITS: SCORE_LIMITS, OUTPUT_LIMITS: OUTPUT_LIMITS};
-});
+
+export default api;

@@ -6,24 +6,13 @@
 // bias=True), drawn by rng.js as numpy draws them: W_q, W_k, W_v, W_o : (d, d) then b_q,
 // b_k, b_v, b_o : (d,), all N(0, 1/d), from one default_rng(seed).
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// Classic script: needs vocab.js, rng.js and core.js first; sets
-// globalThis.AttentionBook.multihead in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/multihead.js, a classic
+// script that sets globalThis.AttentionBook.multihead.
 //
 // Row-major Float64Arrays: weights (h, s, s), contributions (h, s, d), outputs (s, d).
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core, AB.rng);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.multihead = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("multihead.js needs vocab.js, rng.js and core.js loaded before it"); }
-  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
   var fmt = core.format, esc = core.escapeHtml;
 
   var MAX_HEADS = 16;                   // scenes.multihead.MAX_HEADS
@@ -276,7 +265,7 @@
     return null;
   }
 
-  return {
+  const api = {
     MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
     headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
     parameters: parameters, state: state,
@@ -284,4 +273,5 @@
     choices: choices,
     numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,
   };
-});
+
+export default api;

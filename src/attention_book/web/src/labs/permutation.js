@@ -5,24 +5,13 @@
 // numpy's Generator.permutation), positional encoding and the causal mask on or off.
 // W^Q, W^K, W^V = projection_weights(8, 8, seed=0) and X from chapter 1's table (d = 8).
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// Classic script: needs vocab.js, rng.js and core.js first; sets
-// globalThis.AttentionBook.permutation in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/permutation.js, a classic
+// script that sets globalThis.AttentionBook.permutation.
 //
 // Row-major Float64Arrays; a permutation is an array: new position i holds old token perm[i].
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core, AB.rng);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.permutation = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("permutation.js needs vocab.js, rng.js and core.js loaded before it"); }
-  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
   var fmt = core.format, esc = core.escapeHtml;
 
   var PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
@@ -260,10 +249,11 @@
     };
   }
 
-  return {
+  const api = {
     PERMUTATION_NAMES: PERMUTATION_NAMES, EQUIVARIANCE_TOL: EQUIVARIANCE_TOL,
     SHUFFLE_SEEDS: SHUFFLE_SEEDS, namedPermutation: namedPermutation,
     parsePermutation: parsePermutation, state: state, readoutHtml: readoutHtml, alt: alt,
     numbers: numbers, figure: figure, COLOR_LIMITS: LIMITS, MAX_LABELS: MAX_LABELS,
   };
-});
+
+export default api;

@@ -2,23 +2,13 @@
 // attention_book/scenes/positional.py (positional_state, its readout and alt text) and of
 // the formulas of attention_book/positional.py, at the live lab's full range (s 1..512, d even
 // 2..512, every base, k -64..64). tests/test_web_lab.py checks it against Python within 1e-5
-// on held-out values. Classic script (a page opened as file:// refuses ES modules):
-// sets globalThis.AttentionBook.positional in a browser, module.exports in Node.
+// on held-out values. An ES module (its default export); build.mjs bundles it into
+// web/positional.js, a classic script that sets globalThis.AttentionBook.positional.
 //
 // Row-vector notation as in the package: PE:(s, d) row-major in a Float64Array, entry
 // (p, j) at p * d + j; omega_i = base ** (-2 i / d); PE[p, 2i] = sin(p omega_i),
 // PE[p, 2i+1] = cos(p omega_i).
-(function (root, factory) {
-  var api = factory(root.AttentionBook && root.AttentionBook.format);
-  if (typeof module === "object" && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = root.AttentionBook || {};
-    root.AttentionBook.positional = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (format) {
-  "use strict";
-  if (!format && typeof require === "function") { format = require("./lab.js").format; }
+import {format} from "../format.js";
 
   var BASE_CHOICES = [10, 100, 1000, 10000, 100000];  // scenes.positional.BASE_CHOICES
   var K_RANGE = [-64, 64];                            // scenes.positional.K_RANGE
@@ -332,9 +322,10 @@
     };
   }
 
-  return {
+  const api = {
     BASE_CHOICES: BASE_CHOICES, K_RANGE: K_RANGE, MAX_IMAGE_SIDE: MAX_IMAGE_SIDE,
     imageStride: imageStride, frequencies: frequencies, state: state, readout: readout,
     alt: alt, figure: figure, numbers: numbers,
   };
-});
+
+export default api;

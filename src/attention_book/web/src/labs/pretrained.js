@@ -13,27 +13,23 @@
 //     change of layer, head or query is a lookup. int8 maps are within 0.032 of Python's.
 // Before the model is loaded, any other sentence shows its tokens and says how to load it.
 //
-// Classic script: needs lab.js, vocab.js, rng.js, core.js and minilm.js before it, and
-// pretrained-gallery.js before state() is first called; sets
-// globalThis.AttentionBook.pretrained in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/pretrained.js, a classic
+// script that sets globalThis.AttentionBook.pretrained. It needs pretrained-gallery.js
+// (AttentionBook.pretrainedGallery) before state() is first called.
 //
 // Row-major: a head's weights (T, T) as a Float64Array (Python: float32 maps .astype(float64)).
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  // the script's own URL, read while it runs: minilm-weights.js lies beside it
-  var src = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
-  var api = factory(AB.core, AB.minilm, root, src);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.pretrained = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, minilm, root, scriptSrc) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!minilm && typeof require === "function") { minilm = require("./minilm.js"); }
-  if (!core || !minilm) { throw new Error("pretrained.js needs core.js and minilm.js loaded before it"); }
+import core from "../shared/core.js";
+import minilm from "../shared/minilm.js";
+
+const root = globalThis;
+// The Worker's program (entries/minilm-worker.js, bundled by build.mjs and written into this
+// bundle as text): a Blob URL, since a page opened as file:// cannot start a worker from a
+// script's URL. Run from the sources (Node), there is none: the model runs on the thread.
+/* global __MINILM_WORKER__ */
+const WORKER_SOURCE = typeof __MINILM_WORKER__ === "string" ? __MINILM_WORKER__ : null;
+// the script's own URL, read while it runs: minilm-weights.js lies beside it
+const scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
+
   var fmt = core.format, esc = core.escapeHtml;
 
   /** scenes.pretrained.SCORE_LABELS: what each head score measures, in display order. */
@@ -289,26 +285,6 @@
     return entry || null;
   }
 
-  /** The worker's program: minilm.js's factory, then a message loop. */
-  function workerMain(minilm) {
-    var model = null;
-    self.onmessage = function (event) {
-      var m = event.data, t = performance.now();
-      try {
-        if (m.kind === "weights") {
-          model = new minilm.Model(m.weights).prepare();
-          self.postMessage({kind: "ready", ms: performance.now() - t, dtype: model.dtype});
-        } else if (m.kind === "run") {
-          var run = model.forward(m.ids);  // attention: (L, h, T, T)
-          self.postMessage({kind: "result", id: m.id, T: run.T, maps: run.attention, ms: performance.now() - t},
-                           [run.attention.buffer]);
-        }
-      } catch (err) {
-        self.postMessage({kind: "error", id: m.id, message: String(err && err.message || err)});
-      }
-    };
-  }
-
   function pump() {
     if (engine.inFlight || !engine.queued) { return; }
     var job = engine.inFlight = engine.queued;
@@ -359,7 +335,7 @@
    *  where the page can make one, else on the main thread. A Promise of the engine. */
   function startModel(weights, options) {
     var useWorker = !(options && options.worker === false) && typeof Worker !== "undefined" &&
-      typeof Blob !== "undefined" && typeof URL !== "undefined" && typeof minilm.factory === "function";
+      typeof Blob !== "undefined" && typeof URL !== "undefined" && WORKER_SOURCE !== null;
     setStatus("preparing");
     engine.dtype = weights && weights.dtype;
     if (!useWorker) {
@@ -379,8 +355,7 @@
         }, 0);
       });
     }
-    var source = "var minilm = (" + minilm.factory.toString() + ")();\n(" + workerMain.toString() + ")(minilm);\n";
-    var url = URL.createObjectURL(new Blob([source], {type: "text/javascript"}));
+    var url = URL.createObjectURL(new Blob([WORKER_SOURCE], {type: "text/javascript"}));
     var worker = new Worker(url);
     URL.revokeObjectURL(url);
     return new Promise(function (resolve, reject) {
@@ -683,9 +658,10 @@
             cached: engine.cache.size, timing: Object.assign({}, engine.timing), url: weightsUrl()};
   }
 
-  return {SCORE_NAMES: SCORE_NAMES, SCORE_LABELS: SCORE_LABELS, state: state, readoutHtml: readoutHtml,
+  const api = {SCORE_NAMES: SCORE_NAMES, SCORE_LABELS: SCORE_LABELS, state: state, readoutHtml: readoutHtml,
           alt: alt, numbers: numbers, figure: figure, choices: choices, mountExtra: mountExtra,
           readPieces: readPieces, headScores: headScores, pairwiseSum: pairwiseSum, pyRepr: core.pyRepr,
           loadModel: loadModel, startModel: startModel, modelStatus: modelStatus,
           setWeightsUrl: function (url) { engine.url = url; }};
-});
+
+export default api;

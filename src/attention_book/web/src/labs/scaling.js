@@ -7,22 +7,11 @@
 // d_k = 512 costs about 0.2 s of drawing, every later change a lookup. The figure's curves
 // over every d_k come from a table of Python's (CURVES_TABLE).
 // tests/test_web_states.py checks it against Python within 1e-5.
-// Classic script: needs vocab.js, rng.js and core.js first; sets
-// globalThis.AttentionBook.scaling in a browser, module.exports in Node.
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core, AB.rng);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.scaling = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, rng) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("scaling.js needs vocab.js, rng.js and core.js loaded before it"); }
-  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
+// An ES module (its default export); build.mjs bundles it into web/scaling.js, a classic
+// script that sets globalThis.AttentionBook.scaling.
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
   var fmt = core.format;
 
   var SCALING_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];  // scenes.attention.SCALING_DKS
@@ -252,10 +241,11 @@
     };
   }
 
-  return {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
+  const api = {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
           measure: measure, state: state, curves: curves,
           // the d_k measured so far (the page's load must measure only the default's)
           measuredDks: function () { return Array.from(measured.keys()); },
           readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
           mountExtra: function () { inSteps = true; }};
-});
+
+export default api;

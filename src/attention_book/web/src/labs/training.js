@@ -7,25 +7,16 @@
 // checkpoint and runs with its own forward pass (pre-LN blocks, as training.NumpyModel).
 // tests/test_web_training.py checks it against Python's NumpyModel on the same decoded
 // weights within 1e-5, and states how far those are from the float32 model.
-// Classic script: needs lab.js, vocab.js, rng.js and core.js first, and the data
-// (AttentionBook.trainingData, or useData(data) in Node); sets
-// globalThis.AttentionBook.training in a browser, module.exports in Node.
+// An ES module (its default export); build.mjs bundles it into web/training.js, a classic
+// script that sets globalThis.AttentionBook.training. It reads the data
+// (AttentionBook.trainingData, or useData(data) in Node).
 //
 // Row-major: activations (s, d) and weights (n_heads, s, s) as Float64Arrays; the decoded
 // weights as Float32Arrays in torch's layout, W:(out, in).
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.core, root);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.training = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (core, root) {
-  "use strict";
-  if (!core && typeof require === "function") { core = require("./core.js"); }
-  if (!core) { throw new Error("training.js needs lab.js, vocab.js, rng.js and core.js loaded before it"); }
+import core from "../shared/core.js";
+
+const root = globalThis;
+
   var fmt = core.format, esc = core.escapeHtml;
 
   var TASKS = ["reverse", "induction"];  // scenes.training.TRAINING_TASKS
@@ -399,7 +390,8 @@
     };
   }
 
-  return {TASKS: TASKS, useData: useData, weightsAt: weightsAt, forward: forward, pyRepr: core.pyRepr,
+  const api = {TASKS: TASKS, useData: useData, weightsAt: weightsAt, forward: forward, pyRepr: core.pyRepr,
           readSymbols: readSymbols, headlineScores: headlineScores, correctOutputs: correctOutputs,
           state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
-});
+
+export default api;
