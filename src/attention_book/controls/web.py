@@ -1,19 +1,21 @@
 """The controls layer, browser form: a lab that computes its state in the reader's browser.
 
 A scene with ``web="<module>"`` has its state function in
-``attention_book/web/src/labs/<module>.js`` too (an ES module, bundled by ``web/build.mjs``
-with what it imports into the classic script ``web/<module>.js``; (checked against the Python one in ``tests/test_web_*.py``). In the built book its lab
-is a :class:`BrowserLab`: an element holding the lab's declaration as JSON, derived here
-from the scene's controls (name, label, kind, every value the live lab accepts, default,
-hint, ``active_when`` when it is a :class:`~attention_book.scenes.core.Condition`), which
-``web/lab.js`` turns into HTML controls and a canvas it draws on. Every control offers the
-live lab's full range, not a sample of it.
+``attention_book/web/src/labs/<module>.js`` too: an ES module, checked against the Python
+one in ``tests/test_web_*.py`` and bundled by ``web/build.mjs`` with what it imports into
+the classic script ``web/<module>.js``. In the built book its lab is a :class:`BrowserLab`:
+an element holding the lab's declaration as JSON, derived here from the scene's controls
+(name, label, kind, every value the live lab accepts, default, hint, ``active_when`` when it
+is a :class:`~attention_book.scenes.core.Condition`), which ``web/lab.js`` turns into HTML
+controls and a canvas it draws on. Every control offers the live lab's full range, not a
+sample of it.
 
 Without JavaScript the element shows the default state's alt text and readout (no picture,
 no controls). The scripts the lab needs (the front end ``lab.js``, the data scripts the
-kernels write, the lab's bundle) are named in ``data-ab-scripts``; the book's Sphinx extension serves them from ``_static/ab-web``
-and adds them to the pages that name them. :func:`standalone_html` inlines them instead, for
-a page outside the book (tests, benchmarks).
+kernels write, the lab's bundle) are named in ``data-ab-scripts``; the book's Sphinx
+extension serves them from ``_static/ab-web`` and adds them to the pages that name them.
+:func:`standalone_html` inlines them instead, for a page outside the book (tests,
+benchmarks).
 """
 
 from __future__ import annotations
