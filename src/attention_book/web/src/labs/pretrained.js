@@ -4,13 +4,17 @@
 //
 // Two sources of maps:
 //   - pretrained-gallery.js (web_export.export_pretrained_gallery, ~0.5 MB): the tokenizer,
-//     the gallery's head scores and the preset sentences' 72 maps as the package computes
-//     them (float32). A preset answers at once, equal to Python (tests/test_web_pretrained.py).
+//     the gallery's head scores and the preset sentences' 72 maps and value norms
+//     ||f_h(x_j)|| as the package computes them (float32). A preset answers at once, in
+//     both measures, equal to Python (tests/test_web_pretrained.py).
 //   - minilm-weights.js (web_export.export_browser_weights, int8, 32.5 MB), loaded only when
 //     the reader presses "Load the model" (mountExtra): then any sentence runs through
 //     minilm.js's forward pass in a Web Worker built from a Blob URL (a file:// page cannot
-//     start a worker from a URL), once per sentence; its 72 maps are kept (LRU, 64 MB), so a
-//     change of layer, head or query is a lookup. int8 maps are within 0.032 of Python's.
+//     start a worker from a URL), once per sentence; its 72 maps and value norms are kept
+//     (LRU, 64 MB), so a change of layer, head, query, measure or view is a lookup. int8
+//     maps are within 0.032 of Python's, the norm shares within 0.067.
+// Two switches: the measure (weights, or ||alpha_ij f(x_j)|| with rows scaled to sum to 1)
+// and the view (one head, or the model view: 72 thumbnails, a click opens one).
 // Before the model is loaded, any other sentence shows its tokens and says how to load it.
 //
 // An ES module (its default export); build.mjs bundles it into web/pretrained.js, a classic
