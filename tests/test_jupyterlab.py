@@ -46,6 +46,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 CHAPTER = "01_embeddings.ipynb"
 TOKEN = "attention-book-test"
 # Text that only shows when MyST is left unrendered.
+#: A markdown cell rendered by jupyterlab-myst.
+MYST_CELLS = ".jp-Notebook .jp-MarkdownCell .myst"
 RAW_MYST = ["{admonition}", "```{", ":::", "{math}", "{cite:p}", "{ref}", "{numref}",
             ":class:", "$$"]
 
@@ -127,7 +129,10 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chapter(lab, browser):
-    """Chapter 1 open in JupyterLab, with every request that left 127.0.0.1 recorded."""
+    """Chapter 1 open in JupyterLab, with every request that left 127.0.0.1 recorded, once
+    its markdown cells are rendered by jupyterlab-myst (or 30 s passed)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     outside: list[str] = []
 
@@ -151,6 +156,12 @@ def chapter(lab, browser):
         "n => document.querySelectorAll('.jp-Notebook .jp-MarkdownCell').length >= n",
         arg=expected, timeout=30_000,
     )
+    try:  # cells render one after another: whichever test runs first sees them all rendered
+        page.wait_for_function(
+            "([s, n]) => document.querySelectorAll(s).length >= n",
+            arg=[MYST_CELLS, expected], timeout=30_000)
+    except PlaywrightTimeoutError:
+        pass  # test_every_markdown_cell_is_rendered_by_jupyterlab_myst says how many rendered
     yield SimpleNamespace(page=page, outside=outside, markdown_cells=expected, base=lab)
     context.close()
 
@@ -165,16 +176,7 @@ def _rendered_markdown(page) -> list[str]:
 
 
 def test_every_markdown_cell_is_rendered_by_jupyterlab_myst(chapter):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-
-    selector = ".jp-Notebook .jp-MarkdownCell .myst"
-    try:  # cells render one after another: on a busy machine the count was taken mid-way
-        chapter.page.wait_for_function(
-            "([s, n]) => document.querySelectorAll(s).length >= n",
-            arg=[selector, chapter.markdown_cells], timeout=20_000)
-    except PlaywrightTimeoutError:
-        pass  # the assertion below says how many rendered
-    rendered = chapter.page.locator(selector).count()
+    rendered = chapter.page.locator(MYST_CELLS).count()
     assert rendered == chapter.markdown_cells, (
         f"{rendered} of {chapter.markdown_cells} markdown cells rendered by jupyterlab-myst: "
         "is it installed and enabled (`jupyter labextension list`)?"
