@@ -118,7 +118,7 @@ HARNESS = r"""
   // option, then back). `before`: the value, which the key must change.
   function prepare(l, c, dir) {
     const control = labs[l].lab.controls[c], kind = control.declaration.kind;
-    const out = {disabled: !!control.disabled, before: JSON.stringify(control.value)};
+    const out = {disabled: !!control.disabled, before: String(JSON.stringify(control.value))};
     let input = control.input;
     if (kind === 'slider') {
       if (control.flip === undefined) control.flip = +input.value >= +input.max;
@@ -140,7 +140,7 @@ HARNESS = r"""
     out.focused = document.activeElement === input;
     return out;
   }
-  function value(l, c) { return JSON.stringify(labs[l].lab.controls[c].value); }
+  function value(l, c) { return String(JSON.stringify(labs[l].lab.controls[c].value)); }
   function arm(l, timeout) {
     const lab = labs[l], before = pixels(l);
     lab.dirty = false;

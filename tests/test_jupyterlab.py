@@ -12,8 +12,7 @@ The last test runs every chapter in JupyterLab with a kernel and moves every con
 lab forward and back with the key a reader presses on it (the harness of
 benchmarks/lab_latency.py, untimed: a slider's arrows, typing and Backspace in a text box,
 Space on a check box, a drop-down's arrows; a key that leaves the value unchanged fails),
-failing on any cell error or unrun cell, a chapter without a live lab, an
-uncaught page error or a console error: the one run of the chapters as live notebooks. Then
+failing on any cell error or unrun cell, a chapter without a live lab, an uncaught page error or a console error: the one run of the chapters as live notebooks. Then
 it drives every lab as tests/test_web_labs.py drives the book's (its driver, through the
 lab's handle ``element.abLab``): 3 values of every control and the reader's texts (the
 book's page takes every value; the kernel computes with the same Python), each drawing's
@@ -45,9 +44,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 CHAPTER = "01_embeddings.ipynb"
 TOKEN = "attention-book-test"
-# Text that only shows when MyST is left unrendered.
 #: A markdown cell rendered by jupyterlab-myst.
 MYST_CELLS = ".jp-Notebook .jp-MarkdownCell .myst"
+# Text that only shows when MyST is left unrendered.
 RAW_MYST = ["{admonition}", "```{", ":::", "{math}", "{cite:p}", "{ref}", "{numref}",
             ":class:", "$$"]
 
