@@ -8,17 +8,18 @@ no kernel (it renders markdown only; no cell runs), opens chapter 1 in Debian ch
 checks what a reader sees. It fails (never skips) when JupyterLab, jupyterlab-myst or the
 browser is missing.
 
-The last test runs every chapter in JupyterLab with a kernel and moves every control of every
-lab forward and back with the key a reader presses on it (the harness of
+The last test runs every chapter in JupyterLab with a kernel and moves every control of
+every lab forward and back with the key a reader presses on it (the harness of
 benchmarks/lab_latency.py, untimed: a slider's arrows, typing and Backspace in a text box,
 Space on a check box, a drop-down's arrows; a key that leaves the value unchanged fails),
-failing on any cell error or unrun cell, a chapter without a live lab, an uncaught page error or a console error: the one run of the chapters as live notebooks. Then
-it drives every lab as tests/test_web_labs.py drives the book's (its driver, through the
-lab's handle ``element.abLab``): 3 values of every control and the reader's texts (the
-book's page takes every value; the kernel computes with the same Python), each drawing's
-alt text and readout those Python gives for the values shown, the picture changing, typed
-markup staying text, and the download equal to the numbers shown. The live lab is the
-book's front end drawing what the kernel computes (controls/widget.py).
+failing on any cell error or unrun cell, a chapter without a live lab, an uncaught page
+error or a console error: the one run of the chapters as live notebooks. Then it drives
+every lab as tests/test_web_labs.py drives the book's (its driver, through the lab's handle
+``element.abLab``): 3 values of every control and the reader's texts (the book's page takes
+every value; the kernel computes with the same Python), each drawing's alt text and readout
+those Python gives for the values shown, the picture changing, typed markup staying text,
+and the download equal to the numbers shown. The live lab is the book's front end drawing
+what the kernel computes (controls/widget.py).
 """
 
 from __future__ import annotations
