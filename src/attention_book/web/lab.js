@@ -72,6 +72,23 @@
     }
     return w;
   }
+  function remembered(layout5) {
+    const memo = /* @__PURE__ */ new WeakMap();
+    return (ctx, panel, ...args) => {
+      let byArgs = memo.get(panel);
+      if (!byArgs) {
+        byArgs = /* @__PURE__ */ new Map();
+        memo.set(panel, byArgs);
+      }
+      const key = args.join(",");
+      let g = byArgs.get(key);
+      if (g === void 0) {
+        g = layout5(ctx, panel, ...args);
+        byArgs.set(key, g);
+      }
+      return g;
+    };
+  }
   var widest = (ctx, strs) => strs.reduce((w, s) => Math.max(w, widthOf(ctx, s)), 0);
   function text(ctx, str, x, y, align, baseline, px, colour, bold = false) {
     font(ctx, px, bold);
@@ -179,7 +196,7 @@
   var ARC_SPACE = 110;
   var SIDE = 24;
   var LEVELS = { light: [0, 0.72], dark: [0.38, 1] };
-  function layout(ctx, panel, w) {
+  function layoutOnce(ctx, panel, w) {
     const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
     font(ctx);
     const name = (j) => tokens[j] === void 0 ? String(j) : tokens[j];
@@ -226,26 +243,42 @@
       minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)
     };
   }
+  var layout = remembered(layoutOnce);
   function measureArcs(ctx, panel, w) {
     const g = layout(ctx, panel, w);
     return { minW: g.minW, height: g.height };
   }
-  function dot(ctx, x, y, r) {
+  function dots(ctx, xs, y, r) {
     ctx.beginPath();
-    ctx.arc(x, y, r, 0, 2 * Math.PI);
+    for (const x of xs) {
+      ctx.moveTo(x + r, y);
+      ctx.arc(x, y, r, 0, 2 * Math.PI);
+    }
     ctx.fill();
   }
   function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
     const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
     const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
+    const style = (w) => [
+      Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))),
+      Math.round(4 * (0.5 + 8 * w)) / 4
+    ];
     ctx.lineCap = "round";
-    for (const j of order) {
-      const w = weights[j];
-      ctx.strokeStyle = rgb("cividis", Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))));
-      ctx.lineWidth = 0.5 + 8 * w;
+    let k = 0;
+    while (k < order.length) {
+      const [level, width] = style(weights[order[k]]);
+      ctx.strokeStyle = rgb("cividis", level);
+      ctx.lineWidth = width;
       ctx.beginPath();
-      ctx.moveTo(xq, top);
-      ctx.bezierCurveTo(xq, (top + bottom) / 2, X(j), (top + bottom) / 2, X(j), bottom);
+      for (; k < order.length; k++) {
+        const s = style(weights[order[k]]);
+        if (s[0] !== level || s[1] !== width) {
+          break;
+        }
+        const x = X(order[k]);
+        ctx.moveTo(xq, top);
+        ctx.bezierCurveTo(xq, (top + bottom) / 2, x, (top + bottom) / 2, x, bottom);
+      }
       ctx.stroke();
     }
   }
@@ -266,11 +299,9 @@
       emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
     }
     ctx.fillStyle = th.muted;
-    for (let j = 0; j < n; j++) {
-      dot(ctx, X(j), bottom, 3);
-    }
+    dots(ctx, Array.from({ length: n }, (_, j) => X(j)), bottom, 3);
     ctx.fillStyle = ACCENT;
-    dot(ctx, xq, top, 5);
+    dots(ctx, [xq], top, 5);
     g.named.shown.forEach((j, k) => {
       if (g.turn === 0) {
         text(ctx, g.labels[k], X(j), bottom + 7, "center", "top", TEXT_PX, th.text);
@@ -343,7 +374,7 @@
 
   // src/panels/bars.js
   var KEY = 16;
-  function layout2(ctx, panel, w) {
+  function layoutOnce2(ctx, panel, w) {
     const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     const n = panel.labels.length, named = thin(n, NAME_ALL);
     font(ctx);
@@ -381,6 +412,7 @@
       minW: left + right + 80
     };
   }
+  var layout2 = remembered(layoutOnce2);
   function measureBars(ctx, panel, w) {
     const g = layout2(ctx, panel, w);
     return { minW: g.minW, height: g.height };
@@ -542,7 +574,7 @@
     const at = wholeTicks(n, Math.max(2, Math.min(most, 6)));
     return { at, labels: at.map(String), step: 1, tokens: false };
   }
-  function layout3(ctx, panel, w) {
+  function layoutOnce3(ctx, panel, w) {
     const [rows, cols] = panel.extent || [panel.rows, panel.cols];
     const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     font(ctx);
@@ -586,6 +618,7 @@
     g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
     return g;
   }
+  var layout3 = remembered(layoutOnce3);
   function drawColorbar(ctx, panel, g, box, th) {
     const bar = { x: box.x + box.w + 8, y: box.y, w: 10, h: box.h };
     ctx.imageSmoothingEnabled = true;
@@ -661,7 +694,7 @@
     const rows = places.length ? below ? y / LEGEND_ROW + 1 : y / LEGEND_ROW : 0;
     return { places, height: rows * LEGEND_ROW };
   }
-  function layout4(ctx, panel, w, h = 0) {
+  function layoutOnce4(ctx, panel, w, h = 0) {
     const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     const { n } = panel, [lo, hi] = panel.ylim;
     const log = !!panel.ylog || panel.yscale === "log";
@@ -707,6 +740,7 @@
     g.minW = g.left + g.right + 90;
     return g;
   }
+  var layout4 = remembered(layoutOnce4);
   function measureLines(ctx, panel, w) {
     const g = layout4(ctx, panel, w);
     return { minW: g.minW, height: g.height };

@@ -5644,21 +5644,21 @@ var require_scaling = __commonJS({
         var q = yield* normals(g0, n * d_k);
         var K = yield* normals(g0, n * s_k * d_k);
         var g = yield* normals(g0, n * s_k);
-        var dots = new Float64Array(n * s_k);
+        var dots2 = new Float64Array(n * s_k);
         for (var i = 0; i < n; i++) {
           for (var j = 0; j < s_k; j++) {
             var sum = 0, kr = (i * s_k + j) * d_k, qr = i * d_k;
             for (var t = 0; t < d_k; t++) {
               sum += q[qr + t] * K[kr + t];
             }
-            dots[i * s_k + j] = sum;
+            dots2[i * s_k + j] = sum;
           }
         }
         var got = {};
         [false, true].forEach(function(scaled) {
           var scale = scaled ? 1 / Math.sqrt(d_k) : 1, w = new Float64Array(n * s_k);
           for (var k = 0; k < w.length; k++) {
-            w[k] = dots[k] * scale;
+            w[k] = dots2[k] * scale;
           }
           core.softmaxRows(w, n, s_k);
           var maxW = 0, ent = 0, gn = 0;
@@ -6697,6 +6697,23 @@ function widthOf(ctx, str) {
   }
   return w;
 }
+function remembered(layout5) {
+  const memo = /* @__PURE__ */ new WeakMap();
+  return (ctx, panel, ...args) => {
+    let byArgs = memo.get(panel);
+    if (!byArgs) {
+      byArgs = /* @__PURE__ */ new Map();
+      memo.set(panel, byArgs);
+    }
+    const key = args.join(",");
+    let g = byArgs.get(key);
+    if (g === void 0) {
+      g = layout5(ctx, panel, ...args);
+      byArgs.set(key, g);
+    }
+    return g;
+  };
+}
 var widest = (ctx, strs) => strs.reduce((w, s) => Math.max(w, widthOf(ctx, s)), 0);
 function text(ctx, str, x, y, align, baseline, px, colour, bold = false) {
   font(ctx, px, bold);
@@ -6804,7 +6821,7 @@ function emptyMessage(ctx, message, x, y, most, th) {
 var ARC_SPACE = 110;
 var SIDE = 24;
 var LEVELS = { light: [0, 0.72], dark: [0.38, 1] };
-function layout(ctx, panel, w) {
+function layoutOnce(ctx, panel, w) {
   const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
   font(ctx);
   const name = (j) => tokens[j] === void 0 ? String(j) : tokens[j];
@@ -6851,26 +6868,42 @@ function layout(ctx, panel, w) {
     minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)
   };
 }
+var layout = remembered(layoutOnce);
 function measureArcs(ctx, panel, w) {
   const g = layout(ctx, panel, w);
   return { minW: g.minW, height: g.height };
 }
-function dot(ctx, x, y, r) {
+function dots(ctx, xs, y, r) {
   ctx.beginPath();
-  ctx.arc(x, y, r, 0, 2 * Math.PI);
+  for (const x of xs) {
+    ctx.moveTo(x + r, y);
+    ctx.arc(x, y, r, 0, 2 * Math.PI);
+  }
   ctx.fill();
 }
 function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
   const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
   const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
+  const style = (w) => [
+    Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))),
+    Math.round(4 * (0.5 + 8 * w)) / 4
+  ];
   ctx.lineCap = "round";
-  for (const j of order) {
-    const w = weights[j];
-    ctx.strokeStyle = rgb("cividis", Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))));
-    ctx.lineWidth = 0.5 + 8 * w;
+  let k = 0;
+  while (k < order.length) {
+    const [level, width] = style(weights[order[k]]);
+    ctx.strokeStyle = rgb("cividis", level);
+    ctx.lineWidth = width;
     ctx.beginPath();
-    ctx.moveTo(xq, top);
-    ctx.bezierCurveTo(xq, (top + bottom) / 2, X(j), (top + bottom) / 2, X(j), bottom);
+    for (; k < order.length; k++) {
+      const s = style(weights[order[k]]);
+      if (s[0] !== level || s[1] !== width) {
+        break;
+      }
+      const x = X(order[k]);
+      ctx.moveTo(xq, top);
+      ctx.bezierCurveTo(xq, (top + bottom) / 2, x, (top + bottom) / 2, x, bottom);
+    }
     ctx.stroke();
   }
 }
@@ -6891,11 +6924,9 @@ function drawArcs(ctx, panel, region, th) {
     emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
   }
   ctx.fillStyle = th.muted;
-  for (let j = 0; j < n; j++) {
-    dot(ctx, X(j), bottom, 3);
-  }
+  dots(ctx, Array.from({ length: n }, (_, j) => X(j)), bottom, 3);
   ctx.fillStyle = ACCENT;
-  dot(ctx, xq, top, 5);
+  dots(ctx, [xq], top, 5);
   g.named.shown.forEach((j, k) => {
     if (g.turn === 0) {
       text(ctx, g.labels[k], X(j), bottom + 7, "center", "top", TEXT_PX, th.text);
@@ -6908,7 +6939,7 @@ function drawArcs(ctx, panel, region, th) {
 // src/panels/bars.js
 init_format();
 var KEY = 16;
-function layout2(ctx, panel, w) {
+function layoutOnce2(ctx, panel, w) {
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   const n = panel.labels.length, named = thin(n, NAME_ALL);
   font(ctx);
@@ -6946,6 +6977,7 @@ function layout2(ctx, panel, w) {
     minW: left + right + 80
   };
 }
+var layout2 = remembered(layoutOnce2);
 function measureBars(ctx, panel, w) {
   const g = layout2(ctx, panel, w);
   return { minW: g.minW, height: g.height };
@@ -7110,7 +7142,7 @@ function axisTicks(n, labels, most, keep) {
   const at = wholeTicks(n, Math.max(2, Math.min(most, 6)));
   return { at, labels: at.map(String), step: 1, tokens: false };
 }
-function layout3(ctx, panel, w) {
+function layoutOnce3(ctx, panel, w) {
   const [rows, cols] = panel.extent || [panel.rows, panel.cols];
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   font(ctx);
@@ -7154,6 +7186,7 @@ function layout3(ctx, panel, w) {
   g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
   return g;
 }
+var layout3 = remembered(layoutOnce3);
 function drawColorbar(ctx, panel, g, box, th) {
   const bar = { x: box.x + box.w + 8, y: box.y, w: 10, h: box.h };
   ctx.imageSmoothingEnabled = true;
@@ -7230,7 +7263,7 @@ function legendPlaces(ctx, panel, below, most) {
   const rows = places.length ? below ? y / LEGEND_ROW + 1 : y / LEGEND_ROW : 0;
   return { places, height: rows * LEGEND_ROW };
 }
-function layout4(ctx, panel, w, h = 0) {
+function layoutOnce4(ctx, panel, w, h = 0) {
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   const { n } = panel, [lo, hi] = panel.ylim;
   const log = !!panel.ylog || panel.yscale === "log";
@@ -7276,6 +7309,7 @@ function layout4(ctx, panel, w, h = 0) {
   g.minW = g.left + g.right + 90;
   return g;
 }
+var layout4 = remembered(layoutOnce4);
 function measureLines(ctx, panel, w) {
   const g = layout4(ctx, panel, w);
   return { minW: g.minW, height: g.height };

@@ -4,8 +4,8 @@
 
 import {general} from "../format.js";
 import {logTicks, niceTicks, wholeTicks} from "../ticks.js";
-import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, text, titleBlock, widest,
-        widthOf} from "./style.js";
+import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, remembered, text,
+        titleBlock, widest, widthOf} from "./style.js";
 
 const LEGEND_ROW = 16;  // px a legend entry
 const SWATCH = 28;      // px of line and gap before a legend entry's text
@@ -45,7 +45,7 @@ function legendPlaces(ctx, panel, below, most) {
 
 /** Where everything of a lines panel goes in `w` px: the title's lines, the ticks and the
  *  margins measured from them, the legend outside the plot, the scales. */
-function layout(ctx, panel, w, h = 0) {
+function layoutOnce(ctx, panel, w, h = 0) {
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   const {n} = panel, [lo, hi] = panel.ylim;
   const log = !!panel.ylog || panel.yscale === "log";  // then lo > 0
@@ -87,6 +87,9 @@ function layout(ctx, panel, w, h = 0) {
   g.minW = g.left + g.right + 90;
   return g;
 }
+
+
+const layout = remembered(layoutOnce);
 
 /** The least width (CSS px) a lines panel needs, and its height at width `w`. */
 export function measureLines(ctx, panel, w) {
