@@ -7235,9 +7235,66 @@ function drawHeatmap(ctx, panel, region, th, scratch) {
 
 // src/panels/lines.js
 init_format();
+
+// src/theme.js
+function cssVar(el, names, fallback) {
+  const style = getComputedStyle(el);
+  for (const name of names) {
+    const value = style.getPropertyValue(name).trim();
+    if (value) {
+      return value;
+    }
+  }
+  return fallback;
+}
+function channels(colour) {
+  const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
+  if (hex) {
+    return hex.slice(1, 4).map((h) => parseInt(h, 16));
+  }
+  const fn = /rgba?\(([^)]+)\)/.exec(colour);
+  return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
+}
+function luminance(colour) {
+  const c = channels(colour);
+  return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+}
+function wcag(c) {
+  const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+var contrastedMemo = /* @__PURE__ */ new Map();
+function contrasted(colour, background, least = 3) {
+  const key = colour + "|" + background;
+  if (!contrastedMemo.has(key)) {
+    const bg = wcag(channels(background)), toward = bg > 0.18 ? 0 : 255, c = channels(colour);
+    const ratio = (l) => (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
+    let out = colour;
+    for (let t = 0.1; t <= 1.0001 && ratio(wcag(channels(out))) < least; t += 0.1) {
+      out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
+    }
+    contrastedMemo.set(key, out);
+  }
+  return contrastedMemo.get(key);
+}
+function theme(el) {
+  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
+  return {
+    background,
+    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
+    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
+    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
+    dark: luminance(background) < 0.5
+  };
+}
+
+// src/panels/lines.js
 var LEGEND_ROW = 16;
 var SWATCH = 28;
-var lineColour = (line, th) => th.dark && line.dark ? line.dark : line.color;
+var lineColour = (line, th) => {
+  const colour = th.dark && line.dark ? line.dark : line.color;
+  return (line.width || 1) >= 2 ? colour : contrasted(colour, th.background);
+};
 function strokeOf(ctx, line, th) {
   ctx.strokeStyle = lineColour(line, th);
   ctx.lineWidth = line.width * 1.2;
@@ -7508,39 +7565,6 @@ function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePix
   spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout5.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
   return layout5;
-}
-
-// src/theme.js
-function cssVar(el, names, fallback) {
-  const style = getComputedStyle(el);
-  for (const name of names) {
-    const value = style.getPropertyValue(name).trim();
-    if (value) {
-      return value;
-    }
-  }
-  return fallback;
-}
-function luminance(colour) {
-  const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
-  let c;
-  if (hex) {
-    c = hex.slice(1, 4).map((h) => parseInt(h, 16));
-  } else {
-    const fn = /rgba?\(([^)]+)\)/.exec(colour);
-    c = fn ? fn[1].split(/[ ,/]+/).filter(Boolean).map(Number) : [255, 255, 255];
-  }
-  return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
-}
-function theme(el) {
-  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
-  return {
-    background,
-    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
-    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
-    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
-    dark: luminance(background) < 0.5
-  };
 }
 
 // src/download.js

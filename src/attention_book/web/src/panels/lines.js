@@ -3,6 +3,7 @@
 // right of it, or below it when that would take over two fifths of the panel.
 
 import {general} from "../format.js";
+import {contrasted} from "../theme.js";
 import {logTicks, niceTicks, wholeTicks} from "../ticks.js";
 import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, remembered, text,
         titleBlock, widest, widthOf} from "./style.js";
@@ -10,7 +11,12 @@ import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, remembere
 const LEGEND_ROW = 16;  // px a legend entry
 const SWATCH = 28;      // px of line and gap before a legend entry's text
 
-const lineColour = (line, th) => (th.dark && line.dark ? line.dark : line.color);
+/** A line's colour in the mode shown, with 3:1 contrast against the background unless the
+ *  line is a broad band (2 px or more: drawn light under a thinner one on purpose). */
+const lineColour = (line, th) => {
+  const colour = th.dark && line.dark ? line.dark : line.color;
+  return (line.width || 1) >= 2 ? colour : contrasted(colour, th.background);
+};
 
 /** Set the stroke of `line`: its colour, width and dashes. */
 function strokeOf(ctx, line, th) {
