@@ -5767,7 +5767,7 @@ var require_scaling = __commonJS({
         var lines = [
           "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
           "variance of the scores: " + fmt.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
-          "largest weight " + fmt.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt.fixed(1 / st.s_k, 3) + "); entropy " + fmt.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt.fixed(st.gradNorm, 3),
+          "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt.fixed(1 / st.s_k, 3) + "); entropy " + fmt.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt.fixed(st.gradNorm, 3),
           "an example row of " + st.s_k + " weights, largest first: " + row + ", \u2026"
         ];
         return core.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
