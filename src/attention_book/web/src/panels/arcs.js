@@ -53,7 +53,6 @@ function layoutOnce(ctx, panel, w) {
           minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)};  // every key named, turned
 }
 
-
 const layout = remembered(layoutOnce);
 
 /** The least width (CSS px) an arcs panel needs, and its height at width `w`. */

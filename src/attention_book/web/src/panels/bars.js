@@ -37,7 +37,6 @@ function layoutOnce(ctx, panel, w) {
           height: title.height + legendH + ph + bottom, minW: left + right + 80};
 }
 
-
 const layout = remembered(layoutOnce);
 
 /** The least width (CSS px) a bars panel needs, and its height at width `w`. */

@@ -6,7 +6,8 @@ import {colorize, lut} from "../colormaps.js";
 import {general} from "../format.js";
 import {wholeTicks} from "../ticks.js";
 import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, emptyMessage, font,
-        labelLines, remembered, rotatedText, text, thin, tickFit, titleBlock, widest, widthOf} from "./style.js";
+        labelLines, remembered, rotatedText, text, thin, tickFit, titleBlock, widest,
+        widthOf} from "./style.js";
 
 const MASKED = {light: [230, 230, 230], dark: [90, 90, 90]};  // grey, not a colour of the map
 const TURNED_SPACING = 12;  // px: the least room between two turned (vertical) tick labels
@@ -147,7 +148,6 @@ function layoutOnce(ctx, panel, w) {
   g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
   return g;
 }
-
 
 const layout = remembered(layoutOnce);
 

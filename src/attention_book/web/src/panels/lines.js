@@ -94,7 +94,6 @@ function layoutOnce(ctx, panel, w, h = 0) {
   return g;
 }
 
-
 const layout = remembered(layoutOnce);
 
 /** The least width (CSS px) a lines panel needs, and its height at width `w`. */
