@@ -134,6 +134,22 @@ def test_window_and_band_that_reach_everything_are_causal():
     assert "is the causal mask" in notes(band)
 
 
+@pytest.mark.parametrize("lower, upper", [(3, 5), (16, 1), (0, 16), (4, 4), (16, 16)])
+def test_band_sliders_past_the_sentence_say_so(lower, upper):
+    """The band sliders run to 16 on any sentence (QA #17): past s - 1 = 4 the mask stops
+    changing, and a note says so; covering every key on both sides is no mask."""
+    state = masking_state(RUNNING_SENTENCE, "band", lower=lower, upper=upper)
+    np.testing.assert_array_equal(
+        state.mask, masking_state(RUNNING_SENTENCE, "band", lower=min(lower, 4),
+                                  upper=min(upper, 4)).mask)
+    assert "values past 4 draw the same mask" in notes(state, "info")
+    assert ("covers every key" in notes(state, "info")) == (min(lower, upper) >= 4)
+    if min(lower, upper) >= 4:
+        assert state.mask.all()
+    quiet = masking_state(RUNNING_SENTENCE, "band", lower=min(lower, 3), upper=min(upper, 3))
+    assert "draw the same mask" not in notes(quiet)
+
+
 def test_controls_without_effect_change_nothing():
     base = masking_state(RUNNING_SENTENCE, "causal")
     for other in ({"length": 0}, {"window": 5}, {"lower": 0, "upper": 3}):

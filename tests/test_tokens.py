@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_book.tokens import (
-    MAX_TEXT_CHARS, RUNNING_IDS, RUNNING_SENTENCE, UNK_TOKEN, Vocabulary, tokenize,
+    MAX_TEXT_CHARS, RUNNING_IDS, RUNNING_SENTENCE, UNK_TOKEN, Vocabulary, invisible, tokenize,
 )
 
 VOCAB = Vocabulary.default()
@@ -44,6 +44,30 @@ def test_vocabulary_is_consistent():
     assert Vocabulary.default() is VOCAB  # read from disk once, shared by every lab
     assert len(VOCAB) == len(set(VOCAB.words)) == 246
     assert VOCAB.words[:2] == ("<pad>", "<unk>")
+
+
+#: Characters that draw nothing: zero-width space, ZWNJ, ZWJ, soft hyphen, byte order mark,
+#: word joiner, left-to-right mark, bell, escape, delete, a C1 control, a tag character.
+INVISIBLE = "\u200b\u200c\u200d\u00ad\ufeff\u2060\u200e\x07\x1b\x7f\x9b\U000e0041"
+
+
+@pytest.mark.parametrize("ch", list(INVISIBLE))
+def test_invisible_characters_are_no_tokens(ch):
+    """What the reader cannot see is not a token: the word it sits in stays whole, and a
+    text of nothing else is empty (issue 23: they became blank tokens)."""
+    assert invisible(ch)
+    assert tokenize(f"the{ch} weather") == ["the", "weather"]
+    assert tokenize(f"{ch}lo{ch}vely{ch}") == ["lovely"]
+    with pytest.raises(ValueError, match="empty"):
+        tokenize(ch * 3)
+
+
+def test_spaces_stay_separators_and_visible_characters_stay():
+    """Tab, newline and the other controls that are spaces still separate words; marks and
+    symbols that draw something are not dropped."""
+    assert tokenize("the\tcat\nsaw\x1cdog\x85ran") == ["the", "cat", "saw", "dog", "ran"]
+    assert not any(invisible(ch) for ch in " \t\n\r\x0b\x0c\x1c\x85\u2028\u00a0")
+    assert tokenize("café \u0301 \u00b2 \U0001f600") == ["café", "\u0301", "\u00b2", "\U0001f600"]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -98,9 +122,10 @@ def test_any_text_gives_tokens_or_a_clear_error(text):
         tokens = tokenize(text)
     except ValueError as err:
         assert "empty" in str(err)
-        assert not any(ch.isalnum() or not ch.isspace() for ch in text)
+        assert all(ch.isspace() or invisible(ch) for ch in text)
         return
     ids = VOCAB.encode(tokens)
     assert ids.shape == (len(tokens),)
     assert ((ids >= 0) & (ids < len(VOCAB))).all()
     assert all(t and not t.isspace() for t in tokens)
+    assert not any(invisible(ch) for t in tokens for ch in t)

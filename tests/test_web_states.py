@@ -94,7 +94,9 @@ MARKUP = ("<b>x</b><script>alert(1)</script>", "&amp;", '"quoted"', "<img src=x 
           "</div>", "a<b", "'s")
 FIXED_TEXTS = ("", "   ", "\n\t", "!!!", "<b>x</b><script>", "the the the the the the the the",
                "ΣΟΦΙΑΣ ΟΔΟΣ", "a" * (MAX_TEXT_CHARS + 1), "cat " * 33, "the dog's " * 50,
-               "THE WEATHER IS GLORIOUS TODAY", "Zebras eat 42 naïve cafés, don't they?")
+               "THE WEATHER IS GLORIOUS TODAY", "Zebras eat 42 naïve cafés, don't they?",
+               "the\u200b wea\u00adther\ufeff is\u200dlovely\x07 \u200c\U000e0041today",
+               "\u200b\u2060\x1b", "Σ\u00adΣ A\x07Σ")
 
 
 def sentences(rng: np.random.Generator, n: int, longest: int = 40) -> list[str]:
@@ -133,7 +135,7 @@ def test_tokenizer_equals_python_on_random_unicode(n):
     rng = np.random.default_rng(1917 + n)
     pool = [chr(c) for c in range(0x20, 0x250)] + list(
         "ΣσςΑΒΓ'''sS_ \t\n\u00a0\u2028\u0345\u0130\u1e9e\u2160\u00b2\u0660\u4e00\U0001d400"
-        "\U0001f600\u0301\u200d") + [chr(c) for c in rng.integers(0, 0x110000, 3000)
+        "\U0001f600\u0301\u200d\u200b\u00ad\ufeff\x07\x85") + [chr(c) for c in rng.integers(0, 0x110000, 3000)
                                      if not 0xD800 <= c <= 0xDFFF]
     texts = ["".join(rng.choice(pool, int(rng.integers(0, 30)))) for _ in range(n)]
     texts += [*FIXED_TEXTS, *sentences(rng, n // 20), "It's the dog's bone.", "x's_", "A'Sb",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -29,8 +30,18 @@ UNK_TOKEN = "<unk>"
 _TOKEN_RE = re.compile(r"[^\W_]+|'s\b|[^\w\s]|_")
 
 
+def invisible(ch: str) -> bool:
+    """True if ``ch`` draws nothing and is not a space: a control (Unicode category Cc) or
+    format character (Cf), such as the zero-width space U+200B, ZWJ/ZWNJ, the soft hyphen
+    U+00AD or the byte order mark U+FEFF. :func:`tokenize` drops them, so a token is what
+    the reader sees: "co\u00adoperate" is "cooperate"."""
+    return unicodedata.category(ch) in ("Cc", "Cf") and not ch.isspace()
+
+
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into lower-case word and punctuation tokens.
+
+    Characters that draw nothing (:func:`invisible`) are dropped first.
 
     Parameters
     ----------
@@ -54,6 +65,8 @@ def tokenize(text: str) -> list[str]:
     ['the', 'weather', 'is', 'lovely', 'today']
     >>> tokenize("It's the dog's bone.")
     ['it', "'s", 'the', 'dog', "'s", 'bone', '.']
+    >>> tokenize("zero\u200bwidth \ufeffco\u00adoperate")
+    ['zerowidth', 'cooperate']
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
@@ -61,6 +74,8 @@ def tokenize(text: str) -> list[str]:
         raise ValueError(
             f"text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}"
         )
+    if not text.isprintable():  # drop what draws nothing (spaces stay: they separate)
+        text = "".join(ch for ch in text if not invisible(ch))
     tokens = _TOKEN_RE.findall(text.lower())
     if not tokens:
         raise ValueError("text is empty: type at least one word")

@@ -83,7 +83,8 @@ def scaling_readout_html(state: ScalingState) -> str:
         f"<b>{mode}</b>, d<sub>k</sub> = {state.d_k}",
         f"variance of the scores: {state.variance:.3g} "
         f"(q\u00b7k alone has variance \u2248 d<sub>k</sub> = {state.d_k})",
-        f"largest weight {state.max_weight:.3f} (uniform would be 1/{s_k} = {1 / s_k:.3f}); "
+        f"mean over {SCALING_QUERIES} queries: largest weight {state.max_weight:.3f} "
+        f"(uniform would be 1/{s_k} = {1 / s_k:.3f}); "
         f"entropy {state.entropy:.3f} nats (max log {s_k} = {math.log(s_k):.3f}); "
         f"gradient norm {state.grad_norm:.3f}",
         f"an example row of {s_k} weights, largest first: {row}, \u2026",

@@ -92,6 +92,17 @@ class MaskingState(HasTokens):
         }[self.kind]
 
 
+def band_past_note(lower: int, upper: int, s: int) -> str:
+    """The note when a band slider reaches past what a sentence of s tokens can show (the
+    sliders go to 16 whatever s): no query has more than s - 1 keys on either side, so larger
+    values draw the same mask."""
+    note = (f"keys before {lower}, after {upper}: no query of these s = {s} tokens has more "
+            f"than {s - 1} keys on either side, so values past {s - 1} draw the same mask")
+    if lower >= s - 1 and upper >= s - 1:
+        note += "; this band covers every key, as no mask does"
+    return note
+
+
 def masking_state(text: str = RUNNING_SENTENCE, kind: str = "causal", length: int = 3,
                   window: int = 2, lower: int = 1, upper: int = 1, method: str = "before",
                   *, max_tokens: int = MAX_WIDGET_TOKENS) -> MaskingState:
@@ -165,6 +176,8 @@ def masking_state(text: str = RUNNING_SENTENCE, kind: str = "causal", length: in
                                      "softmax of all \u2212\u221e gives NaN"))
     if kind == "window" and s and window >= s:
         notes.append(Note("info", f"window {window} \u2265 s = {s}: the same as the causal mask"))
+    if kind == "band" and s and (max(lower, upper) > s - 1 or min(lower, upper) >= s - 1):
+        notes.append(Note("info", band_past_note(lower, upper, s)))
     if kind == "band" and s and lower >= s - 1 and upper == 0:
         notes.append(Note("info", "a band reaching every earlier key and none after is the "
                                   "causal mask"))

@@ -72,6 +72,23 @@
     }
     return w;
   }
+  function remembered(layout6) {
+    const memo = /* @__PURE__ */ new WeakMap();
+    return (ctx, panel, ...args) => {
+      let byArgs = memo.get(panel);
+      if (!byArgs) {
+        byArgs = /* @__PURE__ */ new Map();
+        memo.set(panel, byArgs);
+      }
+      const key = args.join(",");
+      let g = byArgs.get(key);
+      if (g === void 0) {
+        g = layout6(ctx, panel, ...args);
+        byArgs.set(key, g);
+      }
+      return g;
+    };
+  }
   var widest = (ctx, strs) => strs.reduce((w, s) => Math.max(w, widthOf(ctx, s)), 0);
   function text(ctx, str, x, y, align, baseline, px, colour, bold = false) {
     font(ctx, px, bold);
@@ -179,7 +196,7 @@
   var ARC_SPACE = 110;
   var SIDE = 24;
   var LEVELS = { light: [0, 0.72], dark: [0.38, 1] };
-  function layout(ctx, panel, w) {
+  function layoutOnce(ctx, panel, w) {
     const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
     font(ctx);
     const name = (j) => tokens[j] === void 0 ? String(j) : tokens[j];
@@ -226,26 +243,42 @@
       minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)
     };
   }
+  var layout = remembered(layoutOnce);
   function measureArcs(ctx, panel, w) {
     const g = layout(ctx, panel, w);
     return { minW: g.minW, height: g.height };
   }
-  function dot(ctx, x, y, r) {
+  function dots(ctx, xs, y, r) {
     ctx.beginPath();
-    ctx.arc(x, y, r, 0, 2 * Math.PI);
+    for (const x of xs) {
+      ctx.moveTo(x + r, y);
+      ctx.arc(x, y, r, 0, 2 * Math.PI);
+    }
     ctx.fill();
   }
   function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
     const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
     const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
+    const style = (w) => [
+      Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))),
+      Math.round(4 * (0.5 + 8 * w)) / 4
+    ];
     ctx.lineCap = "round";
-    for (const j of order) {
-      const w = weights[j];
-      ctx.strokeStyle = rgb("cividis", Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))));
-      ctx.lineWidth = 0.5 + 8 * w;
+    let k = 0;
+    while (k < order.length) {
+      const [level, width] = style(weights[order[k]]);
+      ctx.strokeStyle = rgb("cividis", level);
+      ctx.lineWidth = width;
       ctx.beginPath();
-      ctx.moveTo(xq, top);
-      ctx.bezierCurveTo(xq, (top + bottom) / 2, X(j), (top + bottom) / 2, X(j), bottom);
+      for (; k < order.length; k++) {
+        const s = style(weights[order[k]]);
+        if (s[0] !== level || s[1] !== width) {
+          break;
+        }
+        const x = X(order[k]);
+        ctx.moveTo(xq, top);
+        ctx.bezierCurveTo(xq, (top + bottom) / 2, x, (top + bottom) / 2, x, bottom);
+      }
       ctx.stroke();
     }
   }
@@ -266,11 +299,9 @@
       emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
     }
     ctx.fillStyle = th.muted;
-    for (let j = 0; j < n; j++) {
-      dot(ctx, X(j), bottom, 3);
-    }
+    dots(ctx, Array.from({ length: n }, (_, j) => X(j)), bottom, 3);
     ctx.fillStyle = ACCENT;
-    dot(ctx, xq, top, 5);
+    dots(ctx, [xq], top, 5);
     g.named.shown.forEach((j, k) => {
       if (g.turn === 0) {
         text(ctx, g.labels[k], X(j), bottom + 7, "center", "top", TEXT_PX, th.text);
@@ -343,7 +374,7 @@
 
   // src/panels/bars.js
   var KEY = 16;
-  function layout2(ctx, panel, w) {
+  function layoutOnce2(ctx, panel, w) {
     const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     const n = panel.labels.length, named = thin(n, NAME_ALL);
     font(ctx);
@@ -381,6 +412,7 @@
       minW: left + right + 80
     };
   }
+  var layout2 = remembered(layoutOnce2);
   function measureBars(ctx, panel, w) {
     const g = layout2(ctx, panel, w);
     return { minW: g.minW, height: g.height };
@@ -542,7 +574,7 @@
     const at = wholeTicks(n, Math.max(2, Math.min(most, 6)));
     return { at, labels: at.map(String), step: 1, tokens: false };
   }
-  function layout3(ctx, panel, w) {
+  function layoutOnce3(ctx, panel, w) {
     const [rows, cols] = panel.extent || [panel.rows, panel.cols];
     const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     font(ctx);
@@ -586,6 +618,7 @@
     g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
     return g;
   }
+  var layout3 = remembered(layoutOnce3);
   function drawColorbar(ctx, panel, g, box, th) {
     const bar = { x: box.x + box.w + 8, y: box.y, w: 10, h: box.h };
     ctx.imageSmoothingEnabled = true;
@@ -629,10 +662,65 @@
     }
   }
 
+  // src/theme.js
+  function cssVar(el, names, fallback) {
+    const style = getComputedStyle(el);
+    for (const name of names) {
+      const value = style.getPropertyValue(name).trim();
+      if (value) {
+        return value;
+      }
+    }
+    return fallback;
+  }
+  function channels(colour) {
+    const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
+    if (hex) {
+      return hex.slice(1, 4).map((h) => parseInt(h, 16));
+    }
+    const fn = /rgba?\(([^)]+)\)/.exec(colour);
+    return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
+  }
+  function luminance(colour) {
+    const c = channels(colour);
+    return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+  }
+  function wcag(c) {
+    const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+  var contrastedMemo = /* @__PURE__ */ new Map();
+  function contrasted(colour, background, least = 3) {
+    const key = colour + "|" + background;
+    if (!contrastedMemo.has(key)) {
+      const bg = wcag(channels(background)), toward = bg > 0.18 ? 0 : 255, c = channels(colour);
+      const ratio = (l) => (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
+      let out = colour;
+      for (let t = 0.1; t <= 1.0001 && ratio(wcag(channels(out))) < least; t += 0.1) {
+        out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
+      }
+      contrastedMemo.set(key, out);
+    }
+    return contrastedMemo.get(key);
+  }
+  function theme(el) {
+    const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
+    return {
+      background,
+      text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
+      muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
+      border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
+      dark: luminance(background) < 0.5
+    };
+  }
+
   // src/panels/lines.js
   var LEGEND_ROW = 16;
   var SWATCH = 28;
-  var lineColour = (line, th) => th.dark && line.dark ? line.dark : line.color;
+  var lineColour = (line, th) => {
+    const colour = th.dark && line.dark ? line.dark : line.color;
+    return (line.width || 1) >= 2 ? colour : contrasted(colour, th.background);
+  };
   function strokeOf(ctx, line, th) {
     ctx.strokeStyle = lineColour(line, th);
     ctx.lineWidth = line.width * 1.2;
@@ -661,7 +749,7 @@
     const rows = places.length ? below ? y / LEGEND_ROW + 1 : y / LEGEND_ROW : 0;
     return { places, height: rows * LEGEND_ROW };
   }
-  function layout4(ctx, panel, w, h = 0) {
+  function layoutOnce4(ctx, panel, w, h = 0) {
     const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
     const { n } = panel, [lo, hi] = panel.ylim;
     const log = !!panel.ylog || panel.yscale === "log";
@@ -707,6 +795,7 @@
     g.minW = g.left + g.right + 90;
     return g;
   }
+  var layout4 = remembered(layoutOnce4);
   function measureLines(ctx, panel, w) {
     const g = layout4(ctx, panel, w);
     return { minW: g.minW, height: g.height };
@@ -1247,39 +1336,6 @@
       throw new Error(`the browser lab has no ${c.kind} control (${c.name})`);
     }
     return new Kind(c, id);
-  }
-
-  // src/theme.js
-  function cssVar(el, names, fallback) {
-    const style = getComputedStyle(el);
-    for (const name of names) {
-      const value = style.getPropertyValue(name).trim();
-      if (value) {
-        return value;
-      }
-    }
-    return fallback;
-  }
-  function luminance(colour) {
-    const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
-    let c;
-    if (hex) {
-      c = hex.slice(1, 4).map((h) => parseInt(h, 16));
-    } else {
-      const fn = /rgba?\(([^)]+)\)/.exec(colour);
-      c = fn ? fn[1].split(/[ ,/]+/).filter(Boolean).map(Number) : [255, 255, 255];
-    }
-    return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
-  }
-  function theme(el) {
-    const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
-    return {
-      background,
-      text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
-      muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
-      border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
-      dark: luminance(background) < 0.5
-    };
   }
 
   // src/download.js

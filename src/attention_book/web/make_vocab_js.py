@@ -15,7 +15,9 @@ Unicode, not Python's):
   code points; U+03A3 (capital sigma) is left out: Python lowers it by context,
 - ``ignorable`` / ``cased``: the case-ignorable code points, and the cased ones that are not
   case-ignorable, which decide that context (Unicode's Final_Sigma, as CPython's
-  ``handle_capital_sigma``), measured from how Python lowers "cΣ" and "AcΣ".
+  ``handle_capital_sigma``), measured from how Python lowers "cΣ" and "AcΣ",
+- ``invisible``: the code points :func:`attention_book.tokens.invisible` says draw nothing
+  (controls and format characters that are not spaces), which the tokenizer drops.
 
 Every table is a list of inclusive code point ranges ``[first, last]``, flattened.
 ``tests/test_web_states.py`` checks that this file is up to date and the tokenizer against
@@ -48,15 +50,19 @@ def ranges(points) -> list[int]:
 
 
 def tables() -> dict:
+    from attention_book.tokens import invisible
+
     word = re.compile(r"[^\W_]")
     space = re.compile(r"\s")
-    words, spaces, single, multi, ignorable, cased = [], [], [], [], [], []
+    words, spaces, single, multi, ignorable, cased, hidden = [], [], [], [], [], [], []
     for c in _code_points():
         ch = chr(c)
         if word.fullmatch(ch):
             words.append(c)
         if space.fullmatch(ch):
             spaces.append(c)
+        if invisible(ch):
+            hidden.append(c)
         if c != SIGMA:
             low = ch.lower()
             if len(low) == 1 and low != ch:
@@ -79,7 +85,8 @@ def tables() -> dict:
         runs.append([c, c, 1, delta])
     return {"word": ranges(words), "space": ranges(spaces),
             "lower": [x for run in runs for x in run], "lowerMulti": multi,
-            "ignorable": ranges(ignorable), "cased": ranges(cased)}
+            "ignorable": ranges(ignorable), "cased": ranges(cased),
+            "invisible": ranges(hidden)}
 
 
 def vocab_js() -> str:

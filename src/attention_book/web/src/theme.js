@@ -12,17 +12,49 @@ function cssVar(el, names, fallback) {
   return fallback;
 }
 
-/** Relative luminance (0..1) of a CSS colour "#rrggbb" or "rgb(r, g, b)" (white otherwise). */
-function luminance(colour) {
+/** [r, g, b] (0..255) of a CSS colour "#rrggbb" or "rgb(r, g, b)" (white otherwise). */
+function channels(colour) {
   const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
-  let c;
-  if (hex) {
-    c = hex.slice(1, 4).map((h) => parseInt(h, 16));
-  } else {
-    const fn = /rgba?\(([^)]+)\)/.exec(colour);
-    c = fn ? fn[1].split(/[ ,/]+/).filter(Boolean).map(Number) : [255, 255, 255];
-  }
+  if (hex) { return hex.slice(1, 4).map((h) => parseInt(h, 16)); }
+  const fn = /rgba?\(([^)]+)\)/.exec(colour);
+  return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
+}
+
+/** Relative luminance (0..1) of a CSS colour, roughly (no sRGB curve): light or dark. */
+function luminance(colour) {
+  const c = channels(colour);
   return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+}
+
+/** WCAG's relative luminance of [r, g, b]. */
+function wcag(c) {
+  const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+const contrastedMemo = new Map();
+
+/**
+ * `colour`, or the nearest mix of it toward black (on a light background) or white (on a
+ * dark one) with at least `least`:1 contrast against `background` (WCAG: 3 for graphics).
+ * A thin light line on white (a yellow, a pale grey) is then still seen.
+ * @param {string} colour
+ * @param {string} background
+ * @param {number} [least]
+ * @returns {string}
+ */
+export function contrasted(colour, background, least = 3) {
+  const key = colour + "|" + background;
+  if (!contrastedMemo.has(key)) {
+    const bg = wcag(channels(background)), toward = bg > 0.18 ? 0 : 255, c = channels(colour);
+    const ratio = (l) => (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
+    let out = colour;
+    for (let t = 0.1; t <= 1.0001 && ratio(wcag(channels(out))) < least; t += 0.1) {
+      out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
+    }
+    contrastedMemo.set(key, out);
+  }
+  return contrastedMemo.get(key);
 }
 
 /**

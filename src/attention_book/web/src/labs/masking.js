@@ -112,6 +112,11 @@ import rng from "../shared/rng.js";
     if (kind === "window" && s && window >= s) {
       notes.push({level: "info", text: "window " + window + " \u2265 s = " + s + ": the same as the causal mask"});
     }
+    if (kind === "band" && s && (Math.max(lower, upper) > s - 1 || Math.min(lower, upper) >= s - 1)) {  // scenes.masking.band_past_note
+      notes.push({level: "info", text: "keys before " + lower + ", after " + upper + ": no query of these s = " + s +
+        " tokens has more than " + (s - 1) + " keys on either side, so values past " + (s - 1) + " draw the same mask" +
+        (lower >= s - 1 && upper >= s - 1 ? "; this band covers every key, as no mask does" : "")});
+    }
     if (kind === "band" && s && lower >= s - 1 && upper === 0) {
       notes.push({level: "info", text: "a band reaching every earlier key and none after is the causal mask"});
     }

@@ -162,7 +162,8 @@ import rng from "../shared/rng.js";
       "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
       "variance of the scores: " + fmt.general(st.variance, 3) +
         " (q\u00b7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
-      "largest weight " + fmt.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " +
+      "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt.fixed(st.maxWeight, 3) +
+        " (uniform would be 1/" + st.s_k + " = " +
         fmt.fixed(1 / st.s_k, 3) + "); entropy " + fmt.fixed(st.entropy, 3) + " nats (max log " +
         st.s_k + " = " + fmt.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt.fixed(st.gradNorm, 3),
       "an example row of " + st.s_k + " weights, largest first: " + row + ", \u2026",

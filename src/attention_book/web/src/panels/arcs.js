@@ -5,8 +5,8 @@
 // every k-th and the query's own, and the title says so.
 
 import {rgb} from "../colormaps.js";
-import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, drawTitle, emptyMessage, font, text, thin, thinNote,
-        titleBlock, turnedText, widest, widthOf} from "./style.js";
+import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, drawTitle, emptyMessage, font, remembered, text,
+        thin, thinNote, titleBlock, turnedText, widest, widthOf} from "./style.js";
 
 const ARC_SPACE = 110;  // px from the query's node to the keys'
 const SIDE = 24;        // px at least left and right of the outer nodes
@@ -15,7 +15,7 @@ const SIDE = 24;        // px at least left and right of the outer nodes
 const LEVELS = {light: [0.0, 0.72], dark: [0.38, 1.0]};
 
 /** How the key labels go: which are named, turned how, and the room they need. */
-function layout(ctx, panel, w) {
+function layoutOnce(ctx, panel, w) {
   const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
   font(ctx);
   const name = (j) => (tokens[j] === undefined ? String(j) : tokens[j]);
@@ -53,31 +53,46 @@ function layout(ctx, panel, w) {
           minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)};  // every key named, turned
 }
 
+const layout = remembered(layoutOnce);
+
 /** The least width (CSS px) an arcs panel needs, and its height at width `w`. */
 export function measureArcs(ctx, panel, w) {
   const g = layout(ctx, panel, w);
   return {minW: g.minW, height: g.height};
 }
 
-/** A filled dot of radius r at (x, y). */
-function dot(ctx, x, y, r) {
+/** Filled dots of radius r at (xs[k], y), in one path. */
+function dots(ctx, xs, y, r) {
   ctx.beginPath();
-  ctx.arc(x, y, r, 0, 2 * Math.PI);
+  for (const x of xs) {
+    ctx.moveTo(x + r, y);
+    ctx.arc(x, y, r, 0, 2 * Math.PI);
+  }
   ctx.fill();
 }
 
-/** The arcs of `weights` from xq (top) to each X(j) (bottom), the heaviest last. */
+/** The arcs of `weights` from xq (top) to each X(j) (bottom), the heaviest last. Arcs whose
+ *  colour level and width (to a quarter pixel) agree are stroked as one path: at 128 keys a
+ *  stroke an arc was the larger part of the figure's draw. */
 function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
   const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
   const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
+  const style = (w) => [Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))),
+                        Math.round(4 * (0.5 + 8 * w)) / 4];
   ctx.lineCap = "round";
-  for (const j of order) {
-    const w = weights[j];
-    ctx.strokeStyle = rgb("cividis", Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))));
-    ctx.lineWidth = 0.5 + 8 * w;
+  let k = 0;
+  while (k < order.length) {
+    const [level, width] = style(weights[order[k]]);
+    ctx.strokeStyle = rgb("cividis", level);
+    ctx.lineWidth = width;
     ctx.beginPath();
-    ctx.moveTo(xq, top);
-    ctx.bezierCurveTo(xq, (top + bottom) / 2, X(j), (top + bottom) / 2, X(j), bottom);
+    for (; k < order.length; k++) {
+      const s = style(weights[order[k]]);
+      if (s[0] !== level || s[1] !== width) { break; }
+      const x = X(order[k]);
+      ctx.moveTo(xq, top);
+      ctx.bezierCurveTo(xq, (top + bottom) / 2, x, (top + bottom) / 2, x, bottom);
+    }
     ctx.stroke();
   }
 }
@@ -107,9 +122,9 @@ export function drawArcs(ctx, panel, region, th) {
     emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
   }
   ctx.fillStyle = th.muted;
-  for (let j = 0; j < n; j++) { dot(ctx, X(j), bottom, 3); }
+  dots(ctx, Array.from({length: n}, (_, j) => X(j)), bottom, 3);
   ctx.fillStyle = ACCENT;
-  dot(ctx, xq, top, 5);
+  dots(ctx, [xq], top, 5);
   g.named.shown.forEach((j, k) => {
     if (g.turn === 0) {
       text(ctx, g.labels[k], X(j), bottom + 7, "center", "top", TEXT_PX, th.text);

@@ -3,13 +3,13 @@
 // groups (the plot grows to a line of text a group); beyond, every k-th, said on the axis.
 
 import {general} from "../format.js";
-import {LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, font, labelLines, text, thin,
-        titleBlock, widest, widthOf} from "./style.js";
+import {LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, font, labelLines, remembered,
+        text, thin, titleBlock, widest, widthOf} from "./style.js";
 
 const KEY = 16;  // px of a legend entry's swatch and gap
 
 /** Where everything of a bars panel goes in `w` px. */
-function layout(ctx, panel, w) {
+function layoutOnce(ctx, panel, w) {
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   const n = panel.labels.length, named = thin(n, NAME_ALL);
   font(ctx);
@@ -36,6 +36,8 @@ function layout(ctx, panel, w) {
   return {title, named, labels, left, pw, ph, places, legendH, xlabel, bottom,
           height: title.height + legendH + ph + bottom, minW: left + right + 80};
 }
+
+const layout = remembered(layoutOnce);
 
 /** The least width (CSS px) a bars panel needs, and its height at width `w`. */
 export function measureBars(ctx, panel, w) {

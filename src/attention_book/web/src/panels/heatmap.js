@@ -5,8 +5,9 @@
 import {colorize, lut} from "../colormaps.js";
 import {general} from "../format.js";
 import {wholeTicks} from "../ticks.js";
-import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, emptyMessage, font, labelLines,
-        rotatedText, text, thin, tickFit, titleBlock, widest, widthOf} from "./style.js";
+import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, emptyMessage, font,
+        labelLines, remembered, rotatedText, text, thin, tickFit, titleBlock, widest,
+        widthOf} from "./style.js";
 
 const MASKED = {light: [230, 230, 230], dark: [90, 90, 90]};  // grey, not a colour of the map
 const TURNED_SPACING = 12;  // px: the least room between two turned (vertical) tick labels
@@ -104,7 +105,7 @@ function axisTicks(n, labels, most, keep) {
  * measured from the labels, the plot's size (cells close to square, every named row a line
  * of text tall), the ticks, and the least width that keeps the named columns apart.
  */
-function layout(ctx, panel, w) {
+function layoutOnce(ctx, panel, w) {
   const [rows, cols] = panel.extent || [panel.rows, panel.cols];
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   font(ctx);
@@ -147,6 +148,8 @@ function layout(ctx, panel, w) {
   g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
   return g;
 }
+
+const layout = remembered(layoutOnce);
 
 /** The colour bar right of `box`: a strip of the map, its ticks and its label's lines. */
 function drawColorbar(ctx, panel, g, box, th) {

@@ -3,14 +3,20 @@
 // right of it, or below it when that would take over two fifths of the panel.
 
 import {general} from "../format.js";
+import {contrasted} from "../theme.js";
 import {logTicks, niceTicks, wholeTicks} from "../ticks.js";
-import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, text, titleBlock, widest,
-        widthOf} from "./style.js";
+import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, remembered, text,
+        titleBlock, widest, widthOf} from "./style.js";
 
 const LEGEND_ROW = 16;  // px a legend entry
 const SWATCH = 28;      // px of line and gap before a legend entry's text
 
-const lineColour = (line, th) => (th.dark && line.dark ? line.dark : line.color);
+/** A line's colour in the mode shown, with 3:1 contrast against the background unless the
+ *  line is a broad band (2 px or more: drawn light under a thinner one on purpose). */
+const lineColour = (line, th) => {
+  const colour = th.dark && line.dark ? line.dark : line.color;
+  return (line.width || 1) >= 2 ? colour : contrasted(colour, th.background);
+};
 
 /** Set the stroke of `line`: its colour, width and dashes. */
 function strokeOf(ctx, line, th) {
@@ -45,7 +51,7 @@ function legendPlaces(ctx, panel, below, most) {
 
 /** Where everything of a lines panel goes in `w` px: the title's lines, the ticks and the
  *  margins measured from them, the legend outside the plot, the scales. */
-function layout(ctx, panel, w, h = 0) {
+function layoutOnce(ctx, panel, w, h = 0) {
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   const {n} = panel, [lo, hi] = panel.ylim;
   const log = !!panel.ylog || panel.yscale === "log";  // then lo > 0
@@ -87,6 +93,8 @@ function layout(ctx, panel, w, h = 0) {
   g.minW = g.left + g.right + 90;
   return g;
 }
+
+const layout = remembered(layoutOnce);
 
 /** The least width (CSS px) a lines panel needs, and its height at width `w`. */
 export function measureLines(ctx, panel, w) {

@@ -38,6 +38,32 @@ export function widthOf(ctx, str) {
   return w;
 }
 
+/**
+ * A panel kind's layout(ctx, panel, w, ...) remembered per panel object and arguments: the
+ * figure measures each panel at a few widths and then draws it at one of them, and a redraw
+ * (a new width, the theme) keeps the panels. The layout reads only the panel and the fonts
+ * (never the theme), and nothing changes a panel once its figure is made.
+ * @param {function} layout
+ * @returns {function} the same function, remembered
+ */
+export function remembered(layout) {
+  const memo = new WeakMap();
+  return (ctx, panel, ...args) => {
+    let byArgs = memo.get(panel);
+    if (!byArgs) {
+      byArgs = new Map();
+      memo.set(panel, byArgs);
+    }
+    const key = args.join(",");
+    let g = byArgs.get(key);
+    if (g === undefined) {
+      g = layout(ctx, panel, ...args);
+      byArgs.set(key, g);
+    }
+    return g;
+  };
+}
+
 /** The widest of `strs` in the font set now (0 for none). */
 export const widest = (ctx, strs) => strs.reduce((w, s) => Math.max(w, widthOf(ctx, s)), 0);
 

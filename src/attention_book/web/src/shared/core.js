@@ -135,7 +135,8 @@ import {format} from "../format.js";
       throw new Error("text is " + format.grouped(cps.length) + " characters long; the limit is " +
                       format.grouped(vocab.maxTextChars));
     }
-    cps = lowerCodePoints(cps);
+    // what draws nothing goes first (tokens.invisible: Cc and Cf, not spaces)
+    cps = lowerCodePoints(cps.filter(function (c) { return !inRanges(vocab.invisible, c); }));
     var tokens = [], n = cps.length, i = 0;
     while (i < n) {
       var k = classOf(cps[i]);
