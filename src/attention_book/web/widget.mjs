@@ -3162,19 +3162,20 @@ function projectionWeights(d, d_k, seed) {
   }
   return W2;
 }
-function state(values) {
-  var text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
-  var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
-  var maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
-  if (mode !== "self" && mode !== "cross") {
-    throw new Error("mode must be 'self' or 'cross', got '" + mode + "'");
+var projectedCache = core_default.cache();
+var weighedCache = core_default.cache();
+function lastOne(cache3, key, make2) {
+  var hit = key === null ? void 0 : cache3.get(key);
+  if (hit === void 0) {
+    hit = make2();
+    if (key !== null) {
+      cache3.clear();
+      cache3.set(key, hit);
+    }
   }
-  if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
-    throw new Error("temperature must be a positive number, got " + temperature);
-  }
-  if (!isWhole(query) || query < 0) {
-    throw new Error("query must be a whole number >= 0, got " + query);
-  }
+  return hit;
+}
+function project(mode, text2, kvText, d_k, seed, maxTokens) {
   var d = ATTENTION_D, W2 = projectionWeights(d, d_k, seed);
   var q = core_default.readTokens(text2, maxTokens, "query sentence"), notes = q.notes;
   var qTokens = q.tokens, kTokens = qTokens;
@@ -3196,12 +3197,49 @@ function state(values) {
   }
   var s_q = qTokens.length, s_k = kTokens.length;
   var X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
-  var scale = 1 / (temperature * Math.sqrt(d_k));
   var Q = core_default.matmul(X_q, W2[0], s_q, d, d_k);
   var K = core_default.matmul(X_kv, W2[1], s_k, d, d_k);
   var V = core_default.matmul(X_kv, W2[2], s_k, d, d_k);
-  var weights = core_default.softmaxRows(core_default.matmulT(Q, K, s_q, d_k, s_k, scale), s_q, s_k);
-  var output = core_default.matmul(weights, V, s_q, s_k, d_k);
+  return {
+    qTokens,
+    kTokens,
+    notes,
+    s_q,
+    s_k,
+    X_q,
+    X_kv,
+    Q,
+    K,
+    V,
+    scores: core_default.matmulT(Q, K, s_q, d_k, s_k)
+  };
+}
+function state(values) {
+  var text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
+  var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
+  var maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
+  if (mode !== "self" && mode !== "cross") {
+    throw new Error("mode must be 'self' or 'cross', got '" + mode + "'");
+  }
+  if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
+    throw new Error("temperature must be a positive number, got " + temperature);
+  }
+  if (!isWhole(query) || query < 0) {
+    throw new Error("query must be a whole number >= 0, got " + query);
+  }
+  var cacheable = typeof text2 === "string" && (mode === "self" || typeof kvText === "string");
+  var key = cacheable ? [mode, text2, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
+  var p = lastOne(projectedCache, key, function() {
+    return project(mode, text2, kvText, d_k, seed, maxTokens);
+  });
+  var s_q = p.s_q, s_k = p.s_k, scale = 1 / (temperature * Math.sqrt(d_k));
+  var w = lastOne(weighedCache, key === null ? null : key + "\0" + temperature, function() {
+    var scaled = p.scores.map(function(x) {
+      return x * scale;
+    });
+    var weights = core_default.softmaxRows(scaled, s_q, s_k);
+    return { weights, output: core_default.matmul(weights, p.V, s_q, s_k, d_k) };
+  });
   return {
     text: typeof text2 === "string" ? text2 : "",
     kvText: typeof kvText === "string" ? kvText : "",
@@ -3210,19 +3248,19 @@ function state(values) {
     temperature,
     seed,
     query: s_q ? Math.min(query, s_q - 1) : 0,
-    queryTokens: qTokens,
-    keyTokens: kTokens,
+    queryTokens: p.qTokens,
+    keyTokens: p.kTokens,
     s_q,
     s_k,
-    X_q,
-    X_kv,
-    Q,
-    K,
-    V,
+    X_q: p.X_q,
+    X_kv: p.X_kv,
+    Q: p.Q,
+    K: p.K,
+    V: p.V,
     scale,
-    weights,
-    output,
-    notes
+    weights: w.weights,
+    output: w.output,
+    notes: p.notes.slice()
   };
 }
 function row(st) {
@@ -4436,7 +4474,7 @@ function parameters(d, seed) {
   }
   return p;
 }
-function project(X, W2, b, s, d) {
+function project2(X, W2, b, s, d) {
   var Y = core_default.matmul(X, W2, s, d, d);
   for (var r = 0; r < s; r++) {
     for (var j = 0; j < d; j++) {
@@ -4477,9 +4515,9 @@ function state5(values) {
       X[k] += pe[k];
     }
   }
-  var Q = project(X, P.W[0], P.b[0], s, d);
-  var K = project(X, P.W[1], P.b[1], s, d);
-  var V = project(X, P.W[2], P.b[2], s, d);
+  var Q = project2(X, P.W[0], P.b[0], s, d);
+  var K = project2(X, P.W[1], P.b[1], s, d);
+  var V = project2(X, P.W[2], P.b[2], s, d);
   var weights = new Float64Array(h * s * s), contributions = new Float64Array(h * s * d);
   var merged = new Float64Array(s * d), scale = 1 / Math.sqrt(d_k);
   for (var hd = 0; hd < h; hd++) {
@@ -4499,7 +4537,7 @@ function state5(values) {
     }
     contributions.set(core_default.matmul(H, P.W[3].subarray(hd * d_k * d, (hd + 1) * d_k * d), s, d_k, d), hd * s * d);
   }
-  var output = project(merged, P.W[3], P.b[3], s, d);
+  var output = project2(merged, P.W[3], P.b[3], s, d);
   var onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d), check2 = 0;
   var headNorms = new Float64Array(h);
   for (var e = 0; e < s * d; e++) {
