@@ -325,3 +325,89 @@ def test_compressed_weights_stay_close_to_the_float32_model(book):
     assert largest <= FLOAT32_TOL, largest
     assert flips / positions <= FLIP_BUDGET, (flips, positions)
     assert last_largest <= 1e-4, last_largest
+
+
+# ------------------------------------------------------------------ the generation lab
+
+#: values the generation state must refuse, as Python does
+BAD_GENERATION = [dict(n=0), dict(n=24), dict(t=0), dict(t=24), dict(seed=21), dict(seed=-1),
+                  dict(temperature=0.7), dict(temperature=-0.5), dict(checkpoint=-1)]
+
+
+def generation_values(checkpoints: int, per: int, seed: int) -> list[dict]:
+    """Held-out values of the generation lab: prompts of the induction inputs (random
+    symbols, repeated periods, odd text), every decoding, n and t anywhere in 1..23."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(checkpoints):
+        for prompt in [*ODD, *inputs("induction", rng, per)] if c == 0 else inputs("induction", rng, per):
+            n, t = (int(v) for v in rng.integers(1, 24, 2))
+            rows.append({"prompt": prompt, "checkpoint": c, "n": n, "t": t,
+                         "temperature": float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.0])),
+                         "seed": int(rng.integers(0, 21))})
+    return rows + [{**v, "checkpoint": v.get("checkpoint", checkpoints - 1)} for v in BAD_GENERATION
+                   if v.get("checkpoint") != -1] + [dict(checkpoint=-1)]
+
+
+def check_generation(values: dict, row: dict) -> dict:
+    """Assert the browser's generation state equals generation_state's."""
+    from attention_book.scenes import generation
+
+    where = {k: (v[:50] if isinstance(v, str) else v) for k, v in values.items()}
+    try:
+        st = generation.generation_state(**values)
+    except ValueError as err:
+        assert row == {"error": str(err)}, where
+        return {}
+    js = row["state"]
+    for key in ("prompt", "generated", "tokens", "top", "expected"):
+        assert js[key] == list(getattr(st, key)), (where, key)
+    assert js["targets"] == [list(k) for k in st.targets], where
+    assert js["t"] == st.t and js["notes"] == [{"level": n.level, "text": n.text} for n in st.notes]
+    np.testing.assert_allclose(arr(js["weights"]), st.weights.ravel(), atol=TOL, rtol=0, err_msg=str(where))
+    np.testing.assert_allclose(js["probability"], st.probability, atol=TOL, rtol=0)
+    assert row["readout"] == generation.generation_readout_html(st), where
+    assert row["alt"] == generation.generation_alt_text(st), where
+    panels = row["figure"]["panels"]
+    assert len(panels) == (len(st.heads) if st.t else 1)
+    return {"generated": js["generated"]}
+
+
+def run_generation_js(data_js: Path, values: list) -> list[dict]:
+    out = subprocess.run([NODE, str(DRIVER), "generation", "--data", str(data_js), "--figure"],
+                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         timeout=600)
+    return json.loads(out.stdout)
+
+
+@pytest.fixture
+def generation_as(monkeypatch):
+    """Make the generation scene read the given induction run, its cache emptied."""
+    from attention_book.scenes import generation
+
+    def use(run):
+        monkeypatch.setattr(generation, "training_run", lambda task: run)
+        generation._generate.cache_clear()
+    yield use
+    generation._generate.cache_clear()
+
+
+def test_generation_of_a_synthetic_run_in_node_equals_python(synthetic, generation_as):
+    runs, text, path = synthetic
+    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    generation_as(with_checkpoints(runs["induction"], decoded["induction"]))
+    values = generation_values(3, 15, 3)
+    checked = [check_generation(v, row) for v, row in
+               zip(values, run_generation_js(path, values), strict=True)]
+    assert sum(bool(c.get("generated")) for c in checked) >= 30
+
+
+@pytest.mark.slow
+def test_generation_at_every_checkpoint_in_node_equals_python(book, generation_as):
+    """The book's induction run, decoded as the page does, at all 26 checkpoints."""
+    runs, _, path, decoded = book
+    generation_as(with_checkpoints(runs["induction"], decoded["induction"]))
+    values = generation_values(26, 8, 31)
+    checked = [check_generation(v, row) for v, row in
+               zip(values, run_generation_js(path, values), strict=True)]
+    assert sum(bool(c.get("generated")) for c in checked) >= 150

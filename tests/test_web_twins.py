@@ -160,7 +160,7 @@ def test_python_state_is_the_modules(lab):
 
 
 def test_every_lab_is_under_contract():
-    assert set(HELD_OUT) | {"training", "pretrained"} == set(SCENES)
+    assert set(HELD_OUT) | {"training", "generation", "pretrained"} == set(SCENES)
 
 
 def test_training_state_is_the_modules(tmp_path, monkeypatch):
@@ -184,6 +184,27 @@ def test_training_state_is_the_modules(tmp_path, monkeypatch):
         assert check("training", values, path) >= 10
     finally:
         scene._forward.cache_clear()
+
+
+def test_generation_state_is_the_modules(tmp_path, monkeypatch):
+    """Chapter 8's generation lab on a synthetic induction run, decoded as the page does."""
+    from attention_book import web_export
+    from attention_book.scenes import generation
+    from test_web_training import generation_values, synthetic_run, with_checkpoints
+
+    rng = np.random.default_rng(9)
+    runs = {task: synthetic_run(task, rng) for task in ("reverse", "induction")}
+    text = web_export.training_script(runs)
+    path = tmp_path / "training-checkpoints.js"
+    path.write_text(text, "ascii")
+    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    run = with_checkpoints(runs["induction"], decoded["induction"])
+    monkeypatch.setattr(generation, "training_run", lambda task: run)
+    generation._generate.cache_clear()
+    try:
+        assert check("generation", generation_values(3, 10, 5), path) >= 25
+    finally:
+        generation._generate.cache_clear()
 
 
 @pytest.mark.slow  # MiniLM's gallery: about 10 s

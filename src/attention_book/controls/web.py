@@ -40,7 +40,8 @@ _IDS = itertools.count(1)
 _COMMON = ("vocab.js", "rng.js", "core.js")
 _NEEDS = {"positional": (),
           "pretrained": (*_COMMON, "minilm.js", "pretrained-gallery.js"),
-          "training": (*_COMMON, "training-checkpoints.js")}
+          "training": (*_COMMON, "training-checkpoints.js"),
+          "generation": (*_COMMON, "training-checkpoints.js", "training.js")}
 
 #: Where the book's build has the kernels write the data scripts of :data:`DATA`
 #: (``_build/web-data``; the Sphinx extension sets it and copies the folder beside web/).
@@ -71,7 +72,8 @@ def _training_data(folder: Path) -> None:
 #: trained checkpoints): the web name -> (the scripts it writes, a function writing them
 #: into a folder). Not in web/: they are made when the book is built.
 DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data),
-        "training": (("training-checkpoints.js",), _training_data)}
+        "training": (("training-checkpoints.js",), _training_data),
+        "generation": (("training-checkpoints.js",), _training_data)}
 
 
 def write_data(web: str, folder: Path) -> tuple[Path, ...]:

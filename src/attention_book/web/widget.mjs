@@ -2691,6 +2691,887 @@ var require_embedding = __commonJS({
   }
 });
 
+// training.js
+var require_training = __commonJS({
+  "training.js"(exports, module) {
+    (function(root, factory) {
+      var AB = root.AttentionBook || {};
+      var api = factory(AB.core, root);
+      if (typeof module === "object" && module && module.exports) {
+        module.exports = api;
+      } else {
+        root.AttentionBook = AB;
+        AB.training = api;
+      }
+    })(typeof globalThis !== "undefined" ? globalThis : exports, function(core, root) {
+      "use strict";
+      if (!core && typeof __require === "function") {
+        core = require_core();
+      }
+      if (!core) {
+        throw new Error("training.js needs lab.js, vocab.js, rng.js and core.js loaded before it");
+      }
+      var fmt = core.format, esc = core.escapeHtml;
+      var TASKS = ["reverse", "induction"];
+      var MEANING = {
+        "anti-diagonal": "weight on key 7 \u2212 i",
+        "induction": "key after the earlier copy",
+        "previous-token": "key i \u2212 1, first period"
+      };
+      var INT64_MIN = -(BigInt(2) ** BigInt(63)), INT64_MAX = BigInt(2) ** BigInt(63) - BigInt(1);
+      var given = null;
+      var decoded = core.cache();
+      function useData(data2) {
+        given = data2;
+        decoded.clear();
+      }
+      function data() {
+        var d = given || root.AttentionBook && root.AttentionBook.trainingData;
+        if (!d) {
+          throw new Error("the trained models are not loaded (training-checkpoints.js)");
+        }
+        return d;
+      }
+      function bytes(b64) {
+        var text2 = atob(b64), out = new Uint8Array(text2.length);
+        for (var i = 0; i < text2.length; i++) {
+          out[i] = text2.charCodeAt(i);
+        }
+        return out;
+      }
+      function floats(b64) {
+        var b = bytes(b64);
+        return new Float32Array(b.buffer, 0, b.length >> 2);
+      }
+      function decodeMatrix(t, base, group) {
+        var n = t.shape[0] * t.shape[1], packed = bytes(t.q), r = floats(t.scale);
+        var bits = t.bits, mask = (1 << bits) - 1, level = (1 << bits - 1) - 1;
+        var w = new Float32Array(n);
+        for (var k = 0; k < n; k++) {
+          var p = k * bits, at = p >> 3;
+          var u = (packed[at] | (packed[at + 1] || 0) << 8) >> (p & 7) & mask;
+          var step = Math.fround((u - level) * r[k / group | 0]);
+          w[k] = (base ? base[k] : 0) + step;
+        }
+        return w;
+      }
+      function weightsAt(task, c) {
+        var spec = data().tasks[task], group = data().group, chain = decoded.get(task);
+        if (chain === void 0) {
+          chain = [];
+          decoded.set(task, chain);
+        }
+        for (var k = chain.length; k <= c; k++) {
+          var entry = spec.checkpoints[k], now = {};
+          for (var name in entry) {
+            var t = entry[name];
+            now[name] = t.f32 !== void 0 ? floats(t.f32) : decodeMatrix(t, t.delta ? chain[k - 1][name] : null, group);
+          }
+          chain.push(now);
+        }
+        return chain[c];
+      }
+      function linear(x, W, b, s, nIn, nOut) {
+        var y = new Float64Array(s * nOut);
+        for (var i = 0; i < s; i++) {
+          for (var o = 0; o < nOut; o++) {
+            var sum = b[o], wo = o * nIn, xi = i * nIn;
+            for (var t = 0; t < nIn; t++) {
+              sum += x[xi + t] * W[wo + t];
+            }
+            y[i * nOut + o] = sum;
+          }
+        }
+        return y;
+      }
+      function forward(task, c, tokens) {
+        var cfg = data().tasks[task].config, W = weightsAt(task, c);
+        var s = tokens.length, d = cfg.d, h = cfg.n_heads, dk = d / h, V = cfg.vocab, eps = cfg.eps;
+        var x = new Float64Array(s * d), i, j, t;
+        for (i = 0; i < s; i++) {
+          for (j = 0; j < d; j++) {
+            x[i * d + j] = W["embed.weight"][tokens[i] * d + j] + W["position.weight"][i * d + j];
+          }
+        }
+        var maps = new Float64Array(cfg.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
+        for (var l = 0; l < cfg.n_layers; l++) {
+          var p = "layers." + l + ".";
+          var a = core.layerNorm(x, s, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+          var qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], s, d, 3 * d);
+          var z = new Float64Array(s * d);
+          for (var hh = 0; hh < h; hh++) {
+            var w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
+            for (i = 0; i < s; i++) {
+              for (j = 0; j < s; j++) {
+                if (cfg.causal && j > i) {
+                  w[i * s + j] = -Infinity;
+                  continue;
+                }
+                var sum = 0;
+                for (t = 0; t < dk; t++) {
+                  sum += qkv[i * 3 * d + off + t] * qkv[j * 3 * d + d + off + t];
+                }
+                w[i * s + j] = sum * scale;
+              }
+            }
+            core.softmaxRows(w, s, s);
+            for (i = 0; i < s; i++) {
+              for (j = 0; j < s; j++) {
+                var wij = w[i * s + j];
+                if (wij === 0) {
+                  continue;
+                }
+                for (t = 0; t < dk; t++) {
+                  z[i * d + off + t] += wij * qkv[j * 3 * d + 2 * d + off + t];
+                }
+              }
+            }
+          }
+          var out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], s, d, d);
+          for (t = 0; t < x.length; t++) {
+            x[t] += out[t];
+          }
+          var a2 = core.layerNorm(x, s, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+          var hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], s, d, 4 * d);
+          for (t = 0; t < hidden.length; t++) {
+            if (hidden[t] < 0) {
+              hidden[t] = 0;
+            }
+          }
+          var ffn = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], s, 4 * d, d);
+          for (t = 0; t < x.length; t++) {
+            x[t] += ffn[t];
+          }
+        }
+        var normed = core.layerNorm(x, s, d, eps, W["norm.weight"], W["norm.bias"]);
+        return { logits: linear(normed, W["unembed.weight"], W["unembed.bias"], s, d, V), maps };
+      }
+      var DIGIT = /^\p{Nd}$/u;
+      function digitValue(c) {
+        var k = 0;
+        while (c - k - 1 >= 0 && DIGIT.test(String.fromCodePoint(c - k - 1))) {
+          k++;
+        }
+        return k % 10;
+      }
+      function symbol(word) {
+        var cps = core.codePoints(word), sign = 1, i = 0, text2 = "";
+        if (cps[0] === 43 || cps[0] === 45) {
+          sign = cps[0] === 45 ? -1 : 1;
+          i = 1;
+        }
+        if (i >= cps.length) {
+          return null;
+        }
+        for (; i < cps.length; i++) {
+          if (!DIGIT.test(String.fromCodePoint(cps[i]))) {
+            return null;
+          }
+          text2 += cps[i] < 128 ? String.fromCharCode(cps[i]) : String(digitValue(cps[i]));
+        }
+        var v = BigInt(text2);
+        return sign < 0 ? -v : v;
+      }
+      var EXAMPLE = "type whole numbers separated by spaces, e.g. 3 1 4 1 5 9 2 6";
+      function readSymbols(text2) {
+        var words = [];
+        if (typeof text2 === "string") {
+          var word = [];
+          core.codePoints(text2.replace(/,/g, " ")).forEach(function(c) {
+            if (core.isSpace(c)) {
+              if (word.length) {
+                words.push(String.fromCodePoint.apply(null, word));
+                word = [];
+              }
+            } else {
+              word.push(c);
+            }
+          });
+          if (word.length) {
+            words.push(String.fromCodePoint.apply(null, word));
+          }
+        }
+        if (!words.length) {
+          return { symbols: [], notes: [{ level: "error", text: "no symbols: " + EXAMPLE }] };
+        }
+        var symbols = [];
+        for (var k = 0; k < words.length; k++) {
+          var v = symbol(words[k]);
+          if (v === null) {
+            return { symbols: [], notes: [{ level: "error", text: core.pyRepr(words[k]) + " is not a symbol: " + EXAMPLE }] };
+          }
+          symbols.push(v);
+        }
+        return { symbols, notes: [] };
+      }
+      function tokenError(task, cfg, symbols) {
+        var V = cfg.vocab, L = cfg.length, s = symbols.length, lo = symbols[0], hi = symbols[0];
+        symbols.forEach(function(v) {
+          if (v < lo) {
+            lo = v;
+          }
+          if (v > hi) {
+            hi = v;
+          }
+        });
+        if (lo < INT64_MIN || hi > INT64_MAX) {
+          return "symbols must be 0.." + (V - 1);
+        }
+        if (lo < BigInt(0) || hi >= BigInt(V)) {
+          return "tokens must be symbols 0.." + (V - 1) + " (the " + task + " task's alphabet of " + V + "), got " + (lo < BigInt(0) ? lo : hi).toString();
+        }
+        if (task === "reverse" && s !== L) {
+          return "the reversal model reads exactly " + L + " symbols (position i is answered from position " + (L - 1) + " - i), got " + s;
+        }
+        if (s > L) {
+          return "the " + task + " model learned positions 0.." + (L - 1) + " only, so give at most " + L + " symbols, got " + s;
+        }
+        return null;
+      }
+      function correctOutputs(task, tokens, predicted) {
+        var s = tokens.length;
+        return tokens.map(function(_, i) {
+          if (task === "reverse") {
+            return predicted[i] === tokens[s - 1 - i];
+          }
+          var seen = tokens.slice(0, i).indexOf(tokens[i]) >= 0 && i + 1 < s;
+          return seen ? predicted[i] === tokens[i + 1] : null;
+        });
+      }
+      function headlineScores(task, maps, tokens) {
+        var s = tokens.length, i, j, sum;
+        function at(head, q, k) {
+          return maps[head * s * s + q * s + k];
+        }
+        if (task === "reverse") {
+          return [0, 1].map(function(head) {
+            for (sum = 0, i = 0; i < s; i++) {
+              sum += at(head, i, s - 1 - i);
+            }
+            return sum / s;
+          });
+        }
+        var first = s;
+        for (i = 0; i < s; i++) {
+          if (tokens.slice(0, i).indexOf(tokens[i]) >= 0) {
+            first = i;
+            break;
+          }
+        }
+        var previous = null;
+        if (first > 1) {
+          for (sum = 0, i = 1; i < first; i++) {
+            sum += at(0, i, i - 1);
+          }
+          previous = sum / (first - 1);
+        }
+        var total = 0, n = 0;
+        for (i = 0; i < s; i++) {
+          var value = 0, counts = false;
+          for (j = 1; j < i; j++) {
+            if (tokens[j - 1] === tokens[i]) {
+              value += at(1, i, j);
+              counts = true;
+            }
+          }
+          if (counts) {
+            total += value;
+            n++;
+          }
+        }
+        return [previous, n ? total / n : null];
+      }
+      function state(values) {
+        var task = values.task === void 0 ? "reverse" : values.task;
+        if (TASKS.indexOf(task) < 0) {
+          throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core.pyRepr(task) : String(task)));
+        }
+        var spec = data().tasks[task], cfg = spec.config, n = spec.steps.length;
+        var c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
+        if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
+          throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
+        }
+        var text2 = task === "reverse" ? values.reverse_input : values.induction_input;
+        var read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
+        var L = cfg.n_layers, h = cfg.n_heads, maps = new Float64Array(0);
+        if (read.symbols.length) {
+          var error = tokenError(task, cfg, read.symbols);
+          if (error !== null) {
+            notes.push({ level: "error", text: error });
+          } else {
+            tokens = read.symbols.map(Number);
+            var run = forward(task, c, tokens), s = tokens.length, V = cfg.vocab;
+            maps = run.maps;
+            for (var i = 0; i < s; i++) {
+              predicted.push(core.argmax(run.logits.subarray(i * V, (i + 1) * V)));
+            }
+          }
+        }
+        var right = correctOutputs(task, tokens, predicted);
+        if (task === "induction" && tokens.length && right.every(function(r) {
+          return r === null;
+        })) {
+          notes.push({ level: "info", text: "no symbol occurs twice: nothing to copy, so no output is predictable" });
+        }
+        var step = spec.steps[c], last = spec.steps[n - 1], heads = [];
+        for (var l = 0; l < L; l++) {
+          for (var j = 0; j < h; j++) {
+            heads.push("layer " + l + ", head " + j);
+          }
+        }
+        return {
+          task,
+          vocab: cfg.vocab,
+          checkpoint: c,
+          step,
+          steps: last,
+          tokens,
+          s: tokens.length,
+          heads,
+          weights: maps,
+          predicted,
+          right,
+          inputScores: tokens.length ? headlineScores(task, maps, tokens) : heads.map(function() {
+            return null;
+          }),
+          loss: spec.loss,
+          scoreSteps: spec.steps,
+          scoreCurves: spec.score_curves,
+          scoreNames: spec.score_names,
+          lossNow: spec.loss[Math.min(step, spec.loss.length - 1)],
+          accuracyNow: step === last ? spec.held_out : spec.accuracy[step],
+          notes
+        };
+      }
+      function score(v) {
+        return v === null ? "n/a" : fmt.fixed(v, 2);
+      }
+      function curvesAt(st) {
+        return st.scoreCurves.map(function(curve) {
+          return curve[st.checkpoint];
+        });
+      }
+      function readoutHtml(st) {
+        var end = st.step === st.steps;
+        var what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
+        var loss = end ? "last training loss " + fmt.fixed(st.lossNow, 3) : "loss " + fmt.fixed(st.lossNow, 3);
+        var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + fmt.fixed(st.accuracyNow, 3) + "</div>"];
+        if (st.s) {
+          var marks = st.predicted.map(function(p, i) {
+            var r = st.right[i];
+            return p + (r === null ? "" : r ? "\u2713" : "\u2717");
+          }).join(" ");
+          var told = st.task === "reverse" ? "output (should be the input reversed)" : "predicted next symbol (\u2713/\u2717 at symbols seen before)";
+          var counted = st.right.filter(function(r) {
+            return r !== null;
+          }).length;
+          var got = st.right.filter(function(r) {
+            return r === true;
+          }).length;
+          parts.push("<div>input <code>" + st.tokens.join(" ") + "</code><br>" + told + ": <code>" + esc(marks) + "</code> (" + got + " of " + counted + " right)</div>");
+        }
+        var rows = st.heads.map(function(head, i) {
+          var name = st.scoreNames[i];
+          return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) + "</td><td>" + fmt.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
+        }).join("");
+        parts.push('<table style="font-size:90%"><tr><th>head</th><th>score</th><th>this input</th><th>held-out</th></tr>' + rows + "</table>");
+        return core.readoutHtml(parts.join(""), st.notes);
+      }
+      function alt(st) {
+        var text2 = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
+        if (st.s) {
+          text2 += "Two attention heatmaps for the input " + st.tokens.join(" ") + " (" + st.s + " by " + st.s + ", rows are queries): " + st.heads.map(function(head, i) {
+            return head + ", " + st.scoreNames[i] + " score " + score(st.inputScores[i]);
+          }).join("; ") + ". ";
+        } else {
+          text2 += "No heatmaps: the input is not valid. ";
+        }
+        var names = core.unique(st.scoreNames).join(" and ");
+        return text2 + "Right, the training loss falling from " + fmt.fixed(st.loss[0], 2) + " to " + fmt.fixed(st.loss[st.loss.length - 1], 3) + " over " + st.steps + " steps, and each head's held-out " + names + " score over training, with step " + st.step + " marked (loss " + fmt.fixed(st.lossNow, 3) + "; " + curvesAt(st).map(function(v) {
+          return fmt.fixed(v, 2);
+        }).join(", ") + ").";
+      }
+      function numbers(st) {
+        var s = st.s;
+        return {
+          lab: "training",
+          task: st.task,
+          checkpoint: st.checkpoint,
+          step: st.step,
+          tokens: st.tokens,
+          heads: st.heads,
+          weights: st.heads.map(function(_, k) {
+            return core.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s);
+          }),
+          predicted: st.predicted,
+          right: st.right,
+          input_scores: st.inputScores,
+          loss: st.lossNow,
+          accuracy: st.accuracyNow,
+          held_out_scores: curvesAt(st)
+        };
+      }
+      var COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"], DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
+      function figure(st) {
+        var s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
+        var maps = st.heads.map(function(head, k) {
+          var v = st.inputScores[k];
+          return {
+            kind: "heatmap",
+            title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : fmt.fixed(v, 2)),
+            data: st.weights.subarray(k * s * s, (k + 1) * s * s),
+            rows: s,
+            cols: s,
+            extent: [s, s],
+            cmap: "viridis",
+            vmin: 0,
+            vmax: 1,
+            xlabel: "key j",
+            ylabel: k ? "" : "query i",
+            colorbar: k === st.heads.length - 1 ? "attention weight" : "",
+            rowLabels: labels,
+            colLabels: labels
+          };
+        });
+        var lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2 * Math.max(Math.max.apply(null, st.loss), chance);
+        var xs = st.loss.map(function(_, k) {
+          return k;
+        }), flat = st.loss.map(function() {
+          return chance;
+        });
+        return {
+          columns: Math.max(2, st.heads.length),
+          // the maps, then the curves below them
+          panels: maps.concat([
+            {
+              kind: "lines",
+              title: "training loss",
+              xlabel: "optimiser step",
+              ylabel: "loss (cross-entropy)",
+              n,
+              xs,
+              ylim: [lo, hi],
+              yscale: "log",
+              marker: Math.min(st.step, n - 1),
+              lines: [
+                { label: "training loss", color: COLORS[0], dark: DARK[0], width: 1.4, y: st.loss },
+                {
+                  label: "uniform guess ln V = " + fmt.fixed(chance, 2),
+                  color: "#555555",
+                  dark: "#aaaaaa",
+                  width: 1,
+                  y: flat,
+                  dashed: true
+                }
+              ]
+            },
+            {
+              kind: "lines",
+              title: "what each head does, at each checkpoint",
+              xlabel: "optimiser step",
+              ylabel: "head score (held-out)",
+              n: st.scoreSteps.length,
+              xs: st.scoreSteps,
+              ylim: [-0.03, 1.03],
+              yticks: [0, 0.5, 1],
+              marker: st.checkpoint,
+              lines: st.heads.map(function(head, k) {
+                return {
+                  label: head + ": " + st.scoreNames[k],
+                  color: COLORS[k % 4],
+                  dark: DARK[k % 4],
+                  width: 1.2,
+                  y: st.scoreCurves[k]
+                };
+              })
+            }
+          ])
+        };
+      }
+      return {
+        TASKS,
+        useData,
+        data,
+        weightsAt,
+        forward,
+        pyRepr: core.pyRepr,
+        readSymbols,
+        tokenError,
+        headlineScores,
+        correctOutputs,
+        state,
+        readoutHtml,
+        alt,
+        numbers,
+        figure
+      };
+    });
+  }
+});
+
+// generation.js
+var require_generation = __commonJS({
+  "generation.js"(exports, module) {
+    (function(root, factory) {
+      var AB = root.AttentionBook || {};
+      var api = factory(AB.core, AB.training, AB.rng);
+      if (typeof module === "object" && module && module.exports) {
+        module.exports = api;
+      } else {
+        root.AttentionBook = AB;
+        AB.generation = api;
+      }
+    })(typeof globalThis !== "undefined" ? globalThis : exports, function(core, training2, rng) {
+      "use strict";
+      if (!core && typeof __require === "function") {
+        core = require_core();
+        training2 = require_training();
+        rng = require_rng();
+      }
+      if (!core || !training2 || !rng) {
+        throw new Error("generation.js needs lab.js, vocab.js, rng.js, core.js and training.js loaded before it");
+      }
+      var fmt = core.format, esc = core.escapeHtml;
+      var LENGTH = 24, MAX_GENERATED = LENGTH - 1;
+      var TEMPERATURES = [0, 0.5, 1, 2];
+      var generations = core.cache();
+      function cfg() {
+        return training2.data().tasks.induction.config;
+      }
+      function linear(x, W, b, nIn, nOut) {
+        var y = new Float64Array(nOut);
+        for (var o = 0; o < nOut; o++) {
+          var sum = b[o], wo = o * nIn;
+          for (var t = 0; t < nIn; t++) {
+            sum += x[t] * W[wo + t];
+          }
+          y[o] = sum;
+        }
+        return y;
+      }
+      function decoder(c) {
+        var conf = cfg(), W = training2.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
+        var V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = [], length = 0;
+        for (var l = 0; l < conf.n_layers; l++) {
+          keys.push([]);
+          values.push([]);
+        }
+        return function feed(token) {
+          var x = new Float64Array(d), j, t, rows = [];
+          for (j = 0; j < d; j++) {
+            x[j] = W["embed.weight"][token * d + j] + W["position.weight"][length * d + j];
+          }
+          length++;
+          for (var l2 = 0; l2 < conf.n_layers; l2++) {
+            var p = "layers." + l2 + ".";
+            var a = core.layerNorm(x, 1, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+            var qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], d, 3 * d);
+            keys[l2].push(qkv.subarray(d, 2 * d));
+            values[l2].push(qkv.subarray(2 * d));
+            var z = new Float64Array(d);
+            for (var hh = 0; hh < h; hh++) {
+              var off = hh * dk, w = new Float64Array(length);
+              for (j = 0; j < length; j++) {
+                var sum = 0;
+                for (t = 0; t < dk; t++) {
+                  sum += qkv[off + t] * keys[l2][j][off + t];
+                }
+                w[j] = sum * scale;
+              }
+              core.softmaxRows(w, 1, length);
+              for (j = 0; j < length; j++) {
+                for (t = 0; t < dk; t++) {
+                  z[off + t] += w[j] * values[l2][j][off + t];
+                }
+              }
+              rows.push(w);
+            }
+            var out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], d, d);
+            for (t = 0; t < d; t++) {
+              x[t] += out[t];
+            }
+            var a2 = core.layerNorm(x, 1, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+            var hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], d, 4 * d);
+            for (t = 0; t < hidden.length; t++) {
+              if (hidden[t] < 0) {
+                hidden[t] = 0;
+              }
+            }
+            var ffn = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], 4 * d, d);
+            for (t = 0; t < d; t++) {
+              x[t] += ffn[t];
+            }
+          }
+          var normed = core.layerNorm(x, 1, d, eps, W["norm.weight"], W["norm.bias"]);
+          return { logits: linear(normed, W["unembed.weight"], W["unembed.bias"], d, V), rows };
+        };
+      }
+      function softmaxT(logits, T) {
+        var p = Float64Array.from(logits, function(v) {
+          return v / T;
+        });
+        core.softmaxRows(p, 1, p.length);
+        return p;
+      }
+      function generate(c, prompt, n, T, seed) {
+        var key = [c, prompt.join(" "), n, T, seed].join("|"), hit = generations.get(key);
+        if (hit) {
+          return hit;
+        }
+        var feed = decoder(c), draw = T ? rng.defaultRng(seed) : null, out, k;
+        for (k = 0; k < prompt.length; k++) {
+          out = feed(prompt[k]);
+        }
+        var generated = [], rows = [], probability = [];
+        for (k = 0; k < n; k++) {
+          rows.push(out.rows);
+          var token, p = softmaxT(out.logits, T || 1);
+          if (!T) {
+            token = core.argmax(out.logits);
+          } else {
+            var u = draw.random(1)[0], cum = 0;
+            for (token = 0; token < p.length; token++) {
+              cum += p[token];
+              if (!(cum <= u)) {
+                break;
+              }
+            }
+            token = Math.min(token, p.length - 1);
+          }
+          generated.push(token);
+          probability.push(p[token]);
+          if (k + 1 < n) {
+            out = feed(token);
+          }
+        }
+        hit = { generated, rows, probability };
+        generations.set(key, hit);
+        return hit;
+      }
+      function inductionTargets(tokens, q) {
+        var out = [];
+        for (var j = 0; j < q; j++) {
+          if (tokens[j] === tokens[q]) {
+            out.push(j + 1);
+          }
+        }
+        return out;
+      }
+      function whole(value, name, low, high) {
+        if (typeof value !== "number" || !Number.isInteger(value) || value < low || value > high) {
+          throw new Error(name + " must be a whole number " + low + ".." + high + ", got " + core.pyRepr(value));
+        }
+        return value;
+      }
+      function state(values) {
+        var spec = training2.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
+        var get = function(name, dflt) {
+          return values[name] === void 0 ? dflt : values[name];
+        };
+        var c = whole(get("checkpoint", last), "checkpoint", 0, last);
+        var n = whole(get("n", 12), "n", 1, MAX_GENERATED), t = whole(get("t", 12), "t", 1, MAX_GENERATED);
+        var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
+        if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
+          throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
+        }
+        var heads = [];
+        for (var l = 0; l < conf.n_layers; l++) {
+          for (var j = 0; j < conf.n_heads; j++) {
+            heads.push("layer " + l + ", head " + j);
+          }
+        }
+        var read = training2.readSymbols(get("prompt", "31 29 28 3 10 4 12 31 29")), notes = read.notes, prompt = [];
+        if (read.symbols.length) {
+          var error = training2.tokenError("induction", conf, read.symbols);
+          if (error !== null) {
+            notes.push({ level: "error", text: error });
+          } else if (read.symbols.length > MAX_GENERATED) {
+            notes.push({ level: "error", text: "a prompt has at most " + MAX_GENERATED + " symbols: the model has " + LENGTH + " positions and one at least is for a generated token; got " + read.symbols.length });
+          } else {
+            prompt = read.symbols.map(Number);
+          }
+        }
+        var s0 = prompt.length, run = { generated: [], rows: [], probability: [] };
+        if (s0) {
+          if (s0 + n > LENGTH) {
+            notes.push({ level: "warning", text: LENGTH - s0 + " tokens fit after a prompt of " + s0 + " (the model has " + LENGTH + " positions): generating " + (LENGTH - s0) + ", not " + n });
+            n = LENGTH - s0;
+          }
+          run = generate(c, prompt, n, T, seed);
+          if (t > n) {
+            notes.push({ level: "info", text: "step " + t + " is past the last generated token: showing step " + n });
+            t = n;
+          }
+        } else {
+          t = 0;
+        }
+        var sequence = prompt.concat(run.generated), width = s0 + t, H = heads.length;
+        var weights = new Float64Array(H * t * width);
+        for (var k = 0; k < t; k++) {
+          for (var i = 0; i < H; i++) {
+            weights.set(run.rows[k][i], (i * t + k) * width);
+          }
+        }
+        var targets = run.generated.map(function(_, k2) {
+          return inductionTargets(sequence, s0 + k2 - 1);
+        });
+        return {
+          checkpoint: c,
+          step: spec.steps[c],
+          steps: spec.steps[last],
+          temperature: T,
+          seed,
+          prompt,
+          generated: run.generated,
+          t,
+          tokens: sequence.slice(0, width),
+          s: width,
+          heads,
+          weights,
+          top: t ? run.rows[t - 1].map(core.argmax) : [],
+          targets,
+          expected: targets.map(function(keys) {
+            return keys.length ? sequence[keys[keys.length - 1]] : null;
+          }),
+          probability: run.probability,
+          notes
+        };
+      }
+      function decoding(st) {
+        return st.temperature ? "sampled at T = " + fmt.general(st.temperature) + ", seed " + st.seed : "greedy";
+      }
+      function marks(st) {
+        return st.generated.map(function(g, k) {
+          var e = st.expected[k];
+          return g + (e === null ? "" : g === e ? "\u2713" : "\u2717");
+        }).join(" ");
+      }
+      function weightAt(st, i, k) {
+        return st.weights[(i * st.t + st.t - 1) * st.s + k];
+      }
+      function readoutHtml(st) {
+        var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " + decoding(st) + "</div>"];
+        if (st.t) {
+          var s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
+          var keys = st.targets[t - 1], expected = st.expected[t - 1];
+          var copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")" : "symbol " + st.tokens[q] + " did not occur before: nothing to copy";
+          parts.push("<div><b>step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q + " (symbol " + st.tokens[q] + ") chose <b>" + chosen + "</b> with probability " + fmt.fixed(st.probability[t - 1], 2) + "; " + copy + ".</div>");
+          var rows = st.heads.map(function(head, i) {
+            var k = st.top[i];
+            return "<tr><td>" + head + "</td><td>key " + k + " (symbol " + st.tokens[k] + ")</td><td>" + fmt.fixed(weightAt(st, i, k), 2) + "</td><td>" + (keys.indexOf(k) >= 0 ? "yes" : "no") + "</td></tr>";
+          }).join("");
+          parts.push('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th><th>weight</th><th>after an earlier copy?</th></tr>' + rows + "</table>");
+          var counted = st.expected.filter(function(e) {
+            return e !== null;
+          }).length;
+          var right = st.generated.filter(function(g, k) {
+            return st.expected[k] !== null && g === st.expected[k];
+          }).length;
+          parts.push("<div>prompt <code>" + st.prompt.join(" ") + "</code><br>generated (\u2713/\u2717 where a copy tells the token): <code>" + esc(marks(st)) + "</code> (" + right + " of " + counted + " right)</div>");
+        }
+        return core.readoutHtml(parts.join(""), st.notes);
+      }
+      function alt(st) {
+        var text2 = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
+        if (!st.t) {
+          return text2 + "No heatmaps: the prompt is not valid. " + st.notes.map(function(n) {
+            return n.text;
+          }).join(" ");
+        }
+        text2 += "Prompt " + st.prompt.join(" ") + "; generated so far " + st.generated.slice(0, st.t).join(" ") + ". One heatmap a head, rows the steps 1 to " + st.t + ", columns the " + st.s + " positions so far; each row is the attention of the query that produced that step's token, over the keys before it, step " + st.t + " outlined: ";
+        return text2 + st.heads.map(function(head, i) {
+          var k = st.top[i];
+          return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + fmt.fixed(weightAt(st, i, k), 2);
+        }).join("; ") + ".";
+      }
+      function numbers(st) {
+        return {
+          lab: "generation",
+          checkpoint: st.checkpoint,
+          step: st.step,
+          temperature: st.temperature,
+          seed: st.seed,
+          prompt: st.prompt,
+          generated: st.generated,
+          t: st.t,
+          tokens: st.tokens,
+          heads: st.heads,
+          weights: st.heads.map(function(_, i) {
+            return core.nested(st.weights.subarray(i * st.t * st.s, (i + 1) * st.t * st.s), st.t, st.s);
+          }),
+          heaviest_key: st.top,
+          probability: st.probability
+        };
+      }
+      function figure(st) {
+        if (!st.t) {
+          return { columns: 1, panels: [{
+            kind: "heatmap",
+            title: "no generation",
+            empty: "the prompt is not valid: see the notes",
+            data: new Float64Array(0),
+            rows: 0,
+            cols: 0,
+            extent: [0, 0],
+            cmap: "viridis",
+            vmin: 0,
+            vmax: 1
+          }] };
+        }
+        var t = st.t, s = st.s, s0 = st.prompt.length, labels = st.tokens.map(String);
+        var masked = new Uint8Array(t * s);
+        for (var k = 0; k < t; k++) {
+          for (var j = s0 + k; j < s; j++) {
+            masked[k * s + j] = 1;
+          }
+        }
+        var rowLabels = st.generated.slice(0, t).map(function(g) {
+          return "\u2192 " + g;
+        });
+        return {
+          columns: st.heads.length,
+          panels: st.heads.map(function(head, i) {
+            var top = st.top[i];
+            return {
+              kind: "heatmap",
+              title: head + ": key " + top + " most (" + fmt.fixed(weightAt(st, i, top), 2) + ")",
+              data: st.weights.subarray(i * t * s, (i + 1) * t * s),
+              rows: t,
+              cols: s,
+              extent: [s, t],
+              cmap: "viridis",
+              vmin: 0,
+              vmax: 1,
+              masked,
+              outlineRow: t - 1,
+              marks: [[t - 1, top]],
+              xlabel: "key (the sequence so far)",
+              ylabel: i ? "" : "step: token chosen",
+              colorbar: i === st.heads.length - 1 ? "attention weight" : "",
+              rowLabels,
+              colLabels: labels
+            };
+          })
+        };
+      }
+      function useData(d) {
+        training2.useData(d);
+        generations.clear();
+      }
+      return {
+        useData,
+        generate,
+        inductionTargets,
+        state,
+        readoutHtml,
+        alt,
+        numbers,
+        figure
+      };
+    });
+  }
+});
+
 // masking.js
 var require_masking = __commonJS({
   "masking.js"(exports, module) {
@@ -5869,522 +6750,6 @@ var require_scaling = __commonJS({
   }
 });
 
-// training.js
-var require_training = __commonJS({
-  "training.js"(exports, module) {
-    (function(root, factory) {
-      var AB = root.AttentionBook || {};
-      var api = factory(AB.core, root);
-      if (typeof module === "object" && module && module.exports) {
-        module.exports = api;
-      } else {
-        root.AttentionBook = AB;
-        AB.training = api;
-      }
-    })(typeof globalThis !== "undefined" ? globalThis : exports, function(core, root) {
-      "use strict";
-      if (!core && typeof __require === "function") {
-        core = require_core();
-      }
-      if (!core) {
-        throw new Error("training.js needs lab.js, vocab.js, rng.js and core.js loaded before it");
-      }
-      var fmt = core.format, esc = core.escapeHtml;
-      var TASKS = ["reverse", "induction"];
-      var MEANING = {
-        "anti-diagonal": "weight on key 7 \u2212 i",
-        "induction": "key after the earlier copy",
-        "previous-token": "key i \u2212 1, first period"
-      };
-      var INT64_MIN = -(BigInt(2) ** BigInt(63)), INT64_MAX = BigInt(2) ** BigInt(63) - BigInt(1);
-      var given = null;
-      var decoded = core.cache();
-      function useData(data2) {
-        given = data2;
-        decoded.clear();
-      }
-      function data() {
-        var d = given || root.AttentionBook && root.AttentionBook.trainingData;
-        if (!d) {
-          throw new Error("the trained models are not loaded (training-checkpoints.js)");
-        }
-        return d;
-      }
-      function bytes(b64) {
-        var text2 = atob(b64), out = new Uint8Array(text2.length);
-        for (var i = 0; i < text2.length; i++) {
-          out[i] = text2.charCodeAt(i);
-        }
-        return out;
-      }
-      function floats(b64) {
-        var b = bytes(b64);
-        return new Float32Array(b.buffer, 0, b.length >> 2);
-      }
-      function decodeMatrix(t, base, group) {
-        var n = t.shape[0] * t.shape[1], packed = bytes(t.q), r = floats(t.scale);
-        var bits = t.bits, mask = (1 << bits) - 1, level = (1 << bits - 1) - 1;
-        var w = new Float32Array(n);
-        for (var k = 0; k < n; k++) {
-          var p = k * bits, at = p >> 3;
-          var u = (packed[at] | (packed[at + 1] || 0) << 8) >> (p & 7) & mask;
-          var step = Math.fround((u - level) * r[k / group | 0]);
-          w[k] = (base ? base[k] : 0) + step;
-        }
-        return w;
-      }
-      function weightsAt(task, c) {
-        var spec = data().tasks[task], group = data().group, chain = decoded.get(task);
-        if (chain === void 0) {
-          chain = [];
-          decoded.set(task, chain);
-        }
-        for (var k = chain.length; k <= c; k++) {
-          var entry = spec.checkpoints[k], now = {};
-          for (var name in entry) {
-            var t = entry[name];
-            now[name] = t.f32 !== void 0 ? floats(t.f32) : decodeMatrix(t, t.delta ? chain[k - 1][name] : null, group);
-          }
-          chain.push(now);
-        }
-        return chain[c];
-      }
-      function linear(x, W, b, s, nIn, nOut) {
-        var y = new Float64Array(s * nOut);
-        for (var i = 0; i < s; i++) {
-          for (var o = 0; o < nOut; o++) {
-            var sum = b[o], wo = o * nIn, xi = i * nIn;
-            for (var t = 0; t < nIn; t++) {
-              sum += x[xi + t] * W[wo + t];
-            }
-            y[i * nOut + o] = sum;
-          }
-        }
-        return y;
-      }
-      function forward(task, c, tokens) {
-        var cfg = data().tasks[task].config, W = weightsAt(task, c);
-        var s = tokens.length, d = cfg.d, h = cfg.n_heads, dk = d / h, V = cfg.vocab, eps = cfg.eps;
-        var x = new Float64Array(s * d), i, j, t;
-        for (i = 0; i < s; i++) {
-          for (j = 0; j < d; j++) {
-            x[i * d + j] = W["embed.weight"][tokens[i] * d + j] + W["position.weight"][i * d + j];
-          }
-        }
-        var maps = new Float64Array(cfg.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
-        for (var l = 0; l < cfg.n_layers; l++) {
-          var p = "layers." + l + ".";
-          var a = core.layerNorm(x, s, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
-          var qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], s, d, 3 * d);
-          var z = new Float64Array(s * d);
-          for (var hh = 0; hh < h; hh++) {
-            var w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
-            for (i = 0; i < s; i++) {
-              for (j = 0; j < s; j++) {
-                if (cfg.causal && j > i) {
-                  w[i * s + j] = -Infinity;
-                  continue;
-                }
-                var sum = 0;
-                for (t = 0; t < dk; t++) {
-                  sum += qkv[i * 3 * d + off + t] * qkv[j * 3 * d + d + off + t];
-                }
-                w[i * s + j] = sum * scale;
-              }
-            }
-            core.softmaxRows(w, s, s);
-            for (i = 0; i < s; i++) {
-              for (j = 0; j < s; j++) {
-                var wij = w[i * s + j];
-                if (wij === 0) {
-                  continue;
-                }
-                for (t = 0; t < dk; t++) {
-                  z[i * d + off + t] += wij * qkv[j * 3 * d + 2 * d + off + t];
-                }
-              }
-            }
-          }
-          var out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], s, d, d);
-          for (t = 0; t < x.length; t++) {
-            x[t] += out[t];
-          }
-          var a2 = core.layerNorm(x, s, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
-          var hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], s, d, 4 * d);
-          for (t = 0; t < hidden.length; t++) {
-            if (hidden[t] < 0) {
-              hidden[t] = 0;
-            }
-          }
-          var ffn = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], s, 4 * d, d);
-          for (t = 0; t < x.length; t++) {
-            x[t] += ffn[t];
-          }
-        }
-        var normed = core.layerNorm(x, s, d, eps, W["norm.weight"], W["norm.bias"]);
-        return { logits: linear(normed, W["unembed.weight"], W["unembed.bias"], s, d, V), maps };
-      }
-      var DIGIT = /^\p{Nd}$/u;
-      function digitValue(c) {
-        var k = 0;
-        while (c - k - 1 >= 0 && DIGIT.test(String.fromCodePoint(c - k - 1))) {
-          k++;
-        }
-        return k % 10;
-      }
-      function symbol(word) {
-        var cps = core.codePoints(word), sign = 1, i = 0, text2 = "";
-        if (cps[0] === 43 || cps[0] === 45) {
-          sign = cps[0] === 45 ? -1 : 1;
-          i = 1;
-        }
-        if (i >= cps.length) {
-          return null;
-        }
-        for (; i < cps.length; i++) {
-          if (!DIGIT.test(String.fromCodePoint(cps[i]))) {
-            return null;
-          }
-          text2 += cps[i] < 128 ? String.fromCharCode(cps[i]) : String(digitValue(cps[i]));
-        }
-        var v = BigInt(text2);
-        return sign < 0 ? -v : v;
-      }
-      var EXAMPLE = "type whole numbers separated by spaces, e.g. 3 1 4 1 5 9 2 6";
-      function readSymbols(text2) {
-        var words = [];
-        if (typeof text2 === "string") {
-          var word = [];
-          core.codePoints(text2.replace(/,/g, " ")).forEach(function(c) {
-            if (core.isSpace(c)) {
-              if (word.length) {
-                words.push(String.fromCodePoint.apply(null, word));
-                word = [];
-              }
-            } else {
-              word.push(c);
-            }
-          });
-          if (word.length) {
-            words.push(String.fromCodePoint.apply(null, word));
-          }
-        }
-        if (!words.length) {
-          return { symbols: [], notes: [{ level: "error", text: "no symbols: " + EXAMPLE }] };
-        }
-        var symbols = [];
-        for (var k = 0; k < words.length; k++) {
-          var v = symbol(words[k]);
-          if (v === null) {
-            return { symbols: [], notes: [{ level: "error", text: core.pyRepr(words[k]) + " is not a symbol: " + EXAMPLE }] };
-          }
-          symbols.push(v);
-        }
-        return { symbols, notes: [] };
-      }
-      function tokenError(task, cfg, symbols) {
-        var V = cfg.vocab, L = cfg.length, s = symbols.length, lo = symbols[0], hi = symbols[0];
-        symbols.forEach(function(v) {
-          if (v < lo) {
-            lo = v;
-          }
-          if (v > hi) {
-            hi = v;
-          }
-        });
-        if (lo < INT64_MIN || hi > INT64_MAX) {
-          return "symbols must be 0.." + (V - 1);
-        }
-        if (lo < BigInt(0) || hi >= BigInt(V)) {
-          return "tokens must be symbols 0.." + (V - 1) + " (the " + task + " task's alphabet of " + V + "), got " + (lo < BigInt(0) ? lo : hi).toString();
-        }
-        if (task === "reverse" && s !== L) {
-          return "the reversal model reads exactly " + L + " symbols (position i is answered from position " + (L - 1) + " - i), got " + s;
-        }
-        if (s > L) {
-          return "the " + task + " model learned positions 0.." + (L - 1) + " only, so give at most " + L + " symbols, got " + s;
-        }
-        return null;
-      }
-      function correctOutputs(task, tokens, predicted) {
-        var s = tokens.length;
-        return tokens.map(function(_, i) {
-          if (task === "reverse") {
-            return predicted[i] === tokens[s - 1 - i];
-          }
-          var seen = tokens.slice(0, i).indexOf(tokens[i]) >= 0 && i + 1 < s;
-          return seen ? predicted[i] === tokens[i + 1] : null;
-        });
-      }
-      function headlineScores(task, maps, tokens) {
-        var s = tokens.length, i, j, sum;
-        function at(head, q, k) {
-          return maps[head * s * s + q * s + k];
-        }
-        if (task === "reverse") {
-          return [0, 1].map(function(head) {
-            for (sum = 0, i = 0; i < s; i++) {
-              sum += at(head, i, s - 1 - i);
-            }
-            return sum / s;
-          });
-        }
-        var first = s;
-        for (i = 0; i < s; i++) {
-          if (tokens.slice(0, i).indexOf(tokens[i]) >= 0) {
-            first = i;
-            break;
-          }
-        }
-        var previous = null;
-        if (first > 1) {
-          for (sum = 0, i = 1; i < first; i++) {
-            sum += at(0, i, i - 1);
-          }
-          previous = sum / (first - 1);
-        }
-        var total = 0, n = 0;
-        for (i = 0; i < s; i++) {
-          var value = 0, counts = false;
-          for (j = 1; j < i; j++) {
-            if (tokens[j - 1] === tokens[i]) {
-              value += at(1, i, j);
-              counts = true;
-            }
-          }
-          if (counts) {
-            total += value;
-            n++;
-          }
-        }
-        return [previous, n ? total / n : null];
-      }
-      function state(values) {
-        var task = values.task === void 0 ? "reverse" : values.task;
-        if (TASKS.indexOf(task) < 0) {
-          throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core.pyRepr(task) : String(task)));
-        }
-        var spec = data().tasks[task], cfg = spec.config, n = spec.steps.length;
-        var c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
-        if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
-          throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
-        }
-        var text2 = task === "reverse" ? values.reverse_input : values.induction_input;
-        var read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
-        var L = cfg.n_layers, h = cfg.n_heads, maps = new Float64Array(0);
-        if (read.symbols.length) {
-          var error = tokenError(task, cfg, read.symbols);
-          if (error !== null) {
-            notes.push({ level: "error", text: error });
-          } else {
-            tokens = read.symbols.map(Number);
-            var run = forward(task, c, tokens), s = tokens.length, V = cfg.vocab;
-            maps = run.maps;
-            for (var i = 0; i < s; i++) {
-              predicted.push(core.argmax(run.logits.subarray(i * V, (i + 1) * V)));
-            }
-          }
-        }
-        var right = correctOutputs(task, tokens, predicted);
-        if (task === "induction" && tokens.length && right.every(function(r) {
-          return r === null;
-        })) {
-          notes.push({ level: "info", text: "no symbol occurs twice: nothing to copy, so no output is predictable" });
-        }
-        var step = spec.steps[c], last = spec.steps[n - 1], heads = [];
-        for (var l = 0; l < L; l++) {
-          for (var j = 0; j < h; j++) {
-            heads.push("layer " + l + ", head " + j);
-          }
-        }
-        return {
-          task,
-          vocab: cfg.vocab,
-          checkpoint: c,
-          step,
-          steps: last,
-          tokens,
-          s: tokens.length,
-          heads,
-          weights: maps,
-          predicted,
-          right,
-          inputScores: tokens.length ? headlineScores(task, maps, tokens) : heads.map(function() {
-            return null;
-          }),
-          loss: spec.loss,
-          scoreSteps: spec.steps,
-          scoreCurves: spec.score_curves,
-          scoreNames: spec.score_names,
-          lossNow: spec.loss[Math.min(step, spec.loss.length - 1)],
-          accuracyNow: step === last ? spec.held_out : spec.accuracy[step],
-          notes
-        };
-      }
-      function score(v) {
-        return v === null ? "n/a" : fmt.fixed(v, 2);
-      }
-      function curvesAt(st) {
-        return st.scoreCurves.map(function(curve) {
-          return curve[st.checkpoint];
-        });
-      }
-      function readoutHtml(st) {
-        var end = st.step === st.steps;
-        var what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
-        var loss = end ? "last training loss " + fmt.fixed(st.lossNow, 3) : "loss " + fmt.fixed(st.lossNow, 3);
-        var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + fmt.fixed(st.accuracyNow, 3) + "</div>"];
-        if (st.s) {
-          var marks = st.predicted.map(function(p, i) {
-            var r = st.right[i];
-            return p + (r === null ? "" : r ? "\u2713" : "\u2717");
-          }).join(" ");
-          var told = st.task === "reverse" ? "output (should be the input reversed)" : "predicted next symbol (\u2713/\u2717 at symbols seen before)";
-          var counted = st.right.filter(function(r) {
-            return r !== null;
-          }).length;
-          var got = st.right.filter(function(r) {
-            return r === true;
-          }).length;
-          parts.push("<div>input <code>" + st.tokens.join(" ") + "</code><br>" + told + ": <code>" + esc(marks) + "</code> (" + got + " of " + counted + " right)</div>");
-        }
-        var rows = st.heads.map(function(head, i) {
-          var name = st.scoreNames[i];
-          return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) + "</td><td>" + fmt.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
-        }).join("");
-        parts.push('<table style="font-size:90%"><tr><th>head</th><th>score</th><th>this input</th><th>held-out</th></tr>' + rows + "</table>");
-        return core.readoutHtml(parts.join(""), st.notes);
-      }
-      function alt(st) {
-        var text2 = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
-        if (st.s) {
-          text2 += "Two attention heatmaps for the input " + st.tokens.join(" ") + " (" + st.s + " by " + st.s + ", rows are queries): " + st.heads.map(function(head, i) {
-            return head + ", " + st.scoreNames[i] + " score " + score(st.inputScores[i]);
-          }).join("; ") + ". ";
-        } else {
-          text2 += "No heatmaps: the input is not valid. ";
-        }
-        var names = core.unique(st.scoreNames).join(" and ");
-        return text2 + "Right, the training loss falling from " + fmt.fixed(st.loss[0], 2) + " to " + fmt.fixed(st.loss[st.loss.length - 1], 3) + " over " + st.steps + " steps, and each head's held-out " + names + " score over training, with step " + st.step + " marked (loss " + fmt.fixed(st.lossNow, 3) + "; " + curvesAt(st).map(function(v) {
-          return fmt.fixed(v, 2);
-        }).join(", ") + ").";
-      }
-      function numbers(st) {
-        var s = st.s;
-        return {
-          lab: "training",
-          task: st.task,
-          checkpoint: st.checkpoint,
-          step: st.step,
-          tokens: st.tokens,
-          heads: st.heads,
-          weights: st.heads.map(function(_, k) {
-            return core.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s);
-          }),
-          predicted: st.predicted,
-          right: st.right,
-          input_scores: st.inputScores,
-          loss: st.lossNow,
-          accuracy: st.accuracyNow,
-          held_out_scores: curvesAt(st)
-        };
-      }
-      var COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"], DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
-      function figure(st) {
-        var s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
-        var maps = st.heads.map(function(head, k) {
-          var v = st.inputScores[k];
-          return {
-            kind: "heatmap",
-            title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : fmt.fixed(v, 2)),
-            data: st.weights.subarray(k * s * s, (k + 1) * s * s),
-            rows: s,
-            cols: s,
-            extent: [s, s],
-            cmap: "viridis",
-            vmin: 0,
-            vmax: 1,
-            xlabel: "key j",
-            ylabel: k ? "" : "query i",
-            colorbar: k === st.heads.length - 1 ? "attention weight" : "",
-            rowLabels: labels,
-            colLabels: labels
-          };
-        });
-        var lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2 * Math.max(Math.max.apply(null, st.loss), chance);
-        var xs = st.loss.map(function(_, k) {
-          return k;
-        }), flat = st.loss.map(function() {
-          return chance;
-        });
-        return {
-          columns: Math.max(2, st.heads.length),
-          // the maps, then the curves below them
-          panels: maps.concat([
-            {
-              kind: "lines",
-              title: "training loss",
-              xlabel: "optimiser step",
-              ylabel: "loss (cross-entropy)",
-              n,
-              xs,
-              ylim: [lo, hi],
-              yscale: "log",
-              marker: Math.min(st.step, n - 1),
-              lines: [
-                { label: "training loss", color: COLORS[0], dark: DARK[0], width: 1.4, y: st.loss },
-                {
-                  label: "uniform guess ln V = " + fmt.fixed(chance, 2),
-                  color: "#555555",
-                  dark: "#aaaaaa",
-                  width: 1,
-                  y: flat,
-                  dashed: true
-                }
-              ]
-            },
-            {
-              kind: "lines",
-              title: "what each head does, at each checkpoint",
-              xlabel: "optimiser step",
-              ylabel: "head score (held-out)",
-              n: st.scoreSteps.length,
-              xs: st.scoreSteps,
-              ylim: [-0.03, 1.03],
-              yticks: [0, 0.5, 1],
-              marker: st.checkpoint,
-              lines: st.heads.map(function(head, k) {
-                return {
-                  label: head + ": " + st.scoreNames[k],
-                  color: COLORS[k % 4],
-                  dark: DARK[k % 4],
-                  width: 1.2,
-                  y: st.scoreCurves[k]
-                };
-              })
-            }
-          ])
-        };
-      }
-      return {
-        TASKS,
-        useData,
-        weightsAt,
-        forward,
-        pyRepr: core.pyRepr,
-        readSymbols,
-        headlineScores,
-        correctOutputs,
-        state,
-        readoutHtml,
-        alt,
-        numbers,
-        figure
-      };
-    });
-  }
-});
-
 // src/dom.js
 function make(tag, attrs = {}, textContent = void 0) {
   const el = document.createElement(tag);
@@ -7081,6 +7446,14 @@ function drawCells(ctx, panel, box, th, scratch) {
     ctx.strokeStyle = ACCENT;
     ctx.lineWidth = 2;
     ctx.strokeRect(box.x + 1, box.y + row * ch + 1, box.w - 2, ch - 2);
+  }
+  for (const [r, c] of panel.marks || []) {
+    const cw = box.w / panel.cols, ch = box.h / panel.rows;
+    ctx.strokeStyle = ACCENT;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.arc(box.x + (c + 0.5) * cw, box.y + (r + 0.5) * ch, Math.max(2, Math.min(cw, ch) * 0.32), 0, 2 * Math.PI);
+    ctx.stroke();
   }
 }
 var barImages = /* @__PURE__ */ new Map();
@@ -7842,6 +8215,7 @@ var Lab = class {
 var import_attention = __toESM(require_attention(), 1);
 var import_block = __toESM(require_block(), 1);
 var import_embedding = __toESM(require_embedding(), 1);
+var import_generation = __toESM(require_generation(), 1);
 var import_masking = __toESM(require_masking(), 1);
 var import_multihead = __toESM(require_multihead(), 1);
 var import_permutation = __toESM(require_permutation(), 1);
@@ -7853,6 +8227,7 @@ var MODULES = {
   attention: import_attention.default,
   block: import_block.default,
   embedding: import_embedding.default,
+  generation: import_generation.default,
   masking: import_masking.default,
   multihead: import_multihead.default,
   permutation: import_permutation.default,

@@ -14,6 +14,7 @@ import {make} from "../dom.js";
 import attention from "../../attention.js";
 import block from "../../block.js";
 import embedding from "../../embedding.js";
+import generation from "../../generation.js";
 import masking from "../../masking.js";
 import multihead from "../../multihead.js";
 import permutation from "../../permutation.js";
@@ -22,7 +23,7 @@ import pretrained from "../../pretrained.js";
 import scaling from "../../scaling.js";
 import training from "../../training.js";
 
-const MODULES = {attention, block, embedding, masking, multihead, permutation, positional,
+const MODULES = {attention, block, embedding, generation, masking, multihead, permutation, positional,
                  pretrained, scaling, training};
 
 const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
