@@ -200,7 +200,6 @@ from attention_book.scenes import (  # noqa: E402
     generation_alt_text,
     generation_readout_html,
     generation_state,
-    induction_targets,
 )
 
 
@@ -221,10 +220,12 @@ def torch_greedy(run, step, prompt, n):
     return tuple(tokens[len(prompt):])
 
 
-def test_induction_targets():
-    assert induction_targets((5, 7, 5, 7, 5), 4) == (1, 3)
-    assert induction_targets((5, 7, 5), 1) == ()
-    assert induction_targets((5, 5), 1) == (1,)
+def test_targets_are_the_keys_after_earlier_copies():
+    from attention_book.scenes.generation import _targets
+
+    assert _targets((5, 7, 5, 7, 5), 4) == (1, 3)
+    assert _targets((5, 7, 5), 1) == () and _targets((5, 5), 1) == ()
+    assert _targets((5, 5, 5), 2) == (1,)
 
 
 @pytest.mark.slow  # the trained induction model (about 12 s once)

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..heads import induction_targets
 from .core import HasTokens, Note, Scene, choice, compare, readout_html, seed_slider, slider, text
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
 
 __all__ = ["GENERATION_PROMPTS", "GENERATION_TEMPERATURES", "MAX_GENERATED",
-           "induction_targets", "continuation_counts", "GenerationState", "generation_state",
+           "continuation_counts", "GenerationState", "generation_state",
            "generation_readout_html", "generation_alt_text"]
 
 #: The model's positions (the induction task's length): prompt and generated tokens share them.
@@ -39,22 +40,10 @@ GENERATION_PROMPTS = ("31 29 28 3 10 4 12 31 29", "5 17 23 8 5 17 23 8",
                       "28 29 3 17 30 25 12 27 10")
 
 
-def induction_targets(tokens, q: int) -> tuple:
-    """The keys an induction head should weigh most at query ``q``: each position j + 1
-    where tokens[j] is the query's symbol, j < q (the token after an earlier copy).
-
-    Parameters
-    ----------
-    tokens : sequence of int, length > q
-    q : int
-        The query's position.
-
-    Returns
-    -------
-    tuple of int
-        Ascending; empty when the query's symbol did not occur before.
-    """
-    return tuple(j + 1 for j in range(q) if tokens[j] == tokens[q])
+def _targets(tokens, q: int) -> tuple:
+    """The keys an induction head should weigh most at query ``q``: each j < q whose previous
+    token is the query's symbol (``heads.induction_targets``), ascending; () if none."""
+    return tuple(int(j) for j in np.flatnonzero(induction_targets(tokens[:q + 1])[q]))
 
 
 @functools.lru_cache(maxsize=256)
@@ -95,7 +84,7 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1) -> 
         step (each token the one a copy of the pattern gives); ``"steps"``: generated steps
         whose query's symbol occurred before; ``"right"``: how many of those chose the
         copy's token; ``"top"``: (n_heads,) how many of those steps each head weighed a key
-        after an earlier copy (:func:`induction_targets`) most.
+        after an earlier copy (``heads.induction_targets``) most.
     """
     step = training_run("induction").steps[checkpoint]
     out = {"prompts": 0, "whole": 0, "steps": 0, "right": 0, "top": None}
@@ -106,7 +95,7 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1) -> 
         top = np.zeros(len(rows[0]), dtype=int) if out["top"] is None else out["top"]
         for k, row in enumerate(rows):  # row: (n_heads, q + 1), q = the query's position
             q = len(prompt) + k - 1
-            keys = induction_targets(sequence, q)
+            keys = _targets(sequence, q)
             if not keys:
                 ok = False
                 continue
@@ -139,7 +128,7 @@ class GenerationState(HasTokens):
     # which produced token k, over keys 0..s_0 + k - 2 (zero from the new token on)
     weights: np.ndarray
     top: tuple              # (n_heads,) the key each head weighs most at step t
-    targets: tuple          # (n,) tuples: the induction keys at each step (induction_targets)
+    targets: tuple          # (n,) tuples: the keys after earlier copies at each step (_targets)
     expected: tuple         # (n,) the token a copy of the pattern gives (None: nothing to copy)
     probability: tuple      # (n,) the chosen token's probability where it was chosen from
     notes: tuple            # of Note
@@ -222,7 +211,7 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     weights = np.zeros((len(heads), t, s0 + t))
     for k in range(t):  # row k: the query at position s0 + k - 1, keys 0..s0 + k - 1
         weights[:, k, :s0 + k] = rows[k]  # (n_heads, s0 + k) into (n_heads, s0 + t)
-    targets = tuple(induction_targets(sequence, s0 + k - 1) for k in range(len(generated)))
+    targets = tuple(_targets(sequence, s0 + k - 1) for k in range(len(generated)))
     return GenerationState(
         checkpoint=checkpoint, step=step, steps=run.steps[-1], temperature=temperature,
         seed=seed, prompt=prompt_tokens, generated=generated, t=t,

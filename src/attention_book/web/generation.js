@@ -122,10 +122,10 @@
     return hit;
   }
 
-  /** scenes.generation.induction_targets. */
+  /** scenes.generation._targets: keys j < q whose previous token is the query's symbol. */
   function inductionTargets(tokens, q) {
     var out = [];
-    for (var j = 0; j < q; j++) { if (tokens[j] === tokens[q]) { out.push(j + 1); } }
+    for (var j = 1; j < q; j++) { if (tokens[j - 1] === tokens[q]) { out.push(j); } }
     return out;
   }
 
