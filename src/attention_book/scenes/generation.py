@@ -84,10 +84,12 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1) -> 
         step (each token the one a copy of the pattern gives); ``"steps"``: generated steps
         whose query's symbol occurred before; ``"right"``: how many of those chose the
         copy's token; ``"top"``: (n_heads,) how many of those steps each head weighed a key
-        after an earlier copy (``heads.induction_targets``) most.
+        after an earlier copy (``heads.induction_targets``) most; ``"chance"``: how many of
+        those steps a head would hit picking one of the keys it may see at random (the sum
+        over steps of the targets' share of the keys).
     """
     step = training_run("induction").steps[checkpoint]
-    out = {"prompts": 0, "whole": 0, "steps": 0, "right": 0, "top": None}
+    out = {"prompts": 0, "whole": 0, "steps": 0, "right": 0, "top": None, "chance": 0.0}
     for prompt, n in prompts:
         prompt = tuple(int(x) for x in prompt)
         generated, rows, _ = _generate(prompt, step, n, 0.0, 0)
@@ -100,6 +102,7 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1) -> 
                 ok = False
                 continue
             out["steps"] += 1
+            out["chance"] += len(keys) / (q + 1)
             right = generated[k] == sequence[keys[-1]]
             out["right"] += right
             ok &= right
@@ -305,7 +308,7 @@ SCENE = Scene(
         {"t": 1}, {"t": 3},
         {"prompt": GENERATION_PROMPTS[1]},
         {"prompt": GENERATION_PROMPTS[2]},
-        {"temperature": 1.0, "seed": 3},
+        {"temperature": 2.0, "seed": 3},
     ),
 )
 SCENES = (SCENE,)
