@@ -145,7 +145,7 @@ def _whole(value, name: str, low: int, high: int) -> int:
 
 
 def generation_state(prompt: str = GENERATION_PROMPTS[0],
-                     checkpoint: int = TRAINING_CHECKPOINTS - 1, n: int = 12, t: int = 12,
+                     checkpoint: int = TRAINING_CHECKPOINTS - 1, n: int = 7, t: int = 7,
                      temperature: float = 0.0, seed: int = 0) -> GenerationState:
     """The induction model's generation after the reader's prompt, shown at step t.
 
@@ -293,8 +293,9 @@ SCENE = Scene(
              suggestions=GENERATION_PROMPTS, placeholder="up to 23 symbols 0..31"),
         slider("checkpoint", "checkpoint (0 = untrained)", range(TRAINING_CHECKPOINTS),
                TRAINING_CHECKPOINTS - 1),
-        slider("n", "tokens to generate", range(1, MAX_GENERATED + 1), 12),
-        slider("t", "step t shown", range(1, MAX_GENERATED + 1), 12),
+        # 9 + 7 = 16 positions by default: the axes name every token (they thin beyond 16)
+        slider("n", "tokens to generate", range(1, MAX_GENERATED + 1), 7),
+        slider("t", "step t shown", range(1, MAX_GENERATED + 1), 7),
         choice("temperature", "decoding", [("greedy", 0.0), ("T = 0.5", 0.5), ("T = 1", 1.0),
                                            ("T = 2", 2.0)], 0.0, buttons=True),
         seed_slider("seed (sampling)", active_when=compare("temperature", ">", 0),

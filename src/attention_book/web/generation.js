@@ -141,7 +141,7 @@
     var spec = training.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
     var get = function (name, dflt) { return values[name] === undefined ? dflt : values[name]; };
     var c = whole(get("checkpoint", last), "checkpoint", 0, last);
-    var n = whole(get("n", 12), "n", 1, MAX_GENERATED), t = whole(get("t", 12), "t", 1, MAX_GENERATED);
+    var n = whole(get("n", 7), "n", 1, MAX_GENERATED), t = whole(get("t", 7), "t", 1, MAX_GENERATED);
     var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
     if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
       throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
@@ -272,7 +272,7 @@
       panels: st.heads.map(function (head, i) {
         var top = st.top[i];
         return {kind: "heatmap", title: head + ": key " + top + " most (" + fmt.fixed(weightAt(st, i, top), 2) + ")",
-                data: st.weights.subarray(i * t * s, (i + 1) * t * s), rows: t, cols: s, extent: [s, t],
+                data: st.weights.subarray(i * t * s, (i + 1) * t * s), rows: t, cols: s,
                 cmap: "viridis", vmin: 0, vmax: 1, masked: masked, outlineRow: t - 1, marks: [[t - 1, top]],
                 xlabel: "key (the sequence so far)", ylabel: i ? "" : "step: token chosen",
                 colorbar: i === st.heads.length - 1 ? "attention weight" : "", rowLabels: rowLabels, colLabels: labels};

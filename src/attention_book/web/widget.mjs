@@ -3350,9 +3350,9 @@ var require_generation = __commonJS({
       }
       function inductionTargets(tokens, q) {
         var out = [];
-        for (var j = 0; j < q; j++) {
-          if (tokens[j] === tokens[q]) {
-            out.push(j + 1);
+        for (var j = 1; j < q; j++) {
+          if (tokens[j - 1] === tokens[q]) {
+            out.push(j);
           }
         }
         return out;
@@ -3369,7 +3369,7 @@ var require_generation = __commonJS({
           return values[name] === void 0 ? dflt : values[name];
         };
         var c = whole(get("checkpoint", last), "checkpoint", 0, last);
-        var n = whole(get("n", 12), "n", 1, MAX_GENERATED), t = whole(get("t", 12), "t", 1, MAX_GENERATED);
+        var n = whole(get("n", 7), "n", 1, MAX_GENERATED), t = whole(get("t", 7), "t", 1, MAX_GENERATED);
         var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
         if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
           throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
@@ -3538,7 +3538,6 @@ var require_generation = __commonJS({
               data: st.weights.subarray(i * t * s, (i + 1) * t * s),
               rows: t,
               cols: s,
-              extent: [s, t],
               cmap: "viridis",
               vmin: 0,
               vmax: 1,
