@@ -343,3 +343,20 @@ def test_continuation_counts_trained_against_untrained(induction):
     assert trained["prompts"] == untrained["prompts"] == 40
     assert trained["whole"] >= 38 and trained["top"][1] >= 0.9 * trained["steps"]
     assert untrained["whole"] <= 2 and untrained["top"][1] <= 0.5 * untrained["steps"]
+
+
+@pytest.mark.slow
+def test_cached_decoder_keeps_each_calls_weights(induction):
+    """CachedDecoder.weights: one (h, t_new, length) a layer, the full causal pass's rows."""
+    x = induction.example[:12]  # (12,)
+    _, full = induction.forward(x)  # (L, h, s, s) = (2, 1, 12, 12)
+    decoder = induction.numpy_model().decoder()
+    assert decoder.weights == []
+    decoder(x[:5])
+    assert [w.shape for w in decoder.weights] == [(1, 5, 5)] * 2
+    np.testing.assert_allclose(np.stack(decoder.weights), full[:, :, :5, :5], atol=1e-6)
+    for i in range(5, 12):
+        decoder(x[i:i + 1])
+        assert [w.shape for w in decoder.weights] == [(1, 1, i + 1)] * 2
+        np.testing.assert_allclose(np.stack(decoder.weights)[:, :, 0], full[:, :, i, :i + 1],
+                                   atol=1e-6)
