@@ -204,7 +204,8 @@ from attention_book.scenes import (  # noqa: E402
 
 
 def torch_greedy(run, step, prompt, n):
-    """Greedy generation by the torch module at a checkpoint, rerun on the whole sequence."""
+    """Greedy generation by the torch module with a run's weights at a checkpoint, rerun on
+    the whole sequence."""
     import torch
 
     from attention_book.training import _new_model
@@ -231,21 +232,55 @@ def test_targets_are_the_keys_after_earlier_copies():
 @pytest.mark.slow  # the trained induction model (about 12 s once)
 @pytest.mark.parametrize("checkpoint", [0, 8, TRAINING_CHECKPOINTS - 1])
 def test_generation_is_the_torch_models_greedy_generation(induction, checkpoint):
-    step = induction.steps[checkpoint]
+    """On the weights the page runs (the lab's), and the same loop on the float32 run."""
+    from attention_book.scenes.generation import _generate, generation_run
+
+    page, step = generation_run("page"), induction.steps[checkpoint]
     for prompt in [*GENERATION_PROMPTS, "7", "1 2 3 4 5 6 1 2 3 4 5 6 1"]:
         st = generation_state(prompt, checkpoint, n=23, t=23)
         n = 24 - len(st.prompt)
         assert len(st.generated) == n and st.t == n
-        assert st.generated == torch_greedy(induction, step, st.prompt, n), (prompt, checkpoint)
+        assert st.generated == torch_greedy(page, step, st.prompt, n), (prompt, checkpoint)
+        trained = _generate(st.prompt, step, n, 0.0, 0, "float32")[0]
+        assert trained == torch_greedy(induction, step, st.prompt, n), (prompt, checkpoint)
+
+
+@pytest.mark.slow
+def test_page_weights_generate_as_the_float32_model():
+    """The lab's (page's) weights against the float32 run: every generated token at the
+    trained checkpoint, and nearly every one on the way (greedy, 40 held-out prompts)."""
+    from attention_book.scenes.generation import _generate, generation_run
+    from attention_book.training import make_batch
+
+    run = generation_run("float32")
+    prompts = [tuple(int(v) for v in row[:int(k)]) for row, k in
+               zip(make_batch("induction", 40, 99).tokens, np.linspace(2, 16, 40))]
+    same = total = 0
+    for c in (0, 6, 8, 12, 25):
+        for prompt in prompts:
+            a = _generate(prompt, run.steps[c], 24 - len(prompt), 0.0, 0, "page")
+            b = _generate(prompt, run.steps[c], 24 - len(prompt), 0.0, 0, "float32")
+            if c == 25:
+                assert a[0] == b[0]
+                np.testing.assert_allclose(np.concatenate(a[1], axis=1),
+                                           np.concatenate(b[1], axis=1), atol=1e-4)
+            # tokens up to the first difference (after it, the sequences differ)
+            k = next((i for i, (x, y) in enumerate(zip(a[0], b[0])) if x != y), len(a[0]))
+            same += k
+            total += len(a[0])
+    assert same >= 0.95 * total, (same, total)
 
 
 @pytest.mark.slow
 def test_generation_rows_are_the_full_causal_pass(induction):
     """Each step's row (from the cached decoder) is that query's row of one full pass."""
+    from attention_book.scenes.generation import generation_run
+
     for checkpoint in (0, 25):
         st = generation_state(GENERATION_PROMPTS[0], checkpoint, n=15, t=15)
         sequence = np.array(st.tokens)
-        _, full = induction.forward(sequence[:-1], induction.steps[checkpoint])  # (2, 1, s-1, s-1)
+        page = generation_run("page")  # the weights the lab (and the page) runs
+        _, full = page.forward(sequence[:-1], page.steps[checkpoint])  # (2, 1, s-1, s-1)
         s0 = len(st.prompt)
         for k in range(st.t):
             q = s0 + k - 1

@@ -199,7 +199,7 @@ def test_generation_state_is_the_modules(tmp_path, monkeypatch):
     path.write_text(text, "ascii")
     decoded = web_export.decode_training_data(web_export.read_training_script(text))
     run = with_checkpoints(runs["induction"], decoded["induction"])
-    monkeypatch.setattr(generation, "training_run", lambda task: run)
+    monkeypatch.setattr(generation, "generation_run", lambda weights="page": run)
     generation._generate.cache_clear()
     try:
         assert check("generation", generation_values(3, 10, 5), path) >= 25

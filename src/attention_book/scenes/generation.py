@@ -9,6 +9,11 @@ cached decoder (``NumpyModel.decoder``): the prompt is fed once, then each chose
 each call's attention (``CachedDecoder.weights``) is the row of the query that produced
 the next token, over every key before it. A generation is cached per (prompt, checkpoint,
 n, temperature, seed): scrubbing t never decodes again.
+
+The lab runs the checkpoints the reader's browser runs (``web_export.page_checkpoints``:
+5-bit changes from one checkpoint to the next, decoded), in the notebook as in the book, so
+both show the same tokens and numbers; :func:`continuation_counts` measures the model as
+trained (float32) or as the page runs it.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from ..heads import induction_targets
 from .core import HasTokens, Note, Scene, choice, compare, readout_html, seed_slider, slider, text
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
 
-__all__ = ["GENERATION_PROMPTS", "GENERATION_TEMPERATURES", "MAX_GENERATED",
+__all__ = ["GENERATION_PROMPTS", "generation_run", "GENERATION_TEMPERATURES", "MAX_GENERATED",
            "continuation_counts", "GenerationState", "generation_state",
            "generation_readout_html", "generation_alt_text"]
 
@@ -46,12 +51,33 @@ def _targets(tokens, q: int) -> tuple:
     return tuple(int(j) for j in np.flatnonzero(induction_targets(tokens[:q + 1])[q]))
 
 
+#: The weights a generation runs on: as trained, or as the page decodes them.
+WEIGHTS = ("float32", "page")
+
+
+@functools.lru_cache(maxsize=2)
+def generation_run(weights: str = "page"):
+    """The induction run with its checkpoints "float32" (as trained: ``train_tiny``) or
+    "page" (as ``training-checkpoints.js`` carries them to the reader's browser)."""
+    import dataclasses
+
+    from ..web_export import page_checkpoints  # the reference layer: torch
+
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {list(WEIGHTS)}, got {weights!r}")
+    run = training_run("induction")
+    if weights == "float32":
+        return run
+    return dataclasses.replace(run, checkpoints=page_checkpoints(run), _nets={})
+
+
 @functools.lru_cache(maxsize=256)
-def _generate(prompt: tuple, step: int, n: int, temperature: float, seed: int) -> tuple:
+def _generate(prompt: tuple, step: int, n: int, temperature: float, seed: int,
+              weights: str = "page") -> tuple:
     """(generated (n,), rows: n arrays (L h, s_0 + k - 1), probability (n,)) of one run."""
     from ..decoding import generate, softmax_temperature  # numpy only
 
-    decoder = training_run("induction").numpy_model(step).decoder()
+    decoder = generation_run(weights).numpy_model(step).decoder()
     rows = []
 
     def feed(new_tokens):
@@ -67,7 +93,8 @@ def _generate(prompt: tuple, step: int, n: int, temperature: float, seed: int) -
             tuple(float(v) for v in p[np.arange(n), tokens]))
 
 
-def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1) -> dict:
+def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1,
+                        weights: str = "float32") -> dict:
     """How the induction model continues repeated patterns, greedily, at a checkpoint.
 
     Parameters
@@ -76,6 +103,8 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1) -> 
         Each prompt a tuple of symbols whose pattern has been seen at least once, and the
         number of tokens to generate after it (prompt + n <= 24).
     checkpoint : int
+    weights : {"float32", "page"}
+        The model as trained, or as the lab runs it (:func:`generation_run`).
 
     Returns
     -------
@@ -88,11 +117,11 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1) -> 
         those steps a head would hit picking one of the keys it may see at random (the sum
         over steps of the targets' share of the keys).
     """
-    step = training_run("induction").steps[checkpoint]
+    step = generation_run(weights).steps[checkpoint]
     out = {"prompts": 0, "whole": 0, "steps": 0, "right": 0, "top": None, "chance": 0.0}
     for prompt, n in prompts:
         prompt = tuple(int(x) for x in prompt)
-        generated, rows, _ = _generate(prompt, step, n, 0.0, 0)
+        generated, rows, _ = _generate(prompt, step, n, 0.0, 0, weights)
         sequence, ok = prompt + generated, True
         top = np.zeros(len(rows[0]), dtype=int) if out["top"] is None else out["top"]
         for k, row in enumerate(rows):  # row: (n_heads, q + 1), q = the query's position
@@ -167,7 +196,7 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     seed : int
         0..20.
     """
-    run = training_run("induction")
+    run = generation_run("page")
     last = len(run.steps) - 1
     checkpoint = _whole(checkpoint, "checkpoint", 0, last)
     n = _whole(n, "n", 1, MAX_GENERATED)
