@@ -305,6 +305,7 @@ def test_generation_state_scrubs_one_generation(induction):
     assert "12 of 12 right" in html and "chose <b>12</b>" in html
     alt = generation_alt_text(whole)
     assert "rows the steps 1 to 12" in alt and "layer 1, head 0 weighs key" in alt
+    assert alt.endswith("12 generated tokens: the probability it was chosen with, 0.99 at step 12.")
 
 
 @pytest.mark.slow

@@ -369,7 +369,8 @@ def check_generation(values: dict, row: dict) -> dict:
     assert row["readout"] == generation.generation_readout_html(st), where
     assert row["alt"] == generation.generation_alt_text(st), where
     panels = row["figure"]["panels"]
-    assert len(panels) == (len(st.heads) if st.t else 1)
+    assert [p["kind"] for p in panels] == (["heatmap"] * len(st.heads) + ["bars"] if st.t
+                                           else ["heatmap"])
     return {"generated": js["generated"]}
 
 

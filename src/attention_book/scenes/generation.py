@@ -153,7 +153,9 @@ class GenerationState(HasTokens):
     seed: int               # the sampling's seed (read only when temperature > 0)
     prompt: tuple           # (s_0,) int: the reader's prompt (empty when it is invalid)
     generated: tuple        # (n,) int: every generated token, in order
+    asked: int              # the n asked for (more than generated when the prompt leaves less room)
     t: int                  # the step shown, 1..n (0: nothing generated)
+    t_asked: int            # the step asked for (past n: the last one is shown)
     tokens: tuple           # (s_0 + t,) the sequence so far, the new token last
     heads: tuple            # (n_heads,) "layer 0, head 0", ...
     # (n_heads, t, s_0 + t): row k - 1 is the attention of the query at position s_0 + k - 2,
@@ -199,8 +201,8 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     run = generation_run("page")
     last = len(run.steps) - 1
     checkpoint = _whole(checkpoint, "checkpoint", 0, last)
-    n = _whole(n, "n", 1, MAX_GENERATED)
-    t = _whole(t, "t", 1, MAX_GENERATED)
+    n = asked = _whole(n, "n", 1, MAX_GENERATED)
+    t = t_asked = _whole(t, "t", 1, MAX_GENERATED)
     seed = _whole(seed, "seed", 0, 20)
     if isinstance(temperature, bool) or temperature not in GENERATION_TEMPERATURES:
         raise ValueError(f"temperature must be one of {list(GENERATION_TEMPERATURES)}, "
@@ -246,7 +248,8 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     targets = tuple(_targets(sequence, s0 + k - 1) for k in range(len(generated)))
     return GenerationState(
         checkpoint=checkpoint, step=step, steps=run.steps[-1], temperature=temperature,
-        seed=seed, prompt=prompt_tokens, generated=generated, t=t,
+        seed=seed, prompt=prompt_tokens, generated=generated, asked=asked, t=t,
+        t_asked=t_asked,
         tokens=sequence[:s0 + t], heads=heads, weights=weights,
         top=tuple(int(np.argmax(w)) for w in rows[t - 1]) if t else (),
         targets=targets,
@@ -308,10 +311,13 @@ def generation_alt_text(state: GenerationState) -> str:
              f"1 to {t}, columns the {s0 + t} positions so far; each row is the attention of "
              f"the query that produced that step's token, over the keys before it, step {t} "
              f"outlined: ")
-    return text + "; ".join(
+    text += "; ".join(
         f"{head} weighs key {k} (symbol {state.tokens[k]}) most, "
         f"{state.weights[i, t - 1, k]:.2f}" for i, (head, k) in
-        enumerate(zip(state.heads, state.top))) + "."
+        enumerate(zip(state.heads, state.top)))
+    return text + (f". Below, a bar for each of the {len(state.generated)} generated tokens: "
+                   f"the probability it was chosen with, {state.probability[t - 1]:.2f} at "
+                   f"step {t}.")
 
 
 SCENE = Scene(

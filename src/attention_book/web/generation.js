@@ -141,7 +141,7 @@
     var spec = training.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
     var get = function (name, dflt) { return values[name] === undefined ? dflt : values[name]; };
     var c = whole(get("checkpoint", last), "checkpoint", 0, last);
-    var n = whole(get("n", 7), "n", 1, MAX_GENERATED), t = whole(get("t", 7), "t", 1, MAX_GENERATED);
+    var n = whole(get("n", 7), "n", 1, MAX_GENERATED), asked = n, t = whole(get("t", 7), "t", 1, MAX_GENERATED), tAsked = t;
     var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
     if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
       throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
@@ -183,7 +183,7 @@
     var targets = run.generated.map(function (_, k) { return inductionTargets(sequence, s0 + k - 1); });
     return {
       checkpoint: c, step: spec.steps[c], steps: spec.steps[last], temperature: T, seed: seed, prompt: prompt,
-      generated: run.generated, t: t, tokens: sequence.slice(0, width), s: width, heads: heads, weights: weights,
+      generated: run.generated, asked: asked, t: t, t_asked: tAsked, tokens: sequence.slice(0, width), s: width, heads: heads, weights: weights,
       top: t ? run.rows[t - 1].map(core.argmax) : [], targets: targets,
       expected: targets.map(function (keys) { return keys.length ? sequence[keys[keys.length - 1]] : null; }),
       probability: run.probability, notes: notes,
@@ -240,10 +240,12 @@
     text += "Prompt " + st.prompt.join(" ") + "; generated so far " + st.generated.slice(0, st.t).join(" ") +
       ". One heatmap a head, rows the steps 1 to " + st.t + ", columns the " + st.s + " positions so far; each row is " +
       "the attention of the query that produced that step's token, over the keys before it, step " + st.t + " outlined: ";
-    return text + st.heads.map(function (head, i) {
+    text += st.heads.map(function (head, i) {
       var k = st.top[i];
       return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + fmt.fixed(weightAt(st, i, k), 2);
-    }).join("; ") + ".";
+    }).join("; ");
+    return text + ". Below, a bar for each of the " + st.generated.length + " generated tokens: the probability it " +
+      "was chosen with, " + fmt.fixed(st.probability[st.t - 1], 2) + " at step " + st.t + ".";
   }
 
   /** The numbers a reader downloads: the prompt, the generation, each step's rows. */
@@ -257,7 +259,9 @@
 
   /** One heatmap a head: rows the steps 1..t (each labelled with the token it chose), columns
    *  the sequence so far; the keys a query could not see (its own new token and later) grey
-   *  and crossed, step t outlined, and each row's heaviest key at step t ringed. */
+   *  and crossed, step t outlined, and each head's heaviest key at step t ringed. Below, a
+   *  bar for each of the n generated tokens (steps up to t, then later ones): the probability
+   *  of the token chosen, titled with the decoding and the checkpoint's step. */
   function figure(st) {
     if (!st.t) {
       return {columns: 1, panels: [{kind: "heatmap", title: "no generation", empty: "the prompt is not valid: see the notes",
@@ -267,6 +271,16 @@
     var masked = new Uint8Array(t * s);
     for (var k = 0; k < t; k++) { for (var j = s0 + k; j < s; j++) { masked[k * s + j] = 1; } }
     var rowLabels = st.generated.slice(0, t).map(function (g) { return "\u2192 " + g; });
+    var split = function (before) {  // the steps shown above, or the later ones
+      return st.probability.map(function (p, k) { return (k < t) === before ? p : 0; });
+    };
+    var bars = {kind: "bars", xlim: [0, 1], xlabel: "probability of the token chosen",
+                labels: st.generated.map(function (g) { return "\u2192 " + g; }),
+                title: "step " + st.step + ", " + decoding(st) + ": each token's probability" +
+                  (st.asked > st.generated.length ? " (" + st.generated.length + " fit of " + st.asked + " asked)" : "") +
+                  (st.t_asked > t ? " (step " + st.t_asked + " asked: " + t + " is the last)" : ""),
+                series: [{label: "steps 1.." + t, values: split(true), color: "#31688e", dark: "#6ea8d8"},
+                         {label: "later steps", values: split(false), color: "#b5651d", dark: "#e09a5a"}]};
     return {
       columns: st.heads.length,
       panels: st.heads.map(function (head, i) {
@@ -276,7 +290,7 @@
                 cmap: "viridis", vmin: 0, vmax: 1, masked: masked, outlineRow: t - 1, marks: [[t - 1, top]],
                 xlabel: "key (the sequence so far)", ylabel: i ? "" : "step: token chosen",
                 colorbar: i === st.heads.length - 1 ? "attention weight" : "", rowLabels: rowLabels, colLabels: labels};
-      }),
+      }).concat([bars]),
     };
   }
 

@@ -3369,7 +3369,7 @@ var require_generation = __commonJS({
           return values[name] === void 0 ? dflt : values[name];
         };
         var c = whole(get("checkpoint", last), "checkpoint", 0, last);
-        var n = whole(get("n", 7), "n", 1, MAX_GENERATED), t = whole(get("t", 7), "t", 1, MAX_GENERATED);
+        var n = whole(get("n", 7), "n", 1, MAX_GENERATED), asked = n, t = whole(get("t", 7), "t", 1, MAX_GENERATED), tAsked = t;
         var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
         if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
           throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
@@ -3423,7 +3423,9 @@ var require_generation = __commonJS({
           seed,
           prompt,
           generated: run.generated,
+          asked,
           t,
+          t_asked: tAsked,
           tokens: sequence.slice(0, width),
           s: width,
           heads,
@@ -3479,10 +3481,11 @@ var require_generation = __commonJS({
           }).join(" ");
         }
         text2 += "Prompt " + st.prompt.join(" ") + "; generated so far " + st.generated.slice(0, st.t).join(" ") + ". One heatmap a head, rows the steps 1 to " + st.t + ", columns the " + st.s + " positions so far; each row is the attention of the query that produced that step's token, over the keys before it, step " + st.t + " outlined: ";
-        return text2 + st.heads.map(function(head, i) {
+        text2 += st.heads.map(function(head, i) {
           var k = st.top[i];
           return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + fmt.fixed(weightAt(st, i, k), 2);
-        }).join("; ") + ".";
+        }).join("; ");
+        return text2 + ". Below, a bar for each of the " + st.generated.length + " generated tokens: the probability it was chosen with, " + fmt.fixed(st.probability[st.t - 1], 2) + " at step " + st.t + ".";
       }
       function numbers(st) {
         return {
@@ -3528,6 +3531,24 @@ var require_generation = __commonJS({
         var rowLabels = st.generated.slice(0, t).map(function(g) {
           return "\u2192 " + g;
         });
+        var split = function(before) {
+          return st.probability.map(function(p, k2) {
+            return k2 < t === before ? p : 0;
+          });
+        };
+        var bars = {
+          kind: "bars",
+          xlim: [0, 1],
+          xlabel: "probability of the token chosen",
+          labels: st.generated.map(function(g) {
+            return "\u2192 " + g;
+          }),
+          title: "step " + st.step + ", " + decoding(st) + ": each token's probability" + (st.asked > st.generated.length ? " (" + st.generated.length + " fit of " + st.asked + " asked)" : "") + (st.t_asked > t ? " (step " + st.t_asked + " asked: " + t + " is the last)" : ""),
+          series: [
+            { label: "steps 1.." + t, values: split(true), color: "#31688e", dark: "#6ea8d8" },
+            { label: "later steps", values: split(false), color: "#b5651d", dark: "#e09a5a" }
+          ]
+        };
         return {
           columns: st.heads.length,
           panels: st.heads.map(function(head, i) {
@@ -3550,7 +3571,7 @@ var require_generation = __commonJS({
               rowLabels,
               colLabels: labels
             };
-          })
+          }).concat([bars])
         };
       }
       function useData(d) {
