@@ -233,8 +233,9 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
                                          f"(the model has {_LENGTH} positions): generating "
                                          f"{_LENGTH - s0}, not {n}"))
             n = _LENGTH - s0
-        generated, rows, probability = _generate(prompt_tokens, step, n,
-                                                 temperature if temperature else 0.0, seed)
+        # greedy ignores the seed: one cached generation for every seed
+        generated, rows, probability = _generate(prompt_tokens, step, n, temperature,
+                                                 seed if temperature else 0)
         if t > n:
             notes.append(Note("info", f"step {t} is past the last generated token: "
                                       f"showing step {n}"))
@@ -249,8 +250,7 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     return GenerationState(
         checkpoint=checkpoint, step=step, steps=run.steps[-1], temperature=temperature,
         seed=seed, prompt=prompt_tokens, generated=generated, asked=asked, t=t,
-        t_asked=t_asked,
-        tokens=sequence[:s0 + t], heads=heads, weights=weights,
+        t_asked=t_asked, tokens=sequence[:s0 + t], heads=heads, weights=weights,
         top=tuple(int(np.argmax(w)) for w in rows[t - 1]) if t else (),
         targets=targets,
         expected=tuple(sequence[keys[-1]] if keys else None for keys in targets),
