@@ -67,3 +67,80 @@ def test_no_chapter_refers_by_label_to_another_page():
     wrong = [(path.stem, ref) for path in CHAPTERS for ref in REF.findall("\n".join(prose(path)))
              if ref not in labels[path] and not ref.startswith(("eq-", "fig-"))]
     assert not wrong, wrong
+
+
+#: For each lab, what the prose of its section must say the reader can do with each of its
+#: controls (a regular expression, case-insensitive). The section is the chapter's markdown
+#: from the heading above the ``lab(...)`` cell to the next heading.
+SAYS = {
+    "embedding": {"text": r"type any sentence", "d": r"\$d\$ slider", "seed": r"seed"},
+    "positional": {"s": r"move \$s\$", "d": r"\$d\$ \(even", "base": r"the base",
+                   "k": r"offset\s+\$k\$"},
+    "scaling": {"scaled": r"switch the scale", "d_k": r"move \$d_k\$"},
+    "attention": {"text": r"sentence of\s+your own", "mode": r"cross-attention",
+                  "kv_text": r"keys and\s+values from another", "query": r"pick a query",
+                  "d_k": r"\$d_k\$ from 1", "temperature": r"temperature", "seed": r"seed"},
+    "multihead": {"text": r"type any sentence", "d": r"change \$d\$", "h": r"\$h\$",
+                  "seed": r"the seed", "heads_on": r"switch\s+heads off",
+                  "positional": r"add positional encoding"},
+    "permutation": {"text": r"type any sentence", "order": r"named permutation",
+                    "custom": r"custom order", "seed": r"shuffle seed",
+                    "pe": r"positional encoding", "causal": r"causal mask"},
+    "masking": {"text": r"type any\s+sentence", "kind": r"sliding window",
+                "length": r"padding", "window": r"window", "lower": r"band",
+                "upper": r"band", "method": r"apply the mask"},
+    "block": {"text": r"type any sentence", "norm_first": r"choose the form",
+              "residual": r"residual connections off", "depth": r"set the depth",
+              "seed": r"the seed", "causal": r"causal mask"},
+    "training": {"task": r"either model", "checkpoint": r"26 checkpoints",
+                 "reverse_input": r"8 symbols from 0\.\.9", "induction_input": r"up to 24"},
+    "pretrained": {"text": r"type any sentence", "layer": r"layer", "head": r"head",
+                   "query": r"any query token"},
+}
+
+LAB_CALL = re.compile(r'\blab\("(\w+)"')
+HEADING = re.compile(r"^#{1,4} ", re.M)
+
+
+def lab_sections(path) -> list[tuple[str, str]]:
+    """(lab name, the markdown of its section) for every ``lab(...)`` cell of a chapter."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    text = ["".join(c["source"]) for c in cells]
+    heading = [c["cell_type"] == "markdown" and bool(HEADING.search(t))
+               for c, t in zip(cells, text)]
+    found = []
+    for i, cell in enumerate(cells):
+        call = LAB_CALL.search(text[i]) if cell["cell_type"] == "code" else None
+        if call:
+            lo = max([k for k in range(i) if heading[k]], default=0)
+            hi = min([k for k in range(i + 1, len(cells)) if heading[k]], default=len(cells))
+            found.append((call.group(1), "\n".join(
+                text[k] for k in range(lo, hi) if cells[k]["cell_type"] == "markdown")))
+    return found
+
+
+def unsaid(name: str, section: str) -> list[str]:
+    """The controls of lab ``name`` whose use its section does not mention."""
+    from attention_book.scenes import SCENES
+
+    says = SAYS[name]
+    assert set(says) == {c.name for c in SCENES[name].controls}, (name, sorted(says))
+    section = " ".join(section.split())
+    return [control for control, pattern in says.items()
+            if not re.search(pattern, section, re.I)]
+
+
+def test_every_lab_section_says_what_each_of_its_controls_offers():
+    """Issue 25, item 5: the prose says what each lab offers. Every lab of every chapter is
+    listed, every control it declares is named by its section (a new control fails the
+    set comparison until its sentence is written)."""
+    labs = {name: (path.stem, section) for path in CHAPTERS
+            for name, section in lab_sections(path)}
+    assert set(labs) == set(SAYS)
+    missing = {name: unsaid(name, section) for name, (_, section) in labs.items()}
+    assert not any(missing.values()), {labs[n][0]: m for n, m in missing.items() if m}
+
+
+def test_the_control_check_can_fail():
+    """A section that leaves out the sentence box and the seed is caught."""
+    assert unsaid("embedding", "Move the $d$ slider.") == ["text", "seed"]

@@ -125,6 +125,8 @@ def positional_readout_html(state: PositionalState) -> str:
     lam, mean = state.wavelengths, state.mean_similarity
     lines = [
         state.shape_line,
+        f"base = {state.base:g}: wavelength {lam[0]:.2f} positions, one frequency pair i = 0"
+        if state.d == 2 else
         f"base = {state.base:g}: wavelengths {lam[0]:.2f} .. {lam[-1]:,.1f} positions "
         f"over {state.d // 2} frequency pairs i = 0..{state.d // 2 - 1}",
         "mean similarity of two distinct positions: "

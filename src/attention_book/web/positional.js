@@ -195,9 +195,10 @@
       mono: true,
       lines: [
         "PE : (s, d) = (" + st.s + ", " + st.d + ");  T(k) : (d, d) = (" + st.d + ", " + st.d + ")",
-        "base = " + format.general(st.base, 6) + ": wavelengths " + format.fixed(lam[0], 2) + " .. " +
-          format.fixed(lam[half - 1], 1, true) + " positions over " + half +
-          " frequency pairs i = 0.." + (half - 1),
+        "base = " + format.general(st.base, 6) + (half === 1
+          ? ": wavelength " + format.fixed(lam[0], 2) + " positions, one frequency pair i = 0"
+          : ": wavelengths " + format.fixed(lam[0], 2) + " .. " + format.fixed(lam[half - 1], 1, true) +
+            " positions over " + half + " frequency pairs i = 0.." + (half - 1)),
         "mean similarity of two distinct positions: " +
           (st.meanSimilarity === null ? "n/a (one position)" : format.fixed(st.meanSimilarity, 2)),
         "rotation check, k = " + st.k + ": max over p = 0.." + (st.s - 1) +

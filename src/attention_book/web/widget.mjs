@@ -4862,7 +4862,7 @@ var require_positional = __commonJS({
           mono: true,
           lines: [
             "PE : (s, d) = (" + st.s + ", " + st.d + ");  T(k) : (d, d) = (" + st.d + ", " + st.d + ")",
-            "base = " + format2.general(st.base, 6) + ": wavelengths " + format2.fixed(lam[0], 2) + " .. " + format2.fixed(lam[half - 1], 1, true) + " positions over " + half + " frequency pairs i = 0.." + (half - 1),
+            "base = " + format2.general(st.base, 6) + (half === 1 ? ": wavelength " + format2.fixed(lam[0], 2) + " positions, one frequency pair i = 0" : ": wavelengths " + format2.fixed(lam[0], 2) + " .. " + format2.fixed(lam[half - 1], 1, true) + " positions over " + half + " frequency pairs i = 0.." + (half - 1)),
             "mean similarity of two distinct positions: " + (st.meanSimilarity === null ? "n/a (one position)" : format2.fixed(st.meanSimilarity, 2)),
             "rotation check, k = " + st.k + ": max over p = 0.." + (st.s - 1) + " of |PE[p+k] \u2212 PE[p] T(k)| = " + format2.exponent(st.maxError, 1)
           ],
