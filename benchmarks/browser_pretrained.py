@@ -45,9 +45,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>pretrained</title><div id="extra"></div>
-<script src="lab.js"></script><script src="vocab.js"></script><script src="rng.js"></script>
-<script src="core.js"></script><script src="minilm.js"></script>
-<script src="pretrained-gallery.js"></script><script src="pretrained.js"></script>
+<script src="lab.js"></script><script src="pretrained-gallery.js"></script><script src="pretrained.js"></script>
 <script>AttentionBook.pretrained.mountExtra({update: function () {}}, document.getElementById("extra"));</script>
 """
 
@@ -144,7 +142,7 @@ def main() -> None:
     print(f"load average before: {load_average()}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for name in ("lab.js", "vocab.js", "rng.js", "core.js", "minilm.js", "pretrained.js"):
+        for name in ("lab.js", "pretrained.js"):  # the front end, the lab's bundle
             shutil.copy(WEB / name, folder / name)
         export_browser_weights(folder / "minilm-weights.js", "int8")
         info = export_pretrained_gallery(folder / "pretrained-gallery.js", PRETRAINED_PRESETS,

@@ -76,7 +76,7 @@
   }
 
   if (typeof module === "object" && module && module.exports && require.main === module) {
-    var rngApi = require("../src/attention_book/web/rng.js");
+    var rngApi = require("../src/attention_book/web/src/shared/rng.js").default;  // --experimental-require-module
     var n = Number(process.argv[2] || 100000), repeats = Number(process.argv[3] || 15);
     process.stdout.write(JSON.stringify(browserRngBenchmark(rngApi, n, repeats)) + "\n");
   } else {

@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RNG_JS = ROOT / "src" / "attention_book" / "web" / "rng.js"
+RNG_JS = ROOT / "src" / "attention_book" / "web" / "src" / "shared" / "rng.js"
 BENCH_JS = ROOT / "benchmarks" / "browser_rng.js"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
@@ -33,7 +33,7 @@ def in_node(n: int, repeats: int) -> list[dict]:
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is not on PATH")
-    done = subprocess.run([node, str(BENCH_JS), str(n), str(repeats)], capture_output=True,
+    done = subprocess.run([node, "--experimental-require-module", str(BENCH_JS), str(n), str(repeats)], capture_output=True,
                           text=True, check=True)
     return json.loads(done.stdout)
 
@@ -44,7 +44,12 @@ def in_chromium(n: int, repeats: int) -> list[dict]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
         page = browser.new_page()
-        page.add_script_tag(content=RNG_JS.read_text())  # as a page loads it: a classic script
+        classic = subprocess.run(  # rng.js bundled into a classic script, as the labs' bundles hold it
+            ["node", "--input-type=module", "-e",
+             f"const b = await import({json.dumps((RNG_JS.parents[2] / 'build.mjs').as_uri())});"
+             "process.stdout.write(await b.classicScript('shared/rng.js', 'rng'));"],
+            check=True, capture_output=True, text=True).stdout
+        page.add_script_tag(content=classic)
         page.add_script_tag(content=BENCH_JS.read_text())
         rows = page.evaluate("([n, r]) => browserRngBenchmark(AttentionBook.rng, n, r)",
                              [n, repeats])

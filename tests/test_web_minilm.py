@@ -193,7 +193,7 @@ def test_tokenize_errors_and_cut(tokenizer_js, model):
 @needs_node
 def test_not_a_string(tokenizer_js):
     script = (
-        f"const m = require({json.dumps(str(W.MINILM_JS))});"
+        f"const m = require({json.dumps(str(W.MINILM_JS))}).default;"
         f"require({json.dumps(str(tokenizer_js))});"
         "const model = new m.Model(globalThis.AttentionBook.minilmWeights);"
         "const out = [];"
@@ -204,7 +204,7 @@ def test_not_a_string(tokenizer_js):
         "try { m.load(); } catch (e) { out.push(e.code + ': ' + e.message); }"
         "console.log(JSON.stringify(out));"
     )
-    out = json.loads(subprocess.run([NODE, "-e", script], capture_output=True, text=True,
+    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], capture_output=True, text=True,
                                     check=True).stdout)
     assert out[0] == "not-text: text must be a string, got object"
     assert out[1] == "not-text: text must be a string, got number"
@@ -218,13 +218,13 @@ def test_erf_and_base64():
     xs += [-x for x in xs] + list(np.linspace(-7, 7, 301))
     blobs = [bytes(range(n)) for n in (0, 1, 2, 3, 4, 5, 255)]
     script = (
-        f"const m = require({json.dumps(str(W.MINILM_JS))});"
+        f"const m = require({json.dumps(str(W.MINILM_JS))}).default;"
         f"const xs = {json.dumps([float(x) for x in xs])};"
         f"const b64 = {json.dumps([base64.b64encode(b).decode() for b in blobs])};"
         "console.log(JSON.stringify({erf: xs.map(m.erf),"
         " bytes: b64.map((s) => Array.from(m.decodeBase64(s)))}));"
     )
-    out = json.loads(subprocess.run([NODE, "-e", script], capture_output=True, text=True,
+    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], capture_output=True, text=True,
                                     check=True).stdout)
     for x, y in zip(xs, out["erf"]):
         assert abs(y - math.erf(x)) <= 4e-16, x  # far below float32's 6e-8
@@ -301,6 +301,17 @@ def test_forward_int8_parity(int8_js, model):
     assert len(texts) >= 20
 
 
+def classic_minilm(folder: Path) -> Path:
+    """minilm.js bundled into a classic script (AttentionBook.minilm), as a page loads it."""
+    build = W.MINILM_JS.parents[2] / "build.mjs"
+    script = folder / "minilm-classic.js"
+    script.write_text(subprocess.run(
+        [NODE, "--input-type=module", "-e", f"const b = await import({json.dumps(build.as_uri())});"
+         "process.stdout.write(await b.classicScript('shared/minilm.js', 'minilm'));"],
+        check=True, capture_output=True, text=True, timeout=120).stdout, "utf-8")
+    return script
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 @needs_node
@@ -311,7 +322,7 @@ def test_chromium_file_page(browser, tmp_path, int8_js, model):
     texts = [ANIMAL_SENTENCE, HELD_OUT[5], HELD_OUT[8]]
     html = tmp_path / "minilm.html"
     html.write_text(f'<!doctype html><meta charset="utf-8"><title>minilm</title>'
-                    f'<script src="{W.MINILM_JS.as_uri()}"></script>'
+                    f'<script src="{classic_minilm(tmp_path).as_uri()}"></script>'
                     f'<script src="{int8_js.as_uri()}"></script>', "utf-8")
     page = browser.new_page()
     errors = []

@@ -66,7 +66,7 @@ BAD_TEXT = ["", "   ", "\n\t", "\x1c\x1f", "\x00\u200b\ufeff", "\ue000\u0301", "
 DRIVER = r"""
 const path = require("path");
 const [web, galleryJs] = process.argv.slice(2);
-const P = require(path.join(web, "pretrained.js"));
+const P = require(path.join(web, "src", "labs", "pretrained.js")).default;
 require(galleryJs);
 const b64 = (a) => Buffer.from(Float64Array.from(a).buffer).toString("base64");
 (async () => {
@@ -97,7 +97,7 @@ def gallery_js(tmp_path_factory):
 def run(gallery_js: Path, values: list) -> list[dict]:
     driver = gallery_js.parent / "driver.js"
     driver.write_text(DRIVER, "utf-8")
-    out = subprocess.run([NODE, str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
+    out = subprocess.run([NODE, "--experimental-require-module", str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout)
 
@@ -228,10 +228,10 @@ def test_python_repr_of_odd_text(gallery_js):
               "\\", "\t", "\r", "\u3000", "\u00a0"]
     texts = ["".join(rng.choice(pieces, size=int(rng.integers(1, 8)))) for _ in range(150)]
     texts = [t for t in texts if t.strip()]
-    script = (f"const P = require({json.dumps(str(WEB / 'pretrained.js'))});"
+    script = (f"const P = require({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}).default;"
               f"const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(texts.map(P.pyRepr)));")
-    out = json.loads(subprocess.run([NODE, "-e", script], input=json.dumps(texts),
+    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], input=json.dumps(texts),
                                     capture_output=True, text=True, check=True).stdout)
     assert out == [repr(t) for t in texts]
 
@@ -239,10 +239,10 @@ def test_python_repr_of_odd_text(gallery_js):
 def test_pairwise_sum_is_numpys(gallery_js):
     rng = np.random.default_rng(5)
     arrays = [rng.random(n) for n in (1, 5, 7, 8, 9, 16, 17, 31, 64, 127, 128, 129, 130, 300)]
-    script = (f"const P = require({json.dumps(str(WEB / 'pretrained.js'))});"
+    script = (f"const P = require({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}).default;"
               f"const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(a.map((x) => P.pairwiseSum(x, 0, x.length))));")
-    out = json.loads(subprocess.run([NODE, "-e", script], input=json.dumps([a.tolist() for a in arrays]),
+    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], input=json.dumps([a.tolist() for a in arrays]),
                                     capture_output=True, text=True, check=True).stdout)
     assert out == [float(a.sum()) for a in arrays]  # bit for bit
 
@@ -251,9 +251,7 @@ def test_pairwise_sum_is_numpys(gallery_js):
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>pretrained</title>
 <div id="extra"></div>
-<script src="lab.js"></script><script src="vocab.js"></script><script src="rng.js"></script>
-<script src="core.js"></script><script src="minilm.js"></script>
-<script src="pretrained-gallery.js"></script><script src="pretrained.js"></script>
+<script src="lab.js"></script><script src="pretrained-gallery.js"></script><script src="pretrained.js"></script>
 <script>
 window.updates = 0;
 AttentionBook.pretrained.mountExtra({update: function () { window.updates++; }},
@@ -289,7 +287,7 @@ MAPS = """async (texts) => {
 
 def _site(folder: Path, *, weights: Path | None) -> Path:
     """The lab's scripts in one folder (as _static/ab-web/), with or without the weights."""
-    for name in ("lab.js", "vocab.js", "rng.js", "core.js", "minilm.js", "pretrained.js"):
+    for name in ("lab.js", "pretrained.js"):  # the front end, the lab's bundle
         shutil.copy(WEB / name, folder / name)
     if weights is not None:
         shutil.copy(weights, folder / "minilm-weights.js")

@@ -1,4 +1,4 @@
-"""The browser's random generator (``src/attention_book/web/rng.js``) against numpy.
+"""The browser's random generator (``src/attention_book/web/src/shared/rng.js``) against numpy.
 
 The HTML book computes the labs' states in the reader's browser, and the labs'
 random weights come from ``np.random.default_rng(seed)``: so rng.js must draw numpy's very
@@ -42,7 +42,7 @@ from attention_book.scenes.permutation import SHUFFLE_SEEDS
 from attention_book.tokens import Vocabulary
 
 ROOT = Path(__file__).resolve().parents[1]
-RNG_JS = ROOT / "src" / "attention_book" / "web" / "rng.js"
+WEB_BUILD = ROOT / "src" / "attention_book" / "web" / "build.mjs"
 DRIVER = ROOT / "tests" / "web_rng_driver.js"
 NODE = shutil.which("node")
 #: numpy's ziggurat_nor_r: |x| beyond it only from the tail branch (log1p)
@@ -286,8 +286,14 @@ def test_chromium_file_page_draws_numpys_numbers(browser, tmp_path):
     """In chromium (a newer V8 than Node's, with its own exp and log1p), from a page opened
     as file:// that loads rng.js with a plain <script src>: numpy's numbers, bit for bit
     (200 000 normals a seed: about 50 tail draws each)."""
+    script = tmp_path / "rng.js"  # rng.js bundled into a classic script, as the labs' bundles hold it
+    script.write_text(subprocess.run(
+        [NODE, "--input-type=module", "-e",
+         f"const b = await import({json.dumps(WEB_BUILD.as_uri())});"
+         "process.stdout.write(await b.classicScript('shared/rng.js', 'rng'));"],
+        check=True, capture_output=True, text=True, timeout=120).stdout)
     html = tmp_path / "rng.html"
-    html.write_text(f'<!doctype html><title>rng</title><script src="{RNG_JS.as_uri()}"></script>')
+    html.write_text(f'<!doctype html><title>rng</title><script src="{script.as_uri()}"></script>')
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))

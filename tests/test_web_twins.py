@@ -12,12 +12,17 @@ notebook draws what the book draws. Checked:
 - texts, numbers, flags and lists equal (numbers within TOL = 1e-5), arrays of the same
   length within TOL, a typed array where the module has one (so that ``subarray`` and the
   like work on what the kernel sends).
+
+And the drawing itself (:func:`test_the_widget_and_the_page_draw_the_same`): the module's
+``figure``, readout and ``alt`` of Python's state decoded as the widget decodes it equal
+those of the module's own state, as the page computes it (the same panel spec).
 """
 from __future__ import annotations
 
 import base64
 import json
 import math
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,9 +47,10 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the c
                                 "the browser's state modules in Node.js")
 
 #: Runs a module's state on each values of stdin; typed arrays as {typed, f8} (float64 bytes).
+#: The module is the ES source (web/src/labs/<name>.js), required as Node 20 allows.
 DRIVER = r"""
 const [web, name, data] = process.argv.slice(1);
-const M = require(web + "/" + name + ".js");
+const M = require(web + "/src/labs/" + name + ".js").default;
 if (data && M.useData) M.useData(require(data)); else if (data) require(data);
 const b64 = a => Buffer.from(Float64Array.from(a).buffer).toString("base64");
 const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x)} :
@@ -62,7 +68,7 @@ const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x
 
 
 def run(module: str, values: list, data: Path | None = None) -> list[dict]:
-    out = subprocess.run([NODE, "-e", DRIVER, str(WEB), module, *([str(data)] if data else [])],
+    out = subprocess.run([NODE, "--experimental-require-module", "-e", DRIVER, str(WEB), module, *([str(data)] if data else [])],
                          input=json.dumps(values), capture_output=True, text=True, check=True,
                          timeout=600)
     return json.loads(out.stdout)
@@ -120,6 +126,81 @@ def check(lab: str, values: list, data: Path | None = None) -> int:
     return n
 
 
+#: Draws each {values, py} of stdin twice: from Python's state ``py`` (to_js's, its buffers
+#: as base64), decoded as the widget decodes it (entries/widget.js's decode), and from the
+#: module's own state(values): {widget, page}, each {figure, readout, alt} as JSON.
+DRAW = r"""
+const [web, name] = process.argv.slice(1);
+const M = require(web + "/src/labs/" + name + ".js").default;
+const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
+const decode = x => Array.isArray(x) ? x.map(decode) : (x === null || typeof x !== "object") ? x :
+  x.$array ? new TYPED[x.$array](new Uint8Array(Buffer.from(x.b64, "base64")).buffer) :
+  Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v)]));
+const plain = x => ArrayBuffer.isView(x) ? Array.from(x) : Array.isArray(x) ? x.map(plain) :
+  (x !== null && typeof x === "object") ? Object.fromEntries(
+    Object.keys(x).map(k => [k, plain(x[k])])) : x;
+const draw = st => plain({figure: M.figure(st), alt: M.alt(st),
+  readout: M.readoutHtml ? M.readoutHtml(st) : M.readout(st)});
+const out = [];
+for (const {values, py} of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
+  out.push({widget: draw(decode(py)), page: draw(M.state(values))});
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def _wire(value):
+    """to_js's output as JSON: its buffers as base64."""
+    if isinstance(value, dict):
+        if "$array" in value:
+            return {**value, "buffer": None, "b64": base64.b64encode(value["buffer"]).decode()}
+        return {k: _wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wire(v) for v in value]
+    return value
+
+
+def drawn(lab: str, values: list, perturb=None) -> list[dict]:
+    """The module's drawings, of Python's state (``perturb``-ed) and of its own state."""
+    scene, rows = SCENES[lab], []
+    for v in values:
+        try:
+            state = scene.compute(v)
+        except ValueError:
+            continue
+        sent = to_js(state)
+        rows.append({"values": v, "py": _wire(perturb(sent) if perturb else sent)})
+    out = subprocess.run([NODE, "--experimental-require-module", "-e", DRAW, str(WEB),
+                          scene.web], input=json.dumps(rows), capture_output=True, text=True,
+                         check=True, timeout=600)
+    return json.loads(out.stdout)
+
+
+NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+
+
+def equal_drawings(a, b, where: str) -> None:
+    """The same figure spec, readout and alt: numbers within TOL, all else equal."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), (where, a.keys() ^ b.keys())
+        for k in a:
+            equal_drawings(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), (where, a, b)
+        for k, (x, y) in enumerate(zip(a, b)):
+            equal_drawings(x, y, f"{where}[{k}]")
+    elif isinstance(a, (int, float)) and not isinstance(a, bool) and isinstance(b, (int, float)):
+        assert math.isclose(a, b, rel_tol=0, abs_tol=TOL * max(1, abs(b))), (where, a, b)
+    elif isinstance(a, str) and isinstance(b, str):  # the numbers in a text within TOL too
+        # (a round-off error printed: "max error 6e-14" from Python's state, "5e-14" from JS's)
+        pa, pb = NUMBER.split(a), NUMBER.split(b)
+        assert len(pa) == len(pb) and pa[::2] == pb[::2], (where, a, b)
+        for x, y in zip(pa[1::2], pb[1::2]):
+            assert math.isclose(float(x), float(y), rel_tol=0, abs_tol=TOL * max(1, abs(float(y)))), (where, a, b)
+    else:
+        assert a == b, (where, a, b)
+
+
 def test_js_names():
     assert [js_name(n) for n in ("max_error", "kv_text", "on_output", "d_k", "X_kv",
                                  "n_parameters", "s", "score_curves")] == [
@@ -157,6 +238,36 @@ HELD_OUT = {
 @pytest.mark.parametrize("lab", HELD_OUT)
 def test_python_state_is_the_modules(lab):
     assert check(lab, HELD_OUT[lab]()) >= 2
+
+
+@pytest.mark.parametrize("lab", HELD_OUT)
+def test_the_widget_and_the_page_draw_the_same(lab):
+    """For every held-out values: the notebook's drawing (Python's state through to_js) is
+    the book page's (the module's own state)."""
+    rows = drawn(lab, HELD_OUT[lab]())
+    assert len(rows) >= 2
+    for k, row in enumerate(rows):
+        equal_drawings(row["widget"], row["page"], f"{lab}[{k}]")
+
+
+def _arrays_plus_half(sent):
+    """Python's state with every float64 array moved by 0.5 (a wrong twin)."""
+    if isinstance(sent, list):
+        return [_arrays_plus_half(v) for v in sent]
+    if not isinstance(sent, dict):
+        return sent
+    if sent.get("$array") == "float64":
+        moved = np.frombuffer(sent["buffer"], dtype=np.float64) + 0.5
+        return {**sent, "buffer": moved.tobytes()}
+    return {k: _arrays_plus_half(v) for k, v in sent.items()}
+
+
+@pytest.mark.parametrize("lab", ["positional"])
+def test_the_drawing_check_can_fail(lab):
+    rows = drawn(lab, HELD_OUT[lab]()[:3], perturb=_arrays_plus_half)
+    with pytest.raises(AssertionError):
+        for k, row in enumerate(rows):
+            equal_drawings(row["widget"], row["page"], f"{lab}[{k}]")
 
 
 def test_every_lab_is_under_contract():

@@ -1,4 +1,4 @@
-// Node driver of tests/test_web_rng.py: runs src/attention_book/web/rng.js on the jobs read
+// Node driver of tests/test_web_rng.py: runs src/attention_book/web/src/shared/rng.js (the ES source) on the jobs read
 // from stdin (JSON) and writes what it drew to stdout (JSON; arrays as base64 of their
 // little-endian bytes, so doubles arrive bit for bit).
 //
@@ -16,8 +16,13 @@ const fs = require("fs");
 const path = require("path");
 const vm = require("vm");
 
-const RNG_JS = path.join(__dirname, "..", "src", "attention_book", "web", "rng.js");
-const rng = require(RNG_JS);
+const {pathToFileURL} = require("url");
+
+const WEB = path.join(__dirname, "..", "src", "attention_book", "web");
+const RNG_JS = path.join(WEB, "src", "shared", "rng.js");
+
+(async () => {  // the source is an ES module: imported, not required
+const rng = (await import(pathToFileURL(RNG_JS).href)).default;
 
 function seedOf(spec) {
   if (Array.isArray(spec)) return spec.map(seedOf);
@@ -71,9 +76,12 @@ if (request.bad_counts) {
   reply.bad_counts = request.bad_counts.map((n) => errorOf(() => g.standardNormal(n)));
 }
 if (request.browser) {
-  // As a page loads it: a classic script in a global without `module` (file:// pages).
+  // As a page loads it: bundled by build.mjs into a classic script, run in a global without
+  // `module` (file:// pages).
+  const build = await import(pathToFileURL(path.join(WEB, "build.mjs")).href);
   const page = {};
-  vm.runInNewContext(fs.readFileSync(RNG_JS, "utf8"), page, { filename: "rng.js" });
+  vm.runInNewContext(await build.classicScript("shared/rng.js", "rng"), page, { filename: "rng.js" });
   reply.browser = Array.from(page.AttentionBook.rng.defaultRng(0).standardNormal(3));
 }
 process.stdout.write(JSON.stringify(reply));
+})().catch((err) => { console.error(err); process.exit(1); });

@@ -1,6 +1,6 @@
 // Node driver of the browser labs' parity tests (tests/test_web_states.py,
 // test_web_training.py, ...) and of benchmarks/browser_states.py and browser_training.py:
-// runs a lab's state module (src/attention_book/web/<module>.js) on the control values read
+// runs a lab's state module (src/attention_book/web/src/labs/<module>.js, the ES source) on the control values read
 // from stdin (JSON list) and writes, for each, what the page would show (JSON): every typed
 // array of the state as base64 of its float64 bytes (bit for bit), the other fields as JSON,
 // the readout's HTML, the alt text and the numbers a reader downloads (numbers(state), plain
@@ -16,9 +16,14 @@
 const fs = require("fs");
 const path = require("path");
 
-const WEB = path.join(__dirname, "..", "src", "attention_book", "web");
-const M = require(path.join(WEB, process.argv[2] + ".js"));
-const core = require(path.join(WEB, "core.js"));
+const {pathToFileURL} = require("url");
+
+const SRC = path.join(__dirname, "..", "src", "attention_book", "web", "src");
+const load = async (file) => (await import(pathToFileURL(path.join(SRC, file)).href)).default;
+
+(async () => {  // the sources are ES modules: imported, not required
+const M = await load(path.join("labs", process.argv[2] + ".js"));
+const core = await load(path.join("shared", "core.js"));
 const args = process.argv.slice(3);
 const option = name => { const i = args.indexOf(name); return i < 0 ? null : args[i + 1]; };
 const timeRuns = option("--time") ? parseInt(option("--time"), 10) : 0;
@@ -83,3 +88,4 @@ const out = list.map(values => {
   return row;
 });
 process.stdout.write(JSON.stringify(out));
+})().catch((err) => { console.error(err); process.exit(1); });

@@ -1,18 +1,21 @@
 """The controls layer, browser form: a lab that computes its state in the reader's browser.
 
-A scene with ``web="<module>"`` has its state function in ``attention_book/web/<module>.js``
-too (checked against the Python one in ``tests/test_web_lab.py``). In the built book its lab
-is a :class:`BrowserLab`: an element holding the lab's declaration as JSON, derived here
-from the scene's controls (name, label, kind, every value the live lab accepts, default,
-hint, ``active_when`` when it is a :class:`~attention_book.scenes.core.Condition`), which
-``web/lab.js`` turns into HTML controls and a canvas it draws on. Every control offers the
-live lab's full range, not a sample of it.
+A scene with ``web="<module>"`` has its state function in
+``attention_book/web/src/labs/<module>.js`` too: an ES module, checked against the Python
+one in ``tests/test_web_*.py`` and bundled by ``web/build.mjs`` with what it imports into
+the classic script ``web/<module>.js``. In the built book its lab is a :class:`BrowserLab`:
+an element holding the lab's declaration as JSON, derived here from the scene's controls
+(name, label, kind, every value the live lab accepts, default, hint, ``active_when`` when it
+is a :class:`~attention_book.scenes.core.Condition`), which ``web/lab.js`` turns into HTML
+controls and a canvas it draws on. Every control offers the live lab's full range, not a
+sample of it.
 
 Without JavaScript the element shows the default state's alt text and readout (no picture,
-no controls). The scripts the lab needs are
-named in ``data-ab-scripts``; the book's Sphinx extension serves them from ``_static/ab-web``
-and adds them to the pages that name them. :func:`standalone_html` inlines them instead, for
-a page outside the book (tests, benchmarks).
+no controls). The scripts the lab needs (the front end ``lab.js``, the data scripts the
+kernels write, the lab's bundle) are named in ``data-ab-scripts``; the book's Sphinx
+extension serves them from ``_static/ab-web`` and adds them to the pages that name them.
+:func:`standalone_html` inlines them instead, for a page outside the book (tests,
+benchmarks).
 """
 
 from __future__ import annotations
@@ -30,18 +33,16 @@ from ..scenes.core import _NOTE_STYLE, Condition, Scene
 __all__ = ["WEB_DIR", "DATA", "DATA_ENV", "BrowserLab", "declaration",
            "standalone_html", "write_data"]
 
-#: The browser side: lab.js (the front end) and one state module a lab.
+#: The browser side: lab.js (the front end) and one bundle a lab (``make js`` builds them).
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"
 
 _IDS = itertools.count(1)
 
-#: The scripts a state module needs before it (after lab.js), where it is not
-#: :data:`_COMMON` (the word tokenizer's tables, numpy's generator, the shared helpers).
-_COMMON = ("vocab.js", "rng.js", "core.js")
-_NEEDS = {"positional": (),
-          "pretrained": (*_COMMON, "minilm.js", "pretrained-gallery.js"),
-          "training": (*_COMMON, "training-checkpoints.js"),
-          "generation": (*_COMMON, "training-checkpoints.js", "training.js")}
+#: The data scripts (of :data:`DATA`) a lab's page loads before the lab's bundle; the others
+#: (MiniLM's weights) the lab loads when the reader asks.
+_PAGE_DATA = {"pretrained": ("pretrained-gallery.js",),
+              "training": ("training-checkpoints.js",),
+              "generation": ("training-checkpoints.js",)}
 
 #: Where the book's build has the kernels write the data scripts of :data:`DATA`
 #: (``_build/web-data``; the Sphinx extension sets it and copies the folder beside web/).
@@ -159,7 +160,7 @@ class BrowserLab:
     def scripts(self) -> tuple[str, ...]:
         """The files of ``web/`` the page loads, in order."""
         web = self.scene.web
-        return ("lab.js", *_NEEDS.get(web, _COMMON), f"{web}.js")
+        return ("lab.js", *_PAGE_DATA.get(web, ()), f"{web}.js")
 
     def reachable(self, values: Mapping) -> bool:
         """Whether the lab can show ``values`` (some controls' values): every value the

@@ -28,7 +28,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-VOCAB_JS = Path(__file__).with_name("vocab.js")
+VOCAB_JS = Path(__file__).parent / "src" / "shared" / "vocab.js"
 SIGMA = 0x3A3
 
 
@@ -97,17 +97,12 @@ def vocab_js() -> str:
 // Python's own tokenizer regex and str.lower (Unicode {unicodedata.unidata_version}); do not
 // edit. The book's vocabulary and the character tables core.js tokenises with (see
 // make_vocab_js.py).
-// Classic script: sets globalThis.AttentionBook.vocab in a browser, module.exports in Node.
-(function (root, data) {{
-  if (typeof module === "object" && module && module.exports) {{
-    module.exports = data;
-  }} else {{
-    root.AttentionBook = root.AttentionBook || {{}};
-    root.AttentionBook.vocab = data;
-  }}
-}})(typeof globalThis !== "undefined" ? globalThis : this, {{
+// An ES module: its default export, imported by core.js.
+const vocab = {{
 {body}
-}});
+}};
+
+export default vocab;
 """
 
 

@@ -11,17 +11,17 @@
 import {Lab} from "../lab.js";
 import {make} from "../dom.js";
 
-import attention from "../../attention.js";
-import block from "../../block.js";
-import embedding from "../../embedding.js";
-import generation from "../../generation.js";
-import masking from "../../masking.js";
-import multihead from "../../multihead.js";
-import permutation from "../../permutation.js";
-import positional from "../../positional.js";
-import pretrained from "../../pretrained.js";
-import scaling from "../../scaling.js";
-import training from "../../training.js";
+import attention from "../labs/attention.js";
+import block from "../labs/block.js";
+import embedding from "../labs/embedding.js";
+import generation from "../labs/generation.js";
+import masking from "../labs/masking.js";
+import multihead from "../labs/multihead.js";
+import permutation from "../labs/permutation.js";
+import positional from "../labs/positional.js";
+import pretrained from "../labs/pretrained.js";
+import scaling from "../labs/scaling.js";
+import training from "../labs/training.js";
 
 const MODULES = {attention, block, embedding, generation, masking, multihead, permutation, positional,
                  pretrained, scaling, training};

@@ -4,29 +4,15 @@
 // reader-typed text as scenes/core.py's read_tokens does (the same notes and limits),
 // chapter 1's embedding table drawn with rng.js (numpy's default_rng, bit for bit), small
 // matrix helpers, numbers formatted as Python formats them, and HTML built as Python's
-// readout_html builds it, every reader-typed text escaped. Classic script (a page opened as
-// file:// refuses ES modules): needs vocab.js and rng.js first; sets
-// globalThis.AttentionBook.core in a browser, module.exports in Node.
+// readout_html builds it, every reader-typed text escaped. An ES module (its default
+// export), bundled into each lab's classic script by build.mjs.
 //
 // Matrices are row-major Float64Arrays: entry (i, j) of an (n, m) matrix at i * m + j.
-(function (root, factory) {
-  var AB = root.AttentionBook || {};
-  var api = factory(AB.vocab, AB.rng, AB.format);
-  if (typeof module === "object" && module && module.exports) {
-    module.exports = api;
-  } else {
-    root.AttentionBook = AB;
-    AB.core = api;
-  }
-})(typeof globalThis !== "undefined" ? globalThis : this, function (vocab, rng, format) {
-  "use strict";
-  if (!vocab && typeof require === "function") { vocab = require("./vocab.js"); }
-  if (!rng && typeof require === "function") { rng = require("./rng.js"); }
-  // numbers as Python formats them: lab.js's format (one implementation for every lab)
-  if (!format && typeof require === "function") { format = require("./lab.js").format; }
-  if (!vocab || !rng || !format) {
-    throw new Error("core.js needs vocab.js, rng.js and lab.js loaded before it");
-  }
+import vocab from "./vocab.js";
+import rng from "./rng.js";
+// numbers as Python formats them: one implementation for every lab
+import {format} from "../format.js";
+
 
   var MAX_WIDGET_TOKENS = 32;  // scenes.core.MAX_WIDGET_TOKENS
 
@@ -413,7 +399,7 @@
       (more || "") + "</details>";
   }
 
-  return {
+  const api = {
     MAX_WIDGET_TOKENS: MAX_WIDGET_TOKENS, vocab: vocab, escapeHtml: escapeHtml,
     positionsHtml: positionsHtml, tracerHtml: tracerHtml,
     sinusoidalEncoding: sinusoidalEncoding, layerNorm: layerNorm, argmax: argmax,
@@ -425,4 +411,5 @@
     matmulT: matmulT, softmaxRows: softmaxRows, cosineSimilarity: cosineSimilarity,
     repeated: repeated, unique: unique, nested: nested, clearCaches: clearCaches, cache: cache,
   };
-});
+
+export default api;

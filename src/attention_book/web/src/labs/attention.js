@@ -1,0 +1,215 @@
+// Chapter 3's attention explorer computed in the reader's browser: the twin of
+// attention_book/scenes/attention.py (attention_state, attention_readout_html,
+// attention_alt_text) at every control's full live range: any query sentence and
+// keys/values sentence (up to 128 tokens each), self or cross, the query, d_k 1..64, every
+// temperature, seeds 0..20. X rows come from chapter 1's table (d = 8, seed 0);
+// W^Q, W^K, W^V are attention.projection_weights(8, d_k, seed=seed), drawn by rng.js as
+// numpy draws them: default_rng(seed).normal(0, 1/sqrt(d), (d, d_k)) three times in a row.
+// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// An ES module (its default export); build.mjs bundles it into web/attention.js, a classic
+// script that sets globalThis.AttentionBook.attention.
+//
+// Row-vector notation as in the package; matrices row-major in Float64Arrays.
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
+  var fmt = core.format, esc = core.escapeHtml;
+
+  var ATTENTION_D = 8;              // scenes.attention.ATTENTION_D
+  var MAX_ATTENTION_TOKENS = 128;   // scenes.attention.MAX_ATTENTION_TOKENS
+  var D_KS = [1, 2, 4, 8, 16, 32, 64];
+  var TEMPERATURES = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
+
+  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
+
+  var weightsCache = core.cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
+
+  /** attention.projection_weights(d, d_k, seed=seed): W_q, W_k, W_v : (d, d_k), N(0, 1/d). */
+  function projectionWeights(d, d_k, seed) {
+    if (!isWhole(d_k)) { throw new Error("d_k must be a whole number, got " + d_k); }
+    if (d_k < 1) { throw new Error("d_k must be at least 1, got " + d_k); }
+    if (!isWhole(seed) || seed < 0) { throw new Error("seed must be a whole number >= 0, got " + seed); }
+    var key = d + "," + d_k + "," + seed, W = weightsCache.get(key);
+    if (W === undefined) {
+      var g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
+      W = [g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k)];
+      if (weightsCache.size >= 64) { weightsCache.delete(weightsCache.keys().next().value); }
+      weightsCache.set(key, W);
+    }
+    return W;
+  }
+
+  /** attention_state: sentence(s) -> X -> Q, K, V -> weights and output, with notes. */
+  function state(values) {
+    var text = values.text, kvText = values.kv_text, mode = values.mode || "self";
+    var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
+    var maxTokens = values.maxTokens === undefined ? MAX_ATTENTION_TOKENS : values.maxTokens;
+    if (mode !== "self" && mode !== "cross") { throw new Error("mode must be 'self' or 'cross', got '" + mode + "'"); }
+    if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
+      throw new Error("temperature must be a positive number, got " + temperature);
+    }
+    if (!isWhole(query) || query < 0) { throw new Error("query must be a whole number >= 0, got " + query); }
+    var d = ATTENTION_D, W = projectionWeights(d, d_k, seed);  // (d, d_k) each
+    var q = core.readTokens(text, maxTokens, "query sentence"), notes = q.notes;
+    var qTokens = q.tokens, kTokens = qTokens;
+    if (mode === "cross") {
+      var kv = core.readTokens(kvText, maxTokens, "keys/values sentence");
+      kTokens = kv.tokens;
+      notes = notes.concat(kv.notes);
+    }
+    if (!qTokens.length || !kTokens.length) { qTokens = kTokens = []; }
+    var unknown = core.unique(qTokens.concat(kTokens)).filter(function (t) { return !core.isKnown(t); });
+    if (unknown.length) {
+      notes.push({level: "info", text: "not in the vocabulary (shown with the <unk> embedding): " +
+        unknown.slice(0, 8).map(function (t) { return "'" + t + "'"; }).join(", ") +
+        (unknown.length > 8 ? ", \u2026" : "")});
+    }
+    var s_q = qTokens.length, s_k = kTokens.length;
+    var X_q = core.embedTokens(qTokens, d, 0), X_kv = core.embedTokens(kTokens, d, 0);
+    var scale = 1.0 / (temperature * Math.sqrt(d_k));
+    var Q = core.matmul(X_q, W[0], s_q, d, d_k);   // (s_q, d) @ (d, d_k) -> (s_q, d_k)
+    var K = core.matmul(X_kv, W[1], s_k, d, d_k);  // (s_k, d) @ (d, d_k) -> (s_k, d_k)
+    var V = core.matmul(X_kv, W[2], s_k, d, d_k);  // (s_k, d) @ (d, d_v) -> (s_k, d_v)
+    // (s_q, d_k) @ (d_k, s_k) -> (s_q, s_k), times scale; softmax over each row
+    var weights = core.softmaxRows(core.matmulT(Q, K, s_q, d_k, s_k, scale), s_q, s_k);
+    var output = core.matmul(weights, V, s_q, s_k, d_k);  // (s_q, s_k) @ (s_k, d_v) -> (s_q, d_v)
+    return {
+      text: typeof text === "string" ? text : "", kvText: typeof kvText === "string" ? kvText : "",
+      mode: mode, d_k: d_k, temperature: temperature, seed: seed,
+      query: s_q ? Math.min(query, s_q - 1) : 0, queryTokens: qTokens, keyTokens: kTokens,
+      s_q: s_q, s_k: s_k, X_q: X_q, X_kv: X_kv, Q: Q, K: K, V: V, scale: scale,
+      weights: weights, output: output, notes: notes,
+    };
+  }
+
+  /** The chosen query's weights (s_k,). */
+  function row(st) { return st.weights.subarray(st.query * st.s_k, (st.query + 1) * st.s_k); }
+
+  /** Whether keys j and k have equal rows of X_kv (so every query weighs them exactly alike). */
+  function sameKey(st, j, k) {
+    var d = ATTENTION_D, X = st.X_kv;
+    for (var t = 0; t < d; t++) { if (X[j * d + t] !== X[k * d + t]) { return false; } }
+    return true;
+  }
+
+  /** _equal_keys: groups (at least two, at most 8) of keys with equal rows of X_kv. */
+  function equalKeys(st) {
+    var groups = [], done = new Uint8Array(st.s_k);
+    for (var j = 0; j < st.s_k; j++) {
+      if (done[j]) { continue; }
+      var group = [j];
+      for (var k = j + 1; k < st.s_k; k++) { if (!done[k] && sameKey(st, j, k)) { group.push(k); done[k] = 1; } }
+      if (group.length > 1) { groups.push(group); }
+    }
+    return groups.slice(0, 8);
+  }
+
+  /** _top_key: the key the chosen query weighs most; the first among keys with its row of X. */
+  function topKey(st) {
+    var top = core.argmax(row(st));
+    for (var j = 0; j < top; j++) { if (sameKey(st, j, top)) { return j; } }
+    return top;
+  }
+
+  /** attention_readout_html: the same HTML as Python (every token escaped). */
+  function readoutHtml(st) {
+    var parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q +
+      ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k +
+      "), V : (" + st.s_k + ", " + st.d_k + "), with W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup> : (" +
+      ATTENTION_D + ", " + st.d_k + ") shared by every position; weights : (" + st.s_q + ", " +
+      st.s_k + "); scale = 1/(" + fmt.general(st.temperature, 6) + "\u00b7\u221a" + st.d_k +
+      ") = " + fmt.fixed(st.scale, 3)];
+    if (st.s_q) {
+      var r = row(st), top = topKey(st), keys = st.keyTokens, total = 0, j;
+      for (j = 0; j < r.length; j++) { total += r[j]; }
+      var chips = keys.slice(0, 16).map(function (t, n) {
+        return '<span style="font-family:monospace;margin-right:4px">' + esc(t) + "&nbsp;" +
+          fmt.fixed(r[n], 2) + "</span>";
+      }).join(" ");
+      var tied = [];
+      for (j = 0; j < st.s_k; j++) { if (j !== top && sameKey(st, j, top)) { tied.push(j); } }
+      var line = "query " + st.query + " ('" + esc(st.queryTokens[st.query]) + "') attends most to key " +
+        top + " ('" + esc(keys[top]) + "', weight " + fmt.fixed(r[top], 2) + ")";
+      if (tied.length) {
+        line += ", tied exactly with key " + tied.map(function (k) { return k + " ('" + esc(keys[k]) + "')"; }).join(", ");
+      }
+      if (st.mode === "self") {
+        line += top === st.query ? ": itself" : ", not to itself (weight " + fmt.fixed(r[st.query], 2) + ")";
+      }
+      parts.push(line, "its row (sums to " + fmt.fixed(total, 2) + "): " + chips + (st.s_k > 16 ? " \u2026" : ""));
+      var same = equalKeys(st);
+      if (same.length) {
+        parts.push("weighed exactly alike by every query (equal rows of X: no positions tell them apart): " +
+          same.map(function (g) {
+            return "keys " + g.map(function (k) { return k + " ('" + esc(keys[k]) + "')"; }).join(", ");
+          }).join("; "));
+      }
+    }
+    return core.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
+  }
+
+  /** attention_alt_text: the figure in plain text (set it as text, never as HTML). */
+  function alt(st) {
+    if (st.s_q === 0) { return core.noTokensAlt("Empty heatmap, arcs and bars", st.notes); }
+    var r = row(st), top = topKey(st), min = Infinity;
+    for (var j = 0; j < r.length; j++) { min = Math.min(min, r[j]); }
+    return "Left: heatmap of the " + st.s_q + " by " + st.s_k + " attention weights (" + st.mode +
+      "-attention, d_k = " + st.d_k + ", temperature " + fmt.general(st.temperature, 6) + ", seed " +
+      st.seed + "), query tokens (" + st.queryTokens.slice(0, 16).join(", ") + ") down and key tokens (" +
+      st.keyTokens.slice(0, 16).join(", ") + ") across, colour 0 to 1, row " + st.query +
+      " outlined. Right: arcs and bars from query " + st.query + " '" + st.queryTokens[st.query] +
+      "' to every key; the heaviest goes to key " + top + " '" + st.keyTokens[top] + "' with weight " +
+      fmt.fixed(r[top], 2) + ", the lightest has " + fmt.fixed(min, 2) + ".";
+  }
+
+  /** query_options: the query drop-down's choices for the current sentence(s). */
+  function queryOptions(values) {
+    var tokens = core.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
+    var keys = values.mode === "self" || core.readTokens(values.kv_text).tokens.length > 0;
+    if (!keys || !tokens.length) { return [["(no tokens)", 0]]; }
+    return tokens.map(function (t, i) { return [i + ": " + t, i]; });
+  }
+
+  /** The numbers the lab shows, for download: the attention weights drawn (one row per
+   *  query), the tokens, Q, K, V and the output. */
+  function numbers(st) {
+    var n = core.nested;
+    return {lab: "attention", mode: st.mode, d_k: st.d_k, temperature: st.temperature, seed: st.seed,
+            scale: st.scale, query: st.query, tokens: st.queryTokens, key_tokens: st.keyTokens,
+            weights: n(st.weights, st.s_q, st.s_k), Q: n(st.Q, st.s_q, st.d_k), K: n(st.K, st.s_k, st.d_k),
+            V: n(st.V, st.s_k, st.d_k), output: n(st.output, st.s_q, st.d_k)};
+  }
+
+  /** The picture as panels for lab.js (plots.attention.AttentionView, without its arcs):
+   *  the weights (s_q, s_k) with the tokens, and the chosen query's row of weights. */
+  function figure(st) {
+    return {
+      columns: 2,
+      panels: [
+        {kind: "heatmap", title: "weights : (s_q, s_k) = (" + st.s_q + ", " + st.s_k + ")",
+         data: st.weights, rows: st.s_q, cols: st.s_k, extent: [st.s_q, st.s_k], cmap: "viridis",
+         vmin: 0, vmax: 1, xlabel: "key token j", ylabel: "query token i",
+         colorbar: "weight (each row sums to 1)", rowLabels: st.queryTokens, colLabels: st.keyTokens,
+         outlineRow: st.query},
+        {kind: "arcs", title: st.s_q ? "query " + st.query + " '" + st.queryTokens[st.query] + "' attends to"
+                                    : "no tokens",
+         tokens: st.keyTokens, query: st.query, weights: row(st),
+         // cross-attention: the query is not among the keys; drawn at its place in its sentence
+         queryAt: st.mode === "cross" ? (st.s_q > 1 ? st.query / (st.s_q - 1) : 0.5) : undefined},
+        // the same row as bars, one a key: the weights the arcs draw, read off a scale
+        {kind: "bars", title: st.s_q ? "query " + st.query + "'s weights over the keys" : "no tokens",
+         labels: st.s_q ? st.keyTokens.map(function (t, j) { return j + ": " + t; }) : [],
+         series: [{label: "weight", color: "#0072b2", dark: "#56b4e9", values: Array.from(row(st))}],
+         xlim: [0, 1], xlabel: "weight"},
+      ],
+    };
+  }
+
+  const api = {
+    ATTENTION_D: ATTENTION_D, MAX_ATTENTION_TOKENS: MAX_ATTENTION_TOKENS, D_KS: D_KS,
+    TEMPERATURES: TEMPERATURES, projectionWeights: projectionWeights, state: state,
+    choices: function (name, values) { return name === "query" ? queryOptions(values) : null; },
+    readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers, figure: figure,
+  };
+
+export default api;

@@ -1,0 +1,215 @@
+// Chapter 6's mask editor computed in the reader's browser: the twin of
+// attention_book/scenes/masking.py (masking_state, masking_readout_html, masking_alt_text)
+// at every control's full live range: any sentence (32 tokens shown), every mask kind,
+// padding length 0..32, window 1..16, band 0..16 each way, masked before or after the
+// softmax. X from chapter 1's table (d = 8, seed 0); W^Q, W^K, W^V = projection_weights(8, 4,
+// seed=0), drawn by rng.js as numpy draws them.
+// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// An ES module (its default export); build.mjs bundles it into web/masking.js, a classic
+// script that sets globalThis.AttentionBook.masking.
+//
+// Row-major: mask (s, s) as a Uint8Array (1 = query i may attend to key j), scores and
+// weights (s, s), output (s, d_k) as Float64Arrays.
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
+  var fmt = core.format, esc = core.escapeHtml;
+
+  var MASK_KINDS = ["none", "causal", "padding", "window", "band"];
+  var MASKING_D = 8, MASKING_D_K = 4;
+  var W = null;  // projection_weights(8, 4, seed=0): drawn once
+
+  function projections() {
+    if (W === null) {
+      var g = rng.defaultRng(0), std = 1.0 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
+      W = [g.normal(0.0, std, n), g.normal(0.0, std, n), g.normal(0.0, std, n)];  // (d, d_k) each
+    }
+    return W;
+  }
+
+  /** masking.named_mask(kind, s, ...): (s, s), 1 = may attend. */
+  function namedMask(kind, s, real, window, lower, upper) {
+    var mask = new Uint8Array(s * s);
+    for (var i = 0; i < s; i++) {
+      for (var j = 0; j < s; j++) {
+        var back = i - j, ok;
+        if (kind === "causal") { ok = j <= i; }
+        else if (kind === "padding") { ok = real[j]; }
+        else if (kind === "window") { ok = back >= 0 && back < window; }
+        else if (kind === "band") { ok = -back >= -lower && -back <= upper; }
+        else { ok = true; }
+        mask[i * s + j] = ok ? 1 : 0;
+      }
+    }
+    return mask;
+  }
+
+  function description(st) {
+    switch (st.kind) {
+      case "none": return "no mask: every query sees every key, the future included";
+      case "causal": return "causal: query i sees keys 0..i";
+      case "padding": return "padding: the first " + Math.min(st.length, st.s) + " tokens are real; no query sees a <pad> key";
+      case "window": return "sliding window of " + st.window + ": query i sees keys i\u2212" + (st.window - 1) + "..i";
+      default: return "band: query i sees keys i\u2212" + st.lower + "..i+" + st.upper;
+    }
+  }
+
+  /** masking_state: sentence -> X -> scores -> masked weights -> output, for one mask. */
+  function state(values) {
+    var text = values.text, kind = values.kind === undefined ? "causal" : values.kind;
+    var method = values.method === undefined ? "before" : values.method;
+    var maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
+    if (MASK_KINDS.indexOf(kind) < 0) {
+      throw new Error("kind must be one of ['" + MASK_KINDS.join("', '") + "'], got '" + kind + "'");
+    }
+    if (method !== "before" && method !== "after") {
+      throw new Error("method must be 'before' or 'after', got '" + method + "'");
+    }
+    var length = core.wholeNumber(values.length === undefined ? 3 : values.length, "length (real tokens)", 0);
+    var window = core.wholeNumber(values.window === undefined ? 2 : values.window, "window", 1);
+    var lower = core.wholeNumber(values.lower === undefined ? 1 : values.lower, "lower", 0);
+    var upper = core.wholeNumber(values.upper === undefined ? 1 : values.upper, "upper", 0);
+    var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+    var s = tokens.length, real = [], i, j;
+    for (i = 0; i < s; i++) { real.push(true); }
+    if (kind === "padding" && s) {
+      real = real.map(function (_, k) { return k < Math.min(length, s); });
+      tokens = tokens.map(function (t, k) { return real[k] ? t : core.vocab.padToken; });
+      if (length >= s) {
+        notes.push({level: "info", text: "length " + length + " \u2265 s = " + s + ": every token is real, nothing is padded"});
+      } else if (length) {
+        notes.push({level: "info", text: "the <pad> query rows " + length + ".." + (s - 1) + " still compute an output, " +
+                                         "which the loss ignores; no query gives a <pad> key any weight"});
+      }
+    }
+    var d = MASKING_D, d_k = MASKING_D_K, P = projections();
+    var X = core.embedTokens(tokens, d, 0);  // (s, d)
+    var Q = core.matmul(X, P[0], s, d, d_k);  // (s, d) @ (d, d_k) -> (s, d_k)
+    var K = core.matmul(X, P[1], s, d, d_k);
+    var V = core.matmul(X, P[2], s, d, d_k);
+    var mask = namedMask(kind, s, real, window, lower, upper);  // (s, s)
+    var scores = core.matmulT(Q, K, s, d_k, s, 1.0 / Math.sqrt(d_k));  // (s, d_k) @ (d_k, s) -> (s, s)
+    var weights;
+    if (method === "before") {  // -inf where masked, then softmax (an all -inf row: zeros)
+      weights = scores.map(function (x, k) { return mask[k] ? x : -Infinity; });
+      core.softmaxRows(weights, s, s);
+    } else {  // softmax(scores) * mask: rows lose the hidden keys' share
+      weights = core.softmaxRows(scores.slice(), s, s).map(function (x, k) { return x * mask[k]; });
+    }
+    var output = core.matmul(weights, V, s, s, d_k);  // (s, s) @ (s, d_k) -> (s, d_k)
+    var seen = [], rowSums = new Float64Array(s), empty = [];
+    for (i = 0; i < s; i++) {
+      var n = 0, sum = 0;
+      for (j = 0; j < s; j++) { n += mask[i * s + j]; sum += weights[i * s + j]; }
+      seen.push(n); rowSums[i] = sum;
+      if (!n) { empty.push(i); }
+    }
+    if (empty.length) {
+      notes.push({level: "warning", text: "rows " + empty.slice(0, 12).join(", ") + (empty.length > 12 ? ", \u2026" : "") +
+        " may attend to nothing (fully masked): the book gives them zero weights and a zero output; " +
+        "a plain softmax of all \u2212\u221e gives NaN"});
+    }
+    if (kind === "window" && s && window >= s) {
+      notes.push({level: "info", text: "window " + window + " \u2265 s = " + s + ": the same as the causal mask"});
+    }
+    if (kind === "band" && s && lower >= s - 1 && upper === 0) {
+      notes.push({level: "info", text: "a band reaching every earlier key and none after is the causal mask"});
+    }
+    var sums = [];
+    for (i = 0; i < s; i++) { if (seen[i]) { sums.push(rowSums[i]); } }
+    if (method === "after" && sums.length && Math.min.apply(null, sums) < 1 - 1e-9) {
+      notes.push({level: "warning", text: "masked after the softmax: the rows sum to " + fmt.fixed(Math.min.apply(null, sums), 2) +
+        ".." + fmt.fixed(Math.max.apply(null, sums), 2) + ", not 1; the hidden keys kept their share of the softmax"});
+    }
+    return {
+      text: typeof text === "string" ? text : "", kind: kind, method: method, length: length,
+      window: window, lower: lower, upper: upper, tokens: tokens, s: s, real: real, mask: mask,
+      scores: scores, weights: weights, output: output, rowSums: rowSums, seen: seen,
+      fullyMasked: seen.map(function (n) { return n === 0; }), notes: notes,
+    };
+  }
+
+  /** masking_readout_html: the same HTML as Python. */
+  function readoutHtml(st) {
+    var s = st.s, d_k = MASKING_D_K;
+    var parts = ["<b>" + esc(description(st)) + "</b>",
+      "X : (" + s + ", " + MASKING_D + "); Q, K, V : (" + s + ", " + d_k + "); mask, scores, weights : (" +
+      s + ", " + s + "); output : (" + s + ", " + d_k + ")"];
+    if (s) {
+      var shown = Math.min(s, 16), more = s > shown ? ", \u2026" : "";
+      parts.push("keys each query may see: " + st.seen.slice(0, shown).join(", ") + more);
+      parts.push("row sums of the weights: " + Array.from(st.rowSums.subarray(0, shown)).map(function (x) {
+        return fmt.fixed(x, 2); }).join(", ") + more);
+    }
+    return core.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
+  }
+
+  /** masking_alt_text (plain text). */
+  function alt(st) {
+    if (st.s === 0) { return core.noTokensAlt("Four empty heatmaps", st.notes); }
+    var s = st.s, hidden = 0, k;
+    for (k = 0; k < st.mask.length; k++) { hidden += 1 - st.mask[k]; }
+    var sums = Array.from(st.rowSums);
+    var how = st.method === "before" ?
+      "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" :
+      "zeroed after the softmax, so rows lose the share of the hidden keys";
+    var middle = hidden ? "masked cells " + how : "nothing masked";
+    var text = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" +
+      description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + (s * s) +
+      " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) +
+      " of " + (s * s) + " cells. Third: the weights, " + middle + "; row sums from " +
+      fmt.fixed(Math.min.apply(null, sums), 2) + " to " + fmt.fixed(Math.max.apply(null, sums), 2) +
+      ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
+    var empty = st.fullyMasked.filter(Boolean).length;
+    if (empty) {
+      text += " " + empty + " rows are fully masked: zero weights and a zero output row.";
+    }
+    return text;
+  }
+
+  /** The numbers the lab shows, for download: the masked weights (one row per query), the
+   *  tokens, the mask (true = may attend), the scores and the output. */
+  function numbers(st) {
+    var n = core.nested, s = st.s, mask = [];
+    for (var i = 0; i < s; i++) { mask.push(Array.from(st.mask.subarray(i * s, (i + 1) * s), Boolean)); }
+    return {lab: "masking", kind: st.kind, method: st.method, tokens: st.tokens, mask: mask,
+            scores: n(st.scores, s, s), weights: n(st.weights, s, s), output: n(st.output, s, MASKING_D_K)};
+  }
+
+  var SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // plots.masking
+
+  /** The picture as panels for lab.js (plots.masking.MaskingView): scores (masked cells
+   *  grey and crossed), mask, weights, output, every map with the tokens on its axes. */
+  function figure(st) {
+    var s = st.s, hidden = 0, masked = new Uint8Array(st.mask.length);
+    for (var k = 0; k < st.mask.length; k++) { masked[k] = 1 - st.mask[k]; hidden += masked[k]; }
+    return {
+      columns: 4,
+      panels: [
+        {kind: "heatmap", title: "scores (" + s + ", " + s + "): " + hidden + " masked", data: st.scores,
+         rows: s, cols: s, extent: [s, s], cmap: "cividis", vmin: SCORE_LIMITS[0], vmax: SCORE_LIMITS[1],
+         masked: masked,
+         xlabel: "key j", ylabel: "query i", colorbar: "score q\u00b7k/\u221ad_k (grey: masked)",
+         rowLabels: st.tokens, colLabels: st.tokens},
+        {kind: "heatmap", title: "mask (1 = may attend)", data: st.mask, rows: s, cols: s, extent: [s, s],
+         cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i", colorbar: "mask",
+         rowLabels: st.tokens, colLabels: st.tokens},
+        {kind: "heatmap", title: "weights (" + (st.method === "before" ? "\u2212\u221e before softmax" :
+                                                "0 after softmax") + ")", data: st.weights,
+         rows: s, cols: s, extent: [s, s], cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j",
+         ylabel: "query i", colorbar: "weight (\u00d7: masked)", rowLabels: st.tokens, colLabels: st.tokens,
+         masked: masked},
+        {kind: "heatmap", title: "output (" + s + ", " + MASKING_D_K + ")", data: st.output, rows: s,
+         cols: MASKING_D_K, extent: [s, MASKING_D_K], cmap: "cividis", vmin: OUTPUT_LIMITS[0],
+         vmax: OUTPUT_LIMITS[1], xlabel: "dimension", ylabel: "query i", colorbar: "output = weights \u00b7 V",
+         rowLabels: st.tokens},
+      ],
+    };
+  }
+
+  const api = {MASK_KINDS: MASK_KINDS, MASKING_D: MASKING_D, MASKING_D_K: MASKING_D_K,
+          namedMask: namedMask, description: description, state: state,
+          readoutHtml: readoutHtml, alt: alt, numbers: numbers,
+          figure: figure, SCORE_LIMITS: SCORE_LIMITS, OUTPUT_LIMITS: OUTPUT_LIMITS};
+
+export default api;

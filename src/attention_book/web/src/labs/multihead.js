@@ -1,0 +1,277 @@
+// Chapter 4's multi-head lab computed in the reader's browser: the twin of
+// attention_book/scenes/multihead.py (multihead_state, multihead_readout_html,
+// multihead_alt_text) at every control's full live range: any sentence (32 tokens shown),
+// d in (8, 12, 16, 32, 64), every h dividing d up to 16, seeds 0..20, any heads on, X with or
+// without positional encoding. The weights are MultiHeadAttention.from_seed(d, h, seed,
+// bias=True), drawn by rng.js as numpy draws them: W_q, W_k, W_v, W_o : (d, d) then b_q,
+// b_k, b_v, b_o : (d,), all N(0, 1/d), from one default_rng(seed).
+// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// An ES module (its default export); build.mjs bundles it into web/multihead.js, a classic
+// script that sets globalThis.AttentionBook.multihead.
+//
+// Row-major Float64Arrays: weights (h, s, s), contributions (h, s, d), outputs (s, d).
+import core from "../shared/core.js";
+import rng from "../shared/rng.js";
+
+  var fmt = core.format, esc = core.escapeHtml;
+
+  var MAX_HEADS = 16;                   // scenes.multihead.MAX_HEADS
+  var MH_D_CHOICES = [8, 12, 16, 32, 64];
+  var MH_DEFAULT_SEED = 10;
+
+  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
+
+  function positiveInt(value, name) {
+    if (!isWhole(value)) { throw new Error(name + " must be a whole number, got " + value); }
+    if (value < 1) { throw new Error(name + " must be at least 1, got " + value); }
+    return value;
+  }
+
+  /** multihead._divides: h as a divisor of d, or the API's message. */
+  function divides(h, d) {
+    positiveInt(h, "h");
+    if (d % h) {
+      throw new Error("h=" + h + " does not divide d=" + d + ": each head gets d_k = d/h columns, " +
+                      "so h must be a divisor of d");
+    }
+    return h;
+  }
+
+  function divisors(d) { var out = []; for (var h = 1; h <= d; h++) { if (d % h === 0) { out.push(h); } } return out; }
+
+  /** head_choices(d): the divisors of d up to MAX_HEADS. */
+  function headChoices(d) { return divisors(d).filter(function (h) { return h <= MAX_HEADS; }); }
+
+  /** missing_heads_text(d): why some h are not offered (plain text). */
+  function missingHeadsText(d) {
+    var text = "h offered for d=" + d + ": " + headChoices(d).join(", ") + ".";
+    var missing = [];
+    for (var h = 1; h <= Math.min(d, MAX_HEADS); h++) { if (d % h) { missing.push(h); } }
+    if (missing.length) {
+      var message;
+      try { divides(missing[0], d); } catch (err) { message = err.message; }
+      text += " h = " + missing.join(", ") + " cannot be chosen: each head gets d_k = d/h whole " +
+        "columns, and the API says \u201c" + message + "\u201d.";
+    }
+    var bigger = divisors(d).filter(function (h) { return h > MAX_HEADS; });
+    if (bigger.length) {
+      text += " h = " + bigger.join(", ") + " divide d too but are left out: the picture shows at most " +
+        MAX_HEADS + " heads.";
+    }
+    return text;
+  }
+
+  /** multihead.shape_trace(b, s, d, h): (description, shape) of every tensor. */
+  function shapeTrace(b, s, d, h) {
+    var d_k = d / h;
+    return [
+      ["X", [b, s, d]],
+      ["W^Q, W^K, W^V (h blocks W_i of (d, d_k) side by side)", [d, d]],
+      ["Q = X W^Q  (likewise K, V)", [b, s, d]],
+      ["reshape: cut the last axis into h heads", [b, s, h, d_k]],
+      ["swap axes: heads before positions", [b, h, s, d_k]],
+      ["scores = Q_i K_i^T / sqrt(d_k), every head", [b, h, s, s]],
+      ["weights = softmax(scores), rows sum to 1", [b, h, s, s]],
+      ["heads H_i = weights_i V_i", [b, h, s, d_k]],
+      ["swap axes back", [b, s, h, d_k]],
+      ["reshape: concat(H_0, ..., H_{h-1})", [b, s, h * d_k]],
+      ["W^O", [h * d_k, d]],
+      ["output = concat(...) W^O + b_o", [b, s, d]],
+    ];
+  }
+
+  var paramsCache = core.cache();  // "d,seed" -> {W: [W_q, W_k, W_v, W_o], b: [...]}
+
+  /** MultiHeadAttention.from_seed(d, h, seed, bias=True)'s parameters (they do not depend on h). */
+  function parameters(d, seed) {
+    var key = d + "," + seed, p = paramsCache.get(key);
+    if (p === undefined) {
+      var g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d), W = [], b = [], i;
+      for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, d * d)); }  // (d, d) each
+      for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, d)); }      // (d,) each
+      p = {W: W, b: b};
+      if (paramsCache.size >= 32) { paramsCache.delete(paramsCache.keys().next().value); }
+      paramsCache.set(key, p);
+    }
+    return p;
+  }
+
+  /** X:(s, d) @ W:(d, d) + b -> (s, d). */
+  function project(X, W, b, s, d) {
+    var Y = core.matmul(X, W, s, d, d);  // (s, d) @ (d, d) -> (s, d)
+    for (var r = 0; r < s; r++) { for (var j = 0; j < d; j++) { Y[r * d + j] += b[j]; } }
+    return Y;
+  }
+
+  /** multihead_state: sentence -> X -> h heads' weights, contributions and outputs. */
+  function state(values) {
+    var text = values.text, d = values.d, h = values.h;
+    var seed = values.seed === undefined ? MH_DEFAULT_SEED : values.seed;
+    var positional = !!values.positional, headsOn = values.heads_on;
+    var maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
+    positiveInt(d, "d");
+    divides(h, d);
+    var P = parameters(d, seed), d_k = d / h;
+    var onSet = new Set(headsOn === undefined || headsOn === null ?
+      Array.from({length: h}, function (_, i) { return i; }) : headsOn);
+    var bad = Array.from(onSet).filter(function (i) { return !(i >= 0 && i < h); }).sort(function (a, b) { return a - b; });
+    if (bad.length) {
+      throw new Error("heads_on has head index " + bad[0] + ", but h=" + h + " heads are numbered 0.." + (h - 1));
+    }
+    var on = [];
+    for (var i = 0; i < h; i++) { on.push(onSet.has(i)); }
+    var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+    var s = tokens.length;
+    var X = core.embedTokens(tokens, d, seed);  // (s, d)
+    if (positional && s) {
+      var pe = core.sinusoidalEncoding(s, d);  // (s, d)
+      for (var k = 0; k < X.length; k++) { X[k] += pe[k]; }
+    }
+    var Q = project(X, P.W[0], P.b[0], s, d);  // (s, d) @ (d, d) + (d,) -> (s, d)
+    var K = project(X, P.W[1], P.b[1], s, d);
+    var V = project(X, P.W[2], P.b[2], s, d);
+    var weights = new Float64Array(h * s * s), contributions = new Float64Array(h * s * d);
+    var merged = new Float64Array(s * d), scale = 1.0 / Math.sqrt(d_k);
+    for (var hd = 0; hd < h; hd++) {
+      // head hd: columns hd*d_k .. (hd+1)*d_k of Q, K, V: (s, d) -> (s, d_k) each
+      var q = new Float64Array(s * d_k), kk = new Float64Array(s * d_k), v = new Float64Array(s * d_k);
+      for (var r = 0; r < s; r++) {
+        for (var c = 0; c < d_k; c++) {
+          q[r * d_k + c] = Q[r * d + hd * d_k + c];
+          kk[r * d_k + c] = K[r * d + hd * d_k + c];
+          v[r * d_k + c] = V[r * d + hd * d_k + c];
+        }
+      }
+      // (s, d_k) @ (d_k, s) -> (s, s), softmax over keys
+      var w = core.softmaxRows(core.matmulT(q, kk, s, d_k, s, scale), s, s);
+      weights.set(w, hd * s * s);
+      var H = core.matmul(w, v, s, s, d_k);  // (s, s) @ (s, d_k) -> (s, d_k)
+      for (r = 0; r < s; r++) { merged.set(H.subarray(r * d_k, (r + 1) * d_k), r * d + hd * d_k); }
+      // H_i @ W^O_i: (s, d_k) @ (d_k, d) -> (s, d), W^O_i = rows hd*d_k.. of W_o
+      contributions.set(core.matmul(H, P.W[3].subarray(hd * d_k * d, (hd + 1) * d_k * d), s, d_k, d), hd * s * d);
+    }
+    var output = project(merged, P.W[3], P.b[3], s, d);  // concat(H) @ W_o + b_o: (s, d)
+    var onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d), check = 0;
+    var headNorms = new Float64Array(h);
+    for (var e = 0; e < s * d; e++) {
+      var all = 0, onSum = 0, offSum = 0;
+      for (hd = 0; hd < h; hd++) {
+        var x = contributions[hd * s * d + e];
+        all += x;
+        if (on[hd]) { onSum += x; } else { offSum += x; }
+      }
+      onOutput[e] = onSum + P.b[3][e % d];
+      offOutput[e] = offSum;
+      check = Math.max(check, Math.abs(all + P.b[3][e % d] - output[e]));
+    }
+    for (hd = 0; hd < h; hd++) {
+      var sq = 0;
+      for (e = 0; e < s * d; e++) { sq += contributions[hd * s * d + e] * contributions[hd * s * d + e]; }
+      headNorms[hd] = Math.sqrt(sq);
+    }
+    if (!on.some(Boolean)) {
+      notes.push({level: "info", text: "every head is off: the output is just the bias b_o in every row"});
+    }
+    return {
+      text: typeof text === "string" ? text : "", d: d, h: h, d_k: d_k, seed: seed, on: on,
+      positional: positional, tokens: tokens, s: s, X: X, weights: weights,
+      contributions: contributions, output: output, onOutput: onOutput, offOutput: offOutput,
+      headNorms: headNorms, checkError: check, trace: shapeTrace(1, s, d, h), notes: notes,
+    };
+  }
+
+  /** multihead_readout_html: the same HTML as Python (every text escaped). */
+  function readoutHtml(st) {
+    var sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" +
+      st.d_k + (st.positional ? "  (X includes positional encoding)" : "") +
+      (st.s === 0 ? "  (no tokens: s = 0)" : "");
+    var heads = st.on.map(function (on, i) { return i + (on ? "" : " (off)") + ": " + fmt.fixed(st.headNorms[i], 2); }).join(", ");
+    var missing = '<div style="font-size:90%">' + esc(missingHeadsText(st.d)) + "</div>";
+    return core.readoutHtml(core.positionsHtml(st.tokens) +
+      core.tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) +
+      '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016' +
+      "H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> " + esc(heads) + "<br>sum of all " +
+      "heads\u2019 writes + b<sub>o</sub> vs the output: max difference " +
+      fmt.exponent(st.checkError, 1) + "</div>", st.notes);
+  }
+
+  /** multihead_alt_text (plain text). */
+  function alt(st) {
+    if (st.s === 0) { return core.noTokensAlt("Empty heatmaps", st.notes); }
+    var s = st.s, off = [], peaks = [];
+    st.on.forEach(function (on, i) { if (!on) { off.push(String(i)); } });
+    for (var hd = 0; hd < st.h; hd++) {  // (h, s, s) -> mean over queries (h, s) -> a key
+      var means = new Float64Array(s), best = -Infinity, at = 0, j;
+      for (j = 0; j < s; j++) {
+        for (var i = 0; i < s; i++) { means[j] += st.weights[(hd * s + i) * s + j]; }
+        means[j] /= s;
+        best = Math.max(best, means[j]);
+      }
+      while (means[at] < best - 1e-9) { at++; }  // the first key within 1e-9 of the largest
+      peaks.push("head " + hd + " '" + st.tokens[at] + "'");
+    }
+    return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights " +
+      "for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " +
+      (st.positional ? "X + PE" : "X, no positions") + "); " +
+      (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") +
+      "Most-attended key per head: " + peaks.join("; ") + ". Right: two " + s + " by " + st.d +
+      " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads " +
+      "would add; their sum is the full output.";
+  }
+
+  /** The numbers the lab shows, for download: each head's weights (h, s, s), one row per
+   *  query, the tokens, the heads on, the outputs. */
+  function numbers(st) {
+    var n = core.nested, s = st.s, d = st.d, heads = [];
+    for (var i = 0; i < st.h; i++) { heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s)); }
+    return {lab: "multihead", d: d, h: st.h, seed: st.seed, positional: st.positional, on: st.on,
+            tokens: st.tokens, weights: heads, output: n(st.output, s, d), on_output: n(st.onOutput, s, d),
+            off_output: n(st.offOutput, s, d), head_norms: Array.from(st.headNorms)};
+  }
+
+  var HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // plots.multihead.HEADS_OUTPUT_COLOR_LIMITS
+
+  /** The picture as panels for lab.js (plots.multihead.MultiHeadView without fading): one
+   *  heatmap of weights per head, then the output of the heads on and what the heads off add. */
+  function figure(st) {
+    var s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
+    for (var i = 0; i < st.h; i++) {
+      // four heads or more: head 0 named in full, the others small on its axes and scale
+      var small = st.h >= 4 && i > 0;
+      panels.push({kind: "heatmap", title: "head " + i + (st.on[i] ? "" : " (off)"), faded: !st.on[i],
+                   data: st.weights.subarray(i * s * s, (i + 1) * s * s), rows: s, cols: s, extent: [s, s],
+                   cmap: "viridis", vmin: 0, vmax: 1, xlabel: small ? "" : "key j", ylabel: small ? "" : "query i",
+                   colorbar: small ? false : "attention weight", small: small,
+                   rowLabels: small ? undefined : st.tokens, colLabels: small ? undefined : st.tokens});
+    }
+    panels.push({kind: "heatmap", title: "output of " + nOn + " head(s) on : (" + s + ", " + d + ")",
+                 data: st.onOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
+                 vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1], xlabel: "",
+                 ylabel: "token", colorbar: "value", rowLabels: st.tokens});
+    panels.push({kind: "heatmap", title: "added by " + (st.h - nOn) + " head(s) off : (" + s + ", " + d + ")",
+                 data: st.offOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
+                 vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1],
+                 xlabel: "dimension", ylabel: "token", colorbar: "value", rowLabels: st.tokens});
+    return {columns: 2, smallColumns: 6, panels: panels};
+  }
+
+  /** The choices that follow other controls, as the scene's options_for: the head counts
+   *  that divide d, and the heads of h. */
+  function choices(name, values) {
+    if (name === "h") { return headChoices(values.d).map(function (h) { return [String(h), h]; }); }
+    if (name === "heads_on") {
+      return Array.from({length: values.h}, function (_, i) { return ["head " + i, i]; });
+    }
+    return null;
+  }
+
+  const api = {
+    MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
+    headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
+    parameters: parameters, state: state,
+    readoutHtml: readoutHtml, alt: alt,
+    choices: choices,
+    numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,
+  };
+
+export default api;
