@@ -16,6 +16,11 @@ against the package, in Node:
   trained (last) checkpoints, whose maps are within 1e-4 (measured 3.2e-6);
 - the file is deterministic and at most SIZE_BUDGET = 4.5 MB (measured 4.25 MB).
 
+The generation lab (``web/generation.js``, scenes/generation.py) runs the same file's
+induction checkpoints, which Python's lab runs too (``web_export.page_checkpoints``): its
+tokens, notes, readout and alt text equal, its rows and probabilities within TOL, on
+held-out values at every checkpoint (greedy and sampled, n and t anywhere in 1..23).
+
 The fast tests use a synthetic run (random weights walking over 3 checkpoints, no training)
 through the same exporter; the slow ones train the two runs (about 20 s, memoised).
 """
