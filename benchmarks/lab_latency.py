@@ -6,11 +6,12 @@ every live lab on the page (``controls/widget.py``'s LabWidget: the page draws o
 with the book's front end what the kernel computes) changed ``--repeats`` times (after a
 warm-up change forward and back), each change timed in the page:
 
-* t0: in a capturing ``keydown`` listener (a slider: ArrowRight/ArrowLeft on its range
-  input; a text box: one character, then Backspace; both pressed with the keyboard, which
-  also checks that JupyterLab leaves the lab its keys), or ``performance.now()`` just
-  before the value is set through the lab's handle ``element.abLab.set(name, value)`` (a
-  drop-down, a check box, a selection: tests/test_web_labs.py's driver of the book's labs);
+* t0: in a capturing ``keydown`` listener. Every control is moved with the key a reader
+  presses on it, focused: a slider's ArrowRight/ArrowLeft, a character typed into a text
+  box then Backspace, Space on a check box (on a group's last box), a drop-down's
+  ArrowDown/ArrowUp (the next option, then back). That also checks that JupyterLab leaves
+  the lab its keys: a change whose key leaves the control's value as it was is a failure
+  ("key ... not accepted");
 * t1: the first ``requestAnimationFrame`` callback, after the lab drew, in which the
   canvas's pixels differ from those before the change. Polling runs in the page, so
   playwright's round trips are not in the figure.
@@ -111,40 +112,35 @@ HARNESS = r"""
   }
   const drawn = () => labs.every((l, k) => { const p = pixels(k); return !!p && p.px.some(v => v !== 0); });
 
-  // How to move control c of lab l forward (dir 1) or back (-1), as a reader would: a
-  // slider by its arrow keys and a text box by typing (keyboard: {key}), the others by
-  // their value ({value}, set through the Lab as test_web_labs.py sets it).
+  // How to move control c of lab l forward (dir 1) or back (-1) with the key a reader
+  // presses on its focused input: a slider's arrows, a character typed into a text box (then
+  // Backspace), Space on a check box (a group's last box), a drop-down's arrows (the next
+  // option, then back). `before`: the value, which the key must change.
   function prepare(l, c, dir) {
-    const control = labs[l].lab.controls[c], kind = control.declaration.kind, input = control.input;
-    const out = {disabled: !!control.disabled};
+    const control = labs[l].lab.controls[c], kind = control.declaration.kind;
+    const out = {disabled: !!control.disabled, before: String(JSON.stringify(control.value))};
+    let input = control.input;
     if (kind === 'slider') {
       if (control.flip === undefined) control.flip = +input.value >= +input.max;
-      input.focus({preventScroll: true});
       out.key = (dir > 0) !== control.flip ? 'ArrowRight' : 'ArrowLeft';
     } else if (kind === 'text') {
-      input.focus({preventScroll: true});
       input.setSelectionRange(input.value.length, input.value.length);
       out.key = dir > 0 ? 'q' : 'Backspace';
-      out.text = input.value;
     } else if (kind === 'toggle') {
-      out.value = !control.value;
+      out.key = ' ';
     } else if (kind === 'multi') {
-      const last = control.options[control.options.length - 1][1], now = control.value;
-      out.value = now.includes(last) ? now.filter(v => v !== last) : now.concat([last]);
-    } else {  // choice: the next option, then back
-      if (control.a === undefined) {
-        const values = control.options.map(o => o[1]), k = values.indexOf(control.value);
-        control.a = values[k];
-        control.b = values[k + 1 < values.length ? k + 1 : k - 1];
-      }
-      out.value = dir > 0 ? control.b : control.a;
+      const boxes = control.boxes;
+      input = boxes[boxes.length - 1];
+      out.key = ' ';
+    } else {  // choice: the next option (the one before, at the last), then back
+      if (control.down === undefined) control.down = input.selectedIndex + 1 < input.options.length;
+      out.key = (dir > 0) === control.down ? 'ArrowDown' : 'ArrowUp';
     }
+    input.focus({preventScroll: true});
+    out.focused = document.activeElement === input;
     return out;
   }
-  function set(l, c, value) {
-    rec.t0 = performance.now();
-    labs[l].lab.set(labs[l].lab.controls[c].name, value);
-  }
+  function value(l, c) { return String(JSON.stringify(labs[l].lab.controls[c].value)); }
   function arm(l, timeout) {
     const lab = labs[l], before = pixels(l);
     lab.dirty = false;
@@ -179,9 +175,8 @@ HARNESS = r"""
       poll();
     });
   }
-  function text(l, c) { return labs[l].lab.controls[c].input.value; }
   function show(l) { labs[l].lab.canvas.scrollIntoView({block: 'center'}); }
-  window.__lab = {discover, prepare, set, arm, quiet, show, text, drawn,
+  window.__lab = {discover, prepare, arm, quiet, show, value, drawn,
                   result: () => pending};
 })();
 """
@@ -371,20 +366,19 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
 
 
 def change(page, lab: int, control: int, direction: int, options: Options) -> dict:
-    """One control change, timed in the page; returns t0, t1 (None on timeout), why."""
+    """One control change by a key, timed in the page; returns t0, t1 (None on timeout,
+    or when the key did not change the control's value), why."""
     prep = page.evaluate("([l, c, d]) => __lab.prepare(l, c, d)", [lab, control, direction])
     if prep["disabled"]:  # nothing can change: do not wait for the timeout
         return {"t0": None, "t1": None, "why": "disabled", "disabled": True}
+    if not prep["focused"]:
+        return {"t0": None, "t1": None, "why": "input not focusable", "disabled": False}
     page.evaluate("([l, t]) => __lab.arm(l, t)", [lab, options.timeout_ms])
-    if "key" in prep:
-        page.keyboard.press(prep["key"])
-    else:
-        page.evaluate("([l, c, v]) => __lab.set(l, c, v)", [lab, control, prep["value"]])
+    page.keyboard.press(prep["key"])
     result = page.evaluate("() => __lab.result()")
     page.evaluate("([ms, t]) => __lab.quiet(ms, t)", [QUIET_MS, 30_000])
-    if "text" in prep and page.evaluate("([l, c]) => __lab.text(l, c)",
-                                        [lab, control]) == prep["text"]:
-        result["why"] = "input not accepted"
+    if page.evaluate("([l, c]) => __lab.value(l, c)", [lab, control]) == prep["before"]:
+        result["why"] = f"key {prep['key']!r} not accepted"
         result["t1"] = None
     result["disabled"] = prep["disabled"]
     return result
@@ -430,7 +424,8 @@ def measure_labs(page, controls: list[Control], options: Options) -> None:
     for control in controls:  # warm-up: forward and back, unmeasured
         warm, back = step(control, +1, False), step(control, -1, False)
         if warm["t1"] is None:
-            control.row["status"] = "disabled" if warm["disabled"] else "no visible change"
+            control.row["status"] = ("disabled" if warm["disabled"] else "no visible change"
+                                     if warm["why"] == "timeout" else warm["why"])
         else:
             active.append(control)
             control.row["status"] = "ok" if back["t1"] is not None else "failed (back)"

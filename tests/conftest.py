@@ -32,7 +32,9 @@ LOCAL_HOSTS = {"127.0.0.1"}
 #: transformers model): moved to the other worker, it would build the fixture twice.
 LONG_TESTS = {
     "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors": 120,
-    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe": 80,
+    # one test a page, four visits each: a numbered chapter's page 20-35 s, the others 5-15
+    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe[chapters/0": 25,
+    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe": 8,
     "tests/test_web_block.py::test_block_parity_on_many_held_out_values": 35,
     "tests/test_web_labs.py::test_built_book_computes_every_lab_in_the_browser": 28,
     "tests/test_web_lab.py::test_node_parity_on_many_held_out_values": 18,
@@ -265,16 +267,26 @@ class PageWatch:
         self.outside: list[str] = []
         self.failed: list[str] = []
         self.requested: list[str] = []
+        self.in_flight: set = set()
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda err: self.console_errors.append(f"pageerror: {err}"))
-        self.page.on("request", lambda r: self.requested.append(r.url))
-        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        self.page.on("request", self._request)
+        self.page.on("requestfinished", lambda r: self.in_flight.discard(r))
+        self.page.on("requestfailed", self._failed)
         self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} {r.status}"))
         self.context.route("**/*", self._route)
 
     def _console(self, msg):
         if msg.type == "error":
             self.console_errors.append(msg.text)
+
+    def _request(self, request):
+        self.requested.append(request.url)
+        self.in_flight.add(request)
+
+    def _failed(self, request):
+        self.in_flight.discard(request)
+        self.failed.append(f"{request.url} ({request.failure})")
 
     def _route(self, route):
         url = urlparse(route.request.url)
@@ -284,10 +296,25 @@ class PageWatch:
             self.outside.append(route.request.url)
             route.abort()
 
-    def open(self, url):
+    def open(self, url, idle: bool = True):
+        """The page at ``url`` once loaded and, with ``idle``, once the network has been
+        quiet for 500 ms (playwright's "networkidle"). Without it, call :meth:`settle`
+        before reading the requests: the checks that follow the load then overlap the
+        quiet time instead of waiting it out."""
         self.page.goto(url, wait_until="load")
-        self.page.wait_for_load_state("networkidle")
+        if idle:
+            self.page.wait_for_load_state("networkidle")
         return self.page
+
+    def settle(self, timeout_ms: float = 15_000) -> None:
+        """Wait until no request of the page is in flight: the requests, failures and
+        requests outside 127.0.0.1 recorded so far are then complete. One still open
+        after ``timeout_ms`` is counted as failed."""
+        waited = 0
+        while self.in_flight and waited < timeout_ms:
+            self.page.wait_for_timeout(20)
+            waited += 20
+        self.failed += [f"{r.url} (no answer in {timeout_ms / 1000:.0f} s)" for r in self.in_flight]
 
     def close(self):
         self.context.close()

@@ -19,12 +19,13 @@ desktop (1280 px), in the theme's light and dark modes. On each visit every chec
   the chapters' figures: ``plots.core.TEXT_SIZE_KEY``);
 - on the 2x phone, **every lab canvas is sharp**: 2 canvas pixels per CSS pixel.
 
+The site's root, ``index.html``, is a meta refresh to ``intro.html``: it is checked to get
+there cleanly, once, rather than read as a fifth copy of the first page.
+
 And in print a lab shows its figure and readout only, on one page, and code wraps.
 
-Each check was a sweep of its own before (tests/test_browser.py, test_accessibility.py,
-test_readable.py, test_site_weight.py: 132 page visits); here it is 4 x 14 visits, and the
-clean-load and maths checks, which ran at 1280 px in light mode only, run in all four.
-These tests fail (they never skip) when the browser is missing: ``make test`` installs it.
+One test a page (its four visits), so that pytest-xdist's workers share them out. These
+tests fail (they never skip) when the browser is missing: ``make test`` installs it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import base64
 from urllib.parse import urlparse
 
 import pytest
+import yaml
 
 from attention_book.plots.core import text_px
 from conftest import ROOT, PageWatch, built_pages
@@ -42,6 +44,19 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 SETTINGS = [(390, "light"), (390, "dark"), (1280, "light"), (1280, "dark")]
 #: Pages of the theme's own (search, index) have no lab or figure of the book's to read.
 THEME_PAGES = ("search.html", "genindex.html")
+#: The site's root: a meta refresh to the first page (a visit would read intro.html again).
+REDIRECT = ("index.html", "intro.html")
+
+
+def book_pages() -> list[str]:
+    """The pages to visit, from the table of contents (the build's, _toc.yml) and the
+    theme's own pages; a test checks that they are every built page."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"], *(c["file"] for part in toc["parts"] for c in part["chapters"])]
+    return sorted([f"{f}.html" for f in files] + list(THEME_PAGES))
+
+
+PAGES = book_pages()
 MIN_CONTRAST = 4.5
 MIN_TEXT_PX = 9.0
 
@@ -139,11 +154,12 @@ CANVAS_RATIOS = """() => Array.from(document.querySelectorAll(".ab-lab-figure > 
   .map(c => c.width / c.getBoundingClientRect().width)"""
 
 
-def open_page(browser, site, page, width, mode):
-    """``page`` on a ``width`` px screen (2x pixels on a phone) in the theme's ``mode``."""
+def open_page(browser, site, page, width, mode, idle=True):
+    """``page`` on a ``width`` px screen (2x pixels on a phone) in the theme's ``mode``;
+    ``idle``: as :meth:`PageWatch.open`."""
     watch = PageWatch(browser, width=width, scale=2 if width < 600 else 1,
                       init_script=f'localStorage.setItem("mode", "{mode}");')
-    tab = watch.open(f"{site}/{page}")
+    tab = watch.open(f"{site}/{page}", idle=idle)
     assert tab.evaluate("document.documentElement.dataset.theme") == mode
     return watch, tab
 
@@ -158,7 +174,7 @@ def maths_problems(tab) -> list[str]:
         try:
             tab.wait_for_selector("mjx-container", state="attached", timeout=15_000)
             tab.evaluate("() => MathJax.startup.promise")
-            tab.wait_for_load_state("networkidle")  # the fonts it asked for
+            tab.evaluate("() => document.fonts.ready.then(() => true)")  # the fonts it asked for
         except PlaywrightTimeoutError:
             found.append("no math typeset in 15 s")
         unrendered = tab.locator(".math:not(:has(mjx-container))").count()
@@ -235,37 +251,63 @@ def test_axe_core_is_installed_from_the_lock_file():
     assert AXE.exists(), "no axe-core in node_modules: run `make test` (it runs npm ci)"
 
 
-@pytest.mark.parametrize("width,mode", SETTINGS, ids=[f"{w}px-{m}" for w, m in SETTINGS])
-def test_every_page_loads_reads_and_passes_axe(browser, site, built_book, width, mode):
-    problems, vendor_files, typeset, ratios = [], set(), 0, []
-    for page in built_pages(built_book):
-        watch, tab = open_page(browser, site, page, width, mode)
-        try:
-            found = maths_problems(tab)
-            typeset += tab.locator("mjx-container").count() > 0
-            found += [f"broken image {src}" for src in tab.evaluate(BROKEN_IMAGES)]
-            found += [f"axe: {v['id']} ({v['impact']}): {v['help']}; {v['nodes']}"
-                      for v in axe_violations(tab)]
-            if page not in THEME_PAGES:
-                found += reading_problems(tab, page, width, built_book)
-            if width < 600:
-                page_ratios = tab.evaluate(CANVAS_RATIOS)
-                found += [f"a lab canvas has {r:.2f} pixels per CSS pixel on a 2x screen"
-                          for r in page_ratios if r < 2 - 1e-6]
-                ratios += page_ratios
-            found += [f"console error: {e}" for e in watch.console_errors]
-            found += [f"request outside 127.0.0.1: {u}" for u in watch.outside]
-            found += [f"failed request: {f}" for f in watch.failed]
-            vendor_files |= {urlparse(u).path.split("/_static/vendor/", 1)[1]
-                             for u in watch.requested if "/_static/vendor/" in u}
-        finally:
-            watch.close()
-        problems += [f"{page}: {f}" for f in found]
+def visit(browser, site, built_book, page: str, width: int, mode: str) -> tuple[list[str], dict]:
+    """One visit: every check of the module docstring; what it found, and what the page
+    showed (``typeset``: formulas typeset; ``vendor``: the files requested from
+    _static/vendor; ``ratios``: the lab canvases' pixels per CSS pixel)."""
+    watch, tab = open_page(browser, site, page, width, mode, idle=False)
+    try:
+        found = maths_problems(tab)
+        shown = {"typeset": tab.locator("mjx-container").count()}
+        found += [f"broken image {src}" for src in tab.evaluate(BROKEN_IMAGES)]
+        found += [f"axe: {v['id']} ({v['impact']}): {v['help']}; {v['nodes']}"
+                  for v in axe_violations(tab)]
+        if page not in THEME_PAGES:
+            found += reading_problems(tab, page, width, built_book)
+        shown["ratios"] = tab.evaluate(CANVAS_RATIOS)
+        if width < 600:
+            found += [f"a lab canvas has {r:.2f} pixels per CSS pixel on a 2x screen"
+                      for r in shown["ratios"] if r < 2 - 1e-6]
+        watch.settle()  # every request answered: the lists below are complete
+        found += [f"console error: {e}" for e in watch.console_errors]
+        found += [f"request outside 127.0.0.1: {u}" for u in watch.outside]
+        found += [f"failed request: {f}" for f in watch.failed]
+        shown["vendor"] = {urlparse(u).path.split("/_static/vendor/", 1)[1]
+                           for u in watch.requested if "/_static/vendor/" in u}
+    finally:
+        watch.close()
+    return [f"{width}px {mode}: {f}" for f in found], shown
+
+
+def test_the_visits_cover_every_built_page(built_book):
+    assert sorted([*PAGES, REDIRECT[0]]) == built_pages(built_book)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_loads_reads_and_passes_axe(browser, site, built_book, page):
+    problems, shown = [], []
+    for width, mode in SETTINGS:
+        found, seen = visit(browser, site, built_book, page, width, mode)
+        problems += found
+        shown.append(seen)
     assert not problems, "\n".join(problems[:40])
-    assert typeset >= 3, "fewer pages with math than expected: is MathJax on the pages?"
-    assert "mathjax/tex-chtml.js" in vendor_files
-    if width < 600:
-        assert len(ratios) >= 9, ratios  # every lab of chapters 1-9 was measured
+    if page.startswith("chapters/") or page == "intro.html":  # the pages with maths
+        assert all(s["typeset"] for s in shown), "no math typeset: is MathJax on the page?"
+        assert all("mathjax/tex-chtml.js" in s["vendor"] for s in shown)
+    if page[len("chapters/"):][:2].isdigit():  # a numbered chapter shows a lab, measured
+        assert all(s["ratios"] for s in shown), "no lab canvas on the page"
+
+
+def test_the_root_redirects_to_the_first_page(browser, site):
+    """index.html is a meta refresh to intro.html: visiting it reads intro.html, which the
+    test above visits; here, that it gets there, cleanly."""
+    watch = PageWatch(browser)
+    try:
+        tab = watch.open(f"{site}/{REDIRECT[0]}")
+        tab.wait_for_url(f"**/{REDIRECT[1]}")
+        assert watch.console_errors == [] and watch.outside == [] and watch.failed == []
+    finally:
+        watch.close()
 
 
 def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
