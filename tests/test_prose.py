@@ -94,6 +94,9 @@ SAYS = {
               "seed": r"the seed", "causal": r"causal mask"},
     "training": {"task": r"either model", "checkpoint": r"26 checkpoints",
                  "reverse_input": r"8 symbols from 0\.\.9", "induction_input": r"up to 24"},
+    "generation": {"prompt": r"\*\*prompt\*\* \(up to 23", "checkpoint": r"\*\*checkpoint\*\*",
+                   "n": r"\*\*tokens to generate\*\*", "t": r"\*\*step t\*\*",
+                   "temperature": r"\*\*decoding\*\* \(greedy, or sampling", "seed": r"\*\*seed\*\*"},
     "pretrained": {"text": r"type any sentence", "layer": r"layer", "head": r"head",
                    "query": r"any query token"},
 }
