@@ -73,6 +73,7 @@ LARGEST = {
     "masking": {"text": sentence(32), "kind": "band", "lower": 16, "upper": 16},
     "block": {"text": sentence(32), "depth": 12},
     "training": {"task": "induction", "induction_input": " ".join(str(i % 32) for i in range(24))},
+    "generation": {"prompt": "5", "n": 23, "t": 23, "temperature": 1.0},  # 24 positions, sampled
 }
 
 # In the page: set the lab to `start`, then change control `name` between the two values of

@@ -46,6 +46,9 @@ HELD_OUT = "my neighbour's old parrot whistles a quiet tune every single morning
 HELD_OUT_VALUES = {
     "training": [("task", "induction"), ("induction_input", "5 17 2 9 30 11 5 17 2 9 30 11 5 17")],
     "pretrained": [("text", "the quiet fox crossed the frozen river before the storm came")],
+    # 7 symbols and 9 sampled: 16 positions, the step in the middle
+    "generation": [("prompt", "3 14 15 9 26 3 14"), ("n", 9), ("t", 5), ("temperature", 1.0),
+                   ("seed", 4)],
 }
 #: every token is named on every axis of tokens up to this many
 NAME_ALL = 16

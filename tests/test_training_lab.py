@@ -190,3 +190,209 @@ def test_bad_reverse_input_gives_a_note_and_no_maps(text, match):
     page = training_readout_html(st)
     assert "<b>1" not in page  # escaped
     assert "not valid" in training_alt_text(st)
+
+
+# ---------------------------------------------------------------- the generation lab
+
+from attention_book.scenes import (  # noqa: E402
+    GENERATION_PROMPTS,
+    continuation_counts,
+    generation_alt_text,
+    generation_readout_html,
+    generation_state,
+)
+
+
+def torch_greedy(run, step, prompt, n):
+    """Greedy generation by the torch module with a run's weights at a checkpoint, rerun on
+    the whole sequence."""
+    import torch
+
+    from attention_book.training import _new_model
+
+    model = _new_model(run.config)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in run._state(step)[1].items()})
+    model.eval()
+    tokens = list(prompt)
+    with torch.no_grad():
+        for _ in range(n):
+            logits = model(torch.tensor([tokens]))[0, -1]  # (V,)
+            tokens.append(int(logits.argmax()))
+    return tuple(tokens[len(prompt):])
+
+
+def test_targets_are_the_keys_after_earlier_copies():
+    from attention_book.scenes.generation import _targets
+
+    assert _targets((5, 7, 5, 7, 5), 4) == (1, 3)
+    assert _targets((5, 7, 5), 1) == () and _targets((5, 5), 1) == ()
+    assert _targets((5, 5, 5), 2) == (1,)
+
+
+@pytest.mark.slow  # the trained induction model (about 12 s once)
+@pytest.mark.parametrize("checkpoint", [0, 8, TRAINING_CHECKPOINTS - 1])
+def test_generation_is_the_torch_models_greedy_generation(induction, checkpoint):
+    """On the weights the page runs (the lab's), and the same loop on the float32 run."""
+    from attention_book.scenes.generation import _generate, generation_run
+
+    page, step = generation_run("page"), induction.steps[checkpoint]
+    for prompt in [*GENERATION_PROMPTS, "7", "1 2 3 4 5 6 1 2 3 4 5 6 1"]:
+        st = generation_state(prompt, checkpoint, n=23, t=23)
+        n = 24 - len(st.prompt)
+        assert len(st.generated) == n and st.t == n
+        assert st.generated == torch_greedy(page, step, st.prompt, n), (prompt, checkpoint)
+        trained = _generate(st.prompt, step, n, 0.0, 0, "float32")[0]
+        assert trained == torch_greedy(induction, step, st.prompt, n), (prompt, checkpoint)
+
+
+@pytest.mark.slow
+def test_page_weights_generate_as_the_float32_model():
+    """The lab's (page's) weights against the float32 run: every generated token at the
+    trained checkpoint, and nearly every one on the way (greedy, 40 held-out prompts)."""
+    from attention_book.scenes.generation import _generate, generation_run
+    from attention_book.training import make_batch
+
+    run = generation_run("float32")
+    prompts = [tuple(int(v) for v in row[:int(k)]) for row, k in
+               zip(make_batch("induction", 40, 99).tokens, np.linspace(2, 16, 40))]
+    same = total = 0
+    for c in (0, 6, 8, 12, 25):
+        for prompt in prompts:
+            a = _generate(prompt, run.steps[c], 24 - len(prompt), 0.0, 0, "page")
+            b = _generate(prompt, run.steps[c], 24 - len(prompt), 0.0, 0, "float32")
+            if c == 25:
+                assert a[0] == b[0]
+                np.testing.assert_allclose(np.concatenate(a[1], axis=1),
+                                           np.concatenate(b[1], axis=1), atol=1e-4)
+            # tokens up to the first difference (after it, the sequences differ)
+            k = next((i for i, (x, y) in enumerate(zip(a[0], b[0])) if x != y), len(a[0]))
+            same += k
+            total += len(a[0])
+    assert same >= 0.95 * total, (same, total)
+
+
+@pytest.mark.slow
+def test_generation_rows_are_the_full_causal_pass(induction):
+    """Each step's row (from the cached decoder) is that query's row of one full pass."""
+    from attention_book.scenes.generation import generation_run
+
+    for checkpoint in (0, 25):
+        st = generation_state(GENERATION_PROMPTS[0], checkpoint, n=15, t=15)
+        sequence = np.array(st.tokens)
+        page = generation_run("page")  # the weights the lab (and the page) runs
+        _, full = page.forward(sequence[:-1], page.steps[checkpoint])  # (2, 1, s-1, s-1)
+        s0 = len(st.prompt)
+        for k in range(st.t):
+            q = s0 + k - 1
+            np.testing.assert_allclose(st.weights[:, k, :q + 1], full[:, 0, q, :q + 1], atol=1e-6)
+            assert np.all(st.weights[:, k, q + 1:] == 0)
+        np.testing.assert_allclose(st.weights.sum(axis=-1), 1, atol=1e-5)
+        assert st.top == tuple(int(np.argmax(st.weights[i, -1])) for i in range(2))
+
+
+@pytest.mark.slow
+def test_generation_state_scrubs_one_generation(induction):
+    whole = generation_state(n=12, t=12)
+    for t in (1, 5, 12):
+        st = generation_state(n=12, t=t)
+        assert st.generated == whole.generated and st.t == t
+        assert st.tokens == whole.prompt + whole.generated[:t]
+        np.testing.assert_array_equal(st.weights, whole.weights[:, :t, :len(st.tokens)])
+    # the trained model continues the period-7 pattern, its induction head on the copy
+    assert whole.generated == whole.expected
+    assert all(whole.top[1] in whole.targets[-1] for _ in [0])
+    html = generation_readout_html(whole)
+    assert "12 of 12 right" in html and "chose <b>12</b>" in html
+    alt = generation_alt_text(whole)
+    assert "rows the steps 1 to 12" in alt and "layer 1, head 0 weighs key" in alt
+    assert alt.endswith("12 generated tokens: the probability it was chosen with, 0.99 at step 12.")
+
+
+@pytest.mark.slow
+def test_sampling_is_seeded_and_greedy_ignores_the_seed(induction):
+    a = generation_state(temperature=2.0, seed=1, checkpoint=4)
+    assert a.generated == generation_state(temperature=2.0, seed=1, checkpoint=4).generated
+    b = generation_state(temperature=2.0, seed=2, checkpoint=4)
+    assert a.generated != b.generated
+    assert generation_state(seed=5).generated == generation_state(seed=6).generated
+    assert "sampled at T = 2, seed 1" in generation_readout_html(a)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prompt, match", [
+    ("", "no symbols"), ("   ", "no symbols"), ("3 x 4", "'x' is not a symbol"),
+    ("1 32", "symbols 0..31"), ("-1 2", "symbols 0..31"),
+    (" ".join(["1"] * 24), "at most 23 symbols"), (" ".join(["1"] * 25), "at most 24"),
+    ("99999999999999999999999", "symbols must be 0..31"),
+])
+def test_bad_prompt_gives_a_note_and_nothing_generated(induction, prompt, match):
+    st = generation_state(prompt)
+    assert st.generated == () and st.t == 0 and st.tokens == () and st.weights.shape == (2, 0, 0)
+    assert st.notes[-1].level == "error" and re.search(re.escape(match), st.notes[-1].text)
+    assert "the prompt is not valid" in generation_alt_text(st)
+    assert "step t =" not in generation_readout_html(st)
+
+
+@pytest.mark.slow
+def test_too_many_tokens_are_cut_to_fit_and_t_to_the_last(induction):
+    st = generation_state("1 2 3", n=23, t=23)
+    assert len(st.generated) == 21 and st.t == 21 and len(st.tokens) == 24
+    assert [n.level for n in st.notes] == ["warning", "info"]
+    assert "generating 21, not 23" in st.notes[0].text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("values, match", [
+    (dict(n=0), "n must be a whole number 1..23"), (dict(n=24), "n must be"),
+    (dict(n=2.0), "n must be"), (dict(t=0), "t must be a whole number 1..23"),
+    (dict(checkpoint=26), "checkpoint must be a whole number 0..25"),
+    (dict(checkpoint=True), "checkpoint must be"), (dict(seed=21), "seed must be"),
+    (dict(temperature=0.7), "temperature must be one of"),
+    (dict(temperature=True), "temperature must be one of"),
+])
+def test_out_of_range_values_raise(induction, values, match):
+    with pytest.raises(ValueError, match=re.escape(match)):
+        generation_state(**values)
+
+
+@pytest.mark.slow
+def test_generation_scene_suggestions_are_reachable():
+    scene = SCENES["generation"]
+    for values in scene.suggested:
+        scene.values(**values)
+    with pytest.raises(ValueError):
+        scene.values(n=24)
+    assert scene.active(scene.values())["seed"] is False
+    assert scene.active(scene.values(temperature=1.0))["seed"] is True
+
+
+@pytest.mark.slow
+def test_continuation_counts_trained_against_untrained(induction):
+    from attention_book.training import make_batch
+
+    batch = make_batch("induction", 40, 4242)
+    prompts = []
+    for row in batch.tokens:
+        p = next(i for i in range(1, 24) if row[i] == row[0])  # the period
+        prompts.append((tuple(row[:p + 2]), 22 - p))
+    trained, untrained = continuation_counts(prompts, 25), continuation_counts(prompts, 0)
+    assert trained["prompts"] == untrained["prompts"] == 40
+    assert trained["whole"] >= 38 and trained["top"][1] >= 0.9 * trained["steps"]
+    assert untrained["whole"] <= 2 and untrained["top"][1] <= 0.5 * untrained["steps"]
+
+
+@pytest.mark.slow
+def test_cached_decoder_keeps_each_calls_weights(induction):
+    """CachedDecoder.weights: one (h, t_new, length) a layer, the full causal pass's rows."""
+    x = induction.example[:12]  # (12,)
+    _, full = induction.forward(x)  # (L, h, s, s) = (2, 1, 12, 12)
+    decoder = induction.numpy_model().decoder()
+    assert decoder.weights == []
+    decoder(x[:5])
+    assert [w.shape for w in decoder.weights] == [(1, 5, 5)] * 2
+    np.testing.assert_allclose(np.stack(decoder.weights), full[:, :, :5, :5], atol=1e-6)
+    for i in range(5, 12):
+        decoder(x[i:i + 1])
+        assert [w.shape for w in decoder.weights] == [(1, 1, i + 1)] * 2
+        np.testing.assert_allclose(np.stack(decoder.weights)[:, :, 0], full[:, :, i, :i + 1],
+                                   atol=1e-6)

@@ -16,6 +16,11 @@ against the package, in Node:
   trained (last) checkpoints, whose maps are within 1e-4 (measured 3.2e-6);
 - the file is deterministic and at most SIZE_BUDGET = 4.5 MB (measured 4.25 MB).
 
+The generation lab (``web/generation.js``, scenes/generation.py) runs the same file's
+induction checkpoints, which Python's lab runs too (``web_export.page_checkpoints``): its
+tokens, notes, readout and alt text equal, its rows and probabilities within TOL, on
+held-out values at every checkpoint (greedy and sampled, n and t anywhere in 1..23).
+
 The fast tests use a synthetic run (random weights walking over 3 checkpoints, no training)
 through the same exporter; the slow ones train the two runs (about 20 s, memoised).
 """
@@ -325,3 +330,95 @@ def test_compressed_weights_stay_close_to_the_float32_model(book):
     assert largest <= FLOAT32_TOL, largest
     assert flips / positions <= FLIP_BUDGET, (flips, positions)
     assert last_largest <= 1e-4, last_largest
+
+
+# ------------------------------------------------------------------ the generation lab
+
+#: values the generation state must refuse, as Python does
+BAD_GENERATION = [dict(n=0), dict(n=24), dict(t=0), dict(t=24), dict(seed=21), dict(seed=-1),
+                  dict(temperature=0.7), dict(temperature=-0.5), dict(checkpoint=-1)]
+
+
+def generation_values(checkpoints: int, per: int, seed: int) -> list[dict]:
+    """Held-out values of the generation lab: prompts of the induction inputs (random
+    symbols, repeated periods, odd text), every decoding, n and t anywhere in 1..23."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(checkpoints):
+        for prompt in [*ODD, *inputs("induction", rng, per)] if c == 0 else inputs("induction", rng, per):
+            n, t = (int(v) for v in rng.integers(1, 24, 2))
+            rows.append({"prompt": prompt, "checkpoint": c, "n": n, "t": t,
+                         "temperature": float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.0])),
+                         "seed": int(rng.integers(0, 21))})
+    return rows + [{**v, "checkpoint": v.get("checkpoint", checkpoints - 1)} for v in BAD_GENERATION
+                   if v.get("checkpoint") != -1] + [dict(checkpoint=-1)]
+
+
+def check_generation(values: dict, row: dict) -> dict:
+    """Assert the browser's generation state equals generation_state's."""
+    from attention_book.scenes import generation
+
+    where = {k: (v[:50] if isinstance(v, str) else v) for k, v in values.items()}
+    try:
+        st = generation.generation_state(**values)
+    except ValueError as err:
+        assert row == {"error": str(err)}, where
+        return {}
+    js = row["state"]
+    for key in ("prompt", "generated", "tokens", "top", "expected"):
+        assert js[key] == list(getattr(st, key)), (where, key)
+    assert js["targets"] == [list(k) for k in st.targets], where
+    assert js["t"] == st.t and js["notes"] == [{"level": n.level, "text": n.text} for n in st.notes]
+    np.testing.assert_allclose(arr(js["weights"]), st.weights.ravel(), atol=TOL, rtol=0, err_msg=str(where))
+    np.testing.assert_allclose(js["probability"], st.probability, atol=TOL, rtol=0)
+    assert row["readout"] == generation.generation_readout_html(st), where
+    assert row["alt"] == generation.generation_alt_text(st), where
+    panels = row["figure"]["panels"]
+    assert [p["kind"] for p in panels] == (["heatmap"] * len(st.heads) + ["bars"] if st.t
+                                           else ["heatmap"])
+    return {"generated": js["generated"]}
+
+
+def run_generation_js(data_js: Path, values: list) -> list[dict]:
+    out = subprocess.run([NODE, str(DRIVER), "generation", "--data", str(data_js), "--figure"],
+                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         timeout=600)
+    return json.loads(out.stdout)
+
+
+@pytest.fixture
+def generation_as(monkeypatch):
+    """Make the generation scene read the given induction run, its cache emptied."""
+    from attention_book.scenes import generation
+
+    def use(run):
+        monkeypatch.setattr(generation, "generation_run", lambda weights="page": run)
+        generation._generate.cache_clear()
+    yield use
+    generation._generate.cache_clear()
+
+
+def test_generation_of_a_synthetic_run_in_node_equals_python(synthetic, generation_as):
+    runs, text, path = synthetic
+    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    generation_as(with_checkpoints(runs["induction"], decoded["induction"]))
+    values = generation_values(3, 15, 3)
+    checked = [check_generation(v, row) for v, row in
+               zip(values, run_generation_js(path, values), strict=True)]
+    assert sum(bool(c.get("generated")) for c in checked) >= 30
+
+
+@pytest.mark.slow
+def test_generation_at_every_checkpoint_in_node_equals_python(book):
+    """The lab's own state (generation_run("page"), not patched) equals the page's on the
+    book's file, at all 26 checkpoints: page_checkpoints is what the browser decodes."""
+    from attention_book.scenes.generation import generation_run
+
+    runs, _, path, decoded = book
+    for (step, got), (step0, want) in zip(generation_run("page").checkpoints,
+                                          decoded["induction"], strict=True):
+        assert step == step0 and all(np.array_equal(got[k], want[k]) for k in want)
+    values = generation_values(26, 8, 31)
+    checked = [check_generation(v, row) for v, row in
+               zip(values, run_generation_js(path, values), strict=True)]
+    assert sum(bool(c.get("generated")) for c in checked) >= 150

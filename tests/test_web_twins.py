@@ -271,23 +271,30 @@ def test_the_drawing_check_can_fail(lab):
 
 
 def test_every_lab_is_under_contract():
-    assert set(HELD_OUT) | {"training", "pretrained"} == set(SCENES)
+    assert set(HELD_OUT) | {"training", "generation", "pretrained"} == set(SCENES)
 
 
-def test_training_state_is_the_modules(tmp_path, monkeypatch):
-    """Chapter 8 on a synthetic run (random weights, no training), decoded as the page
-    decodes it."""
+def synthetic_page(tmp_path: Path, seed: int) -> tuple[dict, Path]:
+    """Synthetic runs (random weights, no training) with the checkpoints the page decodes
+    from their file, and the file."""
     from attention_book import web_export
-    from attention_book.scenes import training as scene
-    from test_web_training import synthetic_run, values_for, with_checkpoints
+    from test_web_training import synthetic_run, with_checkpoints
 
-    rng = np.random.default_rng(8)
+    rng = np.random.default_rng(seed)
     runs = {task: synthetic_run(task, rng) for task in ("reverse", "induction")}
     text = web_export.training_script(runs)
     path = tmp_path / "training-checkpoints.js"
     path.write_text(text, "ascii")
     decoded = web_export.decode_training_data(web_export.read_training_script(text))
-    runs = {task: with_checkpoints(run, decoded[task]) for task, run in runs.items()}
+    return {task: with_checkpoints(run, decoded[task]) for task, run in runs.items()}, path
+
+
+def test_training_state_is_the_modules(tmp_path, monkeypatch):
+    """Chapter 8 on a synthetic run, decoded as the page decodes it."""
+    from attention_book.scenes import training as scene
+    from test_web_training import values_for
+
+    runs, path = synthetic_page(tmp_path, 8)
     monkeypatch.setattr(scene, "training_run", lambda task: runs[task])
     scene._forward.cache_clear()
     try:
@@ -295,6 +302,20 @@ def test_training_state_is_the_modules(tmp_path, monkeypatch):
         assert check("training", values, path) >= 10
     finally:
         scene._forward.cache_clear()
+
+
+def test_generation_state_is_the_modules(tmp_path, monkeypatch):
+    """Chapter 8's generation lab on a synthetic induction run, decoded as the page does."""
+    from attention_book.scenes import generation
+    from test_web_training import generation_values
+
+    runs, path = synthetic_page(tmp_path, 9)
+    monkeypatch.setattr(generation, "generation_run", lambda weights="page": runs["induction"])
+    generation._generate.cache_clear()
+    try:
+        assert check("generation", generation_values(3, 10, 5), path) >= 25
+    finally:
+        generation._generate.cache_clear()
 
 
 @pytest.mark.slow  # MiniLM's gallery: about 10 s

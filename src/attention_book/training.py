@@ -767,6 +767,9 @@ class CachedDecoder:
         keys, values: (h, length, d_k).
     length : int
         Tokens seen so far (the next token's position).
+    weights : list of numpy.ndarray, one (h, t_new, length) per layer
+        The attention of the last call's new queries over every key so far (empty before
+        the first call): what each head looked at to produce the next token's logits.
     """
 
     def __init__(self, net: NumpyModel):
@@ -777,6 +780,7 @@ class CachedDecoder:
             raise ValueError("CachedDecoder follows pre-LN blocks (norm_first=True) only")
         self.net = net
         self.caches = [KVCache(b.h, b.attention.d_k) for b in net.blocks]
+        self.weights: list[np.ndarray] = []
 
     @property
     def length(self) -> int:
@@ -814,12 +818,15 @@ class CachedDecoder:
         x = self.net.embed[t] + self.net.position[first:first + t.size]  # (t_new, d)
         # query r (position start + r) may see cached keys 0..start + r
         mask = np.arange(end)[None, :] <= start + np.arange(t.size)[:, None]  # (t_new, end)
+        weights = []
         for block, cache in zip(self.net.blocks, self.caches):
             q, k, v = _project(block, layer_norm(x, *block.norm1, block.eps))  # (h, t_new, d_k)
             cache.append(k, v)  # keys, values: (h, end, d_k)
-            # (h, t_new, d_k) against (h, end, d_k) -> (h, t_new, d_k)
-            z = scaled_dot_product_attention(q, cache.keys, cache.values, mask=mask)[0]
+            # (h, t_new, d_k) against (h, end, d_k) -> (h, t_new, d_k), weights (h, t_new, end)
+            z, w = scaled_dot_product_attention(q, cache.keys, cache.values, mask=mask)
+            weights.append(w)
             x = _finish_block(block, x, z)  # (t_new, d)
+        self.weights = weights
         x = layer_norm(x, *self.net.norm, self.net.eps)  # (t_new, d)
         return x @ self.net.W_u + self.net.b_u  # (t_new, d) @ (d, V) -> (t_new, V)
 

@@ -64,6 +64,7 @@ __all__ = [
     "write_training_script",
     "read_training_script",
     "decode_training_data",
+    "page_checkpoints",
 ]
 
 #: The storage formats :func:`export_browser_weights` writes.
@@ -576,6 +577,24 @@ def _encode_checkpoints(checkpoints, bits: int) -> tuple[list, list]:
         decoded.append(now)
         previous = now
     return stored, decoded
+
+
+def page_checkpoints(run, bits: int = TRAINING_BITS) -> list:
+    """A run's checkpoints as a reader's browser decodes them from ``training-checkpoints.js``.
+
+    Parameters
+    ----------
+    run : TinyRun
+    bits : int
+        Bits per change between checkpoints (the file's).
+
+    Returns
+    -------
+    list of (int, dict of numpy.ndarray)
+        (step, float32 state), the form of ``TinyRun.checkpoints``; equal, array for array,
+        to :func:`decode_training_data` of the file (tests/test_web_training.py).
+    """
+    return list(zip(run.steps, _encode_checkpoints(run.checkpoints, bits)[1]))
 
 
 def _floats(values) -> list:

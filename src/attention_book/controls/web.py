@@ -41,7 +41,8 @@ _IDS = itertools.count(1)
 #: The data scripts (of :data:`DATA`) a lab's page loads before the lab's bundle; the others
 #: (MiniLM's weights) the lab loads when the reader asks.
 _PAGE_DATA = {"pretrained": ("pretrained-gallery.js",),
-              "training": ("training-checkpoints.js",)}
+              "training": ("training-checkpoints.js",),
+              "generation": ("training-checkpoints.js",)}
 
 #: Where the book's build has the kernels write the data scripts of :data:`DATA`
 #: (``_build/web-data``; the Sphinx extension sets it and copies the folder beside web/).
@@ -72,7 +73,8 @@ def _training_data(folder: Path) -> None:
 #: trained checkpoints): the web name -> (the scripts it writes, a function writing them
 #: into a folder). Not in web/: they are made when the book is built.
 DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data),
-        "training": (("training-checkpoints.js",), _training_data)}
+        "training": (("training-checkpoints.js",), _training_data),
+        "generation": (("training-checkpoints.js",), _training_data)}
 
 
 def write_data(web: str, folder: Path) -> tuple[Path, ...]:

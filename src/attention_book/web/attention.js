@@ -1658,19 +1658,20 @@
     }
     return W;
   }
-  function state(values) {
-    var text = values.text, kvText = values.kv_text, mode = values.mode || "self";
-    var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
-    var maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
-    if (mode !== "self" && mode !== "cross") {
-      throw new Error("mode must be 'self' or 'cross', got '" + mode + "'");
+  var projectedCache = core_default.cache();
+  var weighedCache = core_default.cache();
+  function lastOne(cache2, key, make) {
+    var hit = key === null ? void 0 : cache2.get(key);
+    if (hit === void 0) {
+      hit = make();
+      if (key !== null) {
+        cache2.clear();
+        cache2.set(key, hit);
+      }
     }
-    if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
-      throw new Error("temperature must be a positive number, got " + temperature);
-    }
-    if (!isWhole(query) || query < 0) {
-      throw new Error("query must be a whole number >= 0, got " + query);
-    }
+    return hit;
+  }
+  function project(mode, text, kvText, d_k, seed, maxTokens) {
     var d = ATTENTION_D, W = projectionWeights(d, d_k, seed);
     var q = core_default.readTokens(text, maxTokens, "query sentence"), notes = q.notes;
     var qTokens = q.tokens, kTokens = qTokens;
@@ -1692,12 +1693,49 @@
     }
     var s_q = qTokens.length, s_k = kTokens.length;
     var X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
-    var scale = 1 / (temperature * Math.sqrt(d_k));
     var Q = core_default.matmul(X_q, W[0], s_q, d, d_k);
     var K = core_default.matmul(X_kv, W[1], s_k, d, d_k);
     var V = core_default.matmul(X_kv, W[2], s_k, d, d_k);
-    var weights = core_default.softmaxRows(core_default.matmulT(Q, K, s_q, d_k, s_k, scale), s_q, s_k);
-    var output = core_default.matmul(weights, V, s_q, s_k, d_k);
+    return {
+      qTokens,
+      kTokens,
+      notes,
+      s_q,
+      s_k,
+      X_q,
+      X_kv,
+      Q,
+      K,
+      V,
+      scores: core_default.matmulT(Q, K, s_q, d_k, s_k)
+    };
+  }
+  function state(values) {
+    var text = values.text, kvText = values.kv_text, mode = values.mode || "self";
+    var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
+    var maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
+    if (mode !== "self" && mode !== "cross") {
+      throw new Error("mode must be 'self' or 'cross', got '" + mode + "'");
+    }
+    if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
+      throw new Error("temperature must be a positive number, got " + temperature);
+    }
+    if (!isWhole(query) || query < 0) {
+      throw new Error("query must be a whole number >= 0, got " + query);
+    }
+    var cacheable = typeof text === "string" && (mode === "self" || typeof kvText === "string");
+    var key = cacheable ? [mode, text, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
+    var p = lastOne(projectedCache, key, function() {
+      return project(mode, text, kvText, d_k, seed, maxTokens);
+    });
+    var s_q = p.s_q, s_k = p.s_k, scale = 1 / (temperature * Math.sqrt(d_k));
+    var w = lastOne(weighedCache, key === null ? null : key + "\0" + temperature, function() {
+      var scaled = p.scores.map(function(x) {
+        return x * scale;
+      });
+      var weights = core_default.softmaxRows(scaled, s_q, s_k);
+      return { weights, output: core_default.matmul(weights, p.V, s_q, s_k, d_k) };
+    });
     return {
       text: typeof text === "string" ? text : "",
       kvText: typeof kvText === "string" ? kvText : "",
@@ -1706,19 +1744,19 @@
       temperature,
       seed,
       query: s_q ? Math.min(query, s_q - 1) : 0,
-      queryTokens: qTokens,
-      keyTokens: kTokens,
+      queryTokens: p.qTokens,
+      keyTokens: p.kTokens,
       s_q,
       s_k,
-      X_q,
-      X_kv,
-      Q,
-      K,
-      V,
+      X_q: p.X_q,
+      X_kv: p.X_kv,
+      Q: p.Q,
+      K: p.K,
+      V: p.V,
       scale,
-      weights,
-      output,
-      notes
+      weights: w.weights,
+      output: w.output,
+      notes: p.notes.slice()
     };
   }
   function row(st) {

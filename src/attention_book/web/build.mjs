@@ -30,8 +30,8 @@ const WEB = path.dirname(fileURLToPath(import.meta.url));
 const FOOTER = 'if (typeof module === "object" && module.exports) { module.exports = globalThis.AttentionBook.lab; }';
 
 /** The labs: each has its state module src/labs/<lab>.js and a bundle web/<lab>.js. */
-export const LABS = ["attention", "block", "embedding", "masking", "multihead", "permutation",
-                     "positional", "pretrained", "scaling", "training"];
+export const LABS = ["attention", "block", "embedding", "generation", "masking", "multihead",
+                     "permutation", "positional", "pretrained", "scaling", "training"];
 
 /** An entry that installs a module's default export as globalThis.AttentionBook[name] (a
  *  lab's bundle: where the front end, src/lab.js, looks for it). */

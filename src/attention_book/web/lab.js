@@ -549,6 +549,14 @@
       ctx.lineWidth = 2;
       ctx.strokeRect(box.x + 1, box.y + row * ch + 1, box.w - 2, ch - 2);
     }
+    for (const [r, c] of panel.marks || []) {
+      const cw = box.w / panel.cols, ch = box.h / panel.rows;
+      ctx.strokeStyle = ACCENT;
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.arc(box.x + (c + 0.5) * cw, box.y + (r + 0.5) * ch, Math.max(2, Math.min(cw, ch) * 0.32), 0, 2 * Math.PI);
+      ctx.stroke();
+    }
   }
   var barImages = /* @__PURE__ */ new Map();
   function barImage(name) {

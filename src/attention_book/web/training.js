@@ -2111,10 +2111,12 @@
   var api3 = {
     TASKS,
     useData,
+    data,
     weightsAt,
     forward,
     pyRepr: core_default.pyRepr,
     readSymbols,
+    tokenError,
     headlineScores,
     correctOutputs,
     state,

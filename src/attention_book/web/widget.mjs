@@ -570,8 +570,8 @@ function fixed(x, n, grouped2 = false) {
     text2 = lowerLastDigit(text2);
   }
   if (grouped2) {
-    const [whole, decimals] = text2.split(".");
-    text2 = whole.replace(THOUSANDS, ",") + (decimals === void 0 ? "" : "." + decimals);
+    const [whole2, decimals] = text2.split(".");
+    text2 = whole2.replace(THOUSANDS, ",") + (decimals === void 0 ? "" : "." + decimals);
   }
   return (isNegative(x) ? "-" : "") + text2;
 }
@@ -788,6 +788,14 @@ function drawCells(ctx, panel, box, th, scratch) {
     ctx.strokeStyle = ACCENT;
     ctx.lineWidth = 2;
     ctx.strokeRect(box.x + 1, box.y + row2 * ch + 1, box.w - 2, ch - 2);
+  }
+  for (const [r, c] of panel.marks || []) {
+    const cw = box.w / panel.cols, ch = box.h / panel.rows;
+    ctx.strokeStyle = ACCENT;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.arc(box.x + (c + 0.5) * cw, box.y + (r + 0.5) * ch, Math.max(2, Math.min(cw, ch) * 0.32), 0, 2 * Math.PI);
+    ctx.stroke();
   }
 }
 var barImages = /* @__PURE__ */ new Map();
@@ -1174,7 +1182,7 @@ function measureThumbs(ctx, panel, w) {
 }
 var painted = /* @__PURE__ */ new Map();
 var KEEP = 4;
-function grid(panel, g, whole, dpr, scratch) {
+function grid(panel, g, whole2, dpr, scratch) {
   const T = panel.size, n = panel.rows * panel.cols;
   const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
   const hit = painted.get(panel.data);
@@ -1187,8 +1195,8 @@ function grid(panel, g, whole, dpr, scratch) {
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   sctx.putImageData(image, 0, 0);
   const canvas = hit ? hit.canvas : document.createElement("canvas");
-  canvas.width = Math.round(whole.w * dpr);
-  canvas.height = Math.round(whole.h * dpr);
+  canvas.width = Math.round(whole2.w * dpr);
+  canvas.height = Math.round(whole2.h * dpr);
   const gctx = canvas.getContext("2d");
   gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   gctx.imageSmoothingEnabled = T > g.size;
@@ -1229,15 +1237,15 @@ function drawThumbs(ctx, panel, region, th, scratch) {
     TEXT_PX,
     th.text
   ));
-  const whole = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
+  const whole2 = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
   if (!(T && panel.data && panel.data.length === n * T * T)) {
     ctx.strokeStyle = th.muted;
-    ctx.strokeRect(whole.x - 0.5, whole.y - 0.5, whole.w + 1, whole.h + 1);
-    emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
+    ctx.strokeRect(whole2.x - 0.5, whole2.y - 0.5, whole2.w + 1, whole2.h + 1);
+    emptyMessage(ctx, panel.empty, whole2.x + whole2.w / 2, whole2.y + whole2.h / 2, whole2.w - 8, th);
     return;
   }
   const dpr = ctx.getTransform().a || 1;
-  ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
+  ctx.drawImage(grid(panel, g, whole2, dpr, scratch), whole2.x, whole2.y, whole2.w, whole2.h);
   if (panel.chosen) {
     const [i, j] = panel.chosen;
     ctx.strokeStyle = ACCENT;
@@ -2550,14 +2558,14 @@ function seedPool(entropy) {
 }
 function generateState(pool, nWords32) {
   var hash = INIT_B;
-  var state11 = [];
+  var state12 = [];
   for (var i = 0; i < nWords32; i++) {
     var value = (pool[i % pool.length] ^ hash) >>> 0;
     hash = Math.imul(hash, MULT_B) >>> 0;
     value = Math.imul(value, hash) >>> 0;
-    state11.push((value ^ value >>> 16) >>> 0);
+    state12.push((value ^ value >>> 16) >>> 0);
   }
-  return state11;
+  return state12;
 }
 function seedSequenceState(seed, nWords32) {
   return generateState(seedPool(seedWords(seed)), nWords32);
@@ -3267,19 +3275,20 @@ function projectionWeights(d, d_k, seed) {
   }
   return W2;
 }
-function state(values) {
-  var text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
-  var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
-  var maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
-  if (mode !== "self" && mode !== "cross") {
-    throw new Error("mode must be 'self' or 'cross', got '" + mode + "'");
+var projectedCache = core_default.cache();
+var weighedCache = core_default.cache();
+function lastOne(cache3, key, make2) {
+  var hit = key === null ? void 0 : cache3.get(key);
+  if (hit === void 0) {
+    hit = make2();
+    if (key !== null) {
+      cache3.clear();
+      cache3.set(key, hit);
+    }
   }
-  if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
-    throw new Error("temperature must be a positive number, got " + temperature);
-  }
-  if (!isWhole(query) || query < 0) {
-    throw new Error("query must be a whole number >= 0, got " + query);
-  }
+  return hit;
+}
+function project(mode, text2, kvText, d_k, seed, maxTokens) {
   var d = ATTENTION_D, W2 = projectionWeights(d, d_k, seed);
   var q = core_default.readTokens(text2, maxTokens, "query sentence"), notes = q.notes;
   var qTokens = q.tokens, kTokens = qTokens;
@@ -3301,12 +3310,49 @@ function state(values) {
   }
   var s_q = qTokens.length, s_k = kTokens.length;
   var X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
-  var scale = 1 / (temperature * Math.sqrt(d_k));
   var Q = core_default.matmul(X_q, W2[0], s_q, d, d_k);
   var K = core_default.matmul(X_kv, W2[1], s_k, d, d_k);
   var V = core_default.matmul(X_kv, W2[2], s_k, d, d_k);
-  var weights = core_default.softmaxRows(core_default.matmulT(Q, K, s_q, d_k, s_k, scale), s_q, s_k);
-  var output = core_default.matmul(weights, V, s_q, s_k, d_k);
+  return {
+    qTokens,
+    kTokens,
+    notes,
+    s_q,
+    s_k,
+    X_q,
+    X_kv,
+    Q,
+    K,
+    V,
+    scores: core_default.matmulT(Q, K, s_q, d_k, s_k)
+  };
+}
+function state(values) {
+  var text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
+  var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
+  var maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
+  if (mode !== "self" && mode !== "cross") {
+    throw new Error("mode must be 'self' or 'cross', got '" + mode + "'");
+  }
+  if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
+    throw new Error("temperature must be a positive number, got " + temperature);
+  }
+  if (!isWhole(query) || query < 0) {
+    throw new Error("query must be a whole number >= 0, got " + query);
+  }
+  var cacheable = typeof text2 === "string" && (mode === "self" || typeof kvText === "string");
+  var key = cacheable ? [mode, text2, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
+  var p = lastOne(projectedCache, key, function() {
+    return project(mode, text2, kvText, d_k, seed, maxTokens);
+  });
+  var s_q = p.s_q, s_k = p.s_k, scale = 1 / (temperature * Math.sqrt(d_k));
+  var w = lastOne(weighedCache, key === null ? null : key + "\0" + temperature, function() {
+    var scaled = p.scores.map(function(x) {
+      return x * scale;
+    });
+    var weights = core_default.softmaxRows(scaled, s_q, s_k);
+    return { weights, output: core_default.matmul(weights, p.V, s_q, s_k, d_k) };
+  });
   return {
     text: typeof text2 === "string" ? text2 : "",
     kvText: typeof kvText === "string" ? kvText : "",
@@ -3315,19 +3361,19 @@ function state(values) {
     temperature,
     seed,
     query: s_q ? Math.min(query, s_q - 1) : 0,
-    queryTokens: qTokens,
-    keyTokens: kTokens,
+    queryTokens: p.qTokens,
+    keyTokens: p.kTokens,
     s_q,
     s_k,
-    X_q,
-    X_kv,
-    Q,
-    K,
-    V,
+    X_q: p.X_q,
+    X_kv: p.X_kv,
+    Q: p.Q,
+    K: p.K,
+    V: p.V,
     scale,
-    weights,
-    output,
-    notes
+    weights: w.weights,
+    output: w.output,
+    notes: p.notes.slice()
   };
 }
 function row(st) {
@@ -4140,9 +4186,872 @@ var api5 = {
 };
 var embedding_default = api5;
 
-// src/labs/masking.js
+// src/labs/training.js
+var root = globalThis;
 var fmt4 = core_default.format;
 var esc4 = core_default.escapeHtml;
+var TASKS = ["reverse", "induction"];
+var MEANING = {
+  "anti-diagonal": "weight on key 7 \u2212 i",
+  "induction": "key after the earlier copy",
+  "previous-token": "key i \u2212 1, first period"
+};
+var INT64_MIN = -(BigInt(2) ** BigInt(63));
+var INT64_MAX = BigInt(2) ** BigInt(63) - BigInt(1);
+var given = null;
+var decoded = core_default.cache();
+function useData(data2) {
+  given = data2;
+  decoded.clear();
+}
+function data() {
+  var d = given || root.AttentionBook && root.AttentionBook.trainingData;
+  if (!d) {
+    throw new Error("the trained models are not loaded (training-checkpoints.js)");
+  }
+  return d;
+}
+function bytes(b64) {
+  var text2 = atob(b64), out = new Uint8Array(text2.length);
+  for (var i = 0; i < text2.length; i++) {
+    out[i] = text2.charCodeAt(i);
+  }
+  return out;
+}
+function floats(b64) {
+  var b = bytes(b64);
+  return new Float32Array(b.buffer, 0, b.length >> 2);
+}
+function decodeMatrix(t, base, group) {
+  var n = t.shape[0] * t.shape[1], packed = bytes(t.q), r = floats(t.scale);
+  var bits = t.bits, mask = (1 << bits) - 1, level = (1 << bits - 1) - 1;
+  var w = new Float32Array(n);
+  for (var k = 0; k < n; k++) {
+    var p = k * bits, at = p >> 3;
+    var u = (packed[at] | (packed[at + 1] || 0) << 8) >> (p & 7) & mask;
+    var step = Math.fround((u - level) * r[k / group | 0]);
+    w[k] = (base ? base[k] : 0) + step;
+  }
+  return w;
+}
+function weightsAt(task, c) {
+  var spec = data().tasks[task], group = data().group, chain = decoded.get(task);
+  if (chain === void 0) {
+    chain = [];
+    decoded.set(task, chain);
+  }
+  for (var k = chain.length; k <= c; k++) {
+    var entry = spec.checkpoints[k], now = {};
+    for (var name in entry) {
+      var t = entry[name];
+      now[name] = t.f32 !== void 0 ? floats(t.f32) : decodeMatrix(t, t.delta ? chain[k - 1][name] : null, group);
+    }
+    chain.push(now);
+  }
+  return chain[c];
+}
+function linear(x, W2, b, s, nIn, nOut) {
+  var y = new Float64Array(s * nOut);
+  for (var i = 0; i < s; i++) {
+    for (var o = 0; o < nOut; o++) {
+      var sum = b[o], wo = o * nIn, xi = i * nIn;
+      for (var t = 0; t < nIn; t++) {
+        sum += x[xi + t] * W2[wo + t];
+      }
+      y[i * nOut + o] = sum;
+    }
+  }
+  return y;
+}
+function forward(task, c, tokens) {
+  var cfg2 = data().tasks[task].config, W2 = weightsAt(task, c);
+  var s = tokens.length, d = cfg2.d, h = cfg2.n_heads, dk = d / h, V = cfg2.vocab, eps = cfg2.eps;
+  var x = new Float64Array(s * d), i, j, t;
+  for (i = 0; i < s; i++) {
+    for (j = 0; j < d; j++) {
+      x[i * d + j] = W2["embed.weight"][tokens[i] * d + j] + W2["position.weight"][i * d + j];
+    }
+  }
+  var maps = new Float64Array(cfg2.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
+  for (var l = 0; l < cfg2.n_layers; l++) {
+    var p = "layers." + l + ".";
+    var a = core_default.layerNorm(x, s, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
+    var qkv = linear(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], s, d, 3 * d);
+    var z = new Float64Array(s * d);
+    for (var hh = 0; hh < h; hh++) {
+      var w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
+      for (i = 0; i < s; i++) {
+        for (j = 0; j < s; j++) {
+          if (cfg2.causal && j > i) {
+            w[i * s + j] = -Infinity;
+            continue;
+          }
+          var sum = 0;
+          for (t = 0; t < dk; t++) {
+            sum += qkv[i * 3 * d + off + t] * qkv[j * 3 * d + d + off + t];
+          }
+          w[i * s + j] = sum * scale;
+        }
+      }
+      core_default.softmaxRows(w, s, s);
+      for (i = 0; i < s; i++) {
+        for (j = 0; j < s; j++) {
+          var wij = w[i * s + j];
+          if (wij === 0) {
+            continue;
+          }
+          for (t = 0; t < dk; t++) {
+            z[i * d + off + t] += wij * qkv[j * 3 * d + 2 * d + off + t];
+          }
+        }
+      }
+    }
+    var out = linear(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], s, d, d);
+    for (t = 0; t < x.length; t++) {
+      x[t] += out[t];
+    }
+    var a2 = core_default.layerNorm(x, s, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
+    var hidden = linear(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], s, d, 4 * d);
+    for (t = 0; t < hidden.length; t++) {
+      if (hidden[t] < 0) {
+        hidden[t] = 0;
+      }
+    }
+    var ffn2 = linear(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], s, 4 * d, d);
+    for (t = 0; t < x.length; t++) {
+      x[t] += ffn2[t];
+    }
+  }
+  var normed = core_default.layerNorm(x, s, d, eps, W2["norm.weight"], W2["norm.bias"]);
+  return { logits: linear(normed, W2["unembed.weight"], W2["unembed.bias"], s, d, V), maps };
+}
+var DIGIT = /^\p{Nd}$/u;
+function digitValue(c) {
+  var k = 0;
+  while (c - k - 1 >= 0 && DIGIT.test(String.fromCodePoint(c - k - 1))) {
+    k++;
+  }
+  return k % 10;
+}
+function symbol(word) {
+  var cps = core_default.codePoints(word), sign = 1, i = 0, text2 = "";
+  if (cps[0] === 43 || cps[0] === 45) {
+    sign = cps[0] === 45 ? -1 : 1;
+    i = 1;
+  }
+  if (i >= cps.length) {
+    return null;
+  }
+  for (; i < cps.length; i++) {
+    if (!DIGIT.test(String.fromCodePoint(cps[i]))) {
+      return null;
+    }
+    text2 += cps[i] < 128 ? String.fromCharCode(cps[i]) : String(digitValue(cps[i]));
+  }
+  var v = BigInt(text2);
+  return sign < 0 ? -v : v;
+}
+var EXAMPLE = "type whole numbers separated by spaces, e.g. 3 1 4 1 5 9 2 6";
+function readSymbols(text2) {
+  var words = [];
+  if (typeof text2 === "string") {
+    var word = [];
+    core_default.codePoints(text2.replace(/,/g, " ")).forEach(function(c) {
+      if (core_default.isSpace(c)) {
+        if (word.length) {
+          words.push(String.fromCodePoint.apply(null, word));
+          word = [];
+        }
+      } else {
+        word.push(c);
+      }
+    });
+    if (word.length) {
+      words.push(String.fromCodePoint.apply(null, word));
+    }
+  }
+  if (!words.length) {
+    return { symbols: [], notes: [{ level: "error", text: "no symbols: " + EXAMPLE }] };
+  }
+  var symbols = [];
+  for (var k = 0; k < words.length; k++) {
+    var v = symbol(words[k]);
+    if (v === null) {
+      return { symbols: [], notes: [{ level: "error", text: core_default.pyRepr(words[k]) + " is not a symbol: " + EXAMPLE }] };
+    }
+    symbols.push(v);
+  }
+  return { symbols, notes: [] };
+}
+function tokenError(task, cfg2, symbols) {
+  var V = cfg2.vocab, L = cfg2.length, s = symbols.length, lo = symbols[0], hi = symbols[0];
+  symbols.forEach(function(v) {
+    if (v < lo) {
+      lo = v;
+    }
+    if (v > hi) {
+      hi = v;
+    }
+  });
+  if (lo < INT64_MIN || hi > INT64_MAX) {
+    return "symbols must be 0.." + (V - 1);
+  }
+  if (lo < BigInt(0) || hi >= BigInt(V)) {
+    return "tokens must be symbols 0.." + (V - 1) + " (the " + task + " task's alphabet of " + V + "), got " + (lo < BigInt(0) ? lo : hi).toString();
+  }
+  if (task === "reverse" && s !== L) {
+    return "the reversal model reads exactly " + L + " symbols (position i is answered from position " + (L - 1) + " - i), got " + s;
+  }
+  if (s > L) {
+    return "the " + task + " model learned positions 0.." + (L - 1) + " only, so give at most " + L + " symbols, got " + s;
+  }
+  return null;
+}
+function correctOutputs(task, tokens, predicted) {
+  var s = tokens.length;
+  return tokens.map(function(_, i) {
+    if (task === "reverse") {
+      return predicted[i] === tokens[s - 1 - i];
+    }
+    var seen = tokens.slice(0, i).indexOf(tokens[i]) >= 0 && i + 1 < s;
+    return seen ? predicted[i] === tokens[i + 1] : null;
+  });
+}
+function headlineScores(task, maps, tokens) {
+  var s = tokens.length, i, j, sum;
+  function at(head, q, k) {
+    return maps[head * s * s + q * s + k];
+  }
+  if (task === "reverse") {
+    return [0, 1].map(function(head) {
+      for (sum = 0, i = 0; i < s; i++) {
+        sum += at(head, i, s - 1 - i);
+      }
+      return sum / s;
+    });
+  }
+  var first = s;
+  for (i = 0; i < s; i++) {
+    if (tokens.slice(0, i).indexOf(tokens[i]) >= 0) {
+      first = i;
+      break;
+    }
+  }
+  var previous = null;
+  if (first > 1) {
+    for (sum = 0, i = 1; i < first; i++) {
+      sum += at(0, i, i - 1);
+    }
+    previous = sum / (first - 1);
+  }
+  var total = 0, n = 0;
+  for (i = 0; i < s; i++) {
+    var value = 0, counts = false;
+    for (j = 1; j < i; j++) {
+      if (tokens[j - 1] === tokens[i]) {
+        value += at(1, i, j);
+        counts = true;
+      }
+    }
+    if (counts) {
+      total += value;
+      n++;
+    }
+  }
+  return [previous, n ? total / n : null];
+}
+function state4(values) {
+  var task = values.task === void 0 ? "reverse" : values.task;
+  if (TASKS.indexOf(task) < 0) {
+    throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core_default.pyRepr(task) : String(task)));
+  }
+  var spec = data().tasks[task], cfg2 = spec.config, n = spec.steps.length;
+  var c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
+  if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
+    throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
+  }
+  var text2 = task === "reverse" ? values.reverse_input : values.induction_input;
+  var read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
+  var L = cfg2.n_layers, h = cfg2.n_heads, maps = new Float64Array(0);
+  if (read.symbols.length) {
+    var error = tokenError(task, cfg2, read.symbols);
+    if (error !== null) {
+      notes.push({ level: "error", text: error });
+    } else {
+      tokens = read.symbols.map(Number);
+      var run2 = forward(task, c, tokens), s = tokens.length, V = cfg2.vocab;
+      maps = run2.maps;
+      for (var i = 0; i < s; i++) {
+        predicted.push(core_default.argmax(run2.logits.subarray(i * V, (i + 1) * V)));
+      }
+    }
+  }
+  var right = correctOutputs(task, tokens, predicted);
+  if (task === "induction" && tokens.length && right.every(function(r) {
+    return r === null;
+  })) {
+    notes.push({ level: "info", text: "no symbol occurs twice: nothing to copy, so no output is predictable" });
+  }
+  var step = spec.steps[c], last = spec.steps[n - 1], heads = [];
+  for (var l = 0; l < L; l++) {
+    for (var j = 0; j < h; j++) {
+      heads.push("layer " + l + ", head " + j);
+    }
+  }
+  return {
+    task,
+    vocab: cfg2.vocab,
+    checkpoint: c,
+    step,
+    steps: last,
+    tokens,
+    s: tokens.length,
+    heads,
+    weights: maps,
+    predicted,
+    right,
+    inputScores: tokens.length ? headlineScores(task, maps, tokens) : heads.map(function() {
+      return null;
+    }),
+    loss: spec.loss,
+    scoreSteps: spec.steps,
+    scoreCurves: spec.score_curves,
+    scoreNames: spec.score_names,
+    lossNow: spec.loss[Math.min(step, spec.loss.length - 1)],
+    accuracyNow: step === last ? spec.held_out : spec.accuracy[step],
+    notes
+  };
+}
+function score(v) {
+  return v === null ? "n/a" : fmt4.fixed(v, 2);
+}
+function curvesAt(st) {
+  return st.scoreCurves.map(function(curve) {
+    return curve[st.checkpoint];
+  });
+}
+function readoutHtml5(st) {
+  var end = st.step === st.steps;
+  var what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
+  var loss = end ? "last training loss " + fmt4.fixed(st.lossNow, 3) : "loss " + fmt4.fixed(st.lossNow, 3);
+  var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + fmt4.fixed(st.accuracyNow, 3) + "</div>"];
+  if (st.s) {
+    var marks2 = st.predicted.map(function(p, i) {
+      var r = st.right[i];
+      return p + (r === null ? "" : r ? "\u2713" : "\u2717");
+    }).join(" ");
+    var told = st.task === "reverse" ? "output (should be the input reversed)" : "predicted next symbol (\u2713/\u2717 at symbols seen before)";
+    var counted = st.right.filter(function(r) {
+      return r !== null;
+    }).length;
+    var got = st.right.filter(function(r) {
+      return r === true;
+    }).length;
+    parts.push("<div>input <code>" + st.tokens.join(" ") + "</code><br>" + told + ": <code>" + esc4(marks2) + "</code> (" + got + " of " + counted + " right)</div>");
+  }
+  var rows2 = st.heads.map(function(head, i) {
+    var name = st.scoreNames[i];
+    return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) + "</td><td>" + fmt4.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
+  }).join("");
+  parts.push('<table style="font-size:90%"><tr><th>head</th><th>score</th><th>this input</th><th>held-out</th></tr>' + rows2 + "</table>");
+  return core_default.readoutHtml(parts.join(""), st.notes);
+}
+function alt4(st) {
+  var text2 = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
+  if (st.s) {
+    text2 += "Two attention heatmaps for the input " + st.tokens.join(" ") + " (" + st.s + " by " + st.s + ", rows are queries): " + st.heads.map(function(head, i) {
+      return head + ", " + st.scoreNames[i] + " score " + score(st.inputScores[i]);
+    }).join("; ") + ". ";
+  } else {
+    text2 += "No heatmaps: the input is not valid. ";
+  }
+  var names = core_default.unique(st.scoreNames).join(" and ");
+  return text2 + "Right, the training loss falling from " + fmt4.fixed(st.loss[0], 2) + " to " + fmt4.fixed(st.loss[st.loss.length - 1], 3) + " over " + st.steps + " steps, and each head's held-out " + names + " score over training, with step " + st.step + " marked (loss " + fmt4.fixed(st.lossNow, 3) + "; " + curvesAt(st).map(function(v) {
+    return fmt4.fixed(v, 2);
+  }).join(", ") + ").";
+}
+function numbers4(st) {
+  var s = st.s;
+  return {
+    lab: "training",
+    task: st.task,
+    checkpoint: st.checkpoint,
+    step: st.step,
+    tokens: st.tokens,
+    heads: st.heads,
+    weights: st.heads.map(function(_, k) {
+      return core_default.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s);
+    }),
+    predicted: st.predicted,
+    right: st.right,
+    input_scores: st.inputScores,
+    loss: st.lossNow,
+    accuracy: st.accuracyNow,
+    held_out_scores: curvesAt(st)
+  };
+}
+var COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"];
+var DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
+function figure4(st) {
+  var s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
+  var maps = st.heads.map(function(head, k) {
+    var v = st.inputScores[k];
+    return {
+      kind: "heatmap",
+      title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : fmt4.fixed(v, 2)),
+      data: st.weights.subarray(k * s * s, (k + 1) * s * s),
+      rows: s,
+      cols: s,
+      extent: [s, s],
+      cmap: "viridis",
+      vmin: 0,
+      vmax: 1,
+      xlabel: "key j",
+      ylabel: k ? "" : "query i",
+      colorbar: k === st.heads.length - 1 ? "attention weight" : "",
+      rowLabels: labels,
+      colLabels: labels
+    };
+  });
+  var lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2 * Math.max(Math.max.apply(null, st.loss), chance);
+  var xs = st.loss.map(function(_, k) {
+    return k;
+  }), flat = st.loss.map(function() {
+    return chance;
+  });
+  return {
+    columns: Math.max(2, st.heads.length),
+    // the maps, then the curves below them
+    panels: maps.concat([
+      {
+        kind: "lines",
+        title: "training loss",
+        xlabel: "optimiser step",
+        ylabel: "loss (cross-entropy)",
+        n,
+        xs,
+        ylim: [lo, hi],
+        yscale: "log",
+        marker: Math.min(st.step, n - 1),
+        lines: [
+          { label: "training loss", color: COLORS[0], dark: DARK[0], width: 1.4, y: st.loss },
+          {
+            label: "uniform guess ln V = " + fmt4.fixed(chance, 2),
+            color: "#555555",
+            dark: "#aaaaaa",
+            width: 1,
+            y: flat,
+            dashed: true
+          }
+        ]
+      },
+      {
+        kind: "lines",
+        title: "what each head does, at each checkpoint",
+        xlabel: "optimiser step",
+        ylabel: "head score (held-out)",
+        n: st.scoreSteps.length,
+        xs: st.scoreSteps,
+        ylim: [-0.03, 1.03],
+        yticks: [0, 0.5, 1],
+        marker: st.checkpoint,
+        lines: st.heads.map(function(head, k) {
+          return {
+            label: head + ": " + st.scoreNames[k],
+            color: COLORS[k % 4],
+            dark: DARK[k % 4],
+            width: 1.2,
+            y: st.scoreCurves[k]
+          };
+        })
+      }
+    ])
+  };
+}
+var api6 = {
+  TASKS,
+  useData,
+  data,
+  weightsAt,
+  forward,
+  pyRepr: core_default.pyRepr,
+  readSymbols,
+  tokenError,
+  headlineScores,
+  correctOutputs,
+  state: state4,
+  readoutHtml: readoutHtml5,
+  alt: alt4,
+  numbers: numbers4,
+  figure: figure4
+};
+var training_default = api6;
+
+// src/labs/generation.js
+var fmt5 = core_default.format;
+var esc5 = core_default.escapeHtml;
+var LENGTH = 24;
+var MAX_GENERATED = LENGTH - 1;
+var TEMPERATURES2 = [0, 0.5, 1, 2];
+var generations = core_default.cache();
+function cfg() {
+  return training_default.data().tasks.induction.config;
+}
+function linear2(x, W2, b, nIn, nOut) {
+  var y = new Float64Array(nOut);
+  for (var o = 0; o < nOut; o++) {
+    var sum = b[o], wo = o * nIn;
+    for (var t = 0; t < nIn; t++) {
+      sum += x[t] * W2[wo + t];
+    }
+    y[o] = sum;
+  }
+  return y;
+}
+function decoder(c) {
+  var conf = cfg(), W2 = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
+  var V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = [], length = 0;
+  for (var l = 0; l < conf.n_layers; l++) {
+    keys.push([]);
+    values.push([]);
+  }
+  return function feed(token) {
+    var x = new Float64Array(d), j, t, rows2 = [];
+    for (j = 0; j < d; j++) {
+      x[j] = W2["embed.weight"][token * d + j] + W2["position.weight"][length * d + j];
+    }
+    length++;
+    for (var l2 = 0; l2 < conf.n_layers; l2++) {
+      var p = "layers." + l2 + ".";
+      var a = core_default.layerNorm(x, 1, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
+      var qkv = linear2(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], d, 3 * d);
+      keys[l2].push(qkv.subarray(d, 2 * d));
+      values[l2].push(qkv.subarray(2 * d));
+      var z = new Float64Array(d);
+      for (var hh = 0; hh < h; hh++) {
+        var off = hh * dk, w = new Float64Array(length);
+        for (j = 0; j < length; j++) {
+          var sum = 0;
+          for (t = 0; t < dk; t++) {
+            sum += qkv[off + t] * keys[l2][j][off + t];
+          }
+          w[j] = sum * scale;
+        }
+        core_default.softmaxRows(w, 1, length);
+        for (j = 0; j < length; j++) {
+          for (t = 0; t < dk; t++) {
+            z[off + t] += w[j] * values[l2][j][off + t];
+          }
+        }
+        rows2.push(w);
+      }
+      var out = linear2(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], d, d);
+      for (t = 0; t < d; t++) {
+        x[t] += out[t];
+      }
+      var a2 = core_default.layerNorm(x, 1, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
+      var hidden = linear2(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], d, 4 * d);
+      for (t = 0; t < hidden.length; t++) {
+        if (hidden[t] < 0) {
+          hidden[t] = 0;
+        }
+      }
+      var ffn2 = linear2(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], 4 * d, d);
+      for (t = 0; t < d; t++) {
+        x[t] += ffn2[t];
+      }
+    }
+    var normed = core_default.layerNorm(x, 1, d, eps, W2["norm.weight"], W2["norm.bias"]);
+    return { logits: linear2(normed, W2["unembed.weight"], W2["unembed.bias"], d, V), rows: rows2 };
+  };
+}
+function softmaxT(logits, T) {
+  var p = Float64Array.from(logits, function(v) {
+    return v / T;
+  });
+  core_default.softmaxRows(p, 1, p.length);
+  return p;
+}
+function generate(c, prompt, n, T, seed) {
+  var key = [c, prompt.join(" "), n, T, seed].join("|"), hit = generations.get(key);
+  if (hit) {
+    return hit;
+  }
+  var feed = decoder(c), draw = T ? rng_default.defaultRng(seed) : null, out, k;
+  for (k = 0; k < prompt.length; k++) {
+    out = feed(prompt[k]);
+  }
+  var generated = [], rows2 = [], probability = [];
+  for (k = 0; k < n; k++) {
+    rows2.push(out.rows);
+    var token, p = softmaxT(out.logits, T || 1);
+    if (!T) {
+      token = core_default.argmax(out.logits);
+    } else {
+      var u = draw.random(1)[0], cum = 0;
+      for (token = 0; token < p.length; token++) {
+        cum += p[token];
+        if (!(cum <= u)) {
+          break;
+        }
+      }
+      token = Math.min(token, p.length - 1);
+    }
+    generated.push(token);
+    probability.push(p[token]);
+    if (k + 1 < n) {
+      out = feed(token);
+    }
+  }
+  hit = { generated, rows: rows2, probability };
+  generations.set(key, hit);
+  return hit;
+}
+function inductionTargets(tokens, q) {
+  var out = [];
+  for (var j = 1; j < q; j++) {
+    if (tokens[j - 1] === tokens[q]) {
+      out.push(j);
+    }
+  }
+  return out;
+}
+function whole(value, name, low, high) {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < low || value > high) {
+    throw new Error(name + " must be a whole number " + low + ".." + high + ", got " + core_default.pyRepr(value));
+  }
+  return value;
+}
+function state5(values) {
+  var spec = training_default.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
+  var get = function(name, dflt) {
+    return values[name] === void 0 ? dflt : values[name];
+  };
+  var c = whole(get("checkpoint", last), "checkpoint", 0, last);
+  var n = whole(get("n", 7), "n", 1, MAX_GENERATED), asked = n, t = whole(get("t", 7), "t", 1, MAX_GENERATED), tAsked = t;
+  var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
+  if (typeof T !== "number" || TEMPERATURES2.indexOf(T) < 0) {
+    throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core_default.pyRepr(T));
+  }
+  var heads = [];
+  for (var l = 0; l < conf.n_layers; l++) {
+    for (var j = 0; j < conf.n_heads; j++) {
+      heads.push("layer " + l + ", head " + j);
+    }
+  }
+  var read = training_default.readSymbols(get("prompt", "31 29 28 3 10 4 12 31 29")), notes = read.notes, prompt = [];
+  if (read.symbols.length) {
+    var error = training_default.tokenError("induction", conf, read.symbols);
+    if (error !== null) {
+      notes.push({ level: "error", text: error });
+    } else if (read.symbols.length > MAX_GENERATED) {
+      notes.push({ level: "error", text: "a prompt has at most " + MAX_GENERATED + " symbols: the model has " + LENGTH + " positions and one at least is for a generated token; got " + read.symbols.length });
+    } else {
+      prompt = read.symbols.map(Number);
+    }
+  }
+  var s0 = prompt.length, run2 = { generated: [], rows: [], probability: [] };
+  if (s0) {
+    if (s0 + n > LENGTH) {
+      notes.push({ level: "warning", text: LENGTH - s0 + " tokens fit after a prompt of " + s0 + " (the model has " + LENGTH + " positions): generating " + (LENGTH - s0) + ", not " + n });
+      n = LENGTH - s0;
+    }
+    run2 = generate(c, prompt, n, T, seed);
+    if (t > n) {
+      notes.push({ level: "info", text: "step " + t + " is past the last generated token: showing step " + n });
+      t = n;
+    }
+  } else {
+    t = 0;
+  }
+  var sequence = prompt.concat(run2.generated), width = s0 + t, H = heads.length;
+  var weights = new Float64Array(H * t * width);
+  for (var k = 0; k < t; k++) {
+    for (var i = 0; i < H; i++) {
+      weights.set(run2.rows[k][i], (i * t + k) * width);
+    }
+  }
+  var targets = run2.generated.map(function(_, k2) {
+    return inductionTargets(sequence, s0 + k2 - 1);
+  });
+  return {
+    checkpoint: c,
+    step: spec.steps[c],
+    steps: spec.steps[last],
+    temperature: T,
+    seed,
+    prompt,
+    generated: run2.generated,
+    asked,
+    t,
+    t_asked: tAsked,
+    tokens: sequence.slice(0, width),
+    s: width,
+    heads,
+    weights,
+    top: t ? run2.rows[t - 1].map(core_default.argmax) : [],
+    targets,
+    expected: targets.map(function(keys) {
+      return keys.length ? sequence[keys[keys.length - 1]] : null;
+    }),
+    probability: run2.probability,
+    notes
+  };
+}
+function decoding(st) {
+  return st.temperature ? "sampled at T = " + fmt5.general(st.temperature) + ", seed " + st.seed : "greedy";
+}
+function marks(st) {
+  return st.generated.map(function(g, k) {
+    var e = st.expected[k];
+    return g + (e === null ? "" : g === e ? "\u2713" : "\u2717");
+  }).join(" ");
+}
+function weightAt(st, i, k) {
+  return st.weights[(i * st.t + st.t - 1) * st.s + k];
+}
+function readoutHtml6(st) {
+  var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " + decoding(st) + "</div>"];
+  if (st.t) {
+    var s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
+    var keys = st.targets[t - 1], expected = st.expected[t - 1];
+    var copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")" : "symbol " + st.tokens[q] + " did not occur before: nothing to copy";
+    parts.push("<div><b>step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q + " (symbol " + st.tokens[q] + ") chose <b>" + chosen + "</b> with probability " + fmt5.fixed(st.probability[t - 1], 2) + "; " + copy + ".</div>");
+    var rows2 = st.heads.map(function(head, i) {
+      var k = st.top[i];
+      return "<tr><td>" + head + "</td><td>key " + k + " (symbol " + st.tokens[k] + ")</td><td>" + fmt5.fixed(weightAt(st, i, k), 2) + "</td><td>" + (keys.indexOf(k) >= 0 ? "yes" : "no") + "</td></tr>";
+    }).join("");
+    parts.push('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th><th>weight</th><th>after an earlier copy?</th></tr>' + rows2 + "</table>");
+    var counted = st.expected.filter(function(e) {
+      return e !== null;
+    }).length;
+    var right = st.generated.filter(function(g, k) {
+      return st.expected[k] !== null && g === st.expected[k];
+    }).length;
+    parts.push("<div>prompt <code>" + st.prompt.join(" ") + "</code><br>generated (\u2713/\u2717 where a copy tells the token): <code>" + esc5(marks(st)) + "</code> (" + right + " of " + counted + " right)</div>");
+  }
+  return core_default.readoutHtml(parts.join(""), st.notes);
+}
+function alt5(st) {
+  var text2 = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
+  if (!st.t) {
+    return text2 + "No heatmaps: the prompt is not valid. " + st.notes.map(function(n) {
+      return n.text;
+    }).join(" ");
+  }
+  text2 += "Prompt " + st.prompt.join(" ") + "; generated so far " + st.generated.slice(0, st.t).join(" ") + ". One heatmap a head, rows the steps 1 to " + st.t + ", columns the " + st.s + " positions so far; each row is the attention of the query that produced that step's token, over the keys before it, step " + st.t + " outlined: ";
+  text2 += st.heads.map(function(head, i) {
+    var k = st.top[i];
+    return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + fmt5.fixed(weightAt(st, i, k), 2);
+  }).join("; ");
+  return text2 + ". Below, a bar for each of the " + st.generated.length + " generated tokens: the probability it was chosen with, " + fmt5.fixed(st.probability[st.t - 1], 2) + " at step " + st.t + ".";
+}
+function numbers5(st) {
+  return {
+    lab: "generation",
+    checkpoint: st.checkpoint,
+    step: st.step,
+    temperature: st.temperature,
+    seed: st.seed,
+    prompt: st.prompt,
+    generated: st.generated,
+    t: st.t,
+    tokens: st.tokens,
+    heads: st.heads,
+    weights: st.heads.map(function(_, i) {
+      return core_default.nested(st.weights.subarray(i * st.t * st.s, (i + 1) * st.t * st.s), st.t, st.s);
+    }),
+    heaviest_key: st.top,
+    probability: st.probability
+  };
+}
+function figure5(st) {
+  if (!st.t) {
+    return { columns: 1, panels: [{
+      kind: "heatmap",
+      title: "no generation",
+      empty: "the prompt is not valid: see the notes",
+      data: new Float64Array(0),
+      rows: 0,
+      cols: 0,
+      extent: [0, 0],
+      cmap: "viridis",
+      vmin: 0,
+      vmax: 1
+    }] };
+  }
+  var t = st.t, s = st.s, s0 = st.prompt.length, labels = st.tokens.map(String);
+  var masked = new Uint8Array(t * s);
+  for (var k = 0; k < t; k++) {
+    for (var j = s0 + k; j < s; j++) {
+      masked[k * s + j] = 1;
+    }
+  }
+  var rowLabels2 = st.generated.slice(0, t).map(function(g) {
+    return "\u2192 " + g;
+  });
+  var split = function(before) {
+    return st.probability.map(function(p, k2) {
+      return k2 < t === before ? p : 0;
+    });
+  };
+  var bars = {
+    kind: "bars",
+    xlim: [0, 1],
+    xlabel: "probability of the token chosen",
+    labels: st.generated.map(function(g) {
+      return "\u2192 " + g;
+    }),
+    title: "step " + st.step + ", " + decoding(st) + ": each token's probability" + (st.asked > st.generated.length ? " (" + st.generated.length + " fit of " + st.asked + " asked)" : "") + (st.t_asked > t ? " (step " + st.t_asked + " asked: " + t + " is the last)" : ""),
+    series: [
+      { label: "steps 1.." + t, values: split(true), color: "#31688e", dark: "#6ea8d8" },
+      { label: "later steps", values: split(false), color: "#b5651d", dark: "#e09a5a" }
+    ]
+  };
+  return {
+    columns: st.heads.length,
+    panels: st.heads.map(function(head, i) {
+      var top = st.top[i];
+      return {
+        kind: "heatmap",
+        title: head + ": key " + top + " most (" + fmt5.fixed(weightAt(st, i, top), 2) + ")",
+        data: st.weights.subarray(i * t * s, (i + 1) * t * s),
+        rows: t,
+        cols: s,
+        cmap: "viridis",
+        vmin: 0,
+        vmax: 1,
+        masked,
+        outlineRow: t - 1,
+        marks: [[t - 1, top]],
+        xlabel: "key (the sequence so far)",
+        ylabel: i ? "" : "step: token chosen",
+        colorbar: i === st.heads.length - 1 ? "attention weight" : "",
+        rowLabels: rowLabels2,
+        colLabels: labels
+      };
+    }).concat([bars])
+  };
+}
+function useData2(d) {
+  training_default.useData(d);
+  generations.clear();
+}
+var api7 = {
+  useData: useData2,
+  generate,
+  inductionTargets,
+  state: state5,
+  readoutHtml: readoutHtml6,
+  alt: alt5,
+  numbers: numbers5,
+  figure: figure5
+};
+var generation_default = api7;
+
+// src/labs/masking.js
+var fmt6 = core_default.format;
+var esc6 = core_default.escapeHtml;
 var MASK_KINDS = ["none", "causal", "padding", "window", "band"];
 var MASKING_D = 8;
 var MASKING_D_K = 4;
@@ -4189,7 +5098,7 @@ function description(st) {
       return "band: query i sees keys i\u2212" + st.lower + "..i+" + st.upper;
   }
 }
-function state4(values) {
+function state6(values) {
   var text2 = values.text, kind2 = values.kind === void 0 ? "causal" : values.kind;
   var method = values.method === void 0 ? "before" : values.method;
   var maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
@@ -4272,7 +5181,7 @@ function state4(values) {
     }
   }
   if (method === "after" && sums.length && Math.min.apply(null, sums) < 1 - 1e-9) {
-    notes.push({ level: "warning", text: "masked after the softmax: the rows sum to " + fmt4.fixed(Math.min.apply(null, sums), 2) + ".." + fmt4.fixed(Math.max.apply(null, sums), 2) + ", not 1; the hidden keys kept their share of the softmax" });
+    notes.push({ level: "warning", text: "masked after the softmax: the rows sum to " + fmt6.fixed(Math.min.apply(null, sums), 2) + ".." + fmt6.fixed(Math.max.apply(null, sums), 2) + ", not 1; the hidden keys kept their share of the softmax" });
   }
   return {
     text: typeof text2 === "string" ? text2 : "",
@@ -4297,22 +5206,22 @@ function state4(values) {
     notes
   };
 }
-function readoutHtml5(st) {
+function readoutHtml7(st) {
   var s = st.s, d_k = MASKING_D_K;
   var parts = [
-    "<b>" + esc4(description(st)) + "</b>",
+    "<b>" + esc6(description(st)) + "</b>",
     "X : (" + s + ", " + MASKING_D + "); Q, K, V : (" + s + ", " + d_k + "); mask, scores, weights : (" + s + ", " + s + "); output : (" + s + ", " + d_k + ")"
   ];
   if (s) {
     var shown = Math.min(s, 16), more = s > shown ? ", \u2026" : "";
     parts.push("keys each query may see: " + st.seen.slice(0, shown).join(", ") + more);
     parts.push("row sums of the weights: " + Array.from(st.rowSums.subarray(0, shown)).map(function(x) {
-      return fmt4.fixed(x, 2);
+      return fmt6.fixed(x, 2);
     }).join(", ") + more);
   }
   return core_default.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
 }
-function alt4(st) {
+function alt6(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Four empty heatmaps", st.notes);
   }
@@ -4323,14 +5232,14 @@ function alt4(st) {
   var sums = Array.from(st.rowSums);
   var how = st.method === "before" ? "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" : "zeroed after the softmax, so rows lose the share of the hidden keys";
   var middle = hidden ? "masked cells " + how : "nothing masked";
-  var text2 = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) + " of " + s * s + " cells. Third: the weights, " + middle + "; row sums from " + fmt4.fixed(Math.min.apply(null, sums), 2) + " to " + fmt4.fixed(Math.max.apply(null, sums), 2) + ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
+  var text2 = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) + " of " + s * s + " cells. Third: the weights, " + middle + "; row sums from " + fmt6.fixed(Math.min.apply(null, sums), 2) + " to " + fmt6.fixed(Math.max.apply(null, sums), 2) + ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
   var empty = st.fullyMasked.filter(Boolean).length;
   if (empty) {
     text2 += " " + empty + " rows are fully masked: zero weights and a zero output row.";
   }
   return text2;
 }
-function numbers4(st) {
+function numbers6(st) {
   var n = core_default.nested, s = st.s, mask = [];
   for (var i = 0; i < s; i++) {
     mask.push(Array.from(st.mask.subarray(i * s, (i + 1) * s), Boolean));
@@ -4348,7 +5257,7 @@ function numbers4(st) {
 }
 var SCORE_LIMITS = [-3, 3];
 var OUTPUT_LIMITS = [-1.5, 1.5];
-function figure4(st) {
+function figure6(st) {
   var s = st.s, hidden = 0, masked = new Uint8Array(st.mask.length);
   for (var k = 0; k < st.mask.length; k++) {
     masked[k] = 1 - st.mask[k];
@@ -4425,25 +5334,25 @@ function figure4(st) {
     ]
   };
 }
-var api6 = {
+var api8 = {
   MASK_KINDS,
   MASKING_D,
   MASKING_D_K,
   namedMask,
   description,
-  state: state4,
-  readoutHtml: readoutHtml5,
-  alt: alt4,
-  numbers: numbers4,
-  figure: figure4,
+  state: state6,
+  readoutHtml: readoutHtml7,
+  alt: alt6,
+  numbers: numbers6,
+  figure: figure6,
   SCORE_LIMITS,
   OUTPUT_LIMITS
 };
-var masking_default = api6;
+var masking_default = api8;
 
 // src/labs/multihead.js
-var fmt5 = core_default.format;
-var esc5 = core_default.escapeHtml;
+var fmt7 = core_default.format;
+var esc7 = core_default.escapeHtml;
 var MAX_HEADS = 16;
 var MH_D_CHOICES = [8, 12, 16, 32, 64];
 var MH_DEFAULT_SEED = 10;
@@ -4541,7 +5450,7 @@ function parameters(d, seed) {
   }
   return p;
 }
-function project(X, W2, b, s, d) {
+function project2(X, W2, b, s, d) {
   var Y = core_default.matmul(X, W2, s, d, d);
   for (var r = 0; r < s; r++) {
     for (var j = 0; j < d; j++) {
@@ -4550,7 +5459,7 @@ function project(X, W2, b, s, d) {
   }
   return Y;
 }
-function state5(values) {
+function state7(values) {
   var text2 = values.text, d = values.d, h = values.h;
   var seed = values.seed === void 0 ? MH_DEFAULT_SEED : values.seed;
   var positional = !!values.positional, headsOn = values.heads_on;
@@ -4582,9 +5491,9 @@ function state5(values) {
       X[k] += pe[k];
     }
   }
-  var Q = project(X, P.W[0], P.b[0], s, d);
-  var K = project(X, P.W[1], P.b[1], s, d);
-  var V = project(X, P.W[2], P.b[2], s, d);
+  var Q = project2(X, P.W[0], P.b[0], s, d);
+  var K = project2(X, P.W[1], P.b[1], s, d);
+  var V = project2(X, P.W[2], P.b[2], s, d);
   var weights = new Float64Array(h * s * s), contributions = new Float64Array(h * s * d);
   var merged = new Float64Array(s * d), scale = 1 / Math.sqrt(d_k);
   for (var hd = 0; hd < h; hd++) {
@@ -4604,7 +5513,7 @@ function state5(values) {
     }
     contributions.set(core_default.matmul(H, P.W[3].subarray(hd * d_k * d, (hd + 1) * d_k * d), s, d_k, d), hd * s * d);
   }
-  var output = project(merged, P.W[3], P.b[3], s, d);
+  var output = project2(merged, P.W[3], P.b[3], s, d);
   var onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d), check2 = 0;
   var headNorms = new Float64Array(h);
   for (var e = 0; e < s * d; e++) {
@@ -4654,15 +5563,15 @@ function state5(values) {
     notes
   };
 }
-function readoutHtml6(st) {
+function readoutHtml8(st) {
   var sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" + st.d_k + (st.positional ? "  (X includes positional encoding)" : "") + (st.s === 0 ? "  (no tokens: s = 0)" : "");
   var heads = st.on.map(function(on, i) {
-    return i + (on ? "" : " (off)") + ": " + fmt5.fixed(st.headNorms[i], 2);
+    return i + (on ? "" : " (off)") + ": " + fmt7.fixed(st.headNorms[i], 2);
   }).join(", ");
-  var missing = '<div style="font-size:90%">' + esc5(missingHeadsText(st.d)) + "</div>";
-  return core_default.readoutHtml(core_default.positionsHtml(st.tokens) + core_default.tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) + '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> ' + esc5(heads) + "<br>sum of all heads\u2019 writes + b<sub>o</sub> vs the output: max difference " + fmt5.exponent(st.checkError, 1) + "</div>", st.notes);
+  var missing = '<div style="font-size:90%">' + esc7(missingHeadsText(st.d)) + "</div>";
+  return core_default.readoutHtml(core_default.positionsHtml(st.tokens) + core_default.tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) + '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> ' + esc7(heads) + "<br>sum of all heads\u2019 writes + b<sub>o</sub> vs the output: max difference " + fmt7.exponent(st.checkError, 1) + "</div>", st.notes);
 }
-function alt5(st) {
+function alt7(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Empty heatmaps", st.notes);
   }
@@ -4688,7 +5597,7 @@ function alt5(st) {
   }
   return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " + (st.positional ? "X + PE" : "X, no positions") + "); " + (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") + "Most-attended key per head: " + peaks2.join("; ") + ". Right: two " + s + " by " + st.d + " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads would add; their sum is the full output.";
 }
-function numbers5(st) {
+function numbers7(st) {
   var n = core_default.nested, s = st.s, d = st.d, heads = [];
   for (var i = 0; i < st.h; i++) {
     heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s));
@@ -4709,7 +5618,7 @@ function numbers5(st) {
   };
 }
 var HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];
-function figure5(st) {
+function figure7(st) {
   var s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
   for (var i = 0; i < st.h; i++) {
     var small = st.h >= 4 && i > 0;
@@ -4777,7 +5686,7 @@ function choices(name, values) {
   }
   return null;
 }
-var api7 = {
+var api9 = {
   MAX_HEADS,
   MH_D_CHOICES,
   MH_DEFAULT_SEED,
@@ -4785,19 +5694,19 @@ var api7 = {
   missingHeadsText,
   shapeTrace,
   parameters,
-  state: state5,
-  readoutHtml: readoutHtml6,
-  alt: alt5,
+  state: state7,
+  readoutHtml: readoutHtml8,
+  alt: alt7,
   choices,
-  numbers: numbers5,
-  figure: figure5,
+  numbers: numbers7,
+  figure: figure7,
   HEADS_OUTPUT_COLOR_LIMITS
 };
-var multihead_default = api7;
+var multihead_default = api9;
 
 // src/labs/permutation.js
-var fmt6 = core_default.format;
-var esc6 = core_default.escapeHtml;
+var fmt8 = core_default.format;
+var esc8 = core_default.escapeHtml;
 var PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
 var EQUIVARIANCE_TOL = 1e-9;
 var SHUFFLE_SEEDS = [0, 99];
@@ -4944,7 +5853,7 @@ function sameRowsUpToOrder(a, b, s, d, atol) {
   }
   return true;
 }
-function state6(values) {
+function state8(values) {
   var text2 = values.text, order = values.order === void 0 ? "reverse" : values.order;
   var custom = values.custom === void 0 ? "" : values.custom, seed = values.seed || 0;
   var pe = !!values.pe, causal = !!values.causal, d = D;
@@ -5041,9 +5950,9 @@ function state6(values) {
   };
 }
 function verdict(st) {
-  return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + fmt6.exponent(st.maxError, 1) + ")";
+  return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + fmt8.exponent(st.maxError, 1) + ")";
 }
-function readoutHtml7(st) {
+function readoutHtml9(st) {
   if (st.s === 0) {
     return core_default.readoutHtml("", st.notes);
   }
@@ -5054,17 +5963,17 @@ function readoutHtml7(st) {
   });
   var same = !st.sameSet ? "no: the rows themselves changed" : identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
   return core_default.readoutHtml(
-    "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc6(st.permutedTokens.join(" ")) + '</div><div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol2 + " " + esc6(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " + fmt6.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " + same + "</div>",
+    "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc8(st.permutedTokens.join(" ")) + '</div><div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol2 + " " + esc8(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " + fmt8.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " + same + "</div>",
     st.notes
   );
 }
-function alt6(st) {
+function alt8(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Seven empty heatmaps", st.notes);
   }
   return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") + "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") + ". Top row: input, weights and output of the original sentence, permuted after attention. Bottom row: the same computed from the permuted sentence. Right: their difference. " + (st.equivariant ? "The two rows are identical and the difference map is all zero: " : "The two rows differ and the difference map is bright in places: ") + verdict(st) + ".";
 }
-function numbers6(st) {
+function numbers8(st) {
   var n = core_default.nested, s = st.s, d = D;
   return {
     lab: "permutation",
@@ -5083,7 +5992,7 @@ function numbers6(st) {
 }
 var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] };
 var MAX_LABELS = 16;
-function figure6(st) {
+function figure8(st) {
   var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
   function heat(title, data2, cols, kind2, xlabel, bar, rowLabels2, colLabels2) {
     var lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
@@ -5128,21 +6037,21 @@ function figure6(st) {
     ]
   };
 }
-var api8 = {
+var api10 = {
   PERMUTATION_NAMES,
   EQUIVARIANCE_TOL,
   SHUFFLE_SEEDS,
   namedPermutation,
   parsePermutation,
-  state: state6,
-  readoutHtml: readoutHtml7,
-  alt: alt6,
-  numbers: numbers6,
-  figure: figure6,
+  state: state8,
+  readoutHtml: readoutHtml9,
+  alt: alt8,
+  numbers: numbers8,
+  figure: figure8,
   COLOR_LIMITS: LIMITS,
   MAX_LABELS
 };
-var permutation_default = api8;
+var permutation_default = api10;
 
 // src/labs/positional.js
 var BASE_CHOICES = [10, 100, 1e3, 1e4, 1e5];
@@ -5225,7 +6134,7 @@ function encoding(s, d, base) {
   }
   return cache2.pe.subarray(0, s * d);
 }
-function state7(values) {
+function state9(values) {
   var s = values.s, d = values.d, base = values.base, k = values.k;
   check(s, d, base, k);
   var half = d / 2, pe = encoding(s, d, base), omega = cache2.omega, p = Math.floor(s / 2);
@@ -5341,7 +6250,7 @@ function readout(st) {
     notes: st.notes
   };
 }
-function alt7(st) {
+function alt9(st) {
   var mean = st.meanSimilarity === null ? "" : ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
   return "Top left: heatmap of the sinusoidal encoding PE with " + st.s + " positions (rows) and " + st.d + " dimensions (columns), base " + format.general(st.base, 6) + ", values from -1 to 1; the left columns change quickly down the positions, the right ones slowly. Top right: columns " + distinct(st.waveColumns).join(", ") + " as waves over the positions, slower for larger j. Bottom left: the " + st.s + " by " + st.s + " similarity of positions, 1 on the diagonal and constant along every diagonal (it depends only on the offset)" + mean + ". Bottom right: PE[p+k] and PE[p]T(k) for p = " + st.p + ", k = " + st.k + " over the dimensions lie on top of each other; largest difference " + format.exponent(st.maxError, 1) + ".";
 }
@@ -5404,7 +6313,7 @@ function rowsOf(a, n, m) {
   }
   return out;
 }
-function numbers7(st) {
+function numbers9(st) {
   return {
     lab: "positional",
     s: st.s,
@@ -5421,7 +6330,7 @@ function numbers7(st) {
     max_error: st.maxError
   };
 }
-function figure7(st) {
+function figure9(st) {
   var s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
   var every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" : ", 1 in " + Math.max(rs, cs) + " cells";
   var pe = strided(st.pe, s, d, rs, cs), sim = toeplitz(st.byOffset, s, rs);
@@ -5496,19 +6405,19 @@ function figure7(st) {
     ]
   };
 }
-var api9 = {
+var api11 = {
   BASE_CHOICES,
   K_RANGE,
   MAX_IMAGE_SIDE,
   imageStride,
   frequencies,
-  state: state7,
+  state: state9,
   readout,
-  alt: alt7,
-  figure: figure7,
-  numbers: numbers7
+  alt: alt9,
+  figure: figure9,
+  numbers: numbers9
 };
-var positional_default = api9;
+var positional_default = api11;
 
 // src/shared/minilm.js
 var TABLES = {
@@ -5777,7 +6686,7 @@ function decodeTensor(name, stored) {
   }
   return { shape: stored.shape, data: out };
 }
-function linear(x, T, nIn, Wt, b, nOut, y) {
+function linear3(x, T, nIn, Wt, b, nOut, y) {
   for (var i0 = 0; i0 < T; i0 += 4) {
     var n = Math.min(4, T - i0);
     var r0 = i0 * nIn;
@@ -5916,16 +6825,16 @@ function Model(weights) {
   if (!weights || !weights.config || !weights.tokenizer) {
     throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");
   }
-  var cfg = weights.config;
-  this.config = cfg;
+  var cfg2 = weights.config;
+  this.config = cfg2;
   this.dtype = weights.dtype;
-  this.nLayers = cfg.num_hidden_layers;
-  this.h = cfg.num_attention_heads;
-  this.d = cfg.hidden_size;
+  this.nLayers = cfg2.num_hidden_layers;
+  this.h = cfg2.num_attention_heads;
+  this.d = cfg2.hidden_size;
   this.dK = this.d / this.h;
-  this.dFF = cfg.intermediate_size;
-  this.maxPositions = cfg.max_position_embeddings;
-  this.eps = cfg.layer_norm_eps;
+  this.dFF = cfg2.intermediate_size;
+  this.maxPositions = cfg2.max_position_embeddings;
+  this.eps = cfg2.layer_norm_eps;
   this.tokenizer = new Tokenizer(weights.tokenizer);
   this._stored = weights.tensors;
   this.ready = false;
@@ -6028,9 +6937,9 @@ Model.prototype.forward = function(ids) {
   var scale = 1 / Math.sqrt(dK);
   for (var l = 0; l < L; l++) {
     var p = this.layers[l];
-    linear(x, T, d, p.W_q, p.b_q, d, q);
-    linear(x, T, d, p.W_k, p.b_k, d, k);
-    linear(x, T, d, p.W_v, p.b_v, d, v);
+    linear3(x, T, d, p.W_q, p.b_q, d, q);
+    linear3(x, T, d, p.W_k, p.b_k, d, k);
+    linear3(x, T, d, p.W_v, p.b_v, d, v);
     if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);
     writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);
     for (var head = 0; head < h; head++) {
@@ -6058,12 +6967,12 @@ Model.prototype.forward = function(ids) {
         }
       }
     }
-    linear(context, T, d, p.W_o, p.b_o, d, out);
+    linear3(context, T, d, p.W_o, p.b_o, d, out);
     for (i = 0; i < T * d; i++) x[i] += out[i];
     layerNorm2(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);
-    linear(x, T, d, p.W_1, p.b_1, dFF, inner);
+    linear3(x, T, d, p.W_1, p.b_1, dFF, inner);
     gelu(inner);
-    linear(inner, T, dFF, p.W_2, p.b_2, d, out);
+    linear3(inner, T, dFF, p.W_2, p.b_2, d, out);
     for (i = 0; i < T * d; i++) x[i] += out[i];
     layerNorm2(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);
     hidden.set(x, (l + 1) * T * d);
@@ -6124,7 +7033,7 @@ function load(weights) {
   }
   return new Model(weights).prepare();
 }
-var api10 = {
+var api12 = {
   load,
   Model,
   Tokenizer,
@@ -6142,11 +7051,11 @@ var api10 = {
   },
   erf
 };
-var minilm_default = api10;
+var minilm_default = api12;
 
 // src/labs/pretrained-data.js
-var root = globalThis;
-var fmt7 = core_default.format;
+var root2 = globalThis;
+var fmt9 = core_default.format;
 var SCORE_NAMES = ["previous", "next", "cls", "sep", "self", "spread"];
 var SCORE_LABELS = {
   previous: "previous token",
@@ -6164,7 +7073,7 @@ var MEASURES = {
 var VIEWS = { head: "one head", model: "all 72 heads" };
 var G = null;
 function gallery() {
-  var data2 = root.AttentionBook && root.AttentionBook.pretrainedGallery;
+  var data2 = root2.AttentionBook && root2.AttentionBook.pretrainedGallery;
   if (G && G.data === data2) {
     return G;
   }
@@ -6188,14 +7097,14 @@ function gallery() {
       valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)
     });
   });
-  var cfg = data2.config;
+  var cfg2 = data2.config;
   G = {
     data: data2,
     tokenizer: new minilm_default.Tokenizer(spec),
     presets,
-    L: cfg.num_hidden_layers,
-    h: cfg.num_attention_heads,
-    maxPositions: cfg.max_position_embeddings
+    L: cfg2.num_hidden_layers,
+    h: cfg2.num_attention_heads,
+    maxPositions: cfg2.max_position_embeddings
   };
   return G;
 }
@@ -6248,7 +7157,7 @@ function textError(text2, g) {
   }
   var n = codePointLength(text2);
   if (n > g.data.max_text_chars) {
-    return "text is " + fmt7.grouped(n) + " characters long; the limit is " + fmt7.grouped(g.data.max_text_chars) + " (and the model reads at most " + g.maxPositions + " tokens)";
+    return "text is " + fmt9.grouped(n) + " characters long; the limit is " + fmt9.grouped(g.data.max_text_chars) + " (and the model reads at most " + g.maxPositions + " tokens)";
   }
   return null;
 }
@@ -6387,10 +7296,10 @@ function shownMaps(maps, valueNorms, T, measure2, single) {
 }
 
 // src/labs/pretrained-model.js
-var root2 = globalThis;
+var root3 = globalThis;
 var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(() => {\n  // src/shared/minilm.js\n  var TABLES = {\n    drop: "0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",\n    space: "9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",\n    cjk: "3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",\n    punct: "21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",\n    split: "9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"\n  };\n  var LAB_MAX_TOKENS = 128;\n  var MAX_TEXT_CHARS = 1e5;\n  function MiniLMError(code, message) {\n    var error = new Error(message);\n    error.name = "MiniLMError";\n    error.code = code;\n    return error;\n  }\n  function parseRanges(text) {\n    var parts = text ? text.split(",") : [];\n    var out = new Int32Array(2 * parts.length);\n    for (var i = 0; i < parts.length; i++) {\n      var pair = parts[i].split("-");\n      out[2 * i] = parseInt(pair[0], 16);\n      out[2 * i + 1] = parseInt(pair.length > 1 ? pair[1] : pair[0], 16);\n    }\n    return out;\n  }\n  function inRanges(ranges, c) {\n    var lo = 0;\n    var hi = ranges.length / 2 - 1;\n    while (lo <= hi) {\n      var mid = lo + hi >> 1;\n      if (c < ranges[2 * mid]) hi = mid - 1;\n      else if (c > ranges[2 * mid + 1]) lo = mid + 1;\n      else return true;\n    }\n    return false;\n  }\n  var DROP = parseRanges(TABLES.drop);\n  var SPACE = parseRanges(TABLES.space);\n  var CJK = parseRanges(TABLES.cjk);\n  var PUNCT = parseRanges(TABLES.punct);\n  var SPLIT = parseRanges(TABLES.split);\n  function normalizeCodePoint(c, out) {\n    if (c < 128) {\n      if (c === 9 || c === 10 || c === 13 || c === 32) out.push(32);\n      else if (c < 32 || c === 127) return;\n      else if (c >= 65 && c <= 90) out.push(c + 32);\n      else out.push(c);\n      return;\n    }\n    if (inRanges(DROP, c)) return;\n    if (inRanges(SPACE, c)) {\n      out.push(32);\n      return;\n    }\n    var cjk = inRanges(CJK, c);\n    if (cjk) out.push(32);\n    var nfd = String.fromCodePoint(c).normalize("NFD");\n    for (var i = 0; i < nfd.length; i++) {\n      var d = nfd.codePointAt(i);\n      if (d > 65535) i++;\n      if (inRanges(DROP, d)) continue;\n      var lower = String.fromCodePoint(d).toLowerCase();\n      for (var j = 0; j < lower.length; j++) {\n        var e = lower.codePointAt(j);\n        if (e > 65535) j++;\n        out.push(e);\n      }\n    }\n    if (cjk) out.push(32);\n  }\n  function Tokenizer(spec) {\n    if (!spec || !Array.isArray(spec.vocab)) {\n      throw MiniLMError("bad-weights", "the weights file holds no tokenizer vocabulary");\n    }\n    this.vocab = spec.vocab;\n    this.ids = /* @__PURE__ */ new Map();\n    for (var i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);\n    this.unk = spec.unk_token;\n    this.cls = spec.cls_token;\n    this.sep = spec.sep_token;\n    this.prefix = spec.continuing_subword_prefix;\n    this.maxChars = spec.max_input_chars_per_word;\n    var specials = (spec.special_tokens || []).slice().sort(function(a, b) {\n      return b.length - a.length;\n    });\n    this.special = specials.length ? new RegExp(specials.map(function(s) {\n      return s.replace(/[.*+?^${}()|[\\]\\\\]/g, "\\\\$&");\n    }).join("|"), "g") : null;\n  }\n  Tokenizer.prototype._words = function(text, from, to, words) {\n    var word = null;\n    var buffer = [];\n    for (var i = from; i < to; ) {\n      var c = text.codePointAt(i);\n      var width = c > 65535 ? 2 : 1;\n      buffer.length = 0;\n      normalizeCodePoint(c, buffer);\n      for (var k = 0; k < buffer.length; k++) {\n        var n = buffer[k];\n        if (n === 32 || inRanges(SPLIT, n)) {\n          word = null;\n        } else if (n < 128 && isAsciiPunct(n) || inRanges(PUNCT, n)) {\n          words.push({ cps: [n], starts: [i], ends: [i + width] });\n          word = null;\n        } else {\n          if (word === null) {\n            word = { cps: [], starts: [], ends: [] };\n            words.push(word);\n          }\n          word.cps.push(n);\n          word.starts.push(i);\n          word.ends.push(i + width);\n        }\n      }\n      i += width;\n    }\n  };\n  function isAsciiPunct(c) {\n    return c >= 33 && c <= 47 || c >= 58 && c <= 64 || c >= 91 && c <= 96 || c >= 123 && c <= 126;\n  }\n  Tokenizer.prototype._pieces = function(word, out) {\n    var cps = word.cps;\n    var n = cps.length;\n    var start = 0;\n    var pieces = [];\n    if (n <= this.maxChars) {\n      while (start < n) {\n        var end = n;\n        var found = null;\n        while (start < end) {\n          var piece = String.fromCodePoint.apply(null, cps.slice(start, end));\n          if (start > 0) piece = this.prefix + piece;\n          if (this.ids.has(piece)) {\n            found = piece;\n            break;\n          }\n          end -= 1;\n        }\n        if (found === null) {\n          pieces = null;\n          break;\n        }\n        pieces.push([found, start, end]);\n        start = end;\n      }\n    } else {\n      pieces = null;\n    }\n    if (pieces === null) {\n      out.push([this.unk, word.starts[0], word.ends[n - 1]]);\n      return;\n    }\n    for (var p = 0; p < pieces.length; p++) {\n      out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);\n    }\n  };\n  Tokenizer.prototype.encode = function(text) {\n    var triples = [[this.cls, 0, 0]];\n    var at = 0;\n    var match;\n    if (this.special) {\n      this.special.lastIndex = 0;\n      while ((match = this.special.exec(text)) !== null) {\n        this._stretch(text, at, match.index, triples);\n        triples.push([match[0], match.index, match.index + match[0].length]);\n        at = match.index + match[0].length;\n      }\n    }\n    this._stretch(text, at, text.length, triples);\n    triples.push([this.sep, 0, 0]);\n    var T = triples.length;\n    var tokens = new Array(T);\n    var ids = new Int32Array(T);\n    var offsets = new Array(T);\n    for (var t = 0; t < T; t++) {\n      tokens[t] = triples[t][0];\n      ids[t] = this.ids.get(triples[t][0]);\n      offsets[t] = [triples[t][1], triples[t][2]];\n    }\n    return { tokens, ids, offsets };\n  };\n  Tokenizer.prototype._stretch = function(text, from, to, out) {\n    if (from >= to) return;\n    var words = [];\n    this._words(text, from, to, words);\n    for (var w = 0; w < words.length; w++) this._pieces(words[w], out);\n  };\n  var B64 = new Int16Array(128).fill(-1);\n  (function() {\n    var alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";\n    for (var i = 0; i < 64; i++) B64[alphabet.charCodeAt(i)] = i;\n  })();\n  function decodeBase64(text) {\n    var n = text.length;\n    var pad = n && text.charCodeAt(n - 1) === 61 ? text.charCodeAt(n - 2) === 61 ? 2 : 1 : 0;\n    if (n % 4 !== 0) throw MiniLMError("bad-weights", "a tensor\'s base64 is cut short");\n    var bytes = new Uint8Array(n / 4 * 3 - pad);\n    var o = 0;\n    var full = pad ? n - 4 : n;\n    for (var i = 0; i < full; i += 4) {\n      var v = B64[text.charCodeAt(i)] << 18 | B64[text.charCodeAt(i + 1)] << 12 | B64[text.charCodeAt(i + 2)] << 6 | B64[text.charCodeAt(i + 3)];\n      bytes[o++] = v >> 16;\n      bytes[o++] = v >> 8 & 255;\n      bytes[o++] = v & 255;\n    }\n    if (pad) {\n      var w = B64[text.charCodeAt(full)] << 18 | B64[text.charCodeAt(full + 1)] << 12 | (pad === 1 ? B64[text.charCodeAt(full + 2)] << 6 : 0);\n      bytes[o++] = w >> 16;\n      if (pad === 1) bytes[o++] = w >> 8 & 255;\n    }\n    return bytes;\n  }\n  var HALF = null;\n  function halfTable() {\n    if (HALF) return HALF;\n    HALF = new Float32Array(65536);\n    for (var h = 0; h < 65536; h++) {\n      var sign = h & 32768 ? -1 : 1;\n      var exponent = h >> 10 & 31;\n      var mantissa = h & 1023;\n      var value;\n      if (exponent === 0) value = mantissa * Math.pow(2, -24);\n      else if (exponent === 31) value = mantissa ? NaN : Infinity;\n      else value = (1024 + mantissa) * Math.pow(2, exponent - 25);\n      HALF[h] = sign * value;\n    }\n    return HALF;\n  }\n  function decodeTensor(name, stored) {\n    var bytes = decodeBase64(stored.data);\n    var size = stored.shape.reduce(function(a, b) {\n      return a * b;\n    }, 1);\n    var out;\n    if (stored.dtype === "float32") {\n      out = new Float32Array(bytes.buffer, 0, size);\n    } else if (stored.dtype === "float16") {\n      var halves = new Uint16Array(bytes.buffer, 0, size);\n      var table = halfTable();\n      out = new Float32Array(size);\n      for (var i = 0; i < size; i++) out[i] = table[halves[i]];\n    } else if (stored.dtype === "int8") {\n      var q = new Int8Array(bytes.buffer, 0, size);\n      var rows = stored.shape[0];\n      var cols = size / rows;\n      var group = stored.group || cols;\n      var groups = Math.ceil(cols / group);\n      var scale = new Float32Array(decodeBase64(stored.scale).buffer);\n      var colScale = stored.col_scale ? (\n        // (cols,)\n        new Float32Array(decodeBase64(stored.col_scale).buffer)\n      ) : new Float32Array(cols).fill(1);\n      out = new Float32Array(size);\n      for (var r = 0; r < rows; r++) {\n        for (var c = 0, at = r * cols; c < cols; c++, at++) {\n          out[at] = q[at] * scale[r * groups + Math.floor(c / group)] * colScale[c];\n        }\n      }\n    } else {\n      throw MiniLMError("bad-weights", "tensor " + name + " has unknown dtype " + stored.dtype);\n    }\n    if (out.length !== size) {\n      throw MiniLMError("bad-weights", "tensor " + name + " holds " + out.length + " numbers, its shape " + stored.shape.join("x") + " needs " + size);\n    }\n    return { shape: stored.shape, data: out };\n  }\n  function linear(x, T, nIn, Wt, b, nOut, y) {\n    for (var i0 = 0; i0 < T; i0 += 4) {\n      var n = Math.min(4, T - i0);\n      var r0 = i0 * nIn;\n      var r1 = (i0 + Math.min(1, n - 1)) * nIn;\n      var r2 = (i0 + Math.min(2, n - 1)) * nIn;\n      var r3 = (i0 + Math.min(3, n - 1)) * nIn;\n      for (var j = 0; j < nOut; j += 2) {\n        var j1 = Math.min(j + 1, nOut - 1);\n        var wa = j * nIn, wb = j1 * nIn;\n        var a0 = 0, a1 = 0, a2 = 0, a3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;\n        for (var k = 0; k < nIn; k++) {\n          var u = Wt[wa + k], v = Wt[wb + k];\n          var x0 = x[r0 + k], x1 = x[r1 + k], x2 = x[r2 + k], x3 = x[r3 + k];\n          a0 += x0 * u;\n          a1 += x1 * u;\n          a2 += x2 * u;\n          a3 += x3 * u;\n          c0 += x0 * v;\n          c1 += x1 * v;\n          c2 += x2 * v;\n          c3 += x3 * v;\n        }\n        var o = i0 * nOut;\n        var bj = b[j], bj1 = b[j1];\n        y[o + j] = a0 + bj;\n        y[o + j1] = c0 + bj1;\n        if (n > 1) {\n          y[o + nOut + j] = a1 + bj;\n          y[o + nOut + j1] = c1 + bj1;\n        }\n        if (n > 2) {\n          y[o + 2 * nOut + j] = a2 + bj;\n          y[o + 2 * nOut + j1] = c2 + bj1;\n        }\n        if (n > 3) {\n          y[o + 3 * nOut + j] = a3 + bj;\n          y[o + 3 * nOut + j1] = c3 + bj1;\n        }\n      }\n    }\n    return y;\n  }\n  function layerNorm(x, T, d, gamma, beta, eps) {\n    for (var i = 0; i < T; i++) {\n      var o = i * d;\n      var mean = 0;\n      for (var j = 0; j < d; j++) mean += x[o + j];\n      mean /= d;\n      var variance = 0;\n      for (j = 0; j < d; j++) {\n        var c = x[o + j] - mean;\n        variance += c * c;\n      }\n      var inv = 1 / Math.sqrt(variance / d + eps);\n      for (j = 0; j < d; j++) x[o + j] = (x[o + j] - mean) * inv * gamma[j] + beta[j];\n    }\n  }\n  var ERF_A = [\n    3.1611237438705655,\n    113.86415415105016,\n    377.485237685302,\n    3209.3775891384694\n  ];\n  var ERF_A_LEAD = 0.18577770618460315;\n  var ERF_B = [\n    23.601290952344122,\n    244.02463793444417,\n    1282.6165260773723,\n    2844.236833439171\n  ];\n  var ERF_C = [\n    0.5641884969886701,\n    8.883149794388377,\n    66.11919063714163,\n    298.6351381974001,\n    881.952221241769,\n    1712.0476126340707,\n    2051.0783778260716,\n    1230.3393547979972\n  ];\n  var ERF_C_LEAD = 21531153547440383e-24;\n  var ERF_D = [\n    15.744926110709835,\n    117.6939508913125,\n    537.1811018620099,\n    1621.3895745666903,\n    3290.7992357334597,\n    4362.619090143247,\n    3439.3676741437216,\n    1230.3393548037495\n  ];\n  function rational(t, lead, num, den) {\n    var p = lead * t;\n    var q = t;\n    for (var i = 0; i < num.length; i++) {\n      p += num[i];\n      q += den[i];\n      if (i < num.length - 1) {\n        p *= t;\n        q *= t;\n      }\n    }\n    return p / q;\n  }\n  function erf(x) {\n    var y = Math.min(Math.abs(x), 6);\n    if (y <= 0.46875) return x * rational(y * y, ERF_A_LEAD, ERF_A, ERF_B);\n    var erfc = rational(y, ERF_C_LEAD, ERF_C, ERF_D) * Math.exp(-y * y);\n    return x < 0 ? erfc - 1 : 1 - erfc;\n  }\n  function gelu(x) {\n    for (var i = 0; i < x.length; i++) {\n      var v = x[i];\n      x[i] = 0.5 * v * (1 + erf(v * Math.SQRT1_2));\n    }\n  }\n  var LAYER_TENSORS = [\n    "W_q",\n    "b_q",\n    "W_k",\n    "b_k",\n    "W_v",\n    "b_v",\n    "W_o",\n    "b_o",\n    "norm1.gamma",\n    "norm1.beta",\n    "W_1",\n    "b_1",\n    "W_2",\n    "b_2",\n    "norm2.gamma",\n    "norm2.beta"\n  ];\n  function Model(weights) {\n    if (!weights || !weights.config || !weights.tokenizer) {\n      throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");\n    }\n    var cfg = weights.config;\n    this.config = cfg;\n    this.dtype = weights.dtype;\n    this.nLayers = cfg.num_hidden_layers;\n    this.h = cfg.num_attention_heads;\n    this.d = cfg.hidden_size;\n    this.dK = this.d / this.h;\n    this.dFF = cfg.intermediate_size;\n    this.maxPositions = cfg.max_position_embeddings;\n    this.eps = cfg.layer_norm_eps;\n    this.tokenizer = new Tokenizer(weights.tokenizer);\n    this._stored = weights.tensors;\n    this.ready = false;\n  }\n  Model.prototype.prepare = function() {\n    if (this.ready) return this;\n    var stored = this._stored;\n    var self2 = this;\n    function get(name) {\n      if (!stored || !stored[name]) {\n        throw MiniLMError("bad-weights", "the weights file lacks the tensor " + name);\n      }\n      return decodeTensor(name, stored[name]).data;\n    }\n    this.word = get("embeddings.word");\n    this.position = get("embeddings.position");\n    this.tokenType = get("embeddings.token_type");\n    this.embNorm = [get("embeddings.norm.gamma"), get("embeddings.norm.beta")];\n    this.layers = [];\n    for (var l = 0; l < this.nLayers; l++) {\n      var layer = {};\n      LAYER_TENSORS.forEach(function(n) {\n        layer[n] = get("layers." + l + "." + n);\n      });\n      self2.layers.push(layer);\n    }\n    this._stored = null;\n    this.ready = true;\n    return this;\n  };\n  Model.prototype.tokenize = function(text, options) {\n    var maxTokens = options && options.maxTokens || this.maxPositions;\n    if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {\n      throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." + this.maxPositions + ", got " + maxTokens);\n    }\n    if (typeof text !== "string") {\n      throw MiniLMError("not-text", "text must be a string, got " + typeof text);\n    }\n    if (!text.trim()) {\n      throw MiniLMError("empty", "the text is empty (or only spaces): type at least one word");\n    }\n    if (text.length > MAX_TEXT_CHARS) {\n      throw MiniLMError("too-long-text", "the text is " + text.length + " characters long; the limit is " + MAX_TEXT_CHARS);\n    }\n    var enc = this.tokenizer.encode(text);\n    var T = enc.ids.length;\n    if (T <= 2) {\n      throw MiniLMError("no-tokens", "the text holds no token the model can read (only control or formatting characters): type at least one word");\n    }\n    enc.total = T;\n    enc.kept = T;\n    enc.text = text;\n    if (T > maxTokens) {\n      if (!(options && options.cut)) {\n        throw MiniLMError("too-many-tokens", "the text is " + T + " tokens long (" + (T - 2) + " word pieces plus [CLS] and [SEP]), but the limit is " + maxTokens + " tokens: shorten it to at most " + (maxTokens - 2) + " word pieces");\n      }\n      var keep = maxTokens - 2;\n      while (keep > 1 && enc.tokens[keep + 1].indexOf(this.tokenizer.prefix) === 0) {\n        keep -= 1;\n      }\n      enc.text = text.slice(0, enc.offsets[keep][1]);\n      enc.tokens = enc.tokens.slice(0, keep + 1).concat([this.tokenizer.sep]);\n      enc.offsets = enc.offsets.slice(0, keep + 1).concat([[0, 0]]);\n      var ids = new Int32Array(keep + 2);\n      ids.set(enc.ids.subarray(0, keep + 1));\n      ids[keep + 1] = enc.ids[T - 1];\n      enc.ids = ids;\n      enc.kept = keep + 2;\n    }\n    return enc;\n  };\n  Model.prototype.forward = function(ids) {\n    this.prepare();\n    var T = ids.length;\n    var d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;\n    var V = this.word.length / d;\n    if (!(T >= 1 && T <= this.maxPositions)) {\n      throw MiniLMError("bad-ids", T + " ids, but the model reads 1.." + this.maxPositions);\n    }\n    for (var t = 0; t < T; t++) {\n      if (!(ids[t] >= 0 && ids[t] < V && ids[t] % 1 === 0)) {\n        throw MiniLMError("bad-ids", "ids must be whole numbers in 0.." + (V - 1) + ", got " + ids[t]);\n      }\n    }\n    var attention = new Float32Array(L * h * T * T);\n    var hidden = new Float32Array((L + 1) * T * d);\n    var valueNorms = new Float32Array(L * h * T);\n    var x = new Float32Array(T * d);\n    for (t = 0; t < T; t++) {\n      for (var j = 0; j < d; j++) {\n        x[t * d + j] = this.word[ids[t] * d + j] + this.position[t * d + j] + this.tokenType[j];\n      }\n    }\n    layerNorm(x, T, d, this.embNorm[0], this.embNorm[1], this.eps);\n    hidden.set(x, 0);\n    var q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);\n    var context = new Float32Array(T * d), out = new Float32Array(T * d);\n    var inner = new Float32Array(T * dFF);\n    var row = new Float64Array(T);\n    var scale = 1 / Math.sqrt(dK);\n    for (var l = 0; l < L; l++) {\n      var p = this.layers[l];\n      linear(x, T, d, p.W_q, p.b_q, d, q);\n      linear(x, T, d, p.W_k, p.b_k, d, k);\n      linear(x, T, d, p.W_v, p.b_v, d, v);\n      if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);\n      writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);\n      for (var head = 0; head < h; head++) {\n        var c0 = head * dK;\n        var base = (l * h + head) * T * T;\n        for (var i = 0; i < T; i++) {\n          var max = -Infinity;\n          for (var jj = 0; jj < T; jj++) {\n            var s = 0;\n            for (var c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];\n            s *= scale;\n            row[jj] = s;\n            if (s > max) max = s;\n          }\n          var sum = 0;\n          for (jj = 0; jj < T; jj++) {\n            row[jj] = Math.exp(row[jj] - max);\n            sum += row[jj];\n          }\n          for (jj = 0; jj < T; jj++) attention[base + i * T + jj] = row[jj] / sum;\n          for (c = 0; c < dK; c++) {\n            var acc = 0;\n            for (jj = 0; jj < T; jj++) acc += attention[base + i * T + jj] * v[jj * d + c0 + c];\n            context[i * d + c0 + c] = acc;\n          }\n        }\n      }\n      linear(context, T, d, p.W_o, p.b_o, d, out);\n      for (i = 0; i < T * d; i++) x[i] += out[i];\n      layerNorm(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);\n      linear(x, T, d, p.W_1, p.b_1, dFF, inner);\n      gelu(inner);\n      linear(inner, T, dFF, p.W_2, p.b_2, d, out);\n      for (i = 0; i < T * d; i++) x[i] += out[i];\n      layerNorm(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);\n      hidden.set(x, (l + 1) * T * d);\n    }\n    return {\n      T,\n      attention,\n      hidden,\n      valueNorms,\n      shape: { attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T] }\n    };\n  };\n  function headGrams(Wt, d, h, dK) {\n    var G = new Float64Array(h * dK * dK);\n    for (var i = 0; i < h; i++) {\n      for (var a = 0; a < dK; a++) {\n        for (var b = a; b < dK; b++) {\n          var s = 0;\n          for (var o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];\n          G[(i * dK + a) * dK + b] = G[(i * dK + b) * dK + a] = s;\n        }\n      }\n    }\n    return G;\n  }\n  function writeNorms(v, T, d, h, dK, G, out, at) {\n    for (var i = 0; i < h; i++) {\n      var c0 = i * dK, g0 = i * dK * dK;\n      for (var j = 0; j < T; j++) {\n        var sq = 0, vj = j * d + c0;\n        for (var a = 0; a < dK; a++) {\n          var row = 0, ga = g0 + a * dK;\n          for (var b = 0; b < dK; b++) row += G[ga + b] * v[vj + b];\n          sq += v[vj + a] * row;\n        }\n        out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));\n      }\n    }\n  }\n  Model.prototype.run = function(text, options) {\n    var enc = this.tokenize(text, options);\n    var result = this.forward(enc.ids);\n    enc.T = result.T;\n    enc.attention = result.attention;\n    enc.hidden = result.hidden;\n    enc.valueNorms = result.valueNorms;\n    enc.shape = result.shape;\n    return enc;\n  };\n  Model.prototype.attentionAt = function(run, layer, head, query) {\n    var T = run.T;\n    var start = ((layer * this.h + head) * T + query) * T;\n    return run.attention.subarray(start, start + T);\n  };\n  function load(weights) {\n    if (weights === void 0 && typeof globalThis !== "undefined" && globalThis.AttentionBook) {\n      weights = globalThis.AttentionBook.minilmWeights;\n    }\n    return new Model(weights).prepare();\n  }\n  var api = {\n    load,\n    Model,\n    Tokenizer,\n    MiniLMError,\n    LAB_MAX_TOKENS,\n    MAX_TEXT_CHARS,\n    // exposed for the tests and the benchmark\n    decodeBase64,\n    decodeTensor,\n    normalizeCodePoint,\n    writeNorms,\n    headGrams,\n    isPunctuation: function(c) {\n      return c < 128 && isAsciiPunct(c) || inRanges(PUNCT, c);\n    },\n    erf\n  };\n  var minilm_default = api;\n\n  // src/entries/minilm-worker.js\n  function workerMain() {\n    let model = null;\n    self.onmessage = function(event) {\n      const m = event.data, t = performance.now();\n      try {\n        if (m.kind === "weights") {\n          model = new minilm_default.Model(m.weights).prepare();\n          self.postMessage({ kind: "ready", ms: performance.now() - t, dtype: model.dtype });\n        } else if (m.kind === "run") {\n          const run = model.forward(m.ids);\n          self.postMessage({\n            kind: "result",\n            id: m.id,\n            T: run.T,\n            maps: run.attention,\n            valueNorms: run.valueNorms,\n            ms: performance.now() - t\n          }, [run.attention.buffer, run.valueNorms.buffer]);\n        }\n      } catch (err) {\n        self.postMessage({ kind: "error", id: m.id, message: String(err && err.message || err) });\n      }\n    };\n  }\n  workerMain();\n})();\n' : null;
 var scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
-var fmt8 = core_default.format;
+var fmt10 = core_default.format;
 var WEIGHTS_FILE = "minilm-weights.js";
 var CACHE_BYTES = 64 * 1048576;
 var engine = {
@@ -6428,7 +7337,7 @@ function weightsBytes() {
 }
 function sizeText() {
   var bytes2 = weightsBytes();
-  return bytes2 ? fmt8.fixed(bytes2 / 1e6, 1) + " MB" : "";
+  return bytes2 ? fmt10.fixed(bytes2 / 1e6, 1) + " MB" : "";
 }
 function weightsUrl() {
   if (engine.url) {
@@ -6578,7 +7487,7 @@ function loadModel() {
   }
   var url = weightsUrl();
   engine.loading = new Promise(function(resolve, reject) {
-    var AB = root2.AttentionBook;
+    var AB = root3.AttentionBook;
     if (AB.minilmWeights && AB.minilmWeights.tensors) {
       resolve(AB.minilmWeights);
       return;
@@ -6604,8 +7513,8 @@ function loadModel() {
     document.head.appendChild(script);
   }).then(function(weights) {
     return startModel(weights).then(function(e) {
-      if (engine.worker && root2.AttentionBook.minilmWeights === weights) {
-        root2.AttentionBook.minilmWeights = void 0;
+      if (engine.worker && root3.AttentionBook.minilmWeights === weights) {
+        root3.AttentionBook.minilmWeights = void 0;
       }
       return e;
     });
@@ -6697,7 +7606,7 @@ function mountExtra(lab, container) {
     } else if (st === "preparing") {
       status.textContent = "Preparing the weights\u2026";
     } else if (st === "ready") {
-      status.textContent = "Model loaded" + (engine.timing.load ? " in " + fmt8.fixed((engine.timing.load + (engine.timing.prepare || 0)) / 1e3, 1) + " s" : "") + ": type any sentence (up to " + gallery().data.max_tokens + " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
+      status.textContent = "Model loaded" + (engine.timing.load ? " in " + fmt10.fixed((engine.timing.load + (engine.timing.prepare || 0)) / 1e3, 1) + " s" : "") + ": type any sentence (up to " + gallery().data.max_tokens + " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
       button.hidden = true;
     } else if (st === "missing" || st === "failed") {
       status.textContent = "The model could not be loaded (the note below says why).";
@@ -6747,9 +7656,9 @@ function modelStatus() {
 }
 
 // src/labs/pretrained.js
-var fmt9 = core_default.format;
-var esc7 = core_default.escapeHtml;
-function state8(values) {
+var fmt11 = core_default.format;
+var esc9 = core_default.escapeHtml;
+function state10(values) {
   var g = gallery();
   var text2 = values.text === void 0 ? g.data.running_sentence : values.text;
   var layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, g.L - 1);
@@ -6875,16 +7784,16 @@ function topKeys(row2, k) {
   });
   return idx.reverse().slice(0, k);
 }
-function readoutHtml8(st) {
+function readoutHtml10(st) {
   var T = st.T;
   var parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
   var columns = ["gallery (" + st.gallerySentences + " sentences)"];
   if (has(st)) {
-    var who = esc7(st.tokens[st.query]), q = st.query;
+    var who = esc9(st.tokens[st.query]), q = st.query;
     var norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
     var top = function(row2) {
       return topKeys(row2, 3).map(function(j) {
-        return j + " '" + esc7(st.tokens[j]) + "' " + fmt9.fixed(row2[j], 2);
+        return j + " '" + esc9(st.tokens[j]) + "' " + fmt11.fixed(row2[j], 2);
       }).join(", ");
     };
     parts.push("query " + q + " '" + who + "' attends most to: " + top(st.row));
@@ -6895,7 +7804,7 @@ function readoutHtml8(st) {
     columns = ["this sentence"].concat(columns, ["uniform head"]);
   } else if (T) {
     parts.push("tokens: " + st.tokens.map(function(t, i) {
-      return i + ":" + esc7(t);
+      return i + ":" + esc9(t);
     }).join(" "));
   }
   var rows2 = SCORE_NAMES.map(function(name) {
@@ -6903,8 +7812,8 @@ function readoutHtml8(st) {
     if (has(st)) {
       values = [st.scores[name], values[0], name === "spread" ? 1 : 1 / T];
     }
-    return "<tr><td>" + esc7(SCORE_LABELS[name]) + "</td>" + values.map(function(v) {
-      return "<td>" + fmt9.fixed(v, 3) + "</td>";
+    return "<tr><td>" + esc9(SCORE_LABELS[name]) + "</td>" + values.map(function(v) {
+      return "<td>" + fmt11.fixed(v, 3) + "</td>";
     }).join("") + "</tr>";
   });
   var table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' + ["score"].concat(columns).map(function(c) {
@@ -6912,10 +7821,10 @@ function readoutHtml8(st) {
   }).join("") + "</tr>" + rows2.join("") + "</table>";
   return core_default.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
 }
-function alt8(st) {
+function alt10(st) {
   var what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03B1 f(x)\u2016 (each row scaled to sum to 1)";
   var galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function(n) {
-    return SCORE_LABELS[n] + " " + fmt9.fixed(st.gallery[n], 2);
+    return SCORE_LABELS[n] + " " + fmt11.fixed(st.gallery[n], 2);
   }).join(", ") + ".";
   var model = st.view === "model";
   var grid2 = !model ? "" : has(st) ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ";
@@ -6925,16 +7834,16 @@ function alt8(st) {
     return grid2 + (st.T ? core_default.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : core_default.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
   }
   var row2 = st.shownRow, top = core_default.argmax(row2), T = st.T;
-  var out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt9.fixed(row2[top], 2) + ".";
+  var out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt11.fixed(row2[top], 2) + ".";
   if (model) {
     return out;
   }
   var mine = SCORE_NAMES.map(function(n) {
-    return SCORE_LABELS[n] + " " + fmt9.fixed(st.scores[n], 2);
+    return SCORE_LABELS[n] + " " + fmt11.fixed(st.scores[n], 2);
   }).join(", ");
   return out + " Panel 3: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
 }
-function numbers8(st) {
+function numbers10(st) {
   return {
     lab: "pretrained",
     model: "all-MiniLM-L6-v2",
@@ -6950,7 +7859,7 @@ function numbers8(st) {
     gallery: st.gallery
   };
 }
-function figure8(st) {
+function figure10(st) {
   var T = has(st) ? st.T : 0, model = st.view === "model";
   var title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
   var waiting = engine.status === "ready" ? "computing this sentence\u2026" : "not computed yet: press \u201CLoad the model\u201D";
@@ -7037,16 +7946,16 @@ function choices2(name, values) {
     return [i + ": " + t, i];
   }) : [["(no tokens)", 0]];
 }
-var api11 = {
+var api13 = {
   SCORE_NAMES,
   SCORE_LABELS,
   MEASURES,
   VIEWS,
-  state: state8,
-  readoutHtml: readoutHtml8,
-  alt: alt8,
-  numbers: numbers8,
-  figure: figure8,
+  state: state10,
+  readoutHtml: readoutHtml10,
+  alt: alt10,
+  numbers: numbers10,
+  figure: figure10,
   choices: choices2,
   mountExtra,
   readPieces,
@@ -7060,10 +7969,10 @@ var api11 = {
     engine.url = url;
   }
 };
-var pretrained_default = api11;
+var pretrained_default = api13;
 
 // src/labs/scaling.js
-var fmt10 = core_default.format;
+var fmt12 = core_default.format;
 var SCALING_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 var SCALING_KEYS = 16;
 var SCALING_QUERIES = 300;
@@ -7174,7 +8083,7 @@ function* measureSteps(d_k) {
   measured.set(d_k, got);
   return got;
 }
-function state9(values) {
+function state11(values) {
   var d_k = values.d_k, scaled = values.scaled;
   if (SCALING_DKS.indexOf(d_k) < 0) {
     throw new Error("d_k must be one of (" + SCALING_DKS.join(", ") + "), got " + d_k);
@@ -7222,24 +8131,24 @@ function curves(scaled) {
   });
   return out;
 }
-function readoutHtml9(st) {
+function readoutHtml11(st) {
   var mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
   var row2 = Array.from(st.weights.subarray(0, 6)).map(function(w) {
-    return fmt10.fixed(w, 2);
+    return fmt12.fixed(w, 2);
   }).join(", ");
   var lines = [
     "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
-    "variance of the scores: " + fmt10.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
-    "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt10.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt10.fixed(1 / st.s_k, 3) + "); entropy " + fmt10.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt10.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt10.fixed(st.gradNorm, 3),
+    "variance of the scores: " + fmt12.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
+    "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt12.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt12.fixed(1 / st.s_k, 3) + "); entropy " + fmt12.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt12.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt12.fixed(st.gradNorm, 3),
     "an example row of " + st.s_k + " weights, largest first: " + row2 + ", \u2026"
   ];
   return core_default.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
 }
-function alt9(st) {
+function alt11(st) {
   var mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
-  return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled (orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k + " is circled. Top left: the variance of the score, which for unscaled q.k follows the dashed line d_k and for the scaled score stays near 1; here " + fmt10.general(st.variance, 3) + ". Top right: the mean largest softmax weight, here " + fmt10.fixed(st.maxWeight, 2) + ". Bottom left: the mean entropy, here " + fmt10.fixed(st.entropy, 2) + " nats. Bottom right: the mean gradient norm through the softmax, here " + fmt10.fixed(st.gradNorm, 3) + ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all stay flat.";
+  return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled (orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k + " is circled. Top left: the variance of the score, which for unscaled q.k follows the dashed line d_k and for the scaled score stays near 1; here " + fmt12.general(st.variance, 3) + ". Top right: the mean largest softmax weight, here " + fmt12.fixed(st.maxWeight, 2) + ". Bottom left: the mean entropy, here " + fmt12.fixed(st.entropy, 2) + " nats. Bottom right: the mean gradient norm through the softmax, here " + fmt12.fixed(st.gradNorm, 3) + ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all stay flat.";
 }
-function numbers9(st) {
+function numbers11(st) {
   return {
     lab: "scaling",
     d_k: st.d_k,
@@ -7259,7 +8168,7 @@ var CURVES = [
   ["entropy", "entropy of the weights", "nats"],
   ["grad_norm", "gradient through the softmax", "mean norm"]
 ];
-function figure9(st) {
+function figure11(st) {
   var un = curves(false), sc = curves(true), n = SCALING_DKS.length;
   function flat(v) {
     var a = [];
@@ -7315,531 +8224,33 @@ function figure9(st) {
     })
   };
 }
-var api12 = {
+var api14 = {
   SCALING_DKS,
   SCALING_KEYS,
   SCALING_QUERIES,
   measure,
-  state: state9,
+  state: state11,
   curves,
   // the d_k measured so far (the page's load must measure only the default's)
   measuredDks: function() {
     return Array.from(measured.keys());
   },
-  readoutHtml: readoutHtml9,
-  alt: alt9,
-  numbers: numbers9,
-  figure: figure9,
+  readoutHtml: readoutHtml11,
+  alt: alt11,
+  numbers: numbers11,
+  figure: figure11,
   mountExtra: function() {
     inSteps = true;
   }
 };
-var scaling_default = api12;
-
-// src/labs/training.js
-var root3 = globalThis;
-var fmt11 = core_default.format;
-var esc8 = core_default.escapeHtml;
-var TASKS = ["reverse", "induction"];
-var MEANING = {
-  "anti-diagonal": "weight on key 7 \u2212 i",
-  "induction": "key after the earlier copy",
-  "previous-token": "key i \u2212 1, first period"
-};
-var INT64_MIN = -(BigInt(2) ** BigInt(63));
-var INT64_MAX = BigInt(2) ** BigInt(63) - BigInt(1);
-var given = null;
-var decoded = core_default.cache();
-function useData(data2) {
-  given = data2;
-  decoded.clear();
-}
-function data() {
-  var d = given || root3.AttentionBook && root3.AttentionBook.trainingData;
-  if (!d) {
-    throw new Error("the trained models are not loaded (training-checkpoints.js)");
-  }
-  return d;
-}
-function bytes(b64) {
-  var text2 = atob(b64), out = new Uint8Array(text2.length);
-  for (var i = 0; i < text2.length; i++) {
-    out[i] = text2.charCodeAt(i);
-  }
-  return out;
-}
-function floats(b64) {
-  var b = bytes(b64);
-  return new Float32Array(b.buffer, 0, b.length >> 2);
-}
-function decodeMatrix(t, base, group) {
-  var n = t.shape[0] * t.shape[1], packed = bytes(t.q), r = floats(t.scale);
-  var bits = t.bits, mask = (1 << bits) - 1, level = (1 << bits - 1) - 1;
-  var w = new Float32Array(n);
-  for (var k = 0; k < n; k++) {
-    var p = k * bits, at = p >> 3;
-    var u = (packed[at] | (packed[at + 1] || 0) << 8) >> (p & 7) & mask;
-    var step = Math.fround((u - level) * r[k / group | 0]);
-    w[k] = (base ? base[k] : 0) + step;
-  }
-  return w;
-}
-function weightsAt(task, c) {
-  var spec = data().tasks[task], group = data().group, chain = decoded.get(task);
-  if (chain === void 0) {
-    chain = [];
-    decoded.set(task, chain);
-  }
-  for (var k = chain.length; k <= c; k++) {
-    var entry = spec.checkpoints[k], now = {};
-    for (var name in entry) {
-      var t = entry[name];
-      now[name] = t.f32 !== void 0 ? floats(t.f32) : decodeMatrix(t, t.delta ? chain[k - 1][name] : null, group);
-    }
-    chain.push(now);
-  }
-  return chain[c];
-}
-function linear2(x, W2, b, s, nIn, nOut) {
-  var y = new Float64Array(s * nOut);
-  for (var i = 0; i < s; i++) {
-    for (var o = 0; o < nOut; o++) {
-      var sum = b[o], wo = o * nIn, xi = i * nIn;
-      for (var t = 0; t < nIn; t++) {
-        sum += x[xi + t] * W2[wo + t];
-      }
-      y[i * nOut + o] = sum;
-    }
-  }
-  return y;
-}
-function forward(task, c, tokens) {
-  var cfg = data().tasks[task].config, W2 = weightsAt(task, c);
-  var s = tokens.length, d = cfg.d, h = cfg.n_heads, dk = d / h, V = cfg.vocab, eps = cfg.eps;
-  var x = new Float64Array(s * d), i, j, t;
-  for (i = 0; i < s; i++) {
-    for (j = 0; j < d; j++) {
-      x[i * d + j] = W2["embed.weight"][tokens[i] * d + j] + W2["position.weight"][i * d + j];
-    }
-  }
-  var maps = new Float64Array(cfg.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
-  for (var l = 0; l < cfg.n_layers; l++) {
-    var p = "layers." + l + ".";
-    var a = core_default.layerNorm(x, s, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
-    var qkv = linear2(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], s, d, 3 * d);
-    var z = new Float64Array(s * d);
-    for (var hh = 0; hh < h; hh++) {
-      var w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
-      for (i = 0; i < s; i++) {
-        for (j = 0; j < s; j++) {
-          if (cfg.causal && j > i) {
-            w[i * s + j] = -Infinity;
-            continue;
-          }
-          var sum = 0;
-          for (t = 0; t < dk; t++) {
-            sum += qkv[i * 3 * d + off + t] * qkv[j * 3 * d + d + off + t];
-          }
-          w[i * s + j] = sum * scale;
-        }
-      }
-      core_default.softmaxRows(w, s, s);
-      for (i = 0; i < s; i++) {
-        for (j = 0; j < s; j++) {
-          var wij = w[i * s + j];
-          if (wij === 0) {
-            continue;
-          }
-          for (t = 0; t < dk; t++) {
-            z[i * d + off + t] += wij * qkv[j * 3 * d + 2 * d + off + t];
-          }
-        }
-      }
-    }
-    var out = linear2(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], s, d, d);
-    for (t = 0; t < x.length; t++) {
-      x[t] += out[t];
-    }
-    var a2 = core_default.layerNorm(x, s, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
-    var hidden = linear2(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], s, d, 4 * d);
-    for (t = 0; t < hidden.length; t++) {
-      if (hidden[t] < 0) {
-        hidden[t] = 0;
-      }
-    }
-    var ffn2 = linear2(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], s, 4 * d, d);
-    for (t = 0; t < x.length; t++) {
-      x[t] += ffn2[t];
-    }
-  }
-  var normed = core_default.layerNorm(x, s, d, eps, W2["norm.weight"], W2["norm.bias"]);
-  return { logits: linear2(normed, W2["unembed.weight"], W2["unembed.bias"], s, d, V), maps };
-}
-var DIGIT = /^\p{Nd}$/u;
-function digitValue(c) {
-  var k = 0;
-  while (c - k - 1 >= 0 && DIGIT.test(String.fromCodePoint(c - k - 1))) {
-    k++;
-  }
-  return k % 10;
-}
-function symbol(word) {
-  var cps = core_default.codePoints(word), sign = 1, i = 0, text2 = "";
-  if (cps[0] === 43 || cps[0] === 45) {
-    sign = cps[0] === 45 ? -1 : 1;
-    i = 1;
-  }
-  if (i >= cps.length) {
-    return null;
-  }
-  for (; i < cps.length; i++) {
-    if (!DIGIT.test(String.fromCodePoint(cps[i]))) {
-      return null;
-    }
-    text2 += cps[i] < 128 ? String.fromCharCode(cps[i]) : String(digitValue(cps[i]));
-  }
-  var v = BigInt(text2);
-  return sign < 0 ? -v : v;
-}
-var EXAMPLE = "type whole numbers separated by spaces, e.g. 3 1 4 1 5 9 2 6";
-function readSymbols(text2) {
-  var words = [];
-  if (typeof text2 === "string") {
-    var word = [];
-    core_default.codePoints(text2.replace(/,/g, " ")).forEach(function(c) {
-      if (core_default.isSpace(c)) {
-        if (word.length) {
-          words.push(String.fromCodePoint.apply(null, word));
-          word = [];
-        }
-      } else {
-        word.push(c);
-      }
-    });
-    if (word.length) {
-      words.push(String.fromCodePoint.apply(null, word));
-    }
-  }
-  if (!words.length) {
-    return { symbols: [], notes: [{ level: "error", text: "no symbols: " + EXAMPLE }] };
-  }
-  var symbols = [];
-  for (var k = 0; k < words.length; k++) {
-    var v = symbol(words[k]);
-    if (v === null) {
-      return { symbols: [], notes: [{ level: "error", text: core_default.pyRepr(words[k]) + " is not a symbol: " + EXAMPLE }] };
-    }
-    symbols.push(v);
-  }
-  return { symbols, notes: [] };
-}
-function tokenError(task, cfg, symbols) {
-  var V = cfg.vocab, L = cfg.length, s = symbols.length, lo = symbols[0], hi = symbols[0];
-  symbols.forEach(function(v) {
-    if (v < lo) {
-      lo = v;
-    }
-    if (v > hi) {
-      hi = v;
-    }
-  });
-  if (lo < INT64_MIN || hi > INT64_MAX) {
-    return "symbols must be 0.." + (V - 1);
-  }
-  if (lo < BigInt(0) || hi >= BigInt(V)) {
-    return "tokens must be symbols 0.." + (V - 1) + " (the " + task + " task's alphabet of " + V + "), got " + (lo < BigInt(0) ? lo : hi).toString();
-  }
-  if (task === "reverse" && s !== L) {
-    return "the reversal model reads exactly " + L + " symbols (position i is answered from position " + (L - 1) + " - i), got " + s;
-  }
-  if (s > L) {
-    return "the " + task + " model learned positions 0.." + (L - 1) + " only, so give at most " + L + " symbols, got " + s;
-  }
-  return null;
-}
-function correctOutputs(task, tokens, predicted) {
-  var s = tokens.length;
-  return tokens.map(function(_, i) {
-    if (task === "reverse") {
-      return predicted[i] === tokens[s - 1 - i];
-    }
-    var seen = tokens.slice(0, i).indexOf(tokens[i]) >= 0 && i + 1 < s;
-    return seen ? predicted[i] === tokens[i + 1] : null;
-  });
-}
-function headlineScores(task, maps, tokens) {
-  var s = tokens.length, i, j, sum;
-  function at(head, q, k) {
-    return maps[head * s * s + q * s + k];
-  }
-  if (task === "reverse") {
-    return [0, 1].map(function(head) {
-      for (sum = 0, i = 0; i < s; i++) {
-        sum += at(head, i, s - 1 - i);
-      }
-      return sum / s;
-    });
-  }
-  var first = s;
-  for (i = 0; i < s; i++) {
-    if (tokens.slice(0, i).indexOf(tokens[i]) >= 0) {
-      first = i;
-      break;
-    }
-  }
-  var previous = null;
-  if (first > 1) {
-    for (sum = 0, i = 1; i < first; i++) {
-      sum += at(0, i, i - 1);
-    }
-    previous = sum / (first - 1);
-  }
-  var total = 0, n = 0;
-  for (i = 0; i < s; i++) {
-    var value = 0, counts = false;
-    for (j = 1; j < i; j++) {
-      if (tokens[j - 1] === tokens[i]) {
-        value += at(1, i, j);
-        counts = true;
-      }
-    }
-    if (counts) {
-      total += value;
-      n++;
-    }
-  }
-  return [previous, n ? total / n : null];
-}
-function state10(values) {
-  var task = values.task === void 0 ? "reverse" : values.task;
-  if (TASKS.indexOf(task) < 0) {
-    throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core_default.pyRepr(task) : String(task)));
-  }
-  var spec = data().tasks[task], cfg = spec.config, n = spec.steps.length;
-  var c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
-  if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
-    throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
-  }
-  var text2 = task === "reverse" ? values.reverse_input : values.induction_input;
-  var read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
-  var L = cfg.n_layers, h = cfg.n_heads, maps = new Float64Array(0);
-  if (read.symbols.length) {
-    var error = tokenError(task, cfg, read.symbols);
-    if (error !== null) {
-      notes.push({ level: "error", text: error });
-    } else {
-      tokens = read.symbols.map(Number);
-      var run2 = forward(task, c, tokens), s = tokens.length, V = cfg.vocab;
-      maps = run2.maps;
-      for (var i = 0; i < s; i++) {
-        predicted.push(core_default.argmax(run2.logits.subarray(i * V, (i + 1) * V)));
-      }
-    }
-  }
-  var right = correctOutputs(task, tokens, predicted);
-  if (task === "induction" && tokens.length && right.every(function(r) {
-    return r === null;
-  })) {
-    notes.push({ level: "info", text: "no symbol occurs twice: nothing to copy, so no output is predictable" });
-  }
-  var step = spec.steps[c], last = spec.steps[n - 1], heads = [];
-  for (var l = 0; l < L; l++) {
-    for (var j = 0; j < h; j++) {
-      heads.push("layer " + l + ", head " + j);
-    }
-  }
-  return {
-    task,
-    vocab: cfg.vocab,
-    checkpoint: c,
-    step,
-    steps: last,
-    tokens,
-    s: tokens.length,
-    heads,
-    weights: maps,
-    predicted,
-    right,
-    inputScores: tokens.length ? headlineScores(task, maps, tokens) : heads.map(function() {
-      return null;
-    }),
-    loss: spec.loss,
-    scoreSteps: spec.steps,
-    scoreCurves: spec.score_curves,
-    scoreNames: spec.score_names,
-    lossNow: spec.loss[Math.min(step, spec.loss.length - 1)],
-    accuracyNow: step === last ? spec.held_out : spec.accuracy[step],
-    notes
-  };
-}
-function score(v) {
-  return v === null ? "n/a" : fmt11.fixed(v, 2);
-}
-function curvesAt(st) {
-  return st.scoreCurves.map(function(curve) {
-    return curve[st.checkpoint];
-  });
-}
-function readoutHtml10(st) {
-  var end = st.step === st.steps;
-  var what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
-  var loss = end ? "last training loss " + fmt11.fixed(st.lossNow, 3) : "loss " + fmt11.fixed(st.lossNow, 3);
-  var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + fmt11.fixed(st.accuracyNow, 3) + "</div>"];
-  if (st.s) {
-    var marks = st.predicted.map(function(p, i) {
-      var r = st.right[i];
-      return p + (r === null ? "" : r ? "\u2713" : "\u2717");
-    }).join(" ");
-    var told = st.task === "reverse" ? "output (should be the input reversed)" : "predicted next symbol (\u2713/\u2717 at symbols seen before)";
-    var counted = st.right.filter(function(r) {
-      return r !== null;
-    }).length;
-    var got = st.right.filter(function(r) {
-      return r === true;
-    }).length;
-    parts.push("<div>input <code>" + st.tokens.join(" ") + "</code><br>" + told + ": <code>" + esc8(marks) + "</code> (" + got + " of " + counted + " right)</div>");
-  }
-  var rows2 = st.heads.map(function(head, i) {
-    var name = st.scoreNames[i];
-    return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) + "</td><td>" + fmt11.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
-  }).join("");
-  parts.push('<table style="font-size:90%"><tr><th>head</th><th>score</th><th>this input</th><th>held-out</th></tr>' + rows2 + "</table>");
-  return core_default.readoutHtml(parts.join(""), st.notes);
-}
-function alt10(st) {
-  var text2 = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
-  if (st.s) {
-    text2 += "Two attention heatmaps for the input " + st.tokens.join(" ") + " (" + st.s + " by " + st.s + ", rows are queries): " + st.heads.map(function(head, i) {
-      return head + ", " + st.scoreNames[i] + " score " + score(st.inputScores[i]);
-    }).join("; ") + ". ";
-  } else {
-    text2 += "No heatmaps: the input is not valid. ";
-  }
-  var names = core_default.unique(st.scoreNames).join(" and ");
-  return text2 + "Right, the training loss falling from " + fmt11.fixed(st.loss[0], 2) + " to " + fmt11.fixed(st.loss[st.loss.length - 1], 3) + " over " + st.steps + " steps, and each head's held-out " + names + " score over training, with step " + st.step + " marked (loss " + fmt11.fixed(st.lossNow, 3) + "; " + curvesAt(st).map(function(v) {
-    return fmt11.fixed(v, 2);
-  }).join(", ") + ").";
-}
-function numbers10(st) {
-  var s = st.s;
-  return {
-    lab: "training",
-    task: st.task,
-    checkpoint: st.checkpoint,
-    step: st.step,
-    tokens: st.tokens,
-    heads: st.heads,
-    weights: st.heads.map(function(_, k) {
-      return core_default.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s);
-    }),
-    predicted: st.predicted,
-    right: st.right,
-    input_scores: st.inputScores,
-    loss: st.lossNow,
-    accuracy: st.accuracyNow,
-    held_out_scores: curvesAt(st)
-  };
-}
-var COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"];
-var DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
-function figure10(st) {
-  var s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
-  var maps = st.heads.map(function(head, k) {
-    var v = st.inputScores[k];
-    return {
-      kind: "heatmap",
-      title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : fmt11.fixed(v, 2)),
-      data: st.weights.subarray(k * s * s, (k + 1) * s * s),
-      rows: s,
-      cols: s,
-      extent: [s, s],
-      cmap: "viridis",
-      vmin: 0,
-      vmax: 1,
-      xlabel: "key j",
-      ylabel: k ? "" : "query i",
-      colorbar: k === st.heads.length - 1 ? "attention weight" : "",
-      rowLabels: labels,
-      colLabels: labels
-    };
-  });
-  var lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2 * Math.max(Math.max.apply(null, st.loss), chance);
-  var xs = st.loss.map(function(_, k) {
-    return k;
-  }), flat = st.loss.map(function() {
-    return chance;
-  });
-  return {
-    columns: Math.max(2, st.heads.length),
-    // the maps, then the curves below them
-    panels: maps.concat([
-      {
-        kind: "lines",
-        title: "training loss",
-        xlabel: "optimiser step",
-        ylabel: "loss (cross-entropy)",
-        n,
-        xs,
-        ylim: [lo, hi],
-        yscale: "log",
-        marker: Math.min(st.step, n - 1),
-        lines: [
-          { label: "training loss", color: COLORS[0], dark: DARK[0], width: 1.4, y: st.loss },
-          {
-            label: "uniform guess ln V = " + fmt11.fixed(chance, 2),
-            color: "#555555",
-            dark: "#aaaaaa",
-            width: 1,
-            y: flat,
-            dashed: true
-          }
-        ]
-      },
-      {
-        kind: "lines",
-        title: "what each head does, at each checkpoint",
-        xlabel: "optimiser step",
-        ylabel: "head score (held-out)",
-        n: st.scoreSteps.length,
-        xs: st.scoreSteps,
-        ylim: [-0.03, 1.03],
-        yticks: [0, 0.5, 1],
-        marker: st.checkpoint,
-        lines: st.heads.map(function(head, k) {
-          return {
-            label: head + ": " + st.scoreNames[k],
-            color: COLORS[k % 4],
-            dark: DARK[k % 4],
-            width: 1.2,
-            y: st.scoreCurves[k]
-          };
-        })
-      }
-    ])
-  };
-}
-var api13 = {
-  TASKS,
-  useData,
-  weightsAt,
-  forward,
-  pyRepr: core_default.pyRepr,
-  readSymbols,
-  headlineScores,
-  correctOutputs,
-  state: state10,
-  readoutHtml: readoutHtml10,
-  alt: alt10,
-  numbers: numbers10,
-  figure: figure10
-};
-var training_default = api13;
+var scaling_default = api14;
 
 // src/entries/widget.js
 var MODULES = {
   attention: attention_default,
   block: block_default,
   embedding: embedding_default,
+  generation: generation_default,
   masking: masking_default,
   multihead: multihead_default,
   permutation: permutation_default,

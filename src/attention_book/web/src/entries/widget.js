@@ -14,6 +14,7 @@ import {make} from "../dom.js";
 import attention from "../labs/attention.js";
 import block from "../labs/block.js";
 import embedding from "../labs/embedding.js";
+import generation from "../labs/generation.js";
 import masking from "../labs/masking.js";
 import multihead from "../labs/multihead.js";
 import permutation from "../labs/permutation.js";
@@ -22,7 +23,7 @@ import pretrained from "../labs/pretrained.js";
 import scaling from "../labs/scaling.js";
 import training from "../labs/training.js";
 
-const MODULES = {attention, block, embedding, masking, multihead, permutation, positional,
+const MODULES = {attention, block, embedding, generation, masking, multihead, permutation, positional,
                  pretrained, scaling, training};
 
 const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};

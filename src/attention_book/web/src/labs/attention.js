@@ -39,16 +39,23 @@ import rng from "../shared/rng.js";
     return W;
   }
 
-  /** attention_state: sentence(s) -> X -> Q, K, V -> weights and output, with notes. */
-  function state(values) {
-    var text = values.text, kvText = values.kv_text, mode = values.mode || "self";
-    var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
-    var maxTokens = values.maxTokens === undefined ? MAX_ATTENTION_TOKENS : values.maxTokens;
-    if (mode !== "self" && mode !== "cross") { throw new Error("mode must be 'self' or 'cross', got '" + mode + "'"); }
-    if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
-      throw new Error("temperature must be a positive number, got " + temperature);
+  // The last sentences, d_k and seed, and the last temperature too: a change of the query
+  // (or of the temperature) reuses Q, K, V and the scores instead of computing them again,
+  // which is most of a change at 128 tokens and d_k = 64.
+  var projectedCache = core.cache(), weighedCache = core.cache();
+
+  /** The last entry of a one-entry cache under `key`, or make(), kept under it. */
+  function lastOne(cache, key, make) {
+    var hit = key === null ? undefined : cache.get(key);
+    if (hit === undefined) {
+      hit = make();
+      if (key !== null) { cache.clear(); cache.set(key, hit); }
     }
-    if (!isWhole(query) || query < 0) { throw new Error("query must be a whole number >= 0, got " + query); }
+    return hit;
+  }
+
+  /** Tokens, notes, X, Q, K, V and the unscaled scores Q K^T of the sentence(s). */
+  function project(mode, text, kvText, d_k, seed, maxTokens) {
     var d = ATTENTION_D, W = projectionWeights(d, d_k, seed);  // (d, d_k) each
     var q = core.readTokens(text, maxTokens, "query sentence"), notes = q.notes;
     var qTokens = q.tokens, kTokens = qTokens;
@@ -66,19 +73,43 @@ import rng from "../shared/rng.js";
     }
     var s_q = qTokens.length, s_k = kTokens.length;
     var X_q = core.embedTokens(qTokens, d, 0), X_kv = core.embedTokens(kTokens, d, 0);
-    var scale = 1.0 / (temperature * Math.sqrt(d_k));
     var Q = core.matmul(X_q, W[0], s_q, d, d_k);   // (s_q, d) @ (d, d_k) -> (s_q, d_k)
     var K = core.matmul(X_kv, W[1], s_k, d, d_k);  // (s_k, d) @ (d, d_k) -> (s_k, d_k)
     var V = core.matmul(X_kv, W[2], s_k, d, d_k);  // (s_k, d) @ (d, d_v) -> (s_k, d_v)
-    // (s_q, d_k) @ (d_k, s_k) -> (s_q, s_k), times scale; softmax over each row
-    var weights = core.softmaxRows(core.matmulT(Q, K, s_q, d_k, s_k, scale), s_q, s_k);
-    var output = core.matmul(weights, V, s_q, s_k, d_k);  // (s_q, s_k) @ (s_k, d_v) -> (s_q, d_v)
+    return {qTokens: qTokens, kTokens: kTokens, notes: notes, s_q: s_q, s_k: s_k,
+            X_q: X_q, X_kv: X_kv, Q: Q, K: K, V: V,
+            scores: core.matmulT(Q, K, s_q, d_k, s_k)};  // (s_q, d_k) @ (d_k, s_k) -> (s_q, s_k)
+  }
+
+  /** attention_state: sentence(s) -> X -> Q, K, V -> weights and output, with notes. */
+  function state(values) {
+    var text = values.text, kvText = values.kv_text, mode = values.mode || "self";
+    var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
+    var maxTokens = values.maxTokens === undefined ? MAX_ATTENTION_TOKENS : values.maxTokens;
+    if (mode !== "self" && mode !== "cross") { throw new Error("mode must be 'self' or 'cross', got '" + mode + "'"); }
+    if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
+      throw new Error("temperature must be a positive number, got " + temperature);
+    }
+    if (!isWhole(query) || query < 0) { throw new Error("query must be a whole number >= 0, got " + query); }
+    // Only well-typed sentences are cached, so that a bad one always meets its error.
+    var cacheable = typeof text === "string" && (mode === "self" || typeof kvText === "string");
+    var key = cacheable ? [mode, text, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\u0000") : null;
+    var p = lastOne(projectedCache, key, function () {
+      return project(mode, text, kvText, d_k, seed, maxTokens);
+    });
+    var s_q = p.s_q, s_k = p.s_k, scale = 1.0 / (temperature * Math.sqrt(d_k));
+    var w = lastOne(weighedCache, key === null ? null : key + "\u0000" + temperature, function () {
+      var scaled = p.scores.map(function (x) { return x * scale; });  // (s_q, s_k)
+      var weights = core.softmaxRows(scaled, s_q, s_k);  // softmax over each row
+      // (s_q, s_k) @ (s_k, d_v) -> (s_q, d_v)
+      return {weights: weights, output: core.matmul(weights, p.V, s_q, s_k, d_k)};
+    });
     return {
       text: typeof text === "string" ? text : "", kvText: typeof kvText === "string" ? kvText : "",
       mode: mode, d_k: d_k, temperature: temperature, seed: seed,
-      query: s_q ? Math.min(query, s_q - 1) : 0, queryTokens: qTokens, keyTokens: kTokens,
-      s_q: s_q, s_k: s_k, X_q: X_q, X_kv: X_kv, Q: Q, K: K, V: V, scale: scale,
-      weights: weights, output: output, notes: notes,
+      query: s_q ? Math.min(query, s_q - 1) : 0, queryTokens: p.qTokens, keyTokens: p.kTokens,
+      s_q: s_q, s_k: s_k, X_q: p.X_q, X_kv: p.X_kv, Q: p.Q, K: p.K, V: p.V, scale: scale,
+      weights: w.weights, output: w.output, notes: p.notes.slice(),
     };
   }
 

@@ -390,8 +390,8 @@ const root = globalThis;
     };
   }
 
-  const api = {TASKS: TASKS, useData: useData, weightsAt: weightsAt, forward: forward, pyRepr: core.pyRepr,
-          readSymbols: readSymbols, headlineScores: headlineScores, correctOutputs: correctOutputs,
+  const api = {TASKS: TASKS, useData: useData, data: data, weightsAt: weightsAt, forward: forward, pyRepr: core.pyRepr,
+          readSymbols: readSymbols, tokenError: tokenError, headlineScores: headlineScores, correctOutputs: correctOutputs,
           state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
 
 export default api;

@@ -67,6 +67,15 @@ function drawCells(ctx, panel, box, th, scratch) {
     ctx.lineWidth = 2;
     ctx.strokeRect(box.x + 1, box.y + row * ch + 1, box.w - 2, ch - 2);
   }
+  // a ring on each marked cell [row, col] (the key a row weighs most): a shape, not colour
+  for (const [r, c] of panel.marks || []) {
+    const cw = box.w / panel.cols, ch = box.h / panel.rows;
+    ctx.strokeStyle = ACCENT;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.arc(box.x + (c + 0.5) * cw, box.y + (r + 0.5) * ch, Math.max(2, Math.min(cw, ch) * 0.32), 0, 2 * Math.PI);
+    ctx.stroke();
+  }
 }
 
 const barImages = new Map();
@@ -178,7 +187,7 @@ export function measureHeatmap(ctx, panel, w) {
  * @param {CanvasRenderingContext2D} ctx
  * @param {object} panel {kind: "heatmap", data, rows, cols, cmap, vmin, vmax, extent?,
  *   masked?, faded?, outlineRow?, rowLabels?, colLabels?, colorbar?, colorbarTicks?, empty?,
- *   title?, xlabel?, ylabel?}
+ *   title?, xlabel?, ylabel?, marks? ([row, col] cells to ring)}
  * @param {{x: number, y: number, w: number, h: number}} region CSS px
  * @param {object} th the theme
  * @param {HTMLCanvasElement} scratch a canvas to paint the cells on

@@ -1,0 +1,350 @@
+"""Chapter 8's generation lab: the induction model writes, one token at a time, and each
+head's attention row shows what it looked at to choose each token.
+
+:func:`generation_state` is the pure state function: the reader's prompt (symbols 0..31), a
+checkpoint of the induction run (0 = untrained, 25 = trained), how many tokens to generate,
+greedy decoding or sampling at a temperature with a seed, and the step t the figure shows.
+The tokens come from ``attention_book.decoding.generate`` around the book's key/value
+cached decoder (``NumpyModel.decoder``): the prompt is fed once, then each chosen token, and
+each call's attention (``CachedDecoder.weights``) is the row of the query that produced
+the next token, over every key before it. A generation is cached per (prompt, checkpoint,
+n, temperature, seed): scrubbing t never decodes again.
+
+The lab runs the checkpoints the reader's browser runs (``web_export.page_checkpoints``:
+5-bit changes from one checkpoint to the next, decoded), in the notebook as in the book, so
+both show the same tokens and numbers; :func:`continuation_counts` measures the model as
+trained (float32) or as the page runs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..heads import induction_targets
+from .core import HasTokens, Note, Scene, choice, compare, readout_html, seed_slider, slider, text
+from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
+
+__all__ = ["GENERATION_PROMPTS", "generation_run", "GENERATION_TEMPERATURES", "MAX_GENERATED",
+           "continuation_counts", "GenerationState", "generation_state",
+           "generation_readout_html", "generation_alt_text"]
+
+#: The model's positions (the induction task's length): prompt and generated tokens share them.
+_LENGTH = 24
+#: The most tokens the lab generates (after a prompt of one symbol).
+MAX_GENERATED = _LENGTH - 1
+#: Decoding: 0 = greedy (the argmax), else sampling from softmax(logits / T).
+GENERATION_TEMPERATURES = (0.0, 0.5, 1.0, 2.0)
+#: The lab's suggested prompts: one period of 7 and two symbols more (the pattern seen once),
+#: period 4 (shorter than any period of training, 6..12) twice, and 9 distinct symbols
+#: (nothing repeats: nothing to copy, until the model repeats itself).
+GENERATION_PROMPTS = ("31 29 28 3 10 4 12 31 29", "5 17 23 8 5 17 23 8",
+                      "28 29 3 17 30 25 12 27 10")
+
+
+def _targets(tokens, q: int) -> tuple:
+    """The keys an induction head should weigh most at query ``q``: each j < q whose previous
+    token is the query's symbol (``heads.induction_targets``), ascending; () if none."""
+    return tuple(int(j) for j in np.flatnonzero(induction_targets(tokens[:q + 1])[q]))
+
+
+#: The weights a generation runs on: as trained, or as the page decodes them.
+WEIGHTS = ("float32", "page")
+
+
+@functools.lru_cache(maxsize=2)
+def generation_run(weights: str = "page"):
+    """The induction run with its checkpoints "float32" (as trained: ``train_tiny``) or
+    "page" (as ``training-checkpoints.js`` carries them to the reader's browser)."""
+    import dataclasses
+
+    from ..web_export import page_checkpoints  # the reference layer: torch
+
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {list(WEIGHTS)}, got {weights!r}")
+    run = training_run("induction")
+    if weights == "float32":
+        return run
+    return dataclasses.replace(run, checkpoints=page_checkpoints(run), _nets={})
+
+
+@functools.lru_cache(maxsize=256)
+def _generate(prompt: tuple, step: int, n: int, temperature: float, seed: int,
+              weights: str = "page") -> tuple:
+    """(generated (n,), rows: n arrays (L h, s_0 + k - 1), probability (n,)) of one run."""
+    from ..decoding import generate, softmax_temperature  # numpy only
+
+    decoder = generation_run(weights).numpy_model(step).decoder()
+    rows = []
+
+    def feed(new_tokens):
+        logits = decoder(new_tokens)  # (t_new, V)
+        # the last new query's row in each layer: L x (h, length) -> (L h, length)
+        rows.append(np.concatenate([w[:, -1] for w in decoder.weights]))
+        return logits
+
+    tokens, logits = generate(feed, np.array(prompt, dtype=np.int64), n,
+                              temperature=temperature, seed=seed if temperature else None)
+    p = softmax_temperature(logits, temperature or 1.0)  # (n, V)
+    return (tuple(int(x) for x in tokens), tuple(rows),
+            tuple(float(v) for v in p[np.arange(n), tokens]))
+
+
+def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1,
+                        weights: str = "float32") -> dict:
+    """How the induction model continues repeated patterns, greedily, at a checkpoint.
+
+    Parameters
+    ----------
+    prompts : sequence of (prompt, n)
+        Each prompt a tuple of symbols whose pattern has been seen at least once, and the
+        number of tokens to generate after it (prompt + n <= 24).
+    checkpoint : int
+    weights : {"float32", "page"}
+        The model as trained, or as the lab runs it (:func:`generation_run`).
+
+    Returns
+    -------
+    dict
+        ``"prompts"``: how many prompts; ``"whole"``: how many are continued right at every
+        step (each token the one a copy of the pattern gives); ``"steps"``: generated steps
+        whose query's symbol occurred before; ``"right"``: how many of those chose the
+        copy's token; ``"top"``: (n_heads,) how many of those steps each head weighed a key
+        after an earlier copy (``heads.induction_targets``) most; ``"chance"``: how many of
+        those steps a head would hit picking one of the keys it may see at random (the sum
+        over steps of the targets' share of the keys).
+    """
+    step = generation_run(weights).steps[checkpoint]
+    out = {"prompts": 0, "whole": 0, "steps": 0, "right": 0, "top": None, "chance": 0.0}
+    for prompt, n in prompts:
+        prompt = tuple(int(x) for x in prompt)
+        generated, rows, _ = _generate(prompt, step, n, 0.0, 0, weights)
+        sequence, ok = prompt + generated, True
+        top = np.zeros(len(rows[0]), dtype=int) if out["top"] is None else out["top"]
+        for k, row in enumerate(rows):  # row: (n_heads, q + 1), q = the query's position
+            q = len(prompt) + k - 1
+            keys = _targets(sequence, q)
+            if not keys:
+                ok = False
+                continue
+            out["steps"] += 1
+            out["chance"] += len(keys) / (q + 1)
+            right = generated[k] == sequence[keys[-1]]
+            out["right"] += right
+            ok &= right
+            top += [int(np.argmax(w)) in keys for w in row]  # (n_heads,)
+        out["top"] = top
+        out["prompts"] += 1
+        out["whole"] += ok
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class GenerationState(HasTokens):
+    """Everything the generation lab shows at step t; n_heads = L h."""
+
+    checkpoint: int         # the checkpoint's index, 0..25
+    step: int               # its optimiser step
+    steps: int              # the run's last step
+    temperature: float      # 0 = greedy
+    seed: int               # the sampling's seed (read only when temperature > 0)
+    prompt: tuple           # (s_0,) int: the reader's prompt (empty when it is invalid)
+    generated: tuple        # (n,) int: every generated token, in order
+    asked: int              # the n asked for (more than generated when the prompt leaves less room)
+    t: int                  # the step shown, 1..n (0: nothing generated)
+    t_asked: int            # the step asked for (past n: the last one is shown)
+    tokens: tuple           # (s_0 + t,) the sequence so far, the new token last
+    heads: tuple            # (n_heads,) "layer 0, head 0", ...
+    # (n_heads, t, s_0 + t): row k - 1 is the attention of the query at position s_0 + k - 2,
+    # which produced token k, over keys 0..s_0 + k - 2 (zero from the new token on)
+    weights: np.ndarray
+    top: tuple              # (n_heads,) the key each head weighs most at step t
+    targets: tuple          # (n,) tuples: the keys after earlier copies at each step (_targets)
+    expected: tuple         # (n,) the token a copy of the pattern gives (None: nothing to copy)
+    probability: tuple      # (n,) the chosen token's probability where it was chosen from
+    notes: tuple            # of Note
+
+
+def _whole(value, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+            low <= value <= high):
+        raise ValueError(f"{name} must be a whole number {low}..{high}, got {value!r}")
+    return int(value)
+
+
+def generation_state(prompt: str = GENERATION_PROMPTS[0],
+                     checkpoint: int = TRAINING_CHECKPOINTS - 1, n: int = 7, t: int = 7,
+                     temperature: float = 0.0, seed: int = 0) -> GenerationState:
+    """The induction model's generation after the reader's prompt, shown at step t.
+
+    Pure (the run is deterministic and memoised). Bad text never raises: it gives nothing
+    generated and an error note (the model's own message for a bad symbol).
+
+    Parameters
+    ----------
+    prompt : str
+        1..23 symbols 0..31 separated by spaces.
+    checkpoint : int
+        0..25, a saved checkpoint of the induction run (0 = untrained).
+    n : int
+        Tokens to generate, 1..23; fewer when the prompt leaves less room (24 positions).
+    t : int
+        The step shown, 1..23 (past the last generated token: the last one, with a note).
+    temperature : {0.0, 0.5, 1.0, 2.0}
+        0: greedy; else sampling from softmax(logits / T), seeded by ``seed``.
+    seed : int
+        0..20.
+    """
+    run = generation_run("page")
+    last = len(run.steps) - 1
+    checkpoint = _whole(checkpoint, "checkpoint", 0, last)
+    n = asked = _whole(n, "n", 1, MAX_GENERATED)
+    t = t_asked = _whole(t, "t", 1, MAX_GENERATED)
+    seed = _whole(seed, "seed", 0, 20)
+    if isinstance(temperature, bool) or temperature not in GENERATION_TEMPERATURES:
+        raise ValueError(f"temperature must be one of {list(GENERATION_TEMPERATURES)}, "
+                         f"got {temperature!r}")
+    temperature = float(temperature)
+    step = run.steps[checkpoint]
+    heads = tuple(f"layer {i}, head {j}" for i in range(run.config["n_layers"])
+                  for j in range(run.config["n_heads"]))
+    prompt_tokens, notes = read_symbols(prompt)
+    if prompt_tokens:
+        try:
+            run._tokens(np.array(prompt_tokens, dtype=np.int64))
+        except (ValueError, OverflowError) as err:  # the model's message: range, length
+            notes.append(Note("error", str(err) if isinstance(err, ValueError) else
+                              f"symbols must be 0..{run.config['vocab'] - 1}"))
+            prompt_tokens = ()
+        else:
+            if len(prompt_tokens) > MAX_GENERATED:
+                notes.append(Note("error", f"a prompt has at most {MAX_GENERATED} symbols: the "
+                                           f"model has {_LENGTH} positions and one at least is "
+                                           f"for a generated token; got {len(prompt_tokens)}"))
+                prompt_tokens = ()
+    generated, rows, probability = (), (), ()
+    s0 = len(prompt_tokens)
+    if prompt_tokens:
+        if s0 + n > _LENGTH:
+            notes.append(Note("warning", f"{_LENGTH - s0} tokens fit after a prompt of {s0} "
+                                         f"(the model has {_LENGTH} positions): generating "
+                                         f"{_LENGTH - s0}, not {n}"))
+            n = _LENGTH - s0
+        # greedy ignores the seed: one cached generation for every seed
+        generated, rows, probability = _generate(prompt_tokens, step, n, temperature,
+                                                 seed if temperature else 0)
+        if t > n:
+            notes.append(Note("info", f"step {t} is past the last generated token: "
+                                      f"showing step {n}"))
+            t = n
+    else:
+        t = 0
+    sequence = prompt_tokens + generated
+    weights = np.zeros((len(heads), t, s0 + t))
+    for k in range(t):  # row k: the query at position s0 + k - 1, keys 0..s0 + k - 1
+        weights[:, k, :s0 + k] = rows[k]  # (n_heads, s0 + k) into (n_heads, s0 + t)
+    targets = tuple(_targets(sequence, s0 + k - 1) for k in range(len(generated)))
+    return GenerationState(
+        checkpoint=checkpoint, step=step, steps=run.steps[-1], temperature=temperature,
+        seed=seed, prompt=prompt_tokens, generated=generated, asked=asked, t=t,
+        t_asked=t_asked, tokens=sequence[:s0 + t], heads=heads, weights=weights,
+        top=tuple(int(np.argmax(w)) for w in rows[t - 1]) if t else (),
+        targets=targets,
+        expected=tuple(sequence[keys[-1]] if keys else None for keys in targets),
+        probability=probability, notes=tuple(notes))
+
+
+def _decoding(state: GenerationState) -> str:
+    return ("greedy" if not state.temperature else
+            f"sampled at T = {state.temperature:g}, seed {state.seed}")
+
+
+def _marks(state: GenerationState) -> str:
+    """Each generated token, with ✓/✗ where a copy of the pattern tells the token."""
+    return " ".join(f"{g}" + ("" if e is None else ("\u2713" if g == e else "\u2717"))
+                    for g, e in zip(state.generated, state.expected))
+
+
+def generation_readout_html(state: GenerationState) -> str:
+    """The step shown, each head's heaviest key, and the whole generation."""
+    parts = [f"<div><b>step {state.step} of {state.steps}</b> (checkpoint {state.checkpoint}),"
+             f" {_decoding(state)}</div>"]
+    if state.t:
+        s0, t = len(state.prompt), state.t
+        q, new = s0 + t - 2, state.generated[t - 1]
+        keys, expected = state.targets[t - 1], state.expected[t - 1]
+        mark = "\u2713" if new == expected else "\u2717"
+        copy = (f"a copy of the pattern gives {expected} ({mark})" if keys else
+                f"symbol {state.tokens[q]} did not occur before: nothing to copy")
+        parts.append(
+            f"<div><b>step t = {t} of {len(state.generated)}</b>: the query at position {q} "
+            f"(symbol {state.tokens[q]}) chose <b>{new}</b> with probability "
+            f"{state.probability[t - 1]:.2f}; {copy}.</div>")
+        rows = "".join(
+            f"<tr><td>{head}</td><td>key {k} (symbol {state.tokens[k]})</td>"
+            f"<td>{state.weights[i, t - 1, k]:.2f}</td>"
+            f"<td>{'yes' if k in keys else 'no'}</td></tr>"
+            for i, (head, k) in enumerate(zip(state.heads, state.top)))
+        parts.append('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th>'
+                     "<th>weight</th><th>after an earlier copy?</th></tr>" + rows + "</table>")
+        counted = [g == e for g, e in zip(state.generated, state.expected) if e is not None]
+        parts.append(
+            f"<div>prompt <code>{' '.join(map(str, state.prompt))}</code><br>generated "
+            f"(\u2713/\u2717 where a copy tells the token): <code>{html.escape(_marks(state))}"
+            f"</code> ({sum(counted)} of {len(counted)} right)</div>")
+    return readout_html("".join(parts), state.notes)
+
+
+def generation_alt_text(state: GenerationState) -> str:
+    """A plain-text description of the lab's picture."""
+    text = (f"Generation by the induction model at step {state.step} of {state.steps}, "
+            f"{_decoding(state)}. ")
+    if not state.t:
+        return text + "No heatmaps: the prompt is not valid. " + " ".join(
+            n.text for n in state.notes)
+    s0, t = len(state.prompt), state.t
+    text += (f"Prompt {' '.join(map(str, state.prompt))}; generated so far "
+             f"{' '.join(map(str, state.generated[:t]))}. One heatmap a head, rows the steps "
+             f"1 to {t}, columns the {s0 + t} positions so far; each row is the attention of "
+             f"the query that produced that step's token, over the keys before it, step {t} "
+             f"outlined: ")
+    text += "; ".join(
+        f"{head} weighs key {k} (symbol {state.tokens[k]}) most, "
+        f"{state.weights[i, t - 1, k]:.2f}" for i, (head, k) in
+        enumerate(zip(state.heads, state.top)))
+    return text + (f". Below, a bar for each of the {len(state.generated)} generated tokens: "
+                   f"the probability it was chosen with, {state.probability[t - 1]:.2f} at "
+                   f"step {t}.")
+
+
+SCENE = Scene(
+    name="generation",
+    title="Generation explorer: what each head looked at to write each token",
+    controls=(
+        text("prompt", "prompt (1..23 of 0..31)", GENERATION_PROMPTS[0],
+             suggestions=GENERATION_PROMPTS, placeholder="up to 23 symbols 0..31"),
+        slider("checkpoint", "checkpoint (0 = untrained)", range(TRAINING_CHECKPOINTS),
+               TRAINING_CHECKPOINTS - 1),
+        # 9 + 7 = 16 positions by default: the axes name every token (they thin beyond 16)
+        slider("n", "tokens to generate", range(1, MAX_GENERATED + 1), 7),
+        slider("t", "step t shown", range(1, MAX_GENERATED + 1), 7),
+        choice("temperature", "decoding", [("greedy", 0.0), ("T = 0.5", 0.5), ("T = 1", 1.0),
+                                           ("T = 2", 2.0)], 0.0, buttons=True),
+        seed_slider("seed (sampling)", active_when=compare("temperature", ">", 0),
+                    hint="used when sampling"),
+    ),
+    state=generation_state, readout=generation_readout_html, alt=generation_alt_text,
+    web="generation",
+    warm=({"checkpoint": 0},),
+    suggested=(
+        {"checkpoint": 0},
+        {"t": 1}, {"t": 3},
+        {"prompt": GENERATION_PROMPTS[1]},
+        {"prompt": GENERATION_PROMPTS[2]},
+        {"temperature": 2.0, "seed": 3},
+    ),
+)
+SCENES = (SCENE,)
