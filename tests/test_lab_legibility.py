@@ -248,6 +248,15 @@ def open_lab(browser, path: Path, width: int):
     return watch, page, lab_id
 
 
+#: further views of a lab: chapter 9's model view (72 thumbnails, the chosen head opened
+#: under them) on its 16-token preset, in both measures
+MORE_VIEWS = {
+    "pretrained": [("model view", [("text", "The animal didn't cross the street because it was too tired."),
+                                   ("view", "model"), ("query", 10)]),
+                   ("model view, norms", [("measure", "norm")])],
+}
+
+
 def scenarios(name: str) -> list[tuple[str, list]]:
     """(what, the controls to set) for each view of lab ``name`` the test looks at."""
     out = [("default", [])]
@@ -255,7 +264,7 @@ def scenarios(name: str) -> list[tuple[str, list]]:
         out.append(("held-out", HELD_OUT_VALUES[name]))
     elif name in TEXT_LABS:
         out.append(("held-out", [("text", HELD_OUT)]))
-    return out
+    return out + MORE_VIEWS.get(name, [])
 
 
 def look_at(page, lab_id: str, settings: list) -> dict:

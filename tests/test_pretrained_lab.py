@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from attention_book.plots import (entropy_figure, head_maps_figure, head_scores_figure,
                                   neuron_view_figure)
@@ -20,6 +22,7 @@ from attention_book.heads import head_scores
 from attention_book.pretrained import ANIMAL_SENTENCE, MiniLM, gallery_scores
 from attention_book.scenes import (
     ANIMAL_WIDE,
+    shown_maps,
     MAX_PRETRAINED_TOKENS,
     PRETRAINED_PRESETS,
     SCENES,
@@ -169,6 +172,114 @@ def test_readout_and_alt_text():
     assert "16 by 16" in alt and "layer 3, head 1" in alt and "'animal' with weight 0.68" in alt
 
 
+# ------------------------------------------------------------------ weight or norm, one head or 72
+
+
+def test_norms_are_the_models_weighted_norms(model):
+    """The lab's ||alpha_ij f(x_j)|| is MiniLM.weighted_norms (Kobayashi et al.), the map
+    drawn in "norm" mode its rows scaled to sum to 1, and the weights' map unchanged."""
+    for layer, head in ((2, 9), (3, 1), (0, 2)):
+        st = pretrained_state(ANIMAL_SENTENCE, layer, head, 10, measure="norm")
+        want = model.weighted_norms(ANIMAL_SENTENCE)[layer, head]
+        np.testing.assert_allclose(st.norms, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(st.shown, want / want.sum(axis=1, keepdims=True), atol=1e-6)
+        np.testing.assert_allclose(st.shown.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(st.norms, st.weights / st.weights.sum(1, keepdims=True)
+                                   * st.value_norms, rtol=1e-12)
+        assert st.differs == int((want.argmax(1) != st.weights.argmax(1)).sum())
+        w = pretrained_state(ANIMAL_SENTENCE, layer, head, 10)
+        np.testing.assert_array_equal(w.shown, w.weights)
+        np.testing.assert_array_equal(w.norms, st.norms)  # the readout's norms either way
+        assert w.thumbs.size == 0 and w.view == "head"
+
+
+@settings(max_examples=60, deadline=None)
+@given(hst.integers(1, 6), hst.integers(0, 2**31 - 1))
+def test_shown_maps_rows_are_shares(T, seed):
+    """Norm mode: each row sums to 1 and is the weights' row when every value is as long
+    (a head moving vectors of one length moves what it weighs); weight mode: the weights."""
+    rng = np.random.default_rng(seed)
+    maps = rng.dirichlet(np.ones(T), size=(3, T)).astype(np.float32)  # (3, T, T), rows sum to 1
+    lengths = rng.uniform(0.1, 5, size=(3, T))
+    shares = shown_maps(maps, lengths, "norm")
+    np.testing.assert_allclose(shares.sum(-1), 1.0, atol=1e-12)
+    assert (shares >= 0).all()
+    w = maps / maps.astype(np.float64).sum(-1, keepdims=True)
+    np.testing.assert_allclose(shown_maps(maps, np.full((3, T), 2.5), "norm"), w, atol=1e-12)
+    np.testing.assert_array_equal(shown_maps(maps, lengths, "weight"), maps.astype(np.float64))
+    # a longer value takes a larger share of every row than its weight alone
+    longer = lengths.copy()
+    longer[:, 0] *= 10
+    assert (shown_maps(maps, longer, "norm")[..., 0] >= shares[..., 0] - 1e-12).all()
+
+
+def test_single_thread_value_norms_are_the_value_writes_lengths(model):
+    """||f_h(x_j)|| from heads.value_writes on the model's own hidden states, every layer."""
+    from attention_book.heads import value_writes
+    from attention_book.pretrained import single_thread_value_norms
+
+    got = single_thread_value_norms(ANIMAL_SENTENCE)
+    assert got.shape == (6, 12, 16) and got.dtype == np.float32 and not got.flags.writeable
+    states = model.hidden_states(ANIMAL_SENTENCE)  # (7, T, d)
+    for l, block in enumerate(model.blocks):
+        mha = block.attention
+        writes = value_writes(states[l] @ mha.W_v + mha.b_v, mha.W_o, 12)  # (h, T, d)
+        np.testing.assert_allclose(got[l], np.linalg.norm(writes, axis=-1), rtol=1e-5)
+
+
+def test_the_cls_head_moves_little_through_its_heavy_sink():
+    """L2 H9 parks 0.9 of the running sentence's weight on [CLS] (chapter 9), but [CLS]'s
+    value is short: its share of ||alpha f(x)|| is smaller than its weight, in every row."""
+    st = pretrained_state(RUNNING_SENTENCE, 2, 9, 0, measure="norm")
+    assert st.weights[:, 0].mean() > 0.8
+    assert (st.shown[:, 0] < st.weights[:, 0]).all()
+    assert st.value_norms[0] < 0.5 * st.value_norms[1:].mean()
+
+
+def test_model_view_holds_every_heads_map(model):
+    for measure in ("weight", "norm"):
+        st = pretrained_state(RUNNING_SENTENCE, 4, 7, 3, measure=measure, view="model")
+        thumbs = st.thumbs.reshape(6, 12, st.T, st.T)
+        np.testing.assert_allclose(thumbs[4, 7], st.shown, rtol=1e-7)  # float32
+        if measure == "weight":
+            np.testing.assert_allclose(thumbs, model.attention(RUNNING_SENTENCE), atol=1e-6)
+        else:
+            N = model.weighted_norms(RUNNING_SENTENCE)
+            np.testing.assert_allclose(thumbs, N / N.sum(-1, keepdims=True), atol=1e-5)
+        alt = pretrained_alt_text(st)
+        assert alt.startswith("Panel 1: the model view, 72 thumbnails")
+        assert "layer 4, head 7 outlined" in alt and "Panel 3: arcs" in alt
+        assert "bars" not in alt and "right" not in alt  # no panel positions: they move
+
+
+def test_model_view_without_tokens_says_its_grid_is_empty():
+    alt = pretrained_alt_text(pretrained_state("", view="model"))
+    assert alt.startswith("Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), "
+                          "empty. Empty heatmap and arcs (panels 2 and 3)")
+
+
+def test_bad_measure_or_view_is_refused():
+    with pytest.raises(ValueError, match="measure must be one of"):
+        pretrained_state(RUNNING_SENTENCE, measure="weights")
+    with pytest.raises(ValueError, match="view must be one of"):
+        pretrained_state(RUNNING_SENTENCE, view=72)
+    with pytest.raises(ValueError, match=r"view must be one of \['head', 'model'\], got \['model'\]"):
+        pretrained_state(RUNNING_SENTENCE, view=["model"])
+
+
+def test_alt_names_panels_in_drawing_order_not_positions():
+    """Issue 23: the alt said "Bottom right" for the bars, which are drawn under the map
+    (left) on a wide page and last of three on a phone."""
+    alt = pretrained_alt_text(pretrained_state(ANIMAL_SENTENCE, 3, 1, 10))
+    assert alt.index("Panel 1: heatmap") < alt.index("Panel 2: arcs") < alt.index("Panel 3: bars")
+    assert "right" not in alt and "Bottom" not in alt
+    st = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10, measure="norm")
+    assert "shares of" in pretrained_alt_text(st) and "with share 0.77" in pretrained_alt_text(st)
+    page = pretrained_readout_html(st)
+    assert "by \u2016\u03b1 f(x)\u2016 (share of the row): 2 'animal' 0.77" in page
+    assert f"{st.differs} of 16 queries have another strongest key" in page
+
+
 # ------------------------------------------------------------------ the view
 
 
@@ -230,5 +341,5 @@ def test_unreadable_text_gives_a_note(text, message):
     assert [n.level for n in state.notes] == ["error"] and message in state.notes[0].text
     assert message.split()[0] in pretrained_readout_html(state)
     assert "gallery (157 sentences)" in pretrained_readout_html(state)
-    assert pretrained_alt_text(state).startswith("Empty heatmap and arcs")
+    assert pretrained_alt_text(state).startswith("Empty heatmap and arcs (panels 1 and 2)")
     assert pretrained_query_options({"text": text}) == (("(no tokens)", 0),)

@@ -98,7 +98,8 @@ SAYS = {
                    "n": r"\*\*tokens to generate\*\*", "t": r"\*\*step t\*\*",
                    "temperature": r"\*\*decoding\*\* \(greedy, or sampling", "seed": r"\*\*seed\*\*"},
     "pretrained": {"text": r"type any sentence", "layer": r"layer", "head": r"head",
-                   "query": r"any query token"},
+                   "query": r"any query token", "measure": r"switch \*\*maps show\*\*",
+                   "view": r"view \*\*all 72 heads\*\*"},
 }
 
 LAB_CALL = re.compile(r'\blab\("(\w+)"')

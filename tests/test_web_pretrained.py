@@ -43,6 +43,7 @@ TOL = 1e-5
 #: tests/test_web_minilm.py's bound on the int8 file's loss (measured largest 0.032).
 INT8_MAX_ABS = 0.05
 INT8_MEAN_ABS = 0.001
+INT8_NORM_MAX_ABS = 0.08  # tests/test_web_minilm.py: the norms' shares lose a little more
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: these tests run "
                                 "web/pretrained.js in Node.js")
@@ -76,6 +77,8 @@ const b64 = (a) => Buffer.from(Float64Array.from(a).buffer).toString("base64");
     let st;
     try { st = await P.state(values); } catch (e) { out.push({error: e.message}); continue; }
     out.push({tokens: st.tokens, query: st.query, source: st.source, weights: b64(st.weights),
+              norms: b64(st.norms), shown: b64(st.shown), valueNorms: b64(st.valueNorms),
+              thumbs: b64(st.thumbs), differs: st.differs,
               scores: st.scores, gallery: st.gallery, notes: st.notes, readout: P.readoutHtml(st),
               alt: P.alt(st), numbers: P.numbers(st), choices: P.choices("query", values),
               figure: P.figure(st).panels.map((p) => [p.kind, p.rows === undefined ?
@@ -111,7 +114,8 @@ def notes(state) -> list[dict]:
 
 
 def python_values(values: dict) -> dict:
-    return {k: v for k, v in values.items() if k in ("text", "layer", "head", "query")}
+    return {k: v for k, v in values.items() if k in ("text", "layer", "head", "query", "measure",
+                                                      "view")}
 
 
 # ------------------------------------------------------------------ the gallery file
@@ -144,8 +148,11 @@ def test_presets_equal_python(gallery_js):
         T = len(read_pieces(text)[1])
         for layer in range(6):
             for head in range(12):
-                for query in sorted({0, preset_query, T - 1, (layer * 12 + head) % T, 500}):
-                    values.append({"text": text, "layer": layer, "head": head, "query": query})
+                for k, query in enumerate(sorted({0, preset_query, T - 1, (layer * 12 + head) % T, 500})):
+                    # both measures on every head; the model view on one head in five
+                    values.append({"text": text, "layer": layer, "head": head, "query": query,
+                                   "measure": ("weight", "norm")[(head + k) % 2],
+                                   "view": "model" if (layer * 12 + head + k) % 5 == 0 else "head"})
     got = run(gallery_js, values)
     assert len(got) == len(values) >= 3 * 72 * 4
     for v, g in zip(values, got):
@@ -153,6 +160,10 @@ def test_presets_equal_python(gallery_js):
         assert g["source"] == "package", v
         assert g["tokens"] == list(st.tokens) and g["query"] == st.query, v
         np.testing.assert_allclose(arr(g["weights"]), st.weights.ravel(), atol=TOL, rtol=0)
+        for name in ("norms", "shown", "thumbs"):
+            np.testing.assert_allclose(arr(g[name]), getattr(st, name).ravel(), atol=TOL, rtol=0)
+        np.testing.assert_allclose(arr(g["valueNorms"]), st.value_norms, atol=TOL, rtol=0)
+        assert g["differs"] == st.differs, v
         for name, value in st.scores.items():
             assert abs(g["scores"][name] - value) <= 1e-12, (v, name)
         for name, value in st.gallery.items():
@@ -163,7 +174,13 @@ def test_presets_equal_python(gallery_js):
         assert g["numbers"]["tokens"] == list(st.tokens)
         np.testing.assert_allclose(np.array(g["numbers"]["weights"]), st.weights, atol=TOL, rtol=0)
         assert g["choices"] == [list(c) for c in pretrained_query_options(v)]
-        assert g["figure"] == [["heatmap", st.T, st.T], ["arcs", None, None], ["bars", 2, 6]]
+        np.testing.assert_allclose(np.array(g["numbers"]["weighted_norms"]), st.norms, atol=TOL, rtol=0)
+        if st.view == "model":
+            assert g["figure"] == [["thumbs", 6, 12], ["heatmap", st.T, st.T], ["arcs", None, None]]
+        else:
+            assert g["figure"] == [["heatmap", st.T, st.T], ["arcs", None, None], ["bars", 2, 6]]
+    assert {(v["measure"], v["view"]) for v in values} == {
+        (m, w) for m in ("weight", "norm") for w in ("head", "model")}
 
 
 # ------------------------------------------------------------------ refused and cut text
@@ -205,13 +222,22 @@ def test_held_out_sentences_before_the_model(gallery_js):
         assert "the model has not run on this sentence yet" in g["alt"]
         assert g["figure"][0] == ["heatmap", 0, 0]
     assert "[UNK]" in got[2]["tokens"]
+    # the model view before the model: an empty grid, said so (the twin of Python's no-token alt)
+    [pending] = run(gallery_js, [{"text": HELD_OUT[0], "layer": 4, "head": 7, "query": 1,
+                                  "measure": "norm", "view": "model"}])
+    assert pending["figure"] == [["thumbs", 6, 12], ["heatmap", 0, 0], ["arcs", None, None]]
+    assert pending["alt"].startswith("Panel 1: the model view's grid of 72 heads (6 layers by "
+                                     "12 heads), empty. Empty heatmap and arcs (panels 2 and 3)")
+    assert arr(pending["thumbs"]).size == 0 and "Load the model" in pending["notes"][-1]["text"]
     assert "0:[CLS] 1:&lt; 2:b 3:&gt;" in got[3]["readout"] and "<script" not in got[3]["readout"]
 
 
 def test_bad_values_same_message(gallery_js):
     text = PRETRAINED_PRESETS[0][1]
     bad = [{"layer": 6}, {"layer": -1}, {"head": 12}, {"head": 2.5}, {"query": -1},
-           {"layer": True}, {"head": "3"}, {"query": None}, {"layer": [1]}]
+           {"layer": True}, {"head": "3"}, {"query": None}, {"layer": [1]},
+           {"measure": "weights"}, {"measure": None}, {"view": "all"}, {"view": 72},
+           {"view": ["model"]}]
     values = [{"text": text, "layer": 0, "head": 0, "query": 0, **b} for b in bad]
     got = run(gallery_js, values)
     for v, g in zip(values, got):
@@ -278,8 +304,9 @@ MAPS = """async (texts) => {
         maps.set(st.weights, (l * 12 + h) * T * T);
       }
     }
+    const model = P.state({text, layer: 3, head: 1, query: 1, measure: "norm", view: "model"});  // cached
     out.push({tokens: st0.tokens, source: st0.source, promised, lookups, maps: b64(maps),
-              readout: P.readoutHtml(st0), alt: P.alt(st0)});
+              shares: b64(new Float32Array(model.thumbs)), readout: P.readoutHtml(st0), alt: P.alt(st0)});
   }
   return {out, status: P.modelStatus()};
 }"""
@@ -331,15 +358,20 @@ def test_chromium_loads_the_model_and_runs_new_sentences(browser, tmp_path, int8
         assert got["tokens"] == list(st.tokens), text
         assert got["lookups"] == 72  # a change of layer or head is a lookup, no model run
         maps = np.frombuffer(base64.b64decode(got["maps"]), "<f4").reshape(6, 12, st.T, st.T)
+        shares = np.frombuffer(base64.b64decode(got["shares"]), "<f4").reshape(6, 12, st.T, st.T)
         want = single_thread_attention(text)
+        model_view = pretrained_state(text, 3, 1, 1, measure="norm", view="model")
+        want_shares = model_view.thumbs.reshape(6, 12, st.T, st.T)
         if text == PRETRAINED_PRESETS[1][1]:  # a preset: the package's own numbers
             assert got["source"] == "package" and not got["promised"]
             np.testing.assert_allclose(maps, want, atol=TOL, rtol=0)
+            np.testing.assert_allclose(shares, want_shares, atol=TOL, rtol=0)
             assert got["readout"] == pretrained_readout_html(st)
             continue
         assert got["source"] == "browser" and got["promised"], text
         diff = np.abs(maps - want)
         assert diff.max() <= INT8_MAX_ABS, text
+        assert np.abs(shares - want_shares).max() <= INT8_NORM_MAX_ABS, text  # the norms' view
         diffs.append(diff.mean())
         assert "int8 weights" in got["readout"]
     assert np.mean(diffs) <= INT8_MEAN_ABS

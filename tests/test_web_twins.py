@@ -327,7 +327,13 @@ def test_pretrained_state_is_the_modules(tmp_path):
     path = tmp_path / "pretrained-gallery.js"
     web_export.export_pretrained_gallery(path, PRETRAINED_PRESETS,
                                          max_tokens=MAX_PRETRAINED_TOKENS)
-    values = [{"text": text, "layer": layer, "head": head, "query": query}
-              for _, text, query in PRETRAINED_PRESETS for layer, head in ((0, 0), (3, 7))]
-    values += [{"text": "", "layer": 1, "head": 1, "query": 0}]
-    assert check("pretrained", values, path) >= 6
+    values = [{"text": text, "layer": layer, "head": head, "query": query, "measure": measure,
+               "view": view}
+              for _, text, query in PRETRAINED_PRESETS
+              for layer, head, measure, view in ((0, 0, "weight", "head"), (3, 7, "norm", "head"),
+                                                 (4, 10, "norm", "model"), (1, 5, "weight", "model"))]
+    values += [{"text": "", "layer": 1, "head": 1, "query": 0, "measure": "norm", "view": "model"},
+               {"text": "", "layer": 1, "head": 1, "query": 0, "measure": "weight", "view": "head"},
+               {"text": PRETRAINED_PRESETS[0][1], "layer": 0, "head": 0, "query": 0,
+                "measure": "alpha", "view": "head"}]
+    assert check("pretrained", values, path) >= 12

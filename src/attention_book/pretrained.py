@@ -38,8 +38,8 @@ from tokenizers.pre_tokenizers import BertPreTokenizer
 from ._validate import whole_number
 from .block import EncoderBlock, layer_norm
 from .cost import blas_threads
-from .heads import (head_scores, most_attended_word, weight_on_keys, weighted_write_norms,
-                    word_attention)
+from .heads import (head_scores, most_attended_word, value_writes, weight_on_keys,
+                    weighted_write_norms, word_attention)
 from .multihead import MultiHeadAttention
 from .tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
 
@@ -48,6 +48,7 @@ __all__ = [
     "model_dir",
     "load_sentences",
     "single_thread_attention",
+    "single_thread_value_norms",
     "Gallery",
     "gallery_scores",
     "SyntaxSentence",
@@ -603,6 +604,22 @@ def _load(path: Path) -> MiniLM:
 
 
 @functools.lru_cache(maxsize=16)
+def _single_thread_run(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(attention (L, h, T, T), value-write norms (L, h, T)) on one BLAS thread, cached."""
+    model = MiniLM.load()
+    x, maps, lengths = model.embed(model.encode(text)), [], []  # (T, d)
+    with blas_threads(1):
+        for block in model.blocks:
+            mha = block.attention
+            values = x @ mha.W_v + mha.b_v  # (T, d) @ (d, d) -> (T, d): the layer's input
+            writes = value_writes(values, mha.W_o, mha.h)  # (h, T, d): f_h(x_j)
+            lengths.append(np.linalg.norm(writes, axis=-1))  # (h, T)
+            x, weights = block.forward(x)  # (T, d), (h, T, T)
+            maps.append(weights)
+    return (_readonly(np.stack(maps)),  # (n_layers, h, T, T)
+            _readonly(np.stack(lengths).astype(np.float32)))  # (n_layers, h, T)
+
+
 def single_thread_attention(text: str) -> np.ndarray:
     """``MiniLM.load().attention(text)``, computed on one BLAS thread.
 
@@ -621,13 +638,29 @@ def single_thread_attention(text: str) -> np.ndarray:
     weights : numpy.ndarray of float32, shape (n_layers, h, T, T) = (6, 12, T, T)
         Read-only (shared by every caller of the cache).
     """
-    model = MiniLM.load()
-    x, maps = model.embed(model.encode(text)), []  # (T, d)
-    with blas_threads(1):
-        for block in model.blocks:
-            x, weights = block.forward(x)  # (T, d), (h, T, T)
-            maps.append(weights)
-    return _readonly(np.stack(maps))  # (n_layers, h, T, T)
+    return _single_thread_run(text)[0]
+
+
+def single_thread_value_norms(text: str) -> np.ndarray:
+    """How long what each head writes from each token is, ||f_h(x_j)||, with
+    f_h(x_j) = (x_j W^V + b^V)_head W^O_head (:func:`attention_book.heads.value_writes`),
+    in every layer, computed on one BLAS thread with :func:`single_thread_attention`.
+
+    ``single_thread_attention(text)[l, head] * single_thread_value_norms(text)[l, head,
+    None, :]`` is :meth:`MiniLM.weighted_norms`' ``||alpha_ij f_h(x_j)||`` (Kobayashi et
+    al. 2020) up to float32 rounding: the length of the weight's vector, not the weight.
+
+    Parameters
+    ----------
+    text : str
+        As for :meth:`MiniLM.tokenize`.
+
+    Returns
+    -------
+    norms : numpy.ndarray of float32, shape (n_layers, h, T) = (6, 12, T)
+        ``norms[l, head, j] = ||f_head(x_j)||`` in layer l. Read-only.
+    """
+    return _single_thread_run(text)[1]
 
 
 @dataclass(frozen=True, eq=False)

@@ -77,7 +77,7 @@ FORMAT = 1
 #: Numbers of a row that share one int8 scale.
 INT8_GROUP = 64
 #: The version of ``pretrained-gallery.js``'s layout (web/pretrained.js checks it).
-GALLERY_FORMAT = 1
+GALLERY_FORMAT = 2
 
 
 def quantize_int8(w, alpha: float = 0.5, group: int = 64
@@ -390,9 +390,13 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
       (:func:`attention_book.heads.head_scores`) averaged over them, (n_layers * h)
       float64 in C order of (layer, head), as
       :func:`~attention_book.pretrained.gallery_scores` gives them;
-    - ``presets``: for each (label, text, query), the text's tokens and all 72 maps,
+    - ``presets``: for each (label, text, query), the text's tokens, all 72 maps,
       :func:`~attention_book.pretrained.single_thread_attention` (the numbers the scene's
-      state uses), base64 of float32 (n_layers, h, T, T) in C order;
+      state uses), base64 of float32 (n_layers, h, T, T) in C order, and ``norms``, the
+      lengths ||f_h(x_j)|| of what each head writes from each token,
+      :func:`~attention_book.pretrained.single_thread_value_norms`, base64 of float32
+      (n_layers, h, T) (with the maps they give the lab's ||alpha f(x)|| view: 72 T floats,
+      against 72 T^2 for the maps);
     - ``weights``: ``{file, bytes, dtype}`` of ``weights_js`` (the size the lab's button
       announces), or null when no weights file is given.
 
@@ -417,7 +421,7 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
     dict
         ``bytes`` (the file's size) and ``presets`` (how many).
     """
-    from .pretrained import gallery_scores, single_thread_attention
+    from .pretrained import gallery_scores, single_thread_attention, single_thread_value_norms
     from .tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
 
     path = Path(path)
@@ -445,8 +449,9 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
             raise ValueError(f"preset {label!r} is {len(tokens)} tokens long; the lab shows "
                              f"at most {max_tokens}")
         maps = np.asarray(single_thread_attention(text), dtype=np.float32)  # (L, h, T, T)
+        norms = np.asarray(single_thread_value_norms(text), dtype=np.float32)  # (L, h, T)
         stored.append({"label": label, "text": text, "query": int(query), "tokens": tokens,
-                       "maps": _b64(maps)})
+                       "maps": _b64(maps), "norms": _b64(norms)})
     scores = gallery_scores()
     means = scores.mean  # name -> (L, h) float64
     cfg = model.config
@@ -828,6 +833,7 @@ for (const text of request.texts) {
     }
     fs.writeSync(out, new Uint8Array(run.attention.buffer));
     if (request.hidden) fs.writeSync(out, new Uint8Array(run.hidden.buffer));
+    fs.writeSync(out, new Uint8Array(run.valueNorms.buffer));
     results.push({tokens: enc.tokens, ids: Array.from(enc.ids), offsets: enc.offsets,
                   T: run.T, kept: enc.kept, total: enc.total, text: enc.text,
                   forward_ms: times});
@@ -873,7 +879,8 @@ def run_in_node(weights_js, texts, *, mode: str = "forward", max_tokens: int | N
         ``timing`` (``parse_ms``: running the weights script, ``decode_ms``: base64 and
         dequantisation), ``results`` (one dict per text: ``tokens``, ``ids``, ``offsets``,
         ``T`` and, with mode ``"forward"``, ``attention`` (n_layers, h, T, T) float32,
-        ``hidden`` (n_layers + 1, T, d), ``forward_ms``).
+        ``hidden`` (n_layers + 1, T, d), ``value_norms`` (n_layers, h, T): ||f_h(x_j)||,
+        ``forward_ms``).
     """
     import subprocess
     import tempfile
@@ -909,6 +916,8 @@ def run_in_node(weights_js, texts, *, mode: str = "forward", max_tokens: int | N
             m = (L + 1) * T * d
             result["hidden"] = data[at:at + m].reshape(L + 1, T, d)  # (L + 1, T, d)
             at += m
+        result["value_norms"] = data[at:at + L * h * T].reshape(L, h, T)  # (L, h, T)
+        at += L * h * T
     return answer
 
 

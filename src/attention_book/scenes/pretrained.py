@@ -1,7 +1,13 @@
 """Chapter 9's lab: one head of the pretrained all-MiniLM-L6-v2 on a sentence, and what that
 head does across the gallery of 157 sentences (:func:`~attention_book.pretrained.gallery_scores`,
 computed once: the chapter's tables and the lab's readout read the same numbers, all from
-:func:`~attention_book.pretrained.single_thread_attention`)."""
+:func:`~attention_book.pretrained.single_thread_attention`).
+
+Two switches: what the maps show, the attention weights alpha_ij or the weighted value norms
+||alpha_ij f_h(x_j)|| of Kobayashi et al. 2020 (each row scaled to sum to 1, so that the two
+read on one colour scale: the share of what query i receives that comes from key j); and
+the view, one head (its map, arcs from the query, its scores) or the model view (all 72
+heads as thumbnails, the chosen one outlined and opened below them)."""
 
 from __future__ import annotations
 
@@ -12,14 +18,16 @@ import numpy as np
 
 from .._validate import whole_number
 from ..heads import head_scores
-from ..pretrained import ANIMAL_SENTENCE, MiniLM, gallery_scores, single_thread_attention
+from ..pretrained import (ANIMAL_SENTENCE, MiniLM, gallery_scores, single_thread_attention,
+                          single_thread_value_norms)
 from ..tokens import RUNNING_SENTENCE
 from .core import (Note, Scene, choice, no_tokens_alt, readout_html, slider, text,
                    token_options)
 
 __all__ = ["MAX_PRETRAINED_TOKENS", "ANIMAL_WIDE", "PRETRAINED_PRESETS", "SCORE_LABELS",
            "read_pieces", "PretrainedState", "pretrained_state", "pretrained_readout_html",
-           "pretrained_alt_text", "pretrained_query_options"]
+           "pretrained_alt_text", "pretrained_query_options", "MEASURES", "VIEWS",
+           "shown_maps"]
 
 #: The most tokens ([CLS] and [SEP] included) the lab shows; longer texts are cut.
 MAX_PRETRAINED_TOKENS = 128
@@ -31,6 +39,11 @@ PRETRAINED_PRESETS = (
     ("'... because it was too tired.', query 'it'", ANIMAL_SENTENCE, 10),
     ("'... because it was too wide.', query 'it'", ANIMAL_WIDE, 10),
 )
+#: What the maps show: value -> (button label, what a map's colour is).
+MEASURES = {"weight": ("weights \u03b1", "weight (each row sums to 1)"),
+            "norm": ("\u2016\u03b1 f(x)\u2016", "share of \u2016\u03b1 f(x)\u2016 (rows sum to 1)")}
+#: The two views: value -> button label.
+VIEWS = {"head": "one head", "model": "all 72 heads"}
 #: What each head score measures (see :func:`attention_book.heads.head_scores`), in
 #: display order.
 SCORE_LABELS = {"previous": "previous token", "next": "next token", "cls": "[CLS]",
@@ -73,6 +86,13 @@ class PretrainedState:
     tokens: tuple        # (T,) str
     total_tokens: int    # tokens of the whole text (>= T)
     weights: np.ndarray  # (T, T) the head's weights (rows: queries), attention(text)[layer, head]
+    measure: str         # what the maps show: "weight" or "norm"
+    view: str            # "head" (one head) or "model" (all 72 thumbnails and the chosen head)
+    value_norms: np.ndarray  # (T,) ||f_h(x_j)||: how long what the head writes from token j is
+    norms: np.ndarray    # (T, T) ||alpha_ij f_h(x_j)|| (rows of weights scaled to sum to 1)
+    shown: np.ndarray    # (T, T) the head's map as drawn: weights, or norms / their row sums
+    thumbs: np.ndarray   # (n_layers * h * T * T,) float32: every head's map as drawn (model view; else empty)
+    differs: int         # queries whose largest-weight key is not their largest-norm key
     scores: dict         # str -> float: head_scores of weights (empty without tokens)
     gallery: dict        # str -> float: the same scores of this head averaged over the gallery
     notes: tuple         # of Note
@@ -97,10 +117,40 @@ class PretrainedState:
         """The query's weights, shape (T,) (empty without tokens)."""
         return self.weights[self.query] if self.T else np.zeros(0)
 
+    @property
+    def shown_row(self) -> np.ndarray:
+        """The query's row of the map drawn, shape (T,) (empty without tokens)."""
+        return self.shown[self.query] if self.T else np.zeros(0)
+
+
+def shown_maps(maps, value_norms, measure: str) -> np.ndarray:
+    """What the lab draws for heads' maps: the weights, or ||alpha_ij f(x_j)|| with each
+    row scaled to sum to 1.
+
+    Parameters
+    ----------
+    maps : numpy.ndarray, shape (..., T, T)
+        Attention weights (rows: queries).
+    value_norms : numpy.ndarray, shape (..., T)
+        ||f(x_j)|| of the same heads.
+    measure : str
+        "weight" or "norm".
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (..., T, T)
+    """
+    w = np.asarray(maps, dtype=np.float64)
+    if measure == "weight":
+        return w.copy()
+    w = w / w.sum(axis=-1, keepdims=True)  # rows sum to 1 in float64, as weighted_norms
+    norms = w * np.asarray(value_norms, dtype=np.float64)[..., None, :]  # (..., T, T) * (..., 1, T)
+    return norms / norms.sum(axis=-1, keepdims=True)
+
 
 def pretrained_state(text: str = RUNNING_SENTENCE, layer: int = 0, head: int = 2,
-                     query: int = 2, *, max_tokens: int = MAX_PRETRAINED_TOKENS
-                     ) -> PretrainedState:
+                     query: int = 2, measure: str = "weight", view: str = "head", *,
+                     max_tokens: int = MAX_PRETRAINED_TOKENS) -> PretrainedState:
     """One head of all-MiniLM-L6-v2 on ``text``, with its scores here and on the gallery.
 
     Pure (the forward pass is cached for the 16 most recent texts, so only a new text
@@ -112,6 +162,11 @@ def pretrained_state(text: str = RUNNING_SENTENCE, layer: int = 0, head: int = 2
         Any text; cut after ``max_tokens`` tokens, with a note.
     layer, head, query : int
         Layer 0..5, head 0..11, and the query position to highlight (clamped to T - 1).
+    measure : str
+        What the maps show: "weight" (alpha) or "norm" (||alpha_ij f(x_j)||, rows scaled
+        to sum to 1).
+    view : str
+        "head" (one head) or "model" (also every head's map, in ``thumbs``).
 
     Returns
     -------
@@ -122,31 +177,55 @@ def pretrained_state(text: str = RUNNING_SENTENCE, layer: int = 0, head: int = 2
     layer = whole_number(layer, "layer", 0, model.n_layers - 1)
     head = whole_number(head, "head", 0, model.n_heads - 1)
     query = whole_number(query, "query", 0)
+    for name, value, allowed in (("measure", measure, MEASURES), ("view", view, VIEWS)):
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
     used, tokens, notes, total = read_pieces(text, max_tokens)
     gallery = {name: float(s[layer, head]) for name, s in gallery_scores().mean.items()}
+    thumbs, differs = np.zeros(0), 0
     if tokens:
-        weights = single_thread_attention(used)[layer, head].astype(np.float64)  # (T, T)
+        maps, lengths = single_thread_attention(used), single_thread_value_norms(used)
+        weights = maps[layer, head].astype(np.float64)  # (T, T)
         scores = {name: float(v) for name, v in head_scores(weights).items()}
+        value_norms = lengths[layer, head].astype(np.float64)  # (T,)
+        norms = weights / weights.sum(axis=-1, keepdims=True) * value_norms  # (T, T) * (T,)
+        shown = shown_maps(weights, value_norms, measure)  # (T, T)
+        differs = int((weights.argmax(axis=-1) != norms.argmax(axis=-1)).sum())
+        if view == "model":
+            # (L, h, T, T) -> (L*h*T*T,), in float32: half the bytes a live lab sends
+            thumbs = shown_maps(maps, lengths, measure).astype(np.float32).ravel()
     else:
-        weights, scores = np.zeros((0, 0)), {}
+        weights, scores, value_norms = np.zeros((0, 0)), {}, np.zeros(0)
+        norms, shown = np.zeros((0, 0)), np.zeros((0, 0))
     return PretrainedState(
         text=text if isinstance(text, str) else "", layer=layer, head=head,
         query=min(query, len(tokens) - 1) if tokens else 0, tokens=tuple(tokens),
-        total_tokens=total, weights=weights, scores=scores, gallery=gallery,
-        notes=tuple(notes))
+        total_tokens=total, weights=weights, measure=measure, view=view,
+        value_norms=value_norms, norms=norms, shown=shown, thumbs=thumbs, differs=differs,
+        scores=scores, gallery=gallery, notes=tuple(notes))
+
+
+def _top(row, tokens) -> str:
+    """The three largest entries of ``row``: "j 'token' 0.xx", largest first."""
+    return ", ".join(f"{j} '{html.escape(tokens[j])}' {row[j]:.2f}"
+                     for j in np.argsort(row)[::-1][:3])
 
 
 def pretrained_readout_html(state: PretrainedState) -> str:
-    """The lab's readout: the query's strongest keys, and a table of the head's scores on
-    this sentence, on the whole gallery and for a uniform head (every token escaped)."""
+    """The lab's readout: the query's strongest keys by weight and by ||alpha f(x)||, how
+    many queries the two disagree on, and a table of the head's scores on this sentence, on
+    the whole gallery and for a uniform head (every token escaped)."""
     parts = [f"<b>layer {state.layer}, head {state.head}</b> of all-MiniLM-L6-v2: weights "
              f": (T, T) = ({state.T}, {state.T})"]
     columns = [f"gallery ({state.gallery_sentences} sentences)"]
     if state.T:
-        row, who = state.row, html.escape(state.tokens[state.query])
-        keys = ", ".join(f"{j} '{html.escape(state.tokens[j])}' {row[j]:.2f}"
-                         for j in np.argsort(row)[::-1][:3])
-        parts.append(f"query {state.query} '{who}' attends most to: {keys}")
+        who, norms = html.escape(state.tokens[state.query]), state.norms[state.query]
+        parts.append(f"query {state.query} '{who}' attends most to: "
+                     f"{_top(state.row, state.tokens)}")
+        parts.append(f"by \u2016\u03b1 f(x)\u2016 (share of the row): "
+                     f"{_top(norms / norms.sum(), state.tokens)}")
+        parts.append(f"{state.differs} of {state.T} queries have another strongest key by "
+                     f"\u2016\u03b1 f(x)\u2016 than by weight")
         columns = ["this sentence", *columns, "uniform head"]
     rows = []
     for name, label in SCORE_LABELS.items():
@@ -156,26 +235,40 @@ def pretrained_readout_html(state: PretrainedState) -> str:
         rows.append(f"<tr><td>{html.escape(label)}</td>"
                     + "".join(f"<td>{v:.3f}</td>" for v in values) + "</tr>")
     table = ('<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>'
-             + "".join(f"<th>{c}</th>" for c in ["score", *columns]) + "</tr>"
-             + "".join(rows) + "</table>")
+             + "".join(f"<th>{c}</th>" for c in ["score", *columns])
+             + "</tr>" + "".join(rows) + "</table>")
     return readout_html("<br>".join(parts) + table, state.notes, "font-size:90%")
 
 
 def pretrained_alt_text(state: PretrainedState) -> str:
-    """Plain-text description of the lab's figure for ``state``."""
+    """Plain-text description of the lab's figure for ``state``, panel by panel in the
+    order they are drawn (side by side on a wide page, one under another on a phone)."""
+    what = "attention weights" if state.measure == "weight" else (
+        "shares of \u2016\u03b1 f(x)\u2016 (each row scaled to sum to 1)")
     gallery = ("bars of the head's scores averaged over the gallery: " + ", ".join(
         f"{SCORE_LABELS[n]} {state.gallery[n]:.2f}" for n in SCORE_LABELS) + ".")
+    grid = "" if state.view != "model" else (
+        f"Panel 1: the model view, 72 thumbnails of the {what} of every head (6 rows of "
+        f"layers 0 to 5, 12 columns of heads 0 to 11), layer {state.layer}, head "
+        f"{state.head} outlined. " if state.T else
+        "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ")
+    first = 2 if state.view == "model" else 1
     if not state.T:
-        return no_tokens_alt("Empty heatmap and arcs", state.notes) + " Bottom right: " + gallery
-    row, top = state.row, int(np.argmax(state.row))
+        empty = "panels 2 and 3" if state.view == "model" else "panels 1 and 2"
+        return (grid + no_tokens_alt(f"Empty heatmap and arcs ({empty})", state.notes)
+                + ("" if state.view == "model" else " Panel 3: " + gallery))
+    row, top = state.shown_row, int(np.argmax(state.shown_row))
+    out = (f"{grid}Panel {first}: heatmap of the {state.T} by {state.T} {what} of layer "
+           f"{state.layer}, head {state.head}, tokens ({', '.join(state.tokens[:20])}"
+           f"{', ...' if state.T > 20 else ''}) on both axes, colour 0 to 1, row "
+           f"{state.query} outlined. Panel {first + 1}: arcs from query {state.query} "
+           f"'{state.tokens[state.query]}' to every token; the heaviest goes to "
+           f"{top} '{state.tokens[top]}' with {'weight' if state.measure == 'weight' else 'share'} "
+           f"{row[top]:.2f}.")
+    if state.view == "model":
+        return out
     mine = ", ".join(f"{SCORE_LABELS[n]} {state.scores[n]:.2f}" for n in SCORE_LABELS)
-    return (f"Left: heatmap of the {state.T} by {state.T} attention weights of layer "
-            f"{state.layer}, head {state.head}, tokens ({', '.join(state.tokens[:20])}"
-            f"{', ...' if state.T > 20 else ''}) on both axes, colour 0 to 1, row "
-            f"{state.query} outlined. Top right: arcs from query {state.query} "
-            f"'{state.tokens[state.query]}' to every token; the heaviest goes to "
-            f"{top} '{state.tokens[top]}' with weight {row[top]:.2f}. Bottom right: bars "
-            f"of the head's scores on this sentence ({mine}) beside its " + gallery)
+    return out + f" Panel 3: bars of the head's scores on this sentence ({mine}) beside its " + gallery
 
 
 def pretrained_query_options(values) -> tuple:
@@ -193,6 +286,10 @@ SCENE = Scene(
         slider("head", "head", range(12), 2),
         choice("query", "query token", [(str(i), i) for i in range(MAX_PRETRAINED_TOKENS)],
                2, options_for=pretrained_query_options),
+        choice("measure", "maps show", [(label, v) for v, (label, _) in MEASURES.items()],
+               "weight", buttons=True),
+        choice("view", "view", [(label, v) for v, label in VIEWS.items()], "head",
+               buttons=True),
     ),
     state=pretrained_state, readout=pretrained_readout_html, alt=pretrained_alt_text,
     web="pretrained",
@@ -202,6 +299,9 @@ SCENE = Scene(
                {"text": ANIMAL_SENTENCE, "layer": 3, "head": 1, "query": 10},
                {"text": ANIMAL_WIDE, "layer": 3, "head": 1, "query": 10},
                {"text": ANIMAL_SENTENCE, "layer": 5, "head": 11},
-               {"text": ANIMAL_WIDE, "layer": 5, "head": 11}),
+               {"text": ANIMAL_WIDE, "layer": 5, "head": 11},
+               {"text": RUNNING_SENTENCE, "layer": 2, "head": 9, "measure": "norm"},
+               {"text": ANIMAL_SENTENCE, "layer": 3, "head": 1, "query": 10,
+                "view": "model"}),
 )
 SCENES = (SCENE,)

@@ -72,7 +72,7 @@
     }
     return w;
   }
-  function remembered(layout5) {
+  function remembered(layout6) {
     const memo = /* @__PURE__ */ new WeakMap();
     return (ctx, panel, ...args) => {
       let byArgs = memo.get(panel);
@@ -83,7 +83,7 @@
       const key = args.join(",");
       let g = byArgs.get(key);
       if (g === void 0) {
-        g = layout5(ctx, panel, ...args);
+        g = layout6(ctx, panel, ...args);
         byArgs.set(key, g);
       }
       return g;
@@ -911,12 +911,117 @@
     }
   }
 
+  // src/panels/thumbs.js
+  var GAP = 3;
+  var MOST = 56;
+  var LEAST = 16;
+  var rowLabels = (panel) => Array.from({ length: panel.rows }, (_, i) => (panel.rowPrefix || "") + i);
+  var colLabels = (panel) => Array.from({ length: panel.cols }, (_, j) => (panel.colPrefix || "") + j);
+  function layout5(ctx, panel, w) {
+    const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
+    font(ctx);
+    const left = PAD + widest(ctx, rowLabels(panel)) + 6;
+    const cell = Math.floor((w - left - PAD) / panel.cols);
+    const size = Math.max(LEAST, Math.min(MOST, cell - GAP));
+    const fits = widest(ctx, colLabels(panel)) + 4 <= size + GAP;
+    const top = title.height + LINE + 2;
+    return {
+      title,
+      left,
+      size,
+      step: size + GAP,
+      top,
+      prefixed: fits,
+      height: top + panel.rows * (size + GAP),
+      minW: left + PAD + panel.cols * (40 + GAP)
+    };
+  }
+  function measureThumbs(ctx, panel, w) {
+    const g = layout5(ctx, panel, w);
+    return { minW: g.minW, height: g.height };
+  }
+  var painted = /* @__PURE__ */ new Map();
+  var KEEP = 4;
+  function grid(panel, g, whole, dpr, scratch) {
+    const T = panel.size, n = panel.rows * panel.cols;
+    const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
+    const hit = painted.get(panel.data);
+    if (hit && hit.key === key) {
+      return hit.canvas;
+    }
+    scratch.width = T;
+    scratch.height = n * T;
+    const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+    colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+    sctx.putImageData(image, 0, 0);
+    const canvas = hit ? hit.canvas : document.createElement("canvas");
+    canvas.width = Math.round(whole.w * dpr);
+    canvas.height = Math.round(whole.h * dpr);
+    const gctx = canvas.getContext("2d");
+    gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    gctx.imageSmoothingEnabled = T > g.size;
+    for (let k = 0; k < n; k++) {
+      const i = Math.floor(k / panel.cols), j = k % panel.cols;
+      gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
+    }
+    painted.delete(panel.data);
+    painted.set(panel.data, { key, canvas });
+    if (painted.size > KEEP) {
+      painted.delete(painted.keys().next().value);
+    }
+    return canvas;
+  }
+  function drawThumbs(ctx, panel, region, th, scratch) {
+    const g = layout5(ctx, panel, region.w), T = panel.size, n = panel.rows * panel.cols;
+    drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
+    const x0 = region.x + g.left, y0 = region.y + g.top;
+    panel.hit = { x: x0, y: y0, step: g.step, size: g.size, rows: panel.rows, cols: panel.cols };
+    const cols = colLabels(panel), rows = rowLabels(panel);
+    cols.forEach((label, j) => text(
+      ctx,
+      g.prefixed ? label : String(j),
+      x0 + j * g.step + g.size / 2,
+      y0 - 4,
+      "center",
+      "bottom",
+      TEXT_PX,
+      th.text
+    ));
+    rows.forEach((label, i) => text(
+      ctx,
+      label,
+      x0 - 6,
+      y0 + i * g.step + g.size / 2,
+      "right",
+      "middle",
+      TEXT_PX,
+      th.text
+    ));
+    const whole = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
+    if (!(T && panel.data && panel.data.length === n * T * T)) {
+      ctx.strokeStyle = th.muted;
+      ctx.strokeRect(whole.x - 0.5, whole.y - 0.5, whole.w + 1, whole.h + 1);
+      emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
+      return;
+    }
+    const dpr = ctx.getTransform().a || 1;
+    ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
+    if (panel.chosen) {
+      const [i, j] = panel.chosen;
+      ctx.strokeStyle = ACCENT;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x0 + j * g.step - 1.5, y0 + i * g.step - 1.5, g.size + 3, g.size + 3);
+      ctx.lineWidth = 1;
+    }
+  }
+
   // src/figure.js
   var KINDS = /* @__PURE__ */ new Map([
     ["heatmap", [drawHeatmap, measureHeatmap]],
     ["lines", [drawLines, measureLines]],
     ["arcs", [drawArcs, measureArcs]],
-    ["bars", [drawBars, measureBars]]
+    ["bars", [drawBars, measureBars]],
+    ["thumbs", [drawThumbs, measureThumbs]]
   ]);
   var ROW_GAP = 8;
   function kind(panel) {
@@ -990,15 +1095,15 @@
   function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
     const ctx = canvas.getContext("2d");
     fontReset(ctx);
-    const layout5 = layoutFigure(ctx, spec, width);
-    fit(canvas, width, layout5.height, dpr);
+    const layout6 = layoutFigure(ctx, spec, width);
+    fit(canvas, width, layout6.height, dpr);
     fontReset(ctx);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = th.background;
     ctx.fillRect(0, 0, width, canvas.height / dpr);
-    spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout5.regions[i], th, scratch));
+    spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
     canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
-    return layout5;
+    return layout6;
   }
 
   // src/dom.js

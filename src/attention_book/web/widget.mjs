@@ -312,7 +312,7 @@ function widthOf(ctx, str) {
   }
   return w;
 }
-function remembered(layout5) {
+function remembered(layout6) {
   const memo = /* @__PURE__ */ new WeakMap();
   return (ctx, panel, ...args) => {
     let byArgs = memo.get(panel);
@@ -323,7 +323,7 @@ function remembered(layout5) {
     const key = args.join(",");
     let g = byArgs.get(key);
     if (g === void 0) {
-      g = layout5(ctx, panel, ...args);
+      g = layout6(ctx, panel, ...args);
       byArgs.set(key, g);
     }
     return g;
@@ -1151,12 +1151,117 @@ function drawLines(ctx, panel, region, th) {
   }
 }
 
+// src/panels/thumbs.js
+var GAP = 3;
+var MOST = 56;
+var LEAST = 16;
+var rowLabels = (panel) => Array.from({ length: panel.rows }, (_, i) => (panel.rowPrefix || "") + i);
+var colLabels = (panel) => Array.from({ length: panel.cols }, (_, j) => (panel.colPrefix || "") + j);
+function layout5(ctx, panel, w) {
+  const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
+  font(ctx);
+  const left = PAD + widest(ctx, rowLabels(panel)) + 6;
+  const cell = Math.floor((w - left - PAD) / panel.cols);
+  const size = Math.max(LEAST, Math.min(MOST, cell - GAP));
+  const fits = widest(ctx, colLabels(panel)) + 4 <= size + GAP;
+  const top = title.height + LINE + 2;
+  return {
+    title,
+    left,
+    size,
+    step: size + GAP,
+    top,
+    prefixed: fits,
+    height: top + panel.rows * (size + GAP),
+    minW: left + PAD + panel.cols * (40 + GAP)
+  };
+}
+function measureThumbs(ctx, panel, w) {
+  const g = layout5(ctx, panel, w);
+  return { minW: g.minW, height: g.height };
+}
+var painted = /* @__PURE__ */ new Map();
+var KEEP = 4;
+function grid(panel, g, whole2, dpr, scratch) {
+  const T = panel.size, n = panel.rows * panel.cols;
+  const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
+  const hit = painted.get(panel.data);
+  if (hit && hit.key === key) {
+    return hit.canvas;
+  }
+  scratch.width = T;
+  scratch.height = n * T;
+  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+  colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
+  sctx.putImageData(image, 0, 0);
+  const canvas = hit ? hit.canvas : document.createElement("canvas");
+  canvas.width = Math.round(whole2.w * dpr);
+  canvas.height = Math.round(whole2.h * dpr);
+  const gctx = canvas.getContext("2d");
+  gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  gctx.imageSmoothingEnabled = T > g.size;
+  for (let k = 0; k < n; k++) {
+    const i = Math.floor(k / panel.cols), j = k % panel.cols;
+    gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
+  }
+  painted.delete(panel.data);
+  painted.set(panel.data, { key, canvas });
+  if (painted.size > KEEP) {
+    painted.delete(painted.keys().next().value);
+  }
+  return canvas;
+}
+function drawThumbs(ctx, panel, region, th, scratch) {
+  const g = layout5(ctx, panel, region.w), T = panel.size, n = panel.rows * panel.cols;
+  drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
+  const x0 = region.x + g.left, y0 = region.y + g.top;
+  panel.hit = { x: x0, y: y0, step: g.step, size: g.size, rows: panel.rows, cols: panel.cols };
+  const cols = colLabels(panel), rows2 = rowLabels(panel);
+  cols.forEach((label, j) => text(
+    ctx,
+    g.prefixed ? label : String(j),
+    x0 + j * g.step + g.size / 2,
+    y0 - 4,
+    "center",
+    "bottom",
+    TEXT_PX,
+    th.text
+  ));
+  rows2.forEach((label, i) => text(
+    ctx,
+    label,
+    x0 - 6,
+    y0 + i * g.step + g.size / 2,
+    "right",
+    "middle",
+    TEXT_PX,
+    th.text
+  ));
+  const whole2 = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
+  if (!(T && panel.data && panel.data.length === n * T * T)) {
+    ctx.strokeStyle = th.muted;
+    ctx.strokeRect(whole2.x - 0.5, whole2.y - 0.5, whole2.w + 1, whole2.h + 1);
+    emptyMessage(ctx, panel.empty, whole2.x + whole2.w / 2, whole2.y + whole2.h / 2, whole2.w - 8, th);
+    return;
+  }
+  const dpr = ctx.getTransform().a || 1;
+  ctx.drawImage(grid(panel, g, whole2, dpr, scratch), whole2.x, whole2.y, whole2.w, whole2.h);
+  if (panel.chosen) {
+    const [i, j] = panel.chosen;
+    ctx.strokeStyle = ACCENT;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x0 + j * g.step - 1.5, y0 + i * g.step - 1.5, g.size + 3, g.size + 3);
+    ctx.lineWidth = 1;
+  }
+}
+
 // src/figure.js
 var KINDS2 = /* @__PURE__ */ new Map([
   ["heatmap", [drawHeatmap, measureHeatmap]],
   ["lines", [drawLines, measureLines]],
   ["arcs", [drawArcs, measureArcs]],
-  ["bars", [drawBars, measureBars]]
+  ["bars", [drawBars, measureBars]],
+  ["thumbs", [drawThumbs, measureThumbs]]
 ]);
 var ROW_GAP = 8;
 function kind(panel) {
@@ -1230,15 +1335,15 @@ function fit(canvas, width, height, dpr) {
 function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
   fontReset(ctx);
-  const layout5 = layoutFigure(ctx, spec, width);
-  fit(canvas, width, layout5.height, dpr);
+  const layout6 = layoutFigure(ctx, spec, width);
+  fit(canvas, width, layout6.height, dpr);
   fontReset(ctx);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);
-  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout5.regions[i], th, scratch));
+  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
-  return layout5;
+  return layout6;
 }
 
 // src/download.js
@@ -3073,9 +3178,9 @@ function layerNorm(x, s, d, eps, gamma, beta) {
     for (j = 0; j < d; j++) {
       v += (x[o + j] - mean) * (x[o + j] - mean);
     }
-    var root3 = Math.sqrt(v / d + eps);
+    var root4 = Math.sqrt(v / d + eps);
     for (j = 0; j < d; j++) {
-      var n = (x[o + j] - mean) / root3;
+      var n = (x[o + j] - mean) / root4;
       y[o + j] = gamma ? n * gamma[j] + (beta ? beta[j] : 0) : n;
     }
   }
@@ -4882,7 +4987,7 @@ function figure5(st) {
       masked[k * s + j] = 1;
     }
   }
-  var rowLabels = st.generated.slice(0, t).map(function(g) {
+  var rowLabels2 = st.generated.slice(0, t).map(function(g) {
     return "\u2192 " + g;
   });
   var split = function(before) {
@@ -4922,7 +5027,7 @@ function figure5(st) {
         xlabel: "key (the sequence so far)",
         ylabel: i ? "" : "step: token chosen",
         colorbar: i === st.heads.length - 1 ? "attention weight" : "",
-        rowLabels,
+        rowLabels: rowLabels2,
         colLabels: labels
       };
     }).concat([bars])
@@ -5889,7 +5994,7 @@ var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] };
 var MAX_LABELS = 16;
 function figure8(st) {
   var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
-  function heat(title, data2, cols, kind2, xlabel, bar, rowLabels, colLabels) {
+  function heat(title, data2, cols, kind2, xlabel, bar, rowLabels2, colLabels2) {
     var lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
     return {
       kind: "heatmap",
@@ -5904,8 +6009,8 @@ function figure8(st) {
       xlabel,
       ylabel: "",
       colorbar: bar,
-      rowLabels,
-      colLabels
+      rowLabels: rowLabels2,
+      colLabels: colLabels2
     };
   }
   var before = heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels);
@@ -6816,6 +6921,7 @@ Model.prototype.forward = function(ids) {
   }
   var attention2 = new Float32Array(L * h * T * T);
   var hidden = new Float32Array((L + 1) * T * d);
+  var valueNorms = new Float32Array(L * h * T);
   var x = new Float32Array(T * d);
   for (t = 0; t < T; t++) {
     for (var j = 0; j < d; j++) {
@@ -6834,6 +6940,8 @@ Model.prototype.forward = function(ids) {
     linear3(x, T, d, p.W_q, p.b_q, d, q);
     linear3(x, T, d, p.W_k, p.b_k, d, k);
     linear3(x, T, d, p.W_v, p.b_v, d, v);
+    if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);
+    writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);
     for (var head = 0; head < h; head++) {
       var c0 = head * dK;
       var base = (l * h + head) * T * T;
@@ -6873,15 +6981,44 @@ Model.prototype.forward = function(ids) {
     T,
     attention: attention2,
     hidden,
-    shape: { attention: [L, h, T, T], hidden: [L + 1, T, d] }
+    valueNorms,
+    shape: { attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T] }
   };
 };
+function headGrams(Wt, d, h, dK) {
+  var G2 = new Float64Array(h * dK * dK);
+  for (var i = 0; i < h; i++) {
+    for (var a = 0; a < dK; a++) {
+      for (var b = a; b < dK; b++) {
+        var s = 0;
+        for (var o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
+        G2[(i * dK + a) * dK + b] = G2[(i * dK + b) * dK + a] = s;
+      }
+    }
+  }
+  return G2;
+}
+function writeNorms(v, T, d, h, dK, G2, out, at) {
+  for (var i = 0; i < h; i++) {
+    var c0 = i * dK, g0 = i * dK * dK;
+    for (var j = 0; j < T; j++) {
+      var sq = 0, vj = j * d + c0;
+      for (var a = 0; a < dK; a++) {
+        var row2 = 0, ga = g0 + a * dK;
+        for (var b = 0; b < dK; b++) row2 += G2[ga + b] * v[vj + b];
+        sq += v[vj + a] * row2;
+      }
+      out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));
+    }
+  }
+}
 Model.prototype.run = function(text2, options) {
   var enc = this.tokenize(text2, options);
   var result = this.forward(enc.ids);
   enc.T = result.T;
   enc.attention = result.attention;
   enc.hidden = result.hidden;
+  enc.valueNorms = result.valueNorms;
   enc.shape = result.shape;
   return enc;
 };
@@ -6907,6 +7044,8 @@ var api12 = {
   decodeBase64,
   decodeTensor,
   normalizeCodePoint,
+  writeNorms,
+  headGrams,
   isPunctuation: function(c) {
     return c < 128 && isAsciiPunct(c) || inRanges2(PUNCT, c);
   },
@@ -6914,12 +7053,9 @@ var api12 = {
 };
 var minilm_default = api12;
 
-// src/labs/pretrained.js
+// src/labs/pretrained-data.js
 var root2 = globalThis;
-var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(() => {\n  // src/shared/minilm.js\n  var TABLES = {\n    drop: "0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",\n    space: "9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",\n    cjk: "3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",\n    punct: "21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",\n    split: "9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"\n  };\n  var LAB_MAX_TOKENS = 128;\n  var MAX_TEXT_CHARS = 1e5;\n  function MiniLMError(code, message) {\n    var error = new Error(message);\n    error.name = "MiniLMError";\n    error.code = code;\n    return error;\n  }\n  function parseRanges(text) {\n    var parts = text ? text.split(",") : [];\n    var out = new Int32Array(2 * parts.length);\n    for (var i = 0; i < parts.length; i++) {\n      var pair = parts[i].split("-");\n      out[2 * i] = parseInt(pair[0], 16);\n      out[2 * i + 1] = parseInt(pair.length > 1 ? pair[1] : pair[0], 16);\n    }\n    return out;\n  }\n  function inRanges(ranges, c) {\n    var lo = 0;\n    var hi = ranges.length / 2 - 1;\n    while (lo <= hi) {\n      var mid = lo + hi >> 1;\n      if (c < ranges[2 * mid]) hi = mid - 1;\n      else if (c > ranges[2 * mid + 1]) lo = mid + 1;\n      else return true;\n    }\n    return false;\n  }\n  var DROP = parseRanges(TABLES.drop);\n  var SPACE = parseRanges(TABLES.space);\n  var CJK = parseRanges(TABLES.cjk);\n  var PUNCT = parseRanges(TABLES.punct);\n  var SPLIT = parseRanges(TABLES.split);\n  function normalizeCodePoint(c, out) {\n    if (c < 128) {\n      if (c === 9 || c === 10 || c === 13 || c === 32) out.push(32);\n      else if (c < 32 || c === 127) return;\n      else if (c >= 65 && c <= 90) out.push(c + 32);\n      else out.push(c);\n      return;\n    }\n    if (inRanges(DROP, c)) return;\n    if (inRanges(SPACE, c)) {\n      out.push(32);\n      return;\n    }\n    var cjk = inRanges(CJK, c);\n    if (cjk) out.push(32);\n    var nfd = String.fromCodePoint(c).normalize("NFD");\n    for (var i = 0; i < nfd.length; i++) {\n      var d = nfd.codePointAt(i);\n      if (d > 65535) i++;\n      if (inRanges(DROP, d)) continue;\n      var lower = String.fromCodePoint(d).toLowerCase();\n      for (var j = 0; j < lower.length; j++) {\n        var e = lower.codePointAt(j);\n        if (e > 65535) j++;\n        out.push(e);\n      }\n    }\n    if (cjk) out.push(32);\n  }\n  function Tokenizer(spec) {\n    if (!spec || !Array.isArray(spec.vocab)) {\n      throw MiniLMError("bad-weights", "the weights file holds no tokenizer vocabulary");\n    }\n    this.vocab = spec.vocab;\n    this.ids = /* @__PURE__ */ new Map();\n    for (var i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);\n    this.unk = spec.unk_token;\n    this.cls = spec.cls_token;\n    this.sep = spec.sep_token;\n    this.prefix = spec.continuing_subword_prefix;\n    this.maxChars = spec.max_input_chars_per_word;\n    var specials = (spec.special_tokens || []).slice().sort(function(a, b) {\n      return b.length - a.length;\n    });\n    this.special = specials.length ? new RegExp(specials.map(function(s) {\n      return s.replace(/[.*+?^${}()|[\\]\\\\]/g, "\\\\$&");\n    }).join("|"), "g") : null;\n  }\n  Tokenizer.prototype._words = function(text, from, to, words) {\n    var word = null;\n    var buffer = [];\n    for (var i = from; i < to; ) {\n      var c = text.codePointAt(i);\n      var width = c > 65535 ? 2 : 1;\n      buffer.length = 0;\n      normalizeCodePoint(c, buffer);\n      for (var k = 0; k < buffer.length; k++) {\n        var n = buffer[k];\n        if (n === 32 || inRanges(SPLIT, n)) {\n          word = null;\n        } else if (n < 128 && isAsciiPunct(n) || inRanges(PUNCT, n)) {\n          words.push({ cps: [n], starts: [i], ends: [i + width] });\n          word = null;\n        } else {\n          if (word === null) {\n            word = { cps: [], starts: [], ends: [] };\n            words.push(word);\n          }\n          word.cps.push(n);\n          word.starts.push(i);\n          word.ends.push(i + width);\n        }\n      }\n      i += width;\n    }\n  };\n  function isAsciiPunct(c) {\n    return c >= 33 && c <= 47 || c >= 58 && c <= 64 || c >= 91 && c <= 96 || c >= 123 && c <= 126;\n  }\n  Tokenizer.prototype._pieces = function(word, out) {\n    var cps = word.cps;\n    var n = cps.length;\n    var start = 0;\n    var pieces = [];\n    if (n <= this.maxChars) {\n      while (start < n) {\n        var end = n;\n        var found = null;\n        while (start < end) {\n          var piece = String.fromCodePoint.apply(null, cps.slice(start, end));\n          if (start > 0) piece = this.prefix + piece;\n          if (this.ids.has(piece)) {\n            found = piece;\n            break;\n          }\n          end -= 1;\n        }\n        if (found === null) {\n          pieces = null;\n          break;\n        }\n        pieces.push([found, start, end]);\n        start = end;\n      }\n    } else {\n      pieces = null;\n    }\n    if (pieces === null) {\n      out.push([this.unk, word.starts[0], word.ends[n - 1]]);\n      return;\n    }\n    for (var p = 0; p < pieces.length; p++) {\n      out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);\n    }\n  };\n  Tokenizer.prototype.encode = function(text) {\n    var triples = [[this.cls, 0, 0]];\n    var at = 0;\n    var match;\n    if (this.special) {\n      this.special.lastIndex = 0;\n      while ((match = this.special.exec(text)) !== null) {\n        this._stretch(text, at, match.index, triples);\n        triples.push([match[0], match.index, match.index + match[0].length]);\n        at = match.index + match[0].length;\n      }\n    }\n    this._stretch(text, at, text.length, triples);\n    triples.push([this.sep, 0, 0]);\n    var T = triples.length;\n    var tokens = new Array(T);\n    var ids = new Int32Array(T);\n    var offsets = new Array(T);\n    for (var t = 0; t < T; t++) {\n      tokens[t] = triples[t][0];\n      ids[t] = this.ids.get(triples[t][0]);\n      offsets[t] = [triples[t][1], triples[t][2]];\n    }\n    return { tokens, ids, offsets };\n  };\n  Tokenizer.prototype._stretch = function(text, from, to, out) {\n    if (from >= to) return;\n    var words = [];\n    this._words(text, from, to, words);\n    for (var w = 0; w < words.length; w++) this._pieces(words[w], out);\n  };\n  var B64 = new Int16Array(128).fill(-1);\n  (function() {\n    var alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";\n    for (var i = 0; i < 64; i++) B64[alphabet.charCodeAt(i)] = i;\n  })();\n  function decodeBase64(text) {\n    var n = text.length;\n    var pad = n && text.charCodeAt(n - 1) === 61 ? text.charCodeAt(n - 2) === 61 ? 2 : 1 : 0;\n    if (n % 4 !== 0) throw MiniLMError("bad-weights", "a tensor\'s base64 is cut short");\n    var bytes = new Uint8Array(n / 4 * 3 - pad);\n    var o = 0;\n    var full = pad ? n - 4 : n;\n    for (var i = 0; i < full; i += 4) {\n      var v = B64[text.charCodeAt(i)] << 18 | B64[text.charCodeAt(i + 1)] << 12 | B64[text.charCodeAt(i + 2)] << 6 | B64[text.charCodeAt(i + 3)];\n      bytes[o++] = v >> 16;\n      bytes[o++] = v >> 8 & 255;\n      bytes[o++] = v & 255;\n    }\n    if (pad) {\n      var w = B64[text.charCodeAt(full)] << 18 | B64[text.charCodeAt(full + 1)] << 12 | (pad === 1 ? B64[text.charCodeAt(full + 2)] << 6 : 0);\n      bytes[o++] = w >> 16;\n      if (pad === 1) bytes[o++] = w >> 8 & 255;\n    }\n    return bytes;\n  }\n  var HALF = null;\n  function halfTable() {\n    if (HALF) return HALF;\n    HALF = new Float32Array(65536);\n    for (var h = 0; h < 65536; h++) {\n      var sign = h & 32768 ? -1 : 1;\n      var exponent = h >> 10 & 31;\n      var mantissa = h & 1023;\n      var value;\n      if (exponent === 0) value = mantissa * Math.pow(2, -24);\n      else if (exponent === 31) value = mantissa ? NaN : Infinity;\n      else value = (1024 + mantissa) * Math.pow(2, exponent - 25);\n      HALF[h] = sign * value;\n    }\n    return HALF;\n  }\n  function decodeTensor(name, stored) {\n    var bytes = decodeBase64(stored.data);\n    var size = stored.shape.reduce(function(a, b) {\n      return a * b;\n    }, 1);\n    var out;\n    if (stored.dtype === "float32") {\n      out = new Float32Array(bytes.buffer, 0, size);\n    } else if (stored.dtype === "float16") {\n      var halves = new Uint16Array(bytes.buffer, 0, size);\n      var table = halfTable();\n      out = new Float32Array(size);\n      for (var i = 0; i < size; i++) out[i] = table[halves[i]];\n    } else if (stored.dtype === "int8") {\n      var q = new Int8Array(bytes.buffer, 0, size);\n      var rows = stored.shape[0];\n      var cols = size / rows;\n      var group = stored.group || cols;\n      var groups = Math.ceil(cols / group);\n      var scale = new Float32Array(decodeBase64(stored.scale).buffer);\n      var colScale = stored.col_scale ? (\n        // (cols,)\n        new Float32Array(decodeBase64(stored.col_scale).buffer)\n      ) : new Float32Array(cols).fill(1);\n      out = new Float32Array(size);\n      for (var r = 0; r < rows; r++) {\n        for (var c = 0, at = r * cols; c < cols; c++, at++) {\n          out[at] = q[at] * scale[r * groups + Math.floor(c / group)] * colScale[c];\n        }\n      }\n    } else {\n      throw MiniLMError("bad-weights", "tensor " + name + " has unknown dtype " + stored.dtype);\n    }\n    if (out.length !== size) {\n      throw MiniLMError("bad-weights", "tensor " + name + " holds " + out.length + " numbers, its shape " + stored.shape.join("x") + " needs " + size);\n    }\n    return { shape: stored.shape, data: out };\n  }\n  function linear(x, T, nIn, Wt, b, nOut, y) {\n    for (var i0 = 0; i0 < T; i0 += 4) {\n      var n = Math.min(4, T - i0);\n      var r0 = i0 * nIn;\n      var r1 = (i0 + Math.min(1, n - 1)) * nIn;\n      var r2 = (i0 + Math.min(2, n - 1)) * nIn;\n      var r3 = (i0 + Math.min(3, n - 1)) * nIn;\n      for (var j = 0; j < nOut; j += 2) {\n        var j1 = Math.min(j + 1, nOut - 1);\n        var wa = j * nIn, wb = j1 * nIn;\n        var a0 = 0, a1 = 0, a2 = 0, a3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;\n        for (var k = 0; k < nIn; k++) {\n          var u = Wt[wa + k], v = Wt[wb + k];\n          var x0 = x[r0 + k], x1 = x[r1 + k], x2 = x[r2 + k], x3 = x[r3 + k];\n          a0 += x0 * u;\n          a1 += x1 * u;\n          a2 += x2 * u;\n          a3 += x3 * u;\n          c0 += x0 * v;\n          c1 += x1 * v;\n          c2 += x2 * v;\n          c3 += x3 * v;\n        }\n        var o = i0 * nOut;\n        var bj = b[j], bj1 = b[j1];\n        y[o + j] = a0 + bj;\n        y[o + j1] = c0 + bj1;\n        if (n > 1) {\n          y[o + nOut + j] = a1 + bj;\n          y[o + nOut + j1] = c1 + bj1;\n        }\n        if (n > 2) {\n          y[o + 2 * nOut + j] = a2 + bj;\n          y[o + 2 * nOut + j1] = c2 + bj1;\n        }\n        if (n > 3) {\n          y[o + 3 * nOut + j] = a3 + bj;\n          y[o + 3 * nOut + j1] = c3 + bj1;\n        }\n      }\n    }\n    return y;\n  }\n  function layerNorm(x, T, d, gamma, beta, eps) {\n    for (var i = 0; i < T; i++) {\n      var o = i * d;\n      var mean = 0;\n      for (var j = 0; j < d; j++) mean += x[o + j];\n      mean /= d;\n      var variance = 0;\n      for (j = 0; j < d; j++) {\n        var c = x[o + j] - mean;\n        variance += c * c;\n      }\n      var inv = 1 / Math.sqrt(variance / d + eps);\n      for (j = 0; j < d; j++) x[o + j] = (x[o + j] - mean) * inv * gamma[j] + beta[j];\n    }\n  }\n  var ERF_A = [\n    3.1611237438705655,\n    113.86415415105016,\n    377.485237685302,\n    3209.3775891384694\n  ];\n  var ERF_A_LEAD = 0.18577770618460315;\n  var ERF_B = [\n    23.601290952344122,\n    244.02463793444417,\n    1282.6165260773723,\n    2844.236833439171\n  ];\n  var ERF_C = [\n    0.5641884969886701,\n    8.883149794388377,\n    66.11919063714163,\n    298.6351381974001,\n    881.952221241769,\n    1712.0476126340707,\n    2051.0783778260716,\n    1230.3393547979972\n  ];\n  var ERF_C_LEAD = 21531153547440383e-24;\n  var ERF_D = [\n    15.744926110709835,\n    117.6939508913125,\n    537.1811018620099,\n    1621.3895745666903,\n    3290.7992357334597,\n    4362.619090143247,\n    3439.3676741437216,\n    1230.3393548037495\n  ];\n  function rational(t, lead, num, den) {\n    var p = lead * t;\n    var q = t;\n    for (var i = 0; i < num.length; i++) {\n      p += num[i];\n      q += den[i];\n      if (i < num.length - 1) {\n        p *= t;\n        q *= t;\n      }\n    }\n    return p / q;\n  }\n  function erf(x) {\n    var y = Math.min(Math.abs(x), 6);\n    if (y <= 0.46875) return x * rational(y * y, ERF_A_LEAD, ERF_A, ERF_B);\n    var erfc = rational(y, ERF_C_LEAD, ERF_C, ERF_D) * Math.exp(-y * y);\n    return x < 0 ? erfc - 1 : 1 - erfc;\n  }\n  function gelu(x) {\n    for (var i = 0; i < x.length; i++) {\n      var v = x[i];\n      x[i] = 0.5 * v * (1 + erf(v * Math.SQRT1_2));\n    }\n  }\n  var LAYER_TENSORS = [\n    "W_q",\n    "b_q",\n    "W_k",\n    "b_k",\n    "W_v",\n    "b_v",\n    "W_o",\n    "b_o",\n    "norm1.gamma",\n    "norm1.beta",\n    "W_1",\n    "b_1",\n    "W_2",\n    "b_2",\n    "norm2.gamma",\n    "norm2.beta"\n  ];\n  function Model(weights) {\n    if (!weights || !weights.config || !weights.tokenizer) {\n      throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");\n    }\n    var cfg = weights.config;\n    this.config = cfg;\n    this.dtype = weights.dtype;\n    this.nLayers = cfg.num_hidden_layers;\n    this.h = cfg.num_attention_heads;\n    this.d = cfg.hidden_size;\n    this.dK = this.d / this.h;\n    this.dFF = cfg.intermediate_size;\n    this.maxPositions = cfg.max_position_embeddings;\n    this.eps = cfg.layer_norm_eps;\n    this.tokenizer = new Tokenizer(weights.tokenizer);\n    this._stored = weights.tensors;\n    this.ready = false;\n  }\n  Model.prototype.prepare = function() {\n    if (this.ready) return this;\n    var stored = this._stored;\n    var self2 = this;\n    function get(name) {\n      if (!stored || !stored[name]) {\n        throw MiniLMError("bad-weights", "the weights file lacks the tensor " + name);\n      }\n      return decodeTensor(name, stored[name]).data;\n    }\n    this.word = get("embeddings.word");\n    this.position = get("embeddings.position");\n    this.tokenType = get("embeddings.token_type");\n    this.embNorm = [get("embeddings.norm.gamma"), get("embeddings.norm.beta")];\n    this.layers = [];\n    for (var l = 0; l < this.nLayers; l++) {\n      var layer = {};\n      LAYER_TENSORS.forEach(function(n) {\n        layer[n] = get("layers." + l + "." + n);\n      });\n      self2.layers.push(layer);\n    }\n    this._stored = null;\n    this.ready = true;\n    return this;\n  };\n  Model.prototype.tokenize = function(text, options) {\n    var maxTokens = options && options.maxTokens || this.maxPositions;\n    if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {\n      throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." + this.maxPositions + ", got " + maxTokens);\n    }\n    if (typeof text !== "string") {\n      throw MiniLMError("not-text", "text must be a string, got " + typeof text);\n    }\n    if (!text.trim()) {\n      throw MiniLMError("empty", "the text is empty (or only spaces): type at least one word");\n    }\n    if (text.length > MAX_TEXT_CHARS) {\n      throw MiniLMError("too-long-text", "the text is " + text.length + " characters long; the limit is " + MAX_TEXT_CHARS);\n    }\n    var enc = this.tokenizer.encode(text);\n    var T = enc.ids.length;\n    if (T <= 2) {\n      throw MiniLMError("no-tokens", "the text holds no token the model can read (only control or formatting characters): type at least one word");\n    }\n    enc.total = T;\n    enc.kept = T;\n    enc.text = text;\n    if (T > maxTokens) {\n      if (!(options && options.cut)) {\n        throw MiniLMError("too-many-tokens", "the text is " + T + " tokens long (" + (T - 2) + " word pieces plus [CLS] and [SEP]), but the limit is " + maxTokens + " tokens: shorten it to at most " + (maxTokens - 2) + " word pieces");\n      }\n      var keep = maxTokens - 2;\n      while (keep > 1 && enc.tokens[keep + 1].indexOf(this.tokenizer.prefix) === 0) {\n        keep -= 1;\n      }\n      enc.text = text.slice(0, enc.offsets[keep][1]);\n      enc.tokens = enc.tokens.slice(0, keep + 1).concat([this.tokenizer.sep]);\n      enc.offsets = enc.offsets.slice(0, keep + 1).concat([[0, 0]]);\n      var ids = new Int32Array(keep + 2);\n      ids.set(enc.ids.subarray(0, keep + 1));\n      ids[keep + 1] = enc.ids[T - 1];\n      enc.ids = ids;\n      enc.kept = keep + 2;\n    }\n    return enc;\n  };\n  Model.prototype.forward = function(ids) {\n    this.prepare();\n    var T = ids.length;\n    var d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;\n    var V = this.word.length / d;\n    if (!(T >= 1 && T <= this.maxPositions)) {\n      throw MiniLMError("bad-ids", T + " ids, but the model reads 1.." + this.maxPositions);\n    }\n    for (var t = 0; t < T; t++) {\n      if (!(ids[t] >= 0 && ids[t] < V && ids[t] % 1 === 0)) {\n        throw MiniLMError("bad-ids", "ids must be whole numbers in 0.." + (V - 1) + ", got " + ids[t]);\n      }\n    }\n    var attention = new Float32Array(L * h * T * T);\n    var hidden = new Float32Array((L + 1) * T * d);\n    var x = new Float32Array(T * d);\n    for (t = 0; t < T; t++) {\n      for (var j = 0; j < d; j++) {\n        x[t * d + j] = this.word[ids[t] * d + j] + this.position[t * d + j] + this.tokenType[j];\n      }\n    }\n    layerNorm(x, T, d, this.embNorm[0], this.embNorm[1], this.eps);\n    hidden.set(x, 0);\n    var q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);\n    var context = new Float32Array(T * d), out = new Float32Array(T * d);\n    var inner = new Float32Array(T * dFF);\n    var row = new Float64Array(T);\n    var scale = 1 / Math.sqrt(dK);\n    for (var l = 0; l < L; l++) {\n      var p = this.layers[l];\n      linear(x, T, d, p.W_q, p.b_q, d, q);\n      linear(x, T, d, p.W_k, p.b_k, d, k);\n      linear(x, T, d, p.W_v, p.b_v, d, v);\n      for (var head = 0; head < h; head++) {\n        var c0 = head * dK;\n        var base = (l * h + head) * T * T;\n        for (var i = 0; i < T; i++) {\n          var max = -Infinity;\n          for (var jj = 0; jj < T; jj++) {\n            var s = 0;\n            for (var c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];\n            s *= scale;\n            row[jj] = s;\n            if (s > max) max = s;\n          }\n          var sum = 0;\n          for (jj = 0; jj < T; jj++) {\n            row[jj] = Math.exp(row[jj] - max);\n            sum += row[jj];\n          }\n          for (jj = 0; jj < T; jj++) attention[base + i * T + jj] = row[jj] / sum;\n          for (c = 0; c < dK; c++) {\n            var acc = 0;\n            for (jj = 0; jj < T; jj++) acc += attention[base + i * T + jj] * v[jj * d + c0 + c];\n            context[i * d + c0 + c] = acc;\n          }\n        }\n      }\n      linear(context, T, d, p.W_o, p.b_o, d, out);\n      for (i = 0; i < T * d; i++) x[i] += out[i];\n      layerNorm(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);\n      linear(x, T, d, p.W_1, p.b_1, dFF, inner);\n      gelu(inner);\n      linear(inner, T, dFF, p.W_2, p.b_2, d, out);\n      for (i = 0; i < T * d; i++) x[i] += out[i];\n      layerNorm(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);\n      hidden.set(x, (l + 1) * T * d);\n    }\n    return {\n      T,\n      attention,\n      hidden,\n      shape: { attention: [L, h, T, T], hidden: [L + 1, T, d] }\n    };\n  };\n  Model.prototype.run = function(text, options) {\n    var enc = this.tokenize(text, options);\n    var result = this.forward(enc.ids);\n    enc.T = result.T;\n    enc.attention = result.attention;\n    enc.hidden = result.hidden;\n    enc.shape = result.shape;\n    return enc;\n  };\n  Model.prototype.attentionAt = function(run, layer, head, query) {\n    var T = run.T;\n    var start = ((layer * this.h + head) * T + query) * T;\n    return run.attention.subarray(start, start + T);\n  };\n  function load(weights) {\n    if (weights === void 0 && typeof globalThis !== "undefined" && globalThis.AttentionBook) {\n      weights = globalThis.AttentionBook.minilmWeights;\n    }\n    return new Model(weights).prepare();\n  }\n  var api = {\n    load,\n    Model,\n    Tokenizer,\n    MiniLMError,\n    LAB_MAX_TOKENS,\n    MAX_TEXT_CHARS,\n    // exposed for the tests and the benchmark\n    decodeBase64,\n    decodeTensor,\n    normalizeCodePoint,\n    isPunctuation: function(c) {\n      return c < 128 && isAsciiPunct(c) || inRanges(PUNCT, c);\n    },\n    erf\n  };\n  var minilm_default = api;\n\n  // src/entries/minilm-worker.js\n  function workerMain() {\n    let model = null;\n    self.onmessage = function(event) {\n      const m = event.data, t = performance.now();\n      try {\n        if (m.kind === "weights") {\n          model = new minilm_default.Model(m.weights).prepare();\n          self.postMessage({ kind: "ready", ms: performance.now() - t, dtype: model.dtype });\n        } else if (m.kind === "run") {\n          const run = model.forward(m.ids);\n          self.postMessage(\n            { kind: "result", id: m.id, T: run.T, maps: run.attention, ms: performance.now() - t },\n            [run.attention.buffer]\n          );\n        }\n      } catch (err) {\n        self.postMessage({ kind: "error", id: m.id, message: String(err && err.message || err) });\n      }\n    };\n  }\n  workerMain();\n})();\n' : null;
-var scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
 var fmt9 = core_default.format;
-var esc9 = core_default.escapeHtml;
 var SCORE_NAMES = ["previous", "next", "cls", "sep", "self", "spread"];
 var SCORE_LABELS = {
   previous: "previous token",
@@ -6929,9 +7065,12 @@ var SCORE_LABELS = {
   self: "itself",
   spread: "entropy / log T"
 };
-var WEIGHTS_FILE = "minilm-weights.js";
-var CACHE_BYTES = 64 * 1048576;
-var GALLERY_FORMAT = 1;
+var GALLERY_FORMAT = 2;
+var MEASURES = {
+  weight: ["weights \u03B1", "weight (each row sums to 1)"],
+  norm: ["\u2016\u03B1 f(x)\u2016", "share of \u2016\u03B1 f(x)\u2016 (rows sum to 1)"]
+};
+var VIEWS = { head: "one head", model: "all 72 heads" };
 var G = null;
 function gallery() {
   var data2 = root2.AttentionBook && root2.AttentionBook.pretrainedGallery;
@@ -6947,13 +7086,15 @@ function gallery() {
   var spec = Object.assign({}, data2.tokenizer, { vocab: data2.tokenizer.vocab.split("\n") });
   var presets = /* @__PURE__ */ new Map();
   data2.presets.forEach(function(p) {
-    var bytes2 = minilm_default.decodeBase64(p.maps);
+    var bytes2 = minilm_default.decodeBase64(p.maps), norms = minilm_default.decodeBase64(p.norms);
     presets.set(p.text, {
       label: p.label,
       text: p.text,
       query: p.query,
       tokens: p.tokens,
-      maps: new Float32Array(bytes2.buffer, 0, bytes2.length / 4)
+      maps: new Float32Array(bytes2.buffer, 0, bytes2.length / 4),
+      // (L, h, T, T)
+      valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)
     });
   });
   var cfg2 = data2.config;
@@ -7135,6 +7276,32 @@ function headScores(weights, T) {
     spread: meanEntropy / Math.log(T)
   };
 }
+function shownMaps(maps, valueNorms, T, measure2, single) {
+  var out = single ? Float32Array.from(maps) : Float64Array.from(maps);
+  if (measure2 === "weight") {
+    return out;
+  }
+  for (var r = 0; r < out.length / T; r++) {
+    var at = r * T, nAt = Math.floor(r / T) * T;
+    var sum = pairwiseSum(out, at, T), total = 0, j;
+    for (j = 0; j < T; j++) {
+      out[at + j] = out[at + j] / sum * valueNorms[nAt + j];
+    }
+    total = pairwiseSum(out, at, T);
+    for (j = 0; j < T; j++) {
+      out[at + j] /= total;
+    }
+  }
+  return out;
+}
+
+// src/labs/pretrained-model.js
+var root3 = globalThis;
+var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(() => {\n  // src/shared/minilm.js\n  var TABLES = {\n    drop: "0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",\n    space: "9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",\n    cjk: "3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",\n    punct: "21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",\n    split: "9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"\n  };\n  var LAB_MAX_TOKENS = 128;\n  var MAX_TEXT_CHARS = 1e5;\n  function MiniLMError(code, message) {\n    var error = new Error(message);\n    error.name = "MiniLMError";\n    error.code = code;\n    return error;\n  }\n  function parseRanges(text) {\n    var parts = text ? text.split(",") : [];\n    var out = new Int32Array(2 * parts.length);\n    for (var i = 0; i < parts.length; i++) {\n      var pair = parts[i].split("-");\n      out[2 * i] = parseInt(pair[0], 16);\n      out[2 * i + 1] = parseInt(pair.length > 1 ? pair[1] : pair[0], 16);\n    }\n    return out;\n  }\n  function inRanges(ranges, c) {\n    var lo = 0;\n    var hi = ranges.length / 2 - 1;\n    while (lo <= hi) {\n      var mid = lo + hi >> 1;\n      if (c < ranges[2 * mid]) hi = mid - 1;\n      else if (c > ranges[2 * mid + 1]) lo = mid + 1;\n      else return true;\n    }\n    return false;\n  }\n  var DROP = parseRanges(TABLES.drop);\n  var SPACE = parseRanges(TABLES.space);\n  var CJK = parseRanges(TABLES.cjk);\n  var PUNCT = parseRanges(TABLES.punct);\n  var SPLIT = parseRanges(TABLES.split);\n  function normalizeCodePoint(c, out) {\n    if (c < 128) {\n      if (c === 9 || c === 10 || c === 13 || c === 32) out.push(32);\n      else if (c < 32 || c === 127) return;\n      else if (c >= 65 && c <= 90) out.push(c + 32);\n      else out.push(c);\n      return;\n    }\n    if (inRanges(DROP, c)) return;\n    if (inRanges(SPACE, c)) {\n      out.push(32);\n      return;\n    }\n    var cjk = inRanges(CJK, c);\n    if (cjk) out.push(32);\n    var nfd = String.fromCodePoint(c).normalize("NFD");\n    for (var i = 0; i < nfd.length; i++) {\n      var d = nfd.codePointAt(i);\n      if (d > 65535) i++;\n      if (inRanges(DROP, d)) continue;\n      var lower = String.fromCodePoint(d).toLowerCase();\n      for (var j = 0; j < lower.length; j++) {\n        var e = lower.codePointAt(j);\n        if (e > 65535) j++;\n        out.push(e);\n      }\n    }\n    if (cjk) out.push(32);\n  }\n  function Tokenizer(spec) {\n    if (!spec || !Array.isArray(spec.vocab)) {\n      throw MiniLMError("bad-weights", "the weights file holds no tokenizer vocabulary");\n    }\n    this.vocab = spec.vocab;\n    this.ids = /* @__PURE__ */ new Map();\n    for (var i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);\n    this.unk = spec.unk_token;\n    this.cls = spec.cls_token;\n    this.sep = spec.sep_token;\n    this.prefix = spec.continuing_subword_prefix;\n    this.maxChars = spec.max_input_chars_per_word;\n    var specials = (spec.special_tokens || []).slice().sort(function(a, b) {\n      return b.length - a.length;\n    });\n    this.special = specials.length ? new RegExp(specials.map(function(s) {\n      return s.replace(/[.*+?^${}()|[\\]\\\\]/g, "\\\\$&");\n    }).join("|"), "g") : null;\n  }\n  Tokenizer.prototype._words = function(text, from, to, words) {\n    var word = null;\n    var buffer = [];\n    for (var i = from; i < to; ) {\n      var c = text.codePointAt(i);\n      var width = c > 65535 ? 2 : 1;\n      buffer.length = 0;\n      normalizeCodePoint(c, buffer);\n      for (var k = 0; k < buffer.length; k++) {\n        var n = buffer[k];\n        if (n === 32 || inRanges(SPLIT, n)) {\n          word = null;\n        } else if (n < 128 && isAsciiPunct(n) || inRanges(PUNCT, n)) {\n          words.push({ cps: [n], starts: [i], ends: [i + width] });\n          word = null;\n        } else {\n          if (word === null) {\n            word = { cps: [], starts: [], ends: [] };\n            words.push(word);\n          }\n          word.cps.push(n);\n          word.starts.push(i);\n          word.ends.push(i + width);\n        }\n      }\n      i += width;\n    }\n  };\n  function isAsciiPunct(c) {\n    return c >= 33 && c <= 47 || c >= 58 && c <= 64 || c >= 91 && c <= 96 || c >= 123 && c <= 126;\n  }\n  Tokenizer.prototype._pieces = function(word, out) {\n    var cps = word.cps;\n    var n = cps.length;\n    var start = 0;\n    var pieces = [];\n    if (n <= this.maxChars) {\n      while (start < n) {\n        var end = n;\n        var found = null;\n        while (start < end) {\n          var piece = String.fromCodePoint.apply(null, cps.slice(start, end));\n          if (start > 0) piece = this.prefix + piece;\n          if (this.ids.has(piece)) {\n            found = piece;\n            break;\n          }\n          end -= 1;\n        }\n        if (found === null) {\n          pieces = null;\n          break;\n        }\n        pieces.push([found, start, end]);\n        start = end;\n      }\n    } else {\n      pieces = null;\n    }\n    if (pieces === null) {\n      out.push([this.unk, word.starts[0], word.ends[n - 1]]);\n      return;\n    }\n    for (var p = 0; p < pieces.length; p++) {\n      out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);\n    }\n  };\n  Tokenizer.prototype.encode = function(text) {\n    var triples = [[this.cls, 0, 0]];\n    var at = 0;\n    var match;\n    if (this.special) {\n      this.special.lastIndex = 0;\n      while ((match = this.special.exec(text)) !== null) {\n        this._stretch(text, at, match.index, triples);\n        triples.push([match[0], match.index, match.index + match[0].length]);\n        at = match.index + match[0].length;\n      }\n    }\n    this._stretch(text, at, text.length, triples);\n    triples.push([this.sep, 0, 0]);\n    var T = triples.length;\n    var tokens = new Array(T);\n    var ids = new Int32Array(T);\n    var offsets = new Array(T);\n    for (var t = 0; t < T; t++) {\n      tokens[t] = triples[t][0];\n      ids[t] = this.ids.get(triples[t][0]);\n      offsets[t] = [triples[t][1], triples[t][2]];\n    }\n    return { tokens, ids, offsets };\n  };\n  Tokenizer.prototype._stretch = function(text, from, to, out) {\n    if (from >= to) return;\n    var words = [];\n    this._words(text, from, to, words);\n    for (var w = 0; w < words.length; w++) this._pieces(words[w], out);\n  };\n  var B64 = new Int16Array(128).fill(-1);\n  (function() {\n    var alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";\n    for (var i = 0; i < 64; i++) B64[alphabet.charCodeAt(i)] = i;\n  })();\n  function decodeBase64(text) {\n    var n = text.length;\n    var pad = n && text.charCodeAt(n - 1) === 61 ? text.charCodeAt(n - 2) === 61 ? 2 : 1 : 0;\n    if (n % 4 !== 0) throw MiniLMError("bad-weights", "a tensor\'s base64 is cut short");\n    var bytes = new Uint8Array(n / 4 * 3 - pad);\n    var o = 0;\n    var full = pad ? n - 4 : n;\n    for (var i = 0; i < full; i += 4) {\n      var v = B64[text.charCodeAt(i)] << 18 | B64[text.charCodeAt(i + 1)] << 12 | B64[text.charCodeAt(i + 2)] << 6 | B64[text.charCodeAt(i + 3)];\n      bytes[o++] = v >> 16;\n      bytes[o++] = v >> 8 & 255;\n      bytes[o++] = v & 255;\n    }\n    if (pad) {\n      var w = B64[text.charCodeAt(full)] << 18 | B64[text.charCodeAt(full + 1)] << 12 | (pad === 1 ? B64[text.charCodeAt(full + 2)] << 6 : 0);\n      bytes[o++] = w >> 16;\n      if (pad === 1) bytes[o++] = w >> 8 & 255;\n    }\n    return bytes;\n  }\n  var HALF = null;\n  function halfTable() {\n    if (HALF) return HALF;\n    HALF = new Float32Array(65536);\n    for (var h = 0; h < 65536; h++) {\n      var sign = h & 32768 ? -1 : 1;\n      var exponent = h >> 10 & 31;\n      var mantissa = h & 1023;\n      var value;\n      if (exponent === 0) value = mantissa * Math.pow(2, -24);\n      else if (exponent === 31) value = mantissa ? NaN : Infinity;\n      else value = (1024 + mantissa) * Math.pow(2, exponent - 25);\n      HALF[h] = sign * value;\n    }\n    return HALF;\n  }\n  function decodeTensor(name, stored) {\n    var bytes = decodeBase64(stored.data);\n    var size = stored.shape.reduce(function(a, b) {\n      return a * b;\n    }, 1);\n    var out;\n    if (stored.dtype === "float32") {\n      out = new Float32Array(bytes.buffer, 0, size);\n    } else if (stored.dtype === "float16") {\n      var halves = new Uint16Array(bytes.buffer, 0, size);\n      var table = halfTable();\n      out = new Float32Array(size);\n      for (var i = 0; i < size; i++) out[i] = table[halves[i]];\n    } else if (stored.dtype === "int8") {\n      var q = new Int8Array(bytes.buffer, 0, size);\n      var rows = stored.shape[0];\n      var cols = size / rows;\n      var group = stored.group || cols;\n      var groups = Math.ceil(cols / group);\n      var scale = new Float32Array(decodeBase64(stored.scale).buffer);\n      var colScale = stored.col_scale ? (\n        // (cols,)\n        new Float32Array(decodeBase64(stored.col_scale).buffer)\n      ) : new Float32Array(cols).fill(1);\n      out = new Float32Array(size);\n      for (var r = 0; r < rows; r++) {\n        for (var c = 0, at = r * cols; c < cols; c++, at++) {\n          out[at] = q[at] * scale[r * groups + Math.floor(c / group)] * colScale[c];\n        }\n      }\n    } else {\n      throw MiniLMError("bad-weights", "tensor " + name + " has unknown dtype " + stored.dtype);\n    }\n    if (out.length !== size) {\n      throw MiniLMError("bad-weights", "tensor " + name + " holds " + out.length + " numbers, its shape " + stored.shape.join("x") + " needs " + size);\n    }\n    return { shape: stored.shape, data: out };\n  }\n  function linear(x, T, nIn, Wt, b, nOut, y) {\n    for (var i0 = 0; i0 < T; i0 += 4) {\n      var n = Math.min(4, T - i0);\n      var r0 = i0 * nIn;\n      var r1 = (i0 + Math.min(1, n - 1)) * nIn;\n      var r2 = (i0 + Math.min(2, n - 1)) * nIn;\n      var r3 = (i0 + Math.min(3, n - 1)) * nIn;\n      for (var j = 0; j < nOut; j += 2) {\n        var j1 = Math.min(j + 1, nOut - 1);\n        var wa = j * nIn, wb = j1 * nIn;\n        var a0 = 0, a1 = 0, a2 = 0, a3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;\n        for (var k = 0; k < nIn; k++) {\n          var u = Wt[wa + k], v = Wt[wb + k];\n          var x0 = x[r0 + k], x1 = x[r1 + k], x2 = x[r2 + k], x3 = x[r3 + k];\n          a0 += x0 * u;\n          a1 += x1 * u;\n          a2 += x2 * u;\n          a3 += x3 * u;\n          c0 += x0 * v;\n          c1 += x1 * v;\n          c2 += x2 * v;\n          c3 += x3 * v;\n        }\n        var o = i0 * nOut;\n        var bj = b[j], bj1 = b[j1];\n        y[o + j] = a0 + bj;\n        y[o + j1] = c0 + bj1;\n        if (n > 1) {\n          y[o + nOut + j] = a1 + bj;\n          y[o + nOut + j1] = c1 + bj1;\n        }\n        if (n > 2) {\n          y[o + 2 * nOut + j] = a2 + bj;\n          y[o + 2 * nOut + j1] = c2 + bj1;\n        }\n        if (n > 3) {\n          y[o + 3 * nOut + j] = a3 + bj;\n          y[o + 3 * nOut + j1] = c3 + bj1;\n        }\n      }\n    }\n    return y;\n  }\n  function layerNorm(x, T, d, gamma, beta, eps) {\n    for (var i = 0; i < T; i++) {\n      var o = i * d;\n      var mean = 0;\n      for (var j = 0; j < d; j++) mean += x[o + j];\n      mean /= d;\n      var variance = 0;\n      for (j = 0; j < d; j++) {\n        var c = x[o + j] - mean;\n        variance += c * c;\n      }\n      var inv = 1 / Math.sqrt(variance / d + eps);\n      for (j = 0; j < d; j++) x[o + j] = (x[o + j] - mean) * inv * gamma[j] + beta[j];\n    }\n  }\n  var ERF_A = [\n    3.1611237438705655,\n    113.86415415105016,\n    377.485237685302,\n    3209.3775891384694\n  ];\n  var ERF_A_LEAD = 0.18577770618460315;\n  var ERF_B = [\n    23.601290952344122,\n    244.02463793444417,\n    1282.6165260773723,\n    2844.236833439171\n  ];\n  var ERF_C = [\n    0.5641884969886701,\n    8.883149794388377,\n    66.11919063714163,\n    298.6351381974001,\n    881.952221241769,\n    1712.0476126340707,\n    2051.0783778260716,\n    1230.3393547979972\n  ];\n  var ERF_C_LEAD = 21531153547440383e-24;\n  var ERF_D = [\n    15.744926110709835,\n    117.6939508913125,\n    537.1811018620099,\n    1621.3895745666903,\n    3290.7992357334597,\n    4362.619090143247,\n    3439.3676741437216,\n    1230.3393548037495\n  ];\n  function rational(t, lead, num, den) {\n    var p = lead * t;\n    var q = t;\n    for (var i = 0; i < num.length; i++) {\n      p += num[i];\n      q += den[i];\n      if (i < num.length - 1) {\n        p *= t;\n        q *= t;\n      }\n    }\n    return p / q;\n  }\n  function erf(x) {\n    var y = Math.min(Math.abs(x), 6);\n    if (y <= 0.46875) return x * rational(y * y, ERF_A_LEAD, ERF_A, ERF_B);\n    var erfc = rational(y, ERF_C_LEAD, ERF_C, ERF_D) * Math.exp(-y * y);\n    return x < 0 ? erfc - 1 : 1 - erfc;\n  }\n  function gelu(x) {\n    for (var i = 0; i < x.length; i++) {\n      var v = x[i];\n      x[i] = 0.5 * v * (1 + erf(v * Math.SQRT1_2));\n    }\n  }\n  var LAYER_TENSORS = [\n    "W_q",\n    "b_q",\n    "W_k",\n    "b_k",\n    "W_v",\n    "b_v",\n    "W_o",\n    "b_o",\n    "norm1.gamma",\n    "norm1.beta",\n    "W_1",\n    "b_1",\n    "W_2",\n    "b_2",\n    "norm2.gamma",\n    "norm2.beta"\n  ];\n  function Model(weights) {\n    if (!weights || !weights.config || !weights.tokenizer) {\n      throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");\n    }\n    var cfg = weights.config;\n    this.config = cfg;\n    this.dtype = weights.dtype;\n    this.nLayers = cfg.num_hidden_layers;\n    this.h = cfg.num_attention_heads;\n    this.d = cfg.hidden_size;\n    this.dK = this.d / this.h;\n    this.dFF = cfg.intermediate_size;\n    this.maxPositions = cfg.max_position_embeddings;\n    this.eps = cfg.layer_norm_eps;\n    this.tokenizer = new Tokenizer(weights.tokenizer);\n    this._stored = weights.tensors;\n    this.ready = false;\n  }\n  Model.prototype.prepare = function() {\n    if (this.ready) return this;\n    var stored = this._stored;\n    var self2 = this;\n    function get(name) {\n      if (!stored || !stored[name]) {\n        throw MiniLMError("bad-weights", "the weights file lacks the tensor " + name);\n      }\n      return decodeTensor(name, stored[name]).data;\n    }\n    this.word = get("embeddings.word");\n    this.position = get("embeddings.position");\n    this.tokenType = get("embeddings.token_type");\n    this.embNorm = [get("embeddings.norm.gamma"), get("embeddings.norm.beta")];\n    this.layers = [];\n    for (var l = 0; l < this.nLayers; l++) {\n      var layer = {};\n      LAYER_TENSORS.forEach(function(n) {\n        layer[n] = get("layers." + l + "." + n);\n      });\n      self2.layers.push(layer);\n    }\n    this._stored = null;\n    this.ready = true;\n    return this;\n  };\n  Model.prototype.tokenize = function(text, options) {\n    var maxTokens = options && options.maxTokens || this.maxPositions;\n    if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {\n      throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." + this.maxPositions + ", got " + maxTokens);\n    }\n    if (typeof text !== "string") {\n      throw MiniLMError("not-text", "text must be a string, got " + typeof text);\n    }\n    if (!text.trim()) {\n      throw MiniLMError("empty", "the text is empty (or only spaces): type at least one word");\n    }\n    if (text.length > MAX_TEXT_CHARS) {\n      throw MiniLMError("too-long-text", "the text is " + text.length + " characters long; the limit is " + MAX_TEXT_CHARS);\n    }\n    var enc = this.tokenizer.encode(text);\n    var T = enc.ids.length;\n    if (T <= 2) {\n      throw MiniLMError("no-tokens", "the text holds no token the model can read (only control or formatting characters): type at least one word");\n    }\n    enc.total = T;\n    enc.kept = T;\n    enc.text = text;\n    if (T > maxTokens) {\n      if (!(options && options.cut)) {\n        throw MiniLMError("too-many-tokens", "the text is " + T + " tokens long (" + (T - 2) + " word pieces plus [CLS] and [SEP]), but the limit is " + maxTokens + " tokens: shorten it to at most " + (maxTokens - 2) + " word pieces");\n      }\n      var keep = maxTokens - 2;\n      while (keep > 1 && enc.tokens[keep + 1].indexOf(this.tokenizer.prefix) === 0) {\n        keep -= 1;\n      }\n      enc.text = text.slice(0, enc.offsets[keep][1]);\n      enc.tokens = enc.tokens.slice(0, keep + 1).concat([this.tokenizer.sep]);\n      enc.offsets = enc.offsets.slice(0, keep + 1).concat([[0, 0]]);\n      var ids = new Int32Array(keep + 2);\n      ids.set(enc.ids.subarray(0, keep + 1));\n      ids[keep + 1] = enc.ids[T - 1];\n      enc.ids = ids;\n      enc.kept = keep + 2;\n    }\n    return enc;\n  };\n  Model.prototype.forward = function(ids) {\n    this.prepare();\n    var T = ids.length;\n    var d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;\n    var V = this.word.length / d;\n    if (!(T >= 1 && T <= this.maxPositions)) {\n      throw MiniLMError("bad-ids", T + " ids, but the model reads 1.." + this.maxPositions);\n    }\n    for (var t = 0; t < T; t++) {\n      if (!(ids[t] >= 0 && ids[t] < V && ids[t] % 1 === 0)) {\n        throw MiniLMError("bad-ids", "ids must be whole numbers in 0.." + (V - 1) + ", got " + ids[t]);\n      }\n    }\n    var attention = new Float32Array(L * h * T * T);\n    var hidden = new Float32Array((L + 1) * T * d);\n    var valueNorms = new Float32Array(L * h * T);\n    var x = new Float32Array(T * d);\n    for (t = 0; t < T; t++) {\n      for (var j = 0; j < d; j++) {\n        x[t * d + j] = this.word[ids[t] * d + j] + this.position[t * d + j] + this.tokenType[j];\n      }\n    }\n    layerNorm(x, T, d, this.embNorm[0], this.embNorm[1], this.eps);\n    hidden.set(x, 0);\n    var q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);\n    var context = new Float32Array(T * d), out = new Float32Array(T * d);\n    var inner = new Float32Array(T * dFF);\n    var row = new Float64Array(T);\n    var scale = 1 / Math.sqrt(dK);\n    for (var l = 0; l < L; l++) {\n      var p = this.layers[l];\n      linear(x, T, d, p.W_q, p.b_q, d, q);\n      linear(x, T, d, p.W_k, p.b_k, d, k);\n      linear(x, T, d, p.W_v, p.b_v, d, v);\n      if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);\n      writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);\n      for (var head = 0; head < h; head++) {\n        var c0 = head * dK;\n        var base = (l * h + head) * T * T;\n        for (var i = 0; i < T; i++) {\n          var max = -Infinity;\n          for (var jj = 0; jj < T; jj++) {\n            var s = 0;\n            for (var c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];\n            s *= scale;\n            row[jj] = s;\n            if (s > max) max = s;\n          }\n          var sum = 0;\n          for (jj = 0; jj < T; jj++) {\n            row[jj] = Math.exp(row[jj] - max);\n            sum += row[jj];\n          }\n          for (jj = 0; jj < T; jj++) attention[base + i * T + jj] = row[jj] / sum;\n          for (c = 0; c < dK; c++) {\n            var acc = 0;\n            for (jj = 0; jj < T; jj++) acc += attention[base + i * T + jj] * v[jj * d + c0 + c];\n            context[i * d + c0 + c] = acc;\n          }\n        }\n      }\n      linear(context, T, d, p.W_o, p.b_o, d, out);\n      for (i = 0; i < T * d; i++) x[i] += out[i];\n      layerNorm(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);\n      linear(x, T, d, p.W_1, p.b_1, dFF, inner);\n      gelu(inner);\n      linear(inner, T, dFF, p.W_2, p.b_2, d, out);\n      for (i = 0; i < T * d; i++) x[i] += out[i];\n      layerNorm(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);\n      hidden.set(x, (l + 1) * T * d);\n    }\n    return {\n      T,\n      attention,\n      hidden,\n      valueNorms,\n      shape: { attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T] }\n    };\n  };\n  function headGrams(Wt, d, h, dK) {\n    var G = new Float64Array(h * dK * dK);\n    for (var i = 0; i < h; i++) {\n      for (var a = 0; a < dK; a++) {\n        for (var b = a; b < dK; b++) {\n          var s = 0;\n          for (var o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];\n          G[(i * dK + a) * dK + b] = G[(i * dK + b) * dK + a] = s;\n        }\n      }\n    }\n    return G;\n  }\n  function writeNorms(v, T, d, h, dK, G, out, at) {\n    for (var i = 0; i < h; i++) {\n      var c0 = i * dK, g0 = i * dK * dK;\n      for (var j = 0; j < T; j++) {\n        var sq = 0, vj = j * d + c0;\n        for (var a = 0; a < dK; a++) {\n          var row = 0, ga = g0 + a * dK;\n          for (var b = 0; b < dK; b++) row += G[ga + b] * v[vj + b];\n          sq += v[vj + a] * row;\n        }\n        out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));\n      }\n    }\n  }\n  Model.prototype.run = function(text, options) {\n    var enc = this.tokenize(text, options);\n    var result = this.forward(enc.ids);\n    enc.T = result.T;\n    enc.attention = result.attention;\n    enc.hidden = result.hidden;\n    enc.valueNorms = result.valueNorms;\n    enc.shape = result.shape;\n    return enc;\n  };\n  Model.prototype.attentionAt = function(run, layer, head, query) {\n    var T = run.T;\n    var start = ((layer * this.h + head) * T + query) * T;\n    return run.attention.subarray(start, start + T);\n  };\n  function load(weights) {\n    if (weights === void 0 && typeof globalThis !== "undefined" && globalThis.AttentionBook) {\n      weights = globalThis.AttentionBook.minilmWeights;\n    }\n    return new Model(weights).prepare();\n  }\n  var api = {\n    load,\n    Model,\n    Tokenizer,\n    MiniLMError,\n    LAB_MAX_TOKENS,\n    MAX_TEXT_CHARS,\n    // exposed for the tests and the benchmark\n    decodeBase64,\n    decodeTensor,\n    normalizeCodePoint,\n    writeNorms,\n    headGrams,\n    isPunctuation: function(c) {\n      return c < 128 && isAsciiPunct(c) || inRanges(PUNCT, c);\n    },\n    erf\n  };\n  var minilm_default = api;\n\n  // src/entries/minilm-worker.js\n  function workerMain() {\n    let model = null;\n    self.onmessage = function(event) {\n      const m = event.data, t = performance.now();\n      try {\n        if (m.kind === "weights") {\n          model = new minilm_default.Model(m.weights).prepare();\n          self.postMessage({ kind: "ready", ms: performance.now() - t, dtype: model.dtype });\n        } else if (m.kind === "run") {\n          const run = model.forward(m.ids);\n          self.postMessage({\n            kind: "result",\n            id: m.id,\n            T: run.T,\n            maps: run.attention,\n            valueNorms: run.valueNorms,\n            ms: performance.now() - t\n          }, [run.attention.buffer, run.valueNorms.buffer]);\n        }\n      } catch (err) {\n        self.postMessage({ kind: "error", id: m.id, message: String(err && err.message || err) });\n      }\n    };\n  }\n  workerMain();\n})();\n' : null;
+var scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
+var fmt10 = core_default.format;
+var WEIGHTS_FILE = "minilm-weights.js";
+var CACHE_BYTES = 64 * 1048576;
 var engine = {
   status: "none",
   // none, loading, preparing, ready, missing, failed
@@ -7170,7 +7337,7 @@ function weightsBytes() {
 }
 function sizeText() {
   var bytes2 = weightsBytes();
-  return bytes2 ? fmt9.fixed(bytes2 / 1e6, 1) + " MB" : "";
+  return bytes2 ? fmt10.fixed(bytes2 / 1e6, 1) + " MB" : "";
 }
 function weightsUrl() {
   if (engine.url) {
@@ -7190,10 +7357,10 @@ function remember(used, entry) {
     return;
   }
   engine.cache.set(used, entry);
-  engine.cacheBytes += entry.maps.byteLength;
+  engine.cacheBytes += entry.maps.byteLength + entry.valueNorms.byteLength;
   while (engine.cacheBytes > CACHE_BYTES && engine.cache.size > 1) {
     var oldest = engine.cache.keys().next().value;
-    engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength;
+    engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength + engine.cache.get(oldest).valueNorms.byteLength;
     engine.cache.delete(oldest);
   }
 }
@@ -7224,7 +7391,7 @@ function pump() {
       finish({ kind: "error", message: err.message });
       return;
     }
-    finish({ kind: "result", T: run2.T, maps: run2.attention, ms: performance.now() - t });
+    finish({ kind: "result", T: run2.T, maps: run2.attention, valueNorms: run2.valueNorms, ms: performance.now() - t });
   }, 0);
 }
 function finish(m) {
@@ -7233,7 +7400,7 @@ function finish(m) {
   if (job) {
     if (m.kind === "result") {
       engine.timing.forward = m.ms;
-      var entry = { T: m.T, maps: m.maps };
+      var entry = { T: m.T, maps: m.maps, valueNorms: m.valueNorms };
       remember(job.used, entry);
       job.waiters.forEach(function(w) {
         w.resolve(entry);
@@ -7320,7 +7487,7 @@ function loadModel() {
   }
   var url = weightsUrl();
   engine.loading = new Promise(function(resolve, reject) {
-    var AB = root2.AttentionBook;
+    var AB = root3.AttentionBook;
     if (AB.minilmWeights && AB.minilmWeights.tensors) {
       resolve(AB.minilmWeights);
       return;
@@ -7346,8 +7513,8 @@ function loadModel() {
     document.head.appendChild(script);
   }).then(function(weights) {
     return startModel(weights).then(function(e) {
-      if (engine.worker && root2.AttentionBook.minilmWeights === weights) {
-        root2.AttentionBook.minilmWeights = void 0;
+      if (engine.worker && root3.AttentionBook.minilmWeights === weights) {
+        root3.AttentionBook.minilmWeights = void 0;
       }
       return e;
     });
@@ -7374,216 +7541,37 @@ function pendingNote() {
       return { level: "info", text: "this sentence is not one of the book's presets: press \u201CLoad the model" + (size ? " (" + size + ")" : "") + "\u201D to run all-MiniLM-L6-v2 on it in your browser (the presets need no download)" };
   }
 }
-function state10(values) {
-  var g = gallery();
-  var text2 = values.text === void 0 ? g.data.running_sentence : values.text;
-  var layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, g.L - 1);
-  var head = core_default.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, g.h - 1);
-  var query = core_default.wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
-  var read = readPieces(text2, values.maxTokens);
-  var galleryScores = {}, k = layer * g.h + head;
-  Object.keys(g.data.gallery.mean).forEach(function(name) {
-    galleryScores[name] = g.data.gallery.mean[name][k];
-  });
-  var base = {
-    text: typeof text2 === "string" ? text2 : "",
-    layer,
-    head,
-    tokens: read.tokens,
-    totalTokens: read.total,
-    gallery: galleryScores,
-    gallerySentences: g.data.gallery.sentences,
-    notes: read.notes.slice()
-  };
-  var T = read.tokens.length;
-  if (!T) {
-    return build(base, null, 0, "none");
-  }
-  var preset = g.presets.get(read.used);
-  if (preset) {
-    return build(base, preset.maps, query, "package");
-  }
-  var entry = lookup(read.used);
-  if (entry) {
-    return build(base, entry.maps, query, "browser");
-  }
-  if (engine.status !== "ready") {
-    return build(base, null, query, "pending");
-  }
-  engine.busy.forEach(function(f) {
-    f(T);
-  });
-  return compute(read.used, read.ids).then(function(done) {
-    engine.busy.forEach(function(f) {
-      f(0);
-    });
-    return done ? build(base, done.maps, query, "browser") : build(base, null, query, "pending");
-  }, function(err) {
-    engine.busy.forEach(function(f) {
-      f(0);
-    });
-    throw err;
-  });
-}
-function build(st, maps, query, source) {
-  var T = st.tokens.length, g = gallery();
-  st.T = T;
-  st.source = source;
-  st.query = T ? Math.min(query, T - 1) : 0;
-  st.weights = new Float64Array(0);
-  st.scores = {};
-  if (maps) {
-    var start = (st.layer * g.h + st.head) * T * T;
-    st.weights = Float64Array.from(maps.subarray(start, start + T * T));
-    st.scores = headScores(st.weights, T);
-    if (source === "browser" && engine.dtype && engine.dtype !== "float32") {
-      st.notes.push({ level: "info", text: "computed in your browser from the model's " + engine.dtype + " weights: each weight within about 0.03 of the book's float32 model" });
-    }
-  } else if (source === "pending") {
-    st.notes.push(pendingNote());
-  }
-  st.row = T && maps ? st.weights.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
-  return st;
-}
-function has(st) {
-  return st.T > 0 && st.source !== "pending";
-}
-function topKeys(row2, k) {
-  var idx = Array.from(row2, function(_, i) {
-    return i;
-  });
-  idx.sort(function(a, b) {
-    return row2[a] - row2[b] || a - b;
-  });
-  return idx.reverse().slice(0, k);
-}
-function readoutHtml10(st) {
-  var T = st.T;
-  var parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
-  var columns = ["gallery (" + st.gallerySentences + " sentences)"];
-  if (has(st)) {
-    var row2 = st.row, who = esc9(st.tokens[st.query]);
-    var keys = topKeys(row2, 3).map(function(j) {
-      return j + " '" + esc9(st.tokens[j]) + "' " + fmt9.fixed(row2[j], 2);
-    });
-    parts.push("query " + st.query + " '" + who + "' attends most to: " + keys.join(", "));
-    columns = ["this sentence"].concat(columns, ["uniform head"]);
-  } else if (T) {
-    parts.push("tokens: " + st.tokens.map(function(t, i) {
-      return i + ":" + esc9(t);
-    }).join(" "));
-  }
-  var rows2 = SCORE_NAMES.map(function(name) {
-    var values = [st.gallery[name]];
-    if (has(st)) {
-      values = [st.scores[name], values[0], name === "spread" ? 1 : 1 / T];
-    }
-    return "<tr><td>" + esc9(SCORE_LABELS[name]) + "</td>" + values.map(function(v) {
-      return "<td>" + fmt9.fixed(v, 3) + "</td>";
-    }).join("") + "</tr>";
-  });
-  var table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' + ["score"].concat(columns).map(function(c) {
-    return "<th>" + c + "</th>";
-  }).join("") + "</tr>" + rows2.join("") + "</table>";
-  return core_default.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
-}
-function alt10(st) {
-  var galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function(n) {
-    return SCORE_LABELS[n] + " " + fmt9.fixed(st.gallery[n], 2);
-  }).join(", ") + ".";
-  if (!st.T) {
-    return core_default.noTokensAlt("Empty heatmap and arcs", st.notes) + " Bottom right: " + galleryText;
-  }
-  if (!has(st)) {
-    return core_default.noTokensAlt("Empty heatmap and arcs", st.notes, "the model has not run on this sentence yet") + " Bottom right: " + galleryText;
-  }
-  var row2 = st.row, top = core_default.argmax(row2), T = st.T;
-  var mine = SCORE_NAMES.map(function(n) {
-    return SCORE_LABELS[n] + " " + fmt9.fixed(st.scores[n], 2);
-  }).join(", ");
-  return "Left: heatmap of the " + T + " by " + T + " attention weights of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Top right: arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with weight " + fmt9.fixed(row2[top], 2) + ". Bottom right: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
-}
-function numbers10(st) {
-  return {
-    lab: "pretrained",
-    model: "all-MiniLM-L6-v2",
-    layer: st.layer,
-    head: st.head,
-    query: st.query,
-    tokens: st.tokens,
-    weights: has(st) ? core_default.nested(st.weights, st.T, st.T) : [],
-    computed: st.source === "package" ? "the book's float32 model" : st.source === "browser" ? "in the browser (" + engine.dtype + " weights)" : "not yet",
-    scores: st.scores,
-    gallery: st.gallery
-  };
-}
-function figure10(st) {
-  var T = has(st) ? st.T : 0;
-  var title = "layer " + st.layer + ", head " + st.head + ": query rows, key columns";
-  var waiting = engine.status === "ready" ? "computing this sentence\u2026" : "not computed yet: press \u201CLoad the model\u201D";
-  var series = [];
-  if (has(st)) {
-    series.push({
-      label: "this sentence",
-      color: "#1f5fa8",
-      dark: "#6fa8e8",
-      values: SCORE_NAMES.map(function(n) {
-        return st.scores[n];
-      })
-    });
-  }
-  series.push({
-    label: "gallery mean",
-    color: "#9dbfe3",
-    dark: "#3d5f85",
-    values: SCORE_NAMES.map(function(n) {
-      return st.gallery[n];
-    })
-  });
-  var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
-  return {
-    columns: 2,
-    panels: [
-      {
-        kind: "heatmap",
-        title,
-        data: st.weights,
-        rows: T,
-        cols: T,
-        extent: [T, T],
-        cmap: "viridis",
-        vmin: 0,
-        vmax: 1,
-        xlabel: "",
-        ylabel: "",
-        colorbar: "weight (each row sums to 1)",
-        rowLabels: st.tokens.slice(0, T),
-        colLabels: st.tokens.slice(0, T),
-        outlineRow: T ? q : void 0,
-        empty: st.T ? waiting : "(no tokens)"
-      },
-      {
-        kind: "arcs",
-        title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
-        tokens: st.tokens,
-        query: q,
-        weights: has(st) ? st.row : null,
-        empty: st.T ? waiting : "(no tokens)"
-      },
-      { kind: "bars", title: "head scores (0 to 1)", labels: SCORE_NAMES.map(function(n) {
-        return SCORE_LABELS[n];
-      }), series, xlim: [0, 1], xlabel: "score" }
-    ]
-  };
-}
-function choices2(name, values) {
-  if (name !== "query") {
+function thumbAt(lab, event) {
+  var panel = lab.spec && lab.spec.panels[0], hit = panel && panel.kind === "thumbs" && panel.hit;
+  if (!hit) {
     return null;
   }
-  var tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
-  return tokens.length ? tokens.map(function(t, i) {
-    return [i + ": " + t, i];
-  }) : [["(no tokens)", 0]];
+  var box = lab.canvas.getBoundingClientRect(), scale = box.width ? lab.width() / box.width : 1;
+  var x = (event.clientX - box.left) * scale, y = (event.clientY - box.top) * scale;
+  var j = Math.floor((x - hit.x) / hit.step), i = Math.floor((y - hit.y) / hit.step);
+  if (i < 0 || j < 0 || i >= hit.rows || j >= hit.cols) {
+    return null;
+  }
+  return x - hit.x - j * hit.step <= hit.size && y - hit.y - i * hit.step <= hit.size ? [i, j] : null;
+}
+function routeClicks(lab) {
+  if (!lab || !lab.canvas || typeof lab.set !== "function") {
+    return;
+  }
+  lab.canvas.addEventListener("click", function(event) {
+    var at = thumbAt(lab, event);
+    if (!at) {
+      return;
+    }
+    var layer = lab.controls.find(function(c) {
+      return c.name === "layer";
+    });
+    layer.value = at[0];
+    lab.set("head", at[1]);
+  });
+  lab.canvas.addEventListener("mousemove", function(event) {
+    lab.canvas.style.cursor = thumbAt(lab, event) ? "pointer" : "";
+  });
 }
 function mountExtra(lab, container) {
   var doc = container.ownerDocument;
@@ -7618,7 +7606,7 @@ function mountExtra(lab, container) {
     } else if (st === "preparing") {
       status.textContent = "Preparing the weights\u2026";
     } else if (st === "ready") {
-      status.textContent = "Model loaded" + (engine.timing.load ? " in " + fmt9.fixed((engine.timing.load + (engine.timing.prepare || 0)) / 1e3, 1) + " s" : "") + ": type any sentence (up to " + gallery().data.max_tokens + " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
+      status.textContent = "Model loaded" + (engine.timing.load ? " in " + fmt10.fixed((engine.timing.load + (engine.timing.prepare || 0)) / 1e3, 1) + " s" : "") + ": type any sentence (up to " + gallery().data.max_tokens + " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
       button.hidden = true;
     } else if (st === "missing" || st === "failed") {
       status.textContent = "The model could not be loaded (the note below says why).";
@@ -7647,6 +7635,7 @@ function mountExtra(lab, container) {
     loadModel().catch(function() {
     });
   });
+  routeClicks(lab);
   box.appendChild(button);
   box.appendChild(status);
   container.appendChild(box);
@@ -7665,9 +7654,303 @@ function modelStatus() {
     url: weightsUrl()
   };
 }
+
+// src/labs/pretrained.js
+var fmt11 = core_default.format;
+var esc9 = core_default.escapeHtml;
+function state10(values) {
+  var g = gallery();
+  var text2 = values.text === void 0 ? g.data.running_sentence : values.text;
+  var layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, g.L - 1);
+  var head = core_default.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, g.h - 1);
+  var query = core_default.wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
+  var measure2 = values.measure === void 0 ? "weight" : values.measure;
+  var view = values.view === void 0 ? "head" : values.view;
+  [["measure", measure2, MEASURES], ["view", view, VIEWS]].forEach(function(c) {
+    if (typeof c[1] !== "string" || !Object.prototype.hasOwnProperty.call(c[2], c[1])) {
+      throw new Error(c[0] + " must be one of " + core_default.pyRepr(Object.keys(c[2])) + ", got " + core_default.pyRepr(c[1]));
+    }
+  });
+  var read = readPieces(text2, values.maxTokens);
+  var galleryScores = {}, k = layer * g.h + head;
+  Object.keys(g.data.gallery.mean).forEach(function(name) {
+    galleryScores[name] = g.data.gallery.mean[name][k];
+  });
+  var base = {
+    text: typeof text2 === "string" ? text2 : "",
+    layer,
+    head,
+    measure: measure2,
+    view,
+    tokens: read.tokens,
+    totalTokens: read.total,
+    gallery: galleryScores,
+    gallerySentences: g.data.gallery.sentences,
+    notes: read.notes.slice()
+  };
+  var T = read.tokens.length;
+  if (!T) {
+    return build(base, null, 0, "none");
+  }
+  var preset = g.presets.get(read.used);
+  if (preset) {
+    return build(base, preset, query, "package");
+  }
+  var entry = lookup(read.used);
+  if (entry) {
+    return build(base, entry, query, "browser");
+  }
+  if (engine.status !== "ready") {
+    return build(base, null, query, "pending");
+  }
+  engine.busy.forEach(function(f) {
+    f(T);
+  });
+  return compute(read.used, read.ids).then(function(done) {
+    engine.busy.forEach(function(f) {
+      f(0);
+    });
+    return done ? build(base, done, query, "browser") : build(base, null, query, "pending");
+  }, function(err) {
+    engine.busy.forEach(function(f) {
+      f(0);
+    });
+    throw err;
+  });
+}
+var thumbMemo = /* @__PURE__ */ new WeakMap();
+function thumbsOf(from, T, measure2) {
+  var memo = thumbMemo.get(from);
+  if (!memo) {
+    memo = {};
+    thumbMemo.set(from, memo);
+  }
+  if (!memo[measure2]) {
+    memo[measure2] = shownMaps(from.maps, from.valueNorms, T, measure2, true);
+  }
+  return memo[measure2];
+}
+function build(st, from, query, source) {
+  var T = st.tokens.length, g = gallery();
+  st.T = T;
+  st.source = source;
+  st.query = T ? Math.min(query, T - 1) : 0;
+  st.weights = new Float64Array(0);
+  st.valueNorms = new Float64Array(0);
+  st.norms = new Float64Array(0);
+  st.shown = new Float64Array(0);
+  st.thumbs = new Float64Array(0);
+  st.differs = 0;
+  st.scores = {};
+  if (from) {
+    var k = st.layer * g.h + st.head, start = k * T * T;
+    st.weights = Float64Array.from(from.maps.subarray(start, start + T * T));
+    st.scores = headScores(st.weights, T);
+    st.valueNorms = Float64Array.from(from.valueNorms.subarray(k * T, (k + 1) * T));
+    st.norms = new Float64Array(T * T);
+    for (var i = 0; i < T; i++) {
+      var sum = pairwiseSum(st.weights, i * T, T);
+      for (var j = 0; j < T; j++) {
+        st.norms[i * T + j] = st.weights[i * T + j] / sum * st.valueNorms[j];
+      }
+      var rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
+      if (core_default.argmax(rowW) !== core_default.argmax(rowN)) {
+        st.differs += 1;
+      }
+    }
+    st.shown = shownMaps(from.maps.subarray(start, start + T * T), st.valueNorms, T, st.measure);
+    if (st.view === "model") {
+      st.thumbs = thumbsOf(from, T, st.measure);
+    }
+    if (source === "browser" && engine.dtype && engine.dtype !== "float32") {
+      st.notes.push({ level: "info", text: "computed in your browser from the model's " + engine.dtype + " weights: each weight within about 0.03 of the book's float32 model" });
+    }
+  } else if (source === "pending") {
+    st.notes.push(pendingNote());
+  }
+  st.row = T && from ? st.weights.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
+  st.shownRow = T && from ? st.shown.subarray(st.query * T, (st.query + 1) * T) : new Float64Array(0);
+  return st;
+}
+function has(st) {
+  return st.T > 0 && st.source !== "pending";
+}
+function topKeys(row2, k) {
+  var idx = Array.from(row2, function(_, i) {
+    return i;
+  });
+  idx.sort(function(a, b) {
+    return row2[a] - row2[b] || a - b;
+  });
+  return idx.reverse().slice(0, k);
+}
+function readoutHtml10(st) {
+  var T = st.T;
+  var parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
+  var columns = ["gallery (" + st.gallerySentences + " sentences)"];
+  if (has(st)) {
+    var who = esc9(st.tokens[st.query]), q = st.query;
+    var norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
+    var top = function(row2) {
+      return topKeys(row2, 3).map(function(j) {
+        return j + " '" + esc9(st.tokens[j]) + "' " + fmt11.fixed(row2[j], 2);
+      }).join(", ");
+    };
+    parts.push("query " + q + " '" + who + "' attends most to: " + top(st.row));
+    parts.push("by \u2016\u03B1 f(x)\u2016 (share of the row): " + top(norms.map(function(v) {
+      return v / total;
+    })));
+    parts.push(st.differs + " of " + T + " queries have another strongest key by \u2016\u03B1 f(x)\u2016 than by weight");
+    columns = ["this sentence"].concat(columns, ["uniform head"]);
+  } else if (T) {
+    parts.push("tokens: " + st.tokens.map(function(t, i) {
+      return i + ":" + esc9(t);
+    }).join(" "));
+  }
+  var rows2 = SCORE_NAMES.map(function(name) {
+    var values = [st.gallery[name]];
+    if (has(st)) {
+      values = [st.scores[name], values[0], name === "spread" ? 1 : 1 / T];
+    }
+    return "<tr><td>" + esc9(SCORE_LABELS[name]) + "</td>" + values.map(function(v) {
+      return "<td>" + fmt11.fixed(v, 3) + "</td>";
+    }).join("") + "</tr>";
+  });
+  var table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' + ["score"].concat(columns).map(function(c) {
+    return "<th>" + c + "</th>";
+  }).join("") + "</tr>" + rows2.join("") + "</table>";
+  return core_default.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
+}
+function alt10(st) {
+  var what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03B1 f(x)\u2016 (each row scaled to sum to 1)";
+  var galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function(n) {
+    return SCORE_LABELS[n] + " " + fmt11.fixed(st.gallery[n], 2);
+  }).join(", ") + ".";
+  var model = st.view === "model";
+  var grid2 = !model ? "" : has(st) ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ";
+  var first = model ? 2 : 1;
+  if (!has(st)) {
+    var empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
+    return grid2 + (st.T ? core_default.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : core_default.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
+  }
+  var row2 = st.shownRow, top = core_default.argmax(row2), T = st.T;
+  var out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt11.fixed(row2[top], 2) + ".";
+  if (model) {
+    return out;
+  }
+  var mine = SCORE_NAMES.map(function(n) {
+    return SCORE_LABELS[n] + " " + fmt11.fixed(st.scores[n], 2);
+  }).join(", ");
+  return out + " Panel 3: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
+}
+function numbers10(st) {
+  return {
+    lab: "pretrained",
+    model: "all-MiniLM-L6-v2",
+    layer: st.layer,
+    head: st.head,
+    query: st.query,
+    tokens: st.tokens,
+    weights: has(st) ? core_default.nested(st.weights, st.T, st.T) : [],
+    weighted_norms: has(st) ? core_default.nested(st.norms, st.T, st.T) : [],
+    value_norms: Array.from(st.valueNorms),
+    computed: st.source === "package" ? "the book's float32 model" : st.source === "browser" ? "in the browser (" + engine.dtype + " weights)" : "not yet",
+    scores: st.scores,
+    gallery: st.gallery
+  };
+}
+function figure10(st) {
+  var T = has(st) ? st.T : 0, model = st.view === "model";
+  var title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
+  var waiting = engine.status === "ready" ? "computing this sentence\u2026" : "not computed yet: press \u201CLoad the model\u201D";
+  var empty = st.T ? waiting : "(no tokens)";
+  var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
+  var panels = [
+    {
+      kind: "heatmap",
+      title,
+      data: st.shown,
+      rows: T,
+      cols: T,
+      extent: [T, T],
+      cmap: "viridis",
+      vmin: 0,
+      vmax: 1,
+      xlabel: "",
+      ylabel: "",
+      colorbar: MEASURES[st.measure][1],
+      rowLabels: st.tokens.slice(0, T),
+      colLabels: st.tokens.slice(0, T),
+      outlineRow: T ? q : void 0,
+      empty
+    },
+    {
+      kind: "arcs",
+      title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
+      tokens: st.tokens,
+      query: q,
+      weights: has(st) ? st.shownRow : null,
+      empty
+    }
+  ];
+  if (model) {
+    var g = gallery();
+    panels.unshift({
+      kind: "thumbs",
+      small: true,
+      title: "all 72 heads, " + (st.measure === "weight" ? "weights" : "shares of \u2016\u03B1 f(x)\u2016") + ": layers down, heads across",
+      rows: g.L,
+      cols: g.h,
+      size: T,
+      data: st.thumbs,
+      cmap: "viridis",
+      vmin: 0,
+      vmax: 1,
+      chosen: [st.layer, st.head],
+      rowPrefix: "L",
+      colPrefix: "H",
+      empty
+    });
+    return { columns: 2, smallColumns: 1, panels };
+  }
+  var series = [];
+  if (has(st)) {
+    series.push({
+      label: "this sentence",
+      color: "#1f5fa8",
+      dark: "#6fa8e8",
+      values: SCORE_NAMES.map(function(n) {
+        return st.scores[n];
+      })
+    });
+  }
+  series.push({
+    label: "gallery mean",
+    color: "#9dbfe3",
+    dark: "#3d5f85",
+    values: SCORE_NAMES.map(function(n) {
+      return st.gallery[n];
+    })
+  });
+  panels.push({ kind: "bars", title: "head scores of the weights (0 to 1)", labels: SCORE_NAMES.map(function(n) {
+    return SCORE_LABELS[n];
+  }), series, xlim: [0, 1], xlabel: "score" });
+  return { columns: 2, panels };
+}
+function choices2(name, values) {
+  if (name !== "query") {
+    return null;
+  }
+  var tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
+  return tokens.length ? tokens.map(function(t, i) {
+    return [i + ": " + t, i];
+  }) : [["(no tokens)", 0]];
+}
 var api13 = {
   SCORE_NAMES,
   SCORE_LABELS,
+  MEASURES,
+  VIEWS,
   state: state10,
   readoutHtml: readoutHtml10,
   alt: alt10,
@@ -7689,7 +7972,7 @@ var api13 = {
 var pretrained_default = api13;
 
 // src/labs/scaling.js
-var fmt10 = core_default.format;
+var fmt12 = core_default.format;
 var SCALING_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 var SCALING_KEYS = 16;
 var SCALING_QUERIES = 300;
@@ -7851,19 +8134,19 @@ function curves(scaled) {
 function readoutHtml11(st) {
   var mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
   var row2 = Array.from(st.weights.subarray(0, 6)).map(function(w) {
-    return fmt10.fixed(w, 2);
+    return fmt12.fixed(w, 2);
   }).join(", ");
   var lines = [
     "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
-    "variance of the scores: " + fmt10.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
-    "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt10.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt10.fixed(1 / st.s_k, 3) + "); entropy " + fmt10.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt10.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt10.fixed(st.gradNorm, 3),
+    "variance of the scores: " + fmt12.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
+    "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt12.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt12.fixed(1 / st.s_k, 3) + "); entropy " + fmt12.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt12.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt12.fixed(st.gradNorm, 3),
     "an example row of " + st.s_k + " weights, largest first: " + row2 + ", \u2026"
   ];
   return core_default.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
 }
 function alt11(st) {
   var mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
-  return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled (orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k + " is circled. Top left: the variance of the score, which for unscaled q.k follows the dashed line d_k and for the scaled score stays near 1; here " + fmt10.general(st.variance, 3) + ". Top right: the mean largest softmax weight, here " + fmt10.fixed(st.maxWeight, 2) + ". Bottom left: the mean entropy, here " + fmt10.fixed(st.entropy, 2) + " nats. Bottom right: the mean gradient norm through the softmax, here " + fmt10.fixed(st.gradNorm, 3) + ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all stay flat.";
+  return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled (orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k + " is circled. Top left: the variance of the score, which for unscaled q.k follows the dashed line d_k and for the scaled score stays near 1; here " + fmt12.general(st.variance, 3) + ". Top right: the mean largest softmax weight, here " + fmt12.fixed(st.maxWeight, 2) + ". Bottom left: the mean entropy, here " + fmt12.fixed(st.entropy, 2) + " nats. Bottom right: the mean gradient norm through the softmax, here " + fmt12.fixed(st.gradNorm, 3) + ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all stay flat.";
 }
 function numbers11(st) {
   return {

@@ -7,11 +7,13 @@ import {drawArcs, measureArcs} from "./panels/arcs.js";
 import {drawBars, measureBars} from "./panels/bars.js";
 import {drawHeatmap, measureHeatmap} from "./panels/heatmap.js";
 import {drawLines, measureLines} from "./panels/lines.js";
+import {drawThumbs, measureThumbs} from "./panels/thumbs.js";
 import {TEXT_PX, fontReset} from "./panels/style.js";
 
 /** Each panel kind's [draw(ctx, panel, region, theme, scratch), measure(ctx, panel, w)]. */
 const KINDS = new Map([["heatmap", [drawHeatmap, measureHeatmap]], ["lines", [drawLines, measureLines]],
-                       ["arcs", [drawArcs, measureArcs]], ["bars", [drawBars, measureBars]]]);
+                       ["arcs", [drawArcs, measureArcs]], ["bars", [drawBars, measureBars]],
+                       ["thumbs", [drawThumbs, measureThumbs]]]);
 
 const ROW_GAP = 8;  // px between rows of panels
 

@@ -14,9 +14,9 @@ function workerMain() {
         model = new minilm.Model(m.weights).prepare();
         self.postMessage({kind: "ready", ms: performance.now() - t, dtype: model.dtype});
       } else if (m.kind === "run") {
-        const run = model.forward(m.ids);  // attention: (L, h, T, T)
-        self.postMessage({kind: "result", id: m.id, T: run.T, maps: run.attention, ms: performance.now() - t},
-                         [run.attention.buffer]);
+        const run = model.forward(m.ids);  // attention: (L, h, T, T), valueNorms: (L, h, T)
+        self.postMessage({kind: "result", id: m.id, T: run.T, maps: run.attention, valueNorms: run.valueNorms,
+                          ms: performance.now() - t}, [run.attention.buffer, run.valueNorms.buffer]);
       }
     } catch (err) {
       self.postMessage({kind: "error", id: m.id, message: String(err && err.message || err)});
