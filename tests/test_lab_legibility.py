@@ -443,3 +443,25 @@ def test_thin_lines_keep_three_to_one_contrast():
             assert before < 3 and out != colour, (colour, bg, before)
         else:
             assert out == colour, (colour, bg, out)
+
+
+def test_the_query_the_reader_chose_survives_a_cleared_box(browser, lab_pages):
+    """QA 9: chapter 9's query, chosen in one sentence, is the query again when the box is
+    cleared and another sentence typed; the choices it passed through meanwhile ([CLS] and
+    [SEP] alone, then each longer prefix) were no choice of the reader's."""
+    watch, page, lab_id = open_lab(browser, lab_pages["pretrained"], 1280)
+    query = page.locator(f"#{lab_id} select[name=query]")
+    box = page.locator(f"#{lab_id} input[name=text]")
+    values = f"document.getElementById('{lab_id}').abLab.values"
+    query.select_option(index=5)
+    assert page.evaluate(values)["query"] == 5
+    box.fill("")
+    assert page.evaluate(values)["query"] < 5  # [CLS] and [SEP] only: shown clamped
+    box.press_sequentially("the quiet fox crossed the frozen river")
+    assert page.evaluate(values)["query"] == 5, "the reader's query was lost"
+    box.fill("a fox")  # shorter again: the largest query below it, the choice still kept
+    assert page.evaluate(values)["query"] == 3
+    box.fill("the quiet fox crossed the frozen river")
+    assert page.evaluate(values)["query"] == 5
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()

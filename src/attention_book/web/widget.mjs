@@ -92,6 +92,10 @@ var ChoiceControl = class extends Control {
     super(c, id);
     this.input = make("select", { id, name: c.name });
     this.options = null;
+    this.wanted = void 0;
+    this.input.addEventListener("input", () => {
+      this.wanted = this.value;
+    });
     this.offer(declaredOptions(c));
     this.finish();
   }
@@ -100,6 +104,11 @@ var ChoiceControl = class extends Control {
     return o === void 0 ? void 0 : o[1];
   }
   set value(v) {
+    this.wanted = v;
+    this.select(v);
+  }
+  /** Show value `v` (the first option if it is not offered) without taking it as chosen. */
+  select(v) {
     const k = this.options.findIndex((o) => o[1] === v);
     this.input.value = String(k < 0 ? 0 : k);
   }
@@ -108,24 +117,21 @@ var ChoiceControl = class extends Control {
     const keep = this.options ? this.value : this.declaration.default;
     this.options = options;
     this.input.replaceChildren(...options.map((o, k) => make("option", { value: String(k) }, o[0])));
-    this.value = keep;
+    this.select(keep);
   }
-  /** Offer `options` as the live lab re-offers them: the value is kept if offered, else
-   *  the largest value below it, else the first. */
+  /** Offer `options` as the live lab re-offers them: the value chosen last is kept if
+   *  offered, else the largest value below it, else the first. What the choices pass
+   *  through meanwhile is not a choice of the reader's: chapter 9's query, chosen in one
+   *  sentence, comes back when the box is cleared and a sentence as long is typed. */
   reoffer(options) {
     if (sameOptions(this.options, options)) {
       return;
     }
-    if (this.options.length > 1) {
-      this.chosen = this.value;
-    }
-    const old = this.options.length <= 1 && this.chosen !== void 0 ? this.chosen : this.value;
+    const want = this.wanted === void 0 ? this.value : this.wanted;
     const values = options.map((o) => o[1]);
     this.offer(options);
-    if (!values.includes(old)) {
-      const below = values.filter((v) => typeof v === "number" && v <= old);
-      this.value = below.length ? Math.max(...below) : values[0];
-    }
+    const below = values.filter((v) => typeof v === "number" && v <= want);
+    this.select(values.includes(want) ? want : below.length ? Math.max(...below) : values[0]);
   }
 };
 var MultiControl = class extends Control {
@@ -1534,7 +1540,7 @@ var Lab = class {
       if (control.declaration.dependent && this.choices[control.name]) {
         control.reoffer(this.choices[control.name]);
       }
-      if (control.name in values) {
+      if (control.name in values && values[control.name] !== control.value) {
         control.value = values[control.name];
       }
     });

@@ -102,6 +102,8 @@ export class ChoiceControl extends Control {
     super(c, id);
     this.input = make("select", {id, name: c.name});
     this.options = null;
+    this.wanted = undefined;  // the value the reader (or the lab's set) chose last
+    this.input.addEventListener("input", () => { this.wanted = this.value; });
     this.offer(declaredOptions(c));
     this.finish();
   }
@@ -112,6 +114,12 @@ export class ChoiceControl extends Control {
   }
 
   set value(v) {
+    this.wanted = v;
+    this.select(v);
+  }
+
+  /** Show value `v` (the first option if it is not offered) without taking it as chosen. */
+  select(v) {
     const k = this.options.findIndex((o) => o[1] === v);
     this.input.value = String(k < 0 ? 0 : k);
   }
@@ -121,23 +129,20 @@ export class ChoiceControl extends Control {
     const keep = this.options ? this.value : this.declaration.default;
     this.options = options;
     this.input.replaceChildren(...options.map((o, k) => make("option", {value: String(k)}, o[0])));
-    this.value = keep;
+    this.select(keep);
   }
 
-  /** Offer `options` as the live lab re-offers them: the value is kept if offered, else
-   *  the largest value below it, else the first. */
+  /** Offer `options` as the live lab re-offers them: the value chosen last is kept if
+   *  offered, else the largest value below it, else the first. What the choices pass
+   *  through meanwhile is not a choice of the reader's: chapter 9's query, chosen in one
+   *  sentence, comes back when the box is cleared and a sentence as long is typed. */
   reoffer(options) {
     if (sameOptions(this.options, options)) { return; }
-    // a single choice ("(no tokens)") is no choice of the reader's: the one chosen before it
-    // is kept for the choices that follow it (chapter 9's query, the box cleared and typed)
-    if (this.options.length > 1) { this.chosen = this.value; }
-    const old = this.options.length <= 1 && this.chosen !== undefined ? this.chosen : this.value;
+    const want = this.wanted === undefined ? this.value : this.wanted;
     const values = options.map((o) => o[1]);
     this.offer(options);
-    if (!values.includes(old)) {
-      const below = values.filter((v) => typeof v === "number" && v <= old);
-      this.value = below.length ? Math.max(...below) : values[0];
-    }
+    const below = values.filter((v) => typeof v === "number" && v <= want);
+    this.select(values.includes(want) ? want : below.length ? Math.max(...below) : values[0]);
   }
 }
 

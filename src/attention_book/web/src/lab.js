@@ -154,7 +154,11 @@ export class Lab {
   apply(values) {
     this.controls.forEach((control) => {
       if (control.declaration.dependent && this.choices[control.name]) { control.reoffer(this.choices[control.name]); }
-      if (control.name in values) { control.value = values[control.name]; }
+      // a value the control already shows is no new choice (the kernel's echo of a clamped
+      // query must not replace the query the reader chose)
+      if (control.name in values && values[control.name] !== control.value) {
+        control.value = values[control.name];
+      }
     });
     this.values = this.read();
     this.controls.forEach((control) => {
