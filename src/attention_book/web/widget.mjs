@@ -5657,7 +5657,7 @@ function figure7(st) {
     cmap: "cividis",
     vmin: HEADS_OUTPUT_COLOR_LIMITS[0],
     vmax: HEADS_OUTPUT_COLOR_LIMITS[1],
-    xlabel: "",
+    xlabel: "dimension",
     ylabel: "token",
     colorbar: "value",
     rowLabels: st.tokens

@@ -246,7 +246,7 @@ import rng from "../shared/rng.js";
     }
     panels.push({kind: "heatmap", title: "output of " + nOn + " head(s) on : (" + s + ", " + d + ")",
                  data: st.onOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
-                 vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1], xlabel: "",
+                 vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1], xlabel: "dimension",
                  ylabel: "token", colorbar: "value", rowLabels: st.tokens});
     panels.push({kind: "heatmap", title: "added by " + (st.h - nOn) + " head(s) off : (" + s + ", " + d + ")",
                  data: st.offOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
