@@ -63,9 +63,17 @@ MOVE_JS = r"""async ([labId, name, values]) => {
   if (values === null) { values = lab.controls[index].options.map(o => o[1]); }
   const seen = [];
   for (const value of values) {
-    const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
+    // a change the lab never draws fails here, not by hanging the run (a notebook widget
+    // whose figure threw drew nothing, and the JupyterLab run waited for ever)
+    let timer;
+    const drawn = new Promise((resolve, reject) => {
+      el.addEventListener("ab-lab-drawn", resolve, {once: true});
+      timer = setTimeout(() => reject(new Error(`${name} = ${JSON.stringify(value)}: not drawn in 120 s`)),
+                         120000);
+    });
     lab.set(name, value);
     await drawn;
+    clearTimeout(timer);
     const caption = el.querySelector(".ab-lab-readout");
     const control = lab.controls[index];
     seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),

@@ -7077,6 +7077,8 @@ var MEASURES = {
   norm: ["\u2016\u03B1 f(x)\u2016", "share of \u2016\u03B1 f(x)\u2016 (rows sum to 1)"]
 };
 var VIEWS = { head: "one head", model: "all 72 heads" };
+var LAYERS = 6;
+var HEADS = 12;
 var G = null;
 function gallery() {
   var data2 = root2.AttentionBook && root2.AttentionBook.pretrainedGallery;
@@ -7900,13 +7902,12 @@ function figure10(st) {
     }
   ];
   if (model) {
-    var g = gallery();
     panels.unshift({
       kind: "thumbs",
       small: true,
       title: "all 72 heads, " + (st.measure === "weight" ? "weights" : "shares of \u2016\u03B1 f(x)\u2016") + ": layers down, heads across",
-      rows: g.L,
-      cols: g.h,
+      rows: LAYERS,
+      cols: HEADS,
       size: T,
       data: st.thumbs,
       cmap: "viridis",

@@ -17,6 +17,9 @@ const root = globalThis;
   export var MEASURES = {weight: ["weights \u03b1", "weight (each row sums to 1)"],
                          norm: ["\u2016\u03b1 f(x)\u2016", "share of \u2016\u03b1 f(x)\u2016 (rows sum to 1)"]};
   export var VIEWS = {head: "one head", model: "all 72 heads"};
+  /** all-MiniLM-L6-v2's layers and heads: the model view's grid, drawn without the gallery
+   *  (a notebook's widget has the kernel's state and no data file). */
+  export var LAYERS = 6, HEADS = 12;
 
   // ------------------------------------------------------------------ the gallery file
 

@@ -27,8 +27,8 @@
 //
 // Row-major: a head's weights (T, T) as a Float64Array (Python: float32 maps .astype(float64)).
 import core from "../shared/core.js";
-import {MEASURES, SCORE_LABELS, SCORE_NAMES, VIEWS, gallery, headScores, pairwiseSum, readPieces,
-        shownMaps} from "./pretrained-data.js";
+import {HEADS, LAYERS, MEASURES, SCORE_LABELS, SCORE_NAMES, VIEWS, gallery, headScores, pairwiseSum,
+        readPieces, shownMaps} from "./pretrained-data.js";
 import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote,
         startModel} from "./pretrained-model.js";
 
@@ -226,9 +226,8 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
        tokens: st.tokens, query: q, weights: has(st) ? st.shownRow : null, empty: empty},
     ];
     if (model) {
-      var g = gallery();
       panels.unshift({kind: "thumbs", small: true, title: "all 72 heads, " + (st.measure === "weight" ? "weights" :
-        "shares of \u2016\u03b1 f(x)\u2016") + ": layers down, heads across", rows: g.L, cols: g.h, size: T,
+        "shares of \u2016\u03b1 f(x)\u2016") + ": layers down, heads across", rows: LAYERS, cols: HEADS, size: T,
         data: st.thumbs, cmap: "viridis", vmin: 0, vmax: 1, chosen: [st.layer, st.head], rowPrefix: "L",
         colPrefix: "H", empty: empty});
       return {columns: 2, smallColumns: 1, panels: panels};
