@@ -89,7 +89,10 @@ export async function bundle({entry, stdin, format, footer, what}, worker = null
     bundle: true,
     format,
     target: "es2020",
-    minify: false,
+    // the pages' bundles without layout or dead code (names kept): chapter 8 loads two labs
+    // beside 4.2 MB of checkpoints, within tests/test_site_weight.py's 5 MB a page
+    minifyWhitespace: format === "iife",
+    minifySyntax: format === "iife",
     legalComments: "none",
     banner: {js: banner(entry, what)},
     footer: {js: footer},
