@@ -100,8 +100,12 @@ function render({model, el}) {
   lab.append(make("div", {class: "ab-lab-title"}, declaration.title), controls,
              make("div", {class: "ab-lab-figure"}),
              make("div", {class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite"}));
-  // JupyterLab's document handler takes the arrow keys from a range input: keep them here
+  // JupyterLab's document handler takes the arrow keys from a range input: keep them here.
   lab.addEventListener("keydown", (event) => event.stopPropagation());
+  // Notebook 7's handles them before the lab does (in the capture phase) and runs its
+  // command-mode shortcuts on a focused slider, check box or drop-down (ArrowRight: the next
+  // heading); its shortcut registry (Lumino's) skips a target with this attribute.
+  lab.addEventListener("focusin", (event) => event.target.setAttribute("data-lm-suppress-shortcuts", ""));
   el.append(lab);
   const kernel = new KernelModel(model);
   const shown = new Lab(lab, declaration, module, kernel, false);  // no data scripts, no mountExtra
