@@ -373,7 +373,7 @@ class Options:
     repeats: int
     timeout_ms: float
     app: str = "lab"  # or "notebook": Notebook 7 (open_and_run)
-    controls: int | None = None  # move only the first this many controls of each lab
+    each_kind: bool = False  # move only a lab's first control of each kind (slider, text, ...)
     start: dict = field(default_factory=dict)  # lab name -> the values to measure from
 
 
@@ -501,7 +501,11 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
     controls = []
     for l, lab in enumerate(labs):
         name = f"{l + 1}: {lab['name']}"
-        for c, control in enumerate(lab["controls"][:options.controls]):
+        kinds = set()
+        for c, control in enumerate(lab["controls"]):
+            if options.each_kind and control["kind"] in kinds:
+                continue
+            kinds.add(control["kind"])
             controls.append(Control(l, c, {
                 "chapter": notebook.stem, "lab": name, "id": lab["id"],
                 "control": control["label"], "kind": control["kind"]}))
