@@ -98,6 +98,10 @@ HARNESS = r"""
     return labs.map(({lab}) => ({name: lab.declaration.name, id: lab.element.id,
       controls: lab.controls.map(c => ({name: c.name, kind: c.declaration.kind, label: c.declaration.label}))}));
   }
+  // how many widgets the notebook shows (each renders its lab a moment after its output)
+  const outputs = () => window.__panel.content.widgets.reduce((n, cell) => n + (
+    cell.model.type !== 'code' ? 0 : cell.model.outputs.toJSON().filter(
+      o => o.data && o.data['application/vnd.jupyter.widget-view+json']).length), 0);
   function pixels(l) {
     const c = labs[l].lab.canvas;
     if (!c.width || !c.height) return null;
@@ -180,7 +184,7 @@ HARNESS = r"""
   function start(l, values) {
     for (const [name, value] of Object.entries(values)) labs[l].lab.set(name, value);
   }
-  window.__lab = {discover, prepare, arm, quiet, show, value, drawn, start,
+  window.__lab = {discover, outputs, prepare, arm, quiet, show, value, drawn, start,
                   result: () => pending};
 })();
 """
@@ -414,6 +418,8 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
     if outcome.get("error") or outcome.get("errors"):
         raise RuntimeError(f"{notebook.name}: {outcome.get('error') or outcome['errors']}")
     page.evaluate(HARNESS)
+    page.wait_for_function("() => __lab.discover().length >= __lab.outputs()",
+                           timeout=60_000, polling=200)
     labs = page.evaluate("() => __lab.discover()")
     page.wait_for_function("() => __lab.drawn()", timeout=60_000, polling=200)
     return page, labs
