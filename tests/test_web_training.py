@@ -212,9 +212,9 @@ def synthetic(tmp_path_factory):
 def test_bit_packing_round_trips(bits):
     level = 2 ** (bits - 1) - 1
     q = np.random.default_rng(bits).integers(-level, level + 1, 1001).astype(np.int8)
-    packed = web_export._pack_bits(q, bits)
+    packed = web_export.training._pack_bits(q, bits)
     assert len(packed) == -(-1001 * bits // 8)
-    assert np.array_equal(web_export._unpack_bits(packed, bits, 1001), q)
+    assert np.array_equal(web_export.training._unpack_bits(packed, bits, 1001), q)
 
 
 def test_quantize_groups_is_within_half_a_step():
@@ -237,7 +237,7 @@ def test_python_decoder_is_the_encoders_reconstruction(synthetic):
     assert text == web_export.training_script(runs)  # deterministic
     decoded = web_export.decode_training_data(data)
     for task, run in runs.items():
-        _, own = web_export._encode_checkpoints(run.checkpoints, data["bits"])
+        _, own = web_export.training._encode_checkpoints(run.checkpoints, data["bits"])
         for (step, got), want, (step0, orig) in zip(decoded[task], own, run.checkpoints,
                                                     strict=True):
             assert step == step0 and got.keys() == orig.keys()

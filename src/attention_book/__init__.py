@@ -17,7 +17,8 @@ Layers, each importing only the ones above it (docs/architecture.md has the whol
   (``controls.web``, with the scene's twin ``web/<name>.js``); both drawn by the same
   front end (``web/src/``) and the module's figure, readout and alt text
 - ``web_export``: the data some browser labs read (MiniLM's weights and preset sentences,
-  chapter 8's checkpoints), written while the book builds
+  chapter 8's checkpoints), one module a file, written by a build step
+  (``python -m attention_book.web_export build``), and the tokenizer's tables of minilm.js
 """
 
 __version__ = "0.2.0"

@@ -13,10 +13,10 @@ sample of it.
 Without JavaScript the element shows the default state's alt text and readout (no picture,
 no controls), as the lab's module presents them: :func:`present` runs its bundle in Node.js
 on the Python state (the readout and alt text are written once, in the module). The
-scripts the lab needs (the front end ``lab.js``, the data scripts the kernels write, the
-lab's bundle) are named in ``data-ab-scripts``; the book's Sphinx
-extension serves them from ``_static/ab-web`` and adds them to the pages that name them.
-:func:`standalone_html` inlines them instead, for a page outside the book (tests,
+scripts the lab needs (the front end ``lab.js``, the data scripts the build writes,
+:mod:`attention_book.web_export`, the lab's bundle) are named in ``data-ab-scripts``; the
+book's Sphinx extension serves them from ``_static/ab-web`` and adds them to the pages that
+name them. :func:`standalone_html` inlines them instead, for a page outside the book (tests,
 benchmarks).
 """
 
@@ -27,7 +27,6 @@ import hashlib
 import html
 import itertools
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -35,8 +34,8 @@ from pathlib import Path
 
 from ..scenes.core import Condition, Scene, to_js
 
-__all__ = ["WEB_DIR", "DATA", "DATA_ENV", "NOTE_STYLES", "BrowserLab", "declaration",
-           "present", "standalone_html", "write_data"]
+__all__ = ["WEB_DIR", "NOTE_STYLES", "BrowserLab", "declaration", "present",
+           "standalone_html"]
 
 #: The browser side: lab.js (the front end) and one bundle a lab (``make js`` builds them).
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"
@@ -56,47 +55,6 @@ NOTE_STYLES = {
 _PAGE_DATA = {"pretrained": ("pretrained-gallery.js",),
               "training": ("training-checkpoints.js",),
               "generation": ("training-checkpoints.js",)}
-
-#: Where the book's build has the kernels write the data scripts of :data:`DATA`
-#: (``_build/web-data``; the Sphinx extension sets it and copies the folder beside web/).
-DATA_ENV = "ATTENTION_BOOK_WEB_DATA"
-
-
-def _pretrained_data(folder: Path) -> None:
-    """Chapter 9: MiniLM's int8 weights (loaded only when the reader asks) and the preset
-    sentences' maps with the tokenizer (the first view, before the model is loaded)."""
-    from ..scenes.pretrained import MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS
-    from ..web_export import export_browser_weights, export_pretrained_gallery
-
-    weights = folder / "minilm-weights.js"
-    export_browser_weights(weights, "int8")
-    export_pretrained_gallery(folder / "pretrained-gallery.js", PRETRAINED_PRESETS,
-                              weights_js=weights, max_tokens=MAX_PRETRAINED_TOKENS)
-
-
-def _training_data(folder: Path) -> None:
-    """Chapter 8: both tiny models' 26 checkpoints (5-bit changes from one to the next) and
-    the curves the lab draws; the runs are the package's memoised ones, trained once."""
-    from ..web_export import write_training_script
-
-    write_training_script(folder / "training-checkpoints.js")
-
-
-#: Labs whose state modules read data that the package computes (a model's weights, the
-#: trained checkpoints): the web name -> (the scripts it writes, a function writing them
-#: into a folder). Not in web/: they are made when the book is built.
-DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data),
-        "training": (("training-checkpoints.js",), _training_data),
-        "generation": (("training-checkpoints.js",), _training_data)}
-
-
-def write_data(web: str, folder: Path) -> tuple[Path, ...]:
-    """Write the data scripts of state module ``web`` into ``folder``; return their paths."""
-    names, writer = DATA.get(web, ((), None))
-    if writer is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        writer(folder)
-    return tuple(folder / name for name in names)
 
 
 def _range(values: tuple):
@@ -239,8 +197,6 @@ class BrowserLab:
     def _repr_html_(self) -> str:
         if self._html is not None:
             return self._html
-        if os.environ.get(DATA_ENV):  # the book's build: the data this lab reads, beside it
-            write_data(self.scene.web, Path(os.environ[DATA_ENV]))
         shown = present(self.scene, [self.scene.compute(self.scene.values())])[0]
         title = html.escape(self.scene.title)
         self._html = (
@@ -263,14 +219,14 @@ class BrowserLab:
 
 def standalone_html(lab: BrowserLab, title: str = "lab", data: Path | None = None) -> str:
     """A whole page with ``lab`` and its scripts inlined (no file or network to fetch); the
-    data scripts a lab reads (:data:`DATA`) are taken from the folder ``data``, where
-    :func:`write_data` wrote them (a large one that the page loads on request, such as
-    MiniLM's weights, is not inlined)."""
+    data scripts a lab reads (:data:`attention_book.web_export.DATA`) are taken from the
+    folder ``data``, where :func:`attention_book.web_export.write_data` wrote them (a large
+    one that the page loads on request, such as MiniLM's weights, is not inlined)."""
     def source(name: str) -> str:
         path = WEB_DIR / name
         if not path.exists():
             if data is None:
-                raise ValueError(f"{lab.scene.name}: {name} is made by write_data(); "
+                raise ValueError(f"{lab.scene.name}: {name} is made by web_export.write_data(); "
                                  "give its folder as data=")
             path = data / name
         return path.read_text(encoding="utf-8")
