@@ -7,16 +7,8 @@ what the built book's ``<noscript>`` shows. The labs' tests read their texts thr
 """
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from attention_book.controls.web import present
 from attention_book.scenes import SCENES
-
-needs_node = pytest.mark.skipif(shutil.which("node") is None,
-                                reason="node is not on PATH: the labs' texts are JavaScript")
-
 
 def views(lab: str, *states) -> list[dict]:
     """``{"alt", "readout"}`` of each state of scene ``lab``, in one run of Node."""
