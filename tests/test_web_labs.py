@@ -18,6 +18,7 @@ built book (over http and as ``file://``):
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -120,8 +121,17 @@ def values_to_try(scene, control) -> list | None:
 def python_view(scene, shown: dict):
     """(alt, readout HTML) that Python gives for the values the page shows, or the error."""
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in shown.items()}
+    return _python_view(scene.name, tuple(sorted(values.items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _python_view(name: str, values: tuple):
+    """python_view's answer, computed once a worker: the standalone page, the built book over
+    http and as file:// and JupyterLab drive a lab through the same values (strings only
+    are kept, so that no state is shared between the drives)."""
+    scene = SCENES[name]
     try:
-        state = scene.compute(scene.values(**values))
+        state = scene.compute(scene.values(**dict(values)))
     except ValueError as err:
         return None, str(err)
     return scene.alt(state), scene.readout(state)
