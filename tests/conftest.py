@@ -260,9 +260,6 @@ class PageWatch:
                  init_script: str | None = None):
         self.context = browser.new_context(viewport={"width": width, "height": 900},
                                            device_scale_factor=scale)
-        # playwright's 30 s default: the pretrained lab's standalone page (its 32.5 MB of
-        # weights inlined) took 31 s to start at a load of 6, with more workers than cores
-        self.context.set_default_timeout(120_000)
         if init_script:
             self.context.add_init_script(init_script)
         self.page = self.context.new_page()
