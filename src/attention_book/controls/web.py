@@ -77,13 +77,23 @@ DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrain
         "generation": (("training-checkpoints.js",), _training_data)}
 
 
+_WRITTEN: set = set()  # (writer, folder) pairs this process has written
+
+
 def write_data(web: str, folder: Path) -> tuple[Path, ...]:
-    """Write the data scripts of state module ``web`` into ``folder``; return their paths."""
+    """Write the data scripts of state module ``web`` into ``folder``; return their paths.
+
+    Once per process and folder: two labs that read the same scripts (``training`` and
+    ``generation``, both in chapter 8) export them once, not twice.
+    """
     names, writer = DATA.get(web, ((), None))
-    if writer is not None:
+    paths = tuple(folder / name for name in names)
+    done = (writer, Path(folder).resolve())
+    if writer is not None and not (done in _WRITTEN and all(p.is_file() for p in paths)):
         folder.mkdir(parents=True, exist_ok=True)
         writer(folder)
-    return tuple(folder / name for name in names)
+        _WRITTEN.add(done)
+    return paths
 
 
 def _range(values: tuple):
