@@ -36,7 +36,8 @@ from tokenizers import Tokenizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from ._validate import whole_number
-from .block import EncoderBlock, layer_norm
+from . import diskcache
+from .block import EncoderBlock, layer_norm, mean_pool, without_heads
 from .cost import blas_threads
 from .heads import (head_scores, most_attended_word, value_writes, weight_on_keys,
                     weighted_write_norms, word_attention)
@@ -955,8 +956,6 @@ def _removal_turns(sentences: list, groups: list, packed: bool) -> np.ndarray:
 
 
 def _turns(model: "MiniLM", sentences: list, groups: list, packed: bool) -> np.ndarray:
-    from .block import mean_pool, without_heads
-
     if packed:  # one sequence, a block-diagonal mask: no token sees another sentence
         segments = np.concatenate([np.full(len(model.encode(t)), n)
                                    for n, t in enumerate(sentences)])  # (N,)
@@ -1030,13 +1029,10 @@ def head_removal_turns(sentences, groups, *, packed: bool = False,
         For no sentence, a sentence that is not a string, no group, an empty group, or a
         layer or head out of range.
     """
-    from . import diskcache
-
-    if isinstance(sentences, str) or not all(isinstance(t, str) for t in sentences) \
-            or not len(sentences):
-        raise ValueError(f"sentences must be a non-empty sequence of strings, got {sentences!r}")
+    given, sentences = sentences, None if isinstance(sentences, str) else list(sentences)
+    if not sentences or not all(isinstance(t, str) for t in sentences):
+        raise ValueError(f"sentences must be a non-empty sequence of strings, got {given!r}")
     model = MiniLM.load()
-    sentences = list(sentences)
     groups = _removal_groups(groups, model.n_layers, model.n_heads)
     packed, cache = bool(packed), bool(cache)
     weights = model.path / "model.safetensors"
