@@ -19,6 +19,8 @@ export CHROMIUM
 # other core was busy (measured on MiniLM's forward pass and the block tests).
 export OPENBLAS_NUM_THREADS ?= 1
 
+TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc) )))
+
 .PHONY: book test lab bench env js browser clean check-inputs
 
 # The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
@@ -34,8 +36,10 @@ book: env js check-inputs
 # `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py) rather than building it a
 # second time, on every core (pytest-xdist; worksteal: a worker that runs out takes tests
 # queued for the other, so the long browser tests do not pile up on one worker at the end).
+# Twice as many workers as cores: the integration tier waits on chromium, JupyterLab's kernels
+# and Node for half its time, and with one worker a core `make test` used 105% of 2 cores.
 test: book browser $(VENV)/.test-installed
-	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow"
+	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS)
 
 # The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
 # does not see a change to the package the chapters import, to the pinned packages (and
