@@ -3,6 +3,7 @@
 #   make test   make book, set up what the tests need and run them all on that build
 # and:
 #   make lab    open the chapters in JupyterLab with live widgets
+#   make notebook  the same in Jupyter Notebook 7
 #   make bench  print the live labs' latency in JupyterLab (benchmarks/lab_latency.py)
 
 # bash, for pipefail: `make book` pipes the build through tee, which must not hide its status.
@@ -24,7 +25,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 # it on a quiet machine before raising it: `make test TEST_WORKERS=4`.
 TEST_WORKERS ?= auto
 
-.PHONY: book test lab bench env js browser clean check-inputs
+.PHONY: book test lab notebook bench env js browser clean check-inputs
 
 # The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
 # warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
@@ -72,6 +73,11 @@ check-inputs:
 # requirements.txt installs: nothing to enable or build.
 lab: env
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
+
+# The same chapters in Jupyter Notebook 7 (pinned in requirements.txt; a jupyter-server
+# extension, so `make lab`'s server also serves its pages at /notebooks/<chapter>.ipynb).
+notebook: env
+	$(VENV)/bin/jupyter notebook --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
 
 bench: env
 	$(PY) benchmarks/lab_latency.py

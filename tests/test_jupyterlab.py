@@ -304,3 +304,31 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     assert all(any(r["status"] == "ok" for r in rows if (r["chapter"], r["lab"]) == lab)
                for lab in labs)
     assert len(driven) == len(labs), (driven, labs)
+
+
+#: The chapters run in Jupyter Notebook 7 (what `make notebook` opens): the shortest, and
+#: chapter 3, two labs with every kind of control but the check boxes, at a fifth of
+#: chapter 9's Run All. Every lab of every chapter ran there by hand
+#: (benchmarks/lab_latency.py --app notebook --repeats 0).
+NOTEBOOK7 = [c for c in NUMBERED if c.stem[:2] in ("01", "03")]
+
+
+def test_notebook7_runs_chapters_and_their_labs_answer_keys(browser, monkeypatch):
+    """Notebook 7's page (``/notebooks/<chapter>.ipynb``, served by the same jupyter-server
+    as JupyterLab): *Run All Cells* from its Run menu, every lab drawn, the first control of
+    each kind (text, slider, drop-down, ...) of every lab moved forward and back by its key
+    until the picture changes, no cell error, no page or console error. (Notebook 7 runs
+    its shortcuts before the lab sees a key, ArrowRight on a slider included: the widget
+    marks a focused input so that they leave it alone.)"""
+    monkeypatch.delenv("ATTENTION_BOOK_STATIC", raising=False)
+    bench = _lab_latency()
+    rows, errors = bench.measure(
+        NOTEBOOK7, bench.Options(repeats=0, timeout_ms=5_000, app="notebook", each_kind=True),
+        browser=browser)
+    assert {name: found for name, found in errors.items() if found} == {}, \
+        "uncaught page errors or console errors in Notebook 7"
+    assert {r["chapter"] for r in rows if r["lab"] != "-"} == {c.stem for c in NOTEBOOK7}, rows
+    broken = [(r["chapter"], r["control"], r["status"], r.get("failures")) for r in rows
+              if r["status"] != "ok"]
+    assert not broken, f"controls that did not answer their key: {broken}"
+    assert {"text", "slider", "choice"} <= {r["kind"] for r in rows}

@@ -99,6 +99,21 @@ def test_answers_are_to_js_of_the_state_and_each_is_new(lab):
     assert lab.state["n"] == sent["n"]
 
 
+def test_an_array_the_page_has_is_not_sent_again():
+    """A change of k leaves chapter 2's PE and similarity as they were: the page keeps
+    them (4.2 MB at s = d = 512); a new view gets the whole state."""
+    lab = live_lab("positional")
+    sent = []
+    lab._send = lambda msg, buffers=None: sent.append(msg["state"])
+    lab.values = {**lab.values, "k": 4}
+    state = sent[-1]["state"]["state"]
+    assert state["pe"] == state["similarity"] == {"$same": True}
+    assert state["k"] == 4 and "$array" in state["rotated"]  # what changed is sent
+    lab.values = {**lab.values, "d": 32}
+    assert "$array" in sent[-1]["state"]["state"]["pe"]
+    assert "$array" in lab.get_state()["state"]["state"]["pe"]  # a new view's
+
+
 def test_json_numbers_are_the_controls_values():
     """The page sends 1 for the slider's 1.0 (JSON) and lists for selections: the state
     function gets the declared values."""

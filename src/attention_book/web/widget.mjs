@@ -8267,19 +8267,47 @@ var MODULES = {
   training: training_default
 };
 var TYPED = { float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array };
-function decode(x) {
+var Unsent = class extends Error {
+};
+function decode(x, before) {
+  const at = (k) => before !== null && typeof before === "object" ? before[k] : void 0;
   if (Array.isArray(x)) {
-    return x.map(decode);
+    return x.map((v, i) => decode(v, at(i)));
   }
   if (x === null || typeof x !== "object") {
     return x;
+  }
+  if (x.$same) {
+    if (before === void 0) {
+      throw new Unsent();
+    }
+    return before;
   }
   if (x.$array) {
     const view = x.buffer;
     const bytes2 = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
     return new TYPED[x.$array](bytes2.buffer);
   }
-  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v)]));
+  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v, at(k))]));
+}
+var decoded2 = /* @__PURE__ */ new WeakMap();
+function answerOf(model) {
+  const raw = model.get("state"), seen = decoded2.get(model) || {};
+  if (seen.raw === raw) {
+    return seen.answer;
+  }
+  let answer;
+  try {
+    answer = decode(raw, { state: seen.state });
+  } catch (err) {
+    if (!(err instanceof Unsent)) {
+      throw err;
+    }
+    model.send({ whole: true });
+    return null;
+  }
+  decoded2.set(model, { raw, answer, state: answer.state === void 0 ? seen.state : answer.state });
+  return answer;
 }
 var KernelModel = class {
   constructor(model) {
@@ -8287,9 +8315,13 @@ var KernelModel = class {
     this.inFlight = false;
     this.next = null;
     this.listeners = [];
-    this.answer = decode(model.get("state"));
+    this.answer = answerOf(model) || { values: model.get("values") };
     model.on("change:state", () => {
-      this.answer = decode(model.get("state"));
+      const answer = answerOf(model);
+      if (answer === null) {
+        return;
+      }
+      this.answer = { ...answer };
       this.inFlight = false;
       if (this.next !== null) {
         this.answer.stale = true;
@@ -8347,12 +8379,16 @@ function render({ model, el }) {
     make("div", { class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite" })
   );
   lab.addEventListener("keydown", (event) => event.stopPropagation());
+  lab.addEventListener("focusin", (event) => event.target.setAttribute("data-lm-suppress-shortcuts", ""));
   el.append(lab);
   const kernel = new KernelModel(model);
   const shown = new Lab(lab, declaration, module, kernel, false);
   shown.observeLooks();
   lab.abLab = shown;
-  shown.answered(kernel.get("state"));
+  const first = kernel.get("state");
+  if ("state" in first || "error" in first) {
+    shown.answered(first);
+  }
   return () => lab.remove();
 }
 var widget_default = { render };

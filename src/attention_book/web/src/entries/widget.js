@@ -28,16 +28,46 @@ const MODULES = {attention, block, embedding, generation, masking, multihead, pe
 
 const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
 
-/** to_js's value as the modules hold it: {$array, shape, buffer} -> a typed array. */
-export function decode(x) {
-  if (Array.isArray(x)) { return x.map(decode); }
+/** Thrown for an array the kernel did not send again that this page does not have. */
+class Unsent extends Error {}
+
+/** to_js's value as the modules hold it: {$array, shape, buffer} -> a typed array;
+ *  {$same: true} -> the array at the same place of `before` (the state decoded last). */
+export function decode(x, before) {
+  const at = (k) => (before !== null && typeof before === "object" ? before[k] : undefined);
+  if (Array.isArray(x)) { return x.map((v, i) => decode(v, at(i))); }
   if (x === null || typeof x !== "object") { return x; }
+  if (x.$same) {
+    if (before === undefined) { throw new Unsent(); }
+    return before;  // the same array: a panel that kept its painting of it paints nothing
+  }
   if (x.$array) {
     const view = x.buffer;  // a DataView (anywidget) or an ArrayBuffer view
     const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();  // aligned
     return new TYPED[x.$array](bytes.buffer);
   }
-  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v)]));
+  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v, at(k))]));
+}
+
+// Per kernel model (shared by its views): the answer decoded last and the state decoded
+// last, which a new answer's {$same} arrays refer to.
+const decoded = new WeakMap();
+
+/** The kernel model's answer, decoded once for all its views; null while the whole state,
+ *  asked for when an array it did not send again is missing here, is on its way. */
+function answerOf(model) {
+  const raw = model.get("state"), seen = decoded.get(model) || {};
+  if (seen.raw === raw) { return seen.answer; }
+  let answer;
+  try {
+    answer = decode(raw, {state: seen.state});
+  } catch (err) {
+    if (!(err instanceof Unsent)) { throw err; }
+    model.send({whole: true});  // controls/widget.py sends the whole state
+    return null;
+  }
+  decoded.set(model, {raw, answer, state: answer.state === undefined ? seen.state : answer.state});
+  return answer;
 }
 
 /** anywidget's model as the Lab's: one request in flight; while it is, the latest values
@@ -49,9 +79,11 @@ export class KernelModel {
     this.inFlight = false;
     this.next = null;
     this.listeners = [];
-    this.answer = decode(model.get("state"));
+    this.answer = answerOf(model) || {values: model.get("values")};
     model.on("change:state", () => {
-      this.answer = decode(model.get("state"));
+      const answer = answerOf(model);
+      if (answer === null) { return; }  // the whole state follows
+      this.answer = {...answer};  // this view's: it may be marked stale
       this.inFlight = false;
       if (this.next !== null) {
         this.answer.stale = true;
@@ -100,14 +132,19 @@ function render({model, el}) {
   lab.append(make("div", {class: "ab-lab-title"}, declaration.title), controls,
              make("div", {class: "ab-lab-figure"}),
              make("div", {class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite"}));
-  // JupyterLab's document handler takes the arrow keys from a range input: keep them here
+  // JupyterLab's document handler takes the arrow keys from a range input: keep them here.
   lab.addEventListener("keydown", (event) => event.stopPropagation());
+  // Notebook 7's handles them before the lab does (in the capture phase) and runs its
+  // command-mode shortcuts on a focused slider, check box or drop-down (ArrowRight: the next
+  // heading); its shortcut registry (Lumino's) skips a target with this attribute.
+  lab.addEventListener("focusin", (event) => event.target.setAttribute("data-lm-suppress-shortcuts", ""));
   el.append(lab);
   const kernel = new KernelModel(model);
   const shown = new Lab(lab, declaration, module, kernel, false);  // no data scripts, no mountExtra
   shown.observeLooks();
   lab.abLab = shown;
-  shown.answered(kernel.get("state"));
+  const first = kernel.get("state");
+  if ("state" in first || "error" in first) { shown.answered(first); }  // else it follows
   return () => lab.remove();
 }
 
