@@ -128,10 +128,39 @@ def test_the_state_modules_format_with_the_front_ends_format():
     assert re.findall(r'^import .* from "(.*)";', core, re.M) == [
         "./vocab.js", "./rng.js", "../format.js"]
     out = subprocess.run(
-        [node(), "-e", "const M = require(process.argv[1]);"
+        [node(), "-e", "require(process.argv[1]); const M = require(process.argv[2]);"
          "process.stdout.write(String(M === globalThis.AttentionBook.scaling && typeof M.state))",
-         str(WEB_DIR / "scaling.js")], check=True, capture_output=True, text=True, timeout=60)
+         str(WEB_DIR / "lab.js"), str(WEB_DIR / "scaling.js")],
+        check=True, capture_output=True, text=True, timeout=60)
     assert out.stdout == "function"
+
+
+#: A text only the shared code has: vocab.js's word list (core.js's tokenizer).
+VOCAB_MARK = '"<pad>","<unk>"'
+
+
+def test_a_page_loads_the_shared_code_once():
+    """web/lab.js carries the code the labs share (build.mjs's COMMON), once a page; a lab's
+    bundle reads it from AttentionBook.common, so chapter 3's two labs and chapter 8's do not
+    carry it twice. A lab's bundle loaded without lab.js says so."""
+    assert (WEB_DIR / "lab.js").read_text(encoding="utf-8").count(VOCAB_MARK) == 1
+    labs = [p for p in WEB_DIR.glob("*.js") if p.name != "lab.js"]
+    assert len(labs) >= 10
+    for path in labs:
+        assert VOCAB_MARK not in path.read_text(encoding="utf-8"), path.name
+    out = subprocess.run(
+        [node(), "-e", "require(process.argv[1]); const A = require(process.argv[2]),"
+         " S = require(process.argv[3]), C = globalThis.AttentionBook.common;"
+         "process.stdout.write(JSON.stringify([Object.keys(C), typeof A.state, typeof S.state,"
+         " C['shared/core.js'].default.tokenize('The weather')]))",
+         *(str(WEB_DIR / name) for name in ("lab.js", "attention.js", "scaling.js"))],
+        check=True, capture_output=True, text=True, timeout=60)
+    common, *kinds, tokens = json.loads(out.stdout)
+    assert set(common) >= {"shared/core.js", "shared/rng.js", "format.js"}, common
+    assert kinds == ["function", "function"] and tokens == ["the", "weather"]
+    alone = subprocess.run([node(), "-e", "require(process.argv[1])", str(WEB_DIR / "scaling.js")],
+                           capture_output=True, text=True, timeout=60)
+    assert alone.returncode != 0 and "web/lab.js must load before" in alone.stderr
 
 
 def test_the_widget_bundle_is_an_es_module_with_a_render():
