@@ -2,6 +2,11 @@
 // src/attention_book/web/src/entries/widget.js and the modules it imports: do not edit; edit
 // web/src/ and run `make js`. An ES module: anywidget's render({model, el}) for the notebook's live lab.
 "use strict";
+var __defProp = Object.defineProperty;
+var __export = (target, all) => {
+  for (var name in all)
+    __defProp(target, name, { get: all[name], enumerable: true });
+};
 
 // src/dom.js
 function make(tag, attrs = {}, textContent = void 0) {
@@ -1707,6 +1712,137 @@ var vocab = {
 };
 var vocab_default = vocab;
 
+// src/shared/html.js
+var html_exports = {};
+__export(html_exports, {
+  escapeHtml: () => escapeHtml,
+  noTokensAlt: () => noTokensAlt,
+  notesHtml: () => notesHtml,
+  positionsHtml: () => positionsHtml,
+  pyRepr: () => pyRepr,
+  readoutHtml: () => readoutHtml,
+  tracerHtml: () => tracerHtml,
+  wholeNumber: () => wholeNumber
+});
+function escapeHtml(s) {
+  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+}
+var NOTE_STYLE = {
+  // scenes.core._NOTE_STYLE: symbol, text colour, background
+  error: ["&#9888;", "#8a1c1c", "#fdecea"],
+  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
+  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
+};
+function notesHtml(notes) {
+  var items = notes.map(function(note) {
+    var st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
+    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
+  });
+  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
+}
+function readoutHtml(body, notes, style) {
+  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
+}
+function noTokensAlt(picture, notes, why) {
+  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
+    return n.text;
+  }).join(" ");
+}
+var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+function hex(c, width) {
+  var s = c.toString(16);
+  while (s.length < width) {
+    s = "0" + s;
+  }
+  return s;
+}
+function pyRepr(v) {
+  if (v === null || v === void 0) {
+    return "None";
+  }
+  if (typeof v === "boolean") {
+    return v ? "True" : "False";
+  }
+  if (Array.isArray(v)) {
+    return "[" + v.map(pyRepr).join(", ") + "]";
+  }
+  if (typeof v === "number") {
+    if (v !== v) {
+      return "nan";
+    }
+    if (!isFinite(v)) {
+      return v > 0 ? "inf" : "-inf";
+    }
+    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
+  }
+  if (typeof v !== "string") {
+    return String(v);
+  }
+  var quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'", out = quote;
+  for (var ch of v) {
+    var c = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") {
+      out += "\\" + ch;
+    } else if (ch === "	") {
+      out += "\\t";
+    } else if (ch === "\n") {
+      out += "\\n";
+    } else if (ch === "\r") {
+      out += "\\r";
+    } else if (c < 32 || c === 127) {
+      out += "\\x" + hex(c, 2);
+    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
+      out += ch;
+    } else if (c <= 255) {
+      out += "\\x" + hex(c, 2);
+    } else if (c <= 65535) {
+      out += "\\u" + hex(c, 4);
+    } else {
+      out += "\\U" + hex(c, 8);
+    }
+  }
+  return out + quote;
+}
+function wholeNumber(value, name, low, high) {
+  var bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
+    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
+  }
+  return value;
+}
+function positionsHtml(tokens) {
+  var listed = tokens.map(function(t, i) {
+    return i + ":" + escapeHtml(t);
+  }).join(" ") || "<i>none</i>";
+  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
+}
+function tracerHtml(summary, trace, more, empty) {
+  var rows2 = trace.map(function(row2) {
+    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
+  }).join("") || (empty || "");
+  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
+}
+
+// src/shared/matrices.js
+var matrices_exports = {};
+__export(matrices_exports, {
+  argmax: () => argmax,
+  cache: () => cache,
+  clearCaches: () => clearCaches,
+  cosineSimilarity: () => cosineSimilarity,
+  embed: () => embed,
+  embedTokens: () => embedTokens,
+  embeddingTable: () => embeddingTable,
+  layerNorm: () => layerNorm,
+  matmul: () => matmul,
+  matmulT: () => matmulT,
+  nested: () => nested,
+  repeated: () => repeated,
+  sinusoidalEncoding: () => sinusoidalEncoding,
+  softmaxRows: () => softmaxRows,
+  unique: () => unique
+});
+
 // src/shared/rng-tables.js
 var KI = new Float64Array([
   4208095142473578,
@@ -2794,32 +2930,18 @@ var api = {
 };
 var rng_default = api;
 
-// src/shared/core.js
+// src/shared/tokens.js
+var tokens_exports = {};
+__export(tokens_exports, {
+  MAX_WIDGET_TOKENS: () => MAX_WIDGET_TOKENS,
+  codePoints: () => codePoints,
+  encode: () => encode,
+  isKnown: () => isKnown,
+  isSpace: () => isSpace,
+  readTokens: () => readTokens,
+  tokenize: () => tokenize
+});
 var MAX_WIDGET_TOKENS = 32;
-function escapeHtml(s) {
-  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
-}
-var NOTE_STYLE = {
-  // scenes.core._NOTE_STYLE: symbol, text colour, background
-  error: ["&#9888;", "#8a1c1c", "#fdecea"],
-  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
-  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
-};
-function notesHtml(notes) {
-  var items = notes.map(function(note) {
-    var st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
-    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
-  });
-  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
-}
-function readoutHtml(body, notes, style) {
-  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
-}
-function noTokensAlt(picture, notes, why) {
-  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
-    return n.text;
-  }).join(" ");
-}
 function inRanges(table, c) {
   var lo = 0, hi = table.length / 2 - 1;
   while (lo <= hi) {
@@ -2975,6 +3097,8 @@ function readTokens(text2, maxTokens, which) {
   }
   return { tokens: tokens.slice(0, maxTokens), notes, total: tokens.length };
 }
+
+// src/shared/matrices.js
 var tables2 = /* @__PURE__ */ new Map();
 function embeddingTable(d, seed) {
   var key = d + "," + seed, t = tables2.get(key);
@@ -3098,68 +3222,6 @@ function nested(a, n, m) {
   }
   return out;
 }
-var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-function hex(c, width) {
-  var s = c.toString(16);
-  while (s.length < width) {
-    s = "0" + s;
-  }
-  return s;
-}
-function pyRepr(v) {
-  if (v === null || v === void 0) {
-    return "None";
-  }
-  if (typeof v === "boolean") {
-    return v ? "True" : "False";
-  }
-  if (Array.isArray(v)) {
-    return "[" + v.map(pyRepr).join(", ") + "]";
-  }
-  if (typeof v === "number") {
-    if (v !== v) {
-      return "nan";
-    }
-    if (!isFinite(v)) {
-      return v > 0 ? "inf" : "-inf";
-    }
-    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
-  }
-  if (typeof v !== "string") {
-    return String(v);
-  }
-  var quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'", out = quote;
-  for (var ch of v) {
-    var c = ch.codePointAt(0);
-    if (ch === quote || ch === "\\") {
-      out += "\\" + ch;
-    } else if (ch === "	") {
-      out += "\\t";
-    } else if (ch === "\n") {
-      out += "\\n";
-    } else if (ch === "\r") {
-      out += "\\r";
-    } else if (c < 32 || c === 127) {
-      out += "\\x" + hex(c, 2);
-    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
-      out += ch;
-    } else if (c <= 255) {
-      out += "\\x" + hex(c, 2);
-    } else if (c <= 65535) {
-      out += "\\u" + hex(c, 4);
-    } else {
-      out += "\\U" + hex(c, 8);
-    }
-  }
-  return out + quote;
-}
-function wholeNumber(value, name, low, high) {
-  var bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
-    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
-  }
-  return value;
-}
 function sinusoidalEncoding(s, d, base) {
   base = base || 1e4;
   var pe = new Float64Array(s * d), half = d / 2;
@@ -3201,52 +3263,9 @@ function argmax(a) {
   }
   return best;
 }
-function positionsHtml(tokens) {
-  var listed = tokens.map(function(t, i) {
-    return i + ":" + escapeHtml(t);
-  }).join(" ") || "<i>none</i>";
-  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
-}
-function tracerHtml(summary, trace, more, empty) {
-  var rows2 = trace.map(function(row2) {
-    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
-  }).join("") || (empty || "");
-  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
-}
-var api2 = {
-  MAX_WIDGET_TOKENS,
-  vocab: vocab_default,
-  escapeHtml,
-  positionsHtml,
-  tracerHtml,
-  sinusoidalEncoding,
-  layerNorm,
-  argmax,
-  pyRepr,
-  wholeNumber,
-  notesHtml,
-  readoutHtml,
-  noTokensAlt,
-  format,
-  codePoints,
-  isSpace,
-  tokenize,
-  isKnown,
-  encode,
-  readTokens,
-  embeddingTable,
-  embed,
-  embedTokens,
-  matmul,
-  matmulT,
-  softmaxRows,
-  cosineSimilarity,
-  repeated,
-  unique,
-  nested,
-  clearCaches,
-  cache
-};
+
+// src/shared/core.js
+var api2 = { vocab: vocab_default, format, ...tokens_exports, ...matrices_exports, ...html_exports };
 var core_default = api2;
 
 // src/labs/attention.js
@@ -6425,7 +6444,7 @@ var api11 = {
 };
 var positional_default = api11;
 
-// src/shared/minilm.js
+// src/shared/bert-tables.js
 var TABLES = {
   drop: "0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",
   space: "9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",
@@ -6433,6 +6452,8 @@ var TABLES = {
   punct: "21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",
   split: "9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"
 };
+
+// src/shared/wordpiece.js
 var LAB_MAX_TOKENS = 128;
 var MAX_TEXT_CHARS = 1e5;
 function MiniLMError(code, message) {
@@ -6613,6 +6634,11 @@ Tokenizer.prototype._stretch = function(text2, from, to, out) {
   this._words(text2, from, to, words);
   for (var w = 0; w < words.length; w++) this._pieces(words[w], out);
 };
+function isPunctuation(c) {
+  return c < 128 && isAsciiPunct(c) || inRanges2(PUNCT, c);
+}
+
+// src/shared/tensors.js
 var B64 = new Int16Array(128).fill(-1);
 (function() {
   var alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -6692,6 +6718,8 @@ function decodeTensor(name, stored) {
   }
   return { shape: stored.shape, data: out };
 }
+
+// src/shared/encoder-math.js
 function linear3(x, T, nIn, Wt, b, nOut, y) {
   for (var i0 = 0; i0 < T; i0 += 4) {
     var n = Math.min(4, T - i0);
@@ -6809,6 +6837,8 @@ function gelu(x) {
     x[i] = 0.5 * v * (1 + erf(v * Math.SQRT1_2));
   }
 }
+
+// src/shared/minilm.js
 var LAYER_TENSORS = [
   "W_q",
   "b_q",
@@ -7052,9 +7082,7 @@ var api12 = {
   normalizeCodePoint,
   writeNorms,
   headGrams,
-  isPunctuation: function(c) {
-    return c < 128 && isAsciiPunct(c) || inRanges2(PUNCT, c);
-  },
+  isPunctuation,
   erf
 };
 var minilm_default = api12;
@@ -7305,7 +7333,7 @@ function shownMaps(maps, valueNorms, T, measure2, single) {
 
 // src/labs/pretrained-model.js
 var root3 = globalThis;
-var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(()=>{var TABLES={drop:"0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",space:"9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",cjk:"3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",punct:"21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",split:"9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"},LAB_MAX_TOKENS=128,MAX_TEXT_CHARS=1e5;function MiniLMError(code,message){var error=new Error(message);return error.name="MiniLMError",error.code=code,error}function parseRanges(text){for(var parts=text?text.split(","):[],out=new Int32Array(2*parts.length),i=0;i<parts.length;i++){var pair=parts[i].split("-");out[2*i]=parseInt(pair[0],16),out[2*i+1]=parseInt(pair.length>1?pair[1]:pair[0],16)}return out}function inRanges(ranges,c){for(var lo=0,hi=ranges.length/2-1;lo<=hi;){var mid=lo+hi>>1;if(c<ranges[2*mid])hi=mid-1;else if(c>ranges[2*mid+1])lo=mid+1;else return!0}return!1}var DROP=parseRanges(TABLES.drop),SPACE=parseRanges(TABLES.space),CJK=parseRanges(TABLES.cjk),PUNCT=parseRanges(TABLES.punct),SPLIT=parseRanges(TABLES.split);function normalizeCodePoint(c,out){if(c<128){if(c===9||c===10||c===13||c===32)out.push(32);else{if(c<32||c===127)return;c>=65&&c<=90?out.push(c+32):out.push(c)}return}if(!inRanges(DROP,c)){if(inRanges(SPACE,c)){out.push(32);return}var cjk=inRanges(CJK,c);cjk&&out.push(32);for(var nfd=String.fromCodePoint(c).normalize("NFD"),i=0;i<nfd.length;i++){var d=nfd.codePointAt(i);if(d>65535&&i++,!inRanges(DROP,d))for(var lower=String.fromCodePoint(d).toLowerCase(),j=0;j<lower.length;j++){var e=lower.codePointAt(j);e>65535&&j++,out.push(e)}}cjk&&out.push(32)}}function Tokenizer(spec){if(!spec||!Array.isArray(spec.vocab))throw MiniLMError("bad-weights","the weights file holds no tokenizer vocabulary");this.vocab=spec.vocab,this.ids=new Map;for(var i=0;i<spec.vocab.length;i++)this.ids.set(spec.vocab[i],i);this.unk=spec.unk_token,this.cls=spec.cls_token,this.sep=spec.sep_token,this.prefix=spec.continuing_subword_prefix,this.maxChars=spec.max_input_chars_per_word;var specials=(spec.special_tokens||[]).slice().sort(function(a,b){return b.length-a.length});this.special=specials.length?new RegExp(specials.map(function(s){return s.replace(/[.*+?^${}()|[\\]\\\\]/g,"\\\\$&")}).join("|"),"g"):null}Tokenizer.prototype._words=function(text,from,to,words){for(var word=null,buffer=[],i=from;i<to;){var c=text.codePointAt(i),width=c>65535?2:1;buffer.length=0,normalizeCodePoint(c,buffer);for(var k=0;k<buffer.length;k++){var n=buffer[k];n===32||inRanges(SPLIT,n)?word=null:n<128&&isAsciiPunct(n)||inRanges(PUNCT,n)?(words.push({cps:[n],starts:[i],ends:[i+width]}),word=null):(word===null&&(word={cps:[],starts:[],ends:[]},words.push(word)),word.cps.push(n),word.starts.push(i),word.ends.push(i+width))}i+=width}};function isAsciiPunct(c){return c>=33&&c<=47||c>=58&&c<=64||c>=91&&c<=96||c>=123&&c<=126}Tokenizer.prototype._pieces=function(word,out){var cps=word.cps,n=cps.length,start=0,pieces=[];if(n<=this.maxChars)for(;start<n;){for(var end=n,found=null;start<end;){var piece=String.fromCodePoint.apply(null,cps.slice(start,end));if(start>0&&(piece=this.prefix+piece),this.ids.has(piece)){found=piece;break}end-=1}if(found===null){pieces=null;break}pieces.push([found,start,end]),start=end}else pieces=null;if(pieces===null){out.push([this.unk,word.starts[0],word.ends[n-1]]);return}for(var p=0;p<pieces.length;p++)out.push([pieces[p][0],word.starts[pieces[p][1]],word.ends[pieces[p][2]-1]])};Tokenizer.prototype.encode=function(text){var triples=[[this.cls,0,0]],at=0,match;if(this.special)for(this.special.lastIndex=0;(match=this.special.exec(text))!==null;)this._stretch(text,at,match.index,triples),triples.push([match[0],match.index,match.index+match[0].length]),at=match.index+match[0].length;this._stretch(text,at,text.length,triples),triples.push([this.sep,0,0]);for(var T=triples.length,tokens=new Array(T),ids=new Int32Array(T),offsets=new Array(T),t=0;t<T;t++)tokens[t]=triples[t][0],ids[t]=this.ids.get(triples[t][0]),offsets[t]=[triples[t][1],triples[t][2]];return{tokens,ids,offsets}};Tokenizer.prototype._stretch=function(text,from,to,out){if(!(from>=to)){var words=[];this._words(text,from,to,words);for(var w=0;w<words.length;w++)this._pieces(words[w],out)}};var B64=new Int16Array(128).fill(-1);(function(){for(var alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",i=0;i<64;i++)B64[alphabet.charCodeAt(i)]=i})();function decodeBase64(text){var n=text.length,pad=n&&text.charCodeAt(n-1)===61?text.charCodeAt(n-2)===61?2:1:0;if(n%4!==0)throw MiniLMError("bad-weights","a tensor\'s base64 is cut short");for(var bytes=new Uint8Array(n/4*3-pad),o=0,full=pad?n-4:n,i=0;i<full;i+=4){var v=B64[text.charCodeAt(i)]<<18|B64[text.charCodeAt(i+1)]<<12|B64[text.charCodeAt(i+2)]<<6|B64[text.charCodeAt(i+3)];bytes[o++]=v>>16,bytes[o++]=v>>8&255,bytes[o++]=v&255}if(pad){var w=B64[text.charCodeAt(full)]<<18|B64[text.charCodeAt(full+1)]<<12|(pad===1?B64[text.charCodeAt(full+2)]<<6:0);bytes[o++]=w>>16,pad===1&&(bytes[o++]=w>>8&255)}return bytes}var HALF=null;function halfTable(){if(HALF)return HALF;HALF=new Float32Array(65536);for(var h=0;h<65536;h++){var sign=h&32768?-1:1,exponent=h>>10&31,mantissa=h&1023,value;exponent===0?value=mantissa*Math.pow(2,-24):exponent===31?value=mantissa?NaN:1/0:value=(1024+mantissa)*Math.pow(2,exponent-25),HALF[h]=sign*value}return HALF}function decodeTensor(name,stored){var bytes=decodeBase64(stored.data),size=stored.shape.reduce(function(a,b){return a*b},1),out;if(stored.dtype==="float32")out=new Float32Array(bytes.buffer,0,size);else if(stored.dtype==="float16"){var halves=new Uint16Array(bytes.buffer,0,size),table=halfTable();out=new Float32Array(size);for(var i=0;i<size;i++)out[i]=table[halves[i]]}else if(stored.dtype==="int8"){var q=new Int8Array(bytes.buffer,0,size),rows=stored.shape[0],cols=size/rows,group=stored.group||cols,groups=Math.ceil(cols/group),scale=new Float32Array(decodeBase64(stored.scale).buffer),colScale=stored.col_scale?new Float32Array(decodeBase64(stored.col_scale).buffer):new Float32Array(cols).fill(1);out=new Float32Array(size);for(var r=0;r<rows;r++)for(var c=0,at=r*cols;c<cols;c++,at++)out[at]=q[at]*scale[r*groups+Math.floor(c/group)]*colScale[c]}else throw MiniLMError("bad-weights","tensor "+name+" has unknown dtype "+stored.dtype);if(out.length!==size)throw MiniLMError("bad-weights","tensor "+name+" holds "+out.length+" numbers, its shape "+stored.shape.join("x")+" needs "+size);return{shape:stored.shape,data:out}}function linear(x,T,nIn,Wt,b,nOut,y){for(var i0=0;i0<T;i0+=4)for(var n=Math.min(4,T-i0),r0=i0*nIn,r1=(i0+Math.min(1,n-1))*nIn,r2=(i0+Math.min(2,n-1))*nIn,r3=(i0+Math.min(3,n-1))*nIn,j=0;j<nOut;j+=2){for(var j1=Math.min(j+1,nOut-1),wa=j*nIn,wb=j1*nIn,a0=0,a1=0,a2=0,a3=0,c0=0,c1=0,c2=0,c3=0,k=0;k<nIn;k++){var u=Wt[wa+k],v=Wt[wb+k],x0=x[r0+k],x1=x[r1+k],x2=x[r2+k],x3=x[r3+k];a0+=x0*u,a1+=x1*u,a2+=x2*u,a3+=x3*u,c0+=x0*v,c1+=x1*v,c2+=x2*v,c3+=x3*v}var o=i0*nOut,bj=b[j],bj1=b[j1];y[o+j]=a0+bj,y[o+j1]=c0+bj1,n>1&&(y[o+nOut+j]=a1+bj,y[o+nOut+j1]=c1+bj1),n>2&&(y[o+2*nOut+j]=a2+bj,y[o+2*nOut+j1]=c2+bj1),n>3&&(y[o+3*nOut+j]=a3+bj,y[o+3*nOut+j1]=c3+bj1)}return y}function layerNorm(x,T,d,gamma,beta,eps){for(var i=0;i<T;i++){for(var o=i*d,mean=0,j=0;j<d;j++)mean+=x[o+j];mean/=d;var variance=0;for(j=0;j<d;j++){var c=x[o+j]-mean;variance+=c*c}var inv=1/Math.sqrt(variance/d+eps);for(j=0;j<d;j++)x[o+j]=(x[o+j]-mean)*inv*gamma[j]+beta[j]}}var ERF_A=[3.1611237438705655,113.86415415105016,377.485237685302,3209.3775891384694],ERF_A_LEAD=.18577770618460315,ERF_B=[23.601290952344122,244.02463793444417,1282.6165260773723,2844.236833439171],ERF_C=[.5641884969886701,8.883149794388377,66.11919063714163,298.6351381974001,881.952221241769,1712.0476126340707,2051.0783778260716,1230.3393547979972],ERF_C_LEAD=21531153547440383e-24,ERF_D=[15.744926110709835,117.6939508913125,537.1811018620099,1621.3895745666903,3290.7992357334597,4362.619090143247,3439.3676741437216,1230.3393548037495];function rational(t,lead,num,den){for(var p=lead*t,q=t,i=0;i<num.length;i++)p+=num[i],q+=den[i],i<num.length-1&&(p*=t,q*=t);return p/q}function erf(x){var y=Math.min(Math.abs(x),6);if(y<=.46875)return x*rational(y*y,ERF_A_LEAD,ERF_A,ERF_B);var erfc=rational(y,ERF_C_LEAD,ERF_C,ERF_D)*Math.exp(-y*y);return x<0?erfc-1:1-erfc}function gelu(x){for(var i=0;i<x.length;i++){var v=x[i];x[i]=.5*v*(1+erf(v*Math.SQRT1_2))}}var LAYER_TENSORS=["W_q","b_q","W_k","b_k","W_v","b_v","W_o","b_o","norm1.gamma","norm1.beta","W_1","b_1","W_2","b_2","norm2.gamma","norm2.beta"];function Model(weights){if(!weights||!weights.config||!weights.tokenizer)throw MiniLMError("bad-weights","no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");var cfg=weights.config;this.config=cfg,this.dtype=weights.dtype,this.nLayers=cfg.num_hidden_layers,this.h=cfg.num_attention_heads,this.d=cfg.hidden_size,this.dK=this.d/this.h,this.dFF=cfg.intermediate_size,this.maxPositions=cfg.max_position_embeddings,this.eps=cfg.layer_norm_eps,this.tokenizer=new Tokenizer(weights.tokenizer),this._stored=weights.tensors,this.ready=!1}Model.prototype.prepare=function(){if(this.ready)return this;var stored=this._stored,self2=this;function get(name){if(!stored||!stored[name])throw MiniLMError("bad-weights","the weights file lacks the tensor "+name);return decodeTensor(name,stored[name]).data}this.word=get("embeddings.word"),this.position=get("embeddings.position"),this.tokenType=get("embeddings.token_type"),this.embNorm=[get("embeddings.norm.gamma"),get("embeddings.norm.beta")],this.layers=[];for(var l=0;l<this.nLayers;l++){var layer={};LAYER_TENSORS.forEach(function(n){layer[n]=get("layers."+l+"."+n)}),self2.layers.push(layer)}return this._stored=null,this.ready=!0,this};Model.prototype.tokenize=function(text,options){var maxTokens=options&&options.maxTokens||this.maxPositions;if(!(maxTokens>=3&&maxTokens<=this.maxPositions&&maxTokens%1===0))throw MiniLMError("bad-ids","maxTokens must be a whole number in 3.."+this.maxPositions+", got "+maxTokens);if(typeof text!="string")throw MiniLMError("not-text","text must be a string, got "+typeof text);if(!text.trim())throw MiniLMError("empty","the text is empty (or only spaces): type at least one word");if(text.length>MAX_TEXT_CHARS)throw MiniLMError("too-long-text","the text is "+text.length+" characters long; the limit is "+MAX_TEXT_CHARS);var enc=this.tokenizer.encode(text),T=enc.ids.length;if(T<=2)throw MiniLMError("no-tokens","the text holds no token the model can read (only control or formatting characters): type at least one word");if(enc.total=T,enc.kept=T,enc.text=text,T>maxTokens){if(!(options&&options.cut))throw MiniLMError("too-many-tokens","the text is "+T+" tokens long ("+(T-2)+" word pieces plus [CLS] and [SEP]), but the limit is "+maxTokens+" tokens: shorten it to at most "+(maxTokens-2)+" word pieces");for(var keep=maxTokens-2;keep>1&&enc.tokens[keep+1].indexOf(this.tokenizer.prefix)===0;)keep-=1;enc.text=text.slice(0,enc.offsets[keep][1]),enc.tokens=enc.tokens.slice(0,keep+1).concat([this.tokenizer.sep]),enc.offsets=enc.offsets.slice(0,keep+1).concat([[0,0]]);var ids=new Int32Array(keep+2);ids.set(enc.ids.subarray(0,keep+1)),ids[keep+1]=enc.ids[T-1],enc.ids=ids,enc.kept=keep+2}return enc};Model.prototype.forward=function(ids){this.prepare();var T=ids.length,d=this.d,h=this.h,dK=this.dK,dFF=this.dFF,L=this.nLayers,V=this.word.length/d;if(!(T>=1&&T<=this.maxPositions))throw MiniLMError("bad-ids",T+" ids, but the model reads 1.."+this.maxPositions);for(var t=0;t<T;t++)if(!(ids[t]>=0&&ids[t]<V&&ids[t]%1===0))throw MiniLMError("bad-ids","ids must be whole numbers in 0.."+(V-1)+", got "+ids[t]);var attention=new Float32Array(L*h*T*T),hidden=new Float32Array((L+1)*T*d),valueNorms=new Float32Array(L*h*T),x=new Float32Array(T*d);for(t=0;t<T;t++)for(var j=0;j<d;j++)x[t*d+j]=this.word[ids[t]*d+j]+this.position[t*d+j]+this.tokenType[j];layerNorm(x,T,d,this.embNorm[0],this.embNorm[1],this.eps),hidden.set(x,0);for(var q=new Float32Array(T*d),k=new Float32Array(T*d),v=new Float32Array(T*d),context=new Float32Array(T*d),out=new Float32Array(T*d),inner=new Float32Array(T*dFF),row=new Float64Array(T),scale=1/Math.sqrt(dK),l=0;l<L;l++){var p=this.layers[l];linear(x,T,d,p.W_q,p.b_q,d,q),linear(x,T,d,p.W_k,p.b_k,d,k),linear(x,T,d,p.W_v,p.b_v,d,v),p.gram||(p.gram=headGrams(p.W_o,d,h,dK)),writeNorms(v,T,d,h,dK,p.gram,valueNorms,l*h*T);for(var head=0;head<h;head++)for(var c0=head*dK,base=(l*h+head)*T*T,i=0;i<T;i++){for(var max=-1/0,jj=0;jj<T;jj++){for(var s=0,c=0;c<dK;c++)s+=q[i*d+c0+c]*k[jj*d+c0+c];s*=scale,row[jj]=s,s>max&&(max=s)}var sum=0;for(jj=0;jj<T;jj++)row[jj]=Math.exp(row[jj]-max),sum+=row[jj];for(jj=0;jj<T;jj++)attention[base+i*T+jj]=row[jj]/sum;for(c=0;c<dK;c++){var acc=0;for(jj=0;jj<T;jj++)acc+=attention[base+i*T+jj]*v[jj*d+c0+c];context[i*d+c0+c]=acc}}for(linear(context,T,d,p.W_o,p.b_o,d,out),i=0;i<T*d;i++)x[i]+=out[i];for(layerNorm(x,T,d,p["norm1.gamma"],p["norm1.beta"],this.eps),linear(x,T,d,p.W_1,p.b_1,dFF,inner),gelu(inner),linear(inner,T,dFF,p.W_2,p.b_2,d,out),i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm2.gamma"],p["norm2.beta"],this.eps),hidden.set(x,(l+1)*T*d)}return{T,attention,hidden,valueNorms,shape:{attention:[L,h,T,T],hidden:[L+1,T,d],valueNorms:[L,h,T]}}};function headGrams(Wt,d,h,dK){for(var G=new Float64Array(h*dK*dK),i=0;i<h;i++)for(var a=0;a<dK;a++)for(var b=a;b<dK;b++){for(var s=0,o=0;o<d;o++)s+=Wt[o*d+i*dK+a]*Wt[o*d+i*dK+b];G[(i*dK+a)*dK+b]=G[(i*dK+b)*dK+a]=s}return G}function writeNorms(v,T,d,h,dK,G,out,at){for(var i=0;i<h;i++)for(var c0=i*dK,g0=i*dK*dK,j=0;j<T;j++){for(var sq=0,vj=j*d+c0,a=0;a<dK;a++){for(var row=0,ga=g0+a*dK,b=0;b<dK;b++)row+=G[ga+b]*v[vj+b];sq+=v[vj+a]*row}out[at+i*T+j]=Math.sqrt(Math.max(sq,0))}}Model.prototype.run=function(text,options){var enc=this.tokenize(text,options),result=this.forward(enc.ids);return enc.T=result.T,enc.attention=result.attention,enc.hidden=result.hidden,enc.valueNorms=result.valueNorms,enc.shape=result.shape,enc};Model.prototype.attentionAt=function(run,layer,head,query){var T=run.T,start=((layer*this.h+head)*T+query)*T;return run.attention.subarray(start,start+T)};function load(weights){return weights===void 0&&typeof globalThis<"u"&&globalThis.AttentionBook&&(weights=globalThis.AttentionBook.minilmWeights),new Model(weights).prepare()}var api={load,Model,Tokenizer,MiniLMError,LAB_MAX_TOKENS,MAX_TEXT_CHARS,decodeBase64,decodeTensor,normalizeCodePoint,writeNorms,headGrams,isPunctuation:function(c){return c<128&&isAsciiPunct(c)||inRanges(PUNCT,c)},erf},minilm_default=api;function workerMain(){let model=null;self.onmessage=function(event){let m=event.data,t=performance.now();try{if(m.kind==="weights")model=new minilm_default.Model(m.weights).prepare(),self.postMessage({kind:"ready",ms:performance.now()-t,dtype:model.dtype});else if(m.kind==="run"){let run=model.forward(m.ids);self.postMessage({kind:"result",id:m.id,T:run.T,maps:run.attention,valueNorms:run.valueNorms,ms:performance.now()-t},[run.attention.buffer,run.valueNorms.buffer])}}catch(err){self.postMessage({kind:"error",id:m.id,message:String(err&&err.message||err)})}}}workerMain();})();\n' : null;
+var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(()=>{var TABLES={drop:"0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",space:"9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",cjk:"3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",punct:"21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",split:"9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"};var LAB_MAX_TOKENS=128,MAX_TEXT_CHARS=1e5;function MiniLMError(code,message){var error=new Error(message);return error.name="MiniLMError",error.code=code,error}function parseRanges(text){for(var parts=text?text.split(","):[],out=new Int32Array(2*parts.length),i=0;i<parts.length;i++){var pair=parts[i].split("-");out[2*i]=parseInt(pair[0],16),out[2*i+1]=parseInt(pair.length>1?pair[1]:pair[0],16)}return out}function inRanges(ranges,c){for(var lo=0,hi=ranges.length/2-1;lo<=hi;){var mid=lo+hi>>1;if(c<ranges[2*mid])hi=mid-1;else if(c>ranges[2*mid+1])lo=mid+1;else return!0}return!1}var DROP=parseRanges(TABLES.drop),SPACE=parseRanges(TABLES.space),CJK=parseRanges(TABLES.cjk),PUNCT=parseRanges(TABLES.punct),SPLIT=parseRanges(TABLES.split);function normalizeCodePoint(c,out){if(c<128){if(c===9||c===10||c===13||c===32)out.push(32);else{if(c<32||c===127)return;c>=65&&c<=90?out.push(c+32):out.push(c)}return}if(!inRanges(DROP,c)){if(inRanges(SPACE,c)){out.push(32);return}var cjk=inRanges(CJK,c);cjk&&out.push(32);for(var nfd=String.fromCodePoint(c).normalize("NFD"),i=0;i<nfd.length;i++){var d=nfd.codePointAt(i);if(d>65535&&i++,!inRanges(DROP,d))for(var lower=String.fromCodePoint(d).toLowerCase(),j=0;j<lower.length;j++){var e=lower.codePointAt(j);e>65535&&j++,out.push(e)}}cjk&&out.push(32)}}function Tokenizer(spec){if(!spec||!Array.isArray(spec.vocab))throw MiniLMError("bad-weights","the weights file holds no tokenizer vocabulary");this.vocab=spec.vocab,this.ids=new Map;for(var i=0;i<spec.vocab.length;i++)this.ids.set(spec.vocab[i],i);this.unk=spec.unk_token,this.cls=spec.cls_token,this.sep=spec.sep_token,this.prefix=spec.continuing_subword_prefix,this.maxChars=spec.max_input_chars_per_word;var specials=(spec.special_tokens||[]).slice().sort(function(a,b){return b.length-a.length});this.special=specials.length?new RegExp(specials.map(function(s){return s.replace(/[.*+?^${}()|[\\]\\\\]/g,"\\\\$&")}).join("|"),"g"):null}Tokenizer.prototype._words=function(text,from,to,words){for(var word=null,buffer=[],i=from;i<to;){var c=text.codePointAt(i),width=c>65535?2:1;buffer.length=0,normalizeCodePoint(c,buffer);for(var k=0;k<buffer.length;k++){var n=buffer[k];n===32||inRanges(SPLIT,n)?word=null:n<128&&isAsciiPunct(n)||inRanges(PUNCT,n)?(words.push({cps:[n],starts:[i],ends:[i+width]}),word=null):(word===null&&(word={cps:[],starts:[],ends:[]},words.push(word)),word.cps.push(n),word.starts.push(i),word.ends.push(i+width))}i+=width}};function isAsciiPunct(c){return c>=33&&c<=47||c>=58&&c<=64||c>=91&&c<=96||c>=123&&c<=126}Tokenizer.prototype._pieces=function(word,out){var cps=word.cps,n=cps.length,start=0,pieces=[];if(n<=this.maxChars)for(;start<n;){for(var end=n,found=null;start<end;){var piece=String.fromCodePoint.apply(null,cps.slice(start,end));if(start>0&&(piece=this.prefix+piece),this.ids.has(piece)){found=piece;break}end-=1}if(found===null){pieces=null;break}pieces.push([found,start,end]),start=end}else pieces=null;if(pieces===null){out.push([this.unk,word.starts[0],word.ends[n-1]]);return}for(var p=0;p<pieces.length;p++)out.push([pieces[p][0],word.starts[pieces[p][1]],word.ends[pieces[p][2]-1]])};Tokenizer.prototype.encode=function(text){var triples=[[this.cls,0,0]],at=0,match;if(this.special)for(this.special.lastIndex=0;(match=this.special.exec(text))!==null;)this._stretch(text,at,match.index,triples),triples.push([match[0],match.index,match.index+match[0].length]),at=match.index+match[0].length;this._stretch(text,at,text.length,triples),triples.push([this.sep,0,0]);for(var T=triples.length,tokens=new Array(T),ids=new Int32Array(T),offsets=new Array(T),t=0;t<T;t++)tokens[t]=triples[t][0],ids[t]=this.ids.get(triples[t][0]),offsets[t]=[triples[t][1],triples[t][2]];return{tokens,ids,offsets}};Tokenizer.prototype._stretch=function(text,from,to,out){if(!(from>=to)){var words=[];this._words(text,from,to,words);for(var w=0;w<words.length;w++)this._pieces(words[w],out)}};function isPunctuation(c){return c<128&&isAsciiPunct(c)||inRanges(PUNCT,c)}var B64=new Int16Array(128).fill(-1);(function(){for(var alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",i=0;i<64;i++)B64[alphabet.charCodeAt(i)]=i})();function decodeBase64(text){var n=text.length,pad=n&&text.charCodeAt(n-1)===61?text.charCodeAt(n-2)===61?2:1:0;if(n%4!==0)throw MiniLMError("bad-weights","a tensor\'s base64 is cut short");for(var bytes=new Uint8Array(n/4*3-pad),o=0,full=pad?n-4:n,i=0;i<full;i+=4){var v=B64[text.charCodeAt(i)]<<18|B64[text.charCodeAt(i+1)]<<12|B64[text.charCodeAt(i+2)]<<6|B64[text.charCodeAt(i+3)];bytes[o++]=v>>16,bytes[o++]=v>>8&255,bytes[o++]=v&255}if(pad){var w=B64[text.charCodeAt(full)]<<18|B64[text.charCodeAt(full+1)]<<12|(pad===1?B64[text.charCodeAt(full+2)]<<6:0);bytes[o++]=w>>16,pad===1&&(bytes[o++]=w>>8&255)}return bytes}var HALF=null;function halfTable(){if(HALF)return HALF;HALF=new Float32Array(65536);for(var h=0;h<65536;h++){var sign=h&32768?-1:1,exponent=h>>10&31,mantissa=h&1023,value;exponent===0?value=mantissa*Math.pow(2,-24):exponent===31?value=mantissa?NaN:1/0:value=(1024+mantissa)*Math.pow(2,exponent-25),HALF[h]=sign*value}return HALF}function decodeTensor(name,stored){var bytes=decodeBase64(stored.data),size=stored.shape.reduce(function(a,b){return a*b},1),out;if(stored.dtype==="float32")out=new Float32Array(bytes.buffer,0,size);else if(stored.dtype==="float16"){var halves=new Uint16Array(bytes.buffer,0,size),table=halfTable();out=new Float32Array(size);for(var i=0;i<size;i++)out[i]=table[halves[i]]}else if(stored.dtype==="int8"){var q=new Int8Array(bytes.buffer,0,size),rows=stored.shape[0],cols=size/rows,group=stored.group||cols,groups=Math.ceil(cols/group),scale=new Float32Array(decodeBase64(stored.scale).buffer),colScale=stored.col_scale?new Float32Array(decodeBase64(stored.col_scale).buffer):new Float32Array(cols).fill(1);out=new Float32Array(size);for(var r=0;r<rows;r++)for(var c=0,at=r*cols;c<cols;c++,at++)out[at]=q[at]*scale[r*groups+Math.floor(c/group)]*colScale[c]}else throw MiniLMError("bad-weights","tensor "+name+" has unknown dtype "+stored.dtype);if(out.length!==size)throw MiniLMError("bad-weights","tensor "+name+" holds "+out.length+" numbers, its shape "+stored.shape.join("x")+" needs "+size);return{shape:stored.shape,data:out}}function linear(x,T,nIn,Wt,b,nOut,y){for(var i0=0;i0<T;i0+=4)for(var n=Math.min(4,T-i0),r0=i0*nIn,r1=(i0+Math.min(1,n-1))*nIn,r2=(i0+Math.min(2,n-1))*nIn,r3=(i0+Math.min(3,n-1))*nIn,j=0;j<nOut;j+=2){for(var j1=Math.min(j+1,nOut-1),wa=j*nIn,wb=j1*nIn,a0=0,a1=0,a2=0,a3=0,c0=0,c1=0,c2=0,c3=0,k=0;k<nIn;k++){var u=Wt[wa+k],v=Wt[wb+k],x0=x[r0+k],x1=x[r1+k],x2=x[r2+k],x3=x[r3+k];a0+=x0*u,a1+=x1*u,a2+=x2*u,a3+=x3*u,c0+=x0*v,c1+=x1*v,c2+=x2*v,c3+=x3*v}var o=i0*nOut,bj=b[j],bj1=b[j1];y[o+j]=a0+bj,y[o+j1]=c0+bj1,n>1&&(y[o+nOut+j]=a1+bj,y[o+nOut+j1]=c1+bj1),n>2&&(y[o+2*nOut+j]=a2+bj,y[o+2*nOut+j1]=c2+bj1),n>3&&(y[o+3*nOut+j]=a3+bj,y[o+3*nOut+j1]=c3+bj1)}return y}function layerNorm(x,T,d,gamma,beta,eps){for(var i=0;i<T;i++){for(var o=i*d,mean=0,j=0;j<d;j++)mean+=x[o+j];mean/=d;var variance=0;for(j=0;j<d;j++){var c=x[o+j]-mean;variance+=c*c}var inv=1/Math.sqrt(variance/d+eps);for(j=0;j<d;j++)x[o+j]=(x[o+j]-mean)*inv*gamma[j]+beta[j]}}var ERF_A=[3.1611237438705655,113.86415415105016,377.485237685302,3209.3775891384694],ERF_A_LEAD=.18577770618460315,ERF_B=[23.601290952344122,244.02463793444417,1282.6165260773723,2844.236833439171],ERF_C=[.5641884969886701,8.883149794388377,66.11919063714163,298.6351381974001,881.952221241769,1712.0476126340707,2051.0783778260716,1230.3393547979972],ERF_C_LEAD=21531153547440383e-24,ERF_D=[15.744926110709835,117.6939508913125,537.1811018620099,1621.3895745666903,3290.7992357334597,4362.619090143247,3439.3676741437216,1230.3393548037495];function rational(t,lead,num,den){for(var p=lead*t,q=t,i=0;i<num.length;i++)p+=num[i],q+=den[i],i<num.length-1&&(p*=t,q*=t);return p/q}function erf(x){var y=Math.min(Math.abs(x),6);if(y<=.46875)return x*rational(y*y,ERF_A_LEAD,ERF_A,ERF_B);var erfc=rational(y,ERF_C_LEAD,ERF_C,ERF_D)*Math.exp(-y*y);return x<0?erfc-1:1-erfc}function gelu(x){for(var i=0;i<x.length;i++){var v=x[i];x[i]=.5*v*(1+erf(v*Math.SQRT1_2))}}var LAYER_TENSORS=["W_q","b_q","W_k","b_k","W_v","b_v","W_o","b_o","norm1.gamma","norm1.beta","W_1","b_1","W_2","b_2","norm2.gamma","norm2.beta"];function Model(weights){if(!weights||!weights.config||!weights.tokenizer)throw MiniLMError("bad-weights","no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");var cfg=weights.config;this.config=cfg,this.dtype=weights.dtype,this.nLayers=cfg.num_hidden_layers,this.h=cfg.num_attention_heads,this.d=cfg.hidden_size,this.dK=this.d/this.h,this.dFF=cfg.intermediate_size,this.maxPositions=cfg.max_position_embeddings,this.eps=cfg.layer_norm_eps,this.tokenizer=new Tokenizer(weights.tokenizer),this._stored=weights.tensors,this.ready=!1}Model.prototype.prepare=function(){if(this.ready)return this;var stored=this._stored,self2=this;function get(name){if(!stored||!stored[name])throw MiniLMError("bad-weights","the weights file lacks the tensor "+name);return decodeTensor(name,stored[name]).data}this.word=get("embeddings.word"),this.position=get("embeddings.position"),this.tokenType=get("embeddings.token_type"),this.embNorm=[get("embeddings.norm.gamma"),get("embeddings.norm.beta")],this.layers=[];for(var l=0;l<this.nLayers;l++){var layer={};LAYER_TENSORS.forEach(function(n){layer[n]=get("layers."+l+"."+n)}),self2.layers.push(layer)}return this._stored=null,this.ready=!0,this};Model.prototype.tokenize=function(text,options){var maxTokens=options&&options.maxTokens||this.maxPositions;if(!(maxTokens>=3&&maxTokens<=this.maxPositions&&maxTokens%1===0))throw MiniLMError("bad-ids","maxTokens must be a whole number in 3.."+this.maxPositions+", got "+maxTokens);if(typeof text!="string")throw MiniLMError("not-text","text must be a string, got "+typeof text);if(!text.trim())throw MiniLMError("empty","the text is empty (or only spaces): type at least one word");if(text.length>MAX_TEXT_CHARS)throw MiniLMError("too-long-text","the text is "+text.length+" characters long; the limit is "+MAX_TEXT_CHARS);var enc=this.tokenizer.encode(text),T=enc.ids.length;if(T<=2)throw MiniLMError("no-tokens","the text holds no token the model can read (only control or formatting characters): type at least one word");if(enc.total=T,enc.kept=T,enc.text=text,T>maxTokens){if(!(options&&options.cut))throw MiniLMError("too-many-tokens","the text is "+T+" tokens long ("+(T-2)+" word pieces plus [CLS] and [SEP]), but the limit is "+maxTokens+" tokens: shorten it to at most "+(maxTokens-2)+" word pieces");for(var keep=maxTokens-2;keep>1&&enc.tokens[keep+1].indexOf(this.tokenizer.prefix)===0;)keep-=1;enc.text=text.slice(0,enc.offsets[keep][1]),enc.tokens=enc.tokens.slice(0,keep+1).concat([this.tokenizer.sep]),enc.offsets=enc.offsets.slice(0,keep+1).concat([[0,0]]);var ids=new Int32Array(keep+2);ids.set(enc.ids.subarray(0,keep+1)),ids[keep+1]=enc.ids[T-1],enc.ids=ids,enc.kept=keep+2}return enc};Model.prototype.forward=function(ids){this.prepare();var T=ids.length,d=this.d,h=this.h,dK=this.dK,dFF=this.dFF,L=this.nLayers,V=this.word.length/d;if(!(T>=1&&T<=this.maxPositions))throw MiniLMError("bad-ids",T+" ids, but the model reads 1.."+this.maxPositions);for(var t=0;t<T;t++)if(!(ids[t]>=0&&ids[t]<V&&ids[t]%1===0))throw MiniLMError("bad-ids","ids must be whole numbers in 0.."+(V-1)+", got "+ids[t]);var attention=new Float32Array(L*h*T*T),hidden=new Float32Array((L+1)*T*d),valueNorms=new Float32Array(L*h*T),x=new Float32Array(T*d);for(t=0;t<T;t++)for(var j=0;j<d;j++)x[t*d+j]=this.word[ids[t]*d+j]+this.position[t*d+j]+this.tokenType[j];layerNorm(x,T,d,this.embNorm[0],this.embNorm[1],this.eps),hidden.set(x,0);for(var q=new Float32Array(T*d),k=new Float32Array(T*d),v=new Float32Array(T*d),context=new Float32Array(T*d),out=new Float32Array(T*d),inner=new Float32Array(T*dFF),row=new Float64Array(T),scale=1/Math.sqrt(dK),l=0;l<L;l++){var p=this.layers[l];linear(x,T,d,p.W_q,p.b_q,d,q),linear(x,T,d,p.W_k,p.b_k,d,k),linear(x,T,d,p.W_v,p.b_v,d,v),p.gram||(p.gram=headGrams(p.W_o,d,h,dK)),writeNorms(v,T,d,h,dK,p.gram,valueNorms,l*h*T);for(var head=0;head<h;head++)for(var c0=head*dK,base=(l*h+head)*T*T,i=0;i<T;i++){for(var max=-1/0,jj=0;jj<T;jj++){for(var s=0,c=0;c<dK;c++)s+=q[i*d+c0+c]*k[jj*d+c0+c];s*=scale,row[jj]=s,s>max&&(max=s)}var sum=0;for(jj=0;jj<T;jj++)row[jj]=Math.exp(row[jj]-max),sum+=row[jj];for(jj=0;jj<T;jj++)attention[base+i*T+jj]=row[jj]/sum;for(c=0;c<dK;c++){var acc=0;for(jj=0;jj<T;jj++)acc+=attention[base+i*T+jj]*v[jj*d+c0+c];context[i*d+c0+c]=acc}}for(linear(context,T,d,p.W_o,p.b_o,d,out),i=0;i<T*d;i++)x[i]+=out[i];for(layerNorm(x,T,d,p["norm1.gamma"],p["norm1.beta"],this.eps),linear(x,T,d,p.W_1,p.b_1,dFF,inner),gelu(inner),linear(inner,T,dFF,p.W_2,p.b_2,d,out),i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm2.gamma"],p["norm2.beta"],this.eps),hidden.set(x,(l+1)*T*d)}return{T,attention,hidden,valueNorms,shape:{attention:[L,h,T,T],hidden:[L+1,T,d],valueNorms:[L,h,T]}}};function headGrams(Wt,d,h,dK){for(var G=new Float64Array(h*dK*dK),i=0;i<h;i++)for(var a=0;a<dK;a++)for(var b=a;b<dK;b++){for(var s=0,o=0;o<d;o++)s+=Wt[o*d+i*dK+a]*Wt[o*d+i*dK+b];G[(i*dK+a)*dK+b]=G[(i*dK+b)*dK+a]=s}return G}function writeNorms(v,T,d,h,dK,G,out,at){for(var i=0;i<h;i++)for(var c0=i*dK,g0=i*dK*dK,j=0;j<T;j++){for(var sq=0,vj=j*d+c0,a=0;a<dK;a++){for(var row=0,ga=g0+a*dK,b=0;b<dK;b++)row+=G[ga+b]*v[vj+b];sq+=v[vj+a]*row}out[at+i*T+j]=Math.sqrt(Math.max(sq,0))}}Model.prototype.run=function(text,options){var enc=this.tokenize(text,options),result=this.forward(enc.ids);return enc.T=result.T,enc.attention=result.attention,enc.hidden=result.hidden,enc.valueNorms=result.valueNorms,enc.shape=result.shape,enc};Model.prototype.attentionAt=function(run,layer,head,query){var T=run.T,start=((layer*this.h+head)*T+query)*T;return run.attention.subarray(start,start+T)};function load(weights){return weights===void 0&&typeof globalThis<"u"&&globalThis.AttentionBook&&(weights=globalThis.AttentionBook.minilmWeights),new Model(weights).prepare()}var api={load,Model,Tokenizer,MiniLMError,LAB_MAX_TOKENS,MAX_TEXT_CHARS,decodeBase64,decodeTensor,normalizeCodePoint,writeNorms,headGrams,isPunctuation,erf},minilm_default=api;function workerMain(){let model=null;self.onmessage=function(event){let m=event.data,t=performance.now();try{if(m.kind==="weights")model=new minilm_default.Model(m.weights).prepare(),self.postMessage({kind:"ready",ms:performance.now()-t,dtype:model.dtype});else if(m.kind==="run"){let run=model.forward(m.ids);self.postMessage({kind:"result",id:m.id,T:run.T,maps:run.attention,valueNorms:run.valueNorms,ms:performance.now()-t},[run.attention.buffer,run.valueNorms.buffer])}}catch(err){self.postMessage({kind:"error",id:m.id,message:String(err&&err.message||err)})}}}workerMain();})();\n' : null;
 var scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
 var fmt10 = core_default.format;
 var WEIGHTS_FILE = "minilm-weights.js";
