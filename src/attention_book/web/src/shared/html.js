@@ -9,7 +9,7 @@
       .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
   }
 
-  var NOTE_STYLE = {  // scenes.core._NOTE_STYLE: symbol, text colour, background
+  const NOTE_STYLE = {  // scenes.core._NOTE_STYLE: symbol, text colour, background
     error: ["&#9888;", "#8a1c1c", "#fdecea"],
     warning: ["&#9888;", "#6b4e00", "#fff4d6"],
     info: ["&#8505;", "#0b3d6b", "#e8f1fb"],
@@ -17,8 +17,8 @@
 
   /** scenes.core.notes_html: the notes as an HTML list, each text escaped. */
   function notesHtml(notes) {
-    var items = notes.map(function (note) {
-      var st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
+    const items = notes.map(function (note) {
+      const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
       return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" +
         st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level +
         ":</b> " + escapeHtml(note.text) + "</li>";
@@ -41,10 +41,10 @@
 
   // ------------------------------------------------------------------ Python's messages
 
-  var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+  const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
 
   function hex(c, width) {
-    var s = c.toString(16);
+    let s = c.toString(16);
     while (s.length < width) { s = "0" + s; }
     return s;
   }
@@ -62,9 +62,9 @@
       return String(v).replace(/e([+-])(\d)$/, "e$10$2");
     }
     if (typeof v !== "string") { return String(v); }
-    var quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'", out = quote;
-    for (var ch of v) {
-      var c = ch.codePointAt(0);
+    const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'"; let out = quote;
+    for (const ch of v) {
+      const c = ch.codePointAt(0);
       if (ch === quote || ch === "\\") { out += "\\" + ch; }
       else if (ch === "\t") { out += "\\t"; }
       else if (ch === "\n") { out += "\\n"; }
@@ -80,7 +80,7 @@
 
   /** _validate.whole_number(value, name, low, high): the value, or Python's message. */
   function wholeNumber(value, name, low, high) {
-    var bounds = high === undefined ? " >= " + low : " in " + low + ".." + high;
+    const bounds = high === undefined ? " >= " + low : " in " + low + ".." + high;
     if (typeof value !== "number" || !Number.isInteger(value) || value < low ||
         (high !== undefined && value > high)) {
       throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
@@ -90,13 +90,13 @@
 
   /** scenes.core.positions_html. */
   function positionsHtml(tokens) {
-    var listed = tokens.map(function (t, i) { return i + ":" + escapeHtml(t); }).join(" ") || "<i>none</i>";
+    const listed = tokens.map(function (t, i) { return i + ":" + escapeHtml(t); }).join(" ") || "<i>none</i>";
     return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
   }
 
   /** scenes.core.tracer_html. */
   function tracerHtml(summary, trace, more, empty) {
-    var rows = trace.map(function (row) {
+    const rows = trace.map(function (row) {
       return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row[0]) + "</td><td><code>(" +
         row[1].join(", ") + ")</code></td></tr>";
     }).join("") || (empty || "");

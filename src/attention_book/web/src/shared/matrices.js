@@ -9,11 +9,11 @@ import {encode} from "./tokens.js";
 
   // ------------------------------------------------------------------ embeddings
 
-  var tables = new Map();  // "d,seed" -> (V, d), as scenes.core._table (the last 32)
+  const tables = new Map();  // "d,seed" -> (V, d), as scenes.core._table (the last 32)
 
   /** embedding.embedding_table(V, d, seed): default_rng(seed).standard_normal((V, d)). */
   function embeddingTable(d, seed) {
-    var key = d + "," + seed, t = tables.get(key);
+    const key = d + "," + seed; let t = tables.get(key);
     if (t === undefined) {
       t = rng.defaultRng(seed).standardNormal(vocab.words.length * d);  // (V, d)
       if (tables.size >= 32) { tables.delete(tables.keys().next().value); }
@@ -24,8 +24,8 @@ import {encode} from "./tokens.js";
 
   /** The rows of ``ids`` of an (V, d) table: X:(s, d) (embedding.embed). */
   function embed(ids, table, d) {
-    var X = new Float64Array(ids.length * d);
-    for (var i = 0; i < ids.length; i++) { X.set(table.subarray(ids[i] * d, (ids[i] + 1) * d), i * d); }
+    const X = new Float64Array(ids.length * d);
+    for (let i = 0; i < ids.length; i++) { X.set(table.subarray(ids[i] * d, (ids[i] + 1) * d), i * d); }
     return X;
   }
 
@@ -36,22 +36,22 @@ import {encode} from "./tokens.js";
 
   // ------------------------------------------------------------------ matrices
 
-  var caches = [tables];
+  const caches = [tables];
 
   /** Empty every cache (the tables of core.js and those a lab registered: benchmarks time a
    *  change that must draw its random numbers afresh). */
   function clearCaches() { caches.forEach(function (c) { c.clear(); }); }
 
   /** A Map-like cache a lab keeps (cleared by clearCaches). */
-  function cache() { var c = new Map(); caches.push(c); return c; }
+  function cache() { const c = new Map(); caches.push(c); return c; }
 
   /** A:(n, k) @ B:(k, m) -> (n, m). */
   function matmul(A, B, n, k, m) {
-    var C = new Float64Array(n * m);
-    for (var i = 0; i < n; i++) {
-      for (var t = 0; t < k; t++) {
-        var a = A[i * k + t], row = t * m, out = i * m;
-        for (var j = 0; j < m; j++) { C[out + j] += a * B[row + j]; }
+    const C = new Float64Array(n * m);
+    for (let i = 0; i < n; i++) {
+      for (let t = 0; t < k; t++) {
+        const a = A[i * k + t], row = t * m, out = i * m;
+        for (let j = 0; j < m; j++) { C[out + j] += a * B[row + j]; }
       }
     }
     return C;
@@ -59,12 +59,12 @@ import {encode} from "./tokens.js";
 
   /** A:(n, k) @ B^T with B:(m, k) -> (n, m), times scale. */
   function matmulT(A, B, n, k, m, scale) {
-    var C = new Float64Array(n * m);
+    const C = new Float64Array(n * m);
     scale = scale === undefined ? 1 : scale;
-    for (var i = 0; i < n; i++) {
-      for (var j = 0; j < m; j++) {
-        var sum = 0;
-        for (var t = 0; t < k; t++) { sum += A[i * k + t] * B[j * k + t]; }
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < m; j++) {
+        let sum = 0;
+        for (let t = 0; t < k; t++) { sum += A[i * k + t] * B[j * k + t]; }
         C[i * m + j] = sum * scale;
       }
     }
@@ -73,11 +73,11 @@ import {encode} from "./tokens.js";
 
   /** attention.softmax over the rows of X:(n, m), in place; -inf gets 0, an all -inf row 0s. */
   function softmaxRows(X, n, m) {
-    for (var i = 0; i < n; i++) {
-      var o = i * m, max = -Infinity, j;
+    for (let i = 0; i < n; i++) {
+      const o = i * m; let max = -Infinity, j;
       for (j = 0; j < m; j++) { if (X[o + j] > max) { max = X[o + j]; } }
       if (max === -Infinity) { max = 0; }
-      var total = 0;
+      let total = 0;
       for (j = 0; j < m; j++) { X[o + j] = Math.exp(X[o + j] - max); total += X[o + j]; }
       if (!(total > 0)) { total = 1; }
       for (j = 0; j < m; j++) { X[o + j] /= total; }
@@ -87,21 +87,21 @@ import {encode} from "./tokens.js";
 
   /** embedding.cosine_similarity of the rows of X:(s, d) -> (s, s), clipped to [-1, 1]. */
   function cosineSimilarity(X, s, d) {
-    var unit = new Float64Array(s * d);
-    for (var i = 0; i < s; i++) {
-      var norm = 0, j;
+    const unit = new Float64Array(s * d);
+    for (let i = 0; i < s; i++) {
+      let norm = 0, j;
       for (j = 0; j < d; j++) { norm += X[i * d + j] * X[i * d + j]; }
       norm = Math.sqrt(norm);
       if (norm > 0) { for (j = 0; j < d; j++) { unit[i * d + j] = X[i * d + j] / norm; } }
     }
-    var S = matmulT(unit, unit, s, d, s);  // (s, d) @ (d, s) -> (s, s)
-    for (var k = 0; k < S.length; k++) { S[k] = Math.min(1, Math.max(-1, S[k])); }
+    const S = matmulT(unit, unit, s, d, s);  // (s, d) @ (d, s) -> (s, s)
+    for (let k = 0; k < S.length; k++) { S[k] = Math.min(1, Math.max(-1, S[k])); }
     return S;
   }
 
   /** Tokens in order of first occurrence that occur more than once (scenes.embedding._repeated). */
   function repeated(tokens) {
-    var count = new Map();
+    const count = new Map();
     tokens.forEach(function (t) { count.set(t, (count.get(t) || 0) + 1); });
     return Array.from(count.keys()).filter(function (t) { return count.get(t) > 1; });
   }
@@ -110,8 +110,8 @@ import {encode} from "./tokens.js";
 
   /** A row-major (n, m) matrix as n plain arrays (for the numbers a reader downloads). */
   function nested(a, n, m) {
-    var out = [];
-    for (var i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
+    const out = [];
+    for (let i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
     return out;
   }
 
@@ -119,11 +119,11 @@ import {encode} from "./tokens.js";
    *  PE[p, 2i+1] = cos(p w_i), w_i = base^(-2i/d) (chapters 4, 5 and 7 add it to X). */
   function sinusoidalEncoding(s, d, base) {
     base = base || 10000.0;
-    var pe = new Float64Array(s * d), half = d / 2;
-    for (var i = 0; i < half; i++) {
-      var omega = Math.pow(base, -2 * i / d);
-      for (var p = 0; p < s; p++) {
-        var a = p * omega;  // (s,) outer (d/2,) -> (s, d/2), one entry
+    const pe = new Float64Array(s * d), half = d / 2;
+    for (let i = 0; i < half; i++) {
+      const omega = Math.pow(base, -2 * i / d);
+      for (let p = 0; p < s; p++) {
+        const a = p * omega;  // (s,) outer (d/2,) -> (s, d/2), one entry
         pe[p * d + 2 * i] = Math.sin(a);
         pe[p * d + 2 * i + 1] = Math.cos(a);
       }
@@ -135,15 +135,15 @@ import {encode} from "./tokens.js";
    *  variance, as torch), times gamma:(d,) and plus beta:(d,) when given -> (s, d).
    *  (minilm.js keeps its own: it also runs alone in a worker.) */
   function layerNorm(x, s, d, eps, gamma, beta) {
-    var y = new Float64Array(s * d);
-    for (var r = 0; r < s; r++) {
-      var o = r * d, mean = 0, v = 0, j;
+    const y = new Float64Array(s * d);
+    for (let r = 0; r < s; r++) {
+      const o = r * d; let mean = 0, v = 0, j;
       for (j = 0; j < d; j++) { mean += x[o + j]; }
       mean /= d;
       for (j = 0; j < d; j++) { v += (x[o + j] - mean) * (x[o + j] - mean); }
-      var root = Math.sqrt(v / d + eps);
+      const root = Math.sqrt(v / d + eps);
       for (j = 0; j < d; j++) {
-        var n = (x[o + j] - mean) / root;
+        const n = (x[o + j] - mean) / root;
         y[o + j] = gamma ? n * gamma[j] + (beta ? beta[j] : 0) : n;
       }
     }
@@ -152,8 +152,8 @@ import {encode} from "./tokens.js";
 
   /** The first index of a's largest entry (numpy's argmax). */
   function argmax(a) {
-    var best = 0;
-    for (var j = 1; j < a.length; j++) { if (a[j] > a[best]) { best = j; } }
+    let best = 0;
+    for (let j = 1; j < a.length; j++) { if (a[j] > a[best]) { best = j; } }
     return best;
   }
 

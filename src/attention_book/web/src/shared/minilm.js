@@ -9,9 +9,9 @@
  *      (n_layers, h, T, T) and hidden states (n_layers + 1, T, d), as the package's
  *      attention_book.pretrained.MiniLM computes them.
  *
- *   var model = minilm.load(AttentionBook.minilmWeights);  // a page with the weights
- *   var model = minilm.load(weights);    // import minilm from "./minilm.js"
- *   var run = model.run("The animal didn't cross the street.", {maxTokens: 128});
+ *   const model = minilm.load(AttentionBook.minilmWeights);  // a page with the weights
+ *   const model = minilm.load(weights);    // import minilm from "./minilm.js"
+ *   const run = model.run("The animal didn't cross the street.", {maxTokens: 128});
  *   run.tokens            // ["[CLS]", "the", "animal", ..., "[SEP]"]        (T,)
  *   run.attention         // Float32Array, (n_layers, h, T, T) = (6, 12, T, T), C order
  *   run.hidden            // Float32Array, (n_layers + 1, T, d) = (7, T, 384)
@@ -47,7 +47,7 @@ import {LAB_MAX_TOKENS, MAX_TEXT_CHARS, MiniLMError, Tokenizer, isPunctuation, n
 import {decodeBase64, decodeTensor} from "./tensors.js";
 import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
 
-  var LAYER_TENSORS = ["W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o",
+  const LAYER_TENSORS = ["W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o",
     "norm1.gamma", "norm1.beta", "W_1", "b_1", "W_2", "b_2", "norm2.gamma", "norm2.beta"];
 
   /**
@@ -61,7 +61,7 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
       throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first " +
         "(AttentionBook.minilmWeights is missing)");
     }
-    var cfg = weights.config;
+    const cfg = weights.config;
     this.config = cfg;
     this.dtype = weights.dtype;
     this.nLayers = cfg.num_hidden_layers;
@@ -82,8 +82,8 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    */
   Model.prototype.prepare = function () {
     if (this.ready) return this;
-    var stored = this._stored;
-    var self = this;
+    const stored = this._stored;
+    const self = this;
     function get(name) {
       if (!stored || !stored[name]) {
         throw MiniLMError("bad-weights", "the weights file lacks the tensor " + name);
@@ -95,8 +95,8 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
     this.tokenType = get("embeddings.token_type");  // (d,): segment A
     this.embNorm = [get("embeddings.norm.gamma"), get("embeddings.norm.beta")];  // (d,) x 2
     this.layers = [];
-    for (var l = 0; l < this.nLayers; l++) {
-      var layer = {};
+    for (let l = 0; l < this.nLayers; l++) {
+      const layer = {};
       LAYER_TENSORS.forEach(function (n) { layer[n] = get("layers." + l + "." + n); });
       self.layers.push(layer);
     }
@@ -117,7 +117,7 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    * @throws {MiniLMError} not a string, empty, no readable character, too long.
    */
   Model.prototype.tokenize = function (text, options) {
-    var maxTokens = (options && options.maxTokens) || this.maxPositions;
+    const maxTokens = (options && options.maxTokens) || this.maxPositions;
     if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {
       throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." +
         this.maxPositions + ", got " + maxTokens);
@@ -132,8 +132,8 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
       throw MiniLMError("too-long-text", "the text is " + text.length + " characters " +
         "long; the limit is " + MAX_TEXT_CHARS);
     }
-    var enc = this.tokenizer.encode(text);
-    var T = enc.ids.length;
+    const enc = this.tokenizer.encode(text);
+    const T = enc.ids.length;
     if (T <= 2) {
       throw MiniLMError("no-tokens", "the text holds no token the model can read (only " +
         "control or formatting characters): type at least one word");
@@ -147,14 +147,14 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
           (T - 2) + " word pieces plus [CLS] and [SEP]), but the limit is " + maxTokens +
           " tokens: shorten it to at most " + (maxTokens - 2) + " word pieces");
       }
-      var keep = maxTokens - 2;  // index of the last piece kept; [SEP] goes after it
+      let keep = maxTokens - 2;  // index of the last piece kept; [SEP] goes after it
       while (keep > 1 && enc.tokens[keep + 1].indexOf(this.tokenizer.prefix) === 0) {
         keep -= 1;  // a word must not lose its last pieces
       }
       enc.text = text.slice(0, enc.offsets[keep][1]);
       enc.tokens = enc.tokens.slice(0, keep + 1).concat([this.tokenizer.sep]);
       enc.offsets = enc.offsets.slice(0, keep + 1).concat([[0, 0]]);
-      var ids = new Int32Array(keep + 2);
+      const ids = new Int32Array(keep + 2);
       ids.set(enc.ids.subarray(0, keep + 1));
       ids[keep + 1] = enc.ids[T - 1];
       enc.ids = ids;
@@ -177,72 +177,72 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    */
   Model.prototype.forward = function (ids) {
     this.prepare();
-    var T = ids.length;
-    var d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;
-    var V = this.word.length / d;
+    const T = ids.length;
+    const d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;
+    const V = this.word.length / d;
     if (!(T >= 1 && T <= this.maxPositions)) {
       throw MiniLMError("bad-ids", T + " ids, but the model reads 1.." + this.maxPositions);
     }
-    for (var t = 0; t < T; t++) {
+    for (let t = 0; t < T; t++) {
       if (!(ids[t] >= 0 && ids[t] < V && ids[t] % 1 === 0)) {
         throw MiniLMError("bad-ids", "ids must be whole numbers in 0.." + (V - 1) +
           ", got " + ids[t]);
       }
     }
-    var attention = new Float32Array(L * h * T * T);  // (L, h, T, T)
-    var hidden = new Float32Array((L + 1) * T * d);  // (L + 1, T, d)
-    var valueNorms = new Float32Array(L * h * T);  // (L, h, T)
-    var x = new Float32Array(T * d);  // (T, d)
-    for (t = 0; t < T; t++) {  // word[ids] + position[0..T-1] + token_type[0]: (T, d)
-      for (var j = 0; j < d; j++) {
+    const attention = new Float32Array(L * h * T * T);  // (L, h, T, T)
+    const hidden = new Float32Array((L + 1) * T * d);  // (L + 1, T, d)
+    const valueNorms = new Float32Array(L * h * T);  // (L, h, T)
+    const x = new Float32Array(T * d);  // (T, d)
+    for (let t = 0; t < T; t++) {  // word[ids] + position[0..T-1] + token_type[0]: (T, d)
+      for (let j = 0; j < d; j++) {
         x[t * d + j] = this.word[ids[t] * d + j] + this.position[t * d + j] + this.tokenType[j];
       }
     }
     layerNorm(x, T, d, this.embNorm[0], this.embNorm[1], this.eps);
     hidden.set(x, 0);
-    var q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);
-    var context = new Float32Array(T * d), out = new Float32Array(T * d);
-    var inner = new Float32Array(T * dFF);
-    var row = new Float64Array(T);
-    var scale = 1 / Math.sqrt(dK);
-    for (var l = 0; l < L; l++) {
-      var p = this.layers[l];
+    const q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);
+    const context = new Float32Array(T * d), out = new Float32Array(T * d);
+    const inner = new Float32Array(T * dFF);
+    const row = new Float64Array(T);
+    const scale = 1 / Math.sqrt(dK);
+    for (let l = 0; l < L; l++) {
+      const p = this.layers[l];
       linear(x, T, d, p.W_q, p.b_q, d, q);  // (T, d) @ (d, d) -> (T, d)
       linear(x, T, d, p.W_k, p.b_k, d, k);  // (T, d) @ (d, d) -> (T, d)
       linear(x, T, d, p.W_v, p.b_v, d, v);  // (T, d) @ (d, d) -> (T, d)
       if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);  // once a layer
       writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);
-      for (var head = 0; head < h; head++) {
-        var c0 = head * dK;  // head i reads columns i*d_k .. (i+1)*d_k of q, k, v
-        var base = (l * h + head) * T * T;  // attention[l, head]: (T, T)
-        for (var i = 0; i < T; i++) {
+      for (let head = 0; head < h; head++) {
+        const c0 = head * dK;  // head i reads columns i*d_k .. (i+1)*d_k of q, k, v
+        const base = (l * h + head) * T * T;  // attention[l, head]: (T, T)
+        for (let i = 0; i < T; i++) {
           // scores[i, :] = q_i k^T / sqrt(d_k): (d_k,) @ (d_k, T) -> (T,)
-          var max = -Infinity;
-          for (var jj = 0; jj < T; jj++) {
-            var s = 0;
-            for (var c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];
+          let max = -Infinity;
+          for (let jj = 0; jj < T; jj++) {
+            let s = 0;
+            for (let c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];
             s *= scale;
             row[jj] = s;
             if (s > max) max = s;
           }
-          var sum = 0;  // softmax over the keys, shifted by the row's max
-          for (jj = 0; jj < T; jj++) { row[jj] = Math.exp(row[jj] - max); sum += row[jj]; }
-          for (jj = 0; jj < T; jj++) attention[base + i * T + jj] = row[jj] / sum;
+          let sum = 0;  // softmax over the keys, shifted by the row's max
+          for (let jj = 0; jj < T; jj++) { row[jj] = Math.exp(row[jj] - max); sum += row[jj]; }
+          for (let jj = 0; jj < T; jj++) attention[base + i * T + jj] = row[jj] / sum;
           // context[i, head cols] = A[i, :] @ v[:, head cols]: (T,) @ (T, d_k) -> (d_k,)
-          for (c = 0; c < dK; c++) {
-            var acc = 0;
-            for (jj = 0; jj < T; jj++) acc += attention[base + i * T + jj] * v[jj * d + c0 + c];
+          for (let c = 0; c < dK; c++) {
+            let acc = 0;
+            for (let jj = 0; jj < T; jj++) acc += attention[base + i * T + jj] * v[jj * d + c0 + c];
             context[i * d + c0 + c] = acc;
           }
         }
       }
       linear(context, T, d, p.W_o, p.b_o, d, out);  // (T, d) @ (d, d) -> (T, d)
-      for (i = 0; i < T * d; i++) x[i] += out[i];  // residual
+      for (let i = 0; i < T * d; i++) x[i] += out[i];  // residual
       layerNorm(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);  // post-LN
       linear(x, T, d, p.W_1, p.b_1, dFF, inner);  // (T, d) @ (d, d_ff) -> (T, d_ff)
       gelu(inner);
       linear(inner, T, dFF, p.W_2, p.b_2, d, out);  // (T, d_ff) @ (d_ff, d) -> (T, d)
-      for (i = 0; i < T * d; i++) x[i] += out[i];  // residual
+      for (let i = 0; i < T * d; i++) x[i] += out[i];  // residual
       layerNorm(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);
       hidden.set(x, (l + 1) * T * d);
     }
@@ -259,12 +259,12 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    * @returns {Float64Array} (h, d_k, d_k)
    */
   function headGrams(Wt, d, h, dK) {
-    var G = new Float64Array(h * dK * dK);
-    for (var i = 0; i < h; i++) {
-      for (var a = 0; a < dK; a++) {
-        for (var b = a; b < dK; b++) {
-          var s = 0;
-          for (var o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
+    const G = new Float64Array(h * dK * dK);
+    for (let i = 0; i < h; i++) {
+      for (let a = 0; a < dK; a++) {
+        for (let b = a; b < dK; b++) {
+          let s = 0;
+          for (let o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
           G[(i * dK + a) * dK + b] = G[(i * dK + b) * dK + a] = s;
         }
       }
@@ -283,13 +283,13 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    * @param {Float32Array} out written at out[at + i T + j]: (h, T)
    */
   function writeNorms(v, T, d, h, dK, G, out, at) {
-    for (var i = 0; i < h; i++) {
-      var c0 = i * dK, g0 = i * dK * dK;
-      for (var j = 0; j < T; j++) {
-        var sq = 0, vj = j * d + c0;
-        for (var a = 0; a < dK; a++) {
-          var row = 0, ga = g0 + a * dK;
-          for (var b = 0; b < dK; b++) row += G[ga + b] * v[vj + b];
+    for (let i = 0; i < h; i++) {
+      const c0 = i * dK, g0 = i * dK * dK;
+      for (let j = 0; j < T; j++) {
+        let sq = 0; const vj = j * d + c0;
+        for (let a = 0; a < dK; a++) {
+          let row = 0; const ga = g0 + a * dK;
+          for (let b = 0; b < dK; b++) row += G[ga + b] * v[vj + b];
           sq += v[vj + a] * row;
         }
         out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));
@@ -302,8 +302,8 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    * @returns the tokenize result with forward's attention, hidden and shape.
    */
   Model.prototype.run = function (text, options) {
-    var enc = this.tokenize(text, options);
-    var result = this.forward(enc.ids);
+    const enc = this.tokenize(text, options);
+    const result = this.forward(enc.ids);
     enc.T = result.T;
     enc.attention = result.attention;
     enc.hidden = result.hidden;
@@ -314,8 +314,8 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
 
   /** One query's attention row in head `head` of layer `layer`: a (T,) view. */
   Model.prototype.attentionAt = function (run, layer, head, query) {
-    var T = run.T;
-    var start = ((layer * this.h + head) * T + query) * T;
+    const T = run.T;
+    const start = ((layer * this.h + head) * T + query) * T;
     return run.attention.subarray(start, start + T);
   };
 

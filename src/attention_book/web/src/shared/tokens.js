@@ -6,34 +6,34 @@
 import vocab from "./vocab.js";
 import {format} from "../format.js";
 
-  var MAX_WIDGET_TOKENS = 32;  // scenes.core.MAX_WIDGET_TOKENS
+  const MAX_WIDGET_TOKENS = 32;  // scenes.core.MAX_WIDGET_TOKENS
 
   // ------------------------------------------------------------------ the tokenizer
 
   /** Whether code point c lies in a flattened list of inclusive ranges (binary search). */
   function inRanges(table, c) {
-    var lo = 0, hi = table.length / 2 - 1;
+    let lo = 0, hi = table.length / 2 - 1;
     while (lo <= hi) {
-      var mid = (lo + hi) >> 1;
+      const mid = (lo + hi) >> 1;
       if (c < table[2 * mid]) { hi = mid - 1; } else if (c > table[2 * mid + 1]) { lo = mid + 1; } else { return true; }
     }
     return false;
   }
 
   // code point classes of the token regex [^\W_]+|'s\b|[^\w\s]|_ (Python's Unicode), BMP cached
-  var WORD = 1, SPACE = 2, UNDERSCORE = 3, OTHER = 0;
-  var bmpClass = new Uint8Array(65536), lowerOf = new Map();
+  const WORD = 1, SPACE = 2, UNDERSCORE = 3, OTHER = 0;
+  const bmpClass = new Uint8Array(65536), lowerOf = new Map();
   (function () {
-    var c;
+    let c;
     for (c = 0; c < 65536; c++) {
       bmpClass[c] = inRanges(vocab.word, c) ? WORD : inRanges(vocab.space, c) ? SPACE : OTHER;
     }
     bmpClass[95] = UNDERSCORE;
-    var runs = vocab.lower;  // [first, last, step, delta] runs: lower(c) = c + delta
-    for (var r = 0; r < runs.length; r += 4) {
+    const runs = vocab.lower;  // [first, last, step, delta] runs: lower(c) = c + delta
+    for (let r = 0; r < runs.length; r += 4) {
       for (c = runs[r]; c <= runs[r + 1]; c += runs[r + 2]) { lowerOf.set(c, [c + runs[r + 3]]); }
     }
-    for (var m = 0; m < vocab.lowerMulti.length; m += 2) { lowerOf.set(vocab.lowerMulti[m], vocab.lowerMulti[m + 1]); }
+    for (let m = 0; m < vocab.lowerMulti.length; m += 2) { lowerOf.set(vocab.lowerMulti[m], vocab.lowerMulti[m + 1]); }
   })();
 
   function classOf(c) {
@@ -46,11 +46,11 @@ import {format} from "../format.js";
 
   /** The code points of a string (a lone surrogate stays one code point, as in Python). */
   function codePoints(text) {
-    var out = [];
-    for (var i = 0; i < text.length; i++) {
-      var c = text.charCodeAt(i);
+    const out = [];
+    for (let i = 0; i < text.length; i++) {
+      let c = text.charCodeAt(i);
       if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
-        var d = text.charCodeAt(i + 1);
+        const d = text.charCodeAt(i + 1);
         if (d >= 0xdc00 && d < 0xe000) { c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00); i++; }
       }
       out.push(c);
@@ -60,13 +60,13 @@ import {format} from "../format.js";
 
   /** Python's str.lower on code points, Final_Sigma included (CPython's handle_capital_sigma). */
   function lowerCodePoints(cps) {
-    var out = [];
-    for (var i = 0; i < cps.length; i++) {
-      var c = cps[i];
+    const out = [];
+    for (let i = 0; i < cps.length; i++) {
+      const c = cps[i];
       if (c === 0x3a3) {
-        var j = i - 1;
+        let j = i - 1;
         while (j >= 0 && inRanges(vocab.ignorable, cps[j])) { j--; }
-        var final = j >= 0 && inRanges(vocab.cased, cps[j]);
+        let final = j >= 0 && inRanges(vocab.cased, cps[j]);
         if (final && i + 1 < cps.length) {
           j = i + 1;
           while (j < cps.length && inRanges(vocab.ignorable, cps[j])) { j++; }
@@ -75,8 +75,8 @@ import {format} from "../format.js";
         out.push(final ? 0x3c2 : 0x3c3);
         continue;
       }
-      var low = lowerOf.get(c);
-      if (low === undefined) { out.push(c); } else { for (var k = 0; k < low.length; k++) { out.push(low[k]); } }
+      const low = lowerOf.get(c);
+      if (low === undefined) { out.push(c); } else { for (let k = 0; k < low.length; k++) { out.push(low[k]); } }
     }
     return out;
   }
@@ -84,18 +84,18 @@ import {format} from "../format.js";
   /** tokens.tokenize: lower-case word and punctuation tokens; throws with Python's messages. */
   function tokenize(text) {
     if (typeof text !== "string") { throw new Error("text must be a string, got " + typeof text); }
-    var cps = codePoints(text);
+    let cps = codePoints(text);
     if (cps.length > vocab.maxTextChars) {
       throw new Error("text is " + format.grouped(cps.length) + " characters long; the limit is " +
                       format.grouped(vocab.maxTextChars));
     }
     // what draws nothing goes first (tokens.invisible: Cc and Cf, not spaces)
     cps = lowerCodePoints(cps.filter(function (c) { return !inRanges(vocab.invisible, c); }));
-    var tokens = [], n = cps.length, i = 0;
+    const tokens = [], n = cps.length; let i = 0;
     while (i < n) {
-      var k = classOf(cps[i]);
+      const k = classOf(cps[i]);
       if (k === WORD) {
-        var j = i + 1;
+        let j = i + 1;
         while (j < n && classOf(cps[j]) === WORD) { j++; }
         tokens.push(String.fromCodePoint.apply(null, cps.slice(i, j)));
         i = j;
@@ -112,26 +112,26 @@ import {format} from "../format.js";
     return tokens;
   }
 
-  var index = new Map(vocab.words.map(function (w, i) { return [w, i]; }));
+  const index = new Map(vocab.words.map(function (w, i) { return [w, i]; }));
 
   function isKnown(token) { return index.has(token); }
 
   /** Vocabulary.encode: ids (an unknown token gets the id of <unk>). */
   function encode(tokens) {
-    return tokens.map(function (t) { var i = index.get(t); return i === undefined ? vocab.unkId : i; });
+    return tokens.map(function (t) { const i = index.get(t); return i === undefined ? vocab.unkId : i; });
   }
 
   /** scenes.core.read_tokens: never throws; {tokens (at most maxTokens), notes, total}. */
   function readTokens(text, maxTokens, which) {
     maxTokens = maxTokens === undefined ? MAX_WIDGET_TOKENS : maxTokens;
-    var prefix = which ? which + ": " : "", tokens;
+    const prefix = which ? which + ": " : ""; let tokens;
     try {
       tokens = tokenize(text);
     } catch (err) {
-      var m = err.message;
+      const m = err.message;
       return {tokens: [], notes: [{level: "error", text: prefix + m.charAt(0).toUpperCase() + m.slice(1) + "."}], total: 0};
     }
-    var notes = [];
+    const notes = [];
     if (tokens.length > maxTokens) {
       notes.push({level: "warning", text: prefix + "showing the first " + maxTokens + " of " + tokens.length + " tokens"});
     }

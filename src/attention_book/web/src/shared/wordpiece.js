@@ -22,16 +22,16 @@
 import {TABLES} from "./bert-tables.js";
 
   /** The lab's default cap on tokens ([CLS] and [SEP] included); the model has 512. */
-  var LAB_MAX_TOKENS = 128;
+  const LAB_MAX_TOKENS = 128;
   /** Longest text accepted, in characters (attention_book.tokens.MAX_TEXT_CHARS). */
-  var MAX_TEXT_CHARS = 100000;
+  const MAX_TEXT_CHARS = 100000;
 
   /**
    * An error a reader can act on. `code` says which: "not-text", "empty", "no-tokens",
    * "too-long-text", "too-many-tokens", "bad-ids", "bad-weights".
    */
   function MiniLMError(code, message) {
-    var error = new Error(message);
+    const error = new Error(message);
     error.name = "MiniLMError";
     error.code = code;
     return error;
@@ -41,10 +41,10 @@ import {TABLES} from "./bert-tables.js";
 
   /** "lo-hi,lo-hi,..." (hex) -> Int32Array [lo0, hi0, lo1, hi1, ...], sorted. */
   function parseRanges(text) {
-    var parts = text ? text.split(",") : [];
-    var out = new Int32Array(2 * parts.length);
-    for (var i = 0; i < parts.length; i++) {
-      var pair = parts[i].split("-");
+    const parts = text ? text.split(",") : [];
+    const out = new Int32Array(2 * parts.length);
+    for (let i = 0; i < parts.length; i++) {
+      const pair = parts[i].split("-");
       out[2 * i] = parseInt(pair[0], 16);
       out[2 * i + 1] = parseInt(pair.length > 1 ? pair[1] : pair[0], 16);
     }
@@ -53,10 +53,10 @@ import {TABLES} from "./bert-tables.js";
 
   /** Whether code point c lies in one of the sorted ranges (binary search). */
   function inRanges(ranges, c) {
-    var lo = 0;
-    var hi = ranges.length / 2 - 1;
+    let lo = 0;
+    let hi = ranges.length / 2 - 1;
     while (lo <= hi) {
-      var mid = (lo + hi) >> 1;
+      const mid = (lo + hi) >> 1;
       if (c < ranges[2 * mid]) hi = mid - 1;
       else if (c > ranges[2 * mid + 1]) lo = mid + 1;
       else return true;
@@ -64,11 +64,11 @@ import {TABLES} from "./bert-tables.js";
     return false;
   }
 
-  var DROP = parseRanges(TABLES.drop); // removed: controls, format, private use, marks
-  var SPACE = parseRanges(TABLES.space); // whitespace, normalised to " "
-  var CJK = parseRanges(TABLES.cjk); // CJK ideographs, padded with spaces
-  var PUNCT = parseRanges(TABLES.punct); // punctuation: a token of its own
-  var SPLIT = parseRanges(TABLES.split); // whitespace that separates words
+  const DROP = parseRanges(TABLES.drop); // removed: controls, format, private use, marks
+  const SPACE = parseRanges(TABLES.space); // whitespace, normalised to " "
+  const CJK = parseRanges(TABLES.cjk); // CJK ideographs, padded with spaces
+  const PUNCT = parseRanges(TABLES.punct); // punctuation: a token of its own
+  const SPLIT = parseRanges(TABLES.split); // whitespace that separates words
 
   // ------------------------------------------------------------------ tokenizer
 
@@ -86,16 +86,16 @@ import {TABLES} from "./bert-tables.js";
     }
     if (inRanges(DROP, c)) return;
     if (inRanges(SPACE, c)) { out.push(32); return; }
-    var cjk = inRanges(CJK, c);
+    const cjk = inRanges(CJK, c);
     if (cjk) out.push(32);
-    var nfd = String.fromCodePoint(c).normalize("NFD");
-    for (var i = 0; i < nfd.length; i++) {
-      var d = nfd.codePointAt(i);
+    const nfd = String.fromCodePoint(c).normalize("NFD");
+    for (let i = 0; i < nfd.length; i++) {
+      const d = nfd.codePointAt(i);
       if (d > 0xffff) i++;
       if (inRanges(DROP, d)) continue;  // a non-spacing mark the decomposition split off
-      var lower = String.fromCodePoint(d).toLowerCase();  // one character: no final sigma
-      for (var j = 0; j < lower.length; j++) {
-        var e = lower.codePointAt(j);
+      const lower = String.fromCodePoint(d).toLowerCase();  // one character: no final sigma
+      for (let j = 0; j < lower.length; j++) {
+        const e = lower.codePointAt(j);
         if (e > 0xffff) j++;
         out.push(e);
       }
@@ -116,13 +116,13 @@ import {TABLES} from "./bert-tables.js";
     }
     this.vocab = spec.vocab;
     this.ids = new Map();
-    for (var i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);
+    for (let i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);
     this.unk = spec.unk_token;
     this.cls = spec.cls_token;
     this.sep = spec.sep_token;
     this.prefix = spec.continuing_subword_prefix;
     this.maxChars = spec.max_input_chars_per_word;
-    var specials = (spec.special_tokens || []).slice().sort(function (a, b) {
+    const specials = (spec.special_tokens || []).slice().sort(function (a, b) {
       return b.length - a.length;  // longest first: leftmost-longest matching
     });
     this.special = specials.length ? new RegExp(specials.map(function (s) {
@@ -136,15 +136,15 @@ import {TABLES} from "./bert-tables.js";
    * UTF-16 units of the whole text.
    */
   Tokenizer.prototype._words = function (text, from, to, words) {
-    var word = null;
-    var buffer = [];
-    for (var i = from; i < to;) {
-      var c = text.codePointAt(i);
-      var width = c > 0xffff ? 2 : 1;
+    let word = null;
+    const buffer = [];
+    for (let i = from; i < to;) {
+      const c = text.codePointAt(i);
+      const width = c > 0xffff ? 2 : 1;
       buffer.length = 0;
       normalizeCodePoint(c, buffer);
-      for (var k = 0; k < buffer.length; k++) {
-        var n = buffer[k];
+      for (let k = 0; k < buffer.length; k++) {
+        const n = buffer[k];
         if (n === 32 || inRanges(SPLIT, n)) {  // BertPreTokenizer: whitespace ends a word
           word = null;
         } else if ((n < 128 && isAsciiPunct(n)) || inRanges(PUNCT, n)) {
@@ -168,16 +168,16 @@ import {TABLES} from "./bert-tables.js";
 
   /** WordPiece of one word: greedy longest match first; [UNK] for the whole word. */
   Tokenizer.prototype._pieces = function (word, out) {
-    var cps = word.cps;
-    var n = cps.length;
-    var start = 0;
-    var pieces = [];
+    const cps = word.cps;
+    const n = cps.length;
+    let start = 0;
+    let pieces = [];
     if (n <= this.maxChars) {
       while (start < n) {
-        var end = n;
-        var found = null;
+        let end = n;
+        let found = null;
         while (start < end) {
-          var piece = String.fromCodePoint.apply(null, cps.slice(start, end));
+          let piece = String.fromCodePoint.apply(null, cps.slice(start, end));
           if (start > 0) piece = this.prefix + piece;
           if (this.ids.has(piece)) { found = piece; break; }
           end -= 1;
@@ -193,7 +193,7 @@ import {TABLES} from "./bert-tables.js";
       out.push([this.unk, word.starts[0], word.ends[n - 1]]);
       return;
     }
-    for (var p = 0; p < pieces.length; p++) {
+    for (let p = 0; p < pieces.length; p++) {
       out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);
     }
   };
@@ -206,9 +206,9 @@ import {TABLES} from "./bert-tables.js";
    *   offsets[t] = [start, end) in UTF-16 units of `text` ([0, 0] for [CLS] and [SEP]).
    */
   Tokenizer.prototype.encode = function (text) {
-    var triples = [[this.cls, 0, 0]];
-    var at = 0;
-    var match;
+    const triples = [[this.cls, 0, 0]];
+    let at = 0;
+    let match;
     if (this.special) {
       this.special.lastIndex = 0;
       while ((match = this.special.exec(text)) !== null) {
@@ -219,11 +219,11 @@ import {TABLES} from "./bert-tables.js";
     }
     this._stretch(text, at, text.length, triples);
     triples.push([this.sep, 0, 0]);
-    var T = triples.length;
-    var tokens = new Array(T);
-    var ids = new Int32Array(T);
-    var offsets = new Array(T);
-    for (var t = 0; t < T; t++) {
+    const T = triples.length;
+    const tokens = new Array(T);
+    const ids = new Int32Array(T);
+    const offsets = new Array(T);
+    for (let t = 0; t < T; t++) {
       tokens[t] = triples[t][0];
       ids[t] = this.ids.get(triples[t][0]);
       offsets[t] = [triples[t][1], triples[t][2]];
@@ -233,9 +233,9 @@ import {TABLES} from "./bert-tables.js";
 
   Tokenizer.prototype._stretch = function (text, from, to, out) {
     if (from >= to) return;
-    var words = [];
+    const words = [];
     this._words(text, from, to, words);
-    for (var w = 0; w < words.length; w++) this._pieces(words[w], out);
+    for (let w = 0; w < words.length; w++) this._pieces(words[w], out);
   };
 
 /** Whether code point c is split off as a token of its own by the pre-tokenizer. */
