@@ -139,6 +139,28 @@ def test_gallery_file_errors(tmp_path):
         W.export_pretrained_gallery(tmp_path / "g.js", PRETRAINED_PRESETS, max_tokens=5)
 
 
+def test_one_grid_size_checked_against_the_gallery(gallery_js):
+    """The model's grid is written once (LAYERS, HEADS in labs/pretrained-data.js): it is the
+    gallery file's model, and a gallery of another model is refused with a clear message."""
+    script = (
+        "const url = (p) => require('url').pathToFileURL(p).href;"
+        "const [src, galleryJs] = process.argv.slice(1);"
+        "(async () => {"
+        " const D = await import(url(src + '/labs/pretrained-data.js'));"
+        " const P = (await import(url(src + '/labs/pretrained.js'))).default;"
+        " require(galleryJs); const data = globalThis.AttentionBook.pretrainedGallery;"
+        " const out = {grid: [D.LAYERS, D.HEADS], file: [data.config.num_hidden_layers,"
+        "   data.config.num_attention_heads]};"
+        " globalThis.AttentionBook.pretrainedGallery = Object.assign({}, data,"
+        "   {config: Object.assign({}, data.config, {num_hidden_layers: 5})});"
+        " try { P.state({}); } catch (e) { out.error = e.message; }"
+        " process.stdout.write(JSON.stringify(out)); })();")
+    out = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "src"), str(gallery_js)],
+                                    capture_output=True, text=True, check=True, timeout=120).stdout)
+    assert out["grid"] == out["file"] == [6, 12], out
+    assert "holds a model of 5 layers and 12 heads, but this pretrained.js draws 6 layers" in out["error"]
+
+
 # ------------------------------------------------------------------ presets: equal to Python
 
 

@@ -7147,9 +7147,9 @@ var MEASURES = {
   weight: ["weights \u03B1", "weight (each row sums to 1)"],
   norm: ["\u2016\u03B1 f(x)\u2016", "share of \u2016\u03B1 f(x)\u2016 (rows sum to 1)"]
 };
-var VIEWS = { head: "one head", model: "all 72 heads" };
 var LAYERS = 6;
 var HEADS = 12;
+var VIEWS = { head: "one head", model: "all " + LAYERS * HEADS + " heads" };
 var G = null;
 function gallery() {
   const data2 = root2.AttentionBook && root2.AttentionBook.pretrainedGallery;
@@ -7161,6 +7161,10 @@ function gallery() {
   }
   if (data2.format !== GALLERY_FORMAT) {
     throw new Error("pretrained-gallery.js has format " + data2.format + ", this pretrained.js reads " + GALLERY_FORMAT + ": rebuild the book");
+  }
+  const cfg2 = data2.config;
+  if (cfg2.num_hidden_layers !== LAYERS || cfg2.num_attention_heads !== HEADS) {
+    throw new Error("pretrained-gallery.js holds a model of " + cfg2.num_hidden_layers + " layers and " + cfg2.num_attention_heads + " heads, but this pretrained.js draws " + LAYERS + " layers and " + HEADS + " heads (LAYERS, HEADS in labs/pretrained-data.js): rebuild the book");
   }
   const spec = Object.assign({}, data2.tokenizer, { vocab: data2.tokenizer.vocab.split("\n") });
   const presets = /* @__PURE__ */ new Map();
@@ -7176,13 +7180,10 @@ function gallery() {
       valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)
     });
   });
-  const cfg2 = data2.config;
   G = {
     data: data2,
     tokenizer: new minilm_default.Tokenizer(spec),
     presets,
-    L: cfg2.num_hidden_layers,
-    h: cfg2.num_attention_heads,
     maxPositions: cfg2.max_position_embeddings
   };
   return G;
@@ -7743,8 +7744,8 @@ var esc9 = core_default.escapeHtml;
 function state10(values) {
   const g = gallery();
   const text2 = values.text === void 0 ? g.data.running_sentence : values.text;
-  const layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, g.L - 1);
-  const head = core_default.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, g.h - 1);
+  const layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, LAYERS - 1);
+  const head = core_default.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, HEADS - 1);
   const query = core_default.wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
   const measure2 = values.measure === void 0 ? "weight" : values.measure;
   const view = values.view === void 0 ? "head" : values.view;
@@ -7754,7 +7755,7 @@ function state10(values) {
     }
   });
   const read = readPieces(text2, values.maxTokens);
-  const galleryScores = {}, k = layer * g.h + head;
+  const galleryScores = {}, k = layer * HEADS + head;
   Object.keys(g.data.gallery.mean).forEach(function(name) {
     galleryScores[name] = g.data.gallery.mean[name][k];
   });
@@ -7813,7 +7814,7 @@ function thumbsOf(from, T, measure2) {
   return memo[measure2];
 }
 function build(st, from, query, source) {
-  const T = st.tokens.length, g = gallery();
+  const T = st.tokens.length;
   st.T = T;
   st.source = source;
   st.query = T ? Math.min(query, T - 1) : 0;
@@ -7825,7 +7826,7 @@ function build(st, from, query, source) {
   st.differs = 0;
   st.scores = {};
   if (from) {
-    const k = st.layer * g.h + st.head, start = k * T * T;
+    const k = st.layer * HEADS + st.head, start = k * T * T;
     st.weights = Float64Array.from(from.maps.subarray(start, start + T * T));
     st.scores = headScores(st.weights, T);
     st.valueNorms = Float64Array.from(from.valueNorms.subarray(k * T, (k + 1) * T));
@@ -7909,7 +7910,7 @@ function alt10(st) {
     return SCORE_LABELS[n] + " " + fmt11.fixed(st.gallery[n], 2);
   }).join(", ") + ".";
   const model = st.view === "model";
-  const grid2 = !model ? "" : has(st) ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ";
+  const grid2 = !model ? "" : has(st) ? "Panel 1: the model view, " + LAYERS * HEADS + " thumbnails of the " + what + " of every head (" + LAYERS + " rows of layers 0 to " + (LAYERS - 1) + ", " + HEADS + " columns of heads 0 to " + (HEADS - 1) + "), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of " + LAYERS * HEADS + " heads (" + LAYERS + " layers by " + HEADS + " heads), empty. ";
   const first = model ? 2 : 1;
   if (!has(st)) {
     const empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
@@ -7979,7 +7980,7 @@ function figure10(st) {
     panels.unshift({
       kind: "thumbs",
       small: true,
-      title: "all 72 heads, " + (st.measure === "weight" ? "weights" : "shares of \u2016\u03B1 f(x)\u2016") + ": layers down, heads across",
+      title: "all " + LAYERS * HEADS + " heads, " + (st.measure === "weight" ? "weights" : "shares of \u2016\u03B1 f(x)\u2016") + ": layers down, heads across",
       rows: LAYERS,
       cols: HEADS,
       size: T,

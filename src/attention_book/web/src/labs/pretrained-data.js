@@ -16,10 +16,11 @@ const root = globalThis;
   /** scenes.pretrained.MEASURES and VIEWS: what the maps show, and the two views. */
   export const MEASURES = {weight: ["weights \u03b1", "weight (each row sums to 1)"],
                          norm: ["\u2016\u03b1 f(x)\u2016", "share of \u2016\u03b1 f(x)\u2016 (rows sum to 1)"]};
-  export const VIEWS = {head: "one head", model: "all 72 heads"};
-  /** all-MiniLM-L6-v2's layers and heads: the model view's grid, drawn without the gallery
-   *  (a notebook's widget has the kernel's state and no data file). */
+  /** all-MiniLM-L6-v2's layers and heads: the one statement of the grid, used with and
+   *  without the gallery (a notebook's widget has the kernel's state and no data file);
+   *  gallery() refuses a file whose model differs. */
   export const LAYERS = 6, HEADS = 12;
+  export const VIEWS = {head: "one head", model: "all " + LAYERS * HEADS + " heads"};
 
   // ------------------------------------------------------------------ the gallery file
 
@@ -37,6 +38,12 @@ const root = globalThis;
       throw new Error("pretrained-gallery.js has format " + data.format + ", this pretrained.js reads " +
                       GALLERY_FORMAT + ": rebuild the book");
     }
+    const cfg = data.config;
+    if (cfg.num_hidden_layers !== LAYERS || cfg.num_attention_heads !== HEADS) {
+      throw new Error("pretrained-gallery.js holds a model of " + cfg.num_hidden_layers + " layers and " +
+                      cfg.num_attention_heads + " heads, but this pretrained.js draws " + LAYERS + " layers and " +
+                      HEADS + " heads (LAYERS, HEADS in labs/pretrained-data.js): rebuild the book");
+    }
     const spec = Object.assign({}, data.tokenizer, {vocab: data.tokenizer.vocab.split("\n")});
     const presets = new Map();
     data.presets.forEach(function (p) {
@@ -45,9 +52,8 @@ const root = globalThis;
                            maps: new Float32Array(bytes.buffer, 0, bytes.length / 4),  // (L, h, T, T)
                            valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)});  // (L, h, T)
     });
-    const cfg = data.config;
     G = {data: data, tokenizer: new minilm.Tokenizer(spec), presets: presets,
-         L: cfg.num_hidden_layers, h: cfg.num_attention_heads, maxPositions: cfg.max_position_embeddings};
+         maxPositions: cfg.max_position_embeddings};
     return G;
   }
 

@@ -41,8 +41,8 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
   function state(values) {
     const g = gallery();
     const text = values.text === undefined ? g.data.running_sentence : values.text;
-    const layer = core.wholeNumber(values.layer === undefined ? 0 : values.layer, "layer", 0, g.L - 1);
-    const head = core.wholeNumber(values.head === undefined ? 2 : values.head, "head", 0, g.h - 1);
+    const layer = core.wholeNumber(values.layer === undefined ? 0 : values.layer, "layer", 0, LAYERS - 1);
+    const head = core.wholeNumber(values.head === undefined ? 2 : values.head, "head", 0, HEADS - 1);
     const query = core.wholeNumber(values.query === undefined ? 2 : values.query, "query", 0);
     const measure = values.measure === undefined ? "weight" : values.measure;
     const view = values.view === undefined ? "head" : values.view;
@@ -52,7 +52,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
       }
     });
     const read = readPieces(text, values.maxTokens);
-    const galleryScores = {}, k = layer * g.h + head;
+    const galleryScores = {}, k = layer * HEADS + head;
     Object.keys(g.data.gallery.mean).forEach(function (name) { galleryScores[name] = g.data.gallery.mean[name][k]; });
     const base = {text: typeof text === "string" ? text : "", layer: layer, head: head, measure: measure, view: view,
                 tokens: read.tokens,
@@ -91,7 +91,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
   /** The state from the sentence's computed maps `from` ({maps (L, h, T, T), valueNorms
    *  (L, h, T)}), or without them ("none": no tokens; "pending": the model has not run on it). */
   function build(st, from, query, source) {
-    const T = st.tokens.length, g = gallery();
+    const T = st.tokens.length;
     st.T = T;
     st.source = source;
     st.query = T ? Math.min(query, T - 1) : 0;
@@ -103,7 +103,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
     st.differs = 0;
     st.scores = {};
     if (from) {
-      const k = st.layer * g.h + st.head, start = k * T * T;
+      const k = st.layer * HEADS + st.head, start = k * T * T;
       st.weights = Float64Array.from(from.maps.subarray(start, start + T * T));  // (T, T)
       st.scores = headScores(st.weights, T);
       st.valueNorms = Float64Array.from(from.valueNorms.subarray(k * T, (k + 1) * T));  // (T,)
@@ -174,9 +174,10 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
     const galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function (n) {
       return SCORE_LABELS[n] + " " + fmt.fixed(st.gallery[n], 2); }).join(", ") + ".";
     const model = st.view === "model";
-    const grid = !model ? "" : has(st) ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head " +
-      "(6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. "
-      : "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ";
+    const grid = !model ? "" : has(st) ? "Panel 1: the model view, " + LAYERS * HEADS + " thumbnails of the " + what +
+      " of every head (" + LAYERS + " rows of layers 0 to " + (LAYERS - 1) + ", " + HEADS + " columns of heads 0 to " +
+      (HEADS - 1) + "), layer " + st.layer + ", head " + st.head + " outlined. "
+      : "Panel 1: the model view's grid of " + LAYERS * HEADS + " heads (" + LAYERS + " layers by " + HEADS + " heads), empty. ";
     const first = model ? 2 : 1;
     if (!has(st)) {
       const empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
@@ -226,7 +227,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
        tokens: st.tokens, query: q, weights: has(st) ? st.shownRow : null, empty: empty},
     ];
     if (model) {
-      panels.unshift({kind: "thumbs", small: true, title: "all 72 heads, " + (st.measure === "weight" ? "weights" :
+      panels.unshift({kind: "thumbs", small: true, title: "all " + LAYERS * HEADS + " heads, " + (st.measure === "weight" ? "weights" :
         "shares of \u2016\u03b1 f(x)\u2016") + ": layers down, heads across", rows: LAYERS, cols: HEADS, size: T,
         data: st.thumbs, cmap: "viridis", vmin: 0, vmax: 1, chosen: [st.layer, st.head], rowPrefix: "L",
         colPrefix: "H", empty: empty});
