@@ -176,3 +176,18 @@ def test_the_widget_bundle_is_an_es_module_with_a_render():
                  "src/lab.js", "src/format.js"):
         assert f"\n// {name}\n" in text, name
     assert "\n// lab.js\n" not in text  # the state modules' format comes from src/format.js
+
+
+def test_every_declared_control_kind_is_one_the_front_end_draws():
+    """A scene's controls are declared in the kinds controls.js draws (its KINDS), and nothing
+    else: a declaration the page would draw differently (a "row of buttons" drawn as a
+    drop-down) cannot be written."""
+    from attention_book.scenes import SCENES
+    from attention_book.scenes.core import Control
+
+    text = (SOURCES / "controls.js").read_text(encoding="utf-8")
+    drawn = set(re.findall(r"(\w+): \w+Control\b", text.split("const KINDS = {", 1)[1].split("}", 1)[0]))
+    assert drawn == {"slider", "choice", "multi", "toggle", "text"}, drawn
+    declared = {c.kind for scene in SCENES.values() for c in scene.controls}
+    assert declared <= drawn, declared - drawn
+    assert "buttons" not in Control.__dataclass_fields__  # every choice is a drop-down
