@@ -191,3 +191,21 @@ def test_every_declared_control_kind_is_one_the_front_end_draws():
     declared = {c.kind for scene in SCENES.values() for c in scene.controls}
     assert declared <= drawn, declared - drawn
     assert "buttons" not in Control.__dataclass_fields__  # every choice is a drop-down
+
+
+def test_node_imports_the_sources_without_a_flag_or_a_warning():
+    """The tests' Node scripts import() the ES sources (tests/node_esm.py): Node 20 needs no
+    --experimental-require-module, and prints nothing on stderr. No test, benchmark or
+    module of the package passes that flag any more."""
+    from node_esm import esm
+
+    out = subprocess.run(
+        [node(), *esm("const c = await load(process.argv[1]);"
+                      " process.stdout.write(c.tokenize('The weather').join(' '));"),
+         str(SOURCES / "shared" / "core.js")], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "the weather", "")
+    flag = re.compile(r"""["']--experimental-require-module["']""")
+    scripts = [*ROOT.glob("tests/*.py"), *ROOT.glob("tests/*.js"), *ROOT.glob("benchmarks/*.py"),
+               *ROOT.glob("benchmarks/*.js"), *WEB_DIR.parent.rglob("*.py")]
+    assert len(scripts) > 40
+    assert [p.name for p in scripts if flag.search(p.read_text(encoding="utf-8"))] == []

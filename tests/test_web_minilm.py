@@ -32,6 +32,7 @@ from hypothesis.extra.numpy import arrays
 
 from attention_book import web_export as W
 from attention_book.pretrained import ANIMAL_SENTENCE, RUNNING_SENTENCE, MiniLM, load_sentences
+from node_esm import esm
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="Node.js (node) is not installed")
@@ -198,7 +199,7 @@ def test_tokenize_errors_and_cut(tokenizer_js, model):
 @needs_node
 def test_not_a_string(tokenizer_js):
     script = (
-        f"const m = require({json.dumps(str(W.MINILM_JS))}).default;"
+        f"const m = (await load({json.dumps(str(W.MINILM_JS))}));"
         f"require({json.dumps(str(tokenizer_js))});"
         "const model = new m.Model(globalThis.AttentionBook.minilmWeights);"
         "const out = [];"
@@ -209,7 +210,7 @@ def test_not_a_string(tokenizer_js):
         "try { m.load(); } catch (e) { out.push(e.code + ': ' + e.message); }"
         "console.log(JSON.stringify(out));"
     )
-    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], capture_output=True, text=True,
+    out = json.loads(subprocess.run([NODE, *esm(script)], capture_output=True, text=True,
                                     check=True).stdout)
     assert out[0] == "not-text: text must be a string, got object"
     assert out[1] == "not-text: text must be a string, got number"
@@ -223,13 +224,13 @@ def test_erf_and_base64():
     xs += [-x for x in xs] + list(np.linspace(-7, 7, 301))
     blobs = [bytes(range(n)) for n in (0, 1, 2, 3, 4, 5, 255)]
     script = (
-        f"const m = require({json.dumps(str(W.MINILM_JS))}).default;"
+        f"const m = (await load({json.dumps(str(W.MINILM_JS))}));"
         f"const xs = {json.dumps([float(x) for x in xs])};"
         f"const b64 = {json.dumps([base64.b64encode(b).decode() for b in blobs])};"
         "console.log(JSON.stringify({erf: xs.map(m.erf),"
         " bytes: b64.map((s) => Array.from(m.decodeBase64(s)))}));"
     )
-    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], capture_output=True, text=True,
+    out = json.loads(subprocess.run([NODE, *esm(script)], capture_output=True, text=True,
                                     check=True).stdout)
     for x, y in zip(xs, out["erf"]):
         assert abs(y - math.erf(x)) <= 4e-16, x  # far below float32's 6e-8

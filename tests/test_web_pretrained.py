@@ -35,6 +35,7 @@ from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_
                                               pretrained_alt_text, pretrained_query_options,
                                               pretrained_readout_html, pretrained_state,
                                               read_pieces)
+from node_esm import PRELUDE, esm
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
@@ -67,7 +68,7 @@ BAD_TEXT = ["", "   ", "\n\t", "\x1c\x1f", "\x00\u200b\ufeff", "\ue000\u0301", "
 DRIVER = r"""
 const path = require("path");
 const [web, galleryJs] = process.argv.slice(2);
-const P = require(path.join(web, "src", "labs", "pretrained.js")).default;
+const P = (await load(path.join(web, "src", "labs", "pretrained.js")));
 require(galleryJs);
 const b64 = (a) => Buffer.from(Float64Array.from(a).buffer).toString("base64");
 (async () => {
@@ -98,9 +99,9 @@ def gallery_js(tmp_path_factory):
 
 
 def run(gallery_js: Path, values: list) -> list[dict]:
-    driver = gallery_js.parent / "driver.js"
-    driver.write_text(DRIVER, "utf-8")
-    out = subprocess.run([NODE, "--experimental-require-module", str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
+    driver = gallery_js.parent / "driver.mjs"
+    driver.write_text(PRELUDE + DRIVER, "utf-8")
+    out = subprocess.run([NODE, str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout)
 
@@ -276,10 +277,10 @@ def test_python_repr_of_odd_text(gallery_js):
               "\\", "\t", "\r", "\u3000", "\u00a0"]
     texts = ["".join(rng.choice(pieces, size=int(rng.integers(1, 8)))) for _ in range(150)]
     texts = [t for t in texts if t.strip()]
-    script = (f"const P = require({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}).default;"
+    script = (f"const P = (await load({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}));"
               f"const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(texts.map(P.pyRepr)));")
-    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], input=json.dumps(texts),
+    out = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps(texts),
                                     capture_output=True, text=True, check=True).stdout)
     assert out == [repr(t) for t in texts]
 
@@ -287,10 +288,10 @@ def test_python_repr_of_odd_text(gallery_js):
 def test_pairwise_sum_is_numpys(gallery_js):
     rng = np.random.default_rng(5)
     arrays = [rng.random(n) for n in (1, 5, 7, 8, 9, 16, 17, 31, 64, 127, 128, 129, 130, 300)]
-    script = (f"const P = require({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}).default;"
+    script = (f"const P = (await load({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}));"
               f"const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(a.map((x) => P.pairwiseSum(x, 0, x.length))));")
-    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], input=json.dumps([a.tolist() for a in arrays]),
+    out = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps([a.tolist() for a in arrays]),
                                     capture_output=True, text=True, check=True).stdout)
     assert out == [float(a.sum()) for a in arrays]  # bit for bit
 
