@@ -33,7 +33,9 @@ BLOCK_JS = ROOT / "src" / "attention_book" / "web" / "src" / "labs" / "block.js"
 CORE_JS = ROOT / "src" / "attention_book" / "web" / "src" / "shared" / "core.js"
 
 SCRIPT = r"""
-const B = require(process.argv[1]).default, core = require(process.argv[2]).default;
+const load = async (file) => (await import(require("url").pathToFileURL(file).href)).default;
+(async () => {
+const B = await load(process.argv[1]), core = await load(process.argv[2]);
 const repeats = parseInt(process.argv[3], 10);
 const words = ("the quick brown fox jumps over the lazy dog while the weather is lovely " +
   "today and we walk to the river to read a book under a big green tree in the morning sun " +
@@ -66,6 +68,7 @@ for (const [name, [before, valuesOf]] of Object.entries(kinds)) {
   out[name] = measure(before, valuesOf);
 }
 process.stdout.write(JSON.stringify(out));
+})();
 """
 
 
@@ -73,7 +76,7 @@ def measure(repeats: int) -> dict:
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is not on PATH")
-    done = subprocess.run([node, "--experimental-require-module", "-e", SCRIPT, str(BLOCK_JS), str(CORE_JS), str(repeats)],
+    done = subprocess.run([node, "-e", SCRIPT, str(BLOCK_JS), str(CORE_JS), str(repeats)],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 

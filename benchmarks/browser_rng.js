@@ -76,9 +76,10 @@
   }
 
   if (typeof module === "object" && module && module.exports && require.main === module) {
-    var rngApi = require("../src/attention_book/web/src/shared/rng.js").default;  // --experimental-require-module
     var n = Number(process.argv[2] || 100000), repeats = Number(process.argv[3] || 15);
-    process.stdout.write(JSON.stringify(browserRngBenchmark(rngApi, n, repeats)) + "\n");
+    import("../src/attention_book/web/src/shared/rng.js").then(function (m) {  // an ES module
+      process.stdout.write(JSON.stringify(browserRngBenchmark(m.default, n, repeats)) + "\n");
+    });
   } else {
     root.browserRngBenchmark = browserRngBenchmark;
   }

@@ -33,7 +33,7 @@ def in_node(n: int, repeats: int) -> list[dict]:
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is not on PATH")
-    done = subprocess.run([node, "--experimental-require-module", str(BENCH_JS), str(n), str(repeats)], capture_output=True,
+    done = subprocess.run([node, str(BENCH_JS), str(n), str(repeats)], capture_output=True,
                           text=True, check=True)
     return json.loads(done.stdout)
 

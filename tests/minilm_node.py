@@ -12,10 +12,13 @@ from attention_book.web_export import MINILM_JS
 
 #: A Node.js script: minilm.js on a weights file and a list of texts (tests, benchmarks).
 NODE_RUNNER = r"""
-const fs = require("fs");
+import fs from "node:fs";
+import {createRequire} from "node:module";
+import {pathToFileURL} from "node:url";
+const require = createRequire(import.meta.url);
 const [minilmPath, weightsPath, requestPath, outPath] = process.argv.slice(2);
 const request = JSON.parse(fs.readFileSync(requestPath, "utf-8"));
-const minilm = require(minilmPath).default;  // an ES module (--experimental-require-module)
+const minilm = (await import(pathToFileURL(minilmPath).href)).default;  // an ES module
 const ms = () => Number(process.hrtime.bigint()) / 1e6;
 let t = ms();
 require(weightsPath);  // a classic script: sets globalThis.AttentionBook.minilmWeights
@@ -105,12 +108,12 @@ def run_in_node(weights_js, texts, *, mode: str = "forward", max_tokens: int | N
         raise ValueError(f"mode must be 'forward', 'tokenize' or 'encode', got {mode!r}")
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         tmp = Path(tmp)
-        (tmp / "runner.js").write_text(NODE_RUNNER, "utf-8")
+        (tmp / "runner.mjs").write_text(NODE_RUNNER, "utf-8")
         (tmp / "request.json").write_text(json.dumps({
             "texts": list(texts), "mode": mode, "maxTokens": max_tokens, "cut": cut,
             "hidden": hidden, "repeats": repeats}), "utf-8")
         done = subprocess.run(
-            [node, "--experimental-require-module", str(tmp / "runner.js"), str(MINILM_JS), str(Path(weights_js).resolve()),
+            [node, str(tmp / "runner.mjs"), str(MINILM_JS), str(Path(weights_js).resolve()),
              str(tmp / "request.json"), str(tmp / "out.bin")],
             capture_output=True, text=True, check=False)
         if done.returncode != 0:

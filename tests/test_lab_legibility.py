@@ -395,11 +395,11 @@ def test_scaling_table_is_pythons_curves():
     node = shutil.which("node")
     if node is None:
         pytest.skip("no node")
-    script = ("const S = require(process.argv[1]); const out = {};"
+    script = ("require(process.argv[1]); const S = require(process.argv[2]); const out = {};"
               "for (const s of [false, true]) { const c = S.curves(s);"
               " for (const k in c) { out[k + ',' + s] = Array.from(c[k]); } }"
               "process.stdout.write(JSON.stringify(out));")
-    got = json.loads(subprocess.run([node, "-e", script, str(WEB_DIR / "scaling.js")],
+    got = json.loads(subprocess.run([node, "-e", script, str(WEB_DIR / "lab.js"), str(WEB_DIR / "scaling.js")],
                                     capture_output=True, text=True, check=True).stdout)
     want = scaling_curves()
     assert len(got) == 8

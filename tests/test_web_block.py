@@ -19,6 +19,7 @@ from attention_book.scenes.block import BLOCK_SENTENCES, LN_LABELS, MAX_DEPTH, b
 from js_view import views
 from test_web_states import (FIGURE_CHECK, FIXED_TEXTS, NODE, SEEDS, TOL, WEB, arr, close,
                              notes, run, sentences)
+from node_esm import esm
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: web/block.js runs "
                                 "in Node.js, which the README's set-up (make test) expects")
@@ -106,7 +107,7 @@ def test_bad_values_give_pythons_messages():
 
 
 def node(script: str, *args, stdin: str = "") -> object:
-    done = subprocess.run([NODE, "--experimental-require-module", "-e", script, *map(str, args)], input=stdin,
+    done = subprocess.run([NODE, *esm(script), *map(str, args)], input=stdin,
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
@@ -115,7 +116,7 @@ def test_blocks_are_numpys_bit_for_bit():
     """encoder_stack's weights: the attention's draws from default_rng(1000 seed + i), the
     feed-forward network's from default_rng([1000 seed + i, 1]), in numpy's order."""
     seeds = [0, 1, 20, 999_999]
-    script = """const B = require(process.argv[1]).default;
+    script = """const B = (await load(process.argv[1]));
 const b64 = a => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64");
 process.stdout.write(JSON.stringify(JSON.parse(process.argv[2]).map(seed => B.stack(seed).map(
   p => Object.fromEntries(Object.entries(p).map(([k, v]) => [k, b64(v)]))))));"""
@@ -137,7 +138,7 @@ process.stdout.write(JSON.stringify(JSON.parse(process.argv[2]).map(seed => B.st
 def test_moving_depth_residual_or_layernorm_draws_no_blocks():
     """The blocks are drawn once per seed (scenes.block._stack's cache): the other controls,
     the text included, reuse them; a new seed draws its 12, and clearCaches empties it."""
-    script = """const B = require(process.argv[1]).default, core = require(process.argv[2]).default;
+    script = """const B = (await load(process.argv[1])), core = (await load(process.argv[2]));
 const counts = [];
 const at = v => { B.state(Object.assign({text: "the cat sat", seed: 4}, v)); counts.push(B.blocksDrawn()); };
 at({}); at({depth: 12}); at({depth: 1, residual: false}); at({norm_first: true}); at({causal: true});
@@ -153,12 +154,12 @@ def test_figures_are_panels_lab_js_can_draw():
     x cols with finite numbers, tokens as labels, weights within [0, 1]; no tokens too."""
     values = [*block_values(6, seed=31), dict(text="", depth=4),
               dict(text="cat " * 40, depth=12, norm_first=True, causal=True)]
-    got = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", FIGURE_CHECK, str(WEB / "src" / "labs" / "block.js")],
+    got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK), str(WEB / "src" / "labs" / "block.js")],
                                     input=json.dumps(values), capture_output=True, text=True,
                                     check=True).stdout)
     for v, row in zip(values, got, strict=True):
         assert row["bad"] == [] and row["panels"] == 1 + v["depth"], (v, row)
-    script = """const B = require(process.argv[1]).default;
+    script = """const B = (await load(process.argv[1]));
 process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "utf8")).map(v => {
   const f = B.figure(B.state(v));
   return {columns: f.columns, panels: f.panels.map(p => Object.assign({}, p,

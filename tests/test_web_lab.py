@@ -32,6 +32,7 @@ from attention_book.scenes import SCENES
 from attention_book.scenes.core import Condition, Scene, compare, slider, when
 from attention_book.scenes.positional import BASE_CHOICES, K_RANGE, positional_state
 from js_view import alt, views
+from node_esm import PRELUDE, esm
 from test_web_labs import PIXELS_JS
 
 NODE = shutil.which("node")
@@ -112,7 +113,7 @@ function computeAll(P, list, toBase64) {
 }
 """
 NODE_MAIN = COMPUTE_JS + r"""
-const P = require(process.argv[2]).default;
+const P = (await load(process.argv[2]));
 const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const b64 = a => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64");
 process.stdout.write(JSON.stringify(computeAll(P, list, b64)));
@@ -131,9 +132,9 @@ def decode(row: dict) -> dict:
 
 
 def run_node(values: list[dict], tmp_path: Path) -> list[dict]:
-    script = tmp_path / "parity.js"
-    script.write_text(NODE_MAIN)
-    out = subprocess.run([NODE, "--experimental-require-module", str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
+    script = tmp_path / "parity.mjs"
+    script.write_text(PRELUDE + NODE_MAIN)
+    out = subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
                          input=json.dumps(values), capture_output=True, text=True, check=True,
                          timeout=300)
     return json.loads(out.stdout)
@@ -257,7 +258,7 @@ process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
   const n = parseInt(s.slice(1), 10), kind = s[s.length - 1];
   return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
 })));""")
-    out = subprocess.run([NODE, "--experimental-require-module", str(script), str(WEB_DIR / "src" / "format.js")], check=True,
+    out = subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "format.js")], check=True,
                          text=True, input=json.dumps(cases), capture_output=True, timeout=60)
     got = json.loads(out.stdout)
     for (x, spec), js in zip(cases, got, strict=True):
@@ -267,13 +268,13 @@ process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
 def test_state_errors_are_the_math_layers(tmp_path):
     if NODE is None:
         pytest.skip("no node")
-    script = tmp_path / "err.js"
-    script.write_text("""const P = require(process.argv[2]).default;
+    script = tmp_path / "err.mjs"
+    script.write_text(PRELUDE + """const P = (await load(process.argv[2]));
 const out = [{s: 8, d: 3, base: 10, k: 1}, {s: 0, d: 4, base: 10, k: 1},
              {s: 8, d: 4, base: 1, k: 1}, {s: 8, d: 4, base: 10, k: 0.5}].map(v => {
   try { P.state(v); return null; } catch (e) { return e.message; } });
 process.stdout.write(JSON.stringify(out));""")
-    out = json.loads(subprocess.run([NODE, "--experimental-require-module", str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
+    out = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
                                     check=True, capture_output=True, text=True).stdout)
     for message, values in zip(out, ({"s": 8, "d": 3, "base": 10, "k": 1},
                                      {"s": 0, "d": 4, "base": 10, "k": 1},
@@ -432,11 +433,11 @@ def test_numbers_download_is_pythons_pe_and_similarity(tmp_path):
     """numbers(state): the JSON a reader downloads holds PE (s, d) as its main matrix and the
     similarity (s, s), equal to Python's."""
     values = held_out(3, seed=99)[:4]
-    script = tmp_path / "numbers.js"
-    script.write_text("""const P = require(process.argv[2]).default;
+    script = tmp_path / "numbers.mjs"
+    script.write_text(PRELUDE + """const P = (await load(process.argv[2]));
 const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(list.map(v => P.numbers(P.state(v)))));""")
-    got = json.loads(subprocess.run([NODE, "--experimental-require-module", str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
+    got = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
                                     input=json.dumps(values), capture_output=True, text=True,
                                     check=True).stdout)
     for v, row in zip(values, got, strict=True):
@@ -457,10 +458,10 @@ def test_strided_pe_heatmap_keeps_whole_sin_cos_pairs(s, d):
     columns = shown_columns(d)
     assert (columns[::2] % 2 == 0).all() and (columns[1::2] == columns[::2] + 1).all()
     assert len(columns) <= 256 and (len(columns) == d) == (d <= 256)
-    code = ("const P = require(process.argv[1]).default; const st = P.state({s: %d, d: %d, base: 10000,"
+    code = ("const P = (await load(process.argv[1])); const st = P.state({s: %d, d: %d, base: 10000,"
             " k: 3}); process.stdout.write(JSON.stringify(Array.from(P.figure(st).panels[0].data)))"
             % (s, d))
-    shown = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", code, str(WEB_DIR / "src" / "labs" / "positional.js")],
+    shown = json.loads(subprocess.run([NODE, *esm(code), str(WEB_DIR / "src" / "labs" / "positional.js")],
                                       capture_output=True, text=True, check=True).stdout)
     st = positional_state(s, d, 10000, 3)
     expected = st.pe[::image_stride(s)][:, columns]  # (rows shown, columns shown)

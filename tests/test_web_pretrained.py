@@ -36,6 +36,7 @@ from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_
                                               pretrained_query_options, pretrained_state,
                                               read_pieces)
 from js_view import readout, views
+from node_esm import PRELUDE, esm
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
@@ -68,7 +69,7 @@ BAD_TEXT = ["", "   ", "\n\t", "\x1c\x1f", "\x00\u200b\ufeff", "\ue000\u0301", "
 DRIVER = r"""
 const path = require("path");
 const [web, galleryJs] = process.argv.slice(2);
-const P = require(path.join(web, "src", "labs", "pretrained.js")).default;
+const P = (await load(path.join(web, "src", "labs", "pretrained.js")));
 require(galleryJs);
 const b64 = (a) => Buffer.from(Float64Array.from(a).buffer).toString("base64");
 (async () => {
@@ -99,9 +100,9 @@ def gallery_js(tmp_path_factory):
 
 
 def run(gallery_js: Path, values: list) -> list[dict]:
-    driver = gallery_js.parent / "driver.js"
-    driver.write_text(DRIVER, "utf-8")
-    out = subprocess.run([NODE, "--experimental-require-module", str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
+    driver = gallery_js.parent / "driver.mjs"
+    driver.write_text(PRELUDE + DRIVER, "utf-8")
+    out = subprocess.run([NODE, str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout)
 
@@ -138,6 +139,28 @@ def test_gallery_file_errors(tmp_path):
                                     weights_js=tmp_path / "missing.js")
     with pytest.raises(ValueError, match="tokens long; the lab shows at most 5"):
         W.export_pretrained_gallery(tmp_path / "g.js", PRETRAINED_PRESETS, max_tokens=5)
+
+
+def test_one_grid_size_checked_against_the_gallery(gallery_js):
+    """The model's grid is written once (LAYERS, HEADS in labs/pretrained-data.js): it is the
+    gallery file's model, and a gallery of another model is refused with a clear message."""
+    script = (
+        "const url = (p) => require('url').pathToFileURL(p).href;"
+        "const [src, galleryJs] = process.argv.slice(1);"
+        "(async () => {"
+        " const D = await import(url(src + '/labs/pretrained-data.js'));"
+        " const P = (await import(url(src + '/labs/pretrained.js'))).default;"
+        " require(galleryJs); const data = globalThis.AttentionBook.pretrainedGallery;"
+        " const out = {grid: [D.LAYERS, D.HEADS], file: [data.config.num_hidden_layers,"
+        "   data.config.num_attention_heads]};"
+        " globalThis.AttentionBook.pretrainedGallery = Object.assign({}, data,"
+        "   {config: Object.assign({}, data.config, {num_hidden_layers: 5})});"
+        " try { P.state({}); } catch (e) { out.error = e.message; }"
+        " process.stdout.write(JSON.stringify(out)); })();")
+    out = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "src"), str(gallery_js)],
+                                    capture_output=True, text=True, check=True, timeout=120).stdout)
+    assert out["grid"] == out["file"] == [6, 12], out
+    assert "holds a model of 5 layers and 12 heads, but this pretrained.js draws 6 layers" in out["error"]
 
 
 # ------------------------------------------------------------------ presets: equal to Python
@@ -255,10 +278,10 @@ def test_python_repr_of_odd_text(gallery_js):
               "\\", "\t", "\r", "\u3000", "\u00a0"]
     texts = ["".join(rng.choice(pieces, size=int(rng.integers(1, 8)))) for _ in range(150)]
     texts = [t for t in texts if t.strip()]
-    script = (f"const P = require({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}).default;"
+    script = (f"const P = (await load({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}));"
               f"const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(texts.map(P.pyRepr)));")
-    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], input=json.dumps(texts),
+    out = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps(texts),
                                     capture_output=True, text=True, check=True).stdout)
     assert out == [repr(t) for t in texts]
 
@@ -266,10 +289,10 @@ def test_python_repr_of_odd_text(gallery_js):
 def test_pairwise_sum_is_numpys(gallery_js):
     rng = np.random.default_rng(5)
     arrays = [rng.random(n) for n in (1, 5, 7, 8, 9, 16, 17, 31, 64, 127, 128, 129, 130, 300)]
-    script = (f"const P = require({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}).default;"
+    script = (f"const P = (await load({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}));"
               f"const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(a.map((x) => P.pairwiseSum(x, 0, x.length))));")
-    out = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script], input=json.dumps([a.tolist() for a in arrays]),
+    out = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps([a.tolist() for a in arrays]),
                                     capture_output=True, text=True, check=True).stdout)
     assert out == [float(a.sum()) for a in arrays]  # bit for bit
 

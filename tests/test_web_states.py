@@ -38,12 +38,13 @@ from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing
 from attention_book.scenes.permutation import permutation_state
 from attention_book.scenes.core import js_name
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
+from node_esm import esm
 
 from js_view import views
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
-SRC = WEB / "src"  # the ES sources; Node requires them with --experimental-require-module
+SRC = WEB / "src"  # the ES sources; Node imports them (node_esm)
 DRIVER = ROOT / "tests" / "web_states_driver.js"
 NODE = shutil.which("node")
 #: the parity tolerance of every array (absolute)
@@ -138,11 +139,11 @@ def test_tokenizer_equals_python_on_random_unicode(n):
     texts = ["".join(rng.choice(pool, int(rng.integers(0, 30)))) for _ in range(n)]
     texts += [*FIXED_TEXTS, *sentences(rng, n // 20), "It's the dog's bone.", "x's_", "A'Sb",
               "a''s", "ΑΣ Σ ΑΣΑ Α\u0345Σ Σ\u0345 A.Σ"]
-    script = ("const C = require(process.argv[1]).default;"
+    script = ("const C = (await load(process.argv[1]));"
               "const t = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(t.map(x => { try { return C.tokenize(x); }"
               " catch (e) { return 'error: ' + e.message; } })));")
-    got = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script, str(SRC / "shared" / "core.js")],
+    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "shared" / "core.js")],
                                     input=json.dumps(texts), capture_output=True, text=True,
                                     check=True).stdout)
     for text, js in zip(texts, got, strict=True):
@@ -163,7 +164,7 @@ def test_core_formats_numbers_as_python():
           *(rng.integers(-4000, 4000, 30) / 16).tolist()]
     specs = [".0f", ".2f", ".3f", ",.1f", ".1e", ".0e", ".3g", ".6g"]
     cases = [(x, spec) for x in xs for spec in specs]
-    script = """const f = require(process.argv[1]).default.format;
+    script = """const f = (await load(process.argv[1])).format;
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
   if (x === "-0") x = -0;
@@ -172,7 +173,7 @@ process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
   return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
 })));"""
     sent = [("-0" if x == 0 and np.signbit(x) else x, spec) for x, spec in cases]
-    got = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script, str(SRC / "shared" / "core.js")],
+    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "shared" / "core.js")],
                                     input=json.dumps(sent), capture_output=True, text=True,
                                     check=True).stdout)
     for (x, spec), js in zip(cases, got, strict=True):
@@ -243,11 +244,11 @@ def check_attention(values: dict, row: dict, st, view: dict) -> float:
 
 def test_attention_projection_weights_are_numpys_bit_for_bit():
     cases = [(d_k, seed) for d_k in ATTENTION_D_KS for seed in SEEDS]
-    script = ("const A = require(process.argv[1]).default;"
+    script = ("const A = (await load(process.argv[1]));"
               "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(c.map(([dk, s]) => A.projectionWeights(8, dk, s)"
               ".map(w => Buffer.from(w.buffer, w.byteOffset, w.byteLength).toString('base64')))));")
-    got = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script, str(SRC / "labs" / "attention.js")],
+    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "labs" / "attention.js")],
                                     input=json.dumps(cases), capture_output=True, text=True,
                                     check=True).stdout)
     for (d_k, seed), ws in zip(cases, got, strict=True):
@@ -259,10 +260,10 @@ def test_attention_query_options_follow_the_sentences():
     values = [dict(text=t, kv_text=kv, mode=m) for t in ("THE WEATHER IS LOVELY TODAY", "",
                                                          "cat " * 140)
               for kv in ("in the morning", "  ") for m in ("self", "cross")]
-    script = ("const A = require(process.argv[1]).default;"
+    script = ("const A = (await load(process.argv[1]));"
               "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify(c.map(v => A.queryOptions(v))));")
-    got = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script, str(SRC / "labs" / "attention.js")],
+    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "labs" / "attention.js")],
                                     input=json.dumps(values), capture_output=True, text=True,
                                     check=True).stdout)
     for v, js in zip(values, got, strict=True):
@@ -349,10 +350,10 @@ def check_multihead(values: dict, row: dict, st, view: dict) -> float:
 
 
 def test_multihead_missing_heads_text_for_every_width():
-    script = ("const M = require(process.argv[1]).default;"
+    script = ("const M = (await load(process.argv[1]));"
               "process.stdout.write(JSON.stringify([8, 12, 16, 32, 64, 1, 7, 48, 100].map("
               "d => [M.missingHeadsText(d), M.headChoices(d)])));")
-    got = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", script, str(SRC / "labs" / "multihead.js")],
+    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "labs" / "multihead.js")],
                                     capture_output=True, text=True, check=True).stdout)
     for d, (text, choices) in zip([8, 12, 16, 32, 64, 1, 7, 48, 100], got, strict=True):
         assert text == missing_heads_text(d) and choices == list(head_choices(d)), d
@@ -555,7 +556,7 @@ def test_every_lab_offers_its_numbers_as_json():
 
 # ------------------------------------------------------------------ pictures for lab.js
 
-FIGURE_CHECK = """const M = require(process.argv[1]).default;
+FIGURE_CHECK = """const M = (await load(process.argv[1]));
 const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(list.map(v => {
   const f = M.figure(M.state(v)), bad = [];
@@ -600,7 +601,7 @@ def test_figures_are_panels_lab_js_can_draw():
              "scaling": [dict(d_k=d_k, scaled=scaled) for d_k in (1, 64, 512)
                          for scaled in (False, True)]}
     for name, values in cases.items():
-        got = json.loads(subprocess.run([NODE, "--experimental-require-module", "-e", FIGURE_CHECK, str(SRC / "labs" / f"{name}.js")],
+        got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK), str(SRC / "labs" / f"{name}.js")],
                                         input=json.dumps(values), capture_output=True,
                                         text=True, check=True).stdout)
         for v, row in zip(values, got, strict=True):

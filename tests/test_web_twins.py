@@ -37,6 +37,7 @@ from test_web_block import block_values
 from test_web_lab import held_out as positional_values
 from test_web_states import (attention_values, embedding_values, masking_values,
                              multihead_values, permutation_values)
+from node_esm import esm
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
@@ -50,7 +51,7 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the c
 #: The module is the ES source (web/src/labs/<name>.js), required as Node 20 allows.
 DRIVER = r"""
 const [web, name, data] = process.argv.slice(1);
-const M = require(web + "/src/labs/" + name + ".js").default;
+const M = (await load(web + "/src/labs/" + name + ".js"));
 if (data && M.useData) M.useData(require(data)); else if (data) require(data);
 const b64 = a => Buffer.from(Float64Array.from(a).buffer).toString("base64");
 const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x)} :
@@ -68,7 +69,7 @@ const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x
 
 
 def run(module: str, values: list, data: Path | None = None) -> list[dict]:
-    out = subprocess.run([NODE, "--experimental-require-module", "-e", DRIVER, str(WEB), module, *([str(data)] if data else [])],
+    out = subprocess.run([NODE, *esm(DRIVER), str(WEB), module, *([str(data)] if data else [])],
                          input=json.dumps(values), capture_output=True, text=True, check=True,
                          timeout=600)
     return json.loads(out.stdout)
@@ -131,7 +132,7 @@ def check(lab: str, values: list, data: Path | None = None) -> int:
 #: module's own state(values): {widget, page}, each {figure, readout, alt} as JSON.
 DRAW = r"""
 const [web, name] = process.argv.slice(1);
-const M = require(web + "/src/labs/" + name + ".js").default;
+const M = (await load(web + "/src/labs/" + name + ".js"));
 const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
 const decode = x => Array.isArray(x) ? x.map(decode) : (x === null || typeof x !== "object") ? x :
   x.$array ? new TYPED[x.$array](new Uint8Array(Buffer.from(x.b64, "base64")).buffer) :
@@ -170,7 +171,7 @@ def drawn(lab: str, values: list, perturb=None) -> list[dict]:
             continue
         sent = to_js(state)
         rows.append({"values": v, "py": _wire(perturb(sent) if perturb else sent)})
-    out = subprocess.run([NODE, "--experimental-require-module", "-e", DRAW, str(WEB),
+    out = subprocess.run([NODE, *esm(DRAW), str(WEB),
                           scene.web], input=json.dumps(rows), capture_output=True, text=True,
                          check=True, timeout=600)
     return json.loads(out.stdout)

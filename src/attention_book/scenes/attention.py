@@ -77,7 +77,7 @@ SCALING_SCENE = Scene(
     title="The \u221ad_k lab: why the scores are scaled",
     controls=(
         choice("scaled", "scores", [("unscaled: q\u00b7k", False),
-                                    ("scaled: q\u00b7k/\u221ad_k", True)], False, buttons=True),
+                                    ("scaled: q\u00b7k/\u221ad_k", True)], False),
         slider("d_k", "d_k (key dim.)", SCALING_DKS, 64),
     ),
     state=scaling_state, web="scaling",
@@ -222,7 +222,7 @@ ATTENTION_SCENE = Scene(
     controls=(
         text("text", "sentence (queries)", RUNNING_SENTENCE),
         choice("mode", "attention", [("self-attention", "self"),
-                                     ("cross-attention", "cross")], "self", buttons=True),
+                                     ("cross-attention", "cross")], "self"),
         text("kv_text", "keys/values (cross)", CROSS_SENTENCE,
              active_when=when("mode", "cross"), hint="used in cross-attention only"),
         choice("query", "query token", [(f"{i}", i) for i in range(MAX_ATTENTION_TOKENS)], 0,

@@ -164,13 +164,13 @@ SCENE = Scene(
     controls=(
         text("text", "sentence", RUNNING_SENTENCE, suggestions=BLOCK_SENTENCES),
         choice("norm_first", "LayerNorm", [(label, nf) for nf, label in LN_LABELS.items()],
-               False, buttons=True),
+               False),
         toggle("residual", "residual connections", True),
         slider("depth", "depth L (blocks)", range(1, MAX_DEPTH + 1), 6),  # 6: the paper's
         seed_slider("seed (weights)"),
         choice("causal", "mask", [("none (encoder, as BERT)", False),
                                   ("causal (decoder-only, as GPT)", True)],
-               False, buttons=True),
+               False),
     ),
     state=block_state, web="block",
     suggested=(

@@ -123,7 +123,6 @@ class Control:
     default: object
     options: tuple = ()   # (label, value) pairs; empty for "text"
     suggestions: tuple = ()  # of a text box: the book's sentences, offered as it is typed in
-    buttons: bool = False  # a "choice" as a row of buttons rather than a drop-down
     # options_for(values) -> the choices allowed given the other values (re-offered live)
     options_for: Callable[[Mapping], tuple] | None = None
     # active_when(values) -> whether it has an effect; if not it is disabled, with `hint`
@@ -170,10 +169,9 @@ def _listed(kind, name, label, options, default, **kwargs) -> Control:
                    **kwargs)
 
 
-def choice(name: str, label: str, options: Sequence, default=None, *,
-           buttons: bool = False, **kwargs) -> Control:
-    """A drop-down (or a row of buttons) over ``options``: values, or (label, value)."""
-    return _listed("choice", name, label, options, default, buttons=buttons, **kwargs)
+def choice(name: str, label: str, options: Sequence, default=None, **kwargs) -> Control:
+    """A drop-down over ``options``: values, or (label, value)."""
+    return _listed("choice", name, label, options, default, **kwargs)
 
 
 def slider(name: str, label: str, values: Sequence, default=None, **kwargs) -> Control:

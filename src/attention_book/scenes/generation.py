@@ -267,7 +267,7 @@ SCENE = Scene(
         slider("n", "tokens to generate", range(1, MAX_GENERATED + 1), 7),
         slider("t", "step t shown", range(1, MAX_GENERATED + 1), 7),
         choice("temperature", "decoding", [("greedy", 0.0), ("T = 0.5", 0.5), ("T = 1", 1.0),
-                                           ("T = 2", 2.0)], 0.0, buttons=True),
+                                           ("T = 2", 2.0)], 0.0),
         seed_slider("seed (sampling)", active_when=compare("temperature", ">", 0),
                     hint="used when sampling"),
     ),

@@ -196,7 +196,7 @@ SCENE = Scene(
     title="Mask editor: what a mask does to the scores, the weights and the output",
     controls=(
         text("text", "sentence", RUNNING_SENTENCE, suggestions=MASKING_SENTENCES),
-        choice("kind", "mask", MASK_KINDS, "causal", buttons=True),
+        choice("kind", "mask", MASK_KINDS, "causal"),
         slider("length", "real tokens", range(MAX_WIDGET_TOKENS + 1), 3,
                active_when=when("kind", "padding"), hint="used by the padding mask only"),
         slider("window", "window size", range(1, 17), 2, active_when=when("kind", "window"),
@@ -205,7 +205,7 @@ SCENE = Scene(
                hint="used by the band only"),
         slider("upper", "band: keys after", range(17), 1, active_when=when("kind", "band"),
                hint="used by the band only"),
-        choice("method", "apply the mask", MASK_METHODS, "before", buttons=True,
+        choice("method", "apply the mask", MASK_METHODS, "before",
                active_when=compare("kind", "!=", "none"), hint="there is no mask to apply"),
     ),
     state=masking_state, web="masking",

@@ -161,7 +161,7 @@ SCENE = Scene(
     title="Training explorer: the heads at every checkpoint",
     controls=(
         choice("task", "task", [("reversal", "reverse"), ("induction", "induction")],
-               "reverse", buttons=True),
+               "reverse"),
         slider("checkpoint", "checkpoint (0 = untrained)", range(TRAINING_CHECKPOINTS),
                TRAINING_CHECKPOINTS - 1),
         text("reverse_input", "reversal input (8 of 0..9)", REVERSE_INPUTS[0],

@@ -1,11 +1,15 @@
 // Bundles the browser front end's ES modules (web/src/) with esbuild (pinned in
 // package.json) into
-//   web/lab.js      the classic script the book's pages load. Classic, not a module: a page
-//                   opened as file:// gets an opaque origin, and chromium refuses module
-//                   scripts there;
+//   web/lab.js      the classic script the book's pages load first: the front end and the
+//                   code the labs share (COMMON: shared/core.js with the tokenizer, rng.js,
+//                   format.js), installed as globalThis.AttentionBook.common. Classic, not a
+//                   module: a page opened as file:// gets an opaque origin, and chromium
+//                   refuses module scripts there (so no ES-module chunks either);
 //   web/<lab>.js    one classic script per lab: its state module (src/labs/<lab>.js) with
-//                   what it imports (src/shared/), installed as globalThis.AttentionBook.<lab>;
-//                   a page loads lab.js, then one of these per lab (controls/web.py);
+//                   what it imports, except COMMON, which it reads from AttentionBook.common
+//                   (the plugin `fromLabJs`), installed as globalThis.AttentionBook.<lab>; a
+//                   page loads lab.js, then one of these per lab (controls/web.py), so a page
+//                   with two labs loads the shared code once;
 //   web/widget.mjs  the notebook's live lab, an ES module for anywidget
 //                   (controls/widget.py), with every lab's state module.
 // Chapter 9's Worker (src/entries/minilm-worker.js) is bundled first and its text written
@@ -49,16 +53,55 @@ const installEntry = (file, name) => [
 export const classicScript = (file, name) => bundle(
   {entry: `src/${file}`, stdin: installEntry(file, name), format: "iife", footer: "", what: ""});
 
+/** The modules (under web/src/) the labs share: web/lab.js carries them, once a page, as
+ *  AttentionBook.common[<module>] (the module's namespace); the labs' bundles read them there. */
+export const COMMON = ["shared/core.js", "shared/rng.js", "format.js"];
+
+/** lab.js's entry: the front end (entries/lab.js), then COMMON installed for the labs. */
+const labEntry = [
+  'import "./entries/lab.js";',
+  ...COMMON.map((file, i) => `import * as m${i} from "./${file}";`),
+  `globalThis.AttentionBook.common = {${COMMON.map((file, i) => `${JSON.stringify(file)}: m${i}`).join(", ")}};`,
+].join("\n");
+
+/**
+ * The esbuild plugin of the labs' bundles: an import of a COMMON module becomes a module that
+ * reads it from AttentionBook.common, which web/lab.js installed (a clear error if lab.js
+ * did not load first). Its named exports are the source module's own, read here in Node.
+ */
+const fromLabJs = {
+  name: "from-lab-js",
+  setup(build) {
+    const SRC = path.join(WEB, "src");
+    build.onResolve({filter: /^\.\.?\//}, (args) => {
+      const file = path.relative(SRC, path.resolve(args.resolveDir, args.path)).split(path.sep).join("/");
+      return COMMON.includes(file) ? {path: file, namespace: "lab-js"} : undefined;
+    });
+    build.onLoad({filter: /.*/, namespace: "lab-js"}, async (args) => {
+      const names = Object.keys(await import(pathToFileURL(path.join(SRC, args.path)).href));
+      const named = names.filter((name) => name !== "default"), key = JSON.stringify(args.path);
+      return {loader: "js", contents: [
+        `const m = (globalThis.AttentionBook && globalThis.AttentionBook.common || {})[${key}];`,
+        `if (!m) { throw new Error("web/lab.js must load before a lab's script: it holds " + ${key}); }`,
+        ...(names.includes("default") ? ["export default m.default;"] : []),
+        ...(named.length ? [`export const {${named.join(", ")}} = m;`] : []),
+      ].join("\n")};
+    });
+  },
+};
+
 /** The bundles: an entry under web/src/ -> a file in web/, an IIFE or an ES module. */
 const BUNDLES = [
-  {entry: "src/entries/lab.js", out: "lab.js", format: "iife", footer: FOOTER,
+  {entry: "src/entries/lab.js", stdin: labEntry, out: "lab.js", format: "iife", footer: FOOTER,
    what: "A classic script (an IIFE), not a module: pages opened as file:// refuse module scripts."},
   {entry: "src/entries/widget.js", out: "widget.mjs", format: "esm", footer: "",
    what: "An ES module: anywidget's render({model, el}) for the notebook's live lab."},
   ...LABS.map((lab) => ({
     entry: `src/labs/${lab}.js`, stdin: installEntry(`labs/${lab}.js`, lab), out: `${lab}.js`, format: "iife",
+    plugins: [fromLabJs],
     footer: `if (typeof module === "object" && module.exports) { module.exports = globalThis.AttentionBook[${JSON.stringify(lab)}]; }`,
-    what: "A classic script (an IIFE): one lab's state module, as AttentionBook." + lab + "."})),
+    what: "A classic script (an IIFE): one lab's state module, as AttentionBook." + lab +
+          ", after web/lab.js (" + COMMON.join(", ") + ")."})),
 ];
 
 /** The Worker's program, bundled on its own: its text goes into the pretrained lab's bundles. */
@@ -74,13 +117,14 @@ const banner = (entry, what) => [
 
 /**
  * The text of one bundle.
- * @param {{entry: string, stdin?: string, format: string, footer: string, what: string}} spec
+ * @param {{entry: string, stdin?: string, format: string, footer: string, what: string,
+ *          plugins?: object[]}} spec
  *   its entry (relative to web/; or the entry's text `stdin`, resolved in web/src/), format,
- *   footer and what it is
+ *   footer, what it is and esbuild plugins
  * @param {string|null} worker the Worker's bundled text, for __MINILM_WORKER__
- * @returns {Promise<string>}
+ * @returns {Promise<{text: string, inputs: string[]}>} the bundle and the source files in it
  */
-export async function bundle({entry, stdin, format, footer, what}, worker = null) {
+async function build({entry, stdin, format, footer, what, plugins = []}, worker = null) {
   const result = await esbuild.build({
     absWorkingDir: WEB,  // the bundle's path comments are relative to web/, wherever make runs
     ...(stdin ? {stdin: {contents: stdin, resolveDir: path.join(WEB, "src"), sourcefile: entry}}
@@ -96,11 +140,17 @@ export async function bundle({entry, stdin, format, footer, what}, worker = null
     legalComments: "none",
     banner: {js: banner(entry, what)},
     footer: {js: footer},
+    plugins,
+    metafile: true,
     write: false,
     logLevel: "warning",
   });
-  return result.outputFiles[0].text;
+  return {text: result.outputFiles[0].text,
+          inputs: Object.keys(result.metafile.inputs).filter((file) => file.startsWith("src/"))};
 }
+
+/** The text of one bundle (build's arguments). @returns {Promise<string>} */
+export const bundle = async (spec, worker = null) => (await build(spec, worker)).text;
 
 /**
  * Build every bundle into `outdir`, rewriting only those whose text changed.
@@ -109,9 +159,15 @@ export async function bundle({entry, stdin, format, footer, what}, worker = null
  */
 export async function buildAll(outdir) {
   mkdirSync(outdir, {recursive: true});
-  const written = [], worker = await bundle(WORKER);
+  const written = [], worker = await bundle(WORKER), inLabJs = new Set();
   for (const spec of BUNDLES) {
-    const file = path.join(outdir, spec.out), text = await bundle(spec, worker);
+    const file = path.join(outdir, spec.out), {text, inputs} = await build(spec, worker);
+    if (spec.out === "lab.js") {
+      inputs.forEach((input) => inLabJs.add(input));
+    } else if (spec.format === "iife") {  // a page loads each module once: lab.js or its lab's
+      const twice = inputs.filter((input) => inLabJs.has(input));
+      if (twice.length) { throw new Error(`web/${spec.out} repeats ${twice.join(", ")} of web/lab.js: add it to COMMON`); }
+    }
     let old = null;
     try { old = readFileSync(file, "utf8"); } catch { /* a new file */ }
     if (old !== text) {

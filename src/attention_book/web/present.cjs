@@ -3,6 +3,7 @@
 // bundle web/<lab>.js holds it, presents it as the page does: {alt, readout}, the readout
 // being readoutHtml(state) or the {lines, notes, mono} of readout(state).
 //   node present.cjs <lab>  < [state, ...]   ->  [{alt, readout}, ...]
+require(`${__dirname}/lab.js`);  // the code the labs share (build.mjs's COMMON), as a page loads it
 const M = require(`${__dirname}/${process.argv[2]}.js`);
 const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
 const decode = (x) => Array.isArray(x) ? x.map(decode) : (x === null || typeof x !== "object") ? x :

@@ -2,6 +2,11 @@
 // src/attention_book/web/src/entries/widget.js and the modules it imports: do not edit; edit
 // web/src/ and run `make js`. An ES module: anywidget's render({model, el}) for the notebook's live lab.
 "use strict";
+var __defProp = Object.defineProperty;
+var __export = (target, all) => {
+  for (var name in all)
+    __defProp(target, name, { get: all[name], enumerable: true });
+};
 
 // src/dom.js
 function make(tag, attrs = {}, textContent = void 0) {
@@ -1707,6 +1712,138 @@ var vocab = {
 };
 var vocab_default = vocab;
 
+// src/shared/html.js
+var html_exports = {};
+__export(html_exports, {
+  escapeHtml: () => escapeHtml,
+  noTokensAlt: () => noTokensAlt,
+  notesHtml: () => notesHtml,
+  positionsHtml: () => positionsHtml,
+  pyRepr: () => pyRepr,
+  readoutHtml: () => readoutHtml,
+  tracerHtml: () => tracerHtml,
+  wholeNumber: () => wholeNumber
+});
+function escapeHtml(s) {
+  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+}
+var NOTE_STYLE = {
+  // scenes.core._NOTE_STYLE: symbol, text colour, background
+  error: ["&#9888;", "#8a1c1c", "#fdecea"],
+  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
+  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
+};
+function notesHtml(notes) {
+  const items = notes.map(function(note) {
+    const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
+    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
+  });
+  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
+}
+function readoutHtml(body, notes, style) {
+  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
+}
+function noTokensAlt(picture, notes, why) {
+  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
+    return n.text;
+  }).join(" ");
+}
+var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+function hex(c, width) {
+  let s = c.toString(16);
+  while (s.length < width) {
+    s = "0" + s;
+  }
+  return s;
+}
+function pyRepr(v) {
+  if (v === null || v === void 0) {
+    return "None";
+  }
+  if (typeof v === "boolean") {
+    return v ? "True" : "False";
+  }
+  if (Array.isArray(v)) {
+    return "[" + v.map(pyRepr).join(", ") + "]";
+  }
+  if (typeof v === "number") {
+    if (v !== v) {
+      return "nan";
+    }
+    if (!isFinite(v)) {
+      return v > 0 ? "inf" : "-inf";
+    }
+    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
+  }
+  if (typeof v !== "string") {
+    return String(v);
+  }
+  const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
+  let out = quote;
+  for (const ch of v) {
+    const c = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") {
+      out += "\\" + ch;
+    } else if (ch === "	") {
+      out += "\\t";
+    } else if (ch === "\n") {
+      out += "\\n";
+    } else if (ch === "\r") {
+      out += "\\r";
+    } else if (c < 32 || c === 127) {
+      out += "\\x" + hex(c, 2);
+    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
+      out += ch;
+    } else if (c <= 255) {
+      out += "\\x" + hex(c, 2);
+    } else if (c <= 65535) {
+      out += "\\u" + hex(c, 4);
+    } else {
+      out += "\\U" + hex(c, 8);
+    }
+  }
+  return out + quote;
+}
+function wholeNumber(value, name, low, high) {
+  const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
+    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
+  }
+  return value;
+}
+function positionsHtml(tokens) {
+  const listed = tokens.map(function(t, i) {
+    return i + ":" + escapeHtml(t);
+  }).join(" ") || "<i>none</i>";
+  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
+}
+function tracerHtml(summary, trace, more, empty) {
+  const rows2 = trace.map(function(row2) {
+    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
+  }).join("") || (empty || "");
+  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
+}
+
+// src/shared/matrices.js
+var matrices_exports = {};
+__export(matrices_exports, {
+  argmax: () => argmax,
+  cache: () => cache,
+  clearCaches: () => clearCaches,
+  cosineSimilarity: () => cosineSimilarity,
+  embed: () => embed,
+  embedTokens: () => embedTokens,
+  embeddingTable: () => embeddingTable,
+  layerNorm: () => layerNorm,
+  matmul: () => matmul,
+  matmulT: () => matmulT,
+  nested: () => nested,
+  repeated: () => repeated,
+  sinusoidalEncoding: () => sinusoidalEncoding,
+  softmaxRows: () => softmaxRows,
+  unique: () => unique
+});
+
 // src/shared/rng-tables.js
 var KI = new Float64Array([
   4208095142473578,
@@ -2502,11 +2639,11 @@ function seedError(seed) {
   );
 }
 function intToWords(n, seed) {
-  var words = [];
+  const words = [];
   if (typeof n === "bigint") {
     if (n < BigInt(0)) throw seedError(seed);
     if (n === BigInt(0)) return [0];
-    var big32 = BigInt(TWO32);
+    const big32 = BigInt(TWO32);
     while (n > BigInt(0)) {
       words.push(Number(n % big32));
       n = n / big32;
@@ -2524,8 +2661,8 @@ function intToWords(n, seed) {
 function seedWords(seed) {
   if (Array.isArray(seed)) {
     if (seed.length === 0) throw seedError(seed);
-    var words = [];
-    for (var i = 0; i < seed.length; i++) {
+    let words = [];
+    for (let i = 0; i < seed.length; i++) {
       if (Array.isArray(seed[i])) throw seedError(seed);
       words = words.concat(intToWords(seed[i], seed));
     }
@@ -2540,13 +2677,13 @@ function hashmix(value, hash) {
   return (value ^ value >>> 16) >>> 0;
 }
 function mix(x, y) {
-  var result = Math.imul(MIX_MULT_L, x) - Math.imul(MIX_MULT_R, y) >>> 0;
+  const result = Math.imul(MIX_MULT_L, x) - Math.imul(MIX_MULT_R, y) >>> 0;
   return (result ^ result >>> 16) >>> 0;
 }
 function seedPool(entropy) {
-  var hash = [INIT_A];
-  var pool = [];
-  var i, src, dst;
+  const hash = [INIT_A];
+  const pool = [];
+  let i, src, dst;
   for (i = 0; i < POOL_SIZE; i++) {
     pool.push(hashmix(i < entropy.length ? entropy[i] : 0, hash));
   }
@@ -2563,10 +2700,10 @@ function seedPool(entropy) {
   return pool;
 }
 function generateState(pool, nWords32) {
-  var hash = INIT_B;
-  var state12 = [];
-  for (var i = 0; i < nWords32; i++) {
-    var value = (pool[i % pool.length] ^ hash) >>> 0;
+  let hash = INIT_B;
+  const state12 = [];
+  for (let i = 0; i < nWords32; i++) {
+    let value = (pool[i % pool.length] ^ hash) >>> 0;
     hash = Math.imul(hash, MULT_B) >>> 0;
     value = Math.imul(value, hash) >>> 0;
     state12.push((value ^ value >>> 16) >>> 0);
@@ -2599,11 +2736,11 @@ function limbs(w3, w2, w1, w0) {
   ];
 }
 function runLcg(S, n, outHi, outLo) {
-  var s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5], s6 = S[6], s7 = S[7];
-  var c0 = S[8], c1 = S[9], c2 = S[10], c3 = S[11];
-  var c4 = S[12], c5 = S[13], c6 = S[14], c7 = S[15];
-  var t, c, n0, n1, n2, n3, n4, n5, n6, xh, xl, rot, r, a, b;
-  for (var i = 0; i < n; i++) {
+  let s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5], s6 = S[6], s7 = S[7];
+  const c0 = S[8], c1 = S[9], c2 = S[10], c3 = S[11];
+  const c4 = S[12], c5 = S[13], c6 = S[14], c7 = S[15];
+  let t, c, n0, n1, n2, n3, n4, n5, n6, xh, xl, rot, r, a, b;
+  for (let i = 0; i < n; i++) {
     t = s0 * M0 + c0;
     c = Math.floor(t * INV16);
     n0 = t - c * TWO16;
@@ -2655,11 +2792,11 @@ function runLcg(S, n, outHi, outLo) {
   S[7] = s7;
 }
 function Generator(seed) {
-  var w = seedSequenceState(seed, 8);
-  var initState = limbs(w[1], w[0], w[3], w[2]);
-  var initSeq = limbs(w[5], w[4], w[7], w[6]);
-  var S = new Float64Array(16);
-  var k, t;
+  const w = seedSequenceState(seed, 8);
+  const initState = limbs(w[1], w[0], w[3], w[2]);
+  const initSeq = limbs(w[5], w[4], w[7], w[6]);
+  const S = new Float64Array(16);
+  let k, t;
   for (k = 0, t = 0; k < 8; k++) {
     t = initSeq[k] * 2 + t;
     S[8 + k] = t % TWO16;
@@ -2673,11 +2810,11 @@ function Generator(seed) {
     t = t >= TWO16 ? 1 : 0;
   }
   runLcg(S, 1, null, null);
-  var HI = new Uint32Array(BLOCK);
-  var LO = new Uint32Array(BLOCK);
-  var pos = BLOCK;
-  var hasUint32 = false;
-  var uinteger = 0;
+  const HI = new Uint32Array(BLOCK);
+  const LO = new Uint32Array(BLOCK);
+  let pos = BLOCK;
+  let hasUint32 = false;
+  let uinteger = 0;
   function next64() {
     if (pos === BLOCK) {
       runLcg(S, BLOCK, HI, LO);
@@ -2690,28 +2827,28 @@ function Generator(seed) {
       hasUint32 = false;
       return uinteger;
     }
-    var i = next64();
+    const i = next64();
     hasUint32 = true;
     uinteger = HI[i];
     return LO[i];
   }
   function nextDouble() {
-    var i = next64();
+    const i = next64();
     return (HI[i] * 2097152 + (LO[i] >>> 11)) * TWO_53_INV;
   }
   function standardNormal1() {
     for (; ; ) {
-      var i = next64();
-      var lo = LO[i];
-      var idx = lo & 255;
-      var rabs = (HI[i] & 536870911) * 8388608 + (lo >>> 9);
-      var x = rabs * WI[idx];
+      const i = next64();
+      const lo = LO[i];
+      const idx = lo & 255;
+      const rabs = (HI[i] & 536870911) * 8388608 + (lo >>> 9);
+      let x = rabs * WI[idx];
       if (lo >>> 8 & 1) x = -x;
       if (rabs < KI[idx]) return x;
       if (idx === 0) {
         for (; ; ) {
-          var xx = -ZIGGURAT_NOR_INV_R * Math.log1p(-nextDouble());
-          var yy = -Math.log1p(-nextDouble());
+          const xx = -ZIGGURAT_NOR_INV_R * Math.log1p(-nextDouble());
+          const yy = -Math.log1p(-nextDouble());
           if (yy + yy > xx * xx) {
             return lo >>> 17 & 1 ? -(ZIGGURAT_NOR_R + xx) : ZIGGURAT_NOR_R + xx;
           }
@@ -2723,14 +2860,14 @@ function Generator(seed) {
   }
   function randomInterval(max) {
     if (max === 0) return 0;
-    var mask = max;
+    let mask = max;
     mask |= mask >>> 1;
     mask |= mask >>> 2;
     mask |= mask >>> 4;
     mask |= mask >>> 8;
     mask |= mask >>> 16;
     mask >>>= 0;
-    var value;
+    let value;
     while ((value = (next32() & mask) >>> 0) > max) ;
     return value;
   }
@@ -2743,22 +2880,22 @@ function Generator(seed) {
   return {
     /** n draws of N(0, 1): Generator.standard_normal(n) (float64). */
     standardNormal: function(n) {
-      var out = new Float64Array(count2(n, "n"));
-      for (var i = 0; i < out.length; i++) out[i] = standardNormal1();
+      const out = new Float64Array(count2(n, "n"));
+      for (let i = 0; i < out.length; i++) out[i] = standardNormal1();
       return out;
     },
     /** n draws of N(loc, scale^2): Generator.normal(loc, scale, n), which is
      * loc + scale * standard_normal (distributions.c random_normal). */
     normal: function(loc, scale, n) {
       if (!(scale >= 0)) throw new RangeError("scale must be >= 0, got " + String(scale));
-      var out = new Float64Array(count2(n, "n"));
-      for (var i = 0; i < out.length; i++) out[i] = loc + scale * standardNormal1();
+      const out = new Float64Array(count2(n, "n"));
+      for (let i = 0; i < out.length; i++) out[i] = loc + scale * standardNormal1();
       return out;
     },
     /** n doubles in [0, 1): Generator.random(n) (random_standard_uniform_fill). */
     random: function(n) {
-      var out = new Float64Array(count2(n, "n"));
-      for (var i = 0; i < out.length; i++) out[i] = nextDouble();
+      const out = new Float64Array(count2(n, "n"));
+      for (let i = 0; i < out.length; i++) out[i] = nextDouble();
       return out;
     },
     /** A permutation of 0..n-1: Generator.permutation(n), i.e. arange(n) shuffled by
@@ -2767,8 +2904,8 @@ function Generator(seed) {
     permutation: function(n) {
       count2(n, "n");
       if (n > 2147483647) throw new RangeError("n must be at most 2^31 - 1, got " + n);
-      var out = new Int32Array(n);
-      var i, j, tmp;
+      const out = new Int32Array(n);
+      let i, j, tmp;
       for (i = 0; i < n; i++) out[i] = i;
       for (i = n - 1; i >= 1; i--) {
         j = randomInterval(i);
@@ -2780,7 +2917,7 @@ function Generator(seed) {
     },
     /** The next raw 64-bit output as [hi, lo] uint32 (PCG64.random_raw()). */
     nextUint64: function() {
-      var i = next64();
+      const i = next64();
       return [HI[i], LO[i]];
     }
   };
@@ -2794,36 +2931,22 @@ var api = {
 };
 var rng_default = api;
 
-// src/shared/core.js
+// src/shared/tokens.js
+var tokens_exports = {};
+__export(tokens_exports, {
+  MAX_WIDGET_TOKENS: () => MAX_WIDGET_TOKENS,
+  codePoints: () => codePoints,
+  encode: () => encode,
+  isKnown: () => isKnown,
+  isSpace: () => isSpace,
+  readTokens: () => readTokens,
+  tokenize: () => tokenize
+});
 var MAX_WIDGET_TOKENS = 32;
-function escapeHtml(s) {
-  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
-}
-var NOTE_STYLE = {
-  // scenes.core._NOTE_STYLE: symbol, text colour, background
-  error: ["&#9888;", "#8a1c1c", "#fdecea"],
-  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
-  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
-};
-function notesHtml(notes) {
-  var items = notes.map(function(note) {
-    var st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
-    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
-  });
-  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
-}
-function readoutHtml(body, notes, style) {
-  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
-}
-function noTokensAlt(picture, notes, why) {
-  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
-    return n.text;
-  }).join(" ");
-}
 function inRanges(table, c) {
-  var lo = 0, hi = table.length / 2 - 1;
+  let lo = 0, hi = table.length / 2 - 1;
   while (lo <= hi) {
-    var mid = lo + hi >> 1;
+    const mid = lo + hi >> 1;
     if (c < table[2 * mid]) {
       hi = mid - 1;
     } else if (c > table[2 * mid + 1]) {
@@ -2841,18 +2964,18 @@ var OTHER = 0;
 var bmpClass = new Uint8Array(65536);
 var lowerOf = /* @__PURE__ */ new Map();
 (function() {
-  var c;
+  let c;
   for (c = 0; c < 65536; c++) {
     bmpClass[c] = inRanges(vocab_default.word, c) ? WORD : inRanges(vocab_default.space, c) ? SPACE : OTHER;
   }
   bmpClass[95] = UNDERSCORE;
-  var runs2 = vocab_default.lower;
-  for (var r = 0; r < runs2.length; r += 4) {
+  const runs2 = vocab_default.lower;
+  for (let r = 0; r < runs2.length; r += 4) {
     for (c = runs2[r]; c <= runs2[r + 1]; c += runs2[r + 2]) {
       lowerOf.set(c, [c + runs2[r + 3]]);
     }
   }
-  for (var m = 0; m < vocab_default.lowerMulti.length; m += 2) {
+  for (let m = 0; m < vocab_default.lowerMulti.length; m += 2) {
     lowerOf.set(vocab_default.lowerMulti[m], vocab_default.lowerMulti[m + 1]);
   }
 })();
@@ -2866,11 +2989,11 @@ function isSpace(c) {
   return classOf(c) === SPACE;
 }
 function codePoints(text2) {
-  var out = [];
-  for (var i = 0; i < text2.length; i++) {
-    var c = text2.charCodeAt(i);
+  const out = [];
+  for (let i = 0; i < text2.length; i++) {
+    let c = text2.charCodeAt(i);
     if (c >= 55296 && c < 56320 && i + 1 < text2.length) {
-      var d = text2.charCodeAt(i + 1);
+      const d = text2.charCodeAt(i + 1);
       if (d >= 56320 && d < 57344) {
         c = 65536 + (c - 55296 << 10) + (d - 56320);
         i++;
@@ -2881,15 +3004,15 @@ function codePoints(text2) {
   return out;
 }
 function lowerCodePoints(cps) {
-  var out = [];
-  for (var i = 0; i < cps.length; i++) {
-    var c = cps[i];
+  const out = [];
+  for (let i = 0; i < cps.length; i++) {
+    const c = cps[i];
     if (c === 931) {
-      var j = i - 1;
+      let j = i - 1;
       while (j >= 0 && inRanges(vocab_default.ignorable, cps[j])) {
         j--;
       }
-      var final = j >= 0 && inRanges(vocab_default.cased, cps[j]);
+      let final = j >= 0 && inRanges(vocab_default.cased, cps[j]);
       if (final && i + 1 < cps.length) {
         j = i + 1;
         while (j < cps.length && inRanges(vocab_default.ignorable, cps[j])) {
@@ -2900,11 +3023,11 @@ function lowerCodePoints(cps) {
       out.push(final ? 962 : 963);
       continue;
     }
-    var low = lowerOf.get(c);
+    const low = lowerOf.get(c);
     if (low === void 0) {
       out.push(c);
     } else {
-      for (var k = 0; k < low.length; k++) {
+      for (let k = 0; k < low.length; k++) {
         out.push(low[k]);
       }
     }
@@ -2915,18 +3038,19 @@ function tokenize(text2) {
   if (typeof text2 !== "string") {
     throw new Error("text must be a string, got " + typeof text2);
   }
-  var cps = codePoints(text2);
+  let cps = codePoints(text2);
   if (cps.length > vocab_default.maxTextChars) {
     throw new Error("text is " + format.grouped(cps.length) + " characters long; the limit is " + format.grouped(vocab_default.maxTextChars));
   }
   cps = lowerCodePoints(cps.filter(function(c) {
     return !inRanges(vocab_default.invisible, c);
   }));
-  var tokens = [], n = cps.length, i = 0;
+  const tokens = [], n = cps.length;
+  let i = 0;
   while (i < n) {
-    var k = classOf(cps[i]);
+    const k = classOf(cps[i]);
     if (k === WORD) {
-      var j = i + 1;
+      let j = i + 1;
       while (j < n && classOf(cps[j]) === WORD) {
         j++;
       }
@@ -2956,28 +3080,32 @@ function isKnown(token) {
 }
 function encode(tokens) {
   return tokens.map(function(t) {
-    var i = index.get(t);
+    const i = index.get(t);
     return i === void 0 ? vocab_default.unkId : i;
   });
 }
 function readTokens(text2, maxTokens, which) {
   maxTokens = maxTokens === void 0 ? MAX_WIDGET_TOKENS : maxTokens;
-  var prefix = which ? which + ": " : "", tokens;
+  const prefix = which ? which + ": " : "";
+  let tokens;
   try {
     tokens = tokenize(text2);
   } catch (err) {
-    var m = err.message;
+    const m = err.message;
     return { tokens: [], notes: [{ level: "error", text: prefix + m.charAt(0).toUpperCase() + m.slice(1) + "." }], total: 0 };
   }
-  var notes = [];
+  const notes = [];
   if (tokens.length > maxTokens) {
     notes.push({ level: "warning", text: prefix + "showing the first " + maxTokens + " of " + tokens.length + " tokens" });
   }
   return { tokens: tokens.slice(0, maxTokens), notes, total: tokens.length };
 }
+
+// src/shared/matrices.js
 var tables2 = /* @__PURE__ */ new Map();
 function embeddingTable(d, seed) {
-  var key = d + "," + seed, t = tables2.get(key);
+  const key = d + "," + seed;
+  let t = tables2.get(key);
   if (t === void 0) {
     t = rng_default.defaultRng(seed).standardNormal(vocab_default.words.length * d);
     if (tables2.size >= 32) {
@@ -2988,8 +3116,8 @@ function embeddingTable(d, seed) {
   return t;
 }
 function embed(ids, table, d) {
-  var X = new Float64Array(ids.length * d);
-  for (var i = 0; i < ids.length; i++) {
+  const X = new Float64Array(ids.length * d);
+  for (let i = 0; i < ids.length; i++) {
     X.set(table.subarray(ids[i] * d, (ids[i] + 1) * d), i * d);
   }
   return X;
@@ -3004,16 +3132,16 @@ function clearCaches() {
   });
 }
 function cache() {
-  var c = /* @__PURE__ */ new Map();
+  const c = /* @__PURE__ */ new Map();
   caches.push(c);
   return c;
 }
 function matmul(A, B, n, k, m) {
-  var C = new Float64Array(n * m);
-  for (var i = 0; i < n; i++) {
-    for (var t = 0; t < k; t++) {
-      var a = A[i * k + t], row2 = t * m, out = i * m;
-      for (var j = 0; j < m; j++) {
+  const C = new Float64Array(n * m);
+  for (let i = 0; i < n; i++) {
+    for (let t = 0; t < k; t++) {
+      const a = A[i * k + t], row2 = t * m, out = i * m;
+      for (let j = 0; j < m; j++) {
         C[out + j] += a * B[row2 + j];
       }
     }
@@ -3021,12 +3149,12 @@ function matmul(A, B, n, k, m) {
   return C;
 }
 function matmulT(A, B, n, k, m, scale) {
-  var C = new Float64Array(n * m);
+  const C = new Float64Array(n * m);
   scale = scale === void 0 ? 1 : scale;
-  for (var i = 0; i < n; i++) {
-    for (var j = 0; j < m; j++) {
-      var sum = 0;
-      for (var t = 0; t < k; t++) {
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < m; j++) {
+      let sum = 0;
+      for (let t = 0; t < k; t++) {
         sum += A[i * k + t] * B[j * k + t];
       }
       C[i * m + j] = sum * scale;
@@ -3035,8 +3163,9 @@ function matmulT(A, B, n, k, m, scale) {
   return C;
 }
 function softmaxRows(X, n, m) {
-  for (var i = 0; i < n; i++) {
-    var o = i * m, max = -Infinity, j;
+  for (let i = 0; i < n; i++) {
+    const o = i * m;
+    let max = -Infinity, j;
     for (j = 0; j < m; j++) {
       if (X[o + j] > max) {
         max = X[o + j];
@@ -3045,7 +3174,7 @@ function softmaxRows(X, n, m) {
     if (max === -Infinity) {
       max = 0;
     }
-    var total = 0;
+    let total = 0;
     for (j = 0; j < m; j++) {
       X[o + j] = Math.exp(X[o + j] - max);
       total += X[o + j];
@@ -3060,9 +3189,9 @@ function softmaxRows(X, n, m) {
   return X;
 }
 function cosineSimilarity(X, s, d) {
-  var unit = new Float64Array(s * d);
-  for (var i = 0; i < s; i++) {
-    var norm = 0, j;
+  const unit = new Float64Array(s * d);
+  for (let i = 0; i < s; i++) {
+    let norm = 0, j;
     for (j = 0; j < d; j++) {
       norm += X[i * d + j] * X[i * d + j];
     }
@@ -3073,14 +3202,14 @@ function cosineSimilarity(X, s, d) {
       }
     }
   }
-  var S = matmulT(unit, unit, s, d, s);
-  for (var k = 0; k < S.length; k++) {
+  const S = matmulT(unit, unit, s, d, s);
+  for (let k = 0; k < S.length; k++) {
     S[k] = Math.min(1, Math.max(-1, S[k]));
   }
   return S;
 }
 function repeated(tokens) {
-  var count2 = /* @__PURE__ */ new Map();
+  const count2 = /* @__PURE__ */ new Map();
   tokens.forEach(function(t) {
     count2.set(t, (count2.get(t) || 0) + 1);
   });
@@ -3092,81 +3221,19 @@ function unique(list) {
   return Array.from(new Set(list));
 }
 function nested(a, n, m) {
-  var out = [];
-  for (var i = 0; i < n; i++) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
     out.push(Array.from(a.subarray(i * m, (i + 1) * m)));
   }
   return out;
 }
-var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-function hex(c, width) {
-  var s = c.toString(16);
-  while (s.length < width) {
-    s = "0" + s;
-  }
-  return s;
-}
-function pyRepr(v) {
-  if (v === null || v === void 0) {
-    return "None";
-  }
-  if (typeof v === "boolean") {
-    return v ? "True" : "False";
-  }
-  if (Array.isArray(v)) {
-    return "[" + v.map(pyRepr).join(", ") + "]";
-  }
-  if (typeof v === "number") {
-    if (v !== v) {
-      return "nan";
-    }
-    if (!isFinite(v)) {
-      return v > 0 ? "inf" : "-inf";
-    }
-    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
-  }
-  if (typeof v !== "string") {
-    return String(v);
-  }
-  var quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'", out = quote;
-  for (var ch of v) {
-    var c = ch.codePointAt(0);
-    if (ch === quote || ch === "\\") {
-      out += "\\" + ch;
-    } else if (ch === "	") {
-      out += "\\t";
-    } else if (ch === "\n") {
-      out += "\\n";
-    } else if (ch === "\r") {
-      out += "\\r";
-    } else if (c < 32 || c === 127) {
-      out += "\\x" + hex(c, 2);
-    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
-      out += ch;
-    } else if (c <= 255) {
-      out += "\\x" + hex(c, 2);
-    } else if (c <= 65535) {
-      out += "\\u" + hex(c, 4);
-    } else {
-      out += "\\U" + hex(c, 8);
-    }
-  }
-  return out + quote;
-}
-function wholeNumber(value, name, low, high) {
-  var bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
-    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
-  }
-  return value;
-}
 function sinusoidalEncoding(s, d, base) {
   base = base || 1e4;
-  var pe = new Float64Array(s * d), half = d / 2;
-  for (var i = 0; i < half; i++) {
-    var omega = Math.pow(base, -2 * i / d);
-    for (var p = 0; p < s; p++) {
-      var a = p * omega;
+  const pe = new Float64Array(s * d), half = d / 2;
+  for (let i = 0; i < half; i++) {
+    const omega = Math.pow(base, -2 * i / d);
+    for (let p = 0; p < s; p++) {
+      const a = p * omega;
       pe[p * d + 2 * i] = Math.sin(a);
       pe[p * d + 2 * i + 1] = Math.cos(a);
     }
@@ -3174,9 +3241,10 @@ function sinusoidalEncoding(s, d, base) {
   return pe;
 }
 function layerNorm(x, s, d, eps, gamma, beta) {
-  var y = new Float64Array(s * d);
-  for (var r = 0; r < s; r++) {
-    var o = r * d, mean = 0, v = 0, j;
+  const y = new Float64Array(s * d);
+  for (let r = 0; r < s; r++) {
+    const o = r * d;
+    let mean = 0, v = 0, j;
     for (j = 0; j < d; j++) {
       mean += x[o + j];
     }
@@ -3184,69 +3252,26 @@ function layerNorm(x, s, d, eps, gamma, beta) {
     for (j = 0; j < d; j++) {
       v += (x[o + j] - mean) * (x[o + j] - mean);
     }
-    var root4 = Math.sqrt(v / d + eps);
+    const root4 = Math.sqrt(v / d + eps);
     for (j = 0; j < d; j++) {
-      var n = (x[o + j] - mean) / root4;
+      const n = (x[o + j] - mean) / root4;
       y[o + j] = gamma ? n * gamma[j] + (beta ? beta[j] : 0) : n;
     }
   }
   return y;
 }
 function argmax(a) {
-  var best = 0;
-  for (var j = 1; j < a.length; j++) {
+  let best = 0;
+  for (let j = 1; j < a.length; j++) {
     if (a[j] > a[best]) {
       best = j;
     }
   }
   return best;
 }
-function positionsHtml(tokens) {
-  var listed = tokens.map(function(t, i) {
-    return i + ":" + escapeHtml(t);
-  }).join(" ") || "<i>none</i>";
-  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
-}
-function tracerHtml(summary, trace, more, empty) {
-  var rows2 = trace.map(function(row2) {
-    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
-  }).join("") || (empty || "");
-  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
-}
-var api2 = {
-  MAX_WIDGET_TOKENS,
-  vocab: vocab_default,
-  escapeHtml,
-  positionsHtml,
-  tracerHtml,
-  sinusoidalEncoding,
-  layerNorm,
-  argmax,
-  pyRepr,
-  wholeNumber,
-  notesHtml,
-  readoutHtml,
-  noTokensAlt,
-  format,
-  codePoints,
-  isSpace,
-  tokenize,
-  isKnown,
-  encode,
-  readTokens,
-  embeddingTable,
-  embed,
-  embedTokens,
-  matmul,
-  matmulT,
-  softmaxRows,
-  cosineSimilarity,
-  repeated,
-  unique,
-  nested,
-  clearCaches,
-  cache
-};
+
+// src/shared/core.js
+var api2 = { vocab: vocab_default, format, ...tokens_exports, ...matrices_exports, ...html_exports };
 var core_default = api2;
 
 // src/labs/attention.js
@@ -3270,9 +3295,10 @@ function projectionWeights(d, d_k, seed) {
   if (!isWhole(seed) || seed < 0) {
     throw new Error("seed must be a whole number >= 0, got " + seed);
   }
-  var key = d + "," + d_k + "," + seed, W2 = weightsCache.get(key);
+  const key = d + "," + d_k + "," + seed;
+  let W2 = weightsCache.get(key);
   if (W2 === void 0) {
-    var g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
+    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
     W2 = [g.normal(0, std, d * d_k), g.normal(0, std, d * d_k), g.normal(0, std, d * d_k)];
     if (weightsCache.size >= 64) {
       weightsCache.delete(weightsCache.keys().next().value);
@@ -3284,7 +3310,7 @@ function projectionWeights(d, d_k, seed) {
 var projectedCache = core_default.cache();
 var weighedCache = core_default.cache();
 function lastOne(cache3, key, make2) {
-  var hit = key === null ? void 0 : cache3.get(key);
+  let hit = key === null ? void 0 : cache3.get(key);
   if (hit === void 0) {
     hit = make2();
     if (key !== null) {
@@ -3295,18 +3321,19 @@ function lastOne(cache3, key, make2) {
   return hit;
 }
 function project(mode, text2, kvText, d_k, seed, maxTokens) {
-  var d = ATTENTION_D, W2 = projectionWeights(d, d_k, seed);
-  var q = core_default.readTokens(text2, maxTokens, "query sentence"), notes = q.notes;
-  var qTokens = q.tokens, kTokens = qTokens;
+  const d = ATTENTION_D, W2 = projectionWeights(d, d_k, seed);
+  const q = core_default.readTokens(text2, maxTokens, "query sentence");
+  let notes = q.notes;
+  let qTokens = q.tokens, kTokens = qTokens;
   if (mode === "cross") {
-    var kv = core_default.readTokens(kvText, maxTokens, "keys/values sentence");
+    const kv = core_default.readTokens(kvText, maxTokens, "keys/values sentence");
     kTokens = kv.tokens;
     notes = notes.concat(kv.notes);
   }
   if (!qTokens.length || !kTokens.length) {
     qTokens = kTokens = [];
   }
-  var unknown = core_default.unique(qTokens.concat(kTokens)).filter(function(t) {
+  const unknown = core_default.unique(qTokens.concat(kTokens)).filter(function(t) {
     return !core_default.isKnown(t);
   });
   if (unknown.length) {
@@ -3314,11 +3341,11 @@ function project(mode, text2, kvText, d_k, seed, maxTokens) {
       return "'" + t + "'";
     }).join(", ") + (unknown.length > 8 ? ", \u2026" : "") });
   }
-  var s_q = qTokens.length, s_k = kTokens.length;
-  var X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
-  var Q = core_default.matmul(X_q, W2[0], s_q, d, d_k);
-  var K = core_default.matmul(X_kv, W2[1], s_k, d, d_k);
-  var V = core_default.matmul(X_kv, W2[2], s_k, d, d_k);
+  const s_q = qTokens.length, s_k = kTokens.length;
+  const X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
+  const Q = core_default.matmul(X_q, W2[0], s_q, d, d_k);
+  const K = core_default.matmul(X_kv, W2[1], s_k, d, d_k);
+  const V = core_default.matmul(X_kv, W2[2], s_k, d, d_k);
   return {
     qTokens,
     kTokens,
@@ -3334,9 +3361,9 @@ function project(mode, text2, kvText, d_k, seed, maxTokens) {
   };
 }
 function state(values) {
-  var text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
-  var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
-  var maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
+  const text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
+  const d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
+  const maxTokens = values.maxTokens === void 0 ? MAX_ATTENTION_TOKENS : values.maxTokens;
   if (mode !== "self" && mode !== "cross") {
     throw new Error("mode must be 'self' or 'cross', got '" + mode + "'");
   }
@@ -3346,17 +3373,17 @@ function state(values) {
   if (!isWhole(query) || query < 0) {
     throw new Error("query must be a whole number >= 0, got " + query);
   }
-  var cacheable = typeof text2 === "string" && (mode === "self" || typeof kvText === "string");
-  var key = cacheable ? [mode, text2, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
-  var p = lastOne(projectedCache, key, function() {
+  const cacheable = typeof text2 === "string" && (mode === "self" || typeof kvText === "string");
+  const key = cacheable ? [mode, text2, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
+  const p = lastOne(projectedCache, key, function() {
     return project(mode, text2, kvText, d_k, seed, maxTokens);
   });
-  var s_q = p.s_q, s_k = p.s_k, scale = 1 / (temperature * Math.sqrt(d_k));
-  var w = lastOne(weighedCache, key === null ? null : key + "\0" + temperature, function() {
-    var scaled = p.scores.map(function(x) {
+  const s_q = p.s_q, s_k = p.s_k, scale = 1 / (temperature * Math.sqrt(d_k));
+  const w = lastOne(weighedCache, key === null ? null : key + "\0" + temperature, function() {
+    const scaled = p.scores.map(function(x) {
       return x * scale;
     });
-    var weights = core_default.softmaxRows(scaled, s_q, s_k);
+    const weights = core_default.softmaxRows(scaled, s_q, s_k);
     return { weights, output: core_default.matmul(weights, p.V, s_q, s_k, d_k) };
   });
   return {
@@ -3386,8 +3413,8 @@ function row(st) {
   return st.weights.subarray(st.query * st.s_k, (st.query + 1) * st.s_k);
 }
 function sameKey(st, j, k) {
-  var d = ATTENTION_D, X = st.X_kv;
-  for (var t = 0; t < d; t++) {
+  const d = ATTENTION_D, X = st.X_kv;
+  for (let t = 0; t < d; t++) {
     if (X[j * d + t] !== X[k * d + t]) {
       return false;
     }
@@ -3395,13 +3422,13 @@ function sameKey(st, j, k) {
   return true;
 }
 function equalKeys(st) {
-  var groups = [], done = new Uint8Array(st.s_k);
-  for (var j = 0; j < st.s_k; j++) {
+  const groups = [], done = new Uint8Array(st.s_k);
+  for (let j = 0; j < st.s_k; j++) {
     if (done[j]) {
       continue;
     }
-    var group = [j];
-    for (var k = j + 1; k < st.s_k; k++) {
+    const group = [j];
+    for (let k = j + 1; k < st.s_k; k++) {
       if (!done[k] && sameKey(st, j, k)) {
         group.push(k);
         done[k] = 1;
@@ -3414,8 +3441,8 @@ function equalKeys(st) {
   return groups.slice(0, 8);
 }
 function topKey(st) {
-  var top = core_default.argmax(row(st));
-  for (var j = 0; j < top; j++) {
+  const top = core_default.argmax(row(st));
+  for (let j = 0; j < top; j++) {
     if (sameKey(st, j, top)) {
       return j;
     }
@@ -3423,22 +3450,23 @@ function topKey(st) {
   return top;
 }
 function readoutHtml2(st) {
-  var parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q + ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k + "), V : (" + st.s_k + ", " + st.d_k + "), with W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup> : (" + ATTENTION_D + ", " + st.d_k + ") shared by every position; weights : (" + st.s_q + ", " + st.s_k + "); scale = 1/(" + fmt.general(st.temperature, 6) + "\xB7\u221A" + st.d_k + ") = " + fmt.fixed(st.scale, 3)];
+  const parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q + ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k + "), V : (" + st.s_k + ", " + st.d_k + "), with W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup> : (" + ATTENTION_D + ", " + st.d_k + ") shared by every position; weights : (" + st.s_q + ", " + st.s_k + "); scale = 1/(" + fmt.general(st.temperature, 6) + "\xB7\u221A" + st.d_k + ") = " + fmt.fixed(st.scale, 3)];
   if (st.s_q) {
-    var r = row(st), top = topKey(st), keys = st.keyTokens, total = 0, j;
+    const r = row(st), top = topKey(st), keys = st.keyTokens;
+    let total = 0, j;
     for (j = 0; j < r.length; j++) {
       total += r[j];
     }
-    var chips = keys.slice(0, 16).map(function(t, n) {
+    const chips = keys.slice(0, 16).map(function(t, n) {
       return '<span style="font-family:monospace;margin-right:4px">' + esc(t) + "&nbsp;" + fmt.fixed(r[n], 2) + "</span>";
     }).join(" ");
-    var tied = [];
+    const tied = [];
     for (j = 0; j < st.s_k; j++) {
       if (j !== top && sameKey(st, j, top)) {
         tied.push(j);
       }
     }
-    var line = "query " + st.query + " ('" + esc(st.queryTokens[st.query]) + "') attends most to key " + top + " ('" + esc(keys[top]) + "', weight " + fmt.fixed(r[top], 2) + ")";
+    let line = "query " + st.query + " ('" + esc(st.queryTokens[st.query]) + "') attends most to key " + top + " ('" + esc(keys[top]) + "', weight " + fmt.fixed(r[top], 2) + ")";
     if (tied.length) {
       line += ", tied exactly with key " + tied.map(function(k) {
         return k + " ('" + esc(keys[k]) + "')";
@@ -3448,7 +3476,7 @@ function readoutHtml2(st) {
       line += top === st.query ? ": itself" : ", not to itself (weight " + fmt.fixed(r[st.query], 2) + ")";
     }
     parts.push(line, "its row (sums to " + fmt.fixed(total, 2) + "): " + chips + (st.s_k > 16 ? " \u2026" : ""));
-    var same = equalKeys(st);
+    const same = equalKeys(st);
     if (same.length) {
       parts.push("weighed exactly alike by every query (equal rows of X: no positions tell them apart): " + same.map(function(g) {
         return "keys " + g.map(function(k) {
@@ -3463,15 +3491,16 @@ function alt(st) {
   if (st.s_q === 0) {
     return core_default.noTokensAlt("Empty heatmap, arcs and bars", st.notes);
   }
-  var r = row(st), top = topKey(st), min = Infinity;
-  for (var j = 0; j < r.length; j++) {
+  const r = row(st), top = topKey(st);
+  let min = Infinity;
+  for (let j = 0; j < r.length; j++) {
     min = Math.min(min, r[j]);
   }
   return "Left: heatmap of the " + st.s_q + " by " + st.s_k + " attention weights (" + st.mode + "-attention, d_k = " + st.d_k + ", temperature " + fmt.general(st.temperature, 6) + ", seed " + st.seed + "), query tokens (" + st.queryTokens.slice(0, 16).join(", ") + ") down and key tokens (" + st.keyTokens.slice(0, 16).join(", ") + ") across, colour 0 to 1, row " + st.query + " outlined. Right: arcs and bars from query " + st.query + " '" + st.queryTokens[st.query] + "' to every key; the heaviest goes to key " + top + " '" + st.keyTokens[top] + "' with weight " + fmt.fixed(r[top], 2) + ", the lightest has " + fmt.fixed(min, 2) + ".";
 }
 function queryOptions(values) {
-  var tokens = core_default.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
-  var keys = values.mode === "self" || core_default.readTokens(values.kv_text).tokens.length > 0;
+  const tokens = core_default.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
+  const keys = values.mode === "self" || core_default.readTokens(values.kv_text).tokens.length > 0;
   if (!keys || !tokens.length) {
     return [["(no tokens)", 0]];
   }
@@ -3480,7 +3509,7 @@ function queryOptions(values) {
   });
 }
 function numbers(st) {
-  var n = core_default.nested;
+  const n = core_default.nested;
   return {
     lab: "attention",
     mode: st.mode,
@@ -3601,18 +3630,19 @@ var stacks = core_default.cache();
 var drawn = 0;
 function drawBlock(seed_i) {
   drawn++;
-  var g = rng_default.defaultRng(seed_i), std = 1 / Math.sqrt(BLOCK_D), W2 = [], b = [], i;
+  const g = rng_default.defaultRng(seed_i), std = 1 / Math.sqrt(BLOCK_D), W2 = [], b = [];
+  let i;
   for (i = 0; i < 4; i++) {
     W2.push(g.normal(0, std, BLOCK_D * BLOCK_D));
   }
   for (i = 0; i < 4; i++) {
     b.push(g.normal(0, std, BLOCK_D));
   }
-  var f = rng_default.defaultRng([seed_i, 1]);
-  var W_1 = f.normal(0, 1 / Math.sqrt(BLOCK_D), BLOCK_D * D_FF);
-  var W_2 = f.normal(0, 1 / Math.sqrt(D_FF), D_FF * BLOCK_D);
-  var b_1 = f.normal(0, 0.1, D_FF);
-  var b_2 = f.normal(0, 0.1, BLOCK_D);
+  const f = rng_default.defaultRng([seed_i, 1]);
+  const W_1 = f.normal(0, 1 / Math.sqrt(BLOCK_D), BLOCK_D * D_FF);
+  const W_2 = f.normal(0, 1 / Math.sqrt(D_FF), D_FF * BLOCK_D);
+  const b_1 = f.normal(0, 0.1, D_FF);
+  const b_2 = f.normal(0, 0.1, BLOCK_D);
   return {
     W_q: W2[0],
     W_k: W2[1],
@@ -3629,10 +3659,10 @@ function drawBlock(seed_i) {
   };
 }
 function stack(seed) {
-  var blocks = stacks.get(seed);
+  let blocks = stacks.get(seed);
   if (blocks === void 0) {
     blocks = [];
-    for (var i = 0; i < MAX_DEPTH; i++) {
+    for (let i = 0; i < MAX_DEPTH; i++) {
       blocks.push(drawBlock(1e3 * seed + i));
     }
     if (stacks.size >= 64) {
@@ -3643,24 +3673,24 @@ function stack(seed) {
   return blocks;
 }
 function affine(X, W2, b, s, k, m) {
-  var Y = core_default.matmul(X, W2, s, k, m);
-  for (var r = 0; r < s; r++) {
-    for (var j = 0; j < m; j++) {
+  const Y = core_default.matmul(X, W2, s, k, m);
+  for (let r = 0; r < s; r++) {
+    for (let j = 0; j < m; j++) {
       Y[r * m + j] += b[j];
     }
   }
   return Y;
 }
 function attention(B, x, s, causal, wMean) {
-  var d = BLOCK_D;
-  var Q = affine(x, B.W_q, B.b_q, s, d, d);
-  var K = affine(x, B.W_k, B.b_k, s, d, d);
-  var V = affine(x, B.W_v, B.b_v, s, d, d);
-  var merged = new Float64Array(s * d), scale = 1 / Math.sqrt(D_K);
-  var q = new Float64Array(s * D_K), k = new Float64Array(s * D_K), v = new Float64Array(s * D_K);
-  var heads = [];
-  for (var hd = 0; hd < BLOCK_H; hd++) {
-    var r, c;
+  const d = BLOCK_D;
+  const Q = affine(x, B.W_q, B.b_q, s, d, d);
+  const K = affine(x, B.W_k, B.b_k, s, d, d);
+  const V = affine(x, B.W_v, B.b_v, s, d, d);
+  const merged = new Float64Array(s * d), scale = 1 / Math.sqrt(D_K);
+  const q = new Float64Array(s * D_K), k = new Float64Array(s * D_K), v = new Float64Array(s * D_K);
+  const heads = [];
+  for (let hd = 0; hd < BLOCK_H; hd++) {
+    let r, c;
     for (r = 0; r < s; r++) {
       for (c = 0; c < D_K; c++) {
         q[r * D_K + c] = Q[r * d + hd * D_K + c];
@@ -3668,7 +3698,7 @@ function attention(B, x, s, causal, wMean) {
         v[r * D_K + c] = V[r * d + hd * D_K + c];
       }
     }
-    var scores = core_default.matmulT(q, k, s, D_K, s, scale);
+    const scores = core_default.matmulT(q, k, s, D_K, s, scale);
     if (causal) {
       for (r = 0; r < s; r++) {
         for (c = r + 1; c < s; c++) {
@@ -3676,16 +3706,16 @@ function attention(B, x, s, causal, wMean) {
         }
       }
     }
-    var w = core_default.softmaxRows(scores, s, s);
+    const w = core_default.softmaxRows(scores, s, s);
     heads.push(w);
-    var H = core_default.matmul(w, v, s, s, D_K);
+    const H = core_default.matmul(w, v, s, s, D_K);
     for (r = 0; r < s; r++) {
       merged.set(H.subarray(r * D_K, (r + 1) * D_K), r * d + hd * D_K);
     }
   }
-  for (var e = 0; e < s * s; e++) {
-    var sum = 0;
-    for (hd = 0; hd < BLOCK_H; hd++) {
+  for (let e = 0; e < s * s; e++) {
+    let sum = 0;
+    for (let hd = 0; hd < BLOCK_H; hd++) {
       sum += heads[hd][e];
     }
     wMean[e] = sum / BLOCK_H;
@@ -3693,8 +3723,8 @@ function attention(B, x, s, causal, wMean) {
   return affine(merged, B.W_o, B.b_o, s, d, d);
 }
 function ffn(B, x, s) {
-  var hidden = affine(x, B.W_1, B.b_1, s, BLOCK_D, D_FF);
-  for (var i = 0; i < hidden.length; i++) {
+  const hidden = affine(x, B.W_1, B.b_1, s, BLOCK_D, D_FF);
+  for (let i = 0; i < hidden.length; i++) {
     if (hidden[i] < 0) {
       hidden[i] = 0;
     }
@@ -3702,20 +3732,20 @@ function ffn(B, x, s) {
   return affine(hidden, B.W_2, B.b_2, s, D_FF, BLOCK_D);
 }
 function add(a, b) {
-  var out = new Float64Array(a.length);
-  for (var i = 0; i < a.length; i++) {
+  const out = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) {
     out[i] = a[i] + b[i];
   }
   return out;
 }
 function runBlock(B, x, s, normFirst, residual, causal, wMean) {
-  var d = BLOCK_D;
-  var y = attention(B, normFirst ? core_default.layerNorm(x, s, d, EPS) : x, s, causal, wMean);
+  const d = BLOCK_D;
+  let y = attention(B, normFirst ? core_default.layerNorm(x, s, d, EPS) : x, s, causal, wMean);
   x = residual ? add(x, y) : y;
   if (!normFirst) {
     x = core_default.layerNorm(x, s, d, EPS);
   }
-  var mid = x;
+  const mid = x;
   y = ffn(B, normFirst ? core_default.layerNorm(x, s, d, EPS) : x, s);
   x = residual ? add(x, y) : y;
   if (!normFirst) {
@@ -3724,10 +3754,10 @@ function runBlock(B, x, s, normFirst, residual, causal, wMean) {
   return { mid, out: x };
 }
 function meanNorm(x, s, d) {
-  var total = 0;
-  for (var r = 0; r < s; r++) {
-    var sq = 0;
-    for (var j = 0; j < d; j++) {
+  let total = 0;
+  for (let r = 0; r < s; r++) {
+    let sq = 0;
+    for (let j = 0; j < d; j++) {
       sq += x[r * d + j] * x[r * d + j];
     }
     total += Math.sqrt(sq);
@@ -3735,10 +3765,11 @@ function meanNorm(x, s, d) {
   return total / s;
 }
 function blockTrace(s, normFirst, residual) {
-  var d = BLOCK_D, out = [["x", [s, d]]], stream = "x";
-  var steps = ["attention", "FFN out"];
-  for (var i = 1; i <= 2; i++) {
-    var name = steps[i - 1], last = i === 2;
+  const d = BLOCK_D, out = [["x", [s, d]]];
+  let stream = "x";
+  const steps = ["attention", "FFN out"];
+  for (let i = 1; i <= 2; i++) {
+    const name = steps[i - 1], last = i === 2;
     if (normFirst) {
       out.push(["LN" + i + "(" + stream + ")", [s, d]]);
     }
@@ -3746,7 +3777,7 @@ function blockTrace(s, normFirst, residual) {
       out.push(["FFN hidden (d_ff)", [s, D_FF]]);
     }
     out.push([name, [s, d]]);
-    var summed = residual ? stream + " + " + name : name;
+    const summed = residual ? stream + " + " + name : name;
     if (normFirst) {
       stream = summed;
       if (residual && !last) {
@@ -3767,22 +3798,22 @@ function blockTrace(s, normFirst, residual) {
 }
 var runs = core_default.cache();
 function run(tokens, seed, depth, residual, causal) {
-  var key = JSON.stringify([tokens, seed, depth, residual, causal]), got = runs.get(key);
+  const key = JSON.stringify([tokens, seed, depth, residual, causal]), got = runs.get(key);
   if (got !== void 0) {
     return got;
   }
-  var s = tokens.length, d = BLOCK_D;
-  var X = core_default.embedTokens(tokens, d, 0), pe = core_default.sinusoidalEncoding(s, d);
-  for (var k = 0; k < X.length; k++) {
+  const s = tokens.length, d = BLOCK_D;
+  const X = core_default.embedTokens(tokens, d, 0), pe = core_default.sinusoidalEncoding(s, d);
+  for (let k = 0; k < X.length; k++) {
     X[k] += pe[k];
   }
-  var blocks = stack(seed), result = { X, norms: {}, weights: {}, output: {} };
+  const blocks = stack(seed), result = { X, norms: {}, weights: {}, output: {} };
   [false, true].forEach(function(nf) {
-    var norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
-    var x = X;
+    const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
+    let x = X;
     norms[0] = meanNorm(x, s, d);
-    for (var l = 0; l < depth; l++) {
-      var r = runBlock(blocks[l], x, s, nf, residual, causal, weights.subarray(l * s * s, (l + 1) * s * s));
+    for (let l = 0; l < depth; l++) {
+      const r = runBlock(blocks[l], x, s, nf, residual, causal, weights.subarray(l * s * s, (l + 1) * s * s));
       norms[2 * l + 1] = meanNorm(r.mid, s, d);
       norms[2 * l + 2] = meanNorm(r.out, s, d);
       x = r.out;
@@ -3798,19 +3829,20 @@ function run(tokens, seed, depth, residual, causal) {
   return result;
 }
 function state2(values) {
-  var text2 = values.text === void 0 ? RUNNING_SENTENCE : values.text;
-  var normFirst = values.norm_first === void 0 ? false : values.norm_first;
-  var residual = values.residual === void 0 ? true : truthy(values.residual);
-  var causal = values.causal === void 0 ? false : truthy(values.causal);
-  var depth = core_default.wholeNumber(values.depth === void 0 ? 6 : values.depth, "depth", 1, MAX_DEPTH);
-  var seed = core_default.wholeNumber(values.seed === void 0 ? 0 : values.seed, "seed", 0);
-  var maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  var read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  const text2 = values.text === void 0 ? RUNNING_SENTENCE : values.text;
+  const normFirst = values.norm_first === void 0 ? false : values.norm_first;
+  const residual = values.residual === void 0 ? true : truthy(values.residual);
+  const causal = values.causal === void 0 ? false : truthy(values.causal);
+  const depth = core_default.wholeNumber(values.depth === void 0 ? 6 : values.depth, "depth", 1, MAX_DEPTH);
+  const seed = core_default.wholeNumber(values.seed === void 0 ? 0 : values.seed, "seed", 0);
+  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
+  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
   core_default.wholeNumber(seed, "seed", 0, MAX_SEED);
   flag(normFirst, "norm_first");
-  var s = tokens.length, d = BLOCK_D, X, norms, weights, output, trace;
+  const s = tokens.length, d = BLOCK_D;
+  let X, norms, weights, output, trace;
   if (s) {
-    var r = run(tokens, seed, depth, residual, causal);
+    const r = run(tokens, seed, depth, residual, causal);
     X = r.X;
     norms = r.norms;
     weights = r.weights[normFirst];
@@ -3827,7 +3859,7 @@ function state2(values) {
     notes.push({ level: "info", text: "residual connections are off: each sub-layer's output replaces the stream instead of being added to it" });
   }
   if (s && normFirst && residual) {
-    var n = norms[true];
+    const n = norms[true];
     notes.push({ level: "info", text: "pre-LN: the stream's norm grew from " + fmt2.fixed(n[0], 2) + " to " + fmt2.fixed(n[n.length - 1], 2) + " over " + depth + " block(s); post-LN holds it at \u221Ad = " + fmt2.fixed(SQRT_D, 2) + " after every sub-layer" });
   }
   return {
@@ -3856,11 +3888,11 @@ function chosenNorms(st) {
   return st.normFirst ? st.normsPre : st.normsPost;
 }
 function readoutHtml3(st) {
-  var d = st.d, L = st.depth, n = st.n_parameters;
-  var stackText = L + " block(s), " + LN_LABELS[st.normFirst] + ", residuals " + (st.residual ? "on" : "off") + ", " + (st.causal ? "causal mask" : "no mask") + "; d=" + d + ", h=" + st.h + ", d<sub>ff</sub>=" + st.d_ff + ", seed=" + st.seed;
-  var params = "one block: 12 d\xB2 + 13 d = 12\xB7" + d * d + " + 13\xB7" + d + " = " + fmt2.grouped(n) + " (attention " + (4 * d * d + 4 * d) + ", feed-forward " + (8 * d * d + 5 * d) + ", two LayerNorms " + 4 * d + "); " + L + " block(s): " + fmt2.grouped(n * L);
-  var chosen = chosenNorms(st), after = [];
-  for (var i = 0; i < chosen.length; i += 2) {
+  const d = st.d, L = st.depth, n = st.n_parameters;
+  const stackText = L + " block(s), " + LN_LABELS[st.normFirst] + ", residuals " + (st.residual ? "on" : "off") + ", " + (st.causal ? "causal mask" : "no mask") + "; d=" + d + ", h=" + st.h + ", d<sub>ff</sub>=" + st.d_ff + ", seed=" + st.seed;
+  const params = "one block: 12 d\xB2 + 13 d = 12\xB7" + d * d + " + 13\xB7" + d + " = " + fmt2.grouped(n) + " (attention " + (4 * d * d + 4 * d) + ", feed-forward " + (8 * d * d + 5 * d) + ", two LayerNorms " + 4 * d + "); " + L + " block(s): " + fmt2.grouped(n * L);
+  const chosen = chosenNorms(st), after = [];
+  for (let i = 0; i < chosen.length; i += 2) {
     after.push(fmt2.fixed(chosen[i], 2));
   }
   return core_default.readoutHtml(
@@ -3874,11 +3906,12 @@ function readoutHtml3(st) {
   );
 }
 function peaks(st) {
-  var s = st.s, out = [];
-  for (var l = 0; l < st.depth; l++) {
-    var means = new Float64Array(s), best = -Infinity, at = 0, j;
+  const s = st.s, out = [];
+  for (let l = 0; l < st.depth; l++) {
+    const means = new Float64Array(s);
+    let best = -Infinity, at = 0, j;
     for (j = 0; j < s; j++) {
-      for (var i = 0; i < s; i++) {
+      for (let i = 0; i < s; i++) {
         means[j] += st.weights[(l * s + i) * s + j];
       }
       means[j] /= s;
@@ -3895,19 +3928,20 @@ function alt2(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Empty panels", st.notes);
   }
-  var post = st.normsPost, pre = st.normsPre, largest = -Infinity;
-  for (var i = 0; i < pre.length; i++) {
+  const post = st.normsPost, pre = st.normsPre;
+  let largest = -Infinity;
+  for (let i = 0; i < pre.length; i++) {
     largest = Math.max(largest, pre[i]);
   }
-  var text2 = "Left: the mean norm of a token's vector in the residual stream after each of the " + 2 * st.depth + " sub-layers of " + st.depth + " random block(s), residuals " + (st.residual ? "on" : "off") + ", on a log scale: post-LN goes from " + fmt2.fixed(post[0], 2) + " to " + fmt2.fixed(post[post.length - 1], 2) + " (sqrt(d) = " + fmt2.fixed(SQRT_D, 2) + "), pre-LN from " + fmt2.fixed(pre[0], 2) + " to " + fmt2.fixed(pre[pre.length - 1], 2) + " (largest " + fmt2.fixed(largest, 2) + "); " + LN_LABELS[st.normFirst] + " is highlighted. ";
+  let text2 = "Left: the mean norm of a token's vector in the residual stream after each of the " + 2 * st.depth + " sub-layers of " + st.depth + " random block(s), residuals " + (st.residual ? "on" : "off") + ", on a log scale: post-LN goes from " + fmt2.fixed(post[0], 2) + " to " + fmt2.fixed(post[post.length - 1], 2) + " (sqrt(d) = " + fmt2.fixed(SQRT_D, 2) + "), pre-LN from " + fmt2.fixed(pre[0], 2) + " to " + fmt2.fixed(pre[pre.length - 1], 2) + " (largest " + fmt2.fixed(largest, 2) + "); " + LN_LABELS[st.normFirst] + " is highlighted. ";
   text2 += "Right: " + st.depth + " heatmap(s) of " + st.s + " by " + st.s + " attention weights, one per layer (mean over the " + st.h + " heads), for the tokens " + st.tokens.join(", ") + (st.causal ? ", zero above the diagonal (causal mask)" : "") + ". Most-attended key per layer: " + peaks(st).map(function(p, l) {
     return "layer " + (l + 1) + " '" + st.tokens[p] + "'";
   }).join("; ") + ".";
   return text2;
 }
 function numbers2(st) {
-  var s = st.s, layers = [];
-  for (var l = 0; l < st.depth; l++) {
+  const s = st.s, layers = [];
+  for (let l = 0; l < st.depth; l++) {
     layers.push(core_default.nested(st.weights.subarray(l * s * s, (l + 1) * s * s), s, s));
   }
   return {
@@ -3927,14 +3961,15 @@ function numbers2(st) {
   };
 }
 function figure2(st) {
-  var L = st.depth, s = st.s, n = 2 * L + 1, xs = [], i;
+  const L = st.depth, s = st.s, n = 2 * L + 1, xs = [];
+  let i;
   for (i = 0; i < n; i++) {
     xs.push(i / 2);
   }
-  var lines = [];
+  const lines = [];
   if (s) {
     [false, true].forEach(function(nf) {
-      var chosen = nf === st.normFirst;
+      const chosen = nf === st.normFirst;
       lines.push({
         label: LN_SHORT[nf],
         color: LN_COLORS[nf],
@@ -3944,12 +3979,12 @@ function figure2(st) {
       });
     });
   }
-  var flat = [];
+  const flat = [];
   for (i = 0; i < n; i++) {
     flat.push(SQRT_D);
   }
   lines.push({ label: "\u221Ad", color: "#595959", dark: "#a6a6a6", width: 1, dashed: true, y: flat });
-  var panels = [{
+  const panels = [{
     kind: "lines",
     title: "stream, L = " + L + ", residuals " + (st.residual ? "on" : "off"),
     xlabel: "after block l (\xBD steps: attention)",
@@ -3961,8 +3996,8 @@ function figure2(st) {
     yticks: NORM_TICKS.slice(),
     lines
   }];
-  for (var l = 0; l < L; l++) {
-    var first = l === 0;
+  for (let l = 0; l < L; l++) {
+    const first = l === 0;
     panels.push({
       kind: "heatmap",
       title: "layer " + (l + 1) + (first ? " of (L, s, s) = (" + L + ", " + s + ", " + s + ")" : ""),
@@ -4024,16 +4059,16 @@ function positiveInt(value, name) {
   }
 }
 function state3(values) {
-  var text2 = values.text, d = values.d, seed = values.seed === void 0 ? 0 : values.seed;
-  var maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
+  const text2 = values.text, d = values.d, seed = values.seed === void 0 ? 0 : values.seed;
+  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
   positiveInt(d, "d");
-  var table = core_default.embeddingTable(d, seed);
-  var read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
-  var ids = core_default.encode(tokens), known = tokens.map(core_default.isKnown);
-  var unknown = core_default.unique(tokens.filter(function(t, i) {
+  const table = core_default.embeddingTable(d, seed);
+  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  const ids = core_default.encode(tokens), known = tokens.map(core_default.isKnown);
+  const unknown = core_default.unique(tokens.filter(function(t, i) {
     return !known[i];
   }));
-  var unk = UNK + " (id " + core_default.vocab.unkId + ")";
+  const unk = UNK + " (id " + core_default.vocab.unkId + ")";
   if (unknown.length <= 3) {
     unknown.forEach(function(w) {
       notes.push({ level: "info", text: "'" + w + "' is not in the vocabulary: it maps to " + unk });
@@ -4046,16 +4081,16 @@ function state3(values) {
   if (unknown.length > 1) {
     notes.push({ level: "info", text: "every unknown word shares the one embedding of " + UNK + ", so their rows of X are identical (similarity 1)" });
   }
-  var rep = core_default.repeated(tokens);
+  const rep = core_default.repeated(tokens);
   if (rep.length) {
-    var counts = rep.map(function(w) {
+    const counts = rep.map(function(w) {
       return "'" + w + "' (" + tokens.filter(function(t) {
         return t === w;
       }).length + " times)";
     });
     notes.push({ level: "info", text: "repeated tokens: " + counts.join(", ") + "; a repeated token has identical rows of X, so their cosine similarity is 1" });
   }
-  var s = tokens.length, X = core_default.embed(ids, table, d);
+  const s = tokens.length, X = core_default.embed(ids, table, d);
   return {
     text: typeof text2 === "string" ? text2 : "",
     d,
@@ -4075,19 +4110,20 @@ function shapeLine(st) {
   return "X : (s, d) = (" + st.s + ", " + st.d + ")" + (st.s ? "" : ": no tokens");
 }
 function readoutHtml4(st) {
-  var chips = st.tokens.map(function(token, i) {
-    var label = esc3(token) + " &rarr; " + st.ids[i];
+  const chips = st.tokens.map(function(token, i) {
+    let label = esc3(token) + " &rarr; " + st.ids[i];
     if (!st.known[i]) {
       label += " <i>(" + esc3(UNK) + ", unknown)</i>";
     }
-    var border = st.known[i] ? "1px solid #999" : "2px dashed #8a1c1c";
+    const border = st.known[i] ? "1px solid #999" : "2px dashed #8a1c1c";
     return '<span class="ab-token" style="display:inline-block;margin:2px;padding:1px 5px;border-radius:3px;font-family:monospace;border:' + border + '">' + label + "</span>";
   });
-  var shapes = shapeLine(st) + (st.s ? ";  similarity : (s, s) = (" + st.s + ", " + st.s + ")" : "");
+  const shapes = shapeLine(st) + (st.s ? ";  similarity : (s, s) = (" + st.s + ", " + st.s + ")" : "");
   return core_default.readoutHtml('<div class="ab-tokens"><b>tokens &rarr; ids:</b> ' + (chips.join("") || "<i>none</i>") + '</div><div class="ab-shape" style="font-family:monospace">' + esc3(shapes) + "</div>", st.notes);
 }
 function mostSimilarPair(st) {
-  var s = st.s, S = st.similarity, best = -Infinity, i, j;
+  const s = st.s, S = st.similarity;
+  let best = -Infinity, i, j;
   for (i = 0; i < s; i++) {
     for (j = 0; j < s; j++) {
       if (i !== j && S[i * s + j] > best) {
@@ -4108,18 +4144,18 @@ function alt3(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Two empty heatmaps", st.notes, "there are no tokens to embed");
   }
-  var text2 = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") + ") and " + st.d + " columns (dimensions), values coloured from -3 to 3. Right: the " + st.s + " by " + st.s + " cosine-similarity matrix of the rows, coloured from -1 to 1, with 1 on the diagonal.";
+  let text2 = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") + ") and " + st.d + " columns (dimensions), values coloured from -3 to 3. Right: the " + st.s + " by " + st.s + " cosine-similarity matrix of the rows, coloured from -1 to 1, with 1 on the diagonal.";
   if (st.s > 1) {
-    var p = mostSimilarPair(st), i = p[0], j = p[1];
+    const p = mostSimilarPair(st), i = p[0], j = p[1];
     text2 += " The most similar pair of positions is " + i + " and " + j + " ('" + st.tokens[i] + "' and '" + st.tokens[j] + "', " + fmt3.fixed(st.similarity[i * st.s + j], 2) + ").";
   }
-  var rep = core_default.repeated(st.tokens);
+  const rep = core_default.repeated(st.tokens);
   if (rep.length) {
     text2 += " Repeated tokens have identical rows and similarity 1: " + rep.map(function(t) {
       return "'" + t + "'";
     }).join(", ") + ".";
   }
-  var unknown = core_default.unique(st.tokens.filter(function(t, k) {
+  const unknown = core_default.unique(st.tokens.filter(function(t, k) {
     return !st.known[k];
   }));
   if (unknown.length) {
@@ -4704,10 +4740,11 @@ function cfg() {
   return training_default.data().tasks.induction.config;
 }
 function linear2(x, W2, b, nIn, nOut) {
-  var y = new Float64Array(nOut);
-  for (var o = 0; o < nOut; o++) {
-    var sum = b[o], wo = o * nIn;
-    for (var t = 0; t < nIn; t++) {
+  const y = new Float64Array(nOut);
+  for (let o = 0; o < nOut; o++) {
+    let sum = b[o];
+    const wo = o * nIn;
+    for (let t = 0; t < nIn; t++) {
       sum += x[t] * W2[wo + t];
     }
     y[o] = sum;
@@ -4715,86 +4752,93 @@ function linear2(x, W2, b, nIn, nOut) {
   return y;
 }
 function decoder(c) {
-  var conf = cfg(), W2 = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
-  var V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = [], length = 0;
-  for (var l = 0; l < conf.n_layers; l++) {
+  const conf = cfg(), W2 = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
+  const V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = [];
+  let length = 0;
+  for (let l = 0; l < conf.n_layers; l++) {
     keys.push([]);
     values.push([]);
   }
   return function feed(token) {
-    var x = new Float64Array(d), j, t, rows2 = [];
+    const x = new Float64Array(d);
+    let j, t;
+    const rows2 = [];
     for (j = 0; j < d; j++) {
       x[j] = W2["embed.weight"][token * d + j] + W2["position.weight"][length * d + j];
     }
     length++;
-    for (var l2 = 0; l2 < conf.n_layers; l2++) {
-      var p = "layers." + l2 + ".";
-      var a = core_default.layerNorm(x, 1, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
-      var qkv = linear2(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], d, 3 * d);
-      keys[l2].push(qkv.subarray(d, 2 * d));
-      values[l2].push(qkv.subarray(2 * d));
-      var z = new Float64Array(d);
-      for (var hh = 0; hh < h; hh++) {
-        var off = hh * dk, w = new Float64Array(length);
+    for (let l = 0; l < conf.n_layers; l++) {
+      const p = "layers." + l + ".";
+      const a = core_default.layerNorm(x, 1, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
+      const qkv = linear2(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], d, 3 * d);
+      keys[l].push(qkv.subarray(d, 2 * d));
+      values[l].push(qkv.subarray(2 * d));
+      const z = new Float64Array(d);
+      for (let hh = 0; hh < h; hh++) {
+        const off = hh * dk, w = new Float64Array(length);
         for (j = 0; j < length; j++) {
-          var sum = 0;
+          let sum = 0;
           for (t = 0; t < dk; t++) {
-            sum += qkv[off + t] * keys[l2][j][off + t];
+            sum += qkv[off + t] * keys[l][j][off + t];
           }
           w[j] = sum * scale;
         }
         core_default.softmaxRows(w, 1, length);
         for (j = 0; j < length; j++) {
           for (t = 0; t < dk; t++) {
-            z[off + t] += w[j] * values[l2][j][off + t];
+            z[off + t] += w[j] * values[l][j][off + t];
           }
         }
         rows2.push(w);
       }
-      var out = linear2(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], d, d);
+      const out = linear2(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], d, d);
       for (t = 0; t < d; t++) {
         x[t] += out[t];
       }
-      var a2 = core_default.layerNorm(x, 1, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
-      var hidden = linear2(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], d, 4 * d);
+      const a2 = core_default.layerNorm(x, 1, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
+      const hidden = linear2(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], d, 4 * d);
       for (t = 0; t < hidden.length; t++) {
         if (hidden[t] < 0) {
           hidden[t] = 0;
         }
       }
-      var ffn2 = linear2(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], 4 * d, d);
+      const ffn2 = linear2(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], 4 * d, d);
       for (t = 0; t < d; t++) {
         x[t] += ffn2[t];
       }
     }
-    var normed = core_default.layerNorm(x, 1, d, eps, W2["norm.weight"], W2["norm.bias"]);
+    const normed = core_default.layerNorm(x, 1, d, eps, W2["norm.weight"], W2["norm.bias"]);
     return { logits: linear2(normed, W2["unembed.weight"], W2["unembed.bias"], d, V), rows: rows2 };
   };
 }
 function softmaxT(logits, T) {
-  var p = Float64Array.from(logits, function(v) {
+  const p = Float64Array.from(logits, function(v) {
     return v / T;
   });
   core_default.softmaxRows(p, 1, p.length);
   return p;
 }
 function generate(c, prompt, n, T, seed) {
-  var key = [c, prompt.join(" "), n, T, seed].join("|"), hit = generations.get(key);
+  const key = [c, prompt.join(" "), n, T, seed].join("|");
+  let hit = generations.get(key);
   if (hit) {
     return hit;
   }
-  var feed = decoder(c), draw = T ? rng_default.defaultRng(seed) : null, out, k;
+  const feed = decoder(c), draw = T ? rng_default.defaultRng(seed) : null;
+  let out, k;
   for (k = 0; k < prompt.length; k++) {
     out = feed(prompt[k]);
   }
-  var generated = [], rows2 = [], probability = [];
+  const generated = [], rows2 = [], probability = [];
   for (k = 0; k < n; k++) {
     rows2.push(out.rows);
-    var token, p = softmaxT(out.logits, T || 1);
+    let token;
+    const p = softmaxT(out.logits, T || 1);
     if (!T) {
       token = core_default.argmax(out.logits);
     } else {
-      var u = draw.random(1)[0], cum = 0;
+      const u = draw.random(1)[0];
+      let cum = 0;
       for (token = 0; token < p.length; token++) {
         cum += p[token];
         if (!(cum <= u)) {
@@ -4814,8 +4858,8 @@ function generate(c, prompt, n, T, seed) {
   return hit;
 }
 function inductionTargets(tokens, q) {
-  var out = [];
-  for (var j = 1; j < q; j++) {
+  const out = [];
+  for (let j = 1; j < q; j++) {
     if (tokens[j - 1] === tokens[q]) {
       out.push(j);
     }
@@ -4829,25 +4873,29 @@ function whole(value, name, low, high) {
   return value;
 }
 function state5(values) {
-  var spec = training_default.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
-  var get = function(name, dflt) {
+  const spec = training_default.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
+  const get = function(name, dflt) {
     return values[name] === void 0 ? dflt : values[name];
   };
-  var c = whole(get("checkpoint", last), "checkpoint", 0, last);
-  var n = whole(get("n", 7), "n", 1, MAX_GENERATED), asked = n, t = whole(get("t", 7), "t", 1, MAX_GENERATED), tAsked = t;
-  var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
+  const c = whole(get("checkpoint", last), "checkpoint", 0, last);
+  let n = whole(get("n", 7), "n", 1, MAX_GENERATED);
+  const asked = n;
+  let t = whole(get("t", 7), "t", 1, MAX_GENERATED);
+  const tAsked = t;
+  const seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
   if (typeof T !== "number" || TEMPERATURES2.indexOf(T) < 0) {
     throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core_default.pyRepr(T));
   }
-  var heads = [];
-  for (var l = 0; l < conf.n_layers; l++) {
-    for (var j = 0; j < conf.n_heads; j++) {
+  const heads = [];
+  for (let l = 0; l < conf.n_layers; l++) {
+    for (let j = 0; j < conf.n_heads; j++) {
       heads.push("layer " + l + ", head " + j);
     }
   }
-  var read = training_default.readSymbols(get("prompt", "31 29 28 3 10 4 12 31 29")), notes = read.notes, prompt = [];
+  const read = training_default.readSymbols(get("prompt", "31 29 28 3 10 4 12 31 29")), notes = read.notes;
+  let prompt = [];
   if (read.symbols.length) {
-    var error = training_default.tokenError("induction", conf, read.symbols);
+    const error = training_default.tokenError("induction", conf, read.symbols);
     if (error !== null) {
       notes.push({ level: "error", text: error });
     } else if (read.symbols.length > MAX_GENERATED) {
@@ -4856,7 +4904,8 @@ function state5(values) {
       prompt = read.symbols.map(Number);
     }
   }
-  var s0 = prompt.length, run2 = { generated: [], rows: [], probability: [] };
+  const s0 = prompt.length;
+  let run2 = { generated: [], rows: [], probability: [] };
   if (s0) {
     if (s0 + n > LENGTH) {
       notes.push({ level: "warning", text: LENGTH - s0 + " tokens fit after a prompt of " + s0 + " (the model has " + LENGTH + " positions): generating " + (LENGTH - s0) + ", not " + n });
@@ -4870,15 +4919,15 @@ function state5(values) {
   } else {
     t = 0;
   }
-  var sequence = prompt.concat(run2.generated), width = s0 + t, H = heads.length;
-  var weights = new Float64Array(H * t * width);
-  for (var k = 0; k < t; k++) {
-    for (var i = 0; i < H; i++) {
+  const sequence = prompt.concat(run2.generated), width = s0 + t, H = heads.length;
+  const weights = new Float64Array(H * t * width);
+  for (let k = 0; k < t; k++) {
+    for (let i = 0; i < H; i++) {
       weights.set(run2.rows[k][i], (i * t + k) * width);
     }
   }
-  var targets = run2.generated.map(function(_, k2) {
-    return inductionTargets(sequence, s0 + k2 - 1);
+  const targets = run2.generated.map(function(_, k) {
+    return inductionTargets(sequence, s0 + k - 1);
   });
   return {
     checkpoint: c,
@@ -4909,7 +4958,7 @@ function decoding(st) {
 }
 function marks(st) {
   return st.generated.map(function(g, k) {
-    var e = st.expected[k];
+    const e = st.expected[k];
     return g + (e === null ? "" : g === e ? "\u2713" : "\u2717");
   }).join(" ");
 }
@@ -4917,21 +4966,21 @@ function weightAt(st, i, k) {
   return st.weights[(i * st.t + st.t - 1) * st.s + k];
 }
 function readoutHtml6(st) {
-  var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " + decoding(st) + "</div>"];
+  const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " + decoding(st) + "</div>"];
   if (st.t) {
-    var s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
-    var keys = st.targets[t - 1], expected = st.expected[t - 1];
-    var copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")" : "symbol " + st.tokens[q] + " did not occur before: nothing to copy";
+    const s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
+    const keys = st.targets[t - 1], expected = st.expected[t - 1];
+    const copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")" : "symbol " + st.tokens[q] + " did not occur before: nothing to copy";
     parts.push("<div><b>step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q + " (symbol " + st.tokens[q] + ") chose <b>" + chosen + "</b> with probability " + fmt5.fixed(st.probability[t - 1], 2) + "; " + copy + ".</div>");
-    var rows2 = st.heads.map(function(head, i) {
-      var k = st.top[i];
+    const rows2 = st.heads.map(function(head, i) {
+      const k = st.top[i];
       return "<tr><td>" + head + "</td><td>key " + k + " (symbol " + st.tokens[k] + ")</td><td>" + fmt5.fixed(weightAt(st, i, k), 2) + "</td><td>" + (keys.indexOf(k) >= 0 ? "yes" : "no") + "</td></tr>";
     }).join("");
     parts.push('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th><th>weight</th><th>after an earlier copy?</th></tr>' + rows2 + "</table>");
-    var counted = st.expected.filter(function(e) {
+    const counted = st.expected.filter(function(e) {
       return e !== null;
     }).length;
-    var right = st.generated.filter(function(g, k) {
+    const right = st.generated.filter(function(g, k) {
       return st.expected[k] !== null && g === st.expected[k];
     }).length;
     parts.push("<div>prompt <code>" + st.prompt.join(" ") + "</code><br>generated (\u2713/\u2717 where a copy tells the token): <code>" + esc5(marks(st)) + "</code> (" + right + " of " + counted + " right)</div>");
@@ -4939,7 +4988,7 @@ function readoutHtml6(st) {
   return core_default.readoutHtml(parts.join(""), st.notes);
 }
 function alt5(st) {
-  var text2 = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
+  let text2 = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
   if (!st.t) {
     return text2 + "No heatmaps: the prompt is not valid. " + st.notes.map(function(n) {
       return n.text;
@@ -4947,7 +4996,7 @@ function alt5(st) {
   }
   text2 += "Prompt " + st.prompt.join(" ") + "; generated so far " + st.generated.slice(0, st.t).join(" ") + ". One heatmap a head, rows the steps 1 to " + st.t + ", columns the " + st.s + " positions so far; each row is the attention of the query that produced that step's token, over the keys before it, step " + st.t + " outlined: ";
   text2 += st.heads.map(function(head, i) {
-    var k = st.top[i];
+    const k = st.top[i];
     return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + fmt5.fixed(weightAt(st, i, k), 2);
   }).join("; ");
   return text2 + ". Below, a bar for each of the " + st.generated.length + " generated tokens: the probability it was chosen with, " + fmt5.fixed(st.probability[st.t - 1], 2) + " at step " + st.t + ".";
@@ -4986,22 +5035,22 @@ function figure5(st) {
       vmax: 1
     }] };
   }
-  var t = st.t, s = st.s, s0 = st.prompt.length, labels = st.tokens.map(String);
-  var masked = new Uint8Array(t * s);
-  for (var k = 0; k < t; k++) {
-    for (var j = s0 + k; j < s; j++) {
+  const t = st.t, s = st.s, s0 = st.prompt.length, labels = st.tokens.map(String);
+  const masked = new Uint8Array(t * s);
+  for (let k = 0; k < t; k++) {
+    for (let j = s0 + k; j < s; j++) {
       masked[k * s + j] = 1;
     }
   }
-  var rowLabels2 = st.generated.slice(0, t).map(function(g) {
+  const rowLabels2 = st.generated.slice(0, t).map(function(g) {
     return "\u2192 " + g;
   });
-  var split = function(before) {
-    return st.probability.map(function(p, k2) {
-      return k2 < t === before ? p : 0;
+  const split = function(before) {
+    return st.probability.map(function(p, k) {
+      return k < t === before ? p : 0;
     });
   };
-  var bars = {
+  const bars = {
     kind: "bars",
     xlim: [0, 1],
     xlabel: "probability of the token chosen",
@@ -5017,7 +5066,7 @@ function figure5(st) {
   return {
     columns: st.heads.length,
     panels: st.heads.map(function(head, i) {
-      var top = st.top[i];
+      const top = st.top[i];
       return {
         kind: "heatmap",
         title: head + ": key " + top + " most (" + fmt5.fixed(weightAt(st, i, top), 2) + ")",
@@ -5064,16 +5113,17 @@ var MASKING_D_K = 4;
 var W = null;
 function projections() {
   if (W === null) {
-    var g = rng_default.defaultRng(0), std = 1 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
+    const g = rng_default.defaultRng(0), std = 1 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
     W = [g.normal(0, std, n), g.normal(0, std, n), g.normal(0, std, n)];
   }
   return W;
 }
 function namedMask(kind2, s, real, window, lower, upper) {
-  var mask = new Uint8Array(s * s);
-  for (var i = 0; i < s; i++) {
-    for (var j = 0; j < s; j++) {
-      var back = i - j, ok;
+  const mask = new Uint8Array(s * s);
+  for (let i = 0; i < s; i++) {
+    for (let j = 0; j < s; j++) {
+      const back = i - j;
+      let ok;
       if (kind2 === "causal") {
         ok = j <= i;
       } else if (kind2 === "padding") {
@@ -5105,21 +5155,24 @@ function description(st) {
   }
 }
 function state6(values) {
-  var text2 = values.text, kind2 = values.kind === void 0 ? "causal" : values.kind;
-  var method = values.method === void 0 ? "before" : values.method;
-  var maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
+  const text2 = values.text, kind2 = values.kind === void 0 ? "causal" : values.kind;
+  const method = values.method === void 0 ? "before" : values.method;
+  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
   if (MASK_KINDS.indexOf(kind2) < 0) {
     throw new Error("kind must be one of ['" + MASK_KINDS.join("', '") + "'], got '" + kind2 + "'");
   }
   if (method !== "before" && method !== "after") {
     throw new Error("method must be 'before' or 'after', got '" + method + "'");
   }
-  var length = core_default.wholeNumber(values.length === void 0 ? 3 : values.length, "length (real tokens)", 0);
-  var window = core_default.wholeNumber(values.window === void 0 ? 2 : values.window, "window", 1);
-  var lower = core_default.wholeNumber(values.lower === void 0 ? 1 : values.lower, "lower", 0);
-  var upper = core_default.wholeNumber(values.upper === void 0 ? 1 : values.upper, "upper", 0);
-  var read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
-  var s = tokens.length, real = [], i, j;
+  const length = core_default.wholeNumber(values.length === void 0 ? 3 : values.length, "length (real tokens)", 0);
+  const window = core_default.wholeNumber(values.window === void 0 ? 2 : values.window, "window", 1);
+  const lower = core_default.wholeNumber(values.lower === void 0 ? 1 : values.lower, "lower", 0);
+  const upper = core_default.wholeNumber(values.upper === void 0 ? 1 : values.upper, "upper", 0);
+  const read = core_default.readTokens(text2, maxTokens);
+  let tokens = read.tokens;
+  const notes = read.notes;
+  const s = tokens.length;
+  let real = [], i, j;
   for (i = 0; i < s; i++) {
     real.push(true);
   }
@@ -5136,14 +5189,14 @@ function state6(values) {
       notes.push({ level: "info", text: "the <pad> query rows " + length + ".." + (s - 1) + " still compute an output, which the loss ignores; no query gives a <pad> key any weight" });
     }
   }
-  var d = MASKING_D, d_k = MASKING_D_K, P = projections();
-  var X = core_default.embedTokens(tokens, d, 0);
-  var Q = core_default.matmul(X, P[0], s, d, d_k);
-  var K = core_default.matmul(X, P[1], s, d, d_k);
-  var V = core_default.matmul(X, P[2], s, d, d_k);
-  var mask = namedMask(kind2, s, real, window, lower, upper);
-  var scores = core_default.matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
-  var weights;
+  const d = MASKING_D, d_k = MASKING_D_K, P = projections();
+  const X = core_default.embedTokens(tokens, d, 0);
+  const Q = core_default.matmul(X, P[0], s, d, d_k);
+  const K = core_default.matmul(X, P[1], s, d, d_k);
+  const V = core_default.matmul(X, P[2], s, d, d_k);
+  const mask = namedMask(kind2, s, real, window, lower, upper);
+  const scores = core_default.matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
+  let weights;
   if (method === "before") {
     weights = scores.map(function(x, k) {
       return mask[k] ? x : -Infinity;
@@ -5154,10 +5207,10 @@ function state6(values) {
       return x * mask[k];
     });
   }
-  var output = core_default.matmul(weights, V, s, s, d_k);
-  var seen = [], rowSums = new Float64Array(s), empty = [];
+  const output = core_default.matmul(weights, V, s, s, d_k);
+  const seen = [], rowSums = new Float64Array(s), empty = [];
   for (i = 0; i < s; i++) {
-    var n = 0, sum = 0;
+    let n = 0, sum = 0;
     for (j = 0; j < s; j++) {
       n += mask[i * s + j];
       sum += weights[i * s + j];
@@ -5180,7 +5233,7 @@ function state6(values) {
   if (kind2 === "band" && s && lower >= s - 1 && upper === 0) {
     notes.push({ level: "info", text: "a band reaching every earlier key and none after is the causal mask" });
   }
-  var sums = [];
+  const sums = [];
   for (i = 0; i < s; i++) {
     if (seen[i]) {
       sums.push(rowSums[i]);
@@ -5206,20 +5259,20 @@ function state6(values) {
     output,
     rowSums,
     seen,
-    fullyMasked: seen.map(function(n2) {
-      return n2 === 0;
+    fullyMasked: seen.map(function(n) {
+      return n === 0;
     }),
     notes
   };
 }
 function readoutHtml7(st) {
-  var s = st.s, d_k = MASKING_D_K;
-  var parts = [
+  const s = st.s, d_k = MASKING_D_K;
+  const parts = [
     "<b>" + esc6(description(st)) + "</b>",
     "X : (" + s + ", " + MASKING_D + "); Q, K, V : (" + s + ", " + d_k + "); mask, scores, weights : (" + s + ", " + s + "); output : (" + s + ", " + d_k + ")"
   ];
   if (s) {
-    var shown = Math.min(s, 16), more = s > shown ? ", \u2026" : "";
+    const shown = Math.min(s, 16), more = s > shown ? ", \u2026" : "";
     parts.push("keys each query may see: " + st.seen.slice(0, shown).join(", ") + more);
     parts.push("row sums of the weights: " + Array.from(st.rowSums.subarray(0, shown)).map(function(x) {
       return fmt6.fixed(x, 2);
@@ -5231,23 +5284,24 @@ function alt6(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Four empty heatmaps", st.notes);
   }
-  var s = st.s, hidden = 0, k;
+  const s = st.s;
+  let hidden = 0, k;
   for (k = 0; k < st.mask.length; k++) {
     hidden += 1 - st.mask[k];
   }
-  var sums = Array.from(st.rowSums);
-  var how = st.method === "before" ? "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" : "zeroed after the softmax, so rows lose the share of the hidden keys";
-  var middle = hidden ? "masked cells " + how : "nothing masked";
-  var text2 = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) + " of " + s * s + " cells. Third: the weights, " + middle + "; row sums from " + fmt6.fixed(Math.min.apply(null, sums), 2) + " to " + fmt6.fixed(Math.max.apply(null, sums), 2) + ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
-  var empty = st.fullyMasked.filter(Boolean).length;
+  const sums = Array.from(st.rowSums);
+  const how = st.method === "before" ? "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" : "zeroed after the softmax, so rows lose the share of the hidden keys";
+  const middle = hidden ? "masked cells " + how : "nothing masked";
+  let text2 = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) + " of " + s * s + " cells. Third: the weights, " + middle + "; row sums from " + fmt6.fixed(Math.min.apply(null, sums), 2) + " to " + fmt6.fixed(Math.max.apply(null, sums), 2) + ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
+  const empty = st.fullyMasked.filter(Boolean).length;
   if (empty) {
     text2 += " " + empty + " rows are fully masked: zero weights and a zero output row.";
   }
   return text2;
 }
 function numbers6(st) {
-  var n = core_default.nested, s = st.s, mask = [];
-  for (var i = 0; i < s; i++) {
+  const n = core_default.nested, s = st.s, mask = [];
+  for (let i = 0; i < s; i++) {
     mask.push(Array.from(st.mask.subarray(i * s, (i + 1) * s), Boolean));
   }
   return {
@@ -5264,8 +5318,10 @@ function numbers6(st) {
 var SCORE_LIMITS = [-3, 3];
 var OUTPUT_LIMITS = [-1.5, 1.5];
 function figure6(st) {
-  var s = st.s, hidden = 0, masked = new Uint8Array(st.mask.length);
-  for (var k = 0; k < st.mask.length; k++) {
+  const s = st.s;
+  let hidden = 0;
+  const masked = new Uint8Array(st.mask.length);
+  for (let k = 0; k < st.mask.length; k++) {
     masked[k] = 1 - st.mask[k];
     hidden += masked[k];
   }
@@ -5382,8 +5438,8 @@ function divides(h, d) {
   return h;
 }
 function divisors(d) {
-  var out = [];
-  for (var h = 1; h <= d; h++) {
+  const out = [];
+  for (let h = 1; h <= d; h++) {
     if (d % h === 0) {
       out.push(h);
     }
@@ -5396,15 +5452,15 @@ function headChoices(d) {
   });
 }
 function missingHeadsText(d) {
-  var text2 = "h offered for d=" + d + ": " + headChoices(d).join(", ") + ".";
-  var missing = [];
-  for (var h = 1; h <= Math.min(d, MAX_HEADS); h++) {
+  let text2 = "h offered for d=" + d + ": " + headChoices(d).join(", ") + ".";
+  const missing = [];
+  for (let h = 1; h <= Math.min(d, MAX_HEADS); h++) {
     if (d % h) {
       missing.push(h);
     }
   }
   if (missing.length) {
-    var message;
+    let message;
     try {
       divides(missing[0], d);
     } catch (err) {
@@ -5412,8 +5468,8 @@ function missingHeadsText(d) {
     }
     text2 += " h = " + missing.join(", ") + " cannot be chosen: each head gets d_k = d/h whole columns, and the API says \u201C" + message + "\u201D.";
   }
-  var bigger = divisors(d).filter(function(h2) {
-    return h2 > MAX_HEADS;
+  const bigger = divisors(d).filter(function(h) {
+    return h > MAX_HEADS;
   });
   if (bigger.length) {
     text2 += " h = " + bigger.join(", ") + " divide d too but are left out: the picture shows at most " + MAX_HEADS + " heads.";
@@ -5421,7 +5477,7 @@ function missingHeadsText(d) {
   return text2;
 }
 function shapeTrace(b, s, d, h) {
-  var d_k = d / h;
+  const d_k = d / h;
   return [
     ["X", [b, s, d]],
     ["W^Q, W^K, W^V (h blocks W_i of (d, d_k) side by side)", [d, d]],
@@ -5439,9 +5495,11 @@ function shapeTrace(b, s, d, h) {
 }
 var paramsCache = core_default.cache();
 function parameters(d, seed) {
-  var key = d + "," + seed, p = paramsCache.get(key);
+  const key = d + "," + seed;
+  let p = paramsCache.get(key);
   if (p === void 0) {
-    var g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d), W2 = [], b = [], i;
+    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d), W2 = [], b = [];
+    let i;
     for (i = 0; i < 4; i++) {
       W2.push(g.normal(0, std, d * d));
     }
@@ -5457,75 +5515,76 @@ function parameters(d, seed) {
   return p;
 }
 function project2(X, W2, b, s, d) {
-  var Y = core_default.matmul(X, W2, s, d, d);
-  for (var r = 0; r < s; r++) {
-    for (var j = 0; j < d; j++) {
+  const Y = core_default.matmul(X, W2, s, d, d);
+  for (let r = 0; r < s; r++) {
+    for (let j = 0; j < d; j++) {
       Y[r * d + j] += b[j];
     }
   }
   return Y;
 }
 function state7(values) {
-  var text2 = values.text, d = values.d, h = values.h;
-  var seed = values.seed === void 0 ? MH_DEFAULT_SEED : values.seed;
-  var positional = !!values.positional, headsOn = values.heads_on;
-  var maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
+  const text2 = values.text, d = values.d, h = values.h;
+  const seed = values.seed === void 0 ? MH_DEFAULT_SEED : values.seed;
+  const positional = !!values.positional, headsOn = values.heads_on;
+  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
   positiveInt2(d, "d");
   divides(h, d);
-  var P = parameters(d, seed), d_k = d / h;
-  var onSet = new Set(headsOn === void 0 || headsOn === null ? Array.from({ length: h }, function(_, i2) {
-    return i2;
+  const P = parameters(d, seed), d_k = d / h;
+  const onSet = new Set(headsOn === void 0 || headsOn === null ? Array.from({ length: h }, function(_, i) {
+    return i;
   }) : headsOn);
-  var bad = Array.from(onSet).filter(function(i2) {
-    return !(i2 >= 0 && i2 < h);
+  const bad = Array.from(onSet).filter(function(i) {
+    return !(i >= 0 && i < h);
   }).sort(function(a, b) {
     return a - b;
   });
   if (bad.length) {
     throw new Error("heads_on has head index " + bad[0] + ", but h=" + h + " heads are numbered 0.." + (h - 1));
   }
-  var on = [];
-  for (var i = 0; i < h; i++) {
+  const on = [];
+  for (let i = 0; i < h; i++) {
     on.push(onSet.has(i));
   }
-  var read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
-  var s = tokens.length;
-  var X = core_default.embedTokens(tokens, d, seed);
+  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  const s = tokens.length;
+  const X = core_default.embedTokens(tokens, d, seed);
   if (positional && s) {
-    var pe = core_default.sinusoidalEncoding(s, d);
-    for (var k = 0; k < X.length; k++) {
+    const pe = core_default.sinusoidalEncoding(s, d);
+    for (let k = 0; k < X.length; k++) {
       X[k] += pe[k];
     }
   }
-  var Q = project2(X, P.W[0], P.b[0], s, d);
-  var K = project2(X, P.W[1], P.b[1], s, d);
-  var V = project2(X, P.W[2], P.b[2], s, d);
-  var weights = new Float64Array(h * s * s), contributions = new Float64Array(h * s * d);
-  var merged = new Float64Array(s * d), scale = 1 / Math.sqrt(d_k);
-  for (var hd = 0; hd < h; hd++) {
-    var q = new Float64Array(s * d_k), kk = new Float64Array(s * d_k), v = new Float64Array(s * d_k);
-    for (var r = 0; r < s; r++) {
-      for (var c = 0; c < d_k; c++) {
+  const Q = project2(X, P.W[0], P.b[0], s, d);
+  const K = project2(X, P.W[1], P.b[1], s, d);
+  const V = project2(X, P.W[2], P.b[2], s, d);
+  const weights = new Float64Array(h * s * s), contributions = new Float64Array(h * s * d);
+  const merged = new Float64Array(s * d), scale = 1 / Math.sqrt(d_k);
+  for (let hd = 0; hd < h; hd++) {
+    const q = new Float64Array(s * d_k), kk = new Float64Array(s * d_k), v = new Float64Array(s * d_k);
+    for (let r = 0; r < s; r++) {
+      for (let c = 0; c < d_k; c++) {
         q[r * d_k + c] = Q[r * d + hd * d_k + c];
         kk[r * d_k + c] = K[r * d + hd * d_k + c];
         v[r * d_k + c] = V[r * d + hd * d_k + c];
       }
     }
-    var w = core_default.softmaxRows(core_default.matmulT(q, kk, s, d_k, s, scale), s, s);
+    const w = core_default.softmaxRows(core_default.matmulT(q, kk, s, d_k, s, scale), s, s);
     weights.set(w, hd * s * s);
-    var H = core_default.matmul(w, v, s, s, d_k);
-    for (r = 0; r < s; r++) {
+    const H = core_default.matmul(w, v, s, s, d_k);
+    for (let r = 0; r < s; r++) {
       merged.set(H.subarray(r * d_k, (r + 1) * d_k), r * d + hd * d_k);
     }
     contributions.set(core_default.matmul(H, P.W[3].subarray(hd * d_k * d, (hd + 1) * d_k * d), s, d_k, d), hd * s * d);
   }
-  var output = project2(merged, P.W[3], P.b[3], s, d);
-  var onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d), check2 = 0;
-  var headNorms = new Float64Array(h);
-  for (var e = 0; e < s * d; e++) {
-    var all = 0, onSum = 0, offSum = 0;
-    for (hd = 0; hd < h; hd++) {
-      var x = contributions[hd * s * d + e];
+  const output = project2(merged, P.W[3], P.b[3], s, d);
+  const onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d);
+  let check2 = 0;
+  const headNorms = new Float64Array(h);
+  for (let e = 0; e < s * d; e++) {
+    let all = 0, onSum = 0, offSum = 0;
+    for (let hd = 0; hd < h; hd++) {
+      const x = contributions[hd * s * d + e];
       all += x;
       if (on[hd]) {
         onSum += x;
@@ -5537,9 +5596,9 @@ function state7(values) {
     offOutput[e] = offSum;
     check2 = Math.max(check2, Math.abs(all + P.b[3][e % d] - output[e]));
   }
-  for (hd = 0; hd < h; hd++) {
-    var sq = 0;
-    for (e = 0; e < s * d; e++) {
+  for (let hd = 0; hd < h; hd++) {
+    let sq = 0;
+    for (let e = 0; e < s * d; e++) {
       sq += contributions[hd * s * d + e] * contributions[hd * s * d + e];
     }
     headNorms[hd] = Math.sqrt(sq);
@@ -5570,27 +5629,28 @@ function state7(values) {
   };
 }
 function readoutHtml8(st) {
-  var sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" + st.d_k + (st.positional ? "  (X includes positional encoding)" : "") + (st.s === 0 ? "  (no tokens: s = 0)" : "");
-  var heads = st.on.map(function(on, i) {
+  const sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" + st.d_k + (st.positional ? "  (X includes positional encoding)" : "") + (st.s === 0 ? "  (no tokens: s = 0)" : "");
+  const heads = st.on.map(function(on, i) {
     return i + (on ? "" : " (off)") + ": " + fmt7.fixed(st.headNorms[i], 2);
   }).join(", ");
-  var missing = '<div style="font-size:90%">' + esc7(missingHeadsText(st.d)) + "</div>";
+  const missing = '<div style="font-size:90%">' + esc7(missingHeadsText(st.d)) + "</div>";
   return core_default.readoutHtml(core_default.positionsHtml(st.tokens) + core_default.tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) + '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> ' + esc7(heads) + "<br>sum of all heads\u2019 writes + b<sub>o</sub> vs the output: max difference " + fmt7.exponent(st.checkError, 1) + "</div>", st.notes);
 }
 function alt7(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Empty heatmaps", st.notes);
   }
-  var s = st.s, off = [], peaks2 = [];
-  st.on.forEach(function(on, i2) {
+  const s = st.s, off = [], peaks2 = [];
+  st.on.forEach(function(on, i) {
     if (!on) {
-      off.push(String(i2));
+      off.push(String(i));
     }
   });
-  for (var hd = 0; hd < st.h; hd++) {
-    var means = new Float64Array(s), best = -Infinity, at = 0, j;
+  for (let hd = 0; hd < st.h; hd++) {
+    const means = new Float64Array(s);
+    let best = -Infinity, at = 0, j;
     for (j = 0; j < s; j++) {
-      for (var i = 0; i < s; i++) {
+      for (let i = 0; i < s; i++) {
         means[j] += st.weights[(hd * s + i) * s + j];
       }
       means[j] /= s;
@@ -5604,8 +5664,8 @@ function alt7(st) {
   return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " + (st.positional ? "X + PE" : "X, no positions") + "); " + (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") + "Most-attended key per head: " + peaks2.join("; ") + ". Right: two " + s + " by " + st.d + " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads would add; their sum is the full output.";
 }
 function numbers7(st) {
-  var n = core_default.nested, s = st.s, d = st.d, heads = [];
-  for (var i = 0; i < st.h; i++) {
+  const n = core_default.nested, s = st.s, d = st.d, heads = [];
+  for (let i = 0; i < st.h; i++) {
     heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s));
   }
   return {
@@ -5625,9 +5685,9 @@ function numbers7(st) {
 }
 var HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];
 function figure7(st) {
-  var s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
-  for (var i = 0; i < st.h; i++) {
-    var small = st.h >= 4 && i > 0;
+  const s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
+  for (let i = 0; i < st.h; i++) {
+    const small = st.h >= 4 && i > 0;
     panels.push({
       kind: "heatmap",
       title: "head " + i + (st.on[i] ? "" : " (off)"),
@@ -6425,7 +6485,7 @@ var api11 = {
 };
 var positional_default = api11;
 
-// src/shared/minilm.js
+// src/shared/bert-tables.js
 var TABLES = {
   drop: "0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",
   space: "9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",
@@ -6433,29 +6493,31 @@ var TABLES = {
   punct: "21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",
   split: "9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"
 };
+
+// src/shared/wordpiece.js
 var LAB_MAX_TOKENS = 128;
 var MAX_TEXT_CHARS = 1e5;
 function MiniLMError(code, message) {
-  var error = new Error(message);
+  const error = new Error(message);
   error.name = "MiniLMError";
   error.code = code;
   return error;
 }
 function parseRanges(text2) {
-  var parts = text2 ? text2.split(",") : [];
-  var out = new Int32Array(2 * parts.length);
-  for (var i = 0; i < parts.length; i++) {
-    var pair = parts[i].split("-");
+  const parts = text2 ? text2.split(",") : [];
+  const out = new Int32Array(2 * parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const pair = parts[i].split("-");
     out[2 * i] = parseInt(pair[0], 16);
     out[2 * i + 1] = parseInt(pair.length > 1 ? pair[1] : pair[0], 16);
   }
   return out;
 }
 function inRanges2(ranges, c) {
-  var lo = 0;
-  var hi = ranges.length / 2 - 1;
+  let lo = 0;
+  let hi = ranges.length / 2 - 1;
   while (lo <= hi) {
-    var mid = lo + hi >> 1;
+    const mid = lo + hi >> 1;
     if (c < ranges[2 * mid]) hi = mid - 1;
     else if (c > ranges[2 * mid + 1]) lo = mid + 1;
     else return true;
@@ -6480,16 +6542,16 @@ function normalizeCodePoint(c, out) {
     out.push(32);
     return;
   }
-  var cjk = inRanges2(CJK, c);
+  const cjk = inRanges2(CJK, c);
   if (cjk) out.push(32);
-  var nfd = String.fromCodePoint(c).normalize("NFD");
-  for (var i = 0; i < nfd.length; i++) {
-    var d = nfd.codePointAt(i);
+  const nfd = String.fromCodePoint(c).normalize("NFD");
+  for (let i = 0; i < nfd.length; i++) {
+    const d = nfd.codePointAt(i);
     if (d > 65535) i++;
     if (inRanges2(DROP, d)) continue;
-    var lower = String.fromCodePoint(d).toLowerCase();
-    for (var j = 0; j < lower.length; j++) {
-      var e = lower.codePointAt(j);
+    const lower = String.fromCodePoint(d).toLowerCase();
+    for (let j = 0; j < lower.length; j++) {
+      const e = lower.codePointAt(j);
       if (e > 65535) j++;
       out.push(e);
     }
@@ -6502,13 +6564,13 @@ function Tokenizer(spec) {
   }
   this.vocab = spec.vocab;
   this.ids = /* @__PURE__ */ new Map();
-  for (var i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);
+  for (let i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);
   this.unk = spec.unk_token;
   this.cls = spec.cls_token;
   this.sep = spec.sep_token;
   this.prefix = spec.continuing_subword_prefix;
   this.maxChars = spec.max_input_chars_per_word;
-  var specials = (spec.special_tokens || []).slice().sort(function(a, b) {
+  const specials = (spec.special_tokens || []).slice().sort(function(a, b) {
     return b.length - a.length;
   });
   this.special = specials.length ? new RegExp(specials.map(function(s) {
@@ -6516,15 +6578,15 @@ function Tokenizer(spec) {
   }).join("|"), "g") : null;
 }
 Tokenizer.prototype._words = function(text2, from, to, words) {
-  var word = null;
-  var buffer = [];
-  for (var i = from; i < to; ) {
-    var c = text2.codePointAt(i);
-    var width = c > 65535 ? 2 : 1;
+  let word = null;
+  const buffer = [];
+  for (let i = from; i < to; ) {
+    const c = text2.codePointAt(i);
+    const width = c > 65535 ? 2 : 1;
     buffer.length = 0;
     normalizeCodePoint(c, buffer);
-    for (var k = 0; k < buffer.length; k++) {
-      var n = buffer[k];
+    for (let k = 0; k < buffer.length; k++) {
+      const n = buffer[k];
       if (n === 32 || inRanges2(SPLIT, n)) {
         word = null;
       } else if (n < 128 && isAsciiPunct(n) || inRanges2(PUNCT, n)) {
@@ -6547,16 +6609,16 @@ function isAsciiPunct(c) {
   return c >= 33 && c <= 47 || c >= 58 && c <= 64 || c >= 91 && c <= 96 || c >= 123 && c <= 126;
 }
 Tokenizer.prototype._pieces = function(word, out) {
-  var cps = word.cps;
-  var n = cps.length;
-  var start = 0;
-  var pieces = [];
+  const cps = word.cps;
+  const n = cps.length;
+  let start = 0;
+  let pieces = [];
   if (n <= this.maxChars) {
     while (start < n) {
-      var end = n;
-      var found = null;
+      let end = n;
+      let found = null;
       while (start < end) {
-        var piece = String.fromCodePoint.apply(null, cps.slice(start, end));
+        let piece = String.fromCodePoint.apply(null, cps.slice(start, end));
         if (start > 0) piece = this.prefix + piece;
         if (this.ids.has(piece)) {
           found = piece;
@@ -6578,14 +6640,14 @@ Tokenizer.prototype._pieces = function(word, out) {
     out.push([this.unk, word.starts[0], word.ends[n - 1]]);
     return;
   }
-  for (var p = 0; p < pieces.length; p++) {
+  for (let p = 0; p < pieces.length; p++) {
     out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);
   }
 };
 Tokenizer.prototype.encode = function(text2) {
-  var triples = [[this.cls, 0, 0]];
-  var at = 0;
-  var match;
+  const triples = [[this.cls, 0, 0]];
+  let at = 0;
+  let match;
   if (this.special) {
     this.special.lastIndex = 0;
     while ((match = this.special.exec(text2)) !== null) {
@@ -6596,11 +6658,11 @@ Tokenizer.prototype.encode = function(text2) {
   }
   this._stretch(text2, at, text2.length, triples);
   triples.push([this.sep, 0, 0]);
-  var T = triples.length;
-  var tokens = new Array(T);
-  var ids = new Int32Array(T);
-  var offsets = new Array(T);
-  for (var t = 0; t < T; t++) {
+  const T = triples.length;
+  const tokens = new Array(T);
+  const ids = new Int32Array(T);
+  const offsets = new Array(T);
+  for (let t = 0; t < T; t++) {
     tokens[t] = triples[t][0];
     ids[t] = this.ids.get(triples[t][0]);
     offsets[t] = [triples[t][1], triples[t][2]];
@@ -6609,30 +6671,35 @@ Tokenizer.prototype.encode = function(text2) {
 };
 Tokenizer.prototype._stretch = function(text2, from, to, out) {
   if (from >= to) return;
-  var words = [];
+  const words = [];
   this._words(text2, from, to, words);
-  for (var w = 0; w < words.length; w++) this._pieces(words[w], out);
+  for (let w = 0; w < words.length; w++) this._pieces(words[w], out);
 };
+function isPunctuation(c) {
+  return c < 128 && isAsciiPunct(c) || inRanges2(PUNCT, c);
+}
+
+// src/shared/tensors.js
 var B64 = new Int16Array(128).fill(-1);
 (function() {
-  var alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (var i = 0; i < 64; i++) B64[alphabet.charCodeAt(i)] = i;
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (let i = 0; i < 64; i++) B64[alphabet.charCodeAt(i)] = i;
 })();
 function decodeBase64(text2) {
-  var n = text2.length;
-  var pad = n && text2.charCodeAt(n - 1) === 61 ? text2.charCodeAt(n - 2) === 61 ? 2 : 1 : 0;
+  const n = text2.length;
+  const pad = n && text2.charCodeAt(n - 1) === 61 ? text2.charCodeAt(n - 2) === 61 ? 2 : 1 : 0;
   if (n % 4 !== 0) throw MiniLMError("bad-weights", "a tensor's base64 is cut short");
-  var bytes2 = new Uint8Array(n / 4 * 3 - pad);
-  var o = 0;
-  var full = pad ? n - 4 : n;
-  for (var i = 0; i < full; i += 4) {
-    var v = B64[text2.charCodeAt(i)] << 18 | B64[text2.charCodeAt(i + 1)] << 12 | B64[text2.charCodeAt(i + 2)] << 6 | B64[text2.charCodeAt(i + 3)];
+  const bytes2 = new Uint8Array(n / 4 * 3 - pad);
+  let o = 0;
+  const full = pad ? n - 4 : n;
+  for (let i = 0; i < full; i += 4) {
+    const v = B64[text2.charCodeAt(i)] << 18 | B64[text2.charCodeAt(i + 1)] << 12 | B64[text2.charCodeAt(i + 2)] << 6 | B64[text2.charCodeAt(i + 3)];
     bytes2[o++] = v >> 16;
     bytes2[o++] = v >> 8 & 255;
     bytes2[o++] = v & 255;
   }
   if (pad) {
-    var w = B64[text2.charCodeAt(full)] << 18 | B64[text2.charCodeAt(full + 1)] << 12 | (pad === 1 ? B64[text2.charCodeAt(full + 2)] << 6 : 0);
+    const w = B64[text2.charCodeAt(full)] << 18 | B64[text2.charCodeAt(full + 1)] << 12 | (pad === 1 ? B64[text2.charCodeAt(full + 2)] << 6 : 0);
     bytes2[o++] = w >> 16;
     if (pad === 1) bytes2[o++] = w >> 8 & 255;
   }
@@ -6642,11 +6709,11 @@ var HALF = null;
 function halfTable() {
   if (HALF) return HALF;
   HALF = new Float32Array(65536);
-  for (var h = 0; h < 65536; h++) {
-    var sign = h & 32768 ? -1 : 1;
-    var exponent2 = h >> 10 & 31;
-    var mantissa = h & 1023;
-    var value;
+  for (let h = 0; h < 65536; h++) {
+    const sign = h & 32768 ? -1 : 1;
+    const exponent2 = h >> 10 & 31;
+    const mantissa = h & 1023;
+    let value;
     if (exponent2 === 0) value = mantissa * Math.pow(2, -24);
     else if (exponent2 === 31) value = mantissa ? NaN : Infinity;
     else value = (1024 + mantissa) * Math.pow(2, exponent2 - 25);
@@ -6655,32 +6722,32 @@ function halfTable() {
   return HALF;
 }
 function decodeTensor(name, stored) {
-  var bytes2 = decodeBase64(stored.data);
-  var size = stored.shape.reduce(function(a, b) {
+  const bytes2 = decodeBase64(stored.data);
+  const size = stored.shape.reduce(function(a, b) {
     return a * b;
   }, 1);
-  var out;
+  let out;
   if (stored.dtype === "float32") {
     out = new Float32Array(bytes2.buffer, 0, size);
   } else if (stored.dtype === "float16") {
-    var halves = new Uint16Array(bytes2.buffer, 0, size);
-    var table = halfTable();
+    const halves = new Uint16Array(bytes2.buffer, 0, size);
+    const table = halfTable();
     out = new Float32Array(size);
-    for (var i = 0; i < size; i++) out[i] = table[halves[i]];
+    for (let i = 0; i < size; i++) out[i] = table[halves[i]];
   } else if (stored.dtype === "int8") {
-    var q = new Int8Array(bytes2.buffer, 0, size);
-    var rows2 = stored.shape[0];
-    var cols = size / rows2;
-    var group = stored.group || cols;
-    var groups = Math.ceil(cols / group);
-    var scale = new Float32Array(decodeBase64(stored.scale).buffer);
-    var colScale = stored.col_scale ? (
+    const q = new Int8Array(bytes2.buffer, 0, size);
+    const rows2 = stored.shape[0];
+    const cols = size / rows2;
+    const group = stored.group || cols;
+    const groups = Math.ceil(cols / group);
+    const scale = new Float32Array(decodeBase64(stored.scale).buffer);
+    const colScale = stored.col_scale ? (
       // (cols,)
       new Float32Array(decodeBase64(stored.col_scale).buffer)
     ) : new Float32Array(cols).fill(1);
     out = new Float32Array(size);
-    for (var r = 0; r < rows2; r++) {
-      for (var c = 0, at = r * cols; c < cols; c++, at++) {
+    for (let r = 0; r < rows2; r++) {
+      for (let c = 0, at = r * cols; c < cols; c++, at++) {
         out[at] = q[at] * scale[r * groups + Math.floor(c / group)] * colScale[c];
       }
     }
@@ -6692,20 +6759,22 @@ function decodeTensor(name, stored) {
   }
   return { shape: stored.shape, data: out };
 }
+
+// src/shared/encoder-math.js
 function linear3(x, T, nIn, Wt, b, nOut, y) {
-  for (var i0 = 0; i0 < T; i0 += 4) {
-    var n = Math.min(4, T - i0);
-    var r0 = i0 * nIn;
-    var r1 = (i0 + Math.min(1, n - 1)) * nIn;
-    var r2 = (i0 + Math.min(2, n - 1)) * nIn;
-    var r3 = (i0 + Math.min(3, n - 1)) * nIn;
-    for (var j = 0; j < nOut; j += 2) {
-      var j1 = Math.min(j + 1, nOut - 1);
-      var wa = j * nIn, wb = j1 * nIn;
-      var a0 = 0, a1 = 0, a2 = 0, a3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-      for (var k = 0; k < nIn; k++) {
-        var u = Wt[wa + k], v = Wt[wb + k];
-        var x0 = x[r0 + k], x1 = x[r1 + k], x2 = x[r2 + k], x3 = x[r3 + k];
+  for (let i0 = 0; i0 < T; i0 += 4) {
+    const n = Math.min(4, T - i0);
+    const r0 = i0 * nIn;
+    const r1 = (i0 + Math.min(1, n - 1)) * nIn;
+    const r2 = (i0 + Math.min(2, n - 1)) * nIn;
+    const r3 = (i0 + Math.min(3, n - 1)) * nIn;
+    for (let j = 0; j < nOut; j += 2) {
+      const j1 = Math.min(j + 1, nOut - 1);
+      const wa = j * nIn, wb = j1 * nIn;
+      let a0 = 0, a1 = 0, a2 = 0, a3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+      for (let k = 0; k < nIn; k++) {
+        const u = Wt[wa + k], v = Wt[wb + k];
+        const x0 = x[r0 + k], x1 = x[r1 + k], x2 = x[r2 + k], x3 = x[r3 + k];
         a0 += x0 * u;
         a1 += x1 * u;
         a2 += x2 * u;
@@ -6715,8 +6784,8 @@ function linear3(x, T, nIn, Wt, b, nOut, y) {
         c2 += x2 * v;
         c3 += x3 * v;
       }
-      var o = i0 * nOut;
-      var bj = b[j], bj1 = b[j1];
+      const o = i0 * nOut;
+      const bj = b[j], bj1 = b[j1];
       y[o + j] = a0 + bj;
       y[o + j1] = c0 + bj1;
       if (n > 1) {
@@ -6736,18 +6805,18 @@ function linear3(x, T, nIn, Wt, b, nOut, y) {
   return y;
 }
 function layerNorm2(x, T, d, gamma, beta, eps) {
-  for (var i = 0; i < T; i++) {
-    var o = i * d;
-    var mean = 0;
-    for (var j = 0; j < d; j++) mean += x[o + j];
+  for (let i = 0; i < T; i++) {
+    const o = i * d;
+    let mean = 0;
+    for (let j = 0; j < d; j++) mean += x[o + j];
     mean /= d;
-    var variance = 0;
-    for (j = 0; j < d; j++) {
-      var c = x[o + j] - mean;
+    let variance = 0;
+    for (let j = 0; j < d; j++) {
+      const c = x[o + j] - mean;
       variance += c * c;
     }
-    var inv = 1 / Math.sqrt(variance / d + eps);
-    for (j = 0; j < d; j++) x[o + j] = (x[o + j] - mean) * inv * gamma[j] + beta[j];
+    const inv = 1 / Math.sqrt(variance / d + eps);
+    for (let j = 0; j < d; j++) x[o + j] = (x[o + j] - mean) * inv * gamma[j] + beta[j];
   }
 }
 var ERF_A = [
@@ -6785,9 +6854,9 @@ var ERF_D = [
   1230.3393548037495
 ];
 function rational(t, lead, num, den) {
-  var p = lead * t;
-  var q = t;
-  for (var i = 0; i < num.length; i++) {
+  let p = lead * t;
+  let q = t;
+  for (let i = 0; i < num.length; i++) {
     p += num[i];
     q += den[i];
     if (i < num.length - 1) {
@@ -6798,17 +6867,19 @@ function rational(t, lead, num, den) {
   return p / q;
 }
 function erf(x) {
-  var y = Math.min(Math.abs(x), 6);
+  const y = Math.min(Math.abs(x), 6);
   if (y <= 0.46875) return x * rational(y * y, ERF_A_LEAD, ERF_A, ERF_B);
-  var erfc = rational(y, ERF_C_LEAD, ERF_C, ERF_D) * Math.exp(-y * y);
+  const erfc = rational(y, ERF_C_LEAD, ERF_C, ERF_D) * Math.exp(-y * y);
   return x < 0 ? erfc - 1 : 1 - erfc;
 }
 function gelu(x) {
-  for (var i = 0; i < x.length; i++) {
-    var v = x[i];
+  for (let i = 0; i < x.length; i++) {
+    const v = x[i];
     x[i] = 0.5 * v * (1 + erf(v * Math.SQRT1_2));
   }
 }
+
+// src/shared/minilm.js
 var LAYER_TENSORS = [
   "W_q",
   "b_q",
@@ -6831,7 +6902,7 @@ function Model(weights) {
   if (!weights || !weights.config || !weights.tokenizer) {
     throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");
   }
-  var cfg2 = weights.config;
+  const cfg2 = weights.config;
   this.config = cfg2;
   this.dtype = weights.dtype;
   this.nLayers = cfg2.num_hidden_layers;
@@ -6847,8 +6918,8 @@ function Model(weights) {
 }
 Model.prototype.prepare = function() {
   if (this.ready) return this;
-  var stored = this._stored;
-  var self = this;
+  const stored = this._stored;
+  const self = this;
   function get(name) {
     if (!stored || !stored[name]) {
       throw MiniLMError("bad-weights", "the weights file lacks the tensor " + name);
@@ -6860,8 +6931,8 @@ Model.prototype.prepare = function() {
   this.tokenType = get("embeddings.token_type");
   this.embNorm = [get("embeddings.norm.gamma"), get("embeddings.norm.beta")];
   this.layers = [];
-  for (var l = 0; l < this.nLayers; l++) {
-    var layer = {};
+  for (let l = 0; l < this.nLayers; l++) {
+    const layer = {};
     LAYER_TENSORS.forEach(function(n) {
       layer[n] = get("layers." + l + "." + n);
     });
@@ -6872,7 +6943,7 @@ Model.prototype.prepare = function() {
   return this;
 };
 Model.prototype.tokenize = function(text2, options) {
-  var maxTokens = options && options.maxTokens || this.maxPositions;
+  const maxTokens = options && options.maxTokens || this.maxPositions;
   if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {
     throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." + this.maxPositions + ", got " + maxTokens);
   }
@@ -6885,8 +6956,8 @@ Model.prototype.tokenize = function(text2, options) {
   if (text2.length > MAX_TEXT_CHARS) {
     throw MiniLMError("too-long-text", "the text is " + text2.length + " characters long; the limit is " + MAX_TEXT_CHARS);
   }
-  var enc = this.tokenizer.encode(text2);
-  var T = enc.ids.length;
+  const enc = this.tokenizer.encode(text2);
+  const T = enc.ids.length;
   if (T <= 2) {
     throw MiniLMError("no-tokens", "the text holds no token the model can read (only control or formatting characters): type at least one word");
   }
@@ -6897,14 +6968,14 @@ Model.prototype.tokenize = function(text2, options) {
     if (!(options && options.cut)) {
       throw MiniLMError("too-many-tokens", "the text is " + T + " tokens long (" + (T - 2) + " word pieces plus [CLS] and [SEP]), but the limit is " + maxTokens + " tokens: shorten it to at most " + (maxTokens - 2) + " word pieces");
     }
-    var keep = maxTokens - 2;
+    let keep = maxTokens - 2;
     while (keep > 1 && enc.tokens[keep + 1].indexOf(this.tokenizer.prefix) === 0) {
       keep -= 1;
     }
     enc.text = text2.slice(0, enc.offsets[keep][1]);
     enc.tokens = enc.tokens.slice(0, keep + 1).concat([this.tokenizer.sep]);
     enc.offsets = enc.offsets.slice(0, keep + 1).concat([[0, 0]]);
-    var ids = new Int32Array(keep + 2);
+    const ids = new Int32Array(keep + 2);
     ids.set(enc.ids.subarray(0, keep + 1));
     ids[keep + 1] = enc.ids[T - 1];
     enc.ids = ids;
@@ -6914,72 +6985,72 @@ Model.prototype.tokenize = function(text2, options) {
 };
 Model.prototype.forward = function(ids) {
   this.prepare();
-  var T = ids.length;
-  var d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;
-  var V = this.word.length / d;
+  const T = ids.length;
+  const d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;
+  const V = this.word.length / d;
   if (!(T >= 1 && T <= this.maxPositions)) {
     throw MiniLMError("bad-ids", T + " ids, but the model reads 1.." + this.maxPositions);
   }
-  for (var t = 0; t < T; t++) {
+  for (let t = 0; t < T; t++) {
     if (!(ids[t] >= 0 && ids[t] < V && ids[t] % 1 === 0)) {
       throw MiniLMError("bad-ids", "ids must be whole numbers in 0.." + (V - 1) + ", got " + ids[t]);
     }
   }
-  var attention2 = new Float32Array(L * h * T * T);
-  var hidden = new Float32Array((L + 1) * T * d);
-  var valueNorms = new Float32Array(L * h * T);
-  var x = new Float32Array(T * d);
-  for (t = 0; t < T; t++) {
-    for (var j = 0; j < d; j++) {
+  const attention2 = new Float32Array(L * h * T * T);
+  const hidden = new Float32Array((L + 1) * T * d);
+  const valueNorms = new Float32Array(L * h * T);
+  const x = new Float32Array(T * d);
+  for (let t = 0; t < T; t++) {
+    for (let j = 0; j < d; j++) {
       x[t * d + j] = this.word[ids[t] * d + j] + this.position[t * d + j] + this.tokenType[j];
     }
   }
   layerNorm2(x, T, d, this.embNorm[0], this.embNorm[1], this.eps);
   hidden.set(x, 0);
-  var q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);
-  var context = new Float32Array(T * d), out = new Float32Array(T * d);
-  var inner = new Float32Array(T * dFF);
-  var row2 = new Float64Array(T);
-  var scale = 1 / Math.sqrt(dK);
-  for (var l = 0; l < L; l++) {
-    var p = this.layers[l];
+  const q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);
+  const context = new Float32Array(T * d), out = new Float32Array(T * d);
+  const inner = new Float32Array(T * dFF);
+  const row2 = new Float64Array(T);
+  const scale = 1 / Math.sqrt(dK);
+  for (let l = 0; l < L; l++) {
+    const p = this.layers[l];
     linear3(x, T, d, p.W_q, p.b_q, d, q);
     linear3(x, T, d, p.W_k, p.b_k, d, k);
     linear3(x, T, d, p.W_v, p.b_v, d, v);
     if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);
     writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);
-    for (var head = 0; head < h; head++) {
-      var c0 = head * dK;
-      var base = (l * h + head) * T * T;
-      for (var i = 0; i < T; i++) {
-        var max = -Infinity;
-        for (var jj = 0; jj < T; jj++) {
-          var s = 0;
-          for (var c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];
+    for (let head = 0; head < h; head++) {
+      const c0 = head * dK;
+      const base = (l * h + head) * T * T;
+      for (let i = 0; i < T; i++) {
+        let max = -Infinity;
+        for (let jj = 0; jj < T; jj++) {
+          let s = 0;
+          for (let c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];
           s *= scale;
           row2[jj] = s;
           if (s > max) max = s;
         }
-        var sum = 0;
-        for (jj = 0; jj < T; jj++) {
+        let sum = 0;
+        for (let jj = 0; jj < T; jj++) {
           row2[jj] = Math.exp(row2[jj] - max);
           sum += row2[jj];
         }
-        for (jj = 0; jj < T; jj++) attention2[base + i * T + jj] = row2[jj] / sum;
-        for (c = 0; c < dK; c++) {
-          var acc = 0;
-          for (jj = 0; jj < T; jj++) acc += attention2[base + i * T + jj] * v[jj * d + c0 + c];
+        for (let jj = 0; jj < T; jj++) attention2[base + i * T + jj] = row2[jj] / sum;
+        for (let c = 0; c < dK; c++) {
+          let acc = 0;
+          for (let jj = 0; jj < T; jj++) acc += attention2[base + i * T + jj] * v[jj * d + c0 + c];
           context[i * d + c0 + c] = acc;
         }
       }
     }
     linear3(context, T, d, p.W_o, p.b_o, d, out);
-    for (i = 0; i < T * d; i++) x[i] += out[i];
+    for (let i = 0; i < T * d; i++) x[i] += out[i];
     layerNorm2(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);
     linear3(x, T, d, p.W_1, p.b_1, dFF, inner);
     gelu(inner);
     linear3(inner, T, dFF, p.W_2, p.b_2, d, out);
-    for (i = 0; i < T * d; i++) x[i] += out[i];
+    for (let i = 0; i < T * d; i++) x[i] += out[i];
     layerNorm2(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);
     hidden.set(x, (l + 1) * T * d);
   }
@@ -6992,12 +7063,12 @@ Model.prototype.forward = function(ids) {
   };
 };
 function headGrams(Wt, d, h, dK) {
-  var G2 = new Float64Array(h * dK * dK);
-  for (var i = 0; i < h; i++) {
-    for (var a = 0; a < dK; a++) {
-      for (var b = a; b < dK; b++) {
-        var s = 0;
-        for (var o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
+  const G2 = new Float64Array(h * dK * dK);
+  for (let i = 0; i < h; i++) {
+    for (let a = 0; a < dK; a++) {
+      for (let b = a; b < dK; b++) {
+        let s = 0;
+        for (let o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
         G2[(i * dK + a) * dK + b] = G2[(i * dK + b) * dK + a] = s;
       }
     }
@@ -7005,13 +7076,15 @@ function headGrams(Wt, d, h, dK) {
   return G2;
 }
 function writeNorms(v, T, d, h, dK, G2, out, at) {
-  for (var i = 0; i < h; i++) {
-    var c0 = i * dK, g0 = i * dK * dK;
-    for (var j = 0; j < T; j++) {
-      var sq = 0, vj = j * d + c0;
-      for (var a = 0; a < dK; a++) {
-        var row2 = 0, ga = g0 + a * dK;
-        for (var b = 0; b < dK; b++) row2 += G2[ga + b] * v[vj + b];
+  for (let i = 0; i < h; i++) {
+    const c0 = i * dK, g0 = i * dK * dK;
+    for (let j = 0; j < T; j++) {
+      let sq = 0;
+      const vj = j * d + c0;
+      for (let a = 0; a < dK; a++) {
+        let row2 = 0;
+        const ga = g0 + a * dK;
+        for (let b = 0; b < dK; b++) row2 += G2[ga + b] * v[vj + b];
         sq += v[vj + a] * row2;
       }
       out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));
@@ -7019,8 +7092,8 @@ function writeNorms(v, T, d, h, dK, G2, out, at) {
   }
 }
 Model.prototype.run = function(text2, options) {
-  var enc = this.tokenize(text2, options);
-  var result = this.forward(enc.ids);
+  const enc = this.tokenize(text2, options);
+  const result = this.forward(enc.ids);
   enc.T = result.T;
   enc.attention = result.attention;
   enc.hidden = result.hidden;
@@ -7029,8 +7102,8 @@ Model.prototype.run = function(text2, options) {
   return enc;
 };
 Model.prototype.attentionAt = function(run2, layer, head, query) {
-  var T = run2.T;
-  var start = ((layer * this.h + head) * T + query) * T;
+  const T = run2.T;
+  const start = ((layer * this.h + head) * T + query) * T;
   return run2.attention.subarray(start, start + T);
 };
 function load(weights) {
@@ -7052,9 +7125,7 @@ var api12 = {
   normalizeCodePoint,
   writeNorms,
   headGrams,
-  isPunctuation: function(c) {
-    return c < 128 && isAsciiPunct(c) || inRanges2(PUNCT, c);
-  },
+  isPunctuation,
   erf
 };
 var minilm_default = api12;
@@ -7076,12 +7147,12 @@ var MEASURES = {
   weight: ["weights \u03B1", "weight (each row sums to 1)"],
   norm: ["\u2016\u03B1 f(x)\u2016", "share of \u2016\u03B1 f(x)\u2016 (rows sum to 1)"]
 };
-var VIEWS = { head: "one head", model: "all 72 heads" };
 var LAYERS = 6;
 var HEADS = 12;
+var VIEWS = { head: "one head", model: "all " + LAYERS * HEADS + " heads" };
 var G = null;
 function gallery() {
-  var data2 = root2.AttentionBook && root2.AttentionBook.pretrainedGallery;
+  const data2 = root2.AttentionBook && root2.AttentionBook.pretrainedGallery;
   if (G && G.data === data2) {
     return G;
   }
@@ -7091,10 +7162,14 @@ function gallery() {
   if (data2.format !== GALLERY_FORMAT) {
     throw new Error("pretrained-gallery.js has format " + data2.format + ", this pretrained.js reads " + GALLERY_FORMAT + ": rebuild the book");
   }
-  var spec = Object.assign({}, data2.tokenizer, { vocab: data2.tokenizer.vocab.split("\n") });
-  var presets = /* @__PURE__ */ new Map();
+  const cfg2 = data2.config;
+  if (cfg2.num_hidden_layers !== LAYERS || cfg2.num_attention_heads !== HEADS) {
+    throw new Error("pretrained-gallery.js holds a model of " + cfg2.num_hidden_layers + " layers and " + cfg2.num_attention_heads + " heads, but this pretrained.js draws " + LAYERS + " layers and " + HEADS + " heads (LAYERS, HEADS in labs/pretrained-data.js): rebuild the book");
+  }
+  const spec = Object.assign({}, data2.tokenizer, { vocab: data2.tokenizer.vocab.split("\n") });
+  const presets = /* @__PURE__ */ new Map();
   data2.presets.forEach(function(p) {
-    var bytes2 = minilm_default.decodeBase64(p.maps), norms = minilm_default.decodeBase64(p.norms);
+    const bytes2 = minilm_default.decodeBase64(p.maps), norms = minilm_default.decodeBase64(p.norms);
     presets.set(p.text, {
       label: p.label,
       text: p.text,
@@ -7105,13 +7180,10 @@ function gallery() {
       valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)
     });
   });
-  var cfg2 = data2.config;
   G = {
     data: data2,
     tokenizer: new minilm_default.Tokenizer(spec),
     presets,
-    L: cfg2.num_hidden_layers,
-    h: cfg2.num_attention_heads,
     maxPositions: cfg2.max_position_embeddings
   };
   return G;
@@ -7120,7 +7192,7 @@ function isPySpace(c) {
   return c >= 9 && c <= 13 || c >= 28 && c <= 32 || c === 133 || c === 160 || c === 5760 || c >= 8192 && c <= 8202 || c === 8232 || c === 8233 || c === 8239 || c === 8287 || c === 12288;
 }
 function isBlank(text2) {
-  for (var i = 0; i < text2.length; i++) {
+  for (let i = 0; i < text2.length; i++) {
     if (!isPySpace(text2.charCodeAt(i))) {
       return false;
     }
@@ -7128,11 +7200,11 @@ function isBlank(text2) {
   return true;
 }
 function codePointLength(text2) {
-  var n = 0;
-  for (var i = 0; i < text2.length; i++) {
-    var c = text2.charCodeAt(i);
+  let n = 0;
+  for (let i = 0; i < text2.length; i++) {
+    const c = text2.charCodeAt(i);
     if (c >= 55296 && c <= 56319 && i + 1 < text2.length) {
-      var d = text2.charCodeAt(i + 1);
+      const d = text2.charCodeAt(i + 1);
       if (d >= 56320 && d <= 57343) {
         i++;
       }
@@ -7163,21 +7235,21 @@ function textError(text2, g) {
   if (isBlank(text2)) {
     return "text is empty (or only spaces): type at least one word, e.g. " + core_default.pyRepr(g.data.running_sentence);
   }
-  var n = codePointLength(text2);
+  const n = codePointLength(text2);
   if (n > g.data.max_text_chars) {
     return "text is " + fmt9.grouped(n) + " characters long; the limit is " + fmt9.grouped(g.data.max_text_chars) + " (and the model reads at most " + g.maxPositions + " tokens)";
   }
   return null;
 }
 function readPieces(text2, maxTokens) {
-  var g = gallery();
+  const g = gallery();
   maxTokens = maxTokens === void 0 ? g.data.max_tokens : maxTokens;
-  var message = textError(text2, g), enc = null, used = text2, total = 0;
+  let message = textError(text2, g), enc = null, used = text2, total = 0;
   if (message === null) {
     enc = g.tokenizer.encode(text2);
     total = enc.ids.length;
     if (total > maxTokens) {
-      var keep = maxTokens - 2;
+      let keep = maxTokens - 2;
       while (keep > 1 && enc.tokens[keep + 1].indexOf(g.tokenizer.prefix) === 0) {
         keep -= 1;
       }
@@ -7197,12 +7269,12 @@ function readPieces(text2, maxTokens) {
       notes: [{ level: "error", text: message.charAt(0).toUpperCase() + message.slice(1) + "." }]
     };
   }
-  var kept = enc.ids.length;
-  var notes = kept < total ? [{ level: "warning", text: "showing the first " + kept + " of " + total + " tokens (the lab reads at most " + maxTokens + ")" }] : [];
+  const kept = enc.ids.length;
+  const notes = kept < total ? [{ level: "warning", text: "showing the first " + kept + " of " + total + " tokens (the lab reads at most " + maxTokens + ")" }] : [];
   return { used, tokens: enc.tokens, ids: enc.ids, notes, total };
 }
 function pairwiseSum(a, from, n) {
-  var i, res;
+  let i, res;
   if (n < 8) {
     res = 0;
     for (i = 0; i < n; i++) {
@@ -7211,8 +7283,8 @@ function pairwiseSum(a, from, n) {
     return res;
   }
   if (n <= 128) {
-    var r0 = a[from], r1 = a[from + 1], r2 = a[from + 2], r3 = a[from + 3];
-    var r4 = a[from + 4], r5 = a[from + 5], r6 = a[from + 6], r7 = a[from + 7];
+    let r0 = a[from], r1 = a[from + 1], r2 = a[from + 2], r3 = a[from + 3];
+    let r4 = a[from + 4], r5 = a[from + 5], r6 = a[from + 6], r7 = a[from + 7];
     for (i = 8; i < n - n % 8; i += 8) {
       r0 += a[from + i];
       r1 += a[from + i + 1];
@@ -7229,21 +7301,22 @@ function pairwiseSum(a, from, n) {
     }
     return res;
   }
-  var n2 = Math.floor(n / 2);
+  let n2 = Math.floor(n / 2);
   n2 -= n2 % 8;
   return pairwiseSum(a, from, n2) + pairwiseSum(a, from + n2, n - n2);
 }
 function headScores(weights, T) {
-  var w = new Float64Array(T * T), i, j;
+  const w = new Float64Array(T * T);
+  let i, j;
   for (i = 0; i < T; i++) {
-    var sum = pairwiseSum(weights, i * T, T);
+    const sum = pairwiseSum(weights, i * T, T);
     for (j = 0; j < T; j++) {
       w[i * T + j] = weights[i * T + j] / sum;
     }
   }
-  var column2 = new Float64Array(T);
+  const column2 = new Float64Array(T);
   function mean(pick, counts, n) {
-    for (var q = 0; q < T; q++) {
+    for (let q = 0; q < T; q++) {
       column2[q] = counts(q) ? pick(q) : 0;
     }
     return pairwiseSum(column2, 0, T) / n;
@@ -7251,15 +7324,15 @@ function headScores(weights, T) {
   function all() {
     return true;
   }
-  var terms = new Float64Array(T), entropy = new Float64Array(T);
+  const terms = new Float64Array(T), entropy = new Float64Array(T);
   for (i = 0; i < T; i++) {
     for (j = 0; j < T; j++) {
-      var x = w[i * T + j];
+      const x = w[i * T + j];
       terms[j] = x * Math.log(x > 0 ? x : 1);
     }
     entropy[i] = -pairwiseSum(terms, 0, T);
   }
-  var meanEntropy = pairwiseSum(entropy, 0, T) / T;
+  const meanEntropy = pairwiseSum(entropy, 0, T) / T;
   return {
     previous: mean(function(q) {
       return w[q * T + q - 1];
@@ -7285,13 +7358,14 @@ function headScores(weights, T) {
   };
 }
 function shownMaps(maps, valueNorms, T, measure2, single) {
-  var out = single ? Float32Array.from(maps) : Float64Array.from(maps);
+  const out = single ? Float32Array.from(maps) : Float64Array.from(maps);
   if (measure2 === "weight") {
     return out;
   }
-  for (var r = 0; r < out.length / T; r++) {
-    var at = r * T, nAt = Math.floor(r / T) * T;
-    var sum = pairwiseSum(out, at, T), total = 0, j;
+  for (let r = 0; r < out.length / T; r++) {
+    const at = r * T, nAt = Math.floor(r / T) * T;
+    const sum = pairwiseSum(out, at, T);
+    let total = 0, j;
     for (j = 0; j < T; j++) {
       out[at + j] = out[at + j] / sum * valueNorms[nAt + j];
     }
@@ -7305,7 +7379,7 @@ function shownMaps(maps, valueNorms, T, measure2, single) {
 
 // src/labs/pretrained-model.js
 var root3 = globalThis;
-var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(()=>{var TABLES={drop:"0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",space:"9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",cjk:"3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",punct:"21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",split:"9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"},LAB_MAX_TOKENS=128,MAX_TEXT_CHARS=1e5;function MiniLMError(code,message){var error=new Error(message);return error.name="MiniLMError",error.code=code,error}function parseRanges(text){for(var parts=text?text.split(","):[],out=new Int32Array(2*parts.length),i=0;i<parts.length;i++){var pair=parts[i].split("-");out[2*i]=parseInt(pair[0],16),out[2*i+1]=parseInt(pair.length>1?pair[1]:pair[0],16)}return out}function inRanges(ranges,c){for(var lo=0,hi=ranges.length/2-1;lo<=hi;){var mid=lo+hi>>1;if(c<ranges[2*mid])hi=mid-1;else if(c>ranges[2*mid+1])lo=mid+1;else return!0}return!1}var DROP=parseRanges(TABLES.drop),SPACE=parseRanges(TABLES.space),CJK=parseRanges(TABLES.cjk),PUNCT=parseRanges(TABLES.punct),SPLIT=parseRanges(TABLES.split);function normalizeCodePoint(c,out){if(c<128){if(c===9||c===10||c===13||c===32)out.push(32);else{if(c<32||c===127)return;c>=65&&c<=90?out.push(c+32):out.push(c)}return}if(!inRanges(DROP,c)){if(inRanges(SPACE,c)){out.push(32);return}var cjk=inRanges(CJK,c);cjk&&out.push(32);for(var nfd=String.fromCodePoint(c).normalize("NFD"),i=0;i<nfd.length;i++){var d=nfd.codePointAt(i);if(d>65535&&i++,!inRanges(DROP,d))for(var lower=String.fromCodePoint(d).toLowerCase(),j=0;j<lower.length;j++){var e=lower.codePointAt(j);e>65535&&j++,out.push(e)}}cjk&&out.push(32)}}function Tokenizer(spec){if(!spec||!Array.isArray(spec.vocab))throw MiniLMError("bad-weights","the weights file holds no tokenizer vocabulary");this.vocab=spec.vocab,this.ids=new Map;for(var i=0;i<spec.vocab.length;i++)this.ids.set(spec.vocab[i],i);this.unk=spec.unk_token,this.cls=spec.cls_token,this.sep=spec.sep_token,this.prefix=spec.continuing_subword_prefix,this.maxChars=spec.max_input_chars_per_word;var specials=(spec.special_tokens||[]).slice().sort(function(a,b){return b.length-a.length});this.special=specials.length?new RegExp(specials.map(function(s){return s.replace(/[.*+?^${}()|[\\]\\\\]/g,"\\\\$&")}).join("|"),"g"):null}Tokenizer.prototype._words=function(text,from,to,words){for(var word=null,buffer=[],i=from;i<to;){var c=text.codePointAt(i),width=c>65535?2:1;buffer.length=0,normalizeCodePoint(c,buffer);for(var k=0;k<buffer.length;k++){var n=buffer[k];n===32||inRanges(SPLIT,n)?word=null:n<128&&isAsciiPunct(n)||inRanges(PUNCT,n)?(words.push({cps:[n],starts:[i],ends:[i+width]}),word=null):(word===null&&(word={cps:[],starts:[],ends:[]},words.push(word)),word.cps.push(n),word.starts.push(i),word.ends.push(i+width))}i+=width}};function isAsciiPunct(c){return c>=33&&c<=47||c>=58&&c<=64||c>=91&&c<=96||c>=123&&c<=126}Tokenizer.prototype._pieces=function(word,out){var cps=word.cps,n=cps.length,start=0,pieces=[];if(n<=this.maxChars)for(;start<n;){for(var end=n,found=null;start<end;){var piece=String.fromCodePoint.apply(null,cps.slice(start,end));if(start>0&&(piece=this.prefix+piece),this.ids.has(piece)){found=piece;break}end-=1}if(found===null){pieces=null;break}pieces.push([found,start,end]),start=end}else pieces=null;if(pieces===null){out.push([this.unk,word.starts[0],word.ends[n-1]]);return}for(var p=0;p<pieces.length;p++)out.push([pieces[p][0],word.starts[pieces[p][1]],word.ends[pieces[p][2]-1]])};Tokenizer.prototype.encode=function(text){var triples=[[this.cls,0,0]],at=0,match;if(this.special)for(this.special.lastIndex=0;(match=this.special.exec(text))!==null;)this._stretch(text,at,match.index,triples),triples.push([match[0],match.index,match.index+match[0].length]),at=match.index+match[0].length;this._stretch(text,at,text.length,triples),triples.push([this.sep,0,0]);for(var T=triples.length,tokens=new Array(T),ids=new Int32Array(T),offsets=new Array(T),t=0;t<T;t++)tokens[t]=triples[t][0],ids[t]=this.ids.get(triples[t][0]),offsets[t]=[triples[t][1],triples[t][2]];return{tokens,ids,offsets}};Tokenizer.prototype._stretch=function(text,from,to,out){if(!(from>=to)){var words=[];this._words(text,from,to,words);for(var w=0;w<words.length;w++)this._pieces(words[w],out)}};var B64=new Int16Array(128).fill(-1);(function(){for(var alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",i=0;i<64;i++)B64[alphabet.charCodeAt(i)]=i})();function decodeBase64(text){var n=text.length,pad=n&&text.charCodeAt(n-1)===61?text.charCodeAt(n-2)===61?2:1:0;if(n%4!==0)throw MiniLMError("bad-weights","a tensor\'s base64 is cut short");for(var bytes=new Uint8Array(n/4*3-pad),o=0,full=pad?n-4:n,i=0;i<full;i+=4){var v=B64[text.charCodeAt(i)]<<18|B64[text.charCodeAt(i+1)]<<12|B64[text.charCodeAt(i+2)]<<6|B64[text.charCodeAt(i+3)];bytes[o++]=v>>16,bytes[o++]=v>>8&255,bytes[o++]=v&255}if(pad){var w=B64[text.charCodeAt(full)]<<18|B64[text.charCodeAt(full+1)]<<12|(pad===1?B64[text.charCodeAt(full+2)]<<6:0);bytes[o++]=w>>16,pad===1&&(bytes[o++]=w>>8&255)}return bytes}var HALF=null;function halfTable(){if(HALF)return HALF;HALF=new Float32Array(65536);for(var h=0;h<65536;h++){var sign=h&32768?-1:1,exponent=h>>10&31,mantissa=h&1023,value;exponent===0?value=mantissa*Math.pow(2,-24):exponent===31?value=mantissa?NaN:1/0:value=(1024+mantissa)*Math.pow(2,exponent-25),HALF[h]=sign*value}return HALF}function decodeTensor(name,stored){var bytes=decodeBase64(stored.data),size=stored.shape.reduce(function(a,b){return a*b},1),out;if(stored.dtype==="float32")out=new Float32Array(bytes.buffer,0,size);else if(stored.dtype==="float16"){var halves=new Uint16Array(bytes.buffer,0,size),table=halfTable();out=new Float32Array(size);for(var i=0;i<size;i++)out[i]=table[halves[i]]}else if(stored.dtype==="int8"){var q=new Int8Array(bytes.buffer,0,size),rows=stored.shape[0],cols=size/rows,group=stored.group||cols,groups=Math.ceil(cols/group),scale=new Float32Array(decodeBase64(stored.scale).buffer),colScale=stored.col_scale?new Float32Array(decodeBase64(stored.col_scale).buffer):new Float32Array(cols).fill(1);out=new Float32Array(size);for(var r=0;r<rows;r++)for(var c=0,at=r*cols;c<cols;c++,at++)out[at]=q[at]*scale[r*groups+Math.floor(c/group)]*colScale[c]}else throw MiniLMError("bad-weights","tensor "+name+" has unknown dtype "+stored.dtype);if(out.length!==size)throw MiniLMError("bad-weights","tensor "+name+" holds "+out.length+" numbers, its shape "+stored.shape.join("x")+" needs "+size);return{shape:stored.shape,data:out}}function linear(x,T,nIn,Wt,b,nOut,y){for(var i0=0;i0<T;i0+=4)for(var n=Math.min(4,T-i0),r0=i0*nIn,r1=(i0+Math.min(1,n-1))*nIn,r2=(i0+Math.min(2,n-1))*nIn,r3=(i0+Math.min(3,n-1))*nIn,j=0;j<nOut;j+=2){for(var j1=Math.min(j+1,nOut-1),wa=j*nIn,wb=j1*nIn,a0=0,a1=0,a2=0,a3=0,c0=0,c1=0,c2=0,c3=0,k=0;k<nIn;k++){var u=Wt[wa+k],v=Wt[wb+k],x0=x[r0+k],x1=x[r1+k],x2=x[r2+k],x3=x[r3+k];a0+=x0*u,a1+=x1*u,a2+=x2*u,a3+=x3*u,c0+=x0*v,c1+=x1*v,c2+=x2*v,c3+=x3*v}var o=i0*nOut,bj=b[j],bj1=b[j1];y[o+j]=a0+bj,y[o+j1]=c0+bj1,n>1&&(y[o+nOut+j]=a1+bj,y[o+nOut+j1]=c1+bj1),n>2&&(y[o+2*nOut+j]=a2+bj,y[o+2*nOut+j1]=c2+bj1),n>3&&(y[o+3*nOut+j]=a3+bj,y[o+3*nOut+j1]=c3+bj1)}return y}function layerNorm(x,T,d,gamma,beta,eps){for(var i=0;i<T;i++){for(var o=i*d,mean=0,j=0;j<d;j++)mean+=x[o+j];mean/=d;var variance=0;for(j=0;j<d;j++){var c=x[o+j]-mean;variance+=c*c}var inv=1/Math.sqrt(variance/d+eps);for(j=0;j<d;j++)x[o+j]=(x[o+j]-mean)*inv*gamma[j]+beta[j]}}var ERF_A=[3.1611237438705655,113.86415415105016,377.485237685302,3209.3775891384694],ERF_A_LEAD=.18577770618460315,ERF_B=[23.601290952344122,244.02463793444417,1282.6165260773723,2844.236833439171],ERF_C=[.5641884969886701,8.883149794388377,66.11919063714163,298.6351381974001,881.952221241769,1712.0476126340707,2051.0783778260716,1230.3393547979972],ERF_C_LEAD=21531153547440383e-24,ERF_D=[15.744926110709835,117.6939508913125,537.1811018620099,1621.3895745666903,3290.7992357334597,4362.619090143247,3439.3676741437216,1230.3393548037495];function rational(t,lead,num,den){for(var p=lead*t,q=t,i=0;i<num.length;i++)p+=num[i],q+=den[i],i<num.length-1&&(p*=t,q*=t);return p/q}function erf(x){var y=Math.min(Math.abs(x),6);if(y<=.46875)return x*rational(y*y,ERF_A_LEAD,ERF_A,ERF_B);var erfc=rational(y,ERF_C_LEAD,ERF_C,ERF_D)*Math.exp(-y*y);return x<0?erfc-1:1-erfc}function gelu(x){for(var i=0;i<x.length;i++){var v=x[i];x[i]=.5*v*(1+erf(v*Math.SQRT1_2))}}var LAYER_TENSORS=["W_q","b_q","W_k","b_k","W_v","b_v","W_o","b_o","norm1.gamma","norm1.beta","W_1","b_1","W_2","b_2","norm2.gamma","norm2.beta"];function Model(weights){if(!weights||!weights.config||!weights.tokenizer)throw MiniLMError("bad-weights","no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");var cfg=weights.config;this.config=cfg,this.dtype=weights.dtype,this.nLayers=cfg.num_hidden_layers,this.h=cfg.num_attention_heads,this.d=cfg.hidden_size,this.dK=this.d/this.h,this.dFF=cfg.intermediate_size,this.maxPositions=cfg.max_position_embeddings,this.eps=cfg.layer_norm_eps,this.tokenizer=new Tokenizer(weights.tokenizer),this._stored=weights.tensors,this.ready=!1}Model.prototype.prepare=function(){if(this.ready)return this;var stored=this._stored,self2=this;function get(name){if(!stored||!stored[name])throw MiniLMError("bad-weights","the weights file lacks the tensor "+name);return decodeTensor(name,stored[name]).data}this.word=get("embeddings.word"),this.position=get("embeddings.position"),this.tokenType=get("embeddings.token_type"),this.embNorm=[get("embeddings.norm.gamma"),get("embeddings.norm.beta")],this.layers=[];for(var l=0;l<this.nLayers;l++){var layer={};LAYER_TENSORS.forEach(function(n){layer[n]=get("layers."+l+"."+n)}),self2.layers.push(layer)}return this._stored=null,this.ready=!0,this};Model.prototype.tokenize=function(text,options){var maxTokens=options&&options.maxTokens||this.maxPositions;if(!(maxTokens>=3&&maxTokens<=this.maxPositions&&maxTokens%1===0))throw MiniLMError("bad-ids","maxTokens must be a whole number in 3.."+this.maxPositions+", got "+maxTokens);if(typeof text!="string")throw MiniLMError("not-text","text must be a string, got "+typeof text);if(!text.trim())throw MiniLMError("empty","the text is empty (or only spaces): type at least one word");if(text.length>MAX_TEXT_CHARS)throw MiniLMError("too-long-text","the text is "+text.length+" characters long; the limit is "+MAX_TEXT_CHARS);var enc=this.tokenizer.encode(text),T=enc.ids.length;if(T<=2)throw MiniLMError("no-tokens","the text holds no token the model can read (only control or formatting characters): type at least one word");if(enc.total=T,enc.kept=T,enc.text=text,T>maxTokens){if(!(options&&options.cut))throw MiniLMError("too-many-tokens","the text is "+T+" tokens long ("+(T-2)+" word pieces plus [CLS] and [SEP]), but the limit is "+maxTokens+" tokens: shorten it to at most "+(maxTokens-2)+" word pieces");for(var keep=maxTokens-2;keep>1&&enc.tokens[keep+1].indexOf(this.tokenizer.prefix)===0;)keep-=1;enc.text=text.slice(0,enc.offsets[keep][1]),enc.tokens=enc.tokens.slice(0,keep+1).concat([this.tokenizer.sep]),enc.offsets=enc.offsets.slice(0,keep+1).concat([[0,0]]);var ids=new Int32Array(keep+2);ids.set(enc.ids.subarray(0,keep+1)),ids[keep+1]=enc.ids[T-1],enc.ids=ids,enc.kept=keep+2}return enc};Model.prototype.forward=function(ids){this.prepare();var T=ids.length,d=this.d,h=this.h,dK=this.dK,dFF=this.dFF,L=this.nLayers,V=this.word.length/d;if(!(T>=1&&T<=this.maxPositions))throw MiniLMError("bad-ids",T+" ids, but the model reads 1.."+this.maxPositions);for(var t=0;t<T;t++)if(!(ids[t]>=0&&ids[t]<V&&ids[t]%1===0))throw MiniLMError("bad-ids","ids must be whole numbers in 0.."+(V-1)+", got "+ids[t]);var attention=new Float32Array(L*h*T*T),hidden=new Float32Array((L+1)*T*d),valueNorms=new Float32Array(L*h*T),x=new Float32Array(T*d);for(t=0;t<T;t++)for(var j=0;j<d;j++)x[t*d+j]=this.word[ids[t]*d+j]+this.position[t*d+j]+this.tokenType[j];layerNorm(x,T,d,this.embNorm[0],this.embNorm[1],this.eps),hidden.set(x,0);for(var q=new Float32Array(T*d),k=new Float32Array(T*d),v=new Float32Array(T*d),context=new Float32Array(T*d),out=new Float32Array(T*d),inner=new Float32Array(T*dFF),row=new Float64Array(T),scale=1/Math.sqrt(dK),l=0;l<L;l++){var p=this.layers[l];linear(x,T,d,p.W_q,p.b_q,d,q),linear(x,T,d,p.W_k,p.b_k,d,k),linear(x,T,d,p.W_v,p.b_v,d,v),p.gram||(p.gram=headGrams(p.W_o,d,h,dK)),writeNorms(v,T,d,h,dK,p.gram,valueNorms,l*h*T);for(var head=0;head<h;head++)for(var c0=head*dK,base=(l*h+head)*T*T,i=0;i<T;i++){for(var max=-1/0,jj=0;jj<T;jj++){for(var s=0,c=0;c<dK;c++)s+=q[i*d+c0+c]*k[jj*d+c0+c];s*=scale,row[jj]=s,s>max&&(max=s)}var sum=0;for(jj=0;jj<T;jj++)row[jj]=Math.exp(row[jj]-max),sum+=row[jj];for(jj=0;jj<T;jj++)attention[base+i*T+jj]=row[jj]/sum;for(c=0;c<dK;c++){var acc=0;for(jj=0;jj<T;jj++)acc+=attention[base+i*T+jj]*v[jj*d+c0+c];context[i*d+c0+c]=acc}}for(linear(context,T,d,p.W_o,p.b_o,d,out),i=0;i<T*d;i++)x[i]+=out[i];for(layerNorm(x,T,d,p["norm1.gamma"],p["norm1.beta"],this.eps),linear(x,T,d,p.W_1,p.b_1,dFF,inner),gelu(inner),linear(inner,T,dFF,p.W_2,p.b_2,d,out),i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm2.gamma"],p["norm2.beta"],this.eps),hidden.set(x,(l+1)*T*d)}return{T,attention,hidden,valueNorms,shape:{attention:[L,h,T,T],hidden:[L+1,T,d],valueNorms:[L,h,T]}}};function headGrams(Wt,d,h,dK){for(var G=new Float64Array(h*dK*dK),i=0;i<h;i++)for(var a=0;a<dK;a++)for(var b=a;b<dK;b++){for(var s=0,o=0;o<d;o++)s+=Wt[o*d+i*dK+a]*Wt[o*d+i*dK+b];G[(i*dK+a)*dK+b]=G[(i*dK+b)*dK+a]=s}return G}function writeNorms(v,T,d,h,dK,G,out,at){for(var i=0;i<h;i++)for(var c0=i*dK,g0=i*dK*dK,j=0;j<T;j++){for(var sq=0,vj=j*d+c0,a=0;a<dK;a++){for(var row=0,ga=g0+a*dK,b=0;b<dK;b++)row+=G[ga+b]*v[vj+b];sq+=v[vj+a]*row}out[at+i*T+j]=Math.sqrt(Math.max(sq,0))}}Model.prototype.run=function(text,options){var enc=this.tokenize(text,options),result=this.forward(enc.ids);return enc.T=result.T,enc.attention=result.attention,enc.hidden=result.hidden,enc.valueNorms=result.valueNorms,enc.shape=result.shape,enc};Model.prototype.attentionAt=function(run,layer,head,query){var T=run.T,start=((layer*this.h+head)*T+query)*T;return run.attention.subarray(start,start+T)};function load(weights){return weights===void 0&&typeof globalThis<"u"&&globalThis.AttentionBook&&(weights=globalThis.AttentionBook.minilmWeights),new Model(weights).prepare()}var api={load,Model,Tokenizer,MiniLMError,LAB_MAX_TOKENS,MAX_TEXT_CHARS,decodeBase64,decodeTensor,normalizeCodePoint,writeNorms,headGrams,isPunctuation:function(c){return c<128&&isAsciiPunct(c)||inRanges(PUNCT,c)},erf},minilm_default=api;function workerMain(){let model=null;self.onmessage=function(event){let m=event.data,t=performance.now();try{if(m.kind==="weights")model=new minilm_default.Model(m.weights).prepare(),self.postMessage({kind:"ready",ms:performance.now()-t,dtype:model.dtype});else if(m.kind==="run"){let run=model.forward(m.ids);self.postMessage({kind:"result",id:m.id,T:run.T,maps:run.attention,valueNorms:run.valueNorms,ms:performance.now()-t},[run.attention.buffer,run.valueNorms.buffer])}}catch(err){self.postMessage({kind:"error",id:m.id,message:String(err&&err.message||err)})}}}workerMain();})();\n' : null;
+var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(()=>{var TABLES={drop:"0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",space:"9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",cjk:"3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",punct:"21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",split:"9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"};var LAB_MAX_TOKENS=128,MAX_TEXT_CHARS=1e5;function MiniLMError(code,message){let error=new Error(message);return error.name="MiniLMError",error.code=code,error}function parseRanges(text){let parts=text?text.split(","):[],out=new Int32Array(2*parts.length);for(let i=0;i<parts.length;i++){let pair=parts[i].split("-");out[2*i]=parseInt(pair[0],16),out[2*i+1]=parseInt(pair.length>1?pair[1]:pair[0],16)}return out}function inRanges(ranges,c){let lo=0,hi=ranges.length/2-1;for(;lo<=hi;){let mid=lo+hi>>1;if(c<ranges[2*mid])hi=mid-1;else if(c>ranges[2*mid+1])lo=mid+1;else return!0}return!1}var DROP=parseRanges(TABLES.drop),SPACE=parseRanges(TABLES.space),CJK=parseRanges(TABLES.cjk),PUNCT=parseRanges(TABLES.punct),SPLIT=parseRanges(TABLES.split);function normalizeCodePoint(c,out){if(c<128){if(c===9||c===10||c===13||c===32)out.push(32);else{if(c<32||c===127)return;c>=65&&c<=90?out.push(c+32):out.push(c)}return}if(inRanges(DROP,c))return;if(inRanges(SPACE,c)){out.push(32);return}let cjk=inRanges(CJK,c);cjk&&out.push(32);let nfd=String.fromCodePoint(c).normalize("NFD");for(let i=0;i<nfd.length;i++){let d=nfd.codePointAt(i);if(d>65535&&i++,inRanges(DROP,d))continue;let lower=String.fromCodePoint(d).toLowerCase();for(let j=0;j<lower.length;j++){let e=lower.codePointAt(j);e>65535&&j++,out.push(e)}}cjk&&out.push(32)}function Tokenizer(spec){if(!spec||!Array.isArray(spec.vocab))throw MiniLMError("bad-weights","the weights file holds no tokenizer vocabulary");this.vocab=spec.vocab,this.ids=new Map;for(let i=0;i<spec.vocab.length;i++)this.ids.set(spec.vocab[i],i);this.unk=spec.unk_token,this.cls=spec.cls_token,this.sep=spec.sep_token,this.prefix=spec.continuing_subword_prefix,this.maxChars=spec.max_input_chars_per_word;let specials=(spec.special_tokens||[]).slice().sort(function(a,b){return b.length-a.length});this.special=specials.length?new RegExp(specials.map(function(s){return s.replace(/[.*+?^${}()|[\\]\\\\]/g,"\\\\$&")}).join("|"),"g"):null}Tokenizer.prototype._words=function(text,from,to,words){let word=null,buffer=[];for(let i=from;i<to;){let c=text.codePointAt(i),width=c>65535?2:1;buffer.length=0,normalizeCodePoint(c,buffer);for(let k=0;k<buffer.length;k++){let n=buffer[k];n===32||inRanges(SPLIT,n)?word=null:n<128&&isAsciiPunct(n)||inRanges(PUNCT,n)?(words.push({cps:[n],starts:[i],ends:[i+width]}),word=null):(word===null&&(word={cps:[],starts:[],ends:[]},words.push(word)),word.cps.push(n),word.starts.push(i),word.ends.push(i+width))}i+=width}};function isAsciiPunct(c){return c>=33&&c<=47||c>=58&&c<=64||c>=91&&c<=96||c>=123&&c<=126}Tokenizer.prototype._pieces=function(word,out){let cps=word.cps,n=cps.length,start=0,pieces=[];if(n<=this.maxChars)for(;start<n;){let end=n,found=null;for(;start<end;){let piece=String.fromCodePoint.apply(null,cps.slice(start,end));if(start>0&&(piece=this.prefix+piece),this.ids.has(piece)){found=piece;break}end-=1}if(found===null){pieces=null;break}pieces.push([found,start,end]),start=end}else pieces=null;if(pieces===null){out.push([this.unk,word.starts[0],word.ends[n-1]]);return}for(let p=0;p<pieces.length;p++)out.push([pieces[p][0],word.starts[pieces[p][1]],word.ends[pieces[p][2]-1]])};Tokenizer.prototype.encode=function(text){let triples=[[this.cls,0,0]],at=0,match;if(this.special)for(this.special.lastIndex=0;(match=this.special.exec(text))!==null;)this._stretch(text,at,match.index,triples),triples.push([match[0],match.index,match.index+match[0].length]),at=match.index+match[0].length;this._stretch(text,at,text.length,triples),triples.push([this.sep,0,0]);let T=triples.length,tokens=new Array(T),ids=new Int32Array(T),offsets=new Array(T);for(let t=0;t<T;t++)tokens[t]=triples[t][0],ids[t]=this.ids.get(triples[t][0]),offsets[t]=[triples[t][1],triples[t][2]];return{tokens,ids,offsets}};Tokenizer.prototype._stretch=function(text,from,to,out){if(from>=to)return;let words=[];this._words(text,from,to,words);for(let w=0;w<words.length;w++)this._pieces(words[w],out)};function isPunctuation(c){return c<128&&isAsciiPunct(c)||inRanges(PUNCT,c)}var B64=new Int16Array(128).fill(-1);(function(){let alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";for(let i=0;i<64;i++)B64[alphabet.charCodeAt(i)]=i})();function decodeBase64(text){let n=text.length,pad=n&&text.charCodeAt(n-1)===61?text.charCodeAt(n-2)===61?2:1:0;if(n%4!==0)throw MiniLMError("bad-weights","a tensor\'s base64 is cut short");let bytes=new Uint8Array(n/4*3-pad),o=0,full=pad?n-4:n;for(let i=0;i<full;i+=4){let v=B64[text.charCodeAt(i)]<<18|B64[text.charCodeAt(i+1)]<<12|B64[text.charCodeAt(i+2)]<<6|B64[text.charCodeAt(i+3)];bytes[o++]=v>>16,bytes[o++]=v>>8&255,bytes[o++]=v&255}if(pad){let w=B64[text.charCodeAt(full)]<<18|B64[text.charCodeAt(full+1)]<<12|(pad===1?B64[text.charCodeAt(full+2)]<<6:0);bytes[o++]=w>>16,pad===1&&(bytes[o++]=w>>8&255)}return bytes}var HALF=null;function halfTable(){if(HALF)return HALF;HALF=new Float32Array(65536);for(let h=0;h<65536;h++){let sign=h&32768?-1:1,exponent=h>>10&31,mantissa=h&1023,value;exponent===0?value=mantissa*Math.pow(2,-24):exponent===31?value=mantissa?NaN:1/0:value=(1024+mantissa)*Math.pow(2,exponent-25),HALF[h]=sign*value}return HALF}function decodeTensor(name,stored){let bytes=decodeBase64(stored.data),size=stored.shape.reduce(function(a,b){return a*b},1),out;if(stored.dtype==="float32")out=new Float32Array(bytes.buffer,0,size);else if(stored.dtype==="float16"){let halves=new Uint16Array(bytes.buffer,0,size),table=halfTable();out=new Float32Array(size);for(let i=0;i<size;i++)out[i]=table[halves[i]]}else if(stored.dtype==="int8"){let q=new Int8Array(bytes.buffer,0,size),rows=stored.shape[0],cols=size/rows,group=stored.group||cols,groups=Math.ceil(cols/group),scale=new Float32Array(decodeBase64(stored.scale).buffer),colScale=stored.col_scale?new Float32Array(decodeBase64(stored.col_scale).buffer):new Float32Array(cols).fill(1);out=new Float32Array(size);for(let r=0;r<rows;r++)for(let c=0,at=r*cols;c<cols;c++,at++)out[at]=q[at]*scale[r*groups+Math.floor(c/group)]*colScale[c]}else throw MiniLMError("bad-weights","tensor "+name+" has unknown dtype "+stored.dtype);if(out.length!==size)throw MiniLMError("bad-weights","tensor "+name+" holds "+out.length+" numbers, its shape "+stored.shape.join("x")+" needs "+size);return{shape:stored.shape,data:out}}function linear(x,T,nIn,Wt,b,nOut,y){for(let i0=0;i0<T;i0+=4){let n=Math.min(4,T-i0),r0=i0*nIn,r1=(i0+Math.min(1,n-1))*nIn,r2=(i0+Math.min(2,n-1))*nIn,r3=(i0+Math.min(3,n-1))*nIn;for(let j=0;j<nOut;j+=2){let j1=Math.min(j+1,nOut-1),wa=j*nIn,wb=j1*nIn,a0=0,a1=0,a2=0,a3=0,c0=0,c1=0,c2=0,c3=0;for(let k=0;k<nIn;k++){let u=Wt[wa+k],v=Wt[wb+k],x0=x[r0+k],x1=x[r1+k],x2=x[r2+k],x3=x[r3+k];a0+=x0*u,a1+=x1*u,a2+=x2*u,a3+=x3*u,c0+=x0*v,c1+=x1*v,c2+=x2*v,c3+=x3*v}let o=i0*nOut,bj=b[j],bj1=b[j1];y[o+j]=a0+bj,y[o+j1]=c0+bj1,n>1&&(y[o+nOut+j]=a1+bj,y[o+nOut+j1]=c1+bj1),n>2&&(y[o+2*nOut+j]=a2+bj,y[o+2*nOut+j1]=c2+bj1),n>3&&(y[o+3*nOut+j]=a3+bj,y[o+3*nOut+j1]=c3+bj1)}}return y}function layerNorm(x,T,d,gamma,beta,eps){for(let i=0;i<T;i++){let o=i*d,mean=0;for(let j=0;j<d;j++)mean+=x[o+j];mean/=d;let variance=0;for(let j=0;j<d;j++){let c=x[o+j]-mean;variance+=c*c}let inv=1/Math.sqrt(variance/d+eps);for(let j=0;j<d;j++)x[o+j]=(x[o+j]-mean)*inv*gamma[j]+beta[j]}}var ERF_A=[3.1611237438705655,113.86415415105016,377.485237685302,3209.3775891384694],ERF_A_LEAD=.18577770618460315,ERF_B=[23.601290952344122,244.02463793444417,1282.6165260773723,2844.236833439171],ERF_C=[.5641884969886701,8.883149794388377,66.11919063714163,298.6351381974001,881.952221241769,1712.0476126340707,2051.0783778260716,1230.3393547979972],ERF_C_LEAD=21531153547440383e-24,ERF_D=[15.744926110709835,117.6939508913125,537.1811018620099,1621.3895745666903,3290.7992357334597,4362.619090143247,3439.3676741437216,1230.3393548037495];function rational(t,lead,num,den){let p=lead*t,q=t;for(let i=0;i<num.length;i++)p+=num[i],q+=den[i],i<num.length-1&&(p*=t,q*=t);return p/q}function erf(x){let y=Math.min(Math.abs(x),6);if(y<=.46875)return x*rational(y*y,ERF_A_LEAD,ERF_A,ERF_B);let erfc=rational(y,ERF_C_LEAD,ERF_C,ERF_D)*Math.exp(-y*y);return x<0?erfc-1:1-erfc}function gelu(x){for(let i=0;i<x.length;i++){let v=x[i];x[i]=.5*v*(1+erf(v*Math.SQRT1_2))}}var LAYER_TENSORS=["W_q","b_q","W_k","b_k","W_v","b_v","W_o","b_o","norm1.gamma","norm1.beta","W_1","b_1","W_2","b_2","norm2.gamma","norm2.beta"];function Model(weights){if(!weights||!weights.config||!weights.tokenizer)throw MiniLMError("bad-weights","no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");let cfg=weights.config;this.config=cfg,this.dtype=weights.dtype,this.nLayers=cfg.num_hidden_layers,this.h=cfg.num_attention_heads,this.d=cfg.hidden_size,this.dK=this.d/this.h,this.dFF=cfg.intermediate_size,this.maxPositions=cfg.max_position_embeddings,this.eps=cfg.layer_norm_eps,this.tokenizer=new Tokenizer(weights.tokenizer),this._stored=weights.tensors,this.ready=!1}Model.prototype.prepare=function(){if(this.ready)return this;let stored=this._stored,self2=this;function get(name){if(!stored||!stored[name])throw MiniLMError("bad-weights","the weights file lacks the tensor "+name);return decodeTensor(name,stored[name]).data}this.word=get("embeddings.word"),this.position=get("embeddings.position"),this.tokenType=get("embeddings.token_type"),this.embNorm=[get("embeddings.norm.gamma"),get("embeddings.norm.beta")],this.layers=[];for(let l=0;l<this.nLayers;l++){let layer={};LAYER_TENSORS.forEach(function(n){layer[n]=get("layers."+l+"."+n)}),self2.layers.push(layer)}return this._stored=null,this.ready=!0,this};Model.prototype.tokenize=function(text,options){let maxTokens=options&&options.maxTokens||this.maxPositions;if(!(maxTokens>=3&&maxTokens<=this.maxPositions&&maxTokens%1===0))throw MiniLMError("bad-ids","maxTokens must be a whole number in 3.."+this.maxPositions+", got "+maxTokens);if(typeof text!="string")throw MiniLMError("not-text","text must be a string, got "+typeof text);if(!text.trim())throw MiniLMError("empty","the text is empty (or only spaces): type at least one word");if(text.length>MAX_TEXT_CHARS)throw MiniLMError("too-long-text","the text is "+text.length+" characters long; the limit is "+MAX_TEXT_CHARS);let enc=this.tokenizer.encode(text),T=enc.ids.length;if(T<=2)throw MiniLMError("no-tokens","the text holds no token the model can read (only control or formatting characters): type at least one word");if(enc.total=T,enc.kept=T,enc.text=text,T>maxTokens){if(!(options&&options.cut))throw MiniLMError("too-many-tokens","the text is "+T+" tokens long ("+(T-2)+" word pieces plus [CLS] and [SEP]), but the limit is "+maxTokens+" tokens: shorten it to at most "+(maxTokens-2)+" word pieces");let keep=maxTokens-2;for(;keep>1&&enc.tokens[keep+1].indexOf(this.tokenizer.prefix)===0;)keep-=1;enc.text=text.slice(0,enc.offsets[keep][1]),enc.tokens=enc.tokens.slice(0,keep+1).concat([this.tokenizer.sep]),enc.offsets=enc.offsets.slice(0,keep+1).concat([[0,0]]);let ids=new Int32Array(keep+2);ids.set(enc.ids.subarray(0,keep+1)),ids[keep+1]=enc.ids[T-1],enc.ids=ids,enc.kept=keep+2}return enc};Model.prototype.forward=function(ids){this.prepare();let T=ids.length,d=this.d,h=this.h,dK=this.dK,dFF=this.dFF,L=this.nLayers,V=this.word.length/d;if(!(T>=1&&T<=this.maxPositions))throw MiniLMError("bad-ids",T+" ids, but the model reads 1.."+this.maxPositions);for(let t=0;t<T;t++)if(!(ids[t]>=0&&ids[t]<V&&ids[t]%1===0))throw MiniLMError("bad-ids","ids must be whole numbers in 0.."+(V-1)+", got "+ids[t]);let attention=new Float32Array(L*h*T*T),hidden=new Float32Array((L+1)*T*d),valueNorms=new Float32Array(L*h*T),x=new Float32Array(T*d);for(let t=0;t<T;t++)for(let j=0;j<d;j++)x[t*d+j]=this.word[ids[t]*d+j]+this.position[t*d+j]+this.tokenType[j];layerNorm(x,T,d,this.embNorm[0],this.embNorm[1],this.eps),hidden.set(x,0);let q=new Float32Array(T*d),k=new Float32Array(T*d),v=new Float32Array(T*d),context=new Float32Array(T*d),out=new Float32Array(T*d),inner=new Float32Array(T*dFF),row=new Float64Array(T),scale=1/Math.sqrt(dK);for(let l=0;l<L;l++){let p=this.layers[l];linear(x,T,d,p.W_q,p.b_q,d,q),linear(x,T,d,p.W_k,p.b_k,d,k),linear(x,T,d,p.W_v,p.b_v,d,v),p.gram||(p.gram=headGrams(p.W_o,d,h,dK)),writeNorms(v,T,d,h,dK,p.gram,valueNorms,l*h*T);for(let head=0;head<h;head++){let c0=head*dK,base=(l*h+head)*T*T;for(let i=0;i<T;i++){let max=-1/0;for(let jj=0;jj<T;jj++){let s=0;for(let c=0;c<dK;c++)s+=q[i*d+c0+c]*k[jj*d+c0+c];s*=scale,row[jj]=s,s>max&&(max=s)}let sum=0;for(let jj=0;jj<T;jj++)row[jj]=Math.exp(row[jj]-max),sum+=row[jj];for(let jj=0;jj<T;jj++)attention[base+i*T+jj]=row[jj]/sum;for(let c=0;c<dK;c++){let acc=0;for(let jj=0;jj<T;jj++)acc+=attention[base+i*T+jj]*v[jj*d+c0+c];context[i*d+c0+c]=acc}}}linear(context,T,d,p.W_o,p.b_o,d,out);for(let i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm1.gamma"],p["norm1.beta"],this.eps),linear(x,T,d,p.W_1,p.b_1,dFF,inner),gelu(inner),linear(inner,T,dFF,p.W_2,p.b_2,d,out);for(let i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm2.gamma"],p["norm2.beta"],this.eps),hidden.set(x,(l+1)*T*d)}return{T,attention,hidden,valueNorms,shape:{attention:[L,h,T,T],hidden:[L+1,T,d],valueNorms:[L,h,T]}}};function headGrams(Wt,d,h,dK){let G=new Float64Array(h*dK*dK);for(let i=0;i<h;i++)for(let a=0;a<dK;a++)for(let b=a;b<dK;b++){let s=0;for(let o=0;o<d;o++)s+=Wt[o*d+i*dK+a]*Wt[o*d+i*dK+b];G[(i*dK+a)*dK+b]=G[(i*dK+b)*dK+a]=s}return G}function writeNorms(v,T,d,h,dK,G,out,at){for(let i=0;i<h;i++){let c0=i*dK,g0=i*dK*dK;for(let j=0;j<T;j++){let sq=0,vj=j*d+c0;for(let a=0;a<dK;a++){let row=0,ga=g0+a*dK;for(let b=0;b<dK;b++)row+=G[ga+b]*v[vj+b];sq+=v[vj+a]*row}out[at+i*T+j]=Math.sqrt(Math.max(sq,0))}}}Model.prototype.run=function(text,options){let enc=this.tokenize(text,options),result=this.forward(enc.ids);return enc.T=result.T,enc.attention=result.attention,enc.hidden=result.hidden,enc.valueNorms=result.valueNorms,enc.shape=result.shape,enc};Model.prototype.attentionAt=function(run,layer,head,query){let T=run.T,start=((layer*this.h+head)*T+query)*T;return run.attention.subarray(start,start+T)};function load(weights){return weights===void 0&&typeof globalThis<"u"&&globalThis.AttentionBook&&(weights=globalThis.AttentionBook.minilmWeights),new Model(weights).prepare()}var api={load,Model,Tokenizer,MiniLMError,LAB_MAX_TOKENS,MAX_TEXT_CHARS,decodeBase64,decodeTensor,normalizeCodePoint,writeNorms,headGrams,isPunctuation,erf},minilm_default=api;function workerMain(){let model=null;self.onmessage=function(event){let m=event.data,t=performance.now();try{if(m.kind==="weights")model=new minilm_default.Model(m.weights).prepare(),self.postMessage({kind:"ready",ms:performance.now()-t,dtype:model.dtype});else if(m.kind==="run"){let run=model.forward(m.ids);self.postMessage({kind:"result",id:m.id,T:run.T,maps:run.attention,valueNorms:run.valueNorms,ms:performance.now()-t},[run.attention.buffer,run.valueNorms.buffer])}}catch(err){self.postMessage({kind:"error",id:m.id,message:String(err&&err.message||err)})}}}workerMain();})();\n' : null;
 var scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
 var fmt10 = core_default.format;
 var WEIGHTS_FILE = "minilm-weights.js";
@@ -7340,18 +7414,18 @@ function setStatus(status, message) {
   });
 }
 function weightsBytes() {
-  var w = gallery().data.weights;
+  const w = gallery().data.weights;
   return w && w.bytes ? w.bytes : null;
 }
 function sizeText() {
-  var bytes2 = weightsBytes();
+  const bytes2 = weightsBytes();
   return bytes2 ? fmt10.fixed(bytes2 / 1e6, 1) + " MB" : "";
 }
 function weightsUrl() {
   if (engine.url) {
     return engine.url;
   }
-  var name = gallery().data.weights && gallery().data.weights.file || WEIGHTS_FILE;
+  const name = gallery().data.weights && gallery().data.weights.file || WEIGHTS_FILE;
   return scriptSrc ? scriptSrc.replace(/[^/]*$/, name) : "_static/ab-web/" + name;
 }
 function missingMessage(url) {
@@ -7367,13 +7441,13 @@ function remember(used, entry) {
   engine.cache.set(used, entry);
   engine.cacheBytes += entry.maps.byteLength + entry.valueNorms.byteLength;
   while (engine.cacheBytes > CACHE_BYTES && engine.cache.size > 1) {
-    var oldest = engine.cache.keys().next().value;
+    const oldest = engine.cache.keys().next().value;
     engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength + engine.cache.get(oldest).valueNorms.byteLength;
     engine.cache.delete(oldest);
   }
 }
 function lookup(used) {
-  var entry = engine.cache.get(used);
+  const entry = engine.cache.get(used);
   if (entry) {
     engine.cache.delete(used);
     engine.cache.set(used, entry);
@@ -7384,7 +7458,7 @@ function pump() {
   if (engine.inFlight || !engine.queued) {
     return;
   }
-  var job = engine.inFlight = engine.queued;
+  const job = engine.inFlight = engine.queued;
   engine.queued = null;
   job.id = ++engine.seq;
   if (engine.worker) {
@@ -7392,7 +7466,8 @@ function pump() {
     return;
   }
   setTimeout(function() {
-    var t = performance.now(), run2;
+    const t = performance.now();
+    let run2;
     try {
       run2 = engine.model.forward(job.ids);
     } catch (err) {
@@ -7403,12 +7478,12 @@ function pump() {
   }, 0);
 }
 function finish(m) {
-  var job = engine.inFlight;
+  const job = engine.inFlight;
   engine.inFlight = null;
   if (job) {
     if (m.kind === "result") {
       engine.timing.forward = m.ms;
-      var entry = { T: m.T, maps: m.maps, valueNorms: m.valueNorms };
+      const entry = { T: m.T, maps: m.maps, valueNorms: m.valueNorms };
       remember(job.used, entry);
       job.waiters.forEach(function(w) {
         w.resolve(entry);
@@ -7423,8 +7498,8 @@ function finish(m) {
 }
 function compute(used, ids) {
   return new Promise(function(resolve, reject) {
-    var waiter = { resolve, reject };
-    var job = engine.inFlight && engine.inFlight.used === used ? engine.inFlight : engine.queued && engine.queued.used === used ? engine.queued : null;
+    const waiter = { resolve, reject };
+    const job = engine.inFlight && engine.inFlight.used === used ? engine.inFlight : engine.queued && engine.queued.used === used ? engine.queued : null;
     if (job) {
       job.waiters.push(waiter);
       return;
@@ -7439,13 +7514,13 @@ function compute(used, ids) {
   });
 }
 function startModel(weights, options) {
-  var useWorker = !(options && options.worker === false) && typeof Worker !== "undefined" && typeof Blob !== "undefined" && typeof URL !== "undefined" && WORKER_SOURCE !== null;
+  const useWorker = !(options && options.worker === false) && typeof Worker !== "undefined" && typeof Blob !== "undefined" && typeof URL !== "undefined" && WORKER_SOURCE !== null;
   setStatus("preparing");
   engine.dtype = weights && weights.dtype;
   if (!useWorker) {
     return new Promise(function(resolve, reject) {
       setTimeout(function() {
-        var t = performance.now();
+        const t = performance.now();
         try {
           engine.model = new minilm_default.Model(weights).prepare();
         } catch (err) {
@@ -7459,12 +7534,12 @@ function startModel(weights, options) {
       }, 0);
     });
   }
-  var url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
-  var worker = new Worker(url);
+  const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+  const worker = new Worker(url);
   URL.revokeObjectURL(url);
   return new Promise(function(resolve, reject) {
     worker.onmessage = function(event) {
-      var m = event.data;
+      const m = event.data;
       if (m.kind === "ready") {
         engine.worker = worker;
         engine.timing.prepare = m.ms;
@@ -7493,16 +7568,16 @@ function loadModel() {
   if (engine.loading) {
     return engine.loading;
   }
-  var url = weightsUrl();
+  const url = weightsUrl();
   engine.loading = new Promise(function(resolve, reject) {
-    var AB = root3.AttentionBook;
+    const AB = root3.AttentionBook;
     if (AB.minilmWeights && AB.minilmWeights.tensors) {
       resolve(AB.minilmWeights);
       return;
     }
     setStatus("loading");
-    var t = performance.now();
-    var script = document.createElement("script");
+    const t = performance.now();
+    const script = document.createElement("script");
     script.src = url;
     script.async = true;
     script.onload = function() {
@@ -7533,7 +7608,7 @@ function loadModel() {
   return engine.loading;
 }
 function pendingNote() {
-  var size = sizeText();
+  const size = sizeText();
   switch (engine.status) {
     case "loading":
       return { level: "info", text: "loading the model (" + (size || "all-MiniLM-L6-v2") + ")\u2026" };
@@ -7550,13 +7625,13 @@ function pendingNote() {
   }
 }
 function thumbAt(lab, event) {
-  var panel = lab.spec && lab.spec.panels[0], hit = panel && panel.kind === "thumbs" && panel.hit;
+  const panel = lab.spec && lab.spec.panels[0], hit = panel && panel.kind === "thumbs" && panel.hit;
   if (!hit) {
     return null;
   }
-  var box = lab.canvas.getBoundingClientRect(), scale = box.width ? lab.width() / box.width : 1;
-  var x = (event.clientX - box.left) * scale, y = (event.clientY - box.top) * scale;
-  var j = Math.floor((x - hit.x) / hit.step), i = Math.floor((y - hit.y) / hit.step);
+  const box = lab.canvas.getBoundingClientRect(), scale = box.width ? lab.width() / box.width : 1;
+  const x = (event.clientX - box.left) * scale, y = (event.clientY - box.top) * scale;
+  const j = Math.floor((x - hit.x) / hit.step), i = Math.floor((y - hit.y) / hit.step);
   if (i < 0 || j < 0 || i >= hit.rows || j >= hit.cols) {
     return null;
   }
@@ -7567,11 +7642,11 @@ function routeClicks(lab) {
     return;
   }
   lab.canvas.addEventListener("click", function(event) {
-    var at = thumbAt(lab, event);
+    const at = thumbAt(lab, event);
     if (!at) {
       return;
     }
-    var layer = lab.controls.find(function(c) {
+    const layer = lab.controls.find(function(c) {
       return c.name === "layer";
     });
     layer.value = at[0];
@@ -7582,20 +7657,20 @@ function routeClicks(lab) {
   });
 }
 function mountExtra(lab, container) {
-  var doc = container.ownerDocument;
-  var box = doc.createElement("div");
+  const doc = container.ownerDocument;
+  const box = doc.createElement("div");
   box.className = "ab-pretrained-model";
-  var button = doc.createElement("button");
+  const button = doc.createElement("button");
   button.type = "button";
   button.className = "ab-load-model";
-  var size = sizeText();
+  const size = sizeText();
   button.textContent = "Load the model" + (size ? " (" + size + ")" : "");
-  var status = doc.createElement("p");
+  const status = doc.createElement("p");
   status.className = "ab-model-status";
   status.setAttribute("role", "status");
   status.setAttribute("aria-live", "polite");
   status.textContent = "The preset sentences are shown from the book's own numbers. For your own sentence, load all-MiniLM-L6-v2" + (size ? " (" + size + ", once)" : "") + ": it then runs in your browser.";
-  var timer = null, started = 0;
+  let timer = null, started = 0;
   function show(st, message) {
     if (timer !== null && st !== "loading") {
       clearInterval(timer);
@@ -7603,7 +7678,7 @@ function mountExtra(lab, container) {
     }
     if (st === "loading") {
       started = performance.now();
-      var tick = function() {
+      const tick = function() {
         status.textContent = "Loading the model" + (size ? " (" + size + ")" : "") + "\u2026 " + Math.round((performance.now() - started) / 1e3) + " s";
       };
       tick();
@@ -7626,7 +7701,7 @@ function mountExtra(lab, container) {
     }
   }
   engine.listeners.push(show);
-  var ready = "";
+  let ready = "";
   engine.busy.push(function(tokens) {
     if (tokens) {
       ready = ready || status.textContent;
@@ -7667,24 +7742,24 @@ function modelStatus() {
 var fmt11 = core_default.format;
 var esc9 = core_default.escapeHtml;
 function state10(values) {
-  var g = gallery();
-  var text2 = values.text === void 0 ? g.data.running_sentence : values.text;
-  var layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, g.L - 1);
-  var head = core_default.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, g.h - 1);
-  var query = core_default.wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
-  var measure2 = values.measure === void 0 ? "weight" : values.measure;
-  var view = values.view === void 0 ? "head" : values.view;
+  const g = gallery();
+  const text2 = values.text === void 0 ? g.data.running_sentence : values.text;
+  const layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, LAYERS - 1);
+  const head = core_default.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, HEADS - 1);
+  const query = core_default.wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
+  const measure2 = values.measure === void 0 ? "weight" : values.measure;
+  const view = values.view === void 0 ? "head" : values.view;
   [["measure", measure2, MEASURES], ["view", view, VIEWS]].forEach(function(c) {
     if (typeof c[1] !== "string" || !Object.prototype.hasOwnProperty.call(c[2], c[1])) {
       throw new Error(c[0] + " must be one of " + core_default.pyRepr(Object.keys(c[2])) + ", got " + core_default.pyRepr(c[1]));
     }
   });
-  var read = readPieces(text2, values.maxTokens);
-  var galleryScores = {}, k = layer * g.h + head;
+  const read = readPieces(text2, values.maxTokens);
+  const galleryScores = {}, k = layer * HEADS + head;
   Object.keys(g.data.gallery.mean).forEach(function(name) {
     galleryScores[name] = g.data.gallery.mean[name][k];
   });
-  var base = {
+  const base = {
     text: typeof text2 === "string" ? text2 : "",
     layer,
     head,
@@ -7696,15 +7771,15 @@ function state10(values) {
     gallerySentences: g.data.gallery.sentences,
     notes: read.notes.slice()
   };
-  var T = read.tokens.length;
+  const T = read.tokens.length;
   if (!T) {
     return build(base, null, 0, "none");
   }
-  var preset = g.presets.get(read.used);
+  const preset = g.presets.get(read.used);
   if (preset) {
     return build(base, preset, query, "package");
   }
-  var entry = lookup(read.used);
+  const entry = lookup(read.used);
   if (entry) {
     return build(base, entry, query, "browser");
   }
@@ -7728,7 +7803,7 @@ function state10(values) {
 }
 var thumbMemo = /* @__PURE__ */ new WeakMap();
 function thumbsOf(from, T, measure2) {
-  var memo = thumbMemo.get(from);
+  let memo = thumbMemo.get(from);
   if (!memo) {
     memo = {};
     thumbMemo.set(from, memo);
@@ -7739,7 +7814,7 @@ function thumbsOf(from, T, measure2) {
   return memo[measure2];
 }
 function build(st, from, query, source) {
-  var T = st.tokens.length, g = gallery();
+  const T = st.tokens.length;
   st.T = T;
   st.source = source;
   st.query = T ? Math.min(query, T - 1) : 0;
@@ -7751,17 +7826,17 @@ function build(st, from, query, source) {
   st.differs = 0;
   st.scores = {};
   if (from) {
-    var k = st.layer * g.h + st.head, start = k * T * T;
+    const k = st.layer * HEADS + st.head, start = k * T * T;
     st.weights = Float64Array.from(from.maps.subarray(start, start + T * T));
     st.scores = headScores(st.weights, T);
     st.valueNorms = Float64Array.from(from.valueNorms.subarray(k * T, (k + 1) * T));
     st.norms = new Float64Array(T * T);
-    for (var i = 0; i < T; i++) {
-      var sum = pairwiseSum(st.weights, i * T, T);
-      for (var j = 0; j < T; j++) {
+    for (let i = 0; i < T; i++) {
+      const sum = pairwiseSum(st.weights, i * T, T);
+      for (let j = 0; j < T; j++) {
         st.norms[i * T + j] = st.weights[i * T + j] / sum * st.valueNorms[j];
       }
-      var rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
+      const rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
       if (core_default.argmax(rowW) !== core_default.argmax(rowN)) {
         st.differs += 1;
       }
@@ -7784,7 +7859,7 @@ function has(st) {
   return st.T > 0 && st.source !== "pending";
 }
 function topKeys(row2, k) {
-  var idx = Array.from(row2, function(_, i) {
+  const idx = Array.from(row2, function(_, i) {
     return i;
   });
   idx.sort(function(a, b) {
@@ -7793,13 +7868,13 @@ function topKeys(row2, k) {
   return idx.reverse().slice(0, k);
 }
 function readoutHtml10(st) {
-  var T = st.T;
-  var parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
-  var columns = ["gallery (" + st.gallerySentences + " sentences)"];
+  const T = st.T;
+  const parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
+  let columns = ["gallery (" + st.gallerySentences + " sentences)"];
   if (has(st)) {
-    var who = esc9(st.tokens[st.query]), q = st.query;
-    var norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
-    var top = function(row2) {
+    const who = esc9(st.tokens[st.query]), q = st.query;
+    const norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
+    const top = function(row2) {
       return topKeys(row2, 3).map(function(j) {
         return j + " '" + esc9(st.tokens[j]) + "' " + fmt11.fixed(row2[j], 2);
       }).join(", ");
@@ -7815,8 +7890,8 @@ function readoutHtml10(st) {
       return i + ":" + esc9(t);
     }).join(" "));
   }
-  var rows2 = SCORE_NAMES.map(function(name) {
-    var values = [st.gallery[name]];
+  const rows2 = SCORE_NAMES.map(function(name) {
+    let values = [st.gallery[name]];
     if (has(st)) {
       values = [st.scores[name], values[0], name === "spread" ? 1 : 1 / T];
     }
@@ -7824,29 +7899,29 @@ function readoutHtml10(st) {
       return "<td>" + fmt11.fixed(v, 3) + "</td>";
     }).join("") + "</tr>";
   });
-  var table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' + ["score"].concat(columns).map(function(c) {
+  const table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' + ["score"].concat(columns).map(function(c) {
     return "<th>" + c + "</th>";
   }).join("") + "</tr>" + rows2.join("") + "</table>";
   return core_default.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
 }
 function alt10(st) {
-  var what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03B1 f(x)\u2016 (each row scaled to sum to 1)";
-  var galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function(n) {
+  const what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03B1 f(x)\u2016 (each row scaled to sum to 1)";
+  const galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function(n) {
     return SCORE_LABELS[n] + " " + fmt11.fixed(st.gallery[n], 2);
   }).join(", ") + ".";
-  var model = st.view === "model";
-  var grid2 = !model ? "" : has(st) ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head (6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ";
-  var first = model ? 2 : 1;
+  const model = st.view === "model";
+  const grid2 = !model ? "" : has(st) ? "Panel 1: the model view, " + LAYERS * HEADS + " thumbnails of the " + what + " of every head (" + LAYERS + " rows of layers 0 to " + (LAYERS - 1) + ", " + HEADS + " columns of heads 0 to " + (HEADS - 1) + "), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of " + LAYERS * HEADS + " heads (" + LAYERS + " layers by " + HEADS + " heads), empty. ";
+  const first = model ? 2 : 1;
   if (!has(st)) {
-    var empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
+    const empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
     return grid2 + (st.T ? core_default.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : core_default.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
   }
-  var row2 = st.shownRow, top = core_default.argmax(row2), T = st.T;
-  var out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt11.fixed(row2[top], 2) + ".";
+  const row2 = st.shownRow, top = core_default.argmax(row2), T = st.T;
+  const out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt11.fixed(row2[top], 2) + ".";
   if (model) {
     return out;
   }
-  var mine = SCORE_NAMES.map(function(n) {
+  const mine = SCORE_NAMES.map(function(n) {
     return SCORE_LABELS[n] + " " + fmt11.fixed(st.scores[n], 2);
   }).join(", ");
   return out + " Panel 3: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
@@ -7868,12 +7943,12 @@ function numbers10(st) {
   };
 }
 function figure10(st) {
-  var T = has(st) ? st.T : 0, model = st.view === "model";
-  var title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
-  var waiting = engine.status === "ready" ? "computing this sentence\u2026" : "not computed yet: press \u201CLoad the model\u201D";
-  var empty = st.T ? waiting : "(no tokens)";
-  var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
-  var panels = [
+  const T = has(st) ? st.T : 0, model = st.view === "model";
+  const title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
+  const waiting = engine.status === "ready" ? "computing this sentence\u2026" : "not computed yet: press \u201CLoad the model\u201D";
+  const empty = st.T ? waiting : "(no tokens)";
+  const q = st.query, token = st.tokens.length ? st.tokens[q] : "";
+  const panels = [
     {
       kind: "heatmap",
       title,
@@ -7905,7 +7980,7 @@ function figure10(st) {
     panels.unshift({
       kind: "thumbs",
       small: true,
-      title: "all 72 heads, " + (st.measure === "weight" ? "weights" : "shares of \u2016\u03B1 f(x)\u2016") + ": layers down, heads across",
+      title: "all " + LAYERS * HEADS + " heads, " + (st.measure === "weight" ? "weights" : "shares of \u2016\u03B1 f(x)\u2016") + ": layers down, heads across",
       rows: LAYERS,
       cols: HEADS,
       size: T,
@@ -7920,7 +7995,7 @@ function figure10(st) {
     });
     return { columns: 2, smallColumns: 1, panels };
   }
-  var series = [];
+  const series = [];
   if (has(st)) {
     series.push({
       label: "this sentence",
@@ -7948,7 +8023,7 @@ function choices2(name, values) {
   if (name !== "query") {
     return null;
   }
-  var tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
+  const tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
   return tokens.length ? tokens.map(function(t, i) {
     return [i + ": " + t, i];
   }) : [["(no tokens)", 0]];
@@ -7988,8 +8063,8 @@ var measured = core_default.cache();
 var CHUNK = 1 << 15;
 var inSteps = false;
 function* normals(gen, count2) {
-  var out = new Float64Array(count2);
-  for (var at = 0; at < count2; at += CHUNK) {
+  const out = new Float64Array(count2);
+  for (let at = 0; at < count2; at += CHUNK) {
     out.set(gen.standardNormal(Math.min(CHUNK, count2 - at)), at);
     if (at + CHUNK < count2) {
       yield;
@@ -7998,21 +8073,22 @@ function* normals(gen, count2) {
   return out;
 }
 function measure(d_k) {
-  var got = measured.get(d_k);
+  const got = measured.get(d_k);
   if (got !== void 0) {
     return got;
   }
-  var steps = measureSteps(d_k), step;
+  const steps = measureSteps(d_k);
+  let step;
   do {
     step = steps.next();
   } while (!step.done);
   return step.value;
 }
 function measureSoon(d_k) {
-  var steps = measureSteps(d_k);
+  const steps = measureSteps(d_k);
   return new Promise(function(resolve) {
     (function next() {
-      var step = steps.next();
+      const step = steps.next();
       if (step.done) {
         resolve(step.value);
       } else {
@@ -8022,46 +8098,48 @@ function measureSoon(d_k) {
   });
 }
 function* measureSteps(d_k) {
-  var n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = rng_default.defaultRng(SEED);
-  var q = yield* normals(g0, n * d_k);
-  var K = yield* normals(g0, n * s_k * d_k);
-  var g = yield* normals(g0, n * s_k);
-  var dots2 = new Float64Array(n * s_k);
-  for (var i = 0; i < n; i++) {
-    for (var j = 0; j < s_k; j++) {
-      var sum = 0, kr = (i * s_k + j) * d_k, qr = i * d_k;
-      for (var t = 0; t < d_k; t++) {
+  const n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = rng_default.defaultRng(SEED);
+  const q = yield* normals(g0, n * d_k);
+  const K = yield* normals(g0, n * s_k * d_k);
+  const g = yield* normals(g0, n * s_k);
+  const dots2 = new Float64Array(n * s_k);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < s_k; j++) {
+      let sum = 0;
+      const kr = (i * s_k + j) * d_k, qr = i * d_k;
+      for (let t = 0; t < d_k; t++) {
         sum += q[qr + t] * K[kr + t];
       }
       dots2[i * s_k + j] = sum;
     }
   }
-  var got = {};
+  const got = {};
   [false, true].forEach(function(scaled) {
-    var scale = scaled ? 1 / Math.sqrt(d_k) : 1, w = new Float64Array(n * s_k);
-    for (var k = 0; k < w.length; k++) {
+    const scale = scaled ? 1 / Math.sqrt(d_k) : 1, w = new Float64Array(n * s_k);
+    for (let k = 0; k < w.length; k++) {
       w[k] = dots2[k] * scale;
     }
     core_default.softmaxRows(w, n, s_k);
-    var maxW = 0, ent = 0, gn = 0;
-    for (var r = 0; r < n; r++) {
-      var o = r * s_k, mx = 0, h = 0, inner = 0, sq = 0, c;
+    let maxW = 0, ent = 0, gn = 0;
+    for (let r = 0; r < n; r++) {
+      const o = r * s_k;
+      let mx = 0, h = 0, inner = 0, sq = 0, c;
       for (c = 0; c < s_k; c++) {
-        var p = w[o + c];
+        const p = w[o + c];
         mx = Math.max(mx, p);
         h += p * Math.log(p > 0 ? p : 1);
         inner += p * g[o + c];
       }
       for (c = 0; c < s_k; c++) {
-        var grad = w[o + c] * (g[o + c] - inner);
+        const grad = w[o + c] * (g[o + c] - inner);
         sq += grad * grad;
       }
       maxW += mx;
       ent += -h;
       gn += Math.sqrt(sq);
     }
-    var first = Array.from(w.subarray(0, s_k)).sort(function(a2, b2) {
-      return b2 - a2;
+    const first = Array.from(w.subarray(0, s_k)).sort(function(a, b) {
+      return b - a;
     });
     got[scaled] = {
       max_weight: maxW / n,
@@ -8070,19 +8148,20 @@ function* measureSteps(d_k) {
       weights: Float64Array.from(first)
     };
   });
-  var m = 4 * n, g1 = rng_default.defaultRng(SEED), qv = yield* normals(g1, m * d_k), kv = yield* normals(g1, m * d_k);
-  var vals = new Float64Array(m), mean = 0;
-  for (var a = 0; a < m; a++) {
-    var dsum = 0;
-    for (var b = 0; b < d_k; b++) {
+  const m = 4 * n, g1 = rng_default.defaultRng(SEED), qv = yield* normals(g1, m * d_k), kv = yield* normals(g1, m * d_k);
+  const vals = new Float64Array(m);
+  let mean = 0;
+  for (let a = 0; a < m; a++) {
+    let dsum = 0;
+    for (let b = 0; b < d_k; b++) {
       dsum += qv[a * d_k + b] * kv[a * d_k + b];
     }
     vals[a] = dsum;
     mean += dsum;
   }
   mean /= m;
-  var ss = 0;
-  for (var e = 0; e < m; e++) {
+  let ss = 0;
+  for (let e = 0; e < m; e++) {
     ss += (vals[e] - mean) * (vals[e] - mean);
   }
   got[false].variance = ss / (m - 1);
@@ -8091,7 +8170,7 @@ function* measureSteps(d_k) {
   return got;
 }
 function state11(values) {
-  var d_k = values.d_k, scaled = values.scaled;
+  const d_k = values.d_k, scaled = values.scaled;
   if (SCALING_DKS.indexOf(d_k) < 0) {
     throw new Error("d_k must be one of (" + SCALING_DKS.join(", ") + "), got " + d_k);
   }
@@ -8099,7 +8178,7 @@ function state11(values) {
     throw new Error("scaled must be True or False, got " + scaled);
   }
   function of(got2) {
-    var m = got2[scaled];
+    const m = got2[scaled];
     return {
       d_k,
       scaled,
@@ -8111,7 +8190,7 @@ function state11(values) {
       s_k: SCALING_KEYS
     };
   }
-  var got = measured.get(d_k);
+  const got = measured.get(d_k);
   if (got === void 0 && inSteps) {
     return measureSoon(d_k).then(of);
   }
@@ -8132,18 +8211,18 @@ var CURVES_TABLE = {
   }
 };
 function curves(scaled) {
-  var out = {};
+  const out = {};
   Object.keys(CURVES_TABLE[scaled]).forEach(function(k) {
     out[k] = Float64Array.from(CURVES_TABLE[scaled][k]);
   });
   return out;
 }
 function readoutHtml11(st) {
-  var mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
-  var row2 = Array.from(st.weights.subarray(0, 6)).map(function(w) {
+  const mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
+  const row2 = Array.from(st.weights.subarray(0, 6)).map(function(w) {
     return fmt12.fixed(w, 2);
   }).join(", ");
-  var lines = [
+  const lines = [
     "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
     "variance of the scores: " + fmt12.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
     "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt12.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt12.fixed(1 / st.s_k, 3) + "); entropy " + fmt12.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt12.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt12.fixed(st.gradNorm, 3),
@@ -8152,7 +8231,7 @@ function readoutHtml11(st) {
   return core_default.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
 }
 function alt11(st) {
-  var mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
+  const mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
   return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled (orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k + " is circled. Top left: the variance of the score, which for unscaled q.k follows the dashed line d_k and for the scaled score stays near 1; here " + fmt12.general(st.variance, 3) + ". Top right: the mean largest softmax weight, here " + fmt12.fixed(st.maxWeight, 2) + ". Bottom left: the mean entropy, here " + fmt12.fixed(st.entropy, 2) + " nats. Bottom right: the mean gradient norm through the softmax, here " + fmt12.fixed(st.gradNorm, 3) + ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all stay flat.";
 }
 function numbers11(st) {
@@ -8176,10 +8255,10 @@ var CURVES = [
   ["grad_norm", "gradient through the softmax", "mean norm"]
 ];
 function figure11(st) {
-  var un = curves(false), sc = curves(true), n = SCALING_DKS.length;
+  const un = curves(false), sc = curves(true), n = SCALING_DKS.length;
   function flat(v) {
-    var a = [];
-    for (var i = 0; i < n; i++) {
+    const a = [];
+    for (let i = 0; i < n; i++) {
       a.push(v);
     }
     return a;
@@ -8187,7 +8266,7 @@ function figure11(st) {
   function reference(label, y) {
     return { label, color: "#555555", dark: "#bbbbbb", width: 1, dashed: true, y };
   }
-  var extra = {
+  const extra = {
     variance: [reference("the line d_k", SCALING_DKS)],
     max_weight: [reference("uniform 1/" + SCALING_KEYS, flat(1 / SCALING_KEYS))],
     entropy: [reference("uniform: log " + SCALING_KEYS, flat(Math.log(SCALING_KEYS)))],
@@ -8196,18 +8275,18 @@ function figure11(st) {
   return {
     columns: 2,
     panels: CURVES.map(function(c) {
-      var lines = [
+      const lines = [
         { label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1 : 2.4, y: un[c[0]] },
         { label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1, y: sc[c[0]] }
       ].concat(extra[c[0]]);
-      var lo = Infinity, hi = 0;
+      let lo = Infinity, hi = 0;
       lines.forEach(function(l) {
-        for (var i = 0; i < l.y.length; i++) {
+        for (let i = 0; i < l.y.length; i++) {
           lo = Math.min(lo, l.y[i]);
           hi = Math.max(hi, l.y[i]);
         }
       });
-      var panel = {
+      const panel = {
         kind: "lines",
         title: c[1],
         xlabel: "d_k (log scale)",

@@ -2,8 +2,8 @@
 
 import sys
 
-from . import (TRAINING_BITS, export_browser_weights, export_pretrained_gallery, write_all,
-               write_char_tables, write_training_script)
+from . import (BERT_TABLES_JS, TRAINING_BITS, export_browser_weights, export_pretrained_gallery,
+               write_all, write_char_tables, write_training_script)
 
 
 def _main(argv: list[str]) -> int:
@@ -17,7 +17,7 @@ def _main(argv: list[str]) -> int:
         print(f"{argv[1]}: {info['bytes'] / 1e6:.2f} MB ({info['bits']}-bit deltas)")
         return 0
     if argv[:1] == ["tables"]:
-        print("minilm.js", "updated" if write_char_tables() else "unchanged")
+        print(BERT_TABLES_JS.name, "updated" if write_char_tables() else "unchanged")
         return 0
     if argv[:1] == ["gallery"] and len(argv) in (2, 3):
         from ..scenes.pretrained import MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS  # the lab's

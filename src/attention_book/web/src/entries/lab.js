@@ -1,11 +1,11 @@
 // The entry of web/lab.js, the classic script every page with a lab loads first (bundled by
 // web/build.mjs; a page opened as file:// refuses module scripts, so the pages get no
-// modules). It installs the front end where the state modules and the tests look for it:
+// modules). It installs the front end where the tests look for it:
 //   globalThis.AttentionBook.lab     this API (mount, drawFigure, the colour maps, ...)
-//   globalThis.AttentionBook.format  Python's number formats, which core.js and
-//                                    positional.js read
-// and, in a page, mounts every lab once the page's scripts have run. Node, loading the
-// bundle as CommonJS, gets the same API as its exports (the bundle's footer).
+//   globalThis.AttentionBook.format  Python's number formats
+// and, in a page, mounts every lab once the page's scripts have run. build.mjs adds to the
+// bundle the code the labs share (AttentionBook.common). Node, loading the bundle as
+// CommonJS, gets the same API as its exports (the bundle's footer).
 
 import {LUT_HEX, colorize, lut} from "../colormaps.js";
 import {drawFigure} from "../figure.js";

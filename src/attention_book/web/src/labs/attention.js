@@ -13,25 +13,25 @@
 import core from "../shared/core.js";
 import rng from "../shared/rng.js";
 
-  var fmt = core.format, esc = core.escapeHtml;
+  const fmt = core.format, esc = core.escapeHtml;
 
-  var ATTENTION_D = 8;              // scenes.attention.ATTENTION_D
-  var MAX_ATTENTION_TOKENS = 128;   // scenes.attention.MAX_ATTENTION_TOKENS
-  var D_KS = [1, 2, 4, 8, 16, 32, 64];
-  var TEMPERATURES = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
+  const ATTENTION_D = 8;              // scenes.attention.ATTENTION_D
+  const MAX_ATTENTION_TOKENS = 128;   // scenes.attention.MAX_ATTENTION_TOKENS
+  const D_KS = [1, 2, 4, 8, 16, 32, 64];
+  const TEMPERATURES = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
 
   function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
 
-  var weightsCache = core.cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
+  const weightsCache = core.cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
 
   /** attention.projection_weights(d, d_k, seed=seed): W_q, W_k, W_v : (d, d_k), N(0, 1/d). */
   function projectionWeights(d, d_k, seed) {
     if (!isWhole(d_k)) { throw new Error("d_k must be a whole number, got " + d_k); }
     if (d_k < 1) { throw new Error("d_k must be at least 1, got " + d_k); }
     if (!isWhole(seed) || seed < 0) { throw new Error("seed must be a whole number >= 0, got " + seed); }
-    var key = d + "," + d_k + "," + seed, W = weightsCache.get(key);
+    const key = d + "," + d_k + "," + seed; let W = weightsCache.get(key);
     if (W === undefined) {
-      var g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
+      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
       W = [g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k)];
       if (weightsCache.size >= 64) { weightsCache.delete(weightsCache.keys().next().value); }
       weightsCache.set(key, W);
@@ -42,11 +42,11 @@ import rng from "../shared/rng.js";
   // The last sentences, d_k and seed, and the last temperature too: a change of the query
   // (or of the temperature) reuses Q, K, V and the scores instead of computing them again,
   // which is most of a change at 128 tokens and d_k = 64.
-  var projectedCache = core.cache(), weighedCache = core.cache();
+  const projectedCache = core.cache(), weighedCache = core.cache();
 
   /** The last entry of a one-entry cache under `key`, or make(), kept under it. */
   function lastOne(cache, key, make) {
-    var hit = key === null ? undefined : cache.get(key);
+    let hit = key === null ? undefined : cache.get(key);
     if (hit === undefined) {
       hit = make();
       if (key !== null) { cache.clear(); cache.set(key, hit); }
@@ -56,26 +56,26 @@ import rng from "../shared/rng.js";
 
   /** Tokens, notes, X, Q, K, V and the unscaled scores Q K^T of the sentence(s). */
   function project(mode, text, kvText, d_k, seed, maxTokens) {
-    var d = ATTENTION_D, W = projectionWeights(d, d_k, seed);  // (d, d_k) each
-    var q = core.readTokens(text, maxTokens, "query sentence"), notes = q.notes;
-    var qTokens = q.tokens, kTokens = qTokens;
+    const d = ATTENTION_D, W = projectionWeights(d, d_k, seed);  // (d, d_k) each
+    const q = core.readTokens(text, maxTokens, "query sentence"); let notes = q.notes;
+    let qTokens = q.tokens, kTokens = qTokens;
     if (mode === "cross") {
-      var kv = core.readTokens(kvText, maxTokens, "keys/values sentence");
+      const kv = core.readTokens(kvText, maxTokens, "keys/values sentence");
       kTokens = kv.tokens;
       notes = notes.concat(kv.notes);
     }
     if (!qTokens.length || !kTokens.length) { qTokens = kTokens = []; }
-    var unknown = core.unique(qTokens.concat(kTokens)).filter(function (t) { return !core.isKnown(t); });
+    const unknown = core.unique(qTokens.concat(kTokens)).filter(function (t) { return !core.isKnown(t); });
     if (unknown.length) {
       notes.push({level: "info", text: "not in the vocabulary (shown with the <unk> embedding): " +
         unknown.slice(0, 8).map(function (t) { return "'" + t + "'"; }).join(", ") +
         (unknown.length > 8 ? ", \u2026" : "")});
     }
-    var s_q = qTokens.length, s_k = kTokens.length;
-    var X_q = core.embedTokens(qTokens, d, 0), X_kv = core.embedTokens(kTokens, d, 0);
-    var Q = core.matmul(X_q, W[0], s_q, d, d_k);   // (s_q, d) @ (d, d_k) -> (s_q, d_k)
-    var K = core.matmul(X_kv, W[1], s_k, d, d_k);  // (s_k, d) @ (d, d_k) -> (s_k, d_k)
-    var V = core.matmul(X_kv, W[2], s_k, d, d_k);  // (s_k, d) @ (d, d_v) -> (s_k, d_v)
+    const s_q = qTokens.length, s_k = kTokens.length;
+    const X_q = core.embedTokens(qTokens, d, 0), X_kv = core.embedTokens(kTokens, d, 0);
+    const Q = core.matmul(X_q, W[0], s_q, d, d_k);   // (s_q, d) @ (d, d_k) -> (s_q, d_k)
+    const K = core.matmul(X_kv, W[1], s_k, d, d_k);  // (s_k, d) @ (d, d_k) -> (s_k, d_k)
+    const V = core.matmul(X_kv, W[2], s_k, d, d_k);  // (s_k, d) @ (d, d_v) -> (s_k, d_v)
     return {qTokens: qTokens, kTokens: kTokens, notes: notes, s_q: s_q, s_k: s_k,
             X_q: X_q, X_kv: X_kv, Q: Q, K: K, V: V,
             scores: core.matmulT(Q, K, s_q, d_k, s_k)};  // (s_q, d_k) @ (d_k, s_k) -> (s_q, s_k)
@@ -83,24 +83,24 @@ import rng from "../shared/rng.js";
 
   /** attention_state: sentence(s) -> X -> Q, K, V -> weights and output, with notes. */
   function state(values) {
-    var text = values.text, kvText = values.kv_text, mode = values.mode || "self";
-    var d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
-    var maxTokens = values.maxTokens === undefined ? MAX_ATTENTION_TOKENS : values.maxTokens;
+    const text = values.text, kvText = values.kv_text, mode = values.mode || "self";
+    const d_k = values.d_k, temperature = values.temperature, seed = values.seed, query = values.query;
+    const maxTokens = values.maxTokens === undefined ? MAX_ATTENTION_TOKENS : values.maxTokens;
     if (mode !== "self" && mode !== "cross") { throw new Error("mode must be 'self' or 'cross', got '" + mode + "'"); }
     if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
       throw new Error("temperature must be a positive number, got " + temperature);
     }
     if (!isWhole(query) || query < 0) { throw new Error("query must be a whole number >= 0, got " + query); }
     // Only well-typed sentences are cached, so that a bad one always meets its error.
-    var cacheable = typeof text === "string" && (mode === "self" || typeof kvText === "string");
-    var key = cacheable ? [mode, text, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\u0000") : null;
-    var p = lastOne(projectedCache, key, function () {
+    const cacheable = typeof text === "string" && (mode === "self" || typeof kvText === "string");
+    const key = cacheable ? [mode, text, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\u0000") : null;
+    const p = lastOne(projectedCache, key, function () {
       return project(mode, text, kvText, d_k, seed, maxTokens);
     });
-    var s_q = p.s_q, s_k = p.s_k, scale = 1.0 / (temperature * Math.sqrt(d_k));
-    var w = lastOne(weighedCache, key === null ? null : key + "\u0000" + temperature, function () {
-      var scaled = p.scores.map(function (x) { return x * scale; });  // (s_q, s_k)
-      var weights = core.softmaxRows(scaled, s_q, s_k);  // softmax over each row
+    const s_q = p.s_q, s_k = p.s_k, scale = 1.0 / (temperature * Math.sqrt(d_k));
+    const w = lastOne(weighedCache, key === null ? null : key + "\u0000" + temperature, function () {
+      const scaled = p.scores.map(function (x) { return x * scale; });  // (s_q, s_k)
+      const weights = core.softmaxRows(scaled, s_q, s_k);  // softmax over each row
       // (s_q, s_k) @ (s_k, d_v) -> (s_q, d_v)
       return {weights: weights, output: core.matmul(weights, p.V, s_q, s_k, d_k)};
     });
@@ -118,18 +118,18 @@ import rng from "../shared/rng.js";
 
   /** Whether keys j and k have equal rows of X_kv (so every query weighs them exactly alike). */
   function sameKey(st, j, k) {
-    var d = ATTENTION_D, X = st.X_kv;
-    for (var t = 0; t < d; t++) { if (X[j * d + t] !== X[k * d + t]) { return false; } }
+    const d = ATTENTION_D, X = st.X_kv;
+    for (let t = 0; t < d; t++) { if (X[j * d + t] !== X[k * d + t]) { return false; } }
     return true;
   }
 
   /** _equal_keys: groups (at least two, at most 8) of keys with equal rows of X_kv. */
   function equalKeys(st) {
-    var groups = [], done = new Uint8Array(st.s_k);
-    for (var j = 0; j < st.s_k; j++) {
+    const groups = [], done = new Uint8Array(st.s_k);
+    for (let j = 0; j < st.s_k; j++) {
       if (done[j]) { continue; }
-      var group = [j];
-      for (var k = j + 1; k < st.s_k; k++) { if (!done[k] && sameKey(st, j, k)) { group.push(k); done[k] = 1; } }
+      const group = [j];
+      for (let k = j + 1; k < st.s_k; k++) { if (!done[k] && sameKey(st, j, k)) { group.push(k); done[k] = 1; } }
       if (group.length > 1) { groups.push(group); }
     }
     return groups.slice(0, 8);
@@ -137,29 +137,29 @@ import rng from "../shared/rng.js";
 
   /** _top_key: the key the chosen query weighs most; the first among keys with its row of X. */
   function topKey(st) {
-    var top = core.argmax(row(st));
-    for (var j = 0; j < top; j++) { if (sameKey(st, j, top)) { return j; } }
+    const top = core.argmax(row(st));
+    for (let j = 0; j < top; j++) { if (sameKey(st, j, top)) { return j; } }
     return top;
   }
 
   /** attention_readout_html: the same HTML as Python (every token escaped). */
   function readoutHtml(st) {
-    var parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q +
+    const parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q +
       ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k +
       "), V : (" + st.s_k + ", " + st.d_k + "), with W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup> : (" +
       ATTENTION_D + ", " + st.d_k + ") shared by every position; weights : (" + st.s_q + ", " +
       st.s_k + "); scale = 1/(" + fmt.general(st.temperature, 6) + "\u00b7\u221a" + st.d_k +
       ") = " + fmt.fixed(st.scale, 3)];
     if (st.s_q) {
-      var r = row(st), top = topKey(st), keys = st.keyTokens, total = 0, j;
+      const r = row(st), top = topKey(st), keys = st.keyTokens; let total = 0, j;
       for (j = 0; j < r.length; j++) { total += r[j]; }
-      var chips = keys.slice(0, 16).map(function (t, n) {
+      const chips = keys.slice(0, 16).map(function (t, n) {
         return '<span style="font-family:monospace;margin-right:4px">' + esc(t) + "&nbsp;" +
           fmt.fixed(r[n], 2) + "</span>";
       }).join(" ");
-      var tied = [];
+      const tied = [];
       for (j = 0; j < st.s_k; j++) { if (j !== top && sameKey(st, j, top)) { tied.push(j); } }
-      var line = "query " + st.query + " ('" + esc(st.queryTokens[st.query]) + "') attends most to key " +
+      let line = "query " + st.query + " ('" + esc(st.queryTokens[st.query]) + "') attends most to key " +
         top + " ('" + esc(keys[top]) + "', weight " + fmt.fixed(r[top], 2) + ")";
       if (tied.length) {
         line += ", tied exactly with key " + tied.map(function (k) { return k + " ('" + esc(keys[k]) + "')"; }).join(", ");
@@ -168,7 +168,7 @@ import rng from "../shared/rng.js";
         line += top === st.query ? ": itself" : ", not to itself (weight " + fmt.fixed(r[st.query], 2) + ")";
       }
       parts.push(line, "its row (sums to " + fmt.fixed(total, 2) + "): " + chips + (st.s_k > 16 ? " \u2026" : ""));
-      var same = equalKeys(st);
+      const same = equalKeys(st);
       if (same.length) {
         parts.push("weighed exactly alike by every query (equal rows of X: no positions tell them apart): " +
           same.map(function (g) {
@@ -182,8 +182,8 @@ import rng from "../shared/rng.js";
   /** attention_alt_text: the figure in plain text (set it as text, never as HTML). */
   function alt(st) {
     if (st.s_q === 0) { return core.noTokensAlt("Empty heatmap, arcs and bars", st.notes); }
-    var r = row(st), top = topKey(st), min = Infinity;
-    for (var j = 0; j < r.length; j++) { min = Math.min(min, r[j]); }
+    const r = row(st), top = topKey(st); let min = Infinity;
+    for (let j = 0; j < r.length; j++) { min = Math.min(min, r[j]); }
     return "Left: heatmap of the " + st.s_q + " by " + st.s_k + " attention weights (" + st.mode +
       "-attention, d_k = " + st.d_k + ", temperature " + fmt.general(st.temperature, 6) + ", seed " +
       st.seed + "), query tokens (" + st.queryTokens.slice(0, 16).join(", ") + ") down and key tokens (" +
@@ -195,8 +195,8 @@ import rng from "../shared/rng.js";
 
   /** query_options: the query drop-down's choices for the current sentence(s). */
   function queryOptions(values) {
-    var tokens = core.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
-    var keys = values.mode === "self" || core.readTokens(values.kv_text).tokens.length > 0;
+    const tokens = core.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
+    const keys = values.mode === "self" || core.readTokens(values.kv_text).tokens.length > 0;
     if (!keys || !tokens.length) { return [["(no tokens)", 0]]; }
     return tokens.map(function (t, i) { return [i + ": " + t, i]; });
   }
@@ -204,7 +204,7 @@ import rng from "../shared/rng.js";
   /** The numbers the lab shows, for download: the attention weights drawn (one row per
    *  query), the tokens, Q, K, V and the output. */
   function numbers(st) {
-    var n = core.nested;
+    const n = core.nested;
     return {lab: "attention", mode: st.mode, d_k: st.d_k, temperature: st.temperature, seed: st.seed,
             scale: st.scale, query: st.query, tokens: st.queryTokens, key_tokens: st.keyTokens,
             weights: n(st.weights, st.s_q, st.s_k), Q: n(st.Q, st.s_q, st.d_k), K: n(st.K, st.s_k, st.d_k),

@@ -10,10 +10,10 @@
 // X:(s, d) and similarity:(s, s) row-major in Float64Arrays.
 import core from "../shared/core.js";
 
-  var fmt = core.format, esc = core.escapeHtml, UNK = core.vocab.unkToken;
+  const fmt = core.format, esc = core.escapeHtml, UNK = core.vocab.unkToken;
 
-  var D_CHOICES = [2, 4, 8, 16, 32, 64];  // scenes.embedding.D_CHOICES
-  var X_COLOR_LIMITS = [-3, 3];           // plots.embedding.X_COLOR_LIMITS
+  const D_CHOICES = [2, 4, 8, 16, 32, 64];  // scenes.embedding.D_CHOICES
+  const X_COLOR_LIMITS = [-3, 3];           // plots.embedding.X_COLOR_LIMITS
 
   /** _validate.positive_int's messages. */
   function positiveInt(value, name) {
@@ -26,14 +26,14 @@ import core from "../shared/core.js";
   /** embedding_state(text, d, seed): tokens, ids, X and its similarity, with notes. Bad text
    *  never throws (s = 0 and an error note); a bad d throws as Python does. */
   function state(values) {
-    var text = values.text, d = values.d, seed = values.seed === undefined ? 0 : values.seed;
-    var maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
+    const text = values.text, d = values.d, seed = values.seed === undefined ? 0 : values.seed;
+    const maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
     positiveInt(d, "d");
-    var table = core.embeddingTable(d, seed);  // (V, d)
-    var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
-    var ids = core.encode(tokens), known = tokens.map(core.isKnown);
-    var unknown = core.unique(tokens.filter(function (t, i) { return !known[i]; }));
-    var unk = UNK + " (id " + core.vocab.unkId + ")";
+    const table = core.embeddingTable(d, seed);  // (V, d)
+    const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+    const ids = core.encode(tokens), known = tokens.map(core.isKnown);
+    const unknown = core.unique(tokens.filter(function (t, i) { return !known[i]; }));
+    const unk = UNK + " (id " + core.vocab.unkId + ")";
     if (unknown.length <= 3) {
       unknown.forEach(function (w) {
         notes.push({level: "info", text: "'" + w + "' is not in the vocabulary: it maps to " + unk});
@@ -46,15 +46,15 @@ import core from "../shared/core.js";
       notes.push({level: "info", text: "every unknown word shares the one embedding of " + UNK +
                                        ", so their rows of X are identical (similarity 1)"});
     }
-    var rep = core.repeated(tokens);
+    const rep = core.repeated(tokens);
     if (rep.length) {
-      var counts = rep.map(function (w) {
+      const counts = rep.map(function (w) {
         return "'" + w + "' (" + tokens.filter(function (t) { return t === w; }).length + " times)";
       });
       notes.push({level: "info", text: "repeated tokens: " + counts.join(", ") + "; a repeated " +
                                        "token has identical rows of X, so their cosine similarity is 1"});
     }
-    var s = tokens.length, X = core.embed(ids, table, d);  // (V, d)[s] -> (s, d)
+    const s = tokens.length, X = core.embed(ids, table, d);  // (V, d)[s] -> (s, d)
     return {
       text: typeof text === "string" ? text : "", d: d, seed: seed, s: s, tokens: tokens,
       ids: ids, known: known, totalTokens: read.total, X: X,
@@ -67,14 +67,14 @@ import core from "../shared/core.js";
 
   /** embedding_readout_html: the same HTML as Python (every reader-typed text escaped). */
   function readoutHtml(st) {
-    var chips = st.tokens.map(function (token, i) {
-      var label = esc(token) + " &rarr; " + st.ids[i];
+    const chips = st.tokens.map(function (token, i) {
+      let label = esc(token) + " &rarr; " + st.ids[i];
       if (!st.known[i]) { label += " <i>(" + esc(UNK) + ", unknown)</i>"; }
-      var border = st.known[i] ? "1px solid #999" : "2px dashed #8a1c1c";
+      const border = st.known[i] ? "1px solid #999" : "2px dashed #8a1c1c";
       return '<span class="ab-token" style="display:inline-block;margin:2px;padding:1px 5px;' +
         "border-radius:3px;font-family:monospace;border:" + border + '">' + label + "</span>";
     });
-    var shapes = shapeLine(st) + (st.s ? ";  similarity : (s, s) = (" + st.s + ", " + st.s + ")" : "");
+    const shapes = shapeLine(st) + (st.s ? ";  similarity : (s, s) = (" + st.s + ", " + st.s + ")" : "");
     return core.readoutHtml('<div class="ab-tokens"><b>tokens &rarr; ids:</b> ' +
       (chips.join("") || "<i>none</i>") + '</div><div class="ab-shape" style="font-family:monospace">' +
       esc(shapes) + "</div>", st.notes);
@@ -82,7 +82,7 @@ import core from "../shared/core.js";
 
   /** The first pair (i, j), i != j, in reading order within 1e-9 of the largest similarity. */
   function mostSimilarPair(st) {
-    var s = st.s, S = st.similarity, best = -Infinity, i, j;
+    const s = st.s, S = st.similarity; let best = -Infinity, i, j;
     for (i = 0; i < s; i++) { for (j = 0; j < s; j++) { if (i !== j && S[i * s + j] > best) { best = S[i * s + j]; } } }
     for (i = 0; i < s; i++) {
       for (j = 0; j < s; j++) { if (i !== j && S[i * s + j] >= best - 1e-9) { return [i, j]; } }
@@ -93,21 +93,21 @@ import core from "../shared/core.js";
   /** embedding_alt_text: the figure in plain text (set it as text, never as HTML). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Two empty heatmaps", st.notes, "there are no tokens to embed"); }
-    var text = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") +
+    let text = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") +
       ") and " + st.d + " columns (dimensions), values coloured from -3 to 3. Right: the " +
       st.s + " by " + st.s + " cosine-similarity matrix of the rows, coloured from -1 to 1, " +
       "with 1 on the diagonal.";
     if (st.s > 1) {
-      var p = mostSimilarPair(st), i = p[0], j = p[1];
+      const p = mostSimilarPair(st), i = p[0], j = p[1];
       text += " The most similar pair of positions is " + i + " and " + j + " ('" + st.tokens[i] +
         "' and '" + st.tokens[j] + "', " + fmt.fixed(st.similarity[i * st.s + j], 2) + ").";
     }
-    var rep = core.repeated(st.tokens);
+    const rep = core.repeated(st.tokens);
     if (rep.length) {
       text += " Repeated tokens have identical rows and similarity 1: " +
         rep.map(function (t) { return "'" + t + "'"; }).join(", ") + ".";
     }
-    var unknown = core.unique(st.tokens.filter(function (t, k) { return !st.known[k]; }));
+    const unknown = core.unique(st.tokens.filter(function (t, k) { return !st.known[k]; }));
     if (unknown.length) {
       text += " Unknown words mapped to <unk>: " + unknown.map(function (t) { return "'" + t + "'"; }).join(", ") + ".";
     }

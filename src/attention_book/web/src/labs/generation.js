@@ -16,20 +16,20 @@ import core from "../shared/core.js";
 import rng from "../shared/rng.js";
 import training from "./training.js";
 
-  var fmt = core.format, esc = core.escapeHtml;
+  const fmt = core.format, esc = core.escapeHtml;
 
-  var LENGTH = 24, MAX_GENERATED = LENGTH - 1;  // scenes.generation
-  var TEMPERATURES = [0.0, 0.5, 1.0, 2.0];
-  var generations = core.cache();  // "checkpoint|prompt|n|T|seed" -> {generated, rows, probability}
+  const LENGTH = 24, MAX_GENERATED = LENGTH - 1;  // scenes.generation
+  const TEMPERATURES = [0.0, 0.5, 1.0, 2.0];
+  const generations = core.cache();  // "checkpoint|prompt|n|T|seed" -> {generated, rows, probability}
 
   function cfg() { return training.data().tasks.induction.config; }
 
   /** x:(n_in,) @ W^T with W:(n_out, n_in) (torch's layout) + b -> (n_out,). */
   function linear(x, W, b, nIn, nOut) {
-    var y = new Float64Array(nOut);
-    for (var o = 0; o < nOut; o++) {
-      var sum = b[o], wo = o * nIn;
-      for (var t = 0; t < nIn; t++) { sum += x[t] * W[wo + t]; }
+    const y = new Float64Array(nOut);
+    for (let o = 0; o < nOut; o++) {
+      let sum = b[o]; const wo = o * nIn;
+      for (let t = 0; t < nIn; t++) { sum += x[t] * W[wo + t]; }
       y[o] = sum;
     }
     return y;
@@ -37,24 +37,24 @@ import training from "./training.js";
 
   /** A CachedDecoder of checkpoint c: feed(token) -> {logits (V,), rows (L h) x (length,)}. */
   function decoder(c) {
-    var conf = cfg(), W = training.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
-    var V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = [], length = 0;
-    for (var l = 0; l < conf.n_layers; l++) { keys.push([]); values.push([]); }
+    const conf = cfg(), W = training.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
+    const V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = []; let length = 0;
+    for (let l = 0; l < conf.n_layers; l++) { keys.push([]); values.push([]); }
     return function feed(token) {
-      var x = new Float64Array(d), j, t, rows = [];
+      const x = new Float64Array(d); let j, t; const rows = [];
       for (j = 0; j < d; j++) { x[j] = W["embed.weight"][token * d + j] + W["position.weight"][length * d + j]; }
       length++;
-      for (var l = 0; l < conf.n_layers; l++) {
-        var p = "layers." + l + ".";
-        var a = core.layerNorm(x, 1, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
-        var qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], d, 3 * d);  // (3d,)
+      for (let l = 0; l < conf.n_layers; l++) {
+        const p = "layers." + l + ".";
+        const a = core.layerNorm(x, 1, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+        const qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], d, 3 * d);  // (3d,)
         keys[l].push(qkv.subarray(d, 2 * d));  // the cache: (length, d) each
         values[l].push(qkv.subarray(2 * d));
-        var z = new Float64Array(d);
-        for (var hh = 0; hh < h; hh++) {
-          var off = hh * dk, w = new Float64Array(length);
+        const z = new Float64Array(d);
+        for (let hh = 0; hh < h; hh++) {
+          const off = hh * dk, w = new Float64Array(length);
           for (j = 0; j < length; j++) {  // q . k_j / sqrt(d_k) over every key so far
-            var sum = 0;
+            let sum = 0;
             for (t = 0; t < dk; t++) { sum += qkv[off + t] * keys[l][j][off + t]; }
             w[j] = sum * scale;
           }
@@ -64,40 +64,40 @@ import training from "./training.js";
           }
           rows.push(w);
         }
-        var out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], d, d);
+        const out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], d, d);
         for (t = 0; t < d; t++) { x[t] += out[t]; }
-        var a2 = core.layerNorm(x, 1, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
-        var hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], d, 4 * d);
+        const a2 = core.layerNorm(x, 1, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+        const hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], d, 4 * d);
         for (t = 0; t < hidden.length; t++) { if (hidden[t] < 0) { hidden[t] = 0; } }  // relu
-        var ffn = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], 4 * d, d);
+        const ffn = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], 4 * d, d);
         for (t = 0; t < d; t++) { x[t] += ffn[t]; }
       }
-      var normed = core.layerNorm(x, 1, d, eps, W["norm.weight"], W["norm.bias"]);
+      const normed = core.layerNorm(x, 1, d, eps, W["norm.weight"], W["norm.bias"]);
       return {logits: linear(normed, W["unembed.weight"], W["unembed.bias"], d, V), rows: rows};
     };
   }
 
   /** decoding.softmax_temperature of one row. */
   function softmaxT(logits, T) {
-    var p = Float64Array.from(logits, function (v) { return v / T; });
+    const p = Float64Array.from(logits, function (v) { return v / T; });
     core.softmaxRows(p, 1, p.length);
     return p;
   }
 
   /** decoding.generate around the cached decoder: greedy (T = 0) or sampled. */
   function generate(c, prompt, n, T, seed) {
-    var key = [c, prompt.join(" "), n, T, seed].join("|"), hit = generations.get(key);
+    const key = [c, prompt.join(" "), n, T, seed].join("|"); let hit = generations.get(key);
     if (hit) { return hit; }
-    var feed = decoder(c), draw = T ? rng.defaultRng(seed) : null, out, k;
+    const feed = decoder(c), draw = T ? rng.defaultRng(seed) : null; let out, k;
     for (k = 0; k < prompt.length; k++) { out = feed(prompt[k]); }
-    var generated = [], rows = [], probability = [];
+    const generated = [], rows = [], probability = [];
     for (k = 0; k < n; k++) {
       rows.push(out.rows);
-      var token, p = softmaxT(out.logits, T || 1);
+      let token; const p = softmaxT(out.logits, T || 1);
       if (!T) {
         token = core.argmax(out.logits);
       } else {  // the inverse CDF: the first token whose cumulative probability exceeds u
-        var u = draw.random(1)[0], cum = 0;
+        const u = draw.random(1)[0]; let cum = 0;
         for (token = 0; token < p.length; token++) { cum += p[token]; if (!(cum <= u)) { break; } }
         token = Math.min(token, p.length - 1);
       }
@@ -112,8 +112,8 @@ import training from "./training.js";
 
   /** scenes.generation._targets: keys j < q whose previous token is the query's symbol. */
   function inductionTargets(tokens, q) {
-    var out = [];
-    for (var j = 1; j < q; j++) { if (tokens[j - 1] === tokens[q]) { out.push(j); } }
+    const out = [];
+    for (let j = 1; j < q; j++) { if (tokens[j - 1] === tokens[q]) { out.push(j); } }
     return out;
   }
 
@@ -126,19 +126,19 @@ import training from "./training.js";
 
   /** generation_state. */
   function state(values) {
-    var spec = training.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
-    var get = function (name, dflt) { return values[name] === undefined ? dflt : values[name]; };
-    var c = whole(get("checkpoint", last), "checkpoint", 0, last);
-    var n = whole(get("n", 7), "n", 1, MAX_GENERATED), asked = n, t = whole(get("t", 7), "t", 1, MAX_GENERATED), tAsked = t;
-    var seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
+    const spec = training.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
+    const get = function (name, dflt) { return values[name] === undefined ? dflt : values[name]; };
+    const c = whole(get("checkpoint", last), "checkpoint", 0, last);
+    let n = whole(get("n", 7), "n", 1, MAX_GENERATED); const asked = n; let t = whole(get("t", 7), "t", 1, MAX_GENERATED); const tAsked = t;
+    const seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
     if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
       throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
     }
-    var heads = [];
-    for (var l = 0; l < conf.n_layers; l++) { for (var j = 0; j < conf.n_heads; j++) { heads.push("layer " + l + ", head " + j); } }
-    var read = training.readSymbols(get("prompt", "31 29 28 3 10 4 12 31 29")), notes = read.notes, prompt = [];
+    const heads = [];
+    for (let l = 0; l < conf.n_layers; l++) { for (let j = 0; j < conf.n_heads; j++) { heads.push("layer " + l + ", head " + j); } }
+    const read = training.readSymbols(get("prompt", "31 29 28 3 10 4 12 31 29")), notes = read.notes; let prompt = [];
     if (read.symbols.length) {
-      var error = training.tokenError("induction", conf, read.symbols);
+      const error = training.tokenError("induction", conf, read.symbols);
       if (error !== null) {
         notes.push({level: "error", text: error});
       } else if (read.symbols.length > MAX_GENERATED) {
@@ -148,7 +148,7 @@ import training from "./training.js";
         prompt = read.symbols.map(Number);
       }
     }
-    var s0 = prompt.length, run = {generated: [], rows: [], probability: []};
+    const s0 = prompt.length; let run = {generated: [], rows: [], probability: []};
     if (s0) {
       if (s0 + n > LENGTH) {
         notes.push({level: "warning", text: (LENGTH - s0) + " tokens fit after a prompt of " + s0 + " (the model has " +
@@ -163,12 +163,12 @@ import training from "./training.js";
     } else {
       t = 0;
     }
-    var sequence = prompt.concat(run.generated), width = s0 + t, H = heads.length;
-    var weights = new Float64Array(H * t * width);
-    for (var k = 0; k < t; k++) {  // row k: the query at position s0 + k - 1, keys 0..s0 + k - 1
-      for (var i = 0; i < H; i++) { weights.set(run.rows[k][i], (i * t + k) * width); }
+    const sequence = prompt.concat(run.generated), width = s0 + t, H = heads.length;
+    const weights = new Float64Array(H * t * width);
+    for (let k = 0; k < t; k++) {  // row k: the query at position s0 + k - 1, keys 0..s0 + k - 1
+      for (let i = 0; i < H; i++) { weights.set(run.rows[k][i], (i * t + k) * width); }
     }
-    var targets = run.generated.map(function (_, k) { return inductionTargets(sequence, s0 + k - 1); });
+    const targets = run.generated.map(function (_, k) { return inductionTargets(sequence, s0 + k - 1); });
     return {
       checkpoint: c, step: spec.steps[c], steps: spec.steps[last], temperature: T, seed: seed, prompt: prompt,
       generated: run.generated, asked: asked, t: t, t_asked: tAsked, tokens: sequence.slice(0, width), s: width, heads: heads, weights: weights,
@@ -184,7 +184,7 @@ import training from "./training.js";
 
   function marks(st) {
     return st.generated.map(function (g, k) {
-      var e = st.expected[k];
+      const e = st.expected[k];
       return g + (e === null ? "" : g === e ? "\u2713" : "\u2717");
     }).join(" ");
   }
@@ -193,25 +193,25 @@ import training from "./training.js";
 
   /** generation_readout_html: the same HTML as Python. */
   function readoutHtml(st) {
-    var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " +
+    const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " +
                  decoding(st) + "</div>"];
     if (st.t) {
-      var s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
-      var keys = st.targets[t - 1], expected = st.expected[t - 1];
-      var copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")"
+      const s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
+      const keys = st.targets[t - 1], expected = st.expected[t - 1];
+      const copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")"
         : "symbol " + st.tokens[q] + " did not occur before: nothing to copy";
       parts.push("<div><b>step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q +
                  " (symbol " + st.tokens[q] + ") chose <b>" + chosen + "</b> with probability " +
                  fmt.fixed(st.probability[t - 1], 2) + "; " + copy + ".</div>");
-      var rows = st.heads.map(function (head, i) {
-        var k = st.top[i];
+      const rows = st.heads.map(function (head, i) {
+        const k = st.top[i];
         return "<tr><td>" + head + "</td><td>key " + k + " (symbol " + st.tokens[k] + ")</td><td>" +
           fmt.fixed(weightAt(st, i, k), 2) + "</td><td>" + (keys.indexOf(k) >= 0 ? "yes" : "no") + "</td></tr>";
       }).join("");
       parts.push('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th>' +
                  "<th>weight</th><th>after an earlier copy?</th></tr>" + rows + "</table>");
-      var counted = st.expected.filter(function (e) { return e !== null; }).length;
-      var right = st.generated.filter(function (g, k) { return st.expected[k] !== null && g === st.expected[k]; }).length;
+      const counted = st.expected.filter(function (e) { return e !== null; }).length;
+      const right = st.generated.filter(function (g, k) { return st.expected[k] !== null && g === st.expected[k]; }).length;
       parts.push("<div>prompt <code>" + st.prompt.join(" ") + "</code><br>generated " +
                  "(\u2713/\u2717 where a copy tells the token): <code>" + esc(marks(st)) + "</code> (" + right +
                  " of " + counted + " right)</div>");
@@ -221,7 +221,7 @@ import training from "./training.js";
 
   /** generation_alt_text (plain text). */
   function alt(st) {
-    var text = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
+    let text = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
     if (!st.t) {
       return text + "No heatmaps: the prompt is not valid. " + st.notes.map(function (n) { return n.text; }).join(" ");
     }
@@ -229,7 +229,7 @@ import training from "./training.js";
       ". One heatmap a head, rows the steps 1 to " + st.t + ", columns the " + st.s + " positions so far; each row is " +
       "the attention of the query that produced that step's token, over the keys before it, step " + st.t + " outlined: ";
     text += st.heads.map(function (head, i) {
-      var k = st.top[i];
+      const k = st.top[i];
       return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + fmt.fixed(weightAt(st, i, k), 2);
     }).join("; ");
     return text + ". Below, a bar for each of the " + st.generated.length + " generated tokens: the probability it " +
@@ -255,14 +255,14 @@ import training from "./training.js";
       return {columns: 1, panels: [{kind: "heatmap", title: "no generation", empty: "the prompt is not valid: see the notes",
                                     data: new Float64Array(0), rows: 0, cols: 0, extent: [0, 0], cmap: "viridis", vmin: 0, vmax: 1}]};
     }
-    var t = st.t, s = st.s, s0 = st.prompt.length, labels = st.tokens.map(String);
-    var masked = new Uint8Array(t * s);
-    for (var k = 0; k < t; k++) { for (var j = s0 + k; j < s; j++) { masked[k * s + j] = 1; } }
-    var rowLabels = st.generated.slice(0, t).map(function (g) { return "\u2192 " + g; });
-    var split = function (before) {  // the steps shown above, or the later ones
+    const t = st.t, s = st.s, s0 = st.prompt.length, labels = st.tokens.map(String);
+    const masked = new Uint8Array(t * s);
+    for (let k = 0; k < t; k++) { for (let j = s0 + k; j < s; j++) { masked[k * s + j] = 1; } }
+    const rowLabels = st.generated.slice(0, t).map(function (g) { return "\u2192 " + g; });
+    const split = function (before) {  // the steps shown above, or the later ones
       return st.probability.map(function (p, k) { return (k < t) === before ? p : 0; });
     };
-    var bars = {kind: "bars", xlim: [0, 1], xlabel: "probability of the token chosen",
+    const bars = {kind: "bars", xlim: [0, 1], xlabel: "probability of the token chosen",
                 labels: st.generated.map(function (g) { return "\u2192 " + g; }),
                 title: "step " + st.step + ", " + decoding(st) + ": each token's probability" +
                   (st.asked > st.generated.length ? " (" + st.generated.length + " fit of " + st.asked + " asked)" : "") +
@@ -272,7 +272,7 @@ import training from "./training.js";
     return {
       columns: st.heads.length,
       panels: st.heads.map(function (head, i) {
-        var top = st.top[i];
+        const top = st.top[i];
         return {kind: "heatmap", title: head + ": key " + top + " most (" + fmt.fixed(weightAt(st, i, top), 2) + ")",
                 data: st.weights.subarray(i * t * s, (i + 1) * t * s), rows: t, cols: s,
                 cmap: "viridis", vmin: 0, vmax: 1, masked: masked, outlineRow: t - 1, marks: [[t - 1, top]],

@@ -13,15 +13,15 @@
 import core from "../shared/core.js";
 import rng from "../shared/rng.js";
 
-  var fmt = core.format, esc = core.escapeHtml;
+  const fmt = core.format, esc = core.escapeHtml;
 
-  var MASK_KINDS = ["none", "causal", "padding", "window", "band"];
-  var MASKING_D = 8, MASKING_D_K = 4;
-  var W = null;  // projection_weights(8, 4, seed=0): drawn once
+  const MASK_KINDS = ["none", "causal", "padding", "window", "band"];
+  const MASKING_D = 8, MASKING_D_K = 4;
+  let W = null;  // projection_weights(8, 4, seed=0): drawn once
 
   function projections() {
     if (W === null) {
-      var g = rng.defaultRng(0), std = 1.0 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
+      const g = rng.defaultRng(0), std = 1.0 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
       W = [g.normal(0.0, std, n), g.normal(0.0, std, n), g.normal(0.0, std, n)];  // (d, d_k) each
     }
     return W;
@@ -29,10 +29,10 @@ import rng from "../shared/rng.js";
 
   /** masking.named_mask(kind, s, ...): (s, s), 1 = may attend. */
   function namedMask(kind, s, real, window, lower, upper) {
-    var mask = new Uint8Array(s * s);
-    for (var i = 0; i < s; i++) {
-      for (var j = 0; j < s; j++) {
-        var back = i - j, ok;
+    const mask = new Uint8Array(s * s);
+    for (let i = 0; i < s; i++) {
+      for (let j = 0; j < s; j++) {
+        const back = i - j; let ok;
         if (kind === "causal") { ok = j <= i; }
         else if (kind === "padding") { ok = real[j]; }
         else if (kind === "window") { ok = back >= 0 && back < window; }
@@ -56,21 +56,21 @@ import rng from "../shared/rng.js";
 
   /** masking_state: sentence -> X -> scores -> masked weights -> output, for one mask. */
   function state(values) {
-    var text = values.text, kind = values.kind === undefined ? "causal" : values.kind;
-    var method = values.method === undefined ? "before" : values.method;
-    var maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
+    const text = values.text, kind = values.kind === undefined ? "causal" : values.kind;
+    const method = values.method === undefined ? "before" : values.method;
+    const maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
     if (MASK_KINDS.indexOf(kind) < 0) {
       throw new Error("kind must be one of ['" + MASK_KINDS.join("', '") + "'], got '" + kind + "'");
     }
     if (method !== "before" && method !== "after") {
       throw new Error("method must be 'before' or 'after', got '" + method + "'");
     }
-    var length = core.wholeNumber(values.length === undefined ? 3 : values.length, "length (real tokens)", 0);
-    var window = core.wholeNumber(values.window === undefined ? 2 : values.window, "window", 1);
-    var lower = core.wholeNumber(values.lower === undefined ? 1 : values.lower, "lower", 0);
-    var upper = core.wholeNumber(values.upper === undefined ? 1 : values.upper, "upper", 0);
-    var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
-    var s = tokens.length, real = [], i, j;
+    const length = core.wholeNumber(values.length === undefined ? 3 : values.length, "length (real tokens)", 0);
+    const window = core.wholeNumber(values.window === undefined ? 2 : values.window, "window", 1);
+    const lower = core.wholeNumber(values.lower === undefined ? 1 : values.lower, "lower", 0);
+    const upper = core.wholeNumber(values.upper === undefined ? 1 : values.upper, "upper", 0);
+    const read = core.readTokens(text, maxTokens); let tokens = read.tokens; const notes = read.notes;
+    const s = tokens.length; let real = [], i, j;
     for (i = 0; i < s; i++) { real.push(true); }
     if (kind === "padding" && s) {
       real = real.map(function (_, k) { return k < Math.min(length, s); });
@@ -82,24 +82,24 @@ import rng from "../shared/rng.js";
                                          "which the loss ignores; no query gives a <pad> key any weight"});
       }
     }
-    var d = MASKING_D, d_k = MASKING_D_K, P = projections();
-    var X = core.embedTokens(tokens, d, 0);  // (s, d)
-    var Q = core.matmul(X, P[0], s, d, d_k);  // (s, d) @ (d, d_k) -> (s, d_k)
-    var K = core.matmul(X, P[1], s, d, d_k);
-    var V = core.matmul(X, P[2], s, d, d_k);
-    var mask = namedMask(kind, s, real, window, lower, upper);  // (s, s)
-    var scores = core.matmulT(Q, K, s, d_k, s, 1.0 / Math.sqrt(d_k));  // (s, d_k) @ (d_k, s) -> (s, s)
-    var weights;
+    const d = MASKING_D, d_k = MASKING_D_K, P = projections();
+    const X = core.embedTokens(tokens, d, 0);  // (s, d)
+    const Q = core.matmul(X, P[0], s, d, d_k);  // (s, d) @ (d, d_k) -> (s, d_k)
+    const K = core.matmul(X, P[1], s, d, d_k);
+    const V = core.matmul(X, P[2], s, d, d_k);
+    const mask = namedMask(kind, s, real, window, lower, upper);  // (s, s)
+    const scores = core.matmulT(Q, K, s, d_k, s, 1.0 / Math.sqrt(d_k));  // (s, d_k) @ (d_k, s) -> (s, s)
+    let weights;
     if (method === "before") {  // -inf where masked, then softmax (an all -inf row: zeros)
       weights = scores.map(function (x, k) { return mask[k] ? x : -Infinity; });
       core.softmaxRows(weights, s, s);
     } else {  // softmax(scores) * mask: rows lose the hidden keys' share
       weights = core.softmaxRows(scores.slice(), s, s).map(function (x, k) { return x * mask[k]; });
     }
-    var output = core.matmul(weights, V, s, s, d_k);  // (s, s) @ (s, d_k) -> (s, d_k)
-    var seen = [], rowSums = new Float64Array(s), empty = [];
+    const output = core.matmul(weights, V, s, s, d_k);  // (s, s) @ (s, d_k) -> (s, d_k)
+    const seen = [], rowSums = new Float64Array(s), empty = [];
     for (i = 0; i < s; i++) {
-      var n = 0, sum = 0;
+      let n = 0, sum = 0;
       for (j = 0; j < s; j++) { n += mask[i * s + j]; sum += weights[i * s + j]; }
       seen.push(n); rowSums[i] = sum;
       if (!n) { empty.push(i); }
@@ -120,7 +120,7 @@ import rng from "../shared/rng.js";
     if (kind === "band" && s && lower >= s - 1 && upper === 0) {
       notes.push({level: "info", text: "a band reaching every earlier key and none after is the causal mask"});
     }
-    var sums = [];
+    const sums = [];
     for (i = 0; i < s; i++) { if (seen[i]) { sums.push(rowSums[i]); } }
     if (method === "after" && sums.length && Math.min.apply(null, sums) < 1 - 1e-9) {
       notes.push({level: "warning", text: "masked after the softmax: the rows sum to " + fmt.fixed(Math.min.apply(null, sums), 2) +
@@ -136,12 +136,12 @@ import rng from "../shared/rng.js";
 
   /** masking_readout_html: the same HTML as Python. */
   function readoutHtml(st) {
-    var s = st.s, d_k = MASKING_D_K;
-    var parts = ["<b>" + esc(description(st)) + "</b>",
+    const s = st.s, d_k = MASKING_D_K;
+    const parts = ["<b>" + esc(description(st)) + "</b>",
       "X : (" + s + ", " + MASKING_D + "); Q, K, V : (" + s + ", " + d_k + "); mask, scores, weights : (" +
       s + ", " + s + "); output : (" + s + ", " + d_k + ")"];
     if (s) {
-      var shown = Math.min(s, 16), more = s > shown ? ", \u2026" : "";
+      const shown = Math.min(s, 16), more = s > shown ? ", \u2026" : "";
       parts.push("keys each query may see: " + st.seen.slice(0, shown).join(", ") + more);
       parts.push("row sums of the weights: " + Array.from(st.rowSums.subarray(0, shown)).map(function (x) {
         return fmt.fixed(x, 2); }).join(", ") + more);
@@ -152,20 +152,20 @@ import rng from "../shared/rng.js";
   /** masking_alt_text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Four empty heatmaps", st.notes); }
-    var s = st.s, hidden = 0, k;
+    const s = st.s; let hidden = 0, k;
     for (k = 0; k < st.mask.length; k++) { hidden += 1 - st.mask[k]; }
-    var sums = Array.from(st.rowSums);
-    var how = st.method === "before" ?
+    const sums = Array.from(st.rowSums);
+    const how = st.method === "before" ?
       "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" :
       "zeroed after the softmax, so rows lose the share of the hidden keys";
-    var middle = hidden ? "masked cells " + how : "nothing masked";
-    var text = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" +
+    const middle = hidden ? "masked cells " + how : "nothing masked";
+    let text = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" +
       description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + (s * s) +
       " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) +
       " of " + (s * s) + " cells. Third: the weights, " + middle + "; row sums from " +
       fmt.fixed(Math.min.apply(null, sums), 2) + " to " + fmt.fixed(Math.max.apply(null, sums), 2) +
       ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
-    var empty = st.fullyMasked.filter(Boolean).length;
+    const empty = st.fullyMasked.filter(Boolean).length;
     if (empty) {
       text += " " + empty + " rows are fully masked: zero weights and a zero output row.";
     }
@@ -175,19 +175,19 @@ import rng from "../shared/rng.js";
   /** The numbers the lab shows, for download: the masked weights (one row per query), the
    *  tokens, the mask (true = may attend), the scores and the output. */
   function numbers(st) {
-    var n = core.nested, s = st.s, mask = [];
-    for (var i = 0; i < s; i++) { mask.push(Array.from(st.mask.subarray(i * s, (i + 1) * s), Boolean)); }
+    const n = core.nested, s = st.s, mask = [];
+    for (let i = 0; i < s; i++) { mask.push(Array.from(st.mask.subarray(i * s, (i + 1) * s), Boolean)); }
     return {lab: "masking", kind: st.kind, method: st.method, tokens: st.tokens, mask: mask,
             scores: n(st.scores, s, s), weights: n(st.weights, s, s), output: n(st.output, s, MASKING_D_K)};
   }
 
-  var SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // plots.masking
+  const SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // plots.masking
 
   /** The picture as panels for lab.js (plots.masking.MaskingView): scores (masked cells
    *  grey and crossed), mask, weights, output, every map with the tokens on its axes. */
   function figure(st) {
-    var s = st.s, hidden = 0, masked = new Uint8Array(st.mask.length);
-    for (var k = 0; k < st.mask.length; k++) { masked[k] = 1 - st.mask[k]; hidden += masked[k]; }
+    const s = st.s; let hidden = 0; const masked = new Uint8Array(st.mask.length);
+    for (let k = 0; k < st.mask.length; k++) { masked[k] = 1 - st.mask[k]; hidden += masked[k]; }
     return {
       columns: 4,
       panels: [

@@ -13,11 +13,11 @@
 import core from "../shared/core.js";
 import rng from "../shared/rng.js";
 
-  var fmt = core.format, esc = core.escapeHtml;
+  const fmt = core.format, esc = core.escapeHtml;
 
-  var MAX_HEADS = 16;                   // scenes.multihead.MAX_HEADS
-  var MH_D_CHOICES = [8, 12, 16, 32, 64];
-  var MH_DEFAULT_SEED = 10;
+  const MAX_HEADS = 16;                   // scenes.multihead.MAX_HEADS
+  const MH_D_CHOICES = [8, 12, 16, 32, 64];
+  const MH_DEFAULT_SEED = 10;
 
   function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
 
@@ -37,23 +37,23 @@ import rng from "../shared/rng.js";
     return h;
   }
 
-  function divisors(d) { var out = []; for (var h = 1; h <= d; h++) { if (d % h === 0) { out.push(h); } } return out; }
+  function divisors(d) { const out = []; for (let h = 1; h <= d; h++) { if (d % h === 0) { out.push(h); } } return out; }
 
   /** head_choices(d): the divisors of d up to MAX_HEADS. */
   function headChoices(d) { return divisors(d).filter(function (h) { return h <= MAX_HEADS; }); }
 
   /** missing_heads_text(d): why some h are not offered (plain text). */
   function missingHeadsText(d) {
-    var text = "h offered for d=" + d + ": " + headChoices(d).join(", ") + ".";
-    var missing = [];
-    for (var h = 1; h <= Math.min(d, MAX_HEADS); h++) { if (d % h) { missing.push(h); } }
+    let text = "h offered for d=" + d + ": " + headChoices(d).join(", ") + ".";
+    const missing = [];
+    for (let h = 1; h <= Math.min(d, MAX_HEADS); h++) { if (d % h) { missing.push(h); } }
     if (missing.length) {
-      var message;
+      let message;
       try { divides(missing[0], d); } catch (err) { message = err.message; }
       text += " h = " + missing.join(", ") + " cannot be chosen: each head gets d_k = d/h whole " +
         "columns, and the API says \u201c" + message + "\u201d.";
     }
-    var bigger = divisors(d).filter(function (h) { return h > MAX_HEADS; });
+    const bigger = divisors(d).filter(function (h) { return h > MAX_HEADS; });
     if (bigger.length) {
       text += " h = " + bigger.join(", ") + " divide d too but are left out: the picture shows at most " +
         MAX_HEADS + " heads.";
@@ -63,7 +63,7 @@ import rng from "../shared/rng.js";
 
   /** multihead.shape_trace(b, s, d, h): (description, shape) of every tensor. */
   function shapeTrace(b, s, d, h) {
-    var d_k = d / h;
+    const d_k = d / h;
     return [
       ["X", [b, s, d]],
       ["W^Q, W^K, W^V (h blocks W_i of (d, d_k) side by side)", [d, d]],
@@ -80,13 +80,13 @@ import rng from "../shared/rng.js";
     ];
   }
 
-  var paramsCache = core.cache();  // "d,seed" -> {W: [W_q, W_k, W_v, W_o], b: [...]}
+  const paramsCache = core.cache();  // "d,seed" -> {W: [W_q, W_k, W_v, W_o], b: [...]}
 
   /** MultiHeadAttention.from_seed(d, h, seed, bias=True)'s parameters (they do not depend on h). */
   function parameters(d, seed) {
-    var key = d + "," + seed, p = paramsCache.get(key);
+    const key = d + "," + seed; let p = paramsCache.get(key);
     if (p === undefined) {
-      var g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d), W = [], b = [], i;
+      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d), W = [], b = []; let i;
       for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, d * d)); }  // (d, d) each
       for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, d)); }      // (d,) each
       p = {W: W, b: b};
@@ -98,65 +98,65 @@ import rng from "../shared/rng.js";
 
   /** X:(s, d) @ W:(d, d) + b -> (s, d). */
   function project(X, W, b, s, d) {
-    var Y = core.matmul(X, W, s, d, d);  // (s, d) @ (d, d) -> (s, d)
-    for (var r = 0; r < s; r++) { for (var j = 0; j < d; j++) { Y[r * d + j] += b[j]; } }
+    const Y = core.matmul(X, W, s, d, d);  // (s, d) @ (d, d) -> (s, d)
+    for (let r = 0; r < s; r++) { for (let j = 0; j < d; j++) { Y[r * d + j] += b[j]; } }
     return Y;
   }
 
   /** multihead_state: sentence -> X -> h heads' weights, contributions and outputs. */
   function state(values) {
-    var text = values.text, d = values.d, h = values.h;
-    var seed = values.seed === undefined ? MH_DEFAULT_SEED : values.seed;
-    var positional = !!values.positional, headsOn = values.heads_on;
-    var maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
+    const text = values.text, d = values.d, h = values.h;
+    const seed = values.seed === undefined ? MH_DEFAULT_SEED : values.seed;
+    const positional = !!values.positional, headsOn = values.heads_on;
+    const maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
     positiveInt(d, "d");
     divides(h, d);
-    var P = parameters(d, seed), d_k = d / h;
-    var onSet = new Set(headsOn === undefined || headsOn === null ?
+    const P = parameters(d, seed), d_k = d / h;
+    const onSet = new Set(headsOn === undefined || headsOn === null ?
       Array.from({length: h}, function (_, i) { return i; }) : headsOn);
-    var bad = Array.from(onSet).filter(function (i) { return !(i >= 0 && i < h); }).sort(function (a, b) { return a - b; });
+    const bad = Array.from(onSet).filter(function (i) { return !(i >= 0 && i < h); }).sort(function (a, b) { return a - b; });
     if (bad.length) {
       throw new Error("heads_on has head index " + bad[0] + ", but h=" + h + " heads are numbered 0.." + (h - 1));
     }
-    var on = [];
-    for (var i = 0; i < h; i++) { on.push(onSet.has(i)); }
-    var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
-    var s = tokens.length;
-    var X = core.embedTokens(tokens, d, seed);  // (s, d)
+    const on = [];
+    for (let i = 0; i < h; i++) { on.push(onSet.has(i)); }
+    const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+    const s = tokens.length;
+    const X = core.embedTokens(tokens, d, seed);  // (s, d)
     if (positional && s) {
-      var pe = core.sinusoidalEncoding(s, d);  // (s, d)
-      for (var k = 0; k < X.length; k++) { X[k] += pe[k]; }
+      const pe = core.sinusoidalEncoding(s, d);  // (s, d)
+      for (let k = 0; k < X.length; k++) { X[k] += pe[k]; }
     }
-    var Q = project(X, P.W[0], P.b[0], s, d);  // (s, d) @ (d, d) + (d,) -> (s, d)
-    var K = project(X, P.W[1], P.b[1], s, d);
-    var V = project(X, P.W[2], P.b[2], s, d);
-    var weights = new Float64Array(h * s * s), contributions = new Float64Array(h * s * d);
-    var merged = new Float64Array(s * d), scale = 1.0 / Math.sqrt(d_k);
-    for (var hd = 0; hd < h; hd++) {
+    const Q = project(X, P.W[0], P.b[0], s, d);  // (s, d) @ (d, d) + (d,) -> (s, d)
+    const K = project(X, P.W[1], P.b[1], s, d);
+    const V = project(X, P.W[2], P.b[2], s, d);
+    const weights = new Float64Array(h * s * s), contributions = new Float64Array(h * s * d);
+    const merged = new Float64Array(s * d), scale = 1.0 / Math.sqrt(d_k);
+    for (let hd = 0; hd < h; hd++) {
       // head hd: columns hd*d_k .. (hd+1)*d_k of Q, K, V: (s, d) -> (s, d_k) each
-      var q = new Float64Array(s * d_k), kk = new Float64Array(s * d_k), v = new Float64Array(s * d_k);
-      for (var r = 0; r < s; r++) {
-        for (var c = 0; c < d_k; c++) {
+      const q = new Float64Array(s * d_k), kk = new Float64Array(s * d_k), v = new Float64Array(s * d_k);
+      for (let r = 0; r < s; r++) {
+        for (let c = 0; c < d_k; c++) {
           q[r * d_k + c] = Q[r * d + hd * d_k + c];
           kk[r * d_k + c] = K[r * d + hd * d_k + c];
           v[r * d_k + c] = V[r * d + hd * d_k + c];
         }
       }
       // (s, d_k) @ (d_k, s) -> (s, s), softmax over keys
-      var w = core.softmaxRows(core.matmulT(q, kk, s, d_k, s, scale), s, s);
+      const w = core.softmaxRows(core.matmulT(q, kk, s, d_k, s, scale), s, s);
       weights.set(w, hd * s * s);
-      var H = core.matmul(w, v, s, s, d_k);  // (s, s) @ (s, d_k) -> (s, d_k)
-      for (r = 0; r < s; r++) { merged.set(H.subarray(r * d_k, (r + 1) * d_k), r * d + hd * d_k); }
+      const H = core.matmul(w, v, s, s, d_k);  // (s, s) @ (s, d_k) -> (s, d_k)
+      for (let r = 0; r < s; r++) { merged.set(H.subarray(r * d_k, (r + 1) * d_k), r * d + hd * d_k); }
       // H_i @ W^O_i: (s, d_k) @ (d_k, d) -> (s, d), W^O_i = rows hd*d_k.. of W_o
       contributions.set(core.matmul(H, P.W[3].subarray(hd * d_k * d, (hd + 1) * d_k * d), s, d_k, d), hd * s * d);
     }
-    var output = project(merged, P.W[3], P.b[3], s, d);  // concat(H) @ W_o + b_o: (s, d)
-    var onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d), check = 0;
-    var headNorms = new Float64Array(h);
-    for (var e = 0; e < s * d; e++) {
-      var all = 0, onSum = 0, offSum = 0;
-      for (hd = 0; hd < h; hd++) {
-        var x = contributions[hd * s * d + e];
+    const output = project(merged, P.W[3], P.b[3], s, d);  // concat(H) @ W_o + b_o: (s, d)
+    const onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d); let check = 0;
+    const headNorms = new Float64Array(h);
+    for (let e = 0; e < s * d; e++) {
+      let all = 0, onSum = 0, offSum = 0;
+      for (let hd = 0; hd < h; hd++) {
+        const x = contributions[hd * s * d + e];
         all += x;
         if (on[hd]) { onSum += x; } else { offSum += x; }
       }
@@ -164,9 +164,9 @@ import rng from "../shared/rng.js";
       offOutput[e] = offSum;
       check = Math.max(check, Math.abs(all + P.b[3][e % d] - output[e]));
     }
-    for (hd = 0; hd < h; hd++) {
-      var sq = 0;
-      for (e = 0; e < s * d; e++) { sq += contributions[hd * s * d + e] * contributions[hd * s * d + e]; }
+    for (let hd = 0; hd < h; hd++) {
+      let sq = 0;
+      for (let e = 0; e < s * d; e++) { sq += contributions[hd * s * d + e] * contributions[hd * s * d + e]; }
       headNorms[hd] = Math.sqrt(sq);
     }
     if (!on.some(Boolean)) {
@@ -182,11 +182,11 @@ import rng from "../shared/rng.js";
 
   /** multihead_readout_html: the same HTML as Python (every text escaped). */
   function readoutHtml(st) {
-    var sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" +
+    const sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" +
       st.d_k + (st.positional ? "  (X includes positional encoding)" : "") +
       (st.s === 0 ? "  (no tokens: s = 0)" : "");
-    var heads = st.on.map(function (on, i) { return i + (on ? "" : " (off)") + ": " + fmt.fixed(st.headNorms[i], 2); }).join(", ");
-    var missing = '<div style="font-size:90%">' + esc(missingHeadsText(st.d)) + "</div>";
+    const heads = st.on.map(function (on, i) { return i + (on ? "" : " (off)") + ": " + fmt.fixed(st.headNorms[i], 2); }).join(", ");
+    const missing = '<div style="font-size:90%">' + esc(missingHeadsText(st.d)) + "</div>";
     return core.readoutHtml(core.positionsHtml(st.tokens) +
       core.tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) +
       '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016' +
@@ -198,12 +198,12 @@ import rng from "../shared/rng.js";
   /** multihead_alt_text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Empty heatmaps", st.notes); }
-    var s = st.s, off = [], peaks = [];
+    const s = st.s, off = [], peaks = [];
     st.on.forEach(function (on, i) { if (!on) { off.push(String(i)); } });
-    for (var hd = 0; hd < st.h; hd++) {  // (h, s, s) -> mean over queries (h, s) -> a key
-      var means = new Float64Array(s), best = -Infinity, at = 0, j;
+    for (let hd = 0; hd < st.h; hd++) {  // (h, s, s) -> mean over queries (h, s) -> a key
+      const means = new Float64Array(s); let best = -Infinity, at = 0, j;
       for (j = 0; j < s; j++) {
-        for (var i = 0; i < s; i++) { means[j] += st.weights[(hd * s + i) * s + j]; }
+        for (let i = 0; i < s; i++) { means[j] += st.weights[(hd * s + i) * s + j]; }
         means[j] /= s;
         best = Math.max(best, means[j]);
       }
@@ -222,22 +222,22 @@ import rng from "../shared/rng.js";
   /** The numbers the lab shows, for download: each head's weights (h, s, s), one row per
    *  query, the tokens, the heads on, the outputs. */
   function numbers(st) {
-    var n = core.nested, s = st.s, d = st.d, heads = [];
-    for (var i = 0; i < st.h; i++) { heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s)); }
+    const n = core.nested, s = st.s, d = st.d, heads = [];
+    for (let i = 0; i < st.h; i++) { heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s)); }
     return {lab: "multihead", d: d, h: st.h, seed: st.seed, positional: st.positional, on: st.on,
             tokens: st.tokens, weights: heads, output: n(st.output, s, d), on_output: n(st.onOutput, s, d),
             off_output: n(st.offOutput, s, d), head_norms: Array.from(st.headNorms)};
   }
 
-  var HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // plots.multihead.HEADS_OUTPUT_COLOR_LIMITS
+  const HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // plots.multihead.HEADS_OUTPUT_COLOR_LIMITS
 
   /** The picture as panels for lab.js (plots.multihead.MultiHeadView without fading): one
    *  heatmap of weights per head, then the output of the heads on and what the heads off add. */
   function figure(st) {
-    var s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
-    for (var i = 0; i < st.h; i++) {
+    const s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
+    for (let i = 0; i < st.h; i++) {
       // four heads or more: head 0 named in full, the others small on its axes and scale
-      var small = st.h >= 4 && i > 0;
+      const small = st.h >= 4 && i > 0;
       panels.push({kind: "heatmap", title: "head " + i + (st.on[i] ? "" : " (off)"), faded: !st.on[i],
                    data: st.weights.subarray(i * s * s, (i + 1) * s * s), rows: s, cols: s, extent: [s, s],
                    cmap: "viridis", vmin: 0, vmax: 1, xlabel: small ? "" : "key j", ylabel: small ? "" : "query i",

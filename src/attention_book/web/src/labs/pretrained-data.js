@@ -6,28 +6,29 @@ import core from "../shared/core.js";
 import minilm from "../shared/minilm.js";
 
 const root = globalThis;
-  var fmt = core.format;
+  const fmt = core.format;
 
   /** scenes.pretrained.SCORE_LABELS: what each head score measures, in display order. */
-  export var SCORE_NAMES = ["previous", "next", "cls", "sep", "self", "spread"];
-  export var SCORE_LABELS = {previous: "previous token", next: "next token", cls: "[CLS]",
+  export const SCORE_NAMES = ["previous", "next", "cls", "sep", "self", "spread"];
+  export const SCORE_LABELS = {previous: "previous token", next: "next token", cls: "[CLS]",
                              sep: "[SEP]", self: "itself", spread: "entropy / log T"};
-  var GALLERY_FORMAT = 2;  // web_export.GALLERY_FORMAT
+  const GALLERY_FORMAT = 2;  // web_export.GALLERY_FORMAT
   /** scenes.pretrained.MEASURES and VIEWS: what the maps show, and the two views. */
-  export var MEASURES = {weight: ["weights \u03b1", "weight (each row sums to 1)"],
+  export const MEASURES = {weight: ["weights \u03b1", "weight (each row sums to 1)"],
                          norm: ["\u2016\u03b1 f(x)\u2016", "share of \u2016\u03b1 f(x)\u2016 (rows sum to 1)"]};
-  export var VIEWS = {head: "one head", model: "all 72 heads"};
-  /** all-MiniLM-L6-v2's layers and heads: the model view's grid, drawn without the gallery
-   *  (a notebook's widget has the kernel's state and no data file). */
-  export var LAYERS = 6, HEADS = 12;
+  /** all-MiniLM-L6-v2's layers and heads: the one statement of the grid, used with and
+   *  without the gallery (a notebook's widget has the kernel's state and no data file);
+   *  gallery() refuses a file whose model differs. */
+  export const LAYERS = 6, HEADS = 12;
+  export const VIEWS = {head: "one head", model: "all " + LAYERS * HEADS + " heads"};
 
   // ------------------------------------------------------------------ the gallery file
 
-  var G = null;  // the decoded gallery: {data, tokenizer, presets: Map text -> preset}
+  let G = null;  // the decoded gallery: {data, tokenizer, presets: Map text -> preset}
 
   /** pretrained-gallery.js's data, decoded once (the tokenizer, the presets' maps). */
   export function gallery() {
-    var data = root.AttentionBook && root.AttentionBook.pretrainedGallery;
+    const data = root.AttentionBook && root.AttentionBook.pretrainedGallery;
     if (G && G.data === data) { return G; }
     if (!data) {
       throw new Error("the lab's data file pretrained-gallery.js is not loaded: `make book` writes it " +
@@ -37,17 +38,22 @@ const root = globalThis;
       throw new Error("pretrained-gallery.js has format " + data.format + ", this pretrained.js reads " +
                       GALLERY_FORMAT + ": rebuild the book");
     }
-    var spec = Object.assign({}, data.tokenizer, {vocab: data.tokenizer.vocab.split("\n")});
-    var presets = new Map();
+    const cfg = data.config;
+    if (cfg.num_hidden_layers !== LAYERS || cfg.num_attention_heads !== HEADS) {
+      throw new Error("pretrained-gallery.js holds a model of " + cfg.num_hidden_layers + " layers and " +
+                      cfg.num_attention_heads + " heads, but this pretrained.js draws " + LAYERS + " layers and " +
+                      HEADS + " heads (LAYERS, HEADS in labs/pretrained-data.js): rebuild the book");
+    }
+    const spec = Object.assign({}, data.tokenizer, {vocab: data.tokenizer.vocab.split("\n")});
+    const presets = new Map();
     data.presets.forEach(function (p) {
-      var bytes = minilm.decodeBase64(p.maps), norms = minilm.decodeBase64(p.norms);
+      const bytes = minilm.decodeBase64(p.maps), norms = minilm.decodeBase64(p.norms);
       presets.set(p.text, {label: p.label, text: p.text, query: p.query, tokens: p.tokens,
                            maps: new Float32Array(bytes.buffer, 0, bytes.length / 4),  // (L, h, T, T)
                            valueNorms: new Float32Array(norms.buffer, 0, norms.length / 4)});  // (L, h, T)
     });
-    var cfg = data.config;
     G = {data: data, tokenizer: new minilm.Tokenizer(spec), presets: presets,
-         L: cfg.num_hidden_layers, h: cfg.num_attention_heads, maxPositions: cfg.max_position_embeddings};
+         maxPositions: cfg.max_position_embeddings};
     return G;
   }
 
@@ -62,7 +68,7 @@ const root = globalThis;
 
   /** Python's `not text.strip()`. */
   function isBlank(text) {
-    for (var i = 0; i < text.length; i++) {
+    for (let i = 0; i < text.length; i++) {
       if (!isPySpace(text.charCodeAt(i))) { return false; }
     }
     return true;
@@ -70,11 +76,11 @@ const root = globalThis;
 
   /** len(text) in Python: code points (a lone surrogate counts as one). */
   function codePointLength(text) {
-    var n = 0;
-    for (var i = 0; i < text.length; i++) {
-      var c = text.charCodeAt(i);
+    let n = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
       if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-        var d = text.charCodeAt(i + 1);
+        const d = text.charCodeAt(i + 1);
         if (d >= 0xdc00 && d <= 0xdfff) { i++; }
       }
       n++;
@@ -97,7 +103,7 @@ const root = globalThis;
     if (isBlank(text)) {
       return "text is empty (or only spaces): type at least one word, e.g. " + core.pyRepr(g.data.running_sentence);
     }
-    var n = codePointLength(text);
+    const n = codePointLength(text);
     if (n > g.data.max_text_chars) {
       return "text is " + fmt.grouped(n) + " characters long; the limit is " + fmt.grouped(g.data.max_text_chars) +
         " (and the model reads at most " + g.maxPositions + " tokens)";
@@ -111,14 +117,14 @@ const root = globalThis;
    * @returns {{used: string, tokens: string[], ids: Int32Array, notes: object[], total: number}}
    */
   export function readPieces(text, maxTokens) {
-    var g = gallery();
+    const g = gallery();
     maxTokens = maxTokens === undefined ? g.data.max_tokens : maxTokens;
-    var message = textError(text, g), enc = null, used = text, total = 0;
+    let message = textError(text, g), enc = null, used = text, total = 0;
     if (message === null) {
       enc = g.tokenizer.encode(text);  // every piece, no limit
       total = enc.ids.length;
       if (total > maxTokens) {
-        var keep = maxTokens - 2;  // the last piece kept; [SEP] is added back
+        let keep = maxTokens - 2;  // the last piece kept; [SEP] is added back
         while (keep > 1 && enc.tokens[keep + 1].indexOf(g.tokenizer.prefix) === 0) { keep -= 1; }
         used = text.slice(0, enc.offsets[keep][1]);  // UTF-16 offsets: JavaScript's slice
         enc = g.tokenizer.encode(used);  // as Python: tokenize(used)
@@ -132,8 +138,8 @@ const root = globalThis;
       return {used: "", tokens: [], ids: new Int32Array(0), total: 0,
               notes: [{level: "error", text: message.charAt(0).toUpperCase() + message.slice(1) + "."}]};
     }
-    var kept = enc.ids.length;
-    var notes = kept < total ? [{level: "warning", text: "showing the first " + kept + " of " + total +
+    const kept = enc.ids.length;
+    const notes = kept < total ? [{level: "warning", text: "showing the first " + kept + " of " + total +
                                  " tokens (the lab reads at most " + maxTokens + ")"}] : [];
     return {used: used, tokens: enc.tokens, ids: enc.ids, notes: notes, total: total};
   }
@@ -143,15 +149,15 @@ const root = globalThis;
   /** numpy's pairwise summation of a[from .. from + n) (np.add.reduce on contiguous float64:
    *  bit for bit the same sum, so that scores round as Python rounds them). */
   export function pairwiseSum(a, from, n) {
-    var i, res;
+    let i, res;
     if (n < 8) {
       res = 0;
       for (i = 0; i < n; i++) { res += a[from + i]; }
       return res;
     }
     if (n <= 128) {
-      var r0 = a[from], r1 = a[from + 1], r2 = a[from + 2], r3 = a[from + 3];
-      var r4 = a[from + 4], r5 = a[from + 5], r6 = a[from + 6], r7 = a[from + 7];
+      let r0 = a[from], r1 = a[from + 1], r2 = a[from + 2], r3 = a[from + 3];
+      let r4 = a[from + 4], r5 = a[from + 5], r6 = a[from + 6], r7 = a[from + 7];
       for (i = 8; i < n - (n % 8); i += 8) {
         r0 += a[from + i]; r1 += a[from + i + 1]; r2 += a[from + i + 2]; r3 += a[from + i + 3];
         r4 += a[from + i + 4]; r5 += a[from + i + 5]; r6 += a[from + i + 6]; r7 += a[from + i + 7];
@@ -160,7 +166,7 @@ const root = globalThis;
       for (; i < n; i++) { res += a[from + i]; }
       return res;
     }
-    var n2 = Math.floor(n / 2);
+    let n2 = Math.floor(n / 2);
     n2 -= n2 % 8;
     return pairwiseSum(a, from, n2) + pairwiseSum(a, from + n2, n - n2);
   }
@@ -171,23 +177,23 @@ const root = globalThis;
    * @returns {object} name -> float: previous, next, cls, sep, self, entropy, spread
    */
   export function headScores(weights, T) {
-    var w = new Float64Array(T * T), i, j;
+    const w = new Float64Array(T * T); let i, j;
     for (i = 0; i < T; i++) {  // rows divided by their sums: rows sum to 1 in float64
-      var sum = pairwiseSum(weights, i * T, T);
+      const sum = pairwiseSum(weights, i * T, T);
       for (j = 0; j < T; j++) { w[i * T + j] = weights[i * T + j] / sum; }
     }
-    var column = new Float64Array(T);
+    const column = new Float64Array(T);
     function mean(pick, counts, n) {  // _mean: the values where counts, over n queries
-      for (var q = 0; q < T; q++) { column[q] = counts(q) ? pick(q) : 0; }
+      for (let q = 0; q < T; q++) { column[q] = counts(q) ? pick(q) : 0; }
       return pairwiseSum(column, 0, T) / n;
     }
     function all() { return true; }
-    var terms = new Float64Array(T), entropy = new Float64Array(T);
+    const terms = new Float64Array(T), entropy = new Float64Array(T);
     for (i = 0; i < T; i++) {  // attention_entropy: -sum_j w log w (w = 0 adds 0)
-      for (j = 0; j < T; j++) { var x = w[i * T + j]; terms[j] = x * Math.log(x > 0 ? x : 1); }
+      for (j = 0; j < T; j++) { const x = w[i * T + j]; terms[j] = x * Math.log(x > 0 ? x : 1); }
       entropy[i] = -pairwiseSum(terms, 0, T);
     }
-    var meanEntropy = pairwiseSum(entropy, 0, T) / T;
+    const meanEntropy = pairwiseSum(entropy, 0, T) / T;
     return {
       previous: mean(function (q) { return w[q * T + q - 1]; }, function (q) { return q >= 1; }, T - 1),
       next: mean(function (q) { return w[q * T + q + 1]; }, function (q) { return q + 1 <= T - 1; }, T - 1),
@@ -203,11 +209,11 @@ const root = globalThis;
    *  row scaled to sum to 1. maps (n, T, T) float32, valueNorms (n, T); returns a
    *  Float64Array, or a Float32Array with `single` (the model view's 72 maps, as Python's). */
   export function shownMaps(maps, valueNorms, T, measure, single) {
-    var out = single ? Float32Array.from(maps) : Float64Array.from(maps);  // (n, T, T)
+    const out = single ? Float32Array.from(maps) : Float64Array.from(maps);  // (n, T, T)
     if (measure === "weight") { return out; }
-    for (var r = 0; r < out.length / T; r++) {  // one row of one head: (T,)
-      var at = r * T, nAt = Math.floor(r / T) * T;
-      var sum = pairwiseSum(out, at, T), total = 0, j;
+    for (let r = 0; r < out.length / T; r++) {  // one row of one head: (T,)
+      const at = r * T, nAt = Math.floor(r / T) * T;
+      const sum = pairwiseSum(out, at, T); let total = 0, j;
       for (j = 0; j < T; j++) { out[at + j] = out[at + j] / sum * valueNorms[nAt + j]; }
       total = pairwiseSum(out, at, T);
       for (j = 0; j < T; j++) { out[at + j] /= total; }

@@ -15,13 +15,13 @@ const WORKER_SOURCE = typeof __MINILM_WORKER__ === "string" ? __MINILM_WORKER__ 
 // the script's own URL, read while it runs: minilm-weights.js lies beside it
 const scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
 
-  var fmt = core.format;
-  var WEIGHTS_FILE = "minilm-weights.js";
-  var CACHE_BYTES = 64 * 1048576;  // the computed sentences' maps kept
+  const fmt = core.format;
+  const WEIGHTS_FILE = "minilm-weights.js";
+  const CACHE_BYTES = 64 * 1048576;  // the computed sentences' maps kept
 
   // ------------------------------------------------------------------ the model, on request
 
-  export var engine = {
+  export const engine = {
     status: "none",  // none, loading, preparing, ready, missing, failed
     message: "",
     url: null,  // the weights file's URL (default: beside this script)
@@ -42,19 +42,19 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
   }
 
   function weightsBytes() {
-    var w = gallery().data.weights;
+    const w = gallery().data.weights;
     return w && w.bytes ? w.bytes : null;
   }
 
   /** "32.5 MB", or "" when the gallery file does not know the size. */
   function sizeText() {
-    var bytes = weightsBytes();
+    const bytes = weightsBytes();
     return bytes ? fmt.fixed(bytes / 1e6, 1) + " MB" : "";
   }
 
   function weightsUrl() {
     if (engine.url) { return engine.url; }
-    var name = (gallery().data.weights && gallery().data.weights.file) || WEIGHTS_FILE;
+    const name = (gallery().data.weights && gallery().data.weights.file) || WEIGHTS_FILE;
     return scriptSrc ? scriptSrc.replace(/[^/]*$/, name) : "_static/ab-web/" + name;
   }
 
@@ -75,21 +75,21 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
     engine.cache.set(used, entry);
     engine.cacheBytes += entry.maps.byteLength + entry.valueNorms.byteLength;
     while (engine.cacheBytes > CACHE_BYTES && engine.cache.size > 1) {
-      var oldest = engine.cache.keys().next().value;
+      const oldest = engine.cache.keys().next().value;
       engine.cacheBytes -= engine.cache.get(oldest).maps.byteLength + engine.cache.get(oldest).valueNorms.byteLength;
       engine.cache.delete(oldest);
     }
   }
 
   export function lookup(used) {
-    var entry = engine.cache.get(used);
+    const entry = engine.cache.get(used);
     if (entry) { engine.cache.delete(used); engine.cache.set(used, entry); }  // most recent last
     return entry || null;
   }
 
   function pump() {
     if (engine.inFlight || !engine.queued) { return; }
-    var job = engine.inFlight = engine.queued;
+    const job = engine.inFlight = engine.queued;
     engine.queued = null;
     job.id = ++engine.seq;
     if (engine.worker) {
@@ -97,19 +97,19 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
       return;
     }
     setTimeout(function () {  // main thread: after the page painted what it has
-      var t = performance.now(), run;
+      const t = performance.now(); let run;
       try { run = engine.model.forward(job.ids); } catch (err) { finish({kind: "error", message: err.message}); return; }
       finish({kind: "result", T: run.T, maps: run.attention, valueNorms: run.valueNorms, ms: performance.now() - t});
     }, 0);
   }
 
   function finish(m) {
-    var job = engine.inFlight;
+    const job = engine.inFlight;
     engine.inFlight = null;
     if (job) {
       if (m.kind === "result") {
         engine.timing.forward = m.ms;
-        var entry = {T: m.T, maps: m.maps, valueNorms: m.valueNorms};
+        const entry = {T: m.T, maps: m.maps, valueNorms: m.valueNorms};
         remember(job.used, entry);
         job.waiters.forEach(function (w) { w.resolve(entry); });
       } else {
@@ -123,8 +123,8 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
    *  null when a newer sentence took its turn before it started. */
   export function compute(used, ids) {
     return new Promise(function (resolve, reject) {
-      var waiter = {resolve: resolve, reject: reject};
-      var job = engine.inFlight && engine.inFlight.used === used ? engine.inFlight :
+      const waiter = {resolve: resolve, reject: reject};
+      const job = engine.inFlight && engine.inFlight.used === used ? engine.inFlight :
         engine.queued && engine.queued.used === used ? engine.queued : null;
       if (job) { job.waiters.push(waiter); return; }
       if (engine.queued) { engine.queued.waiters.forEach(function (w) { w.resolve(null); }); }  // superseded
@@ -136,14 +136,14 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
   /** Start the model from a weights object (AttentionBook.minilmWeights): in a Web Worker
    *  where the page can make one, else on the main thread. A Promise of the engine. */
   export function startModel(weights, options) {
-    var useWorker = !(options && options.worker === false) && typeof Worker !== "undefined" &&
+    const useWorker = !(options && options.worker === false) && typeof Worker !== "undefined" &&
       typeof Blob !== "undefined" && typeof URL !== "undefined" && WORKER_SOURCE !== null;
     setStatus("preparing");
     engine.dtype = weights && weights.dtype;
     if (!useWorker) {
       return new Promise(function (resolve, reject) {
         setTimeout(function () {
-          var t = performance.now();
+          const t = performance.now();
           try {
             engine.model = new minilm.Model(weights).prepare();
           } catch (err) {
@@ -157,12 +157,12 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
         }, 0);
       });
     }
-    var url = URL.createObjectURL(new Blob([WORKER_SOURCE], {type: "text/javascript"}));
-    var worker = new Worker(url);
+    const url = URL.createObjectURL(new Blob([WORKER_SOURCE], {type: "text/javascript"}));
+    const worker = new Worker(url);
     URL.revokeObjectURL(url);
     return new Promise(function (resolve, reject) {
       worker.onmessage = function (event) {
-        var m = event.data;
+        const m = event.data;
         if (m.kind === "ready") {
           engine.worker = worker;
           engine.timing.prepare = m.ms;
@@ -189,13 +189,13 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
   export function loadModel() {
     if (engine.status === "ready") { return Promise.resolve(engine); }
     if (engine.loading) { return engine.loading; }
-    var url = weightsUrl();
+    const url = weightsUrl();
     engine.loading = new Promise(function (resolve, reject) {
-      var AB = root.AttentionBook;
+      const AB = root.AttentionBook;
       if (AB.minilmWeights && AB.minilmWeights.tensors) { resolve(AB.minilmWeights); return; }
       setStatus("loading");
-      var t = performance.now();
-      var script = document.createElement("script");
+      const t = performance.now();
+      const script = document.createElement("script");
       script.src = url;
       script.async = true;
       script.onload = function () {
@@ -221,7 +221,7 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
 
   /** The status note of a sentence the model has not run yet. */
   export function pendingNote() {
-    var size = sizeText();
+    const size = sizeText();
     switch (engine.status) {
       case "loading": return {level: "info", text: "loading the model (" + (size || "all-MiniLM-L6-v2") + ")\u2026"};
       case "preparing": return {level: "info", text: "preparing the model's weights\u2026"};
@@ -236,11 +236,11 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
 
   /** The model view's thumbnail under a click on the lab's canvas: [layer, head], or null. */
   function thumbAt(lab, event) {
-    var panel = lab.spec && lab.spec.panels[0], hit = panel && panel.kind === "thumbs" && panel.hit;
+    const panel = lab.spec && lab.spec.panels[0], hit = panel && panel.kind === "thumbs" && panel.hit;
     if (!hit) { return null; }
-    var box = lab.canvas.getBoundingClientRect(), scale = box.width ? lab.width() / box.width : 1;
-    var x = (event.clientX - box.left) * scale, y = (event.clientY - box.top) * scale;
-    var j = Math.floor((x - hit.x) / hit.step), i = Math.floor((y - hit.y) / hit.step);
+    const box = lab.canvas.getBoundingClientRect(), scale = box.width ? lab.width() / box.width : 1;
+    const x = (event.clientX - box.left) * scale, y = (event.clientY - box.top) * scale;
+    const j = Math.floor((x - hit.x) / hit.step), i = Math.floor((y - hit.y) / hit.step);
     if (i < 0 || j < 0 || i >= hit.rows || j >= hit.cols) { return null; }
     return x - hit.x - j * hit.step <= hit.size && y - hit.y - i * hit.step <= hit.size ? [i, j] : null;
   }
@@ -249,9 +249,9 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
   function routeClicks(lab) {
     if (!lab || !lab.canvas || typeof lab.set !== "function") { return; }
     lab.canvas.addEventListener("click", function (event) {
-      var at = thumbAt(lab, event);
+      const at = thumbAt(lab, event);
       if (!at) { return; }
-      var layer = lab.controls.find(function (c) { return c.name === "layer"; });
+      const layer = lab.controls.find(function (c) { return c.name === "layer"; });
       layer.value = at[0];  // read with the head's change: one state, one draw
       lab.set("head", at[1]);
     });
@@ -262,26 +262,26 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
 
   /** The "Load the model" button and its status line, under the lab's controls. */
   export function mountExtra(lab, container) {
-    var doc = container.ownerDocument;
-    var box = doc.createElement("div");
+    const doc = container.ownerDocument;
+    const box = doc.createElement("div");
     box.className = "ab-pretrained-model";
-    var button = doc.createElement("button");
+    const button = doc.createElement("button");
     button.type = "button";
     button.className = "ab-load-model";
-    var size = sizeText();
+    const size = sizeText();
     button.textContent = "Load the model" + (size ? " (" + size + ")" : "");
-    var status = doc.createElement("p");
+    const status = doc.createElement("p");
     status.className = "ab-model-status";
     status.setAttribute("role", "status");
     status.setAttribute("aria-live", "polite");
     status.textContent = "The preset sentences are shown from the book's own numbers. For your own sentence, load " +
       "all-MiniLM-L6-v2" + (size ? " (" + size + ", once)" : "") + ": it then runs in your browser.";
-    var timer = null, started = 0;
+    let timer = null, started = 0;
     function show(st, message) {
       if (timer !== null && st !== "loading") { clearInterval(timer); timer = null; }
       if (st === "loading") {
         started = performance.now();
-        var tick = function () {
+        const tick = function () {
           status.textContent = "Loading the model" + (size ? " (" + size + ")" : "") + "\u2026 " +
             Math.round((performance.now() - started) / 1000) + " s";
         };
@@ -304,7 +304,7 @@ const scriptSrc = typeof document !== "undefined" && document.currentScript ? do
     }
     engine.listeners.push(show);
     // while a sentence is computed: a sign beside the button, the old picture dimmed
-    var ready = "";
+    let ready = "";
     engine.busy.push(function (tokens) {
       if (tokens) {
         ready = ready || status.textContent;

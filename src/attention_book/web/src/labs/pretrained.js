@@ -32,37 +32,37 @@ import {HEADS, LAYERS, MEASURES, SCORE_LABELS, SCORE_NAMES, VIEWS, gallery, head
 import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote,
         startModel} from "./pretrained-model.js";
 
-  var fmt = core.format, esc = core.escapeHtml;
+  const fmt = core.format, esc = core.escapeHtml;
 
   // ------------------------------------------------------------------ state
 
   /** scenes.pretrained.pretrained_state. Returns the state, or a Promise of it when the
    *  model must run on a new sentence. Throws Error(message) for a bad layer, head or query. */
   function state(values) {
-    var g = gallery();
-    var text = values.text === undefined ? g.data.running_sentence : values.text;
-    var layer = core.wholeNumber(values.layer === undefined ? 0 : values.layer, "layer", 0, g.L - 1);
-    var head = core.wholeNumber(values.head === undefined ? 2 : values.head, "head", 0, g.h - 1);
-    var query = core.wholeNumber(values.query === undefined ? 2 : values.query, "query", 0);
-    var measure = values.measure === undefined ? "weight" : values.measure;
-    var view = values.view === undefined ? "head" : values.view;
+    const g = gallery();
+    const text = values.text === undefined ? g.data.running_sentence : values.text;
+    const layer = core.wholeNumber(values.layer === undefined ? 0 : values.layer, "layer", 0, LAYERS - 1);
+    const head = core.wholeNumber(values.head === undefined ? 2 : values.head, "head", 0, HEADS - 1);
+    const query = core.wholeNumber(values.query === undefined ? 2 : values.query, "query", 0);
+    const measure = values.measure === undefined ? "weight" : values.measure;
+    const view = values.view === undefined ? "head" : values.view;
     [["measure", measure, MEASURES], ["view", view, VIEWS]].forEach(function (c) {
       if (typeof c[1] !== "string" || !Object.prototype.hasOwnProperty.call(c[2], c[1])) {
         throw new Error(c[0] + " must be one of " + core.pyRepr(Object.keys(c[2])) + ", got " + core.pyRepr(c[1]));
       }
     });
-    var read = readPieces(text, values.maxTokens);
-    var galleryScores = {}, k = layer * g.h + head;
+    const read = readPieces(text, values.maxTokens);
+    const galleryScores = {}, k = layer * HEADS + head;
     Object.keys(g.data.gallery.mean).forEach(function (name) { galleryScores[name] = g.data.gallery.mean[name][k]; });
-    var base = {text: typeof text === "string" ? text : "", layer: layer, head: head, measure: measure, view: view,
+    const base = {text: typeof text === "string" ? text : "", layer: layer, head: head, measure: measure, view: view,
                 tokens: read.tokens,
                 totalTokens: read.total, gallery: galleryScores,
                 gallerySentences: g.data.gallery.sentences, notes: read.notes.slice()};
-    var T = read.tokens.length;
+    const T = read.tokens.length;
     if (!T) { return build(base, null, 0, "none"); }
-    var preset = g.presets.get(read.used);
+    const preset = g.presets.get(read.used);
     if (preset) { return build(base, preset, query, "package"); }
-    var entry = lookup(read.used);
+    const entry = lookup(read.used);
     if (entry) { return build(base, entry, query, "browser"); }
     if (engine.status !== "ready") { return build(base, null, query, "pending"); }
     engine.busy.forEach(function (f) { f(T); });
@@ -79,10 +79,10 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
   // of the preset or cache entry), in each measure: a change of any control draws them again
   // without computing them again (the same array, which the thumbnails panel recognises
   // and does not paint again)
-  var thumbMemo = new WeakMap();
+  const thumbMemo = new WeakMap();
 
   function thumbsOf(from, T, measure) {
-    var memo = thumbMemo.get(from);
+    let memo = thumbMemo.get(from);
     if (!memo) { memo = {}; thumbMemo.set(from, memo); }
     if (!memo[measure]) { memo[measure] = shownMaps(from.maps, from.valueNorms, T, measure, true); }
     return memo[measure];
@@ -91,7 +91,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
   /** The state from the sentence's computed maps `from` ({maps (L, h, T, T), valueNorms
    *  (L, h, T)}), or without them ("none": no tokens; "pending": the model has not run on it). */
   function build(st, from, query, source) {
-    var T = st.tokens.length, g = gallery();
+    const T = st.tokens.length;
     st.T = T;
     st.source = source;
     st.query = T ? Math.min(query, T - 1) : 0;
@@ -103,15 +103,15 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
     st.differs = 0;
     st.scores = {};
     if (from) {
-      var k = st.layer * g.h + st.head, start = k * T * T;
+      const k = st.layer * HEADS + st.head, start = k * T * T;
       st.weights = Float64Array.from(from.maps.subarray(start, start + T * T));  // (T, T)
       st.scores = headScores(st.weights, T);
       st.valueNorms = Float64Array.from(from.valueNorms.subarray(k * T, (k + 1) * T));  // (T,)
       st.norms = new Float64Array(T * T);  // ||alpha_ij f(x_j)||, rows of weights summing to 1
-      for (var i = 0; i < T; i++) {
-        var sum = pairwiseSum(st.weights, i * T, T);
-        for (var j = 0; j < T; j++) { st.norms[i * T + j] = st.weights[i * T + j] / sum * st.valueNorms[j]; }
-        var rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
+      for (let i = 0; i < T; i++) {
+        const sum = pairwiseSum(st.weights, i * T, T);
+        for (let j = 0; j < T; j++) { st.norms[i * T + j] = st.weights[i * T + j] / sum * st.valueNorms[j]; }
+        const rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
         if (core.argmax(rowW) !== core.argmax(rowN)) { st.differs += 1; }
       }
       st.shown = shownMaps(from.maps.subarray(start, start + T * T), st.valueNorms, T, st.measure);
@@ -132,21 +132,21 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
 
   /** Indices of the k largest of row, largest first, as np.argsort(row)[::-1][:k]. */
   function topKeys(row, k) {
-    var idx = Array.from(row, function (_, i) { return i; });
+    const idx = Array.from(row, function (_, i) { return i; });
     idx.sort(function (a, b) { return row[a] - row[b] || a - b; });
     return idx.reverse().slice(0, k);
   }
 
   /** scenes.pretrained.pretrained_readout_html: the same HTML as Python. */
   function readoutHtml(st) {
-    var T = st.T;
-    var parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" +
+    const T = st.T;
+    const parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" +
                  T + ", " + T + ")"];
-    var columns = ["gallery (" + st.gallerySentences + " sentences)"];
+    let columns = ["gallery (" + st.gallerySentences + " sentences)"];
     if (has(st)) {
-      var who = esc(st.tokens[st.query]), q = st.query;
-      var norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
-      var top = function (row) {
+      const who = esc(st.tokens[st.query]), q = st.query;
+      const norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
+      const top = function (row) {
         return topKeys(row, 3).map(function (j) { return j + " '" + esc(st.tokens[j]) + "' " + fmt.fixed(row[j], 2); }).join(", ");
       };
       parts.push("query " + q + " '" + who + "' attends most to: " + top(st.row));
@@ -156,13 +156,13 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
     } else if (T) {  // tokens, no maps yet
       parts.push("tokens: " + st.tokens.map(function (t, i) { return i + ":" + esc(t); }).join(" "));
     }
-    var rows = SCORE_NAMES.map(function (name) {
-      var values = [st.gallery[name]];
+    const rows = SCORE_NAMES.map(function (name) {
+      let values = [st.gallery[name]];
       if (has(st)) { values = [st.scores[name], values[0], name === "spread" ? 1.0 : 1 / T]; }
       return "<tr><td>" + esc(SCORE_LABELS[name]) + "</td>" +
         values.map(function (v) { return "<td>" + fmt.fixed(v, 3) + "</td>"; }).join("") + "</tr>";
     });
-    var table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' +
+    const table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' +
       ["score"].concat(columns).map(function (c) { return "<th>" + c + "</th>"; }).join("") + "</tr>" +
       rows.join("") + "</table>";
     return core.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
@@ -170,27 +170,28 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
 
   /** scenes.pretrained.pretrained_alt_text (plain text): the panels in the order drawn. */
   function alt(st) {
-    var what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03b1 f(x)\u2016 (each row scaled to sum to 1)";
-    var galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function (n) {
+    const what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03b1 f(x)\u2016 (each row scaled to sum to 1)";
+    const galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function (n) {
       return SCORE_LABELS[n] + " " + fmt.fixed(st.gallery[n], 2); }).join(", ") + ".";
-    var model = st.view === "model";
-    var grid = !model ? "" : has(st) ? "Panel 1: the model view, 72 thumbnails of the " + what + " of every head " +
-      "(6 rows of layers 0 to 5, 12 columns of heads 0 to 11), layer " + st.layer + ", head " + st.head + " outlined. "
-      : "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ";
-    var first = model ? 2 : 1;
+    const model = st.view === "model";
+    const grid = !model ? "" : has(st) ? "Panel 1: the model view, " + LAYERS * HEADS + " thumbnails of the " + what +
+      " of every head (" + LAYERS + " rows of layers 0 to " + (LAYERS - 1) + ", " + HEADS + " columns of heads 0 to " +
+      (HEADS - 1) + "), layer " + st.layer + ", head " + st.head + " outlined. "
+      : "Panel 1: the model view's grid of " + LAYERS * HEADS + " heads (" + LAYERS + " layers by " + HEADS + " heads), empty. ";
+    const first = model ? 2 : 1;
     if (!has(st)) {
-      var empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
+      const empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
       return grid + (st.T ? core.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet")
                           : core.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
     }
-    var row = st.shownRow, top = core.argmax(row), T = st.T;
-    var out = grid + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer +
+    const row = st.shownRow, top = core.argmax(row), T = st.T;
+    const out = grid + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer +
       ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") +
       ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " +
       st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] +
       "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt.fixed(row[top], 2) + ".";
     if (model) { return out; }
-    var mine = SCORE_NAMES.map(function (n) { return SCORE_LABELS[n] + " " + fmt.fixed(st.scores[n], 2); }).join(", ");
+    const mine = SCORE_NAMES.map(function (n) { return SCORE_LABELS[n] + " " + fmt.fixed(st.scores[n], 2); }).join(", ");
     return out + " Panel 3: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
   }
 
@@ -210,14 +211,14 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
    *  model view): every head's map as a thumbnail, the chosen one outlined, then its map and
    *  arcs (a row of its own: `small` panels with smallColumns 1). */
   function figure(st) {
-    var T = has(st) ? st.T : 0, model = st.view === "model";
-    var title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
+    const T = has(st) ? st.T : 0, model = st.view === "model";
+    const title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
     // a sentence the model has not run on: no map and no arcs, only what it waits for
-    var waiting = engine.status === "ready" ? "computing this sentence\u2026"
+    const waiting = engine.status === "ready" ? "computing this sentence\u2026"
       : "not computed yet: press \u201cLoad the model\u201d";
-    var empty = st.T ? waiting : "(no tokens)";
-    var q = st.query, token = st.tokens.length ? st.tokens[q] : "";
-    var panels = [
+    const empty = st.T ? waiting : "(no tokens)";
+    const q = st.query, token = st.tokens.length ? st.tokens[q] : "";
+    const panels = [
       {kind: "heatmap", title: title, data: st.shown, rows: T, cols: T, extent: [T, T], cmap: "viridis",
        vmin: 0, vmax: 1, xlabel: "", ylabel: "", colorbar: MEASURES[st.measure][1],
        rowLabels: st.tokens.slice(0, T), colLabels: st.tokens.slice(0, T), outlineRow: T ? q : undefined,
@@ -226,13 +227,13 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
        tokens: st.tokens, query: q, weights: has(st) ? st.shownRow : null, empty: empty},
     ];
     if (model) {
-      panels.unshift({kind: "thumbs", small: true, title: "all 72 heads, " + (st.measure === "weight" ? "weights" :
+      panels.unshift({kind: "thumbs", small: true, title: "all " + LAYERS * HEADS + " heads, " + (st.measure === "weight" ? "weights" :
         "shares of \u2016\u03b1 f(x)\u2016") + ": layers down, heads across", rows: LAYERS, cols: HEADS, size: T,
         data: st.thumbs, cmap: "viridis", vmin: 0, vmax: 1, chosen: [st.layer, st.head], rowPrefix: "L",
         colPrefix: "H", empty: empty});
       return {columns: 2, smallColumns: 1, panels: panels};
     }
-    var series = [];
+    const series = [];
     if (has(st)) {
       series.push({label: "this sentence", color: "#1f5fa8", dark: "#6fa8e8",
                    values: SCORE_NAMES.map(function (n) { return st.scores[n]; })});
@@ -247,7 +248,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
   /** scenes.pretrained.pretrained_query_options: ("position: token", i) for the text's tokens. */
   function choices(name, values) {
     if (name !== "query") { return null; }
-    var tokens = readPieces(values.text === undefined ? gallery().data.running_sentence : values.text).tokens;
+    const tokens = readPieces(values.text === undefined ? gallery().data.running_sentence : values.text).tokens;
     return tokens.length ? tokens.map(function (t, i) { return [i + ": " + t, i]; }) : [["(no tokens)", 0]];
   }
 

@@ -12,23 +12,23 @@
 import core from "../shared/core.js";
 import rng from "../shared/rng.js";
 
-  var fmt = core.format;
+  const fmt = core.format;
 
-  var SCALING_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];  // scenes.attention.SCALING_DKS
-  var SCALING_KEYS = 16;      // s_k
-  var SCALING_QUERIES = 300;  // n; the variance takes 4 n pairs
-  var SEED = 0;
+  const SCALING_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];  // scenes.attention.SCALING_DKS
+  const SCALING_KEYS = 16;      // s_k
+  const SCALING_QUERIES = 300;  // n; the variance takes 4 n pairs
+  const SEED = 0;
 
-  var measured = core.cache();  // d_k -> {false: stats, true: stats}
+  const measured = core.cache();  // d_k -> {false: stats, true: stats}
 
-  var CHUNK = 1 << 15;  // normals drawn between two pauses of a measurement in steps
-  var inSteps = false;  // whether state() measures in steps: once a lab is mounted (mountExtra)
+  const CHUNK = 1 << 15;  // normals drawn between two pauses of a measurement in steps
+  let inSteps = false;  // whether state() measures in steps: once a lab is mounted (mountExtra)
 
   /** `count` normals of generator `gen`, CHUNK at a time (the same stream as one draw),
    *  pausing (yield) between chunks; returns them. */
   function* normals(gen, count) {
-    var out = new Float64Array(count);
-    for (var at = 0; at < count; at += CHUNK) {
+    const out = new Float64Array(count);
+    for (let at = 0; at < count; at += CHUNK) {
       out.set(gen.standardNormal(Math.min(CHUNK, count - at)), at);
       if (at + CHUNK < count) { yield; }
     }
@@ -38,9 +38,9 @@ import rng from "../shared/rng.js";
   /** softmax_saturation(d_k, scaled) for both scalings (they share their samples) and
    *  dot_product_variance(d_k, 4 n), all with seed 0: measured at once. */
   function measure(d_k) {
-    var got = measured.get(d_k);
+    const got = measured.get(d_k);
     if (got !== undefined) { return got; }
-    var steps = measureSteps(d_k), step;
+    const steps = measureSteps(d_k); let step;
     do { step = steps.next(); } while (!step.done);
     return step.value;
   }
@@ -49,10 +49,10 @@ import rng from "../shared/rng.js";
    *  stays responsive (one step is about 10 ms; the whole of d_k = 64 took a task of 0.14 s,
    *  of every d_k 0.6-0.9 s). */
   function measureSoon(d_k) {
-    var steps = measureSteps(d_k);
+    const steps = measureSteps(d_k);
     return new Promise(function (resolve) {
       (function next() {
-        var step = steps.next();
+        const step = steps.next();
         if (step.done) { resolve(step.value); } else { setTimeout(next, 0); }
       })();
     });
@@ -60,53 +60,53 @@ import rng from "../shared/rng.js";
 
   /** The steps of measure(d_k): a generator pausing between chunks of normals. */
   function* measureSteps(d_k) {
-    var n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = rng.defaultRng(SEED);
-    var q = yield* normals(g0, n * d_k);          // (n, 1, d_k)
-    var K = yield* normals(g0, n * s_k * d_k);    // (n, s_k, d_k)
-    var g = yield* normals(g0, n * s_k);          // (n, s_k)
-    var dots = new Float64Array(n * s_k);        // (n, s_k): q_i . K_ij
-    for (var i = 0; i < n; i++) {
-      for (var j = 0; j < s_k; j++) {
-        var sum = 0, kr = (i * s_k + j) * d_k, qr = i * d_k;
-        for (var t = 0; t < d_k; t++) { sum += q[qr + t] * K[kr + t]; }
+    const n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = rng.defaultRng(SEED);
+    const q = yield* normals(g0, n * d_k);          // (n, 1, d_k)
+    const K = yield* normals(g0, n * s_k * d_k);    // (n, s_k, d_k)
+    const g = yield* normals(g0, n * s_k);          // (n, s_k)
+    const dots = new Float64Array(n * s_k);        // (n, s_k): q_i . K_ij
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < s_k; j++) {
+        let sum = 0; const kr = (i * s_k + j) * d_k, qr = i * d_k;
+        for (let t = 0; t < d_k; t++) { sum += q[qr + t] * K[kr + t]; }
         dots[i * s_k + j] = sum;
       }
     }
-    var got = {};
+    const got = {};
     [false, true].forEach(function (scaled) {
-      var scale = scaled ? 1.0 / Math.sqrt(d_k) : 1.0, w = new Float64Array(n * s_k);
-      for (var k = 0; k < w.length; k++) { w[k] = dots[k] * scale; }
+      const scale = scaled ? 1.0 / Math.sqrt(d_k) : 1.0, w = new Float64Array(n * s_k);
+      for (let k = 0; k < w.length; k++) { w[k] = dots[k] * scale; }
       core.softmaxRows(w, n, s_k);  // (n, s_k)
-      var maxW = 0, ent = 0, gn = 0;
-      for (var r = 0; r < n; r++) {
-        var o = r * s_k, mx = 0, h = 0, inner = 0, sq = 0, c;
+      let maxW = 0, ent = 0, gn = 0;
+      for (let r = 0; r < n; r++) {
+        const o = r * s_k; let mx = 0, h = 0, inner = 0, sq = 0, c;
         for (c = 0; c < s_k; c++) {
-          var p = w[o + c];
+          const p = w[o + c];
           mx = Math.max(mx, p);
           h += p * Math.log(p > 0 ? p : 1.0);
           inner += p * g[o + c];
         }
         for (c = 0; c < s_k; c++) {  // softmax_backward: p * (g - p . g)
-          var grad = w[o + c] * (g[o + c] - inner);
+          const grad = w[o + c] * (g[o + c] - inner);
           sq += grad * grad;
         }
         maxW += mx; ent += -h; gn += Math.sqrt(sq);
       }
-      var first = Array.from(w.subarray(0, s_k)).sort(function (a, b) { return b - a; });
+      const first = Array.from(w.subarray(0, s_k)).sort(function (a, b) { return b - a; });
       got[scaled] = {max_weight: maxW / n, entropy: ent / n, grad_norm: gn / n,
                      weights: Float64Array.from(first)};
     });
     // dot_product_variance(d_k, 4 n, seed 0): the sample variance (ddof 1) of q . k
-    var m = 4 * n, g1 = rng.defaultRng(SEED), qv = yield* normals(g1, m * d_k), kv = yield* normals(g1, m * d_k);
-    var vals = new Float64Array(m), mean = 0;
-    for (var a = 0; a < m; a++) {
-      var dsum = 0;
-      for (var b = 0; b < d_k; b++) { dsum += qv[a * d_k + b] * kv[a * d_k + b]; }
+    const m = 4 * n, g1 = rng.defaultRng(SEED), qv = yield* normals(g1, m * d_k), kv = yield* normals(g1, m * d_k);
+    const vals = new Float64Array(m); let mean = 0;
+    for (let a = 0; a < m; a++) {
+      let dsum = 0;
+      for (let b = 0; b < d_k; b++) { dsum += qv[a * d_k + b] * kv[a * d_k + b]; }
       vals[a] = dsum; mean += dsum;
     }
     mean /= m;
-    var ss = 0;
-    for (var e = 0; e < m; e++) { ss += (vals[e] - mean) * (vals[e] - mean); }
+    let ss = 0;
+    for (let e = 0; e < m; e++) { ss += (vals[e] - mean) * (vals[e] - mean); }
     got[false].variance = ss / (m - 1);
     got[true].variance = got[false].variance / d_k;  // var(x / sqrt(d_k)) = var(x) / d_k
     measured.set(d_k, got);
@@ -115,17 +115,17 @@ import rng from "../shared/rng.js";
 
   /** scaling_state(d_k, scaled): the measurements at d_k. Throws as Python does. */
   function state(values) {
-    var d_k = values.d_k, scaled = values.scaled;
+    const d_k = values.d_k, scaled = values.scaled;
     if (SCALING_DKS.indexOf(d_k) < 0) {
       throw new Error("d_k must be one of (" + SCALING_DKS.join(", ") + "), got " + d_k);
     }
     if (typeof scaled !== "boolean") { throw new Error("scaled must be True or False, got " + scaled); }
     function of(got) {
-      var m = got[scaled];
+      const m = got[scaled];
       return {d_k: d_k, scaled: scaled, variance: m.variance, maxWeight: m.max_weight,
               entropy: m.entropy, gradNorm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
     }
-    var got = measured.get(d_k);
+    const got = measured.get(d_k);
     // in a mounted lab, a d_k not measured yet is measured in steps: a Promise of the state,
     // which the lab draws when it comes (lab.js), without blocking the page meanwhile; a
     // direct call (the parity tests) measures at once
@@ -136,7 +136,7 @@ import rng from "../shared/rng.js";
   // scaling_curves() over SCALING_DKS to 6 digits, for the figure: measuring every d_k here
   // drew 7.7 million normals and blocked the page for 0.6-0.9 s when it loaded.
   // tests/test_lab_legibility.py checks the table against Python's scaling_curves().
-  var CURVES_TABLE = {
+  const CURVES_TABLE = {
     false: {variance: [0.96042, 1.93316, 3.77983, 7.95811, 15.4459, 32.2883, 61.9812, 127.646, 271.347, 483.988],
       max_weight: [0.206502, 0.298556, 0.424736, 0.572035, 0.69499, 0.775107, 0.844842, 0.87745, 0.91361, 0.955111],
       entropy: [2.4335, 2.16435, 1.7742, 1.27767, 0.872096, 0.605507, 0.414219, 0.30048, 0.216469, 0.10906],
@@ -149,16 +149,16 @@ import rng from "../shared/rng.js";
 
   /** scaling_curves()[(quantity, scaled)] over SCALING_DKS, for the figure (from the table). */
   function curves(scaled) {
-    var out = {};
+    const out = {};
     Object.keys(CURVES_TABLE[scaled]).forEach(function (k) { out[k] = Float64Array.from(CURVES_TABLE[scaled][k]); });
     return out;
   }
 
   /** scaling_readout_html: the same HTML as Python. */
   function readoutHtml(st) {
-    var mode = st.scaled ? "scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" : "unscaled: scores = q\u00b7k";
-    var row = Array.from(st.weights.subarray(0, 6)).map(function (w) { return fmt.fixed(w, 2); }).join(", ");
-    var lines = [
+    const mode = st.scaled ? "scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" : "unscaled: scores = q\u00b7k";
+    const row = Array.from(st.weights.subarray(0, 6)).map(function (w) { return fmt.fixed(w, 2); }).join(", ");
+    const lines = [
       "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
       "variance of the scores: " + fmt.general(st.variance, 3) +
         " (q\u00b7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
@@ -173,7 +173,7 @@ import rng from "../shared/rng.js";
 
   /** scaling_alt_text. */
   function alt(st) {
-    var mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
+    const mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
     return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled " +
       "(orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k +
       " is circled. Top left: the variance of the score, which for unscaled q.k follows the " +
@@ -192,7 +192,7 @@ import rng from "../shared/rng.js";
             variance: st.variance, max_weight: st.maxWeight, entropy: st.entropy, grad_norm: st.gradNorm};
   }
 
-  var CURVES = [  // the four panels of plots.attention.ScalingView
+  const CURVES = [  // the four panels of plots.attention.ScalingView
     ["variance", "variance of the score q\u00b7k", "variance"],
     ["max_weight", "largest softmax weight", "mean largest weight"],
     ["entropy", "entropy of the weights", "nats"],
@@ -205,12 +205,12 @@ import rng from "../shared/rng.js";
    *  on a log axis too, with the dashed line d_k that the unscaled variance follows; the
    *  largest weight and the entropy have the uniform weights' value as a dashed line. */
   function figure(st) {
-    var un = curves(false), sc = curves(true), n = SCALING_DKS.length;
-    function flat(v) { var a = []; for (var i = 0; i < n; i++) { a.push(v); } return a; }
+    const un = curves(false), sc = curves(true), n = SCALING_DKS.length;
+    function flat(v) { const a = []; for (let i = 0; i < n; i++) { a.push(v); } return a; }
     function reference(label, y) {
       return {label: label, color: "#555555", dark: "#bbbbbb", width: 1.0, dashed: true, y: y};
     }
-    var extra = {
+    const extra = {
       variance: [reference("the line d_k", SCALING_DKS)],
       max_weight: [reference("uniform 1/" + SCALING_KEYS, flat(1 / SCALING_KEYS))],
       entropy: [reference("uniform: log " + SCALING_KEYS, flat(Math.log(SCALING_KEYS)))],
@@ -219,15 +219,15 @@ import rng from "../shared/rng.js";
     return {
       columns: 2,
       panels: CURVES.map(function (c) {
-        var lines = [
+        const lines = [
           {label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1.0 : 2.4, y: un[c[0]]},
           {label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1.0, y: sc[c[0]]},
         ].concat(extra[c[0]]);
-        var lo = Infinity, hi = 0;
+        let lo = Infinity, hi = 0;
         lines.forEach(function (l) {
-          for (var i = 0; i < l.y.length; i++) { lo = Math.min(lo, l.y[i]); hi = Math.max(hi, l.y[i]); }
+          for (let i = 0; i < l.y.length; i++) { lo = Math.min(lo, l.y[i]); hi = Math.max(hi, l.y[i]); }
         });
-        var panel = {kind: "lines", title: c[1], xlabel: "d_k (log scale)", ylabel: c[2],
+        const panel = {kind: "lines", title: c[1], xlabel: "d_k (log scale)", ylabel: c[2],
                      n: n, xs: SCALING_DKS, marker: SCALING_DKS.indexOf(st.d_k), lines: lines};
         if (c[0] === "variance") {  // log axis: powers of 8 as ticks
           panel.ylog = true;

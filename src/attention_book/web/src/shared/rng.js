@@ -3,7 +3,7 @@
  * exactly to JavaScript, so that the book's pages draw the same random weights as the
  * Python package (the browser computes every lab's state).
  *
- *   var g = rng.defaultRng(0);   // import rng from "./rng.js"
+ *   const g = rng.defaultRng(0);   // import rng from "./rng.js"
  *   rng.standardNormal(5)        // == np.random.default_rng(0).standard_normal(5)
  *
  * Generator(PCG64(SeedSequence(seed))), read in numpy v2.4.6's source (the version the book
@@ -34,19 +34,19 @@
 // The ziggurat tables, written by make_rng_tables.py from numpy's source.
 import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
 
-  var TWO16 = 65536;
-  var TWO32 = 4294967296;
-  var TWO_53_INV = 1.0 / 9007199254740992.0; // 2^-53, as numpy's uint64_to_double
+  const TWO16 = 65536;
+  const TWO32 = 4294967296;
+  const TWO_53_INV = 1.0 / 9007199254740992.0; // 2^-53, as numpy's uint64_to_double
 
   // ---------------------------------------------------------------- SeedSequence
   // numpy/random/bit_generator.pyx: constants of SeedSequence's hash (uint32 arithmetic).
-  var INIT_A = 0x43b0d7e5;
-  var MULT_A = 0x931e8875;
-  var INIT_B = 0x8b51f9dd;
-  var MULT_B = 0x58f38ded;
-  var MIX_MULT_L = 0xca01f9dd;
-  var MIX_MULT_R = 0x4973f715;
-  var POOL_SIZE = 4; // DEFAULT_POOL_SIZE
+  const INIT_A = 0x43b0d7e5;
+  const MULT_A = 0x931e8875;
+  const INIT_B = 0x8b51f9dd;
+  const MULT_B = 0x58f38ded;
+  const MIX_MULT_L = 0xca01f9dd;
+  const MIX_MULT_R = 0x4973f715;
+  const POOL_SIZE = 4; // DEFAULT_POOL_SIZE
 
   function seedError(seed) {
     return new RangeError(
@@ -56,11 +56,11 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
 
   // _int_to_uint32_array: a non-negative integer as uint32 words, lowest first; 0 -> [0].
   function intToWords(n, seed) {
-    var words = [];
+    const words = [];
     if (typeof n === "bigint") {
       if (n < BigInt(0)) throw seedError(seed);
       if (n === BigInt(0)) return [0];
-      var big32 = BigInt(TWO32);
+      const big32 = BigInt(TWO32);
       while (n > BigInt(0)) {
         words.push(Number(n % big32));
         n = n / big32;
@@ -80,8 +80,8 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
   function seedWords(seed) {
     if (Array.isArray(seed)) {
       if (seed.length === 0) throw seedError(seed);
-      var words = [];
-      for (var i = 0; i < seed.length; i++) {
+      let words = [];
+      for (let i = 0; i < seed.length; i++) {
         if (Array.isArray(seed[i])) throw seedError(seed);
         words = words.concat(intToWords(seed[i], seed));
       }
@@ -100,15 +100,15 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
 
   // mix (bit_generator.pyx): MIX_MULT_L * x - MIX_MULT_R * y, modulo 2^32.
   function mix(x, y) {
-    var result = (Math.imul(MIX_MULT_L, x) - Math.imul(MIX_MULT_R, y)) >>> 0;
+    const result = (Math.imul(MIX_MULT_L, x) - Math.imul(MIX_MULT_R, y)) >>> 0;
     return (result ^ (result >>> 16)) >>> 0;
   }
 
   // SeedSequence(entropy).pool, via mix_entropy (no spawn key, pool_size 4).
   function seedPool(entropy) {
-    var hash = [INIT_A];
-    var pool = [];
-    var i, src, dst;
+    const hash = [INIT_A];
+    const pool = [];
+    let i, src, dst;
     for (i = 0; i < POOL_SIZE; i++) {
       pool.push(hashmix(i < entropy.length ? entropy[i] : 0, hash));
     }
@@ -127,10 +127,10 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
 
   // SeedSequence.generate_state(nWords32, uint32): the pool cycled through a second hash.
   function generateState(pool, nWords32) {
-    var hash = INIT_B;
-    var state = [];
-    for (var i = 0; i < nWords32; i++) {
-      var value = (pool[i % pool.length] ^ hash) >>> 0;
+    let hash = INIT_B;
+    const state = [];
+    for (let i = 0; i < nWords32; i++) {
+      let value = (pool[i % pool.length] ^ hash) >>> 0;
       hash = Math.imul(hash, MULT_B) >>> 0;
       value = Math.imul(value, hash) >>> 0;
       state.push((value ^ (value >>> 16)) >>> 0);
@@ -149,11 +149,11 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
   // ---------------------------------------------------------------- PCG64
   // PCG_DEFAULT_MULTIPLIER_128 = 2549297995355413924 * 2^64 + 4865540595714422341
   // = 0x2360ed051fc65da4_4385df649fccf645, as 16-bit limbs, lowest first.
-  var M0 = 0xf645, M1 = 0x9fcc, M2 = 0xdf64, M3 = 0x4385;
-  var M4 = 0x5da4, M5 = 0x1fc6, M6 = 0xed05, M7 = 0x2360;
-  var INV16 = 1 / TWO16;
+  const M0 = 0xf645, M1 = 0x9fcc, M2 = 0xdf64, M3 = 0x4385;
+  const M4 = 0x5da4, M5 = 0x1fc6, M6 = 0xed05, M7 = 0x2360;
+  const INV16 = 1 / TWO16;
   // Outputs computed per refill of a generator's block (see Generator).
-  var BLOCK = 256;
+  const BLOCK = 256;
 
   // 16-bit limbs (lowest first) of the 128-bit number with uint32 words w3 (top) .. w0.
   function limbs(w3, w2, w1, w0) {
@@ -176,11 +176,11 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
    * the limbs live in locals for the whole loop.
    */
   function runLcg(S, n, outHi, outLo) {
-    var s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5], s6 = S[6], s7 = S[7];
-    var c0 = S[8], c1 = S[9], c2 = S[10], c3 = S[11];
-    var c4 = S[12], c5 = S[13], c6 = S[14], c7 = S[15];
-    var t, c, n0, n1, n2, n3, n4, n5, n6, xh, xl, rot, r, a, b;
-    for (var i = 0; i < n; i++) {
+    let s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5], s6 = S[6], s7 = S[7];
+    const c0 = S[8], c1 = S[9], c2 = S[10], c3 = S[11];
+    const c4 = S[12], c5 = S[13], c6 = S[14], c7 = S[15];
+    let t, c, n0, n1, n2, n3, n4, n5, n6, xh, xl, rot, r, a, b;
+    for (let i = 0; i < n; i++) {
       t = s0 * M0 + c0;
       c = Math.floor(t * INV16); n0 = t - c * TWO16;
       t = (s0 * M1 + s1 * M0 + c1) + c;
@@ -224,13 +224,13 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
    * variables (1.7x faster, benchmarks/browser_rng.py).
    */
   function Generator(seed) {
-    var w = seedSequenceState(seed, 8);
+    const w = seedSequenceState(seed, 8);
     // pcg64_set_seed(state, seed = val[0:2], inc = val[2:4]) with val = the 8 words as
     // little-endian uint64 (val[0] high, val[1] low), then pcg_setseq_128_srandom_r.
-    var initState = limbs(w[1], w[0], w[3], w[2]);
-    var initSeq = limbs(w[5], w[4], w[7], w[6]);
-    var S = new Float64Array(16);
-    var k, t;
+    const initState = limbs(w[1], w[0], w[3], w[2]);
+    const initSeq = limbs(w[5], w[4], w[7], w[6]);
+    const S = new Float64Array(16);
+    let k, t;
     // inc = (initseq << 1) | 1
     for (k = 0, t = 0; k < 8; k++) {
       t = initSeq[k] * 2 + t;
@@ -247,13 +247,13 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
     }
     runLcg(S, 1, null, null);
 
-    var HI = new Uint32Array(BLOCK);
-    var LO = new Uint32Array(BLOCK);
-    var pos = BLOCK; // the next unused output; BLOCK: none left
+    const HI = new Uint32Array(BLOCK);
+    const LO = new Uint32Array(BLOCK);
+    let pos = BLOCK; // the next unused output; BLOCK: none left
     // numpy's PCG64 keeps the high half of a 64-bit draw that next_uint32 split (see
     // next32); it survives across method calls, as in numpy.
-    var hasUint32 = false;
-    var uinteger = 0;
+    let hasUint32 = false;
+    let uinteger = 0;
 
     // Index of the next pcg64_next64 output in HI/LO (refilled when used up).
     function next64() {
@@ -270,7 +270,7 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
         hasUint32 = false;
         return uinteger;
       }
-      var i = next64();
+      const i = next64();
       hasUint32 = true;
       uinteger = HI[i];
       return LO[i];
@@ -278,7 +278,7 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
 
     // pcg64_double = uint64_to_double(next64) = (next64 >> 11) * 2^-53.
     function nextDouble() {
-      var i = next64();
+      const i = next64();
       return (HI[i] * 2097152 + (LO[i] >>> 11)) * TWO_53_INV; // 2^21 * hi + lo >> 11
     }
 
@@ -287,18 +287,18 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
     // sign = bit 8, rabs = bits 9..60 (52 bits).
     function standardNormal1() {
       for (;;) {
-        var i = next64();
-        var lo = LO[i];
-        var idx = lo & 0xff;
-        var rabs = (HI[i] & 0x1fffffff) * 8388608 + (lo >>> 9); // 2^23 * hi29 + lo >> 9
-        var x = rabs * WI[idx];
+        const i = next64();
+        const lo = LO[i];
+        const idx = lo & 0xff;
+        const rabs = (HI[i] & 0x1fffffff) * 8388608 + (lo >>> 9); // 2^23 * hi29 + lo >> 9
+        let x = rabs * WI[idx];
         if ((lo >>> 8) & 1) x = -x;
         if (rabs < KI[idx]) return x; // 99.3% of draws end here
         if (idx === 0) {
           // The tail beyond r: log1p(-u) with u = next_double (numpy, GH 13361).
           for (;;) {
-            var xx = -ZIGGURAT_NOR_INV_R * Math.log1p(-nextDouble());
-            var yy = -Math.log1p(-nextDouble());
+            const xx = -ZIGGURAT_NOR_INV_R * Math.log1p(-nextDouble());
+            const yy = -Math.log1p(-nextDouble());
             if (yy + yy > xx * xx) {
               // ((rabs >> 8) & 1) is bit 17 of the draw's low half
               return ((lo >>> 17) & 1) ? -(ZIGGURAT_NOR_R + xx) : ZIGGURAT_NOR_R + xx;
@@ -315,14 +315,14 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
     // permutation of at most 2^31 - 1 items never needs).
     function randomInterval(max) {
       if (max === 0) return 0;
-      var mask = max;
+      let mask = max;
       mask |= mask >>> 1;
       mask |= mask >>> 2;
       mask |= mask >>> 4;
       mask |= mask >>> 8;
       mask |= mask >>> 16;
       mask >>>= 0;
-      var value;
+      let value;
       while ((value = (next32() & mask) >>> 0) > max);
       return value;
     }
@@ -337,22 +337,22 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
     return {
       /** n draws of N(0, 1): Generator.standard_normal(n) (float64). */
       standardNormal: function (n) {
-        var out = new Float64Array(count(n, "n"));
-        for (var i = 0; i < out.length; i++) out[i] = standardNormal1();
+        const out = new Float64Array(count(n, "n"));
+        for (let i = 0; i < out.length; i++) out[i] = standardNormal1();
         return out;
       },
       /** n draws of N(loc, scale^2): Generator.normal(loc, scale, n), which is
        * loc + scale * standard_normal (distributions.c random_normal). */
       normal: function (loc, scale, n) {
         if (!(scale >= 0)) throw new RangeError("scale must be >= 0, got " + String(scale));
-        var out = new Float64Array(count(n, "n"));
-        for (var i = 0; i < out.length; i++) out[i] = loc + scale * standardNormal1();
+        const out = new Float64Array(count(n, "n"));
+        for (let i = 0; i < out.length; i++) out[i] = loc + scale * standardNormal1();
         return out;
       },
       /** n doubles in [0, 1): Generator.random(n) (random_standard_uniform_fill). */
       random: function (n) {
-        var out = new Float64Array(count(n, "n"));
-        for (var i = 0; i < out.length; i++) out[i] = nextDouble();
+        const out = new Float64Array(count(n, "n"));
+        for (let i = 0; i < out.length; i++) out[i] = nextDouble();
         return out;
       },
       /** A permutation of 0..n-1: Generator.permutation(n), i.e. arange(n) shuffled by
@@ -361,8 +361,8 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
       permutation: function (n) {
         count(n, "n");
         if (n > 2147483647) throw new RangeError("n must be at most 2^31 - 1, got " + n);
-        var out = new Int32Array(n);
-        var i, j, tmp;
+        const out = new Int32Array(n);
+        let i, j, tmp;
         for (i = 0; i < n; i++) out[i] = i;
         for (i = n - 1; i >= 1; i--) {
           j = randomInterval(i);
@@ -372,7 +372,7 @@ import {FI, KI, WI, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R} from "./rng-tables.js";
       },
       /** The next raw 64-bit output as [hi, lo] uint32 (PCG64.random_raw()). */
       nextUint64: function () {
-        var i = next64();
+        const i = next64();
         return [HI[i], LO[i]];
       },
     };
