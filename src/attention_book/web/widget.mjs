@@ -1054,7 +1054,7 @@ function measureLines(ctx, panel, w) {
   const g = layout4(ctx, panel, w);
   return { minW: g.minW, height: g.height };
 }
-function strokeLine(ctx, ys, X, Y, run2) {
+function strokeLine(ctx, ys, X, Y) {
   ctx.beginPath();
   for (let i = 0; i < ys.length; i++) {
     if (i === 0) {
@@ -1062,16 +1062,69 @@ function strokeLine(ctx, ys, X, Y, run2) {
     } else {
       ctx.lineTo(X(i), Y(ys[i]));
     }
-    if (i % run2 === run2 - 1 && i < ys.length - 1) {
-      ctx.stroke();
-      ctx.beginPath();
-      ctx.moveTo(X(i), Y(ys[i]));
-    }
   }
   if (ys.length === 1) {
     ctx.lineTo(X(0) + 0.01, Y(ys[0]));
   }
   ctx.stroke();
+}
+function fillColumns(ctx, ys, X, Y, width, px) {
+  const r = width / 2, first = Math.floor((X(0) - r) * px);
+  const n = Math.ceil((X(ys.length - 1) + r) * px) - first + 1;
+  const span = new Float64Array(2 * n).fill(NaN);
+  const widen = (c, y) => {
+    if (!(span[2 * c] <= y)) {
+      span[2 * c] = y;
+    }
+    if (!(span[2 * c + 1] >= y)) {
+      span[2 * c + 1] = y;
+    }
+  };
+  const middle = (c) => (c + first + 0.5) / px;
+  const band = new Float64Array(8);
+  for (let i = 0; i < ys.length; i++) {
+    const xa = X(i), ya = Y(ys[i]);
+    if (!Number.isFinite(ya)) {
+      continue;
+    }
+    for (let c = Math.floor((xa - r) * px) - first; c <= Math.floor((xa + r) * px) - first; c++) {
+      const dx = middle(c) - xa;
+      if (Math.abs(dx) <= r) {
+        const h = Math.sqrt(r * r - dx * dx);
+        widen(c, ya - h);
+        widen(c, ya + h);
+      }
+    }
+    if (i + 1 >= ys.length || !Number.isFinite(ys[i + 1])) {
+      continue;
+    }
+    const xb = X(i + 1), yb = Y(ys[i + 1]), len = Math.hypot(xb - xa, yb - ya) || 1;
+    const nx = -(yb - ya) / len * r, ny = (xb - xa) / len * r;
+    band[0] = xa + nx;
+    band[1] = ya + ny;
+    band[2] = xb + nx;
+    band[3] = yb + ny;
+    band[4] = xb - nx;
+    band[5] = yb - ny;
+    band[6] = xa - nx;
+    band[7] = ya - ny;
+    const lo = Math.min(band[0], band[2], band[4], band[6]), hi = Math.max(band[0], band[2], band[4], band[6]);
+    for (let c = Math.floor(lo * px) - first; c <= Math.floor(hi * px) - first; c++) {
+      const x = middle(c);
+      for (let k = 0; k < 8; k += 2) {
+        const x0 = band[k], y0 = band[k + 1], x1 = band[(k + 2) % 8], y1 = band[(k + 3) % 8];
+        if (x0 !== x1 && (x0 - x) * (x1 - x) <= 0) {
+          widen(c, y0 + (y1 - y0) * (x - x0) / (x1 - x0));
+        }
+      }
+    }
+  }
+  for (let c = 0; c < n; c++) {
+    if (span[2 * c] === span[2 * c]) {
+      ctx.fillRect((c + first) / px, span[2 * c], 1 / px, span[2 * c + 1] - span[2 * c]);
+    }
+  }
+  return { first, span };
 }
 function drawMarker(ctx, panel, { box, X, Y }, th) {
   const at = Math.round(X(panel.marker)) + 0.5;
@@ -1108,11 +1161,16 @@ function drawPlot(ctx, panel, scales, th) {
     ctx.lineTo(box.x + box.w, Math.round(Y(0)) + 0.5);
     ctx.stroke();
   }
-  const dense = panel.n > box.w / 2;
-  ctx.lineJoin = dense ? "bevel" : "round";
+  const dense = panel.n > box.w / 2, px = ctx.getTransform().a || 1;
+  ctx.lineJoin = "round";
   for (const line of panel.lines) {
     strokeOf(ctx, line, th);
-    strokeLine(ctx, line.y, scales.X, Y, dense ? 32 : Infinity);
+    if (dense && !line.dashed) {
+      ctx.fillStyle = ctx.strokeStyle;
+      fillColumns(ctx, line.y, scales.X, Y, ctx.lineWidth, px);
+    } else {
+      strokeLine(ctx, line.y, scales.X, Y);
+    }
   }
   ctx.setLineDash([]);
   if (panel.marker !== void 0 && panel.marker !== null) {
