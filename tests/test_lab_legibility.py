@@ -465,3 +465,54 @@ def test_the_query_the_reader_chose_survives_a_cleared_box(browser, lab_pages):
     assert page.evaluate(values)["query"] == 5
     assert watch.console_errors == [], watch.console_errors
     watch.close()
+
+
+#: In the page: an arcs panel of `weights` drawn by the front end at `dpr` on `background`;
+#: for each arc, the contrast against the background of its most contrasting pixel where it
+#: crosses the panel's middle row (within 3 CSS px of the curve).
+ARC_PIXELS_JS = r"""([dpr, background, dark, weights]) => {
+  const L = AttentionBook.lab, c = document.createElement("canvas");
+  const th = {background, dark, text: dark ? "#ced6dd" : "#222832", muted: "#9ca4af", border: "#48566b"};
+  const tokens = weights.map((_, j) => "t" + j);
+  const {drawn} = L.drawFigure(c, {panels: [{kind: "arcs", title: "", tokens, query: 0, weights}]}, 420, th,
+                               document.createElement("canvas"), dpr);
+  const {xq, xs, top, bottom} = drawn[0], mid = (top + bottom) / 2;
+  const row = c.getContext("2d").getImageData(0, Math.round(mid * dpr), c.width, 1).data;
+  const lum = (rgb) => { const [r, g, b] = rgb.map((v) => (v /= 255) <= 0.04045 ? v / 12.92
+    : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const bg = lum([1, 3, 5].map((i) => parseInt(background.slice(i, i + 2), 16)));
+  return xs.map((x) => {  // the cubic from (xq, top) to (x, bottom) crosses the middle at t = 1/2
+    let best = 1;
+    for (let k = Math.floor(((xq + x) / 2 - 3) * dpr); k <= Math.ceil(((xq + x) / 2 + 3) * dpr); k++) {
+      const l = lum([row[4 * k], row[4 * k + 1], row[4 * k + 2]]);
+      best = Math.max(best, (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05));
+    }
+    return best;
+  });
+}"""
+
+
+def test_every_arc_of_a_weight_shown_keeps_three_to_one(browser):
+    """QA 18: the arcs' light weights were navy on the dark page (1.7:1 at weight 0.01, drawn
+    0.6 px wide), their heaviest yellow on white (2.4:1). Every arc of a weight the numbers
+    show (0.01 to two decimals: 0.005 and up) now has a drawn pixel of 3:1 or more against
+    the page, at 1 and 2 device px a CSS px, in both modes, at every slant; weight 0 may stay
+    faint. The arcs cross the middle row apart: the weights are in the order of their keys,
+    each key 24 px from the next."""
+    from conftest import PageWatch
+
+    from attention_book.controls.web import WEB_DIR
+
+    weights = [0.3, 0.0, 0.002, 0.005, 0.006, 0.008, 0.01, 0.02, 0.05, 0.1, 0.199, 0.3]
+    watch = PageWatch(browser, width=600)
+    watch.page.set_content("<!doctype html><body><script>"
+                           + (WEB_DIR / "lab.js").read_text(encoding="utf-8") + "</script></body>")
+    faint = []
+    for background, dark in (("#121212", True), ("#ffffff", False)):
+        for dpr in (1, 2):
+            ratios = watch.page.evaluate(ARC_PIXELS_JS, [dpr, background, dark, weights])
+            faint += [f"{background} at {dpr} px: weight {w} {r:.2f}:1"
+                      for w, r in zip(weights, ratios, strict=True) if w >= 0.005 and r < 3]
+    assert watch.console_errors == []
+    watch.close()
+    assert not faint, faint

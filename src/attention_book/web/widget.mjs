@@ -287,6 +287,61 @@ function rgb(name, level) {
   return `rgb(${table[3 * level]},${table[3 * level + 1]},${table[3 * level + 2]})`;
 }
 
+// src/theme.js
+function cssVar(el, names, fallback) {
+  const style = getComputedStyle(el);
+  for (const name of names) {
+    const value = style.getPropertyValue(name).trim();
+    if (value) {
+      return value;
+    }
+  }
+  return fallback;
+}
+function channels(colour) {
+  const hex2 = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
+  if (hex2) {
+    return hex2.slice(1, 4).map((h) => parseInt(h, 16));
+  }
+  const fn = /rgba?\(([^)]+)\)/.exec(colour);
+  return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
+}
+function luminance(colour) {
+  const c = channels(colour);
+  return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+}
+function wcag(c) {
+  const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+function contrast(a, b) {
+  const la = wcag(channels(a)), lb = wcag(channels(b));
+  return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+}
+var contrastedMemo = /* @__PURE__ */ new Map();
+function contrasted(colour, background, least = 3) {
+  const key = colour + "|" + background;
+  if (!contrastedMemo.has(key)) {
+    const toward = wcag(channels(background)) > 0.18 ? 0 : 255, c = channels(colour);
+    let out = colour;
+    for (let t = 0.1; t <= 1.0001 && contrast(out, background) < least; t += 0.1) {
+      out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
+    }
+    contrastedMemo.set(key, out);
+  }
+  return contrastedMemo.get(key);
+}
+function theme(el) {
+  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
+  return {
+    background,
+    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
+    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
+    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
+    dark: luminance(background) < 0.5
+  };
+}
+
 // src/panels/style.js
 var FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
 var TEXT_PX = 11;
@@ -441,7 +496,28 @@ function emptyMessage(ctx, message, x, y, most, th) {
 // src/panels/arcs.js
 var ARC_SPACE = 110;
 var SIDE = 24;
-var LEVELS = { light: [0, 0.72], dark: [0.38, 1] };
+var CONTRAST = 3.5;
+var SHOWN = 5e-3;
+var SEEN = 1.25;
+var levelsMemo = /* @__PURE__ */ new Map();
+function levels(background) {
+  if (!levelsMemo.has(background)) {
+    const ok = (k) => contrast(rgb("cividis", k), background) >= CONTRAST;
+    let lo = 0, hi = 255;
+    if (!ok(lo)) {
+      while (lo < 255 && !ok(lo)) {
+        lo += 1;
+      }
+    }
+    if (!ok(hi)) {
+      while (hi > lo && !ok(hi)) {
+        hi -= 1;
+      }
+    }
+    levelsMemo.set(background, [lo, hi]);
+  }
+  return levelsMemo.get(background);
+}
 function layoutOnce(ctx, panel, w) {
   const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
   font(ctx);
@@ -503,11 +579,11 @@ function dots(ctx, xs, y, r) {
   ctx.fill();
 }
 function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
-  const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
+  const most = Math.max(0, ...weights), [a, b] = levels(th.background);
   const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
   const style = (w) => [
-    Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))),
-    Math.round(4 * (0.5 + 8 * w)) / 4
+    Math.round(a + (b - a) * w / Math.max(most, 1e-12)),
+    Math.max(w >= SHOWN ? SEEN : 0, Math.round(4 * (0.5 + 8 * w)) / 4)
   ];
   ctx.lineCap = "round";
   let k = 0;
@@ -555,6 +631,7 @@ function drawArcs(ctx, panel, region, th) {
       turnedText(ctx, g.labels[k], X(j), bottom + 7, g.turn, "right", "middle", th.text);
     }
   });
+  return { xq, xs: Array.from({ length: n }, (_, j) => X(j)), top, bottom };
 }
 
 // src/format.js
@@ -914,58 +991,6 @@ function drawHeatmap(ctx, panel, region, th, scratch) {
   if (g.bar && !g.bar.shared) {
     drawColorbar(ctx, panel, g, box, th);
   }
-}
-
-// src/theme.js
-function cssVar(el, names, fallback) {
-  const style = getComputedStyle(el);
-  for (const name of names) {
-    const value = style.getPropertyValue(name).trim();
-    if (value) {
-      return value;
-    }
-  }
-  return fallback;
-}
-function channels(colour) {
-  const hex2 = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
-  if (hex2) {
-    return hex2.slice(1, 4).map((h) => parseInt(h, 16));
-  }
-  const fn = /rgba?\(([^)]+)\)/.exec(colour);
-  return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
-}
-function luminance(colour) {
-  const c = channels(colour);
-  return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
-}
-function wcag(c) {
-  const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-var contrastedMemo = /* @__PURE__ */ new Map();
-function contrasted(colour, background, least = 3) {
-  const key = colour + "|" + background;
-  if (!contrastedMemo.has(key)) {
-    const bg = wcag(channels(background)), toward = bg > 0.18 ? 0 : 255, c = channels(colour);
-    const ratio = (l) => (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
-    let out = colour;
-    for (let t = 0.1; t <= 1.0001 && ratio(wcag(channels(out))) < least; t += 0.1) {
-      out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
-    }
-    contrastedMemo.set(key, out);
-  }
-  return contrastedMemo.get(key);
-}
-function theme(el) {
-  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
-  return {
-    background,
-    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
-    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
-    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
-    dark: luminance(background) < 0.5
-  };
 }
 
 // src/panels/lines.js
@@ -1405,7 +1430,7 @@ function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePix
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);
-  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
+  layout6.drawn = spec.panels.map((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
   return layout6;
 }
