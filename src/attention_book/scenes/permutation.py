@@ -171,12 +171,12 @@ def permutation_alt_text(state: PermutationState) -> str:
     return (f"Tokens reordered as: {', '.join(state.permuted_tokens)} "
             f"(perm {' '.join(str(int(j)) for j in state.perm)}), positional encoding "
             f"{'on' if state.pe else 'off'}, causal mask {'on' if state.causal else 'off'}. "
-            "Top row: input, weights and output of the original sentence, permuted after "
-            "attention. Bottom row: the same computed from the permuted sentence. Right: "
-            "their difference. "
-            + ("The two rows are identical and the difference map is all zero: "
+            "Left column: input, weights and output of the original sentence, permuted "
+            "after attention. Right column: the same computed from the permuted sentence. "
+            "Below: their difference. "
+            + ("The two columns are identical and the difference map is all zero: "
                if state.equivariant else
-               "The two rows differ and the difference map is bright in places: ")
+               "The two columns differ and the difference map is bright in places: ")
             + f"{state.verdict}.")
 
 

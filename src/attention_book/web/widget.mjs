@@ -905,7 +905,7 @@ function axisTicks(n, labels, most, keep) {
   const at = wholeTicks(n, Math.max(2, Math.min(most, 6)));
   return { at, labels: at.map(String), step: 1, tokens: false };
 }
-function layoutOnce3(ctx, panel, w) {
+function layoutOnce3(ctx, panel, w, h = 0) {
   const [rows2, cols] = panel.extent || [panel.rows, panel.cols];
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   font(ctx);
@@ -945,6 +945,9 @@ function layoutOnce3(ctx, panel, w) {
   g.turned = fit2.turned;
   g.xlabel = labelLines(ctx, axisLabel(panel.xlabel, x.tokens ? x.step : 1), g.pw + g.left);
   g.bottom = 6 + fit2.extent + 4 + g.xlabel.length * LINE + 2;
+  if (panel.fillRow && h) {
+    g.ph = Math.max(g.ph, Math.floor(h - title.height - g.bottom));
+  }
   g.height = title.height + g.ph + g.bottom;
   g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
   return g;
@@ -969,7 +972,7 @@ function measureHeatmap(ctx, panel, w) {
   return { minW: g.minW, height: g.height };
 }
 function drawHeatmap(ctx, panel, region, th, scratch) {
-  const g = layout3(ctx, panel, region.w);
+  const g = layout3(ctx, panel, region.w, region.h);
   const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   if (panel.rows && panel.cols) {
@@ -6060,7 +6063,7 @@ function alt8(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Seven empty heatmaps", st.notes);
   }
-  return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") + "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") + ". Top row: input, weights and output of the original sentence, permuted after attention. Bottom row: the same computed from the permuted sentence. Right: their difference. " + (st.equivariant ? "The two rows are identical and the difference map is all zero: " : "The two rows differ and the difference map is bright in places: ") + verdict(st) + ".";
+  return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") + "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") + ". Left column: input, weights and output of the original sentence, permuted after attention. Right column: the same computed from the permuted sentence. Below: their difference. " + (st.equivariant ? "The two columns are identical and the difference map is all zero: " : "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
 }
 function numbers8(st) {
   var n = core_default.nested, s = st.s, d = D;
@@ -6083,7 +6086,7 @@ var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] };
 var MAX_LABELS = 16;
 function figure8(st) {
   var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
-  function heat(title, data2, cols, kind2, xlabel, bar, rowLabels2, colLabels2) {
+  function heat(title, data2, cols, kind2, xlabel, right, colLabels2) {
     var lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
     return {
       kind: "heatmap",
@@ -6097,32 +6100,26 @@ function figure8(st) {
       vmax: lim[1],
       xlabel,
       ylabel: "",
-      colorbar: bar,
-      rowLabels: rowLabels2,
-      colLabels: colLabels2
+      colorbar: right ? kind2 === "difference" ? title : kind2 : false,
+      rowLabels: right ? void 0 : labels,
+      colLabels: colLabels2,
+      fillRow: true,
+      newRow: !right
     };
   }
-  var before = heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels);
-  var difference = heat(
-    "|f(PX) \u2212 P f(X)|",
-    st.difference,
-    d,
-    "difference",
-    "dimension",
-    "|f(PX) \u2212 P f(X)|"
-  );
-  before.newRow = true;
-  difference.newRow = true;
   return {
-    columns: 3,
+    columns: 2,
     panels: [
-      heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", "input", labels),
-      heat("P A(X) P\u1D40", st.after[1], s, "weight", "key", "weight", labels),
-      heat("P f(X)", st.after[2], d, "output", "dimension", "output"),
-      before,
-      heat("A(PX)", st.before[1], s, "weight", "key", "weight", labels),
-      heat("f(PX)", st.before[2], d, "output", "dimension", "output"),
-      difference
+      heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", false),
+      heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", true),
+      heat("P A(X) P\u1D40", st.after[1], s, "weight", "key", false, labels),
+      heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
+      heat("P f(X)", st.after[2], d, "output", "dimension", false),
+      heat("f(PX)", st.before[2], d, "output", "dimension", true),
+      Object.assign(
+        heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true),
+        { newRow: true, fillRow: false }
+      )
     ]
   };
 }
