@@ -451,7 +451,7 @@ def test_the_query_the_reader_chose_survives_a_cleared_box(browser, lab_pages):
     [SEP] alone, then each longer prefix) were no choice of the reader's."""
     watch, page, lab_id = open_lab(browser, lab_pages["pretrained"], 1280)
     query = page.locator(f"#{lab_id} select[name=query]")
-    box = page.locator(f"#{lab_id} input[name=text]")
+    box = page.locator(f"#{lab_id} [name=text]")
     values = f"document.getElementById('{lab_id}').abLab.values"
     query.select_option(index=5)
     assert page.evaluate(values)["query"] == 5
@@ -516,3 +516,32 @@ def test_every_arc_of_a_weight_shown_keeps_three_to_one(browser):
     assert watch.console_errors == []
     watch.close()
     assert not faint, faint
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_symbol_typed_stays_in_view(browser, lab_pages, width):
+    """Chapter 8's induction box with its most (24 symbols, each of two digits): the box
+    wraps its text, so that nothing of it is scrolled out of view (a one-line <input> showed
+    about 19 of 24 at 390 px); a short text keeps one line. The book's inputs are offered
+    beside it, and choosing one puts it in the box."""
+    watch, page, lab_id = open_lab(browser, lab_pages["training"], width)
+    longest = " ".join(str(31 - k) for k in range(24))
+    page.evaluate(SET_JS, [lab_id, "task", "induction"])
+    page.evaluate(SET_JS, [lab_id, "induction_input", longest])
+    box = page.locator(f"#{lab_id} [name=induction_input]")
+    seen = box.evaluate("b => [b.value, b.scrollWidth, b.clientWidth, b.scrollHeight, b.clientHeight,"
+                        " parseFloat(getComputedStyle(b).fontSize)]")
+    value, scroll_w, client_w, scroll_h, client_h, font_px = seen
+    assert value == longest
+    assert scroll_w <= client_w and scroll_h <= client_h + 1, seen  # nothing hidden
+    short = page.locator(f"#{lab_id} [name=reverse_input]")
+    # one line (a phone's box is 44 px at least, to touch); the long text two or more
+    assert short.evaluate("b => b.scrollHeight") <= max(44, 2 * font_px + 8)
+    assert scroll_h >= 2 * font_px, seen
+    offered = page.locator(f"#{lab_id} select.ab-suggest").nth(1)
+    choice = offered.locator("option").nth(2).get_attribute("value")
+    offered.select_option(value=choice)
+    page.evaluate("new Promise(r => requestAnimationFrame(r))")
+    assert page.evaluate(f"document.getElementById('{lab_id}').abLab.values.induction_input") == choice
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()

@@ -209,20 +209,35 @@ var ToggleControl = class extends Control {
 var TextControl = class extends Control {
   constructor(c, id) {
     super(c, id);
-    this.input = make("input", {
-      type: "text",
+    this.input = make("textarea", {
       id,
       name: c.name,
       placeholder: c.placeholder || "",
+      rows: "1",
       autocomplete: "off",
-      spellcheck: "false"
+      spellcheck: "false",
+      class: "ab-text"
+    });
+    this.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+      }
     });
     const after = [];
     if (c.suggestions && c.suggestions.length) {
-      this.input.setAttribute("list", id + "-list");
-      const list = make("datalist", { id: id + "-list" });
-      list.append(...[c.default, ...c.suggestions].map((t) => make("option", { value: t })));
-      after.push(list);
+      this.suggest = make("select", { id: id + "-list", class: "ab-suggest", "aria-label": "texts the book suggests for " + c.label });
+      this.suggest.append(
+        make("option", { value: "" }, "suggested\u2026"),
+        ...[c.default, ...c.suggestions].map((t) => make("option", { value: t }, t))
+      );
+      this.suggest.addEventListener("change", () => {
+        if (this.suggest.value) {
+          this.input.value = this.suggest.value;
+          this.suggest.value = "";
+          this.input.dispatchEvent(new Event("input", { bubbles: true }));
+        }
+      });
+      after.push(this.suggest);
     }
     this.input.value = c.default;
     this.finish(...after);
@@ -232,6 +247,18 @@ var TextControl = class extends Control {
   }
   set value(v) {
     this.input.value = v;
+  }
+  get disabled() {
+    return this.input.disabled;
+  }
+  set disabled(off) {
+    this.input.disabled = off;
+    if (this.suggest) {
+      this.suggest.disabled = off;
+    }
+    if (this.hint) {
+      this.hint.hidden = !off;
+    }
   }
 };
 var KINDS = {
