@@ -216,7 +216,10 @@ var TextControl = class extends Control {
       rows: "1",
       autocomplete: "off",
       spellcheck: "false",
-      class: "ab-text"
+      class: "ab-text",
+      // as tall as its text also where the book's CSS is not
+      // loaded (a notebook)
+      style: "field-sizing: content; resize: none"
     });
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter") {
