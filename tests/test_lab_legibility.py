@@ -545,3 +545,52 @@ def test_every_symbol_typed_stays_in_view(browser, lab_pages, width):
     assert page.evaluate(f"document.getElementById('{lab_id}').abLab.values.induction_input") == choice
     assert watch.console_errors == [], watch.console_errors
     watch.close()
+
+
+#: Before any script: each lab's mount (its element's abLab set) and each drawing, with the
+#: other lab that did either in the same task (a microtask clears the mark at the end of the
+#: callback).
+SAME_TASK_JS = r"""
+globalThis.__abWork = [];
+let open = null;
+const did = (what, lab) => {
+  __abWork.push({what, lab, with: open && open !== lab ? open : null});
+  open = lab;
+  queueMicrotask(() => { open = null; });
+};
+Object.defineProperty(HTMLElement.prototype, "abLab", {configurable: true, set(lab) {
+  Object.defineProperty(this, "abLab", {value: lab, writable: true, configurable: true});
+  did("mount", this.getAttribute("data-ab-lab"));
+}});
+document.addEventListener("ab-lab-drawn", (e) => did("draw", e.target.getAttribute("data-ab-lab")), true);
+"""
+
+
+def test_no_task_of_a_page_load_mounts_two_labs(browser, tmp_path):
+    """Chapter 3's page (the sqrt(d_k) lab and the attention lab): each lab is mounted, its
+    first state computed and drawn, in a task of its own, not both in the DOMContentLoaded
+    task that also runs the theme's deferred scripts (163 ms of CPU in a chromium trace of
+    the built page, 50 of them the two labs'). How long the tasks take is a speed figure:
+    ``benchmarks/browser_lab.py --pages`` prints each built chapter's longest."""
+    from conftest import PageWatch
+
+    from attention_book.controls.web import WEB_DIR
+
+    labs = [web_lab("scaling"), web_lab("attention")]
+    scripts = dict.fromkeys(name for lab in labs for name in lab.scripts)
+    page_file = tmp_path / "chapter3.html"
+    page_file.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'></head><body>"
+        + "".join(lab._repr_html_() for lab in labs)
+        + "".join(f"<script>{(WEB_DIR / name).read_text(encoding='utf-8')}</script>"
+                  for name in scripts) + "</body></html>", encoding="utf-8")
+    watch = PageWatch(browser, width=1280, init_script=SAME_TASK_JS)
+    page = watch.page
+    page.goto(page_file.as_uri(), wait_until="load")
+    page.wait_for_function("[...document.querySelectorAll('.ab-lab')].every(e => e.abLab?.draws > 0)")
+    work = page.evaluate("__abWork")
+    assert {(w["what"], w["lab"]) for w in work} >= {
+        ("mount", "scaling"), ("mount", "attention"), ("draw", "scaling"), ("draw", "attention")}, work
+    assert all(w["with"] is None for w in work), work
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()
