@@ -594,3 +594,56 @@ def test_no_task_of_a_page_load_mounts_two_labs(browser, tmp_path):
     assert all(w["with"] is None for w in work), work
     assert watch.console_errors == [], watch.console_errors
     watch.close()
+
+
+#: In the page: a dense line (`n` points of `f` over `w` CSS px) stroked with a round pen and
+#: filled by the lines panel's columns, at `dpr`; the pixels each covers (alpha over half).
+DENSE_JS = r"""([n, w, width, dpr, f]) => {
+  const ys = Array.from({length: n}, (_, i) => Math.sin(i * f) + 0.3 * Math.sin(i * f * 7.3));
+  const X = (i) => 10 + (i + 0.5) * w / n, Y = (v) => 60 - 40 * v;
+  const cover = (draw) => {
+    const c = document.createElement("canvas");
+    c.width = (w + 20) * dpr; c.height = 120 * dpr;
+    const ctx = c.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = ctx.strokeStyle = "#000";
+    ctx.lineWidth = width; ctx.lineJoin = "round"; ctx.lineCap = "round";
+    draw(ctx);
+    const px = ctx.getImageData(0, 0, c.width, c.height).data, on = [];
+    for (let k = 3; k < px.length; k += 4) { on.push(px[k] > 127 ? 1 : 0); }
+    return on;
+  };
+  const stroked = cover((ctx) => {
+    ctx.beginPath();
+    ys.forEach((v, i) => (i ? ctx.lineTo(X(i), Y(v)) : ctx.moveTo(X(i), Y(v))));
+    ctx.stroke();
+  });
+  const filled = cover((ctx) => AttentionBook.lab.fillColumns(ctx, ys, X, Y, width, dpr));
+  let both = 0, either = 0;
+  stroked.forEach((a, k) => { both += a & filled[k]; either += a | filled[k]; });
+  return both / either;
+}"""
+
+
+def test_a_dense_line_fills_what_its_stroke_covers(browser):
+    """The lines panel draws a line of more points than its pixels as columns (a stroke of a
+    long zigzag rasterised in 9-12 ms a panel at s = d = 512): the pixels they cover are
+    those a round pen's stroke covers, within a pixel at the edges (intersection over union
+    0.85 or more, thin and thick, slow and fast, at 1 and 2 device px a CSS px)."""
+    from conftest import PageWatch
+
+    from attention_book.controls.web import WEB_DIR
+
+    watch = PageWatch(browser, width=600)
+    watch.page.set_content("<!doctype html><body><script>"
+                           + (WEB_DIR / "lab.js").read_text(encoding="utf-8") + "</script></body>")
+    low = []
+    for n, f in ((512, 1.0), (512, 0.05), (900, 0.3)):
+        for width in (1.2, 3.84):
+            for dpr in (1, 2):
+                iou = watch.page.evaluate(DENSE_JS, [n, 250, width, dpr, f])
+                if iou < 0.85:
+                    low.append((n, f, width, dpr, round(iou, 3)))
+    assert watch.console_errors == []
+    watch.close()
+    assert not low, low
