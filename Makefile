@@ -41,9 +41,9 @@ test: book browser $(VENV)/.test-installed
 # does not see a change to the package the chapters import, to the pinned packages (and
 # $(MODEL)) or to the build's extensions (which set the kernels' environment). So when the
 # hash of those inputs differs from the one the last build started from, _build goes: the
-# cache, and what only an execution writes (the data scripts the kernels write into
-# _build/web-data, which the build copies into the site). A _build without the stamp (built
-# by hand) goes too. _build/cache stays: chapter 8's trained models, whose key names the
+# cache, and the data scripts in _build/web-data (the build writes them only when missing:
+# python -m attention_book.web_export build). A _build without the stamp (built by hand)
+# goes too. _build/cache stays: chapter 8's trained models, whose key names the
 # training code and the versions that decide them (attention_book.training), so a change
 # elsewhere in the package does not train them again. tests/test_build_cache.py checks this.
 INPUTS_HASH = set -o pipefail; { echo "$(MODEL)"; \

@@ -19,8 +19,9 @@
   package's ``web/*.js`` into ``_static/ab-web`` and adds to each page the scripts its labs
   name (``data-ab-scripts``), as classic deferred scripts: a page opened as file:// refuses
   ES modules. The data scripts some labs read (MiniLM's weights and preset sentences,
-  chapter 8's checkpoints) are written by the kernels that show those labs into
-  ``_build/web-data`` (``ATTENTION_BOOK_WEB_DATA``) and copied beside them.
+  chapter 8's checkpoints) are a build step: ``python -m attention_book.web_export build
+  _build/web-data`` runs beside the chapters' execution (files already there are kept) and
+  the build waits for it before copying them beside the scripts.
 - Labels the reference list as the citations read, "Vaswani et al., 2017", rather than
   alpha's "VSP+17" (``bibtex_default_style: authoryear``).
 """
@@ -31,13 +32,14 @@ import importlib.util
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
 STATIC_ENV = "ATTENTION_BOOK_STATIC"
-DATA_ENV = "ATTENTION_BOOK_WEB_DATA"  # attention_book.controls.web.DATA_ENV
 OWN_STATIC = Path(__file__).parent / "static"
 WEB_URL = "ab-web/"  # under _static: the package's browser side (attention_book/web/*.js)
 WEB_SCRIPTS = re.compile(r'data-ab-scripts="([^"]*)"')
@@ -168,8 +170,21 @@ def add_web_scripts(app: Sphinx, pagename, templatename, context, doctree) -> No
         app.add_js_file(f"{WEB_URL}{name}", defer="defer")
 
 
+def start_web_data(app: Sphinx) -> None:
+    """Start writing the data scripts (``attention_book.web_export.write_all``) into
+    ``_build/web-data``, in a process of its own while the chapters execute."""
+    app.ab_web_data = subprocess.Popen(
+        [sys.executable, "-m", "attention_book.web_export", "build", str(_data_folder(app))],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
 def copy_web(app: Sphinx, exception: Exception | None) -> None:
     """Copy the package's browser side into ``_static/ab-web`` (emptied first)."""
+    writing = getattr(app, "ab_web_data", None)
+    if writing is not None:
+        _, errors = writing.communicate()
+        if writing.returncode and exception is None:
+            raise ExtensionError(f"writing the labs' data scripts failed:\n{errors[-3000:]}")
     if exception is not None or app.builder.format != "html":
         return
     target = Path(app.outdir) / "_static" / WEB_URL
@@ -178,8 +193,8 @@ def copy_web(app: Sphinx, exception: Exception | None) -> None:
     target.mkdir(parents=True)
     for source in sorted(_web_folder().glob("*.js")):
         shutil.copy2(source, target / source.name)
-    # the data scripts the kernels wrote while executing the chapters (MiniLM's weights
-    # and its preset sentences, chapter 8's checkpoints: controls.web.DATA)
+    # the data scripts the build step wrote (MiniLM's weights and its preset sentences,
+    # chapter 8's checkpoints: attention_book.web_export.DATA)
     for source in sorted(_data_folder(app).glob("*.js")):
         shutil.copy2(source, target / source.name)
 
@@ -212,9 +227,9 @@ def author_year_labels() -> None:
 
 def setup(app: Sphinx) -> dict:
     os.environ[STATIC_ENV] = "1"
-    os.environ[DATA_ENV] = str(_data_folder(app))
     author_year_labels()
     app.connect("builder-inited", add_own_static)
+    app.connect("builder-inited", start_web_data)
     app.add_css_file("attention-book.css")
     app.add_js_file("attention-book.js", defer="defer")
     app.connect("html-page-context", add_web_scripts)

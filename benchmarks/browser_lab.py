@@ -55,7 +55,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from attention_book.controls import web_lab  # noqa: E402
-from attention_book.controls.web import DATA, standalone_html, write_data  # noqa: E402
+from attention_book.controls.web import standalone_html  # noqa: E402
+from attention_book.web_export import DATA, write_data  # noqa: E402
 from attention_book.scenes import SCENES  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

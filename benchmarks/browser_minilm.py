@@ -33,6 +33,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -40,7 +41,10 @@ from pathlib import Path
 import numpy as np
 
 from attention_book.pretrained import MiniLM, load_sentences
-from attention_book.web_export import MINILM_JS, export_browser_weights, run_in_node
+from attention_book.web_export import MINILM_JS, export_browser_weights
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from minilm_node import run_in_node  # noqa: E402  (the tests' harness)
 
 PIECES = (8, 16, 32, 64, 128)
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

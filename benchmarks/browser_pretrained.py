@@ -158,7 +158,8 @@ def frames(texts: list[str], n: int = 20) -> None:
     from playwright.sync_api import sync_playwright
 
     from attention_book.controls import web_lab
-    from attention_book.controls.web import standalone_html, write_data
+    from attention_book.controls.web import standalone_html
+    from attention_book.web_export import write_data
     from attention_book.tokens import RUNNING_SENTENCE
 
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:

@@ -201,15 +201,16 @@ def _build_book(out: Path) -> None:
 
 @pytest.fixture(scope="session")
 def web_data(tmp_path_factory) -> Path:
-    """The folder with the browser labs' data scripts (controls.web.DATA: MiniLM's int8
+    """The folder with the browser labs' data scripts (web_export.DATA: MiniLM's int8
     weights, chapter 9's preset gallery, chapter 8's checkpoints), made once a run.
 
-    Under ``make test`` (``ATTENTION_BOOK_BUILT``) the ones the build's kernels wrote into
-    ``_build/web-data``: :func:`write_data` writes the same bytes (compared file by file),
-    and ``make book`` empties ``_build`` when the package changes, so they are current.
-    Otherwise written here, once per worker, instead of once per module that needs them.
+    Under ``make test`` (``ATTENTION_BOOK_BUILT``) the ones the build wrote into
+    ``_build/web-data`` (``web_export.write_all``): :func:`write_data` writes the same bytes
+    (compared file by file), and ``make book`` empties ``_build`` when the package changes,
+    so they are current. Otherwise written here, once per worker, instead of once per module
+    that needs them.
     """
-    from attention_book.controls.web import DATA, write_data
+    from attention_book.web_export import DATA, write_all
 
     if os.environ.get("ATTENTION_BOOK_BUILT"):
         folder = Path(os.environ["ATTENTION_BOOK_BUILT"]) / "_build" / "web-data"
@@ -217,8 +218,7 @@ def web_data(tmp_path_factory) -> Path:
         assert not missing, f"{folder} lacks {missing}: run `make book`"
         return folder
     folder = tmp_path_factory.mktemp("web-data")
-    for web in DATA:
-        write_data(web, folder)
+    write_all(folder)
     return folder
 
 

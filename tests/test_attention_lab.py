@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from attention_book.attention import dot_product_variance, softmax_saturation
-from attention_book.scenes import (SCALING_DKS, attention_readout_html, attention_state,
+from attention_book.scenes import (SCALING_DKS, attention_state,
                                    scaling_curves)
 from attention_book.tokens import RUNNING_SENTENCE
 from attention_book.controls import live_lab
 from attention_book.scenes.attention import scaling_state
+from js_view import readout as readout_of
 
 
 # ------------------------------------------------------------------ thinning
@@ -83,15 +84,15 @@ def test_readout_names_exact_ties_between_repeated_keys():
     # cross-attention: "the" is keys 1 and 3; no positions, so every query weighs them alike
     cross = attention_state(RUNNING_SENTENCE, mode="cross", query=4)
     assert cross.row[1] == cross.row[3] == cross.row.max()
-    page = attention_readout_html(cross)
+    page = readout_of("attention", cross)
     assert "attends most to key 1 ('the', weight 0.23), tied exactly with key 3 " \
         "('the')" in page
     assert "weighed exactly alike by every query" in page and "keys 1 ('the'), 3" in page
     # the tie is named even when it is not the largest weight
-    first = attention_readout_html(attention_state(RUNNING_SENTENCE, mode="cross", query=0))
+    first = readout_of("attention", attention_state(RUNNING_SENTENCE, mode="cross", query=0))
     assert "tied exactly" not in first and "keys 1 ('the'), 3" in first
     # no repeated key, no such line
-    assert "weighed exactly alike" not in attention_readout_html(attention_state())
+    assert "weighed exactly alike" not in readout_of("attention", attention_state())
 
 
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab

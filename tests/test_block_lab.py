@@ -16,9 +16,10 @@ from attention_book.attention import causal_mask
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import gain_figure, stream_norm_figure
 from attention_book.positional import sinusoidal_encoding
-from attention_book.scenes import SCENES, block_alt_text, block_readout_html, block_state
+from attention_book.scenes import SCENES, block_state
 from attention_book.tokens import RUNNING_IDS, RUNNING_SENTENCE, Vocabulary
 from attention_book.controls import live_lab
+from js_view import alt as alt_of, readout as readout_of
 
 SCENE = SCENES["block"]
 
@@ -62,7 +63,7 @@ def test_shapes_parameters_and_post_ln_norms():
     assert ("FFN hidden (d_ff)", (5, 32)) in st.trace and st.trace[-1] == ("output", (5, 8))
     np.testing.assert_allclose(st.norms[False][1:], math.sqrt(8), atol=1e-3)
     assert st.norms[True][-1] > st.norms[True][0]  # pre-LN grows
-    page = block_readout_html(st)
+    page = readout_of("block", st)
     assert "12 d\u00b2 + 13 d = 12\u00b764 + 13\u00b78 = 872" in page and "5,232" in page
     assert "(5, 32)" in page and "FFN hidden (d_ff)" in page
     np.testing.assert_allclose(st.weights.sum(axis=-1), 1.0)
@@ -77,8 +78,8 @@ def test_causal_mask_and_notes():
     assert any("residual connections are off" in n.text for n in off.notes)
     pre = block_state(norm_first=True, depth=12)
     assert any("pre-LN: the stream's norm grew" in n.text for n in pre.notes)
-    assert "causal mask" in block_readout_html(st)
-    assert "zero above the diagonal" in block_alt_text(st)
+    assert "causal mask" in readout_of("block", st)
+    assert "zero above the diagonal" in alt_of("block", st)
 
 
 def test_the_state_is_pure_and_cached_arrays_are_read_only():
@@ -120,12 +121,12 @@ def test_chapter_figures_are_pngs_without_pyplot():
 def test_bad_input_is_explained_not_raised():
     empty = live_lab("block", text="")
     assert empty.state["state"]["s"] == 0
-    assert block_alt_text(block_state("")).startswith("Empty panels")
+    assert alt_of("block", block_state("")).startswith("Empty panels")
     long = block_state(" ".join(["dog"] * 50))
     assert long.s == 32 and any("showing the first 32 of 50 tokens" in n.text
                                 for n in long.notes)
     st = block_state("<script>alert(1)</script> & b")
-    page = block_readout_html(st)
+    page = readout_of("block", st)
     assert "<script>" not in page and "&lt;" in page
     assert st.s > 0 and "script" in st.tokens
 

@@ -50,7 +50,7 @@ def _check_inputs(repo: Path) -> str:
 
 
 def _a_build(repo: Path) -> list[Path]:
-    """What a build leaves that only an execution writes: the cache, a kernel's data script;
+    """What a build leaves from an older package: the execution cache, a data script;
     and a trained model of chapter 8 (kept: its own key names what decides it)."""
     made = [repo / "_build" / ".jupyter_cache" / "global.db",
             repo / "_build" / "web-data" / "minilm-weights.js",
@@ -205,3 +205,27 @@ def test_a_cell_error_still_fails_the_build(tiny_book):
     assert result.returncode != 0, log[-4000:]
     assert "b is broken" in log
     assert _runs(tiny_book) == {"a": 1, "b": 0}
+
+
+def test_the_data_step_writes_each_missing_file_once(tmp_path, monkeypatch):
+    """web_export.write_all, the build step: a writer runs once for all the modules that
+    read its files, and not again while its files are there."""
+    from attention_book import web_export
+
+    calls = []
+
+    def writer(folder):
+        calls.append(folder)
+        for name in ("a.js", "b.js"):
+            (folder / name).write_text(name)
+
+    monkeypatch.setattr(web_export, "DATA", {"x": (("a.js",), writer),
+                                             "y": (("a.js", "b.js"), writer)})
+    folder = tmp_path / "web-data"
+    assert web_export.write_all(folder) == [folder / "a.js", folder / "b.js"]
+    assert calls == [folder]
+    web_export.write_all(folder)
+    assert calls == [folder]
+    (folder / "b.js").unlink()
+    web_export.write_all(folder)
+    assert calls == [folder, folder] and (folder / "b.js").exists()

@@ -18,9 +18,10 @@ import pytest
 from attention_book import controls
 from attention_book.controls import BrowserLab, is_static_build, lab, web_lab
 from attention_book.controls.widget import LabWidget
-from attention_book.scenes import PRESET_SENTENCES, SCENES, embedding_alt_text, embedding_state
+from attention_book.scenes import PRESET_SENTENCES, SCENES, embedding_state
 from attention_book.scenes.core import text
 from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
+from js_view import alt
 
 HOSTILE = "</script><script>alert(1)</script><!-- & >"
 
@@ -107,7 +108,7 @@ def test_without_javascript_the_default_state_is_described_and_escaped():
     described = re.search(r'<noscript><p class="ab-lab-alt">(.*?)</p></noscript>', page, re.S)
     assert described, page[:500]
     assert "<" not in described.group(1)
-    assert html.unescape(described.group(1)) == embedding_alt_text(state)
+    assert html.unescape(described.group(1)) == alt("embedding", state)
     readout = re.search(r'class="ab-lab-readout"[^>]*>(.*?)</div><script', page, re.S).group(1)
     assert "<script" not in readout and "&lt; &rarr;" in readout  # the token "<", escaped
 

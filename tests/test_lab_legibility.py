@@ -30,7 +30,8 @@ from pathlib import Path
 import pytest
 
 from attention_book.controls import web_lab
-from attention_book.controls.web import DATA, standalone_html, write_data
+from attention_book.controls.web import standalone_html
+from attention_book.web_export import DATA, write_data
 from attention_book.scenes import SCENES
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

@@ -19,10 +19,11 @@ from attention_book import masking as K
 from attention_book.embedding import embed, embedding_table
 from attention_book.plots import weights_figure
 from attention_book.scenes import (MASK_KINDS, MASKING_D, MASKING_D_K, MASKING_SENTENCES, SCENES,
-                                   masking_alt_text, masking_readout_html, masking_state)
+                                   masking_state)
 from attention_book.tokens import PAD_TOKEN, RUNNING_SENTENCE, Vocabulary, tokenize
 from attention_book.tokens import MAX_TEXT_CHARS
 from attention_book.scenes.core import MAX_WIDGET_TOKENS
+from js_view import alt as alt_of, readout as readout_of
 
 SCENE = SCENES["masking"]
 VOCAB = Vocabulary.default()
@@ -113,10 +114,10 @@ def test_padding_everything_gives_fully_masked_zero_rows_not_nan():
     assert not np.isnan(state.weights).any()
     np.testing.assert_array_equal(state.row_sums, 0.0)
     assert "rows 0, 1, 2, 3, 4 may attend to nothing" in notes(state, "warning")
-    assert "zero" in masking_alt_text(state) and "fully masked" in masking_alt_text(state)
+    alt = alt_of("masking", state)
+    assert "zero" in alt and "fully masked" in alt
     # the figure draws four panels (scores, mask, weights, output) and the alt says so
-    assert masking_alt_text(state).startswith("Four heatmaps")
-    assert "Second: the mask" in masking_alt_text(state)
+    assert alt.startswith("Four heatmaps") and "Second: the mask" in alt
 
 
 def test_length_beyond_the_sentence_means_no_padding():
@@ -167,12 +168,12 @@ def test_controls_without_effect_change_nothing():
 
 def test_readout_shapes_row_sums_and_escaping():
     state = masking_state(RUNNING_SENTENCE, "causal", method="after")
-    out = masking_readout_html(state)
+    out = readout_of("masking", state)
     assert "mask, scores, weights : (5, 5); output : (5, 4)" in out
     assert "keys each query may see: 1, 2, 3, 4, 5" in out
     sums = ", ".join(f"{x:.2f}" for x in state.row_sums)
     assert f"row sums of the weights: {sums}" in out
-    padded = masking_readout_html(masking_state(RUNNING_SENTENCE, "padding", length=2))
+    padded = readout_of("masking", masking_state(RUNNING_SENTENCE, "padding", length=2))
     assert "&lt;pad&gt;" in padded and "<pad>" not in padded
 
 
@@ -234,7 +235,7 @@ def test_bad_text_gives_an_empty_state_and_a_note(text, level, words):
     state = masking_state(text, "causal")
     assert state.s == 0 and state.weights.shape == (0, 0) and state.output.shape == (0, 4)
     assert words in notes(state, level).lower()
-    assert "no tokens" in masking_alt_text(state)
+    assert "no tokens" in alt_of("masking", state)
 
 
 def test_long_text_is_truncated_with_a_note():
@@ -247,7 +248,7 @@ def test_long_text_is_truncated_with_a_note():
 def test_html_in_the_text_is_shown_as_text():
     text = "<script>alert(1)</script> <b>the</b> dog"
     state = masking_state(text, "padding", length=2)
-    readout = masking_readout_html(state)
+    readout = readout_of("masking", state)
     assert "<script" not in readout and "<b>the" not in readout
 
 

@@ -19,12 +19,11 @@ from attention_book.permutation import PERMUTATION_NAMES
 from attention_book.scenes import (
     ORDER_CHOICES,
     SCENES,
-    permutation_alt_text,
-    permutation_readout_html,
     permutation_state,
 )
 from attention_book.tokens import RUNNING_SENTENCE
 from attention_book.controls import live_lab
+from js_view import alt as alt_of, readout as readout_of
 
 SCENE = SCENES["permutation"]
 
@@ -77,19 +76,19 @@ def test_equivariant_exactly_without_pe_and_mask_or_for_the_identity():
             for causal in (False, True):
                 st = permutation_state(RUNNING_SENTENCE, order, "", 0, pe, causal)
                 want = "yes" if order == "identity" or not (pe or causal) else "no"
-                assert f"equivariant: {want}" in permutation_readout_html(st), (order, pe, causal)
-                assert f"equivariant: {want}" in permutation_alt_text(st)
+                assert f"equivariant: {want}" in readout_of("permutation", st), (order, pe, causal)
+                assert f"equivariant: {want}" in alt_of("permutation", st)
 
 
 def test_alt_text_and_readout():
     st = permutation_state(pe=True)
-    alt = permutation_alt_text(st)
+    alt = alt_of("permutation", st)
     assert "today, lovely, is, weather, the" in alt and "positional encoding on" in alt
     assert "equivariant: no" in alt
-    assert "perm = [4 3 2 1 0]" in permutation_readout_html(st)
-    assert "only their order differs" in permutation_readout_html(permutation_state())
+    assert "perm = [4 3 2 1 0]" in readout_of("permutation", st)
+    assert "only their order differs" in readout_of("permutation", permutation_state())
     # the identity moves nothing: "only their order differs" would be false (review 1-5, minor 5)
-    same = permutation_readout_html(permutation_state(order="identity"))
+    same = readout_of("permutation", permutation_state(order="identity"))
     assert "in the same order (the identity permutation)" in same
     assert "order differs" not in same
 

@@ -19,9 +19,9 @@ from attention_book import plots
 from attention_book import positional as P
 from attention_book.controls import lab as book_lab
 from attention_book.controls.widget import LabWidget
-from attention_book.scenes import (MAX_IMAGE_SIDE, SCENES, image_stride, positional_alt_text,
-                                   positional_readout_html, positional_state)
+from attention_book.scenes import MAX_IMAGE_SIDE, SCENES, image_stride, positional_state
 from attention_book.controls import live_lab
+from js_view import alt as alt_of, readout as readout_of
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -54,10 +54,10 @@ def test_state_values():
 
 def test_readout_and_alt_text_are_plain_and_escaped():
     st = positional_state(12, 8, 100, 3)
-    readout = positional_readout_html(st)
+    readout = readout_of("positional", st)
     assert "<script" not in readout
     assert re.search(r"max over p = 0\.\.11 of \|PE\[p\+k\] \u2212 PE\[p\] T\(k\)\| = ", readout)
-    alt = positional_alt_text(st)
+    alt = alt_of("positional", st)
     assert "12 positions" in alt and "8 dimensions" in alt and "base 100" in alt
     assert "<" not in alt
 
@@ -72,12 +72,12 @@ def test_the_states_the_chapter_asks_for_say_what_it_says():
         scene.values(**values)  # each one the controls can show
     # base 10: the band narrows, far positions nearly orthogonal (the readout says so)
     st = positional_state(64, 64, 10, 3)
-    assert "mean similarity of two distinct positions: -0.01" in positional_readout_html(st)
+    assert "mean similarity of two distinct positions: -0.01" in readout_of("positional", st)
     # d = 2: one frequency, so the base has no effect and its control is disabled
     for d in (2, 4, 64):
         assert scene.active(scene.values(d=d))["base"] == (d != 2)
     # s = 8, k = 16: p + k past the end of the sequence, and the rotation still holds
-    assert "p + k = 20 lies outside 0..7" in positional_readout_html(positional_state(8, 64, 10000, 16))
+    assert "p + k = 20 lies outside 0..7" in readout_of("positional", positional_state(8, 64, 10000, 16))
 
 
 @pytest.mark.slow  # builds a live lab (0.2-0.5 s); the fast loop keeps two lab tests per lab

@@ -27,14 +27,13 @@ from attention_book.scenes import (
     PRETRAINED_PRESETS,
     SCENES,
     SCORE_LABELS,
-    pretrained_alt_text,
     pretrained_query_options,
-    pretrained_readout_html,
     pretrained_state,
     read_pieces,
 )
 from attention_book.tokens import RUNNING_SENTENCE
 from attention_book.tokens import MAX_TEXT_CHARS
+from js_view import alt as alt_of, readout as readout_of
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SCRIPT = "<script>alert('hi')</script> <b>bold</b>"
@@ -132,7 +131,7 @@ def test_a_600_token_text_is_cut_with_a_note(model):
     assert state.notes[0].text.startswith("showing the first 128 of 602 tokens")
     assert state.query == 127 and state.weights.shape == (128, 128)
     np.testing.assert_allclose(state.weights.sum(axis=1), 1.0, atol=1e-5)
-    assert "showing the first 128 of 602 tokens" in pretrained_readout_html(state)
+    assert "showing the first 128 of 602 tokens" in readout_of("pretrained", state)
 
 
 def test_the_cut_keeps_words_whole(model):
@@ -148,9 +147,9 @@ def test_the_cut_keeps_words_whole(model):
 def test_typed_html_is_shown_escaped(model):
     state = pretrained_state(SCRIPT, 0, 2, 2)
     assert list(state.tokens) == model.tokenize(SCRIPT) and state.tokens[1] == "<"
-    page = pretrained_readout_html(state)
+    page = readout_of("pretrained", state)
     assert "<script" not in page and "<b>bold" not in page and "&lt;" in page
-    assert "script" in pretrained_alt_text(state)  # plain text: escaped where it is shown
+    assert "script" in alt_of("pretrained", state)  # plain text: escaped where it is shown
 
 
 def test_query_options_follow_the_text():
@@ -162,13 +161,13 @@ def test_query_options_follow_the_text():
 
 def test_readout_and_alt_text():
     state = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10)
-    page = pretrained_readout_html(state)
+    page = readout_of("pretrained", state)
     assert "layer 3, head 1" in page and "query 10 'it' attends most to" in page
     assert "2 'animal' 0.68" in page
     for label in SCORE_LABELS.values():
         assert label in page
     assert "<th>uniform head</th>" in page and f"{1 / 16:.3f}" in page
-    alt = pretrained_alt_text(state)
+    alt = alt_of("pretrained", state)
     assert "16 by 16" in alt and "layer 3, head 1" in alt and "'animal' with weight 0.68" in alt
 
 
@@ -246,14 +245,14 @@ def test_model_view_holds_every_heads_map(model):
         else:
             N = model.weighted_norms(RUNNING_SENTENCE)
             np.testing.assert_allclose(thumbs, N / N.sum(-1, keepdims=True), atol=1e-5)
-        alt = pretrained_alt_text(st)
+        alt = alt_of("pretrained", st)
         assert alt.startswith("Panel 1: the model view, 72 thumbnails")
         assert "layer 4, head 7 outlined" in alt and "Panel 3: arcs" in alt
         assert "bars" not in alt and "right" not in alt  # no panel positions: they move
 
 
 def test_model_view_without_tokens_says_its_grid_is_empty():
-    alt = pretrained_alt_text(pretrained_state("", view="model"))
+    alt = alt_of("pretrained", pretrained_state("", view="model"))
     assert alt.startswith("Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), "
                           "empty. Empty heatmap and arcs (panels 2 and 3)")
 
@@ -270,12 +269,12 @@ def test_bad_measure_or_view_is_refused():
 def test_alt_names_panels_in_drawing_order_not_positions():
     """Issue 23: the alt said "Bottom right" for the bars, which are drawn under the map
     (left) on a wide page and last of three on a phone."""
-    alt = pretrained_alt_text(pretrained_state(ANIMAL_SENTENCE, 3, 1, 10))
+    alt = alt_of("pretrained", pretrained_state(ANIMAL_SENTENCE, 3, 1, 10))
     assert alt.index("Panel 1: heatmap") < alt.index("Panel 2: arcs") < alt.index("Panel 3: bars")
     assert "right" not in alt and "Bottom" not in alt
     st = pretrained_state(ANIMAL_SENTENCE, 3, 1, 10, measure="norm")
-    assert "shares of" in pretrained_alt_text(st) and "with share 0.77" in pretrained_alt_text(st)
-    page = pretrained_readout_html(st)
+    assert "shares of" in alt_of("pretrained", st) and "with share 0.77" in alt_of("pretrained", st)
+    page = readout_of("pretrained", st)
     assert "by \u2016\u03b1 f(x)\u2016 (share of the row): 2 'animal' 0.77" in page
     assert f"{st.differs} of 16 queries have another strongest key" in page
 
@@ -312,7 +311,7 @@ def test_the_preset_sentences_are_suggested_and_read_as_the_chapter_says():
     for values in scene.suggested:
         scene.values(**values)  # each one the controls can show
     st = pretrained_state(ANIMAL_WIDE, 3, 1, 10)
-    readout = pretrained_readout_html(st)
+    readout = readout_of("pretrained", st)
     assert "query 10 'it'" in readout and "gallery (157 sentences)" in readout
 
 
@@ -339,7 +338,7 @@ def test_unreadable_text_gives_a_note(text, message):
     state = pretrained_state(text)
     assert state.T == 0 and state.weights.shape == (0, 0) and state.scores == {}
     assert [n.level for n in state.notes] == ["error"] and message in state.notes[0].text
-    assert message.split()[0] in pretrained_readout_html(state)
-    assert "gallery (157 sentences)" in pretrained_readout_html(state)
-    assert pretrained_alt_text(state).startswith("Empty heatmap and arcs (panels 1 and 2)")
+    assert message.split()[0] in readout_of("pretrained", state)
+    assert "gallery (157 sentences)" in readout_of("pretrained", state)
+    assert alt_of("pretrained", state).startswith("Empty heatmap and arcs (panels 1 and 2)")
     assert pretrained_query_options({"text": text}) == (("(no tokens)", 0),)

@@ -20,10 +20,9 @@ from attention_book.scenes import (
     SCENES,
     TRAINING_CHECKPOINTS,
     read_symbols,
-    training_alt_text,
-    training_readout_html,
     training_state,
 )
+from js_view import alt as alt_of, readout as readout_of
 
 SCENE = SCENES["training"]
 
@@ -78,13 +77,13 @@ def test_all_same_symbol_keeps_the_anti_diagonal():
 @pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_readout_and_alt_text(reverse):
     st = training_state("reverse", 3)
-    page = training_readout_html(st)
+    page = readout_of("training", st)
     assert f"step {reverse.steps[3]} of 60" in page and "anti-diagonal" in page
     assert "<code>3 1 4 1 5 9 2 6</code>" in page
-    alt = training_alt_text(st)
+    alt = alt_of("training", st)
     assert "reverse model, step 7 of 60" in alt and "3 1 4 1 5 9 2 6" in alt
     assert "<" not in alt
-    last = training_readout_html(training_state("reverse"))
+    last = readout_of("training", training_state("reverse"))
     assert "held-out accuracy (1000 sequences) 1.000" in last and "8 of 8 right" in last
 
 
@@ -187,9 +186,9 @@ def test_bad_reverse_input_gives_a_note_and_no_maps(text, match):
     assert st.tokens == () and st.weights.shape == (2, 0, 0)
     assert any(n.level == "error" and re.search(match, n.text)
                for n in st.notes), st.notes
-    page = training_readout_html(st)
+    page = readout_of("training", st)
     assert "<b>1" not in page  # escaped
-    assert "not valid" in training_alt_text(st)
+    assert "not valid" in alt_of("training", st)
 
 
 # ---------------------------------------------------------------- the generation lab
@@ -197,8 +196,6 @@ def test_bad_reverse_input_gives_a_note_and_no_maps(text, match):
 from attention_book.scenes import (  # noqa: E402
     GENERATION_PROMPTS,
     continuation_counts,
-    generation_alt_text,
-    generation_readout_html,
     generation_state,
 )
 
@@ -301,9 +298,9 @@ def test_generation_state_scrubs_one_generation(induction):
     # the trained model continues the period-7 pattern, its induction head on the copy
     assert whole.generated == whole.expected
     assert all(whole.top[1] in whole.targets[-1] for _ in [0])
-    html = generation_readout_html(whole)
+    html = readout_of("generation", whole)
     assert "12 of 12 right" in html and "chose <b>12</b>" in html
-    alt = generation_alt_text(whole)
+    alt = alt_of("generation", whole)
     assert "rows the steps 1 to 12" in alt and "layer 1, head 0 weighs key" in alt
     assert alt.endswith("12 generated tokens: the probability it was chosen with, 0.99 at step 12.")
 
@@ -315,7 +312,7 @@ def test_sampling_is_seeded_and_greedy_ignores_the_seed(induction):
     b = generation_state(temperature=2.0, seed=2, checkpoint=4)
     assert a.generated != b.generated
     assert generation_state(seed=5).generated == generation_state(seed=6).generated
-    assert "sampled at T = 2, seed 1" in generation_readout_html(a)
+    assert "sampled at T = 2, seed 1" in readout_of("generation", a)
 
 
 @pytest.mark.slow
@@ -329,8 +326,8 @@ def test_bad_prompt_gives_a_note_and_nothing_generated(induction, prompt, match)
     st = generation_state(prompt)
     assert st.generated == () and st.t == 0 and st.tokens == () and st.weights.shape == (2, 0, 0)
     assert st.notes[-1].level == "error" and re.search(re.escape(match), st.notes[-1].text)
-    assert "the prompt is not valid" in generation_alt_text(st)
-    assert "step t =" not in generation_readout_html(st)
+    assert "the prompt is not valid" in alt_of("generation", st)
+    assert "step t =" not in readout_of("generation", st)
 
 
 @pytest.mark.slow

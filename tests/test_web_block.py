@@ -3,7 +3,8 @@ held-out control values over every control's full range (any sentence: ones that
 nowhere in the book, unknown words, markup, empty and over-long text; post-LN and pre-LN,
 residuals on and off, depth 1..12, seeds 0..20 and beyond, causal or not), compared with
 :func:`attention_book.scenes.block.block_state`: every array within 1e-5, tokens, notes,
-the shape tracer, the readout's HTML and the alt text equal, Python's error messages, the
+the shape tracer equal, the readout's HTML and the alt text equal to the module's of
+Python's state (``js_view``), Python's error messages, the
 random blocks numpy's bit for bit, and the figure's panels drawable by ``web/lab.js``."""
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import numpy as np
 import pytest
 
 from attention_book.block import encoder_stack
-from attention_book.scenes.block import (BLOCK_SENTENCES, LN_LABELS, MAX_DEPTH,
-                                         block_alt_text, block_readout_html, block_state)
+from attention_book.scenes.block import BLOCK_SENTENCES, LN_LABELS, MAX_DEPTH, block_state
+from js_view import views
 from test_web_states import (FIGURE_CHECK, FIXED_TEXTS, NODE, SEEDS, TOL, WEB, arr, close,
                              notes, run, sentences)
 
@@ -39,9 +40,9 @@ def block_values(n: int, seed: int) -> list[dict]:
     return out
 
 
-def check_block(values: dict, row: dict) -> float:
-    """Assert that Node's row equals Python's state for ``values``; the largest difference."""
-    st = block_state(**values)
+def check_block(values: dict, row: dict, st, view: dict) -> float:
+    """Assert that Node's row equals Python's state ``st`` for ``values`` and the module's
+    ``view`` of it; the largest difference."""
     js = row["state"]
     where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
     assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
@@ -52,8 +53,7 @@ def check_block(values: dict, row: dict) -> float:
               close(js["weights"], st.weights, (where, "weights")),
               close(js["normsPost"], st.norms[False], (where, "post-LN norms")),
               close(js["normsPre"], st.norms[True], (where, "pre-LN norms")))
-    assert row["readout"] == block_readout_html(st), where
-    assert row["alt"] == block_alt_text(st), where
+    assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     # the numbers a reader downloads: the tokens and each layer's weights as drawn
     got = json.loads(json.dumps(row["numbers"], allow_nan=False))
     assert got["lab"] == "block" and got["tokens"] == list(st.tokens), where
@@ -65,17 +65,22 @@ def check_block(values: dict, row: dict) -> float:
     return err
 
 
+def checked(values: list) -> list[float]:
+    """check_block on each values, in one run of Node for the states and one for the views."""
+    states = [block_state(**v) for v in values]
+    return [check_block(v, row, st, view) for v, row, st, view in
+            zip(values, run("block", values), states, views("block", *states), strict=True)]
+
+
 def test_block_parity_on_held_out_values():
-    values = block_values(60, seed=707)
-    for v, row in zip(values, run("block", values), strict=True):
-        check_block(v, row)
+    checked(block_values(60, seed=707))
 
 
 @pytest.mark.slow  # 1,219 states on both sides, about 20 s
 def test_block_parity_on_many_held_out_values():
     values = block_values(1200, seed=7007)
     assert len(values) >= 1000
-    errors = [check_block(v, row) for v, row in zip(values, run("block", values), strict=True)]
+    errors = checked(values)
     assert max(errors) < 1e-12  # measured: rounding only
 
 
@@ -85,8 +90,7 @@ def test_every_setting_of_the_small_controls():
                    depth=depth, seed=seed)
               for nf in (False, True) for r in (False, True) for c in (False, True)
               for depth, seed in ((1, 0), (2, 20), (6, 10), (12, 3))]
-    for v, row in zip(values, run("block", values), strict=True):
-        check_block(v, row)
+    checked(values)
 
 
 BLOCK_BAD = [dict(depth=0), dict(depth=13), dict(depth=2.5), dict(depth=True), dict(seed=-1),

@@ -3,8 +3,8 @@
 - The declaration the browser gets is the scene's controls at their full live range.
 - Parity: web/positional.js computes what scenes.positional.positional_state computes, within
   1e-5, on held-out values sampled over the whole live range (s 1..512, d even 2..512, every
-  base, k -64..64): PE, the similarity, the wavelengths, the rotation check, the readout and
-  the alt text. In Node (fast, many samples) and in chromium (window.AttentionBook).
+  base, k -64..64): PE, the similarity, the wavelengths, the rotation check; the readout and
+  the alt text of its own state equal to those of Python's state (``js_view``). In Node (fast, many samples) and in chromium (window.AttentionBook).
 - In chromium, on a page opened as file:// (on a 2x screen: a sharp canvas) and on the built
   book (http and file://): the held-out states computed in the page, every value of every
   control taken (set without events), the base slider disabled with its hint at d = 2,
@@ -27,16 +27,11 @@ import numpy as np
 import pytest
 
 from attention_book.controls import BrowserLab, lab, web_lab
-from attention_book.controls.web import WEB_DIR, declaration, standalone_html
+from attention_book.controls.web import WEB_DIR, declaration, present, standalone_html
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import Condition, Scene, compare, slider, when
-from attention_book.scenes.positional import (
-    BASE_CHOICES,
-    K_RANGE,
-    positional_alt_text,
-    positional_readout_html,
-    positional_state,
-)
+from attention_book.scenes.positional import BASE_CHOICES, K_RANGE, positional_state
+from js_view import alt, views
 from test_web_labs import PIXELS_JS
 
 NODE = shutil.which("node")
@@ -61,9 +56,8 @@ def held_out(n: int, seed: int) -> list[dict]:
 NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding error, printed
 
 
-def readout_lines(state) -> list[str]:
-    """The readout's lines of text as Python writes them."""
-    body = positional_readout_html(state)
+def readout_lines(body: str) -> list[str]:
+    """The lines of text of the readout's HTML ``body``."""
     return [html.unescape(x) for x in re.findall(r'<div style="font-family:monospace">(.*?)</div>',
                                                  body)]
 
@@ -75,10 +69,9 @@ def same_text(js: str, py: str, js_error: float, py_error: float) -> None:
     assert abs(js_error - py_error) < TOL
 
 
-def check_parity(values: dict, got: dict, arrays: dict) -> None:
+def check_parity(values: dict, got: dict, arrays: dict, st, view: dict) -> None:
     """``got`` (scalars and texts) and ``arrays`` (name -> flat float64) from JS against
-    positional_state(**values)."""
-    st = positional_state(**values)
+    ``st``, positional_state(**values), and the module's ``view`` of it (readout, alt)."""
     where = f"{values}"
     np.testing.assert_allclose(arrays["pe"], st.pe.ravel(), atol=TOL, rtol=0, err_msg=where)
     np.testing.assert_allclose(arrays["similarity"], st.similarity.ravel(), atol=TOL, rtol=0,
@@ -93,9 +86,16 @@ def check_parity(values: dict, got: dict, arrays: dict) -> None:
         assert abs(got["meanSimilarity"] - st.mean_similarity) < TOL, where
     assert got["waveColumns"] == list(st.wave_columns) and got["p"] == st.p, where
     assert got["notes"] == [{"level": n.level, "text": n.text} for n in st.notes], where
-    for js, py in zip(got["readout"], readout_lines(st), strict=True):
+    for js, py in zip(got["readout"], readout_lines(view["readout"]), strict=True):
         same_text(js, py, got["maxError"], st.max_error)
-    same_text(got["alt"], positional_alt_text(st), got["maxError"], st.max_error)
+    same_text(got["alt"], view["alt"], got["maxError"], st.max_error)
+
+
+def checked(values: list, rows: list) -> None:
+    """check_parity on each values' row, the module's views of Python's states in one run."""
+    states = [positional_state(**v) for v in values]
+    for v, row, st, view in zip(values, rows, states, views("positional", *states), strict=True):
+        check_parity(v, row, decode(row), st, view)
 
 
 # JS run in Node or a page: the state of each values, the arrays as base64 float64
@@ -170,14 +170,30 @@ def test_conditions_are_data_and_behave_as_before():
 
 
 def test_declaration_refuses_what_the_browser_cannot_evaluate():
-    scene = Scene(name="x", title="x", state=lambda a, b: None, readout=str, alt=str, web="x",
+    scene = Scene(name="x", title="x", state=lambda a, b: None, web="x",
                   controls=(slider("a", "a", (1, 2), 1),
                             slider("b", "b", (1, 2), 1, active_when=lambda v: v["a"] > 1)))
     with pytest.raises(ValueError, match="active_when must be a Condition"):
         declaration(scene)
     with pytest.raises(ValueError, match="no browser state function"):
-        declaration(Scene(name="y", title="y", state=lambda a: None, readout=str, alt=str,
+        declaration(Scene(name="y", title="y", state=lambda a: None,
                           controls=(slider("a", "a", (1, 2), 1),)))
+
+
+def test_without_node_the_texts_cannot_be_written_and_the_error_says_why(monkeypatch):
+    monkeypatch.setattr("attention_book.controls.web.shutil.which", lambda name: None)
+    with pytest.raises(RuntimeError, match="node is not on PATH"):
+        present(SCENE, [positional_state()])
+
+
+def test_a_readout_of_lines_is_written_as_the_front_end_writes_it():
+    """positional.js's readout is lines and notes (readout.js makes its elements): the
+    <noscript> page gets them as HTML, each text escaped, the notes marked by symbol and word."""
+    view = present(SCENE, [positional_state(8, 64, 10000, 16)])[0]
+    assert view["readout"].startswith('<div class="ab-readout"><div style="font-family:monospace">'
+                                      "PE : (s, d) = (8, 64)")
+    assert '<li class="ab-note ab-note-info" style="color:#0b3d6b;background:#e8f1fb;' in view["readout"]
+    assert "\u2139 <b>info:</b> p + k = 20 lies outside 0..7" in view["readout"]
 
 
 def test_browser_lab_html_is_escaped_and_names_its_scripts(monkeypatch):
@@ -214,16 +230,14 @@ def test_colour_maps_are_matplotlibs():
 @pytest.mark.skipif(NODE is None, reason="no node")
 def test_node_parity_on_held_out_values(tmp_path):
     values = held_out(6, seed=2026)
-    for v, row in zip(values, run_node(values, tmp_path), strict=True):
-        check_parity(v, row, decode(row))
+    checked(values, run_node(values, tmp_path))
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(NODE is None, reason="no node")
 def test_node_parity_on_many_held_out_values(tmp_path):
     values = held_out(200, seed=17)
-    for v, row in zip(values, run_node(values, tmp_path), strict=True):
-        check_parity(v, row, decode(row))
+    checked(values, run_node(values, tmp_path))
 
 
 @pytest.mark.skipif(NODE is None, reason="no node")
@@ -341,8 +355,7 @@ def browser_parity(page, n: int, seed: int) -> None:
     values = held_out(n, seed)
     rows = page.evaluate("([list]) => { " + COMPUTE_JS + " return computeAll("
                          "window.AttentionBook.positional, list, " + PAGE_B64 + "); }", [values])
-    for v, row in zip(values, rows, strict=True):
-        check_parity(v, row, decode(row))
+    checked(values, rows)
 
 
 @pytest.fixture(scope="module")
@@ -409,7 +422,7 @@ def test_without_javascript_the_default_state_is_described(browser, built_book):
     described = page.locator(f"#{lab_id} .ab-lab-figure .ab-lab-alt")
     assert described.count() == 1 and described.is_visible()
     st = positional_state(**SCENE.defaults)
-    assert described.text_content() == positional_alt_text(st)
+    assert described.text_content() == alt("positional", st)
     assert "rotation check" in page.text_content(f"#{lab_id}-caption")
     context.close()
 

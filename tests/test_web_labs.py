@@ -7,8 +7,8 @@ built book (over http and as ``file://``):
 - every control is set to every value the live lab accepts (long ranges sampled; a control
   whose choices follow other controls, to every choice it offers then), through the page's
   own input events; each change draws the state the scene's Python state function gives for
-  the values the page shows: the alt text equal, the readout's text equal (the very HTML
-  Python writes), a slider's output and aria-valuetext its value's label, the picture
+  the values the page shows: the alt text and the readout's text equal to the lab's module's
+  of Python's state (``controls.web.present``: what the live lab shows), a slider's output and aria-valuetext its value's label, the picture
   redrawn whenever an active control changed the values, and the alt text changed by it;
 - in the built book, every select and slider has one label and a disabled one its hint;
 - every text control takes a sentence that appears nowhere in the book, an empty text, a
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from attention_book.controls import web_lab
-from attention_book.controls.web import declaration, standalone_html
+from attention_book.controls.web import declaration, present, standalone_html
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import MAX_WIDGET_TOKENS
 
@@ -117,14 +117,18 @@ def values_to_try(scene, control) -> list | None:
     return [*values, control.default]
 
 
-def python_view(scene, shown: dict):
-    """(alt, readout HTML) that Python gives for the values the page shows, or the error."""
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in shown.items()}
-    try:
-        state = scene.compute(scene.values(**values))
-    except ValueError as err:
-        return None, str(err)
-    return scene.alt(state), scene.readout(state)
+def python_views(scene, shown: list[dict]) -> list[tuple]:
+    """For each values the page shows: (alt, readout HTML) of Python's state as the lab's
+    module presents it (what the live lab shows), or (None, Python's error)."""
+    states = []
+    for values in shown:
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        try:
+            states.append(scene.compute(scene.values(**values)))
+        except ValueError as err:
+            states.append(str(err))
+    views = iter(present(scene, [st for st in states if not isinstance(st, str)]))
+    return [(None, st) if isinstance(st, str) else tuple(next(views).values()) for st in states]
 
 
 def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> int:
@@ -142,7 +146,7 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
         elif most is not None and values is not None and len(values) > most:
             values = [values[round(k * (len(values) - 1) / (most - 1))] for k in range(most)]
         rows = page.evaluate(MOVE_JS, [lab_id, control.name, values])
-        expected = [python_view(scene, row["values"]) for row in rows]
+        expected = python_views(scene, [row["values"] for row in rows])
         texts = page.evaluate(TEXT_OF_JS, [readout for _, readout in expected])
         pictures, alts, previous = set(), set(), None
         for row, (alt, readout), text in zip(rows, expected, texts, strict=True):

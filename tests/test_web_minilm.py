@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attention_book import web_export as W
+from minilm_node import run_in_node
 from attention_book.pretrained import ANIMAL_SENTENCE, RUNNING_SENTENCE, MiniLM, load_sentences
 
 NODE = shutil.which("node")
@@ -163,7 +164,7 @@ def test_tokenizer_parity(tokenizer_js, model):
         "", " ", "\x00\x07", "a", "A" * 100, "A" * 101, "é" * 100, "a" * 100 + "é",
         "x" * 500, "!!!???...", "<script>alert(1)</script>", "[MASK][MASK]",
     ]
-    answer = W.run_in_node(tokenizer_js, texts, mode="encode")
+    answer = run_in_node(tokenizer_js, texts, mode="encode")
     assert len(answer["results"]) == len(texts) >= 500
     for text, got in zip(texts, answer["results"]):
         want = model.tokenizer.encode(text)
@@ -176,7 +177,7 @@ def test_tokenizer_parity(tokenizer_js, model):
 def test_tokenize_errors_and_cut(tokenizer_js, model):
     long = " ".join(load_sentences()[:20])  # about 300 tokens
     texts = ["", "   \n\t", "\x00\u200b\ufeff", long, "x" * 100_001, RUNNING_SENTENCE]
-    answer = W.run_in_node(tokenizer_js, texts, mode="tokenize", max_tokens=128)
+    answer = run_in_node(tokenizer_js, texts, mode="tokenize", max_tokens=128)
     codes = [r.get("error") for r in answer["results"]]
     assert codes == ["empty", "empty", "no-tokens", "too-many-tokens", "too-long-text", None]
     messages = [r.get("message", "") for r in answer["results"]]
@@ -188,7 +189,7 @@ def test_tokenize_errors_and_cut(tokenizer_js, model):
     assert "limit is 100000" in messages[4]
 
     for limit in (3, 17, 40, 128):  # cut=True keeps what MiniLM.cut keeps
-        (got,) = W.run_in_node(tokenizer_js, [long], mode="tokenize", max_tokens=limit,
+        (got,) = run_in_node(tokenizer_js, [long], mode="tokenize", max_tokens=limit,
                                cut=True)["results"]
         used, kept, total = model.cut(long, limit)
         assert (got["text"], got["kept"], got["total"]) == (used, kept, total)
@@ -240,8 +241,8 @@ def test_erf_and_base64():
 def test_char_tables_are_current():
     """The tables in minilm.js are what the installed tokenizers does (re-measured)."""
     text = W.MINILM_JS.read_text("utf-8")
-    block = text.split(W.BEGIN + "\n", 1)[1].split(W.END, 1)[0]
-    assert block == W.char_tables_js(W.bert_char_tables(), W._tables_source()), (
+    block = text.split(W.char_tables.BEGIN + "\n", 1)[1].split(W.char_tables.END, 1)[0]
+    assert block == W.char_tables_js(W.bert_char_tables(), W.char_tables._tables_source()), (
         "minilm.js's character tables differ from the installed tokenizers: run "
         "`.venv/bin/python -m attention_book.web_export tables` and check the parity tests"
     )
@@ -259,7 +260,7 @@ def test_every_code_point(tokenizer_js, model):
     texts = [" ".join(map(chr, code_points[i:i + 1000]))
              for i in range(0, len(code_points), 1000)]
     want = model.tokenizer.encode_batch(texts)
-    got = W.run_in_node(tokenizer_js, texts, mode="encode")["results"]
+    got = run_in_node(tokenizer_js, texts, mode="encode")["results"]
     bad = [text[:40] for text, g, w in zip(texts, got, want) if g["ids"] != w.ids]
     assert not bad, f"{len(bad)} blocks of 1,000 code points tokenize differently: {bad[:5]}"
 
@@ -275,7 +276,7 @@ def test_forward_float32_parity(tmp_path, model):
     W.export_browser_weights(path, "float32")
     long = " ".join(load_sentences()[:10])  # about 135 tokens
     texts = HELD_OUT[:7] + load_sentences()[::40] + [long]
-    answer = W.run_in_node(path, texts, hidden=True)
+    answer = run_in_node(path, texts, hidden=True)
     for text, got in zip(texts, answer["results"]):
         assert got["tokens"] == model.tokenize(text)
         A = model.attention(text)  # (6, 12, T, T)
@@ -295,7 +296,7 @@ def test_forward_float32_parity(tmp_path, model):
 def test_forward_int8_parity(int8_js, model):
     """The int8 file the book ships loses what the benchmark measured, and no more."""
     texts = HELD_OUT[:8] + load_sentences()[3::12]
-    answer = W.run_in_node(int8_js, texts)
+    answer = run_in_node(int8_js, texts)
     diffs, agree, rows, norm_diffs = [], 0, 0, []
     for text, got in zip(texts, answer["results"]):
         A = model.attention(text)  # (6, 12, T, T)
@@ -356,7 +357,7 @@ def test_chromium_file_page(browser, tmp_path, int8_js, model):
     }""", texts)
     page.close()
     assert errors == [] and reply["empty"] == "empty" and reply["scripts"] == 2
-    node = W.run_in_node(int8_js, texts)["results"]
+    node = run_in_node(int8_js, texts)["results"]
     for text, got, ref in zip(texts, reply["runs"], node):
         assert got["tokens"] == model.tokenize(text) == ref["tokens"]
         attention = np.frombuffer(base64.b64decode(got["attention"]), "<f4")

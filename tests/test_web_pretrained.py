@@ -6,9 +6,10 @@ and no model weights:
 
 - the preset sentences at every layer and head and several queries: the head's weights
   within 1e-5 of ``pretrained_state``'s (they are its float32 numbers), the scores within
-  1e-12, the readout's HTML, the alt text and the downloaded numbers equal to Python's;
+  1e-12, the downloaded numbers equal to Python's, the readout's HTML and the alt text equal
+  to the module's of Python's state (``js_view``);
 - text that the lab refuses (empty, blank, control characters only, over-long, not a string)
-  and text cut to 128 tokens: the same tokens, notes, readout and alt text as Python;
+  and text cut to 128 tokens: the same tokens and notes as Python, and readout and alt text;
 - any other sentence (held out: it appears nowhere in the book; unknown characters give
   [UNK]): Python's tokens and the query's choices, a note saying how to load the model;
 - bad layer, head or query: Python's message.
@@ -32,9 +33,9 @@ import pytest
 from attention_book import web_export as W
 from attention_book.pretrained import single_thread_attention
 from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS,
-                                              pretrained_alt_text, pretrained_query_options,
-                                              pretrained_readout_html, pretrained_state,
+                                              pretrained_query_options, pretrained_state,
                                               read_pieces)
+from js_view import readout, views
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
@@ -155,8 +156,8 @@ def test_presets_equal_python(gallery_js):
                                    "view": "model" if (layer * 12 + head + k) % 5 == 0 else "head"})
     got = run(gallery_js, values)
     assert len(got) == len(values) >= 3 * 72 * 4
-    for v, g in zip(values, got):
-        st = pretrained_state(**v)
+    states = [pretrained_state(**v) for v in values]
+    for v, g, st, view in zip(values, got, states, views("pretrained", *states), strict=True):
         assert g["source"] == "package", v
         assert g["tokens"] == list(st.tokens) and g["query"] == st.query, v
         np.testing.assert_allclose(arr(g["weights"]), st.weights.ravel(), atol=TOL, rtol=0)
@@ -169,8 +170,7 @@ def test_presets_equal_python(gallery_js):
         for name, value in st.gallery.items():
             assert g["gallery"][name] == value, (v, name)
         assert g["notes"] == notes(st), v
-        assert g["readout"] == pretrained_readout_html(st), v
-        assert g["alt"] == pretrained_alt_text(st), v
+        assert g["readout"] == view["readout"] and g["alt"] == view["alt"], v
         assert g["numbers"]["tokens"] == list(st.tokens)
         np.testing.assert_allclose(np.array(g["numbers"]["weights"]), st.weights, atol=TOL, rtol=0)
         assert g["choices"] == [list(c) for c in pretrained_query_options(v)]
@@ -195,8 +195,9 @@ def test_bad_and_cut_text_equal_python(gallery_js):
         assert g["notes"][:len(st.notes)] == notes(st), repr(v["text"])[:60]
         if not st.T:  # refused: the very readout and alt text
             assert st.notes and st.notes[0].level == "error"
-            assert g["readout"] == pretrained_readout_html(st), repr(v["text"])[:60]
-            assert g["alt"] == pretrained_alt_text(st), repr(v["text"])[:60]
+            view = views("pretrained", st)[0]
+            assert g["readout"] == view["readout"], repr(v["text"])[:60]
+            assert g["alt"] == view["alt"], repr(v["text"])[:60]
             assert g["figure"] == [["heatmap", 0, 0], ["arcs", None, None], ["bars", 1, 6]]
         else:  # read (60,000 emoji: 120,000 UTF-16 units but 60,000 characters) or cut to
             # 128 tokens (Python's warning): then how to load the model
@@ -366,7 +367,7 @@ def test_chromium_loads_the_model_and_runs_new_sentences(browser, tmp_path, int8
             assert got["source"] == "package" and not got["promised"]
             np.testing.assert_allclose(maps, want, atol=TOL, rtol=0)
             np.testing.assert_allclose(shares, want_shares, atol=TOL, rtol=0)
-            assert got["readout"] == pretrained_readout_html(st)
+            assert got["readout"] == readout("pretrained", st)
             continue
         assert got["source"] == "browser" and got["promised"], text
         diff = np.abs(maps - want)

@@ -5,8 +5,9 @@ words, markup, empty and over-long text), compared with ``scenes/<lab>.py``:
 
 - every array of the state within TOL = 1e-5 (absolute; the labs compute in float64 on both
   sides, and the measured differences are rounding, below 1e-12),
-- tokens, ids, notes, the readout's HTML and the alt text as equal strings (the readout is
-  the very HTML Python writes, reader text escaped),
+- tokens, ids and notes as equal strings; the readout's HTML and the alt text of the
+  module's own state equal to the module's of Python's state (``js_view``: what the live lab
+  shows),
 - bad values: the same error message.
 
 The tokenizer (``web/src/shared/core.js`` with the tables of ``shared/vocab.js``) is checked against
@@ -27,21 +28,18 @@ import numpy as np
 import pytest
 
 from attention_book.attention import projection_weights
-from attention_book.scenes.attention import (ATTENTION_D, SCALING_DKS, attention_alt_text,
-                                             attention_readout_html, attention_state,
-                                             query_options, scaling_alt_text,
-                                             scaling_readout_html, scaling_state)
-from attention_book.scenes.embedding import (D_CHOICES, embedding_alt_text,
-                                             embedding_readout_html, embedding_state)
-from attention_book.scenes.masking import (masking_alt_text, masking_readout_html,
-                                           masking_state)
+from attention_book.scenes import SCENES
+from attention_book.scenes.attention import (ATTENTION_D, SCALING_DKS, attention_state,
+                                             query_options, scaling_state)
+from attention_book.scenes.embedding import D_CHOICES, embedding_state
+from attention_book.scenes.masking import masking_state
 from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing_heads_text,
-                                             multihead_alt_text, multihead_readout_html,
                                              multihead_state)
-from attention_book.scenes.permutation import (permutation_alt_text, permutation_readout_html,
-                                               permutation_state)
+from attention_book.scenes.permutation import permutation_state
 from attention_book.scenes.core import js_name
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
+
+from js_view import views
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
@@ -192,8 +190,7 @@ def embedding_values(n: int, seed: int) -> list[dict]:
                     for t in sentences(rng, n)]
 
 
-def check_embedding(values: dict, row: dict) -> float:
-    st = embedding_state(**values)
+def check_embedding(values: dict, row: dict, st, view: dict) -> float:
     js = row["state"]
     where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
     assert js["tokens"] == list(st.tokens), where
@@ -201,8 +198,7 @@ def check_embedding(values: dict, row: dict) -> float:
     assert js["totalTokens"] == st.total_tokens and js["s"] == st.s, where
     assert js["notes"] == notes(st), where
     err = max(close(js["X"], st.X, where), close(js["similarity"], st.similarity, where))
-    assert row["readout"] == embedding_readout_html(st), where
-    assert row["alt"] == embedding_alt_text(st), where
+    assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     return err
 
 
@@ -232,8 +228,7 @@ def attention_values(n: int, seed: int) -> list[dict]:
     return out
 
 
-def check_attention(values: dict, row: dict) -> float:
-    st = attention_state(**values)
+def check_attention(values: dict, row: dict, st, view: dict) -> float:
     js = row["state"]
     where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
     assert js["queryTokens"] == list(st.query_tokens), where
@@ -242,8 +237,7 @@ def check_attention(values: dict, row: dict) -> float:
     assert abs(js["scale"] - st.scale) <= TOL * st.scale, where
     err = max(close(js[name], getattr(st, name), (where, name))
               for name in ("X_q", "X_kv", "Q", "K", "V", "weights", "output"))
-    assert row["readout"] == attention_readout_html(st), where
-    assert row["alt"] == attention_alt_text(st), where
+    assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     return err
 
 
@@ -289,15 +283,15 @@ ATTENTION_BAD = [dict(_ATTENTION_BASE, mode="both"), dict(_ATTENTION_BASE, tempe
 def test_scaling_parity_on_every_state():
     """The lab's whole range is 20 states: every one, and the curves of the figure."""
     values = [dict(d_k=d_k, scaled=scaled) for d_k in SCALING_DKS for scaled in (False, True)]
-    errors = []
-    for v, row in zip(values, run("scaling", values), strict=True):
-        st, js = scaling_state(**v), row["state"]
+    errors, states = [], [scaling_state(**v) for v in values]
+    for v, row, st, view in zip(values, run("scaling", values), states,
+                                views("scaling", *states), strict=True):
+        js = row["state"]
         for name in ("variance", "max_weight", "entropy", "grad_norm"):
             errors.append(abs(js[js_name(name)] - getattr(st, name)))
             assert errors[-1] <= TOL, (v, name, js[js_name(name)], getattr(st, name))
         errors.append(close(js["weights"], st.weights, v))
-        assert row["readout"] == scaling_readout_html(st), v
-        assert row["alt"] == scaling_alt_text(st), v
+        assert row["readout"] == view["readout"] and row["alt"] == view["alt"], v
     assert max(errors) < 1e-9  # measured: rounding only
 
 
@@ -305,12 +299,14 @@ def test_scaling_parity_on_every_state():
 @pytest.mark.parametrize("d_k", [1, 16])
 def test_scaling_parity_at_small_d_k(d_k):
     values = [dict(d_k=d_k, scaled=False), dict(d_k=d_k, scaled=True)]
-    for v, row in zip(values, run("scaling", values), strict=True):
-        st, js = scaling_state(**v), row["state"]
+    states = [scaling_state(**v) for v in values]
+    for v, row, st, view in zip(values, run("scaling", values), states,
+                                views("scaling", *states), strict=True):
+        js = row["state"]
         for name in ("variance", "max_weight", "entropy", "grad_norm"):
             assert abs(js[js_name(name)] - getattr(st, name)) <= TOL, (v, name)
         close(js["weights"], st.weights, v)
-        assert row["readout"] == scaling_readout_html(st) and row["alt"] == scaling_alt_text(st)
+        assert row["readout"] == view["readout"] and row["alt"] == view["alt"], v
 
 
 SCALING_BAD = [dict(d_k=3, scaled=False), dict(d_k=4, scaled=1)]
@@ -336,8 +332,7 @@ def multihead_values(n: int, seed: int) -> list[dict]:
     return out
 
 
-def check_multihead(values: dict, row: dict) -> float:
-    st = multihead_state(**values)
+def check_multihead(values: dict, row: dict, st, view: dict) -> float:
     js = row["state"]
     where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
     assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
@@ -348,9 +343,8 @@ def check_multihead(values: dict, row: dict) -> float:
         ("X", "X"), ("weights", "weights"), ("contributions", "contributions"),
         ("output", "output"), ("onOutput", "on_output"), ("offOutput", "off_output"),
         ("headNorms", "head_norms")))
-    assert (CHECK_ERROR.sub("#", row["readout"])
-            == CHECK_ERROR.sub("#", multihead_readout_html(st))), where
-    assert row["alt"] == multihead_alt_text(st), where
+    assert CHECK_ERROR.sub("#", row["readout"]) == CHECK_ERROR.sub("#", view["readout"]), where
+    assert row["alt"] == view["alt"], where
     return err
 
 
@@ -414,8 +408,7 @@ def permutation_values(n: int, seed: int) -> list[dict]:
     return out
 
 
-def check_permutation(values: dict, row: dict) -> float:
-    st = permutation_state(**values)
+def check_permutation(values: dict, row: dict, st, view: dict) -> float:
     js = row["state"]
     where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
     assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
@@ -428,8 +421,8 @@ def check_permutation(values: dict, row: dict) -> float:
     for name in ("after", "before"):
         for got, want in zip(js[name], getattr(st, name), strict=True):
             err = max(err, close(got, want, (where, name)))
-    assert TINY.sub("#", row["readout"]) == TINY.sub("#", permutation_readout_html(st)), where
-    assert TINY.sub("#", row["alt"]) == TINY.sub("#", permutation_alt_text(st)), where
+    assert TINY.sub("#", row["readout"]) == TINY.sub("#", view["readout"]), where
+    assert TINY.sub("#", row["alt"]) == TINY.sub("#", view["alt"]), where
     return err
 
 
@@ -452,8 +445,7 @@ def masking_values(n: int, seed: int) -> list[dict]:
             for k, text in enumerate([*FIXED_TEXTS, *sentences(rng, n, longest=30)])]
 
 
-def check_masking(values: dict, row: dict) -> float:
-    st = masking_state(**values)
+def check_masking(values: dict, row: dict, st, view: dict) -> float:
     js = row["state"]
     where = {k: (v[:60] if isinstance(v, str) else v) for k, v in values.items()}
     assert js["tokens"] == list(st.tokens) and js["notes"] == notes(st), where
@@ -463,8 +455,7 @@ def check_masking(values: dict, row: dict) -> float:
     err = max(close(js[name], getattr(st, name), (where, name))
               for name in ("scores", "weights", "output"))
     err = max(err, close(js["rowSums"], st.row_sums, where))
-    assert row["readout"] == masking_readout_html(st), where
-    assert row["alt"] == masking_alt_text(st), where
+    assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     return err
 
 
@@ -479,8 +470,8 @@ MASKING_BAD = [dict(_MASKING_BASE, kind="diagonal"), dict(_MASKING_BASE, method=
 
 # ------------------------------------------------------------------ every lab: parity, errors
 
-#: each lab's held-out values (values(n, seed)) and its check (check(values, row) -> the
-#: largest difference), with the (n, seed) of the fast run and of the slow one
+#: each lab's held-out values (values(n, seed)) and its check (check(values, row, state, view)
+#: -> the largest difference), with the (n, seed) of the fast run and of the slow one
 PARITY = {
     "embedding": (embedding_values, check_embedding, (60, 101), (1500, 2718)),
     "attention": (attention_values, check_attention, (60, 303), (1500, 31415)),
@@ -490,20 +481,28 @@ PARITY = {
 }
 
 
+def checked(lab: str, values: list, rows: list) -> list[float]:
+    """The lab's check of each values' row (the module's state, readout and alt text) against
+    Python's state and the module's readout and alt text of it; the largest differences."""
+    check, state = PARITY[lab][1], SCENES[lab].state
+    states = [state(**v) for v in values]
+    return [check(v, row, st, view) for v, row, st, view
+            in zip(values, rows, states, views(lab, *states), strict=True)]
+
+
 @pytest.mark.parametrize("lab", PARITY)
 def test_parity_on_held_out_values(lab):
-    values_of, check, (n, seed), _ = PARITY[lab]
+    values_of, _, (n, seed), _ = PARITY[lab]
     values = values_of(n, seed=seed)
-    for v, row in zip(values, run(lab, values), strict=True):
-        check(v, row)
+    checked(lab, values, run(lab, values))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lab", PARITY)
 def test_parity_on_many_held_out_values(lab):
-    values_of, check, _, (n, seed) = PARITY[lab]
+    values_of, _, _, (n, seed) = PARITY[lab]
     values = values_of(n, seed=seed)
-    errors = [check(v, row) for v, row in zip(values, run(lab, values), strict=True)]
+    errors = checked(lab, values, run(lab, values))
     assert max(errors) < 1e-12  # measured: rounding only
 
 
@@ -643,19 +642,17 @@ def test_chromium_file_page_computes_pythons_states(browser, tmp_path):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(page_file.as_uri())
-    labs = [("embedding", embedding_values(40, 7), check_embedding),
-            ("attention", attention_values(40, 8), check_attention),
-            ("multihead", multihead_values(40, 9), check_multihead),
-            ("permutation", permutation_values(40, 10), check_permutation),
-            ("masking", masking_values(40, 11), check_masking)]
-    for name, values, check in labs:
-        for v, row in zip(values, page.evaluate(PAGE_RUN, [name, values]), strict=True):
-            check(v, row)
+    labs = [("embedding", embedding_values(40, 7)), ("attention", attention_values(40, 8)),
+            ("multihead", multihead_values(40, 9)), ("permutation", permutation_values(40, 10)),
+            ("masking", masking_values(40, 11))]
+    for name, values in labs:
+        checked(name, values, page.evaluate(PAGE_RUN, [name, values]))
     scaling = [dict(d_k=d_k, scaled=sc) for d_k in (1, 8, 64) for sc in (False, True)]
-    for v, row in zip(scaling, page.evaluate(PAGE_RUN, ["scaling", scaling]), strict=True):
-        st = scaling_state(**v)
+    states = [scaling_state(**v) for v in scaling]
+    for v, row, st, view in zip(scaling, page.evaluate(PAGE_RUN, ["scaling", scaling]), states,
+                                views("scaling", *states), strict=True):
         assert abs(row["state"]["maxWeight"] - st.max_weight) <= TOL, v
-        assert row["readout"] == scaling_readout_html(st) and row["alt"] == scaling_alt_text(st)
+        assert row["readout"] == view["readout"] and row["alt"] == view["alt"], v
     markup = "<b>x</b><script>document.title='ran'</script><img src=x onerror=alert(1)>"
     shown = page.evaluate("""(text) => {
         const out = document.getElementById("out"), M = AttentionBook;

@@ -4,8 +4,8 @@ against the package, in Node:
 
 - on THE SAME decoded weights (``decode_training_data``, the browser's decoding redone in
   numpy and checked to be the encoder's own reconstruction): every attention map within
-  TOL = 1e-5 of ``training_state`` (the book's NumpyModel, float32), the predictions, notes,
-  readout HTML and alt text equal, at every checkpoint of both tasks on held-out inputs
+  TOL = 1e-5 of ``training_state`` (the book's NumpyModel, float32), the predictions and
+  notes equal, the readout HTML and alt text equal to the module's of Python's state, at every checkpoint of both tasks on held-out inputs
   (random and task-like sequences, wrong lengths and symbols, markup, Unicode digits, empty
   text): 1,344 cases, 1,105 of them valid inputs; largest difference measured 1.0e-6;
 - against the float32 model (what the book trained): the compressed weights (5-bit changes
@@ -18,7 +18,7 @@ against the package, in Node:
 
 The generation lab (``web/generation.js``, scenes/generation.py) runs the same file's
 induction checkpoints, which Python's lab runs too (``web_export.page_checkpoints``): its
-tokens, notes, readout and alt text equal, its rows and probabilities within TOL, on
+tokens and notes equal, its readout and alt text the module's of Python's state, its rows and probabilities within TOL, on
 held-out values at every checkpoint (greedy and sampled, n and t anywhere in 1..23).
 
 The fast tests use a synthetic run (random weights walking over 3 checkpoints, no training)
@@ -39,6 +39,7 @@ import pytest
 
 from attention_book import web_export
 from attention_book.scenes import training as scene
+from js_view import states_and_views
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "web_states_driver.js"
@@ -135,10 +136,10 @@ def with_checkpoints(run, checkpoints):
     return dataclasses.replace(run, checkpoints=checkpoints, _nets={})
 
 
-def check(values: dict, row: dict) -> dict:
-    """Assert the browser's state equals training_state's; return its maps and predictions."""
+def check(values: dict, row: dict, st, view: dict) -> dict:
+    """Assert the browser's state equals training_state's, ``st``, and its readout and alt
+    text the module's ``view`` of ``st``; return its maps and predictions."""
     where = {k: (v[:50] if isinstance(v, str) else v) for k, v in values.items()}
-    st = scene.training_state(**values)
     js = row["state"]
     assert js["tokens"] == list(st.tokens), where
     assert js["predicted"] == list(st.predicted), where
@@ -150,8 +151,7 @@ def check(values: dict, row: dict) -> dict:
     np.testing.assert_allclose(weights, st.weights.ravel(), atol=TOL, rtol=0, err_msg=str(where))
     for got, want in zip(js["inputScores"], st.input_scores, strict=True):
         assert (got is None) == (want is None) and (got is None or abs(got - want) <= TOL), where
-    assert row["readout"] == scene.training_readout_html(st), where
-    assert row["alt"] == scene.training_alt_text(st), where
+    assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     numbers = row["numbers"]
     assert numbers["tokens"] == list(st.tokens)
     np.testing.assert_allclose(np.array(numbers["weights"], dtype=float).ravel(), weights, atol=0)
@@ -212,9 +212,9 @@ def synthetic(tmp_path_factory):
 def test_bit_packing_round_trips(bits):
     level = 2 ** (bits - 1) - 1
     q = np.random.default_rng(bits).integers(-level, level + 1, 1001).astype(np.int8)
-    packed = web_export._pack_bits(q, bits)
+    packed = web_export.training._pack_bits(q, bits)
     assert len(packed) == -(-1001 * bits // 8)
-    assert np.array_equal(web_export._unpack_bits(packed, bits, 1001), q)
+    assert np.array_equal(web_export.training._unpack_bits(packed, bits, 1001), q)
 
 
 def test_quantize_groups_is_within_half_a_step():
@@ -237,7 +237,7 @@ def test_python_decoder_is_the_encoders_reconstruction(synthetic):
     assert text == web_export.training_script(runs)  # deterministic
     decoded = web_export.decode_training_data(data)
     for task, run in runs.items():
-        _, own = web_export._encode_checkpoints(run.checkpoints, data["bits"])
+        _, own = web_export.training._encode_checkpoints(run.checkpoints, data["bits"])
         for (step, got), want, (step0, orig) in zip(decoded[task], own, run.checkpoints,
                                                     strict=True):
             assert step == step0 and got.keys() == orig.keys()
@@ -253,11 +253,12 @@ def test_synthetic_run_in_node_equals_python_on_the_decoded_weights(synthetic, r
     runs_as({task: with_checkpoints(run, decoded[task]) for task, run in runs.items()})
     values = (values_for("reverse", 3, 12, 1) + values_for("induction", 3, 12, 2)
               + bad_values(2))
-    for v, row in zip(values, run_js(path, values), strict=True):
+    for v, row, (st, view) in zip(values, run_js(path, values),
+                                  states_and_views("training", values), strict=True):
         if v in bad_values(2):
             check_bad(v, row)
         else:
-            check(v, row)
+            check(v, row, st, view)
 
 
 # ------------------------------------------------------------------ slow: the book's runs
@@ -295,13 +296,13 @@ def test_every_checkpoint_in_node_equals_python_on_the_decoded_weights(book, run
     assert len(values) >= 1300
     rows = run_js(path, values)
     largest = 0.0
-    for v, row in zip(values, rows, strict=True):
+    for v, row, (st, view) in zip(values, rows, states_and_views("training", values),
+                                  strict=True):
         if v in bad_values(25):
             check_bad(v, row)
             continue
-        got = check(v, row)
+        got = check(v, row, st, view)
         if got["tokens"]:
-            st = scene.training_state(**v)
             largest = max(largest, float(np.abs(got["weights"] - st.weights.ravel()).max()))
     assert largest <= TOL
 
@@ -354,15 +355,16 @@ def generation_values(checkpoints: int, per: int, seed: int) -> list[dict]:
                    if v.get("checkpoint") != -1] + [dict(checkpoint=-1)]
 
 
-def check_generation(values: dict, row: dict) -> dict:
-    """Assert the browser's generation state equals generation_state's."""
+def check_generation(values: dict, row: dict, st, view: dict | None) -> dict:
+    """Assert the browser's generation state equals generation_state's, ``st`` (None: it
+    refuses ``values``), and its readout and alt text the module's ``view`` of ``st``."""
     from attention_book.scenes import generation
 
     where = {k: (v[:50] if isinstance(v, str) else v) for k, v in values.items()}
-    try:
-        st = generation.generation_state(**values)
-    except ValueError as err:
-        assert row == {"error": str(err)}, where
+    if st is None:
+        with pytest.raises(ValueError) as err:
+            generation.generation_state(**values)
+        assert row == {"error": str(err.value)}, where
         return {}
     js = row["state"]
     for key in ("prompt", "generated", "tokens", "top", "expected"):
@@ -371,8 +373,7 @@ def check_generation(values: dict, row: dict) -> dict:
     assert js["t"] == st.t and js["notes"] == [{"level": n.level, "text": n.text} for n in st.notes]
     np.testing.assert_allclose(arr(js["weights"]), st.weights.ravel(), atol=TOL, rtol=0, err_msg=str(where))
     np.testing.assert_allclose(js["probability"], st.probability, atol=TOL, rtol=0)
-    assert row["readout"] == generation.generation_readout_html(st), where
-    assert row["alt"] == generation.generation_alt_text(st), where
+    assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     panels = row["figure"]["panels"]
     assert [p["kind"] for p in panels] == (["heatmap"] * len(st.heads) + ["bars"] if st.t
                                            else ["heatmap"])
@@ -403,8 +404,9 @@ def test_generation_of_a_synthetic_run_in_node_equals_python(synthetic, generati
     decoded = web_export.decode_training_data(web_export.read_training_script(text))
     generation_as(with_checkpoints(runs["induction"], decoded["induction"]))
     values = generation_values(3, 15, 3)
-    checked = [check_generation(v, row) for v, row in
-               zip(values, run_generation_js(path, values), strict=True)]
+    checked = [check_generation(v, row, *shown) for v, row, shown in
+               zip(values, run_generation_js(path, values),
+                   states_and_views("generation", values), strict=True)]
     assert sum(bool(c.get("generated")) for c in checked) >= 30
 
 
@@ -419,6 +421,7 @@ def test_generation_at_every_checkpoint_in_node_equals_python(book):
                                           decoded["induction"], strict=True):
         assert step == step0 and all(np.array_equal(got[k], want[k]) for k in want)
     values = generation_values(26, 8, 31)
-    checked = [check_generation(v, row) for v, row in
-               zip(values, run_generation_js(path, values), strict=True)]
+    checked = [check_generation(v, row, *shown) for v, row, shown in
+               zip(values, run_generation_js(path, values),
+                   states_and_views("generation", values), strict=True)]
     assert sum(bool(c.get("generated")) for c in checked) >= 150

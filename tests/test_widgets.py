@@ -23,10 +23,11 @@ from attention_book.controls import live_lab
 from attention_book.controls.web import WEB_DIR, declaration
 from attention_book.embedding import cosine_similarity, embed, embedding_table
 from attention_book.scenes import (MAX_WIDGET_TOKENS, SCENES, EmbeddingState, Note,
-                                   embedding_readout_html, embedding_state)
+                                   embedding_state)
 from attention_book.scenes.core import to_js
 from attention_book.tokens import (MAX_TEXT_CHARS, RUNNING_IDS, RUNNING_SENTENCE, Vocabulary,
                                    tokenize)
+from js_view import readout as readout_of
 
 VOCAB = Vocabulary.default()
 
@@ -154,14 +155,14 @@ def assert_only_our_markup(fragment: str):
 def test_repeated_words_have_similarity_one():
     st = embedding_state("the cat saw the dog", 8, 0)
     assert st.similarity[0, 3] == pytest.approx(1.0)
-    assert "repeated tokens: &#x27;the&#x27; (2 times)" in embedding_readout_html(st)
+    assert "repeated tokens: &#x27;the&#x27; (2 times)" in readout_of("embedding", st)
 
 
 def test_unknown_word_is_flagged():
     st = embedding_state("the zzz is lovely", 8, 0)
     assert st.known == (True, False, True, True) and st.ids[1] == VOCAB.unk_id == 1
     assert Note("info", "'zzz' is not in the vocabulary: it maps to <unk> (id 1)") in st.notes
-    readout = embedding_readout_html(st)
+    readout = readout_of("embedding", st)
     assert "&#x27;zzz&#x27; is not in the vocabulary: it maps to &lt;unk&gt; (id 1)" in readout
     assert "zzz &rarr; 1 <i>(&lt;unk&gt;, unknown)</i>" in readout
 
@@ -169,7 +170,7 @@ def test_unknown_word_is_flagged():
 @pytest.mark.parametrize("text", ["<script>alert(1)</script>", "<b>bold</b>",
                                   "the <img src=x onerror=alert(1)> dog"])
 def test_html_typed_in_the_box_is_shown_literally(text):
-    readout = embedding_readout_html(embedding_state(text, 8, 0))
+    readout = readout_of("embedding", embedding_state(text, 8, 0))
     assert "<script" not in readout and "<b>bold" not in readout and "<img" not in readout
     assert "&lt;" in readout and "&gt;" in readout
     assert_only_our_markup(readout)
@@ -183,7 +184,7 @@ def test_readout_escapes_every_token_and_note():
         ids=np.array([1, 7]), known=(False, True), total_tokens=2, X=np.zeros((2, 2)),
         similarity=np.zeros((2, 2)), notes=(Note("warning", "<b>bold</b> & <script>"),),
     )
-    readout = embedding_readout_html(state)
+    readout = readout_of("embedding", state)
     assert ">&lt;script&gt;alert(1)&lt;/script&gt; &rarr; 1 <i>" in readout
     assert ">&lt;b&gt;bold&lt;/b&gt; &rarr; 7</span>" in readout
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; &lt;script&gt;</li>" in readout

@@ -11,79 +11,50 @@ controls and a canvas it draws on. Every control offers the live lab's full rang
 sample of it.
 
 Without JavaScript the element shows the default state's alt text and readout (no picture,
-no controls). The scripts the lab needs (the front end ``lab.js``, the data scripts the
-kernels write, the lab's bundle) are named in ``data-ab-scripts``; the book's Sphinx
-extension serves them from ``_static/ab-web`` and adds them to the pages that name them.
-:func:`standalone_html` inlines them instead, for a page outside the book (tests,
+no controls), as the lab's module presents them: :func:`present` runs its bundle in Node.js
+on the Python state (the readout and alt text are written once, in the module). The
+scripts the lab needs (the front end ``lab.js``, the data scripts the build writes,
+:mod:`attention_book.web_export`, the lab's bundle) are named in ``data-ab-scripts``; the
+book's Sphinx extension serves them from ``_static/ab-web`` and adds them to the pages that
+name them. :func:`standalone_html` inlines them instead, for a page outside the book (tests,
 benchmarks).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import itertools
 import json
-import os
+import shutil
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..scenes.core import _NOTE_STYLE, Condition, Scene
+from ..scenes.core import Condition, Scene, to_js
 
-__all__ = ["WEB_DIR", "DATA", "DATA_ENV", "BrowserLab", "declaration",
-           "standalone_html", "write_data"]
+__all__ = ["WEB_DIR", "NOTE_STYLES", "BrowserLab", "declaration", "present",
+           "standalone_html"]
 
 #: The browser side: lab.js (the front end) and one bundle a lab (``make js`` builds them).
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"
 
 _IDS = itertools.count(1)
 
+#: How a readout marks each level of note: symbol, text colour, background (not by colour
+#: alone); the front end reads them from the declaration.
+NOTE_STYLES = {
+    "error": ("\u26a0", "#8a1c1c", "#fdecea"),    # warning sign, dark red on pale red
+    "warning": ("\u26a0", "#6b4e00", "#fff4d6"),  # dark amber on pale amber
+    "info": ("\u2139", "#0b3d6b", "#e8f1fb"),     # information source, dark blue on pale blue
+}
+
 #: The data scripts (of :data:`DATA`) a lab's page loads before the lab's bundle; the others
 #: (MiniLM's weights) the lab loads when the reader asks.
 _PAGE_DATA = {"pretrained": ("pretrained-gallery.js",),
               "training": ("training-checkpoints.js",),
               "generation": ("training-checkpoints.js",)}
-
-#: Where the book's build has the kernels write the data scripts of :data:`DATA`
-#: (``_build/web-data``; the Sphinx extension sets it and copies the folder beside web/).
-DATA_ENV = "ATTENTION_BOOK_WEB_DATA"
-
-
-def _pretrained_data(folder: Path) -> None:
-    """Chapter 9: MiniLM's int8 weights (loaded only when the reader asks) and the preset
-    sentences' maps with the tokenizer (the first view, before the model is loaded)."""
-    from ..scenes.pretrained import MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS
-    from ..web_export import export_browser_weights, export_pretrained_gallery
-
-    weights = folder / "minilm-weights.js"
-    export_browser_weights(weights, "int8")
-    export_pretrained_gallery(folder / "pretrained-gallery.js", PRETRAINED_PRESETS,
-                              weights_js=weights, max_tokens=MAX_PRETRAINED_TOKENS)
-
-
-def _training_data(folder: Path) -> None:
-    """Chapter 8: both tiny models' 26 checkpoints (5-bit changes from one to the next) and
-    the curves the lab draws; the runs are the package's memoised ones, trained once."""
-    from ..web_export import write_training_script
-
-    write_training_script(folder / "training-checkpoints.js")
-
-
-#: Labs whose state modules read data that the package computes (a model's weights, the
-#: trained checkpoints): the web name -> (the scripts it writes, a function writing them
-#: into a folder). Not in web/: they are made when the book is built.
-DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data),
-        "training": (("training-checkpoints.js",), _training_data),
-        "generation": (("training-checkpoints.js",), _training_data)}
-
-
-def write_data(web: str, folder: Path) -> tuple[Path, ...]:
-    """Write the data scripts of state module ``web`` into ``folder``; return their paths."""
-    names, writer = DATA.get(web, ((), None))
-    if writer is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        writer(folder)
-    return tuple(folder / name for name in names)
 
 
 def _range(values: tuple):
@@ -129,13 +100,62 @@ def _control(c) -> dict:
 
 def declaration(scene: Scene) -> dict:
     """The lab as data for ``web/lab.js``: its controls (all values), the state module and
-    the readout's note styles (as :func:`~attention_book.scenes.core.notes_html` has them)."""
+    the readout's note styles (:data:`NOTE_STYLES`)."""
     if not scene.web:
         raise ValueError(f"scene {scene.name!r} has no browser state function (Scene.web)")
     return {"name": scene.name, "module": scene.web, "title": scene.title,
             "controls": [_control(c) for c in scene.controls],
-            "note_styles": {level: [html.unescape(style[0]), *style[1:]]
-                            for level, style in _NOTE_STYLE.items()}}
+            "note_styles": {level: list(style) for level, style in NOTE_STYLES.items()}}
+
+
+def _wire(value):
+    """:func:`~attention_book.scenes.core.to_js`'s value as JSON: each binary buffer as base64."""
+    if isinstance(value, dict):
+        if "$array" in value:
+            return {"$array": value["$array"], "b64": base64.b64encode(value["buffer"]).decode()}
+        return {k: _wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wire(v) for v in value]
+    return value
+
+
+def _readout_html(readout) -> str:
+    """A module's readout as HTML: ``readoutHtml``'s as it is, or ``readout``'s
+    ``{lines, notes, mono}`` as the front end (``web/src/readout.js``) builds it."""
+    if isinstance(readout, str):
+        return readout
+    mono = "" if readout.get("mono") is False else ' style="font-family:monospace"'
+    lines = "".join(f"<div{mono}>{html.escape(line)}</div>" for line in readout["lines"])
+    notes = []
+    for note in readout.get("notes") or ():
+        symbol, fg, bg = NOTE_STYLES.get(note["level"], NOTE_STYLES["info"])
+        level = html.escape(note["level"])
+        notes.append(f'<li class="ab-note ab-note-{level}" style="color:{fg};background:{bg};'
+                     f'padding:2px 6px;margin:2px 0;border-radius:3px">{symbol} <b>{level}:</b> '
+                     f"{html.escape(note['text'])}</li>")
+    notes = ('<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">'
+             + "".join(notes) + "</ul>") if notes else ""
+    return f'<div class="ab-readout">{lines}{notes}</div>'
+
+
+def present(scene: Scene, states) -> list[dict]:
+    """How the lab's browser module presents each of ``states`` (the scene's Python states):
+    ``{"alt": text, "readout": HTML}``, as the live lab shows them. The module's bundle
+    (``web/<scene.web>.js``) runs in Node.js (``web/present.cjs``) on each state as
+    :func:`~attention_book.scenes.core.to_js` sends it: the readout and alt text are written
+    once, in the module, and the built book's ``<noscript>`` shows them too."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is not on PATH: a lab's alt text and readout are written by "
+                           "its browser module, which the book's build runs in Node.js")
+    sent = json.dumps([_wire(to_js(state)) for state in states])
+    out = subprocess.run([node, str(WEB_DIR / "present.cjs"), scene.web], input=sent,
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode:
+        raise RuntimeError(f"{scene.web}.js could not present a state of {scene.name}:\n"
+                           + out.stderr[-2000:])
+    return [{"alt": row["alt"], "readout": _readout_html(row["readout"])}
+            for row in json.loads(out.stdout)]
 
 
 def _script_json(obj) -> str:
@@ -177,9 +197,7 @@ class BrowserLab:
     def _repr_html_(self) -> str:
         if self._html is not None:
             return self._html
-        if os.environ.get(DATA_ENV):  # the book's build: the data this lab reads, beside it
-            write_data(self.scene.web, Path(os.environ[DATA_ENV]))
-        state = self.scene.compute(self.scene.values())
+        shown = present(self.scene, [self.scene.compute(self.scene.values())])[0]
         title = html.escape(self.scene.title)
         self._html = (
             f'<div class="ab-lab" id="{self.id}" '
@@ -191,9 +209,9 @@ class BrowserLab:
             '<div class="ab-lab-inputs"></div></div>'
             # without JavaScript: what the figure would show, in words
             f'<div class="ab-lab-figure"><noscript><p class="ab-lab-alt">'
-            f"{html.escape(self.scene.alt(state))}</p></noscript></div>"
+            f"{html.escape(shown['alt'])}</p></noscript></div>"
             f'<div class="ab-lab-readout" id="{self.id}-caption" aria-live="polite">'
-            f"{self.scene.readout(state)}</div>"
+            f"{shown['readout']}</div>"
             f'<script type="application/json" class="ab-lab-data">'
             f"{_script_json(self.declaration)}</script></div>")
         return self._html
@@ -201,14 +219,14 @@ class BrowserLab:
 
 def standalone_html(lab: BrowserLab, title: str = "lab", data: Path | None = None) -> str:
     """A whole page with ``lab`` and its scripts inlined (no file or network to fetch); the
-    data scripts a lab reads (:data:`DATA`) are taken from the folder ``data``, where
-    :func:`write_data` wrote them (a large one that the page loads on request, such as
-    MiniLM's weights, is not inlined)."""
+    data scripts a lab reads (:data:`attention_book.web_export.DATA`) are taken from the
+    folder ``data``, where :func:`attention_book.web_export.write_data` wrote them (a large
+    one that the page loads on request, such as MiniLM's weights, is not inlined)."""
     def source(name: str) -> str:
         path = WEB_DIR / name
         if not path.exists():
             if data is None:
-                raise ValueError(f"{lab.scene.name}: {name} is made by write_data(); "
+                raise ValueError(f"{lab.scene.name}: {name} is made by web_export.write_data(); "
                                  "give its folder as data=")
             path = data / name
         return path.read_text(encoding="utf-8")

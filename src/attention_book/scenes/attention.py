@@ -7,7 +7,6 @@ The chapter's table of the softmax's saturation reads the same measurements as t
 from __future__ import annotations
 
 import functools
-import html
 import math
 from dataclasses import dataclass
 
@@ -17,13 +16,12 @@ from .._validate import whole_number
 from ..attention import project_qkv, projection_weights, scaled_dot_product_attention
 from ..attention import scaling_curves as measure_scaling_curves
 from ..tokens import RUNNING_SENTENCE, Vocabulary
-from .core import (Note, Scene, choice, embed_tokens, no_tokens_alt, read_tokens,
-                   readout_html, seed_slider, slider, text, token_options, when)
+from .core import (Note, Scene, choice, embed_tokens, read_tokens, seed_slider, slider, text,
+                   token_options, when)
 
 __all__ = ["SCALING_DKS", "SCALING_KEYS", "SCALING_QUERIES", "scaling_curves", "ScalingState",
-           "scaling_state", "scaling_readout_html", "scaling_alt_text", "ATTENTION_D",
-           "MAX_ATTENTION_TOKENS", "CROSS_SENTENCE", "AttentionState", "attention_state",
-           "attention_readout_html", "attention_alt_text", "query_options"]
+           "scaling_state", "ATTENTION_D", "MAX_ATTENTION_TOKENS", "CROSS_SENTENCE",
+           "AttentionState", "attention_state", "query_options"]
 
 # ------------------------------------------------------------------ the sqrt(d_k) lab
 
@@ -74,39 +72,6 @@ def scaling_state(d_k: int = 64, scaled: bool = False) -> ScalingState:
                         **{q: float(curves[(q, scaled)][k]) for q in ("variance", *_MEASURES)})
 
 
-def scaling_readout_html(state: ScalingState) -> str:
-    """The sqrt(d_k) lab's readout: the mode, the four measurements, an example row."""
-    mode = ("scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" if state.scaled
-            else "unscaled: scores = q\u00b7k")
-    s_k, row = state.s_k, ", ".join(f"{w:.2f}" for w in state.weights[:6])
-    lines = [
-        f"<b>{mode}</b>, d<sub>k</sub> = {state.d_k}",
-        f"variance of the scores: {state.variance:.3g} "
-        f"(q\u00b7k alone has variance \u2248 d<sub>k</sub> = {state.d_k})",
-        f"mean over {SCALING_QUERIES} queries: largest weight {state.max_weight:.3f} "
-        f"(uniform would be 1/{s_k} = {1 / s_k:.3f}); "
-        f"entropy {state.entropy:.3f} nats (max log {s_k} = {math.log(s_k):.3f}); "
-        f"gradient norm {state.grad_norm:.3f}",
-        f"an example row of {s_k} weights, largest first: {row}, \u2026",
-    ]
-    return readout_html("<br>".join(lines), style="font-family:monospace;font-size:90%")
-
-
-def scaling_alt_text(state: ScalingState) -> str:
-    """Plain-text description of the sqrt(d_k) lab's figure for ``state``."""
-    mode = "scaled by 1/sqrt(d_k)" if state.scaled else "unscaled"
-    return (f"Four panels against d_k from 1 to 512 on log axes, each with an unscaled "
-            f"(orange) and a scaled (blue) curve; the {mode} curve is bold and d_k = "
-            f"{state.d_k} is circled. Top left: the variance of the score, which for "
-            f"unscaled q.k follows the dashed line d_k and for the scaled score stays "
-            f"near 1; here {state.variance:.3g}. Top right: the mean largest softmax "
-            f"weight, here {state.max_weight:.2f}. Bottom left: the mean entropy, here "
-            f"{state.entropy:.2f} nats. Bottom right: the mean gradient norm through the "
-            f"softmax, here {state.grad_norm:.3f}. Unscaled, the largest weight climbs "
-            f"towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all "
-            f"stay flat.")
-
-
 SCALING_SCENE = Scene(
     name="scaling",
     title="The \u221ad_k lab: why the scores are scaled",
@@ -115,8 +80,7 @@ SCALING_SCENE = Scene(
                                     ("scaled: q\u00b7k/\u221ad_k", True)], False, buttons=True),
         slider("d_k", "d_k (key dim.)", SCALING_DKS, 64),
     ),
-    state=scaling_state, readout=scaling_readout_html, alt=scaling_alt_text,
-    web="scaling",
+    state=scaling_state, web="scaling",
     suggested=({"d_k": 512, "scaled": False}, {"d_k": 512, "scaled": True},
                {"d_k": 1, "scaled": False}),
 )
@@ -245,64 +209,6 @@ def _equal_keys(X_kv: np.ndarray) -> list:
     return [g for g in groups.values() if len(g) > 1][:8]
 
 
-def _top_key(state: "AttentionState") -> int:
-    """The key the chosen query weighs most; among keys with its row of X (an exact tie)
-    the first."""
-    top = int(np.argmax(state.row))
-    return next(j for j in range(top + 1) if np.array_equal(state.X_kv[j], state.X_kv[top]))
-
-
-def attention_readout_html(state: AttentionState) -> str:
-    """The explorer's readout: shapes, the chosen query's weights, and the notes (every
-    token escaped)."""
-    parts = [f"<b>{state.mode}-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : "
-             f"({state.s_q}, {state.d_k}), K = X<sub>kv</sub>W<sup>K</sup> : "
-             f"({state.s_k}, {state.d_k}), V : ({state.s_k}, {state.d_k}), with W<sup>Q</sup>, "
-             f"W<sup>K</sup>, W<sup>V</sup> : ({ATTENTION_D}, {state.d_k}) shared by every "
-             f"position; weights : ({state.s_q}, {state.s_k}); scale = 1/({state.temperature:g}"
-             f"\u00b7\u221a{state.d_k}) = {state.scale:.3f}"]
-    if state.s_q:
-        row, esc = state.row, html.escape
-        top = _top_key(state)
-        chips = " ".join(f'<span style="font-family:monospace;margin-right:4px">'
-                         f"{esc(t)}&nbsp;{w:.2f}</span>"
-                         for t, w in list(zip(state.key_tokens, row))[:16])
-        tied = [j for j in range(state.s_k)
-                if j != top and np.array_equal(state.X_kv[j], state.X_kv[top])]
-        line = (f"query {state.query} ('{esc(state.query_tokens[state.query])}') attends "
-                f"most to key {top} ('{esc(state.key_tokens[top])}', weight {row[top]:.2f})")
-        if tied:  # an exact tie: the same row of X (no positions) gives the same weight
-            line += (", tied exactly with key " + ", ".join(
-                f"{j} ('{esc(state.key_tokens[j])}')" for j in tied))
-        if state.mode == "self":
-            line += (": itself" if top == state.query else
-                     f", not to itself (weight {row[state.query]:.2f})")
-        parts += [line, f"its row (sums to {row.sum():.2f}): {chips}"
-                        + (" \u2026" if state.s_k > 16 else "")]
-        same = _equal_keys(state.X_kv)
-        if same:
-            parts.append("weighed exactly alike by every query (equal rows of X: no "
-                         "positions tell them apart): " + "; ".join(
-                             "keys " + ", ".join(f"{j} ('{esc(state.key_tokens[j])}')"
-                                                 for j in group) for group in same))
-    return readout_html("<br>".join(parts), state.notes, "font-size:90%")
-
-
-def attention_alt_text(state: AttentionState) -> str:
-    """Plain-text description of the explorer's figure for ``state``."""
-    if state.s_q == 0:
-        return no_tokens_alt("Empty heatmap, arcs and bars", state.notes)
-    row, top = state.row, _top_key(state)
-    return (f"Left: heatmap of the {state.s_q} by {state.s_k} attention weights "
-            f"({state.mode}-attention, d_k = {state.d_k}, temperature {state.temperature:g}, "
-            f"seed {state.seed}), query tokens ({', '.join(state.query_tokens[:16])}) down and "
-            f"key tokens ({', '.join(state.key_tokens[:16])}) across, colour 0 to 1, row "
-            f"{state.query} outlined. Right: arcs and bars from query {state.query} "
-            f"'{state.query_tokens[state.query]}' to every key; the heaviest goes to key "
-            f"{top} '{state.key_tokens[top]}' with weight {row[top]:.2f}, the lightest has "
-            f"{row.min():.2f}.")
-
-
 def query_options(values) -> tuple:
     """The query drop-down's choices for the current sentence: ("position: token", i)."""
     tokens = read_tokens(values["text"], MAX_ATTENTION_TOKENS)[0]
@@ -326,8 +232,7 @@ ATTENTION_SCENE = Scene(
         slider("temperature", "temperature T", (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0), 1.0),
         seed_slider("seed (W's)"),
     ),
-    state=attention_state, readout=attention_readout_html, alt=attention_alt_text,
-    web="attention",
+    state=attention_state, web="attention",
     suggested=({"query": 0, "seed": 0, "mode": "self"}, {"temperature": 0.25},
                {"temperature": 4.0}, {"seed": 1}, {"mode": "cross", "query": 4}),
 )

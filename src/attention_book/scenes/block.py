@@ -6,7 +6,6 @@ residual stream's norm after every sub-layer and each layer's attention weights.
 from __future__ import annotations
 
 import functools
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,11 +16,10 @@ from ..block import encoder_stack, stack_trace, stream_norms
 from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE
 from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens,
-                   no_tokens_alt, positions_html, read_tokens, readout_html, seed_slider, slider,
-                   text, toggle, tracer_html)
+                   read_tokens, seed_slider, slider, text, toggle)
 
 __all__ = ["BLOCK_D", "BLOCK_H", "MAX_DEPTH", "BLOCK_SENTENCES", "LN_LABELS", "BlockState",
-           "block_state", "block_readout_html", "block_alt_text"]
+           "block_state"]
 
 #: The lab's width and heads (d_ff = 4 d = 32).
 BLOCK_D, BLOCK_H = 8, 2
@@ -160,55 +158,6 @@ def block_state(text: str = RUNNING_SENTENCE, norm_first: bool = False,
         n_parameters=block.n_parameters, notes=tuple(notes))
 
 
-def block_readout_html(state: BlockState) -> str:
-    """The readout of chapter 7: tokens, the stack, layer 1's shape tracer, the parameter
-    count, the norms after each block, and the notes (every text escaped)."""
-    d, L = state.d, state.depth
-    stack = (f"{L} block(s), {LN_LABELS[state.norm_first]}, residuals "
-             f"{'on' if state.residual else 'off'}, "
-             f"{'causal mask' if state.causal else 'no mask'}; d={d}, h={state.h}, "
-             f"d<sub>ff</sub>={state.d_ff}, seed={state.seed}")
-    n = state.n_parameters
-    params = (f"one block: 12 d\u00b2 + 13 d = 12\u00b7{d * d} + 13\u00b7{d} = {n:,} "
-              f"(attention {4 * d * d + 4 * d}, feed-forward {8 * d * d + 5 * d}, two "
-              f"LayerNorms {4 * d}); {L} block(s): {n * L:,}")
-    norms = " \u2192 ".join(f"{v:.2f}" for v in state.chosen_norms[::2]) or "none"
-    return readout_html(
-        positions_html(state.tokens) + f"<div><b>stack:</b> {stack}</div>"
-        + tracer_html(f"<b>shape tracer, layer 1</b> (every block maps (s, d) = ({state.s}, "
-                      f"{d}) to ({state.s}, {d}))", state.trace,
-                      empty="<tr><td><i>no tokens: s = 0</i></td></tr>")
-        + f'<div style="font-size:90%"><b>parameters:</b> {html.escape(params)}</div>'
-        f'<div style="font-size:90%"><b>mean \u2016token\u2016 after each block:</b> '
-        f"{html.escape(norms)}</div>", state.notes)
-
-
-def block_alt_text(state: BlockState) -> str:
-    """A plain-text description of chapter 7's figure for ``state`` (for alt text)."""
-    if state.s == 0:
-        return no_tokens_alt("Empty panels", state.notes)
-    post, pre = state.norms[False], state.norms[True]
-    text = (f"Left: the mean norm of a token's vector in the residual stream after each of "
-            f"the {2 * state.depth} sub-layers of {state.depth} random block(s), residuals "
-            f"{'on' if state.residual else 'off'}, on a log scale: post-LN goes from "
-            f"{post[0]:.2f} to {post[-1]:.2f} (sqrt(d) = {np.sqrt(state.d):.2f}), pre-LN "
-            f"from {pre[0]:.2f} to {pre[-1]:.2f} (largest {pre.max():.2f}); "
-            f"{LN_LABELS[state.norm_first]} is highlighted. ")
-    means = state.weights.mean(axis=1)  # (L, s, s) -> (L, s): each key's mean weight
-    # the first key within 1e-9 of the layer's largest: without residuals a deep stack
-    # attends uniformly (every key 1/s), and which key rounding puts on top depends on the
-    # BLAS (web/block.js, computing in the browser, makes the same choice)
-    peaks = (means >= means.max(axis=1, keepdims=True) - 1e-9).argmax(axis=1)  # (L,)
-    text += (f"Right: {state.depth} heatmap(s) of {state.s} by {state.s} attention weights, "
-             f"one per layer (mean over the {state.h} heads), for the tokens "
-             f"{', '.join(state.tokens)}"
-             + (", zero above the diagonal (causal mask)" if state.causal else "")
-             + ". Most-attended key per layer: "
-             + "; ".join(f"layer {i + 1} '{state.tokens[p]}'" for i, p in enumerate(peaks))
-             + ".")
-    return text
-
-
 SCENE = Scene(
     name="block",
     title="Block explorer: a stack of transformer blocks",
@@ -223,8 +172,7 @@ SCENE = Scene(
                                   ("causal (decoder-only, as GPT)", True)],
                False, buttons=True),
     ),
-    state=block_state, readout=block_readout_html, alt=block_alt_text,
-    web="block",
+    state=block_state, web="block",
     suggested=(
         {"norm_first": True, "residual": True, "depth": 12},    # pre-LN: the norm grows
         {"norm_first": False, "residual": True, "depth": 12},   # post-LN: flat at sqrt(d)

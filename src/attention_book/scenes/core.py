@@ -2,8 +2,8 @@
 
 A :class:`Scene` holds everything about a lab that is neither a widget nor a picture: its
 controls, a pure state function from their values to what the picture and readout need,
-the readout (HTML, reader text escaped), the alt text, the name of its twin in the
-reader's browser (``web/<name>.js``), and the states the chapter suggests; and
+the name of its browser module (``web/src/labs/<name>.js``: the state's twin, the figure,
+the readout and the alt text), and the states the chapter suggests; and
 :func:`to_js`, a state as the browser's modules hold it. The controls layer turns a scene
 into the live lab of a notebook or the lab the built book computes in the browser; nothing
 here imports a widget library or matplotlib, so a scene is testable alone.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import html
 import inspect
 import math
 import operator
@@ -25,8 +24,7 @@ import numpy as np
 from ..embedding import embed, embedding_table
 from ..tokens import Vocabulary, tokenize
 
-__all__ = ["Note", "notes_html", "readout_html", "no_tokens_alt", "positions_html",
-           "tracer_html", "as_options", "read_tokens", "embed_tokens", "token_options",
+__all__ = ["Note", "as_options", "read_tokens", "embed_tokens", "token_options",
            "HasTokens", "Control", "text", "choice", "slider", "seed_slider", "toggle", "multi",
            "when", "compare", "Condition", "Scene", "MAX_WIDGET_TOKENS", "js_name",
            "to_js"]
@@ -41,56 +39,6 @@ class Note:
 
     level: str  # "error", "warning" or "info"
     text: str
-
-
-_NOTE_STYLE = {  # symbol, text colour, background
-    "error": ("&#9888;", "#8a1c1c", "#fdecea"),    # warning sign, dark red on pale red
-    "warning": ("&#9888;", "#6b4e00", "#fff4d6"),  # dark amber on pale amber
-    "info": ("&#8505;", "#0b3d6b", "#e8f1fb"),     # information source, dark blue on pale blue
-}
-
-
-def notes_html(notes: Sequence[Note]) -> str:
-    """The notes as an HTML list, each text escaped and marked by a symbol and a word
-    (not by colour alone); "" when there are none."""
-    items = []
-    for note in notes:
-        symbol, fg, bg = _NOTE_STYLE.get(note.level, _NOTE_STYLE["info"])
-        level = html.escape(note.level)
-        items.append(f'<li class="ab-note ab-note-{level}" style="color:{fg};background:{bg};'
-                     f'padding:2px 6px;margin:2px 0;border-radius:3px">'
-                     f"{symbol} <b>{level}:</b> {html.escape(note.text)}</li>")
-    return ('<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">'
-            + "".join(items) + "</ul>") if items else ""
-
-
-def readout_html(body: str, notes: Sequence[Note] = (), style: str = "") -> str:
-    """A lab's readout: ``body`` (HTML, reader text already escaped), then the notes."""
-    style = f' style="{style}"' if style else ""
-    return f'<div class="ab-readout"{style}>{body}{notes_html(notes)}</div>'
-
-
-def no_tokens_alt(picture: str, notes: Sequence[Note], why: str = "there are no tokens"
-                  ) -> str:
-    """The alt text of a lab without tokens: "<picture>: <why>. <the notes>"."""
-    return f"{picture}: {why}. " + " ".join(n.text for n in notes)
-
-
-def positions_html(tokens) -> str:
-    """The tokens after their positions, "0:THE 1:WEATHER ..." (escaped), or "none"."""
-    listed = " ".join(f"{i}:{html.escape(t)}" for i, t in enumerate(tokens)) or "<i>none</i>"
-    return f'<div class="ab-tokens"><b>positions:</b> <code>{listed}</code></div>'
-
-
-def tracer_html(summary: str, trace, more: str = "", empty: str = "") -> str:
-    """A shape tracer, open: ``summary`` (HTML), then a table of the (name, shape) pairs of
-    ``trace`` (names escaped; ``empty``, a table row, when there are none), then ``more``."""
-    rows = "".join(f"<tr><td style='padding:0 8px 0 0;text-align:left'>{html.escape(name)}"
-                   f"</td><td><code>({', '.join(map(str, shape))})</code></td></tr>"
-                   for name, shape in trace) or empty
-    return (f'<details class="ab-trace" open><summary>{summary}</summary>'
-            f'<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">{rows}</table>'
-            f"{more}</details>")
 
 
 def read_tokens(text, max_tokens: int = MAX_WIDGET_TOKENS, which: str = ""
@@ -290,8 +238,6 @@ class Scene:
     title: str          # the lab's heading
     controls: tuple     # of Control, in display order; names = the state function's arguments
     state: Callable     # state(**values) -> state, pure
-    readout: Callable   # readout(state) -> HTML fragment (reader text escaped)
-    alt: Callable       # alt(state) -> plain text describing the picture
     suggested: tuple = ()  # dicts of values the chapter names; each reachable by the controls
     # dicts of values the live lab computes once when it opens, so that the first change
     # to them finds its caches full (chapter 8: the other task's model, loaded)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..embedding import cosine_similarity, embed, embedding_table
 from ..tokens import RUNNING_SENTENCE, UNK_TOKEN, Vocabulary
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, no_tokens_alt, read_tokens,
-                   readout_html, seed_slider, slider, text)
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, read_tokens, seed_slider, slider,
+                   text)
 
-__all__ = ["D_CHOICES", "PRESET_SENTENCES", "EmbeddingState", "embedding_state",
-           "embedding_readout_html", "embedding_alt_text"]
+__all__ = ["D_CHOICES", "PRESET_SENTENCES", "EmbeddingState", "embedding_state"]
 
 #: The model dimensions chapter 1's lab offers.
 D_CHOICES = (2, 4, 8, 16, 32, 64)
@@ -101,53 +99,6 @@ def embedding_state(text: str, d: int = 8, seed: int = 0, *,
                           similarity=cosine_similarity(X), notes=tuple(notes))  # (s, s)
 
 
-def embedding_readout_html(state: EmbeddingState) -> str:
-    """Chapter 1's readout (HTML, every reader-typed text escaped): tokens with their ids,
-    the shapes, and the notes."""
-    chips = []
-    for token, token_id, known in zip(state.tokens, state.ids, state.known):
-        label = f"{html.escape(token)} &rarr; {int(token_id)}"
-        if not known:
-            label += f" <i>({html.escape(UNK_TOKEN)}, unknown)</i>"
-        border = "1px solid #999" if known else "2px dashed #8a1c1c"
-        chips.append(f'<span class="ab-token" style="display:inline-block;margin:2px;'
-                     f'padding:1px 5px;border-radius:3px;font-family:monospace;'
-                     f'border:{border}">{label}</span>')
-    shapes = state.shape_line + (f";  similarity : (s, s) = ({state.s}, {state.s})"
-                                 if state.s else "")
-    return readout_html('<div class="ab-tokens"><b>tokens &rarr; ids:</b> '
-                        + ("".join(chips) or "<i>none</i>") + '</div><div class="ab-shape" '
-                        f'style="font-family:monospace">{html.escape(shapes)}</div>',
-                        state.notes)
-
-
-def embedding_alt_text(state: EmbeddingState) -> str:
-    """Plain-text description of chapter 1's figure: the shape, the tokens, the most
-    similar pair of distinct positions, repeated and unknown tokens."""
-    if state.s == 0:
-        return no_tokens_alt("Two empty heatmaps", state.notes, "there are no tokens to embed")
-    text = (f"Left: heatmap of X with {state.s} rows (tokens: {', '.join(state.tokens)}) and "
-            f"{state.d} columns (dimensions), values coloured from -3 to 3. Right: the "
-            f"{state.s} by {state.s} cosine-similarity matrix of the rows, coloured from -1 "
-            "to 1, with 1 on the diagonal.")
-    if state.s > 1:
-        sim = state.similarity.copy()  # (s, s)
-        np.fill_diagonal(sim, -np.inf)
-        # the first pair in reading order within 1e-9 of the largest: repeated tokens give
-        # pairs of similarity 1 up to rounding, and which one rounding puts on top depends
-        # on the BLAS (web/embedding.js, computing in the browser, makes the same choice)
-        i, j = divmod(int(np.argmax(sim >= sim.max() - 1e-9)), state.s)
-        text += (f" The most similar pair of positions is {i} and {j} "
-                 f"('{state.tokens[i]}' and '{state.tokens[j]}', {sim[i, j]:.2f}).")
-    if repeated := _repeated(state.tokens):
-        text += (" Repeated tokens have identical rows and similarity 1: "
-                 + ", ".join(f"'{t}'" for t in repeated) + ".")
-    if unknown := [t for t, k in zip(state.tokens, state.known) if not k]:
-        text += " Unknown words mapped to <unk>: " + ", ".join(
-            f"'{t}'" for t in dict.fromkeys(unknown)) + "."
-    return text
-
-
 SCENE = Scene(
     name="embedding",
     title="Embedding explorer: tokens \u2192 ids \u2192 X",
@@ -156,8 +107,7 @@ SCENE = Scene(
         slider("d", "d (dimension)", D_CHOICES, 8),
         seed_slider("seed (table)"),
     ),
-    state=embedding_state, readout=embedding_readout_html, alt=embedding_alt_text,
-    web="embedding",
+    state=embedding_state, web="embedding",
     suggested=({"d": 64}, {"text": "the cat saw the dog and the dog saw the cat"},
                {"text": "THE WEATHER IS GLORIOUS TODAY"}),
 )

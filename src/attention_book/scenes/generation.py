@@ -19,18 +19,16 @@ trained (float32) or as the page runs it.
 from __future__ import annotations
 
 import functools
-import html
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..heads import induction_targets
-from .core import HasTokens, Note, Scene, choice, compare, readout_html, seed_slider, slider, text
+from .core import HasTokens, Note, Scene, choice, compare, seed_slider, slider, text
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
 
 __all__ = ["GENERATION_PROMPTS", "generation_run", "GENERATION_TEMPERATURES", "MAX_GENERATED",
-           "continuation_counts", "GenerationState", "generation_state",
-           "generation_readout_html", "generation_alt_text"]
+           "continuation_counts", "GenerationState", "generation_state"]
 
 #: The model's positions (the induction task's length): prompt and generated tokens share them.
 _LENGTH = 24
@@ -257,69 +255,6 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
         probability=probability, notes=tuple(notes))
 
 
-def _decoding(state: GenerationState) -> str:
-    return ("greedy" if not state.temperature else
-            f"sampled at T = {state.temperature:g}, seed {state.seed}")
-
-
-def _marks(state: GenerationState) -> str:
-    """Each generated token, with ✓/✗ where a copy of the pattern tells the token."""
-    return " ".join(f"{g}" + ("" if e is None else ("\u2713" if g == e else "\u2717"))
-                    for g, e in zip(state.generated, state.expected))
-
-
-def generation_readout_html(state: GenerationState) -> str:
-    """The step shown, each head's heaviest key, and the whole generation."""
-    parts = [f"<div><b>step {state.step} of {state.steps}</b> (checkpoint {state.checkpoint}),"
-             f" {_decoding(state)}</div>"]
-    if state.t:
-        s0, t = len(state.prompt), state.t
-        q, new = s0 + t - 2, state.generated[t - 1]
-        keys, expected = state.targets[t - 1], state.expected[t - 1]
-        mark = "\u2713" if new == expected else "\u2717"
-        copy = (f"a copy of the pattern gives {expected} ({mark})" if keys else
-                f"symbol {state.tokens[q]} did not occur before: nothing to copy")
-        parts.append(
-            f"<div><b>step t = {t} of {len(state.generated)}</b>: the query at position {q} "
-            f"(symbol {state.tokens[q]}) chose <b>{new}</b> with probability "
-            f"{state.probability[t - 1]:.2f}; {copy}.</div>")
-        rows = "".join(
-            f"<tr><td>{head}</td><td>key {k} (symbol {state.tokens[k]})</td>"
-            f"<td>{state.weights[i, t - 1, k]:.2f}</td>"
-            f"<td>{'yes' if k in keys else 'no'}</td></tr>"
-            for i, (head, k) in enumerate(zip(state.heads, state.top)))
-        parts.append('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th>'
-                     "<th>weight</th><th>after an earlier copy?</th></tr>" + rows + "</table>")
-        counted = [g == e for g, e in zip(state.generated, state.expected) if e is not None]
-        parts.append(
-            f"<div>prompt <code>{' '.join(map(str, state.prompt))}</code><br>generated "
-            f"(\u2713/\u2717 where a copy tells the token): <code>{html.escape(_marks(state))}"
-            f"</code> ({sum(counted)} of {len(counted)} right)</div>")
-    return readout_html("".join(parts), state.notes)
-
-
-def generation_alt_text(state: GenerationState) -> str:
-    """A plain-text description of the lab's picture."""
-    text = (f"Generation by the induction model at step {state.step} of {state.steps}, "
-            f"{_decoding(state)}. ")
-    if not state.t:
-        return text + "No heatmaps: the prompt is not valid. " + " ".join(
-            n.text for n in state.notes)
-    s0, t = len(state.prompt), state.t
-    text += (f"Prompt {' '.join(map(str, state.prompt))}; generated so far "
-             f"{' '.join(map(str, state.generated[:t]))}. One heatmap a head, rows the steps "
-             f"1 to {t}, columns the {s0 + t} positions so far; each row is the attention of "
-             f"the query that produced that step's token, over the keys before it, step {t} "
-             f"outlined: ")
-    text += "; ".join(
-        f"{head} weighs key {k} (symbol {state.tokens[k]}) most, "
-        f"{state.weights[i, t - 1, k]:.2f}" for i, (head, k) in
-        enumerate(zip(state.heads, state.top)))
-    return text + (f". Below, a bar for each of the {len(state.generated)} generated tokens: "
-                   f"the probability it was chosen with, {state.probability[t - 1]:.2f} at "
-                   f"step {t}.")
-
-
 SCENE = Scene(
     name="generation",
     title="Generation explorer: what each head looked at to write each token",
@@ -336,8 +271,7 @@ SCENE = Scene(
         seed_slider("seed (sampling)", active_when=compare("temperature", ">", 0),
                     hint="used when sampling"),
     ),
-    state=generation_state, readout=generation_readout_html, alt=generation_alt_text,
-    web="generation",
+    state=generation_state, web="generation",
     warm=({"checkpoint": 0},),
     suggested=(
         {"checkpoint": 0},

@@ -6,7 +6,6 @@ after it) and the output. :func:`masking_state` is the pure state function."""
 from __future__ import annotations
 
 import functools
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,11 +15,11 @@ from ..attention import (attention_scores, project_qkv, projection_weights,
                          scaled_dot_product_attention)
 from ..masking import fully_masked_rows, mask_after_softmax, named_mask, padding_mask
 from ..tokens import PAD_TOKEN, RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, compare,
-                   embed_tokens, no_tokens_alt, read_tokens, readout_html, slider, text, when)
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, compare, embed_tokens,
+                   read_tokens, slider, text, when)
 
 __all__ = ["MASK_KINDS", "MASK_METHODS", "MASKING_D", "MASKING_D_K", "MASKING_SENTENCES",
-           "MaskingState", "masking_state", "masking_readout_html", "masking_alt_text"]
+           "MaskingState", "masking_state"]
 
 #: The mask kinds: (label, value).
 MASK_KINDS = (("no mask", "none"), ("causal", "causal"), ("padding", "padding"),
@@ -192,43 +191,6 @@ def masking_state(text: str = RUNNING_SENTENCE, kind: str = "causal", length: in
         scores=scores, weights=weights, output=output, notes=tuple(notes))
 
 
-def masking_readout_html(state: MaskingState) -> str:
-    """The readout: the mask in words, the shapes, keys seen and row sums, the notes."""
-    s, d_k = state.s, MASKING_D_K
-    parts = [f"<b>{html.escape(state.description)}</b>",
-             f"X : ({s}, {MASKING_D}); Q, K, V : ({s}, {d_k}); mask, scores, weights : "
-             f"({s}, {s}); output : ({s}, {d_k})"]
-    if s:
-        shown = min(s, 16)
-        more = ", \u2026" if s > shown else ""
-        parts.append("keys each query may see: "
-                     + ", ".join(str(int(n)) for n in state.mask.sum(-1)[:shown]) + more)
-        parts.append("row sums of the weights: "
-                     + ", ".join(f"{x:.2f}" for x in state.row_sums[:shown]) + more)
-    return readout_html("<br>".join(parts), state.notes, "font-size:90%")
-
-
-def masking_alt_text(state: MaskingState) -> str:
-    """A plain-text description of the mask editor's figure."""
-    if state.s == 0:
-        return no_tokens_alt("Four empty heatmaps", state.notes)
-    s, hidden, sums = state.s, int((~state.mask).sum()), state.row_sums
-    how = ("set to minus infinity before the softmax, so each row is renormalised over the "
-           "keys it may see" if state.method == "before" else
-           "zeroed after the softmax, so rows lose the share of the hidden keys")
-    middle = (f"masked cells {how}" if hidden else "nothing masked")
-    text = (f"Four heatmaps for the {s} tokens {', '.join(state.tokens[:16])} with the mask "
-            f"'{state.description}'. First: the {s} by {s} scores, {hidden} of {s * s} cells "
-            f"masked (grey, crossed). Second: the mask, 1 where a query may attend, "
-            f"{s * s - hidden} of {s * s} cells. Third: the weights, {middle}; row sums from "
-            f"{sums.min():.2f} to {sums.max():.2f}. Fourth: the output, {s} rows of "
-            f"{MASKING_D_K} numbers.")
-    empty = np.flatnonzero(state.fully_masked)
-    if empty.size:
-        text += f" {empty.size} rows are fully masked: zero weights and a zero output row."
-    return text
-
-
 SCENE = Scene(
     name="masking",
     title="Mask editor: what a mask does to the scores, the weights and the output",
@@ -246,8 +208,7 @@ SCENE = Scene(
         choice("method", "apply the mask", MASK_METHODS, "before", buttons=True,
                active_when=compare("kind", "!=", "none"), hint="there is no mask to apply"),
     ),
-    state=masking_state, readout=masking_readout_html, alt=masking_alt_text,
-    web="masking",
+    state=masking_state, web="masking",
     suggested=({"kind": "causal", "method": "after"}, {"kind": "padding", "length": 0},
                {"kind": "padding", "length": 3}, {"kind": "window", "window": 2},
                {"kind": "band", "lower": 0, "upper": 2}, {"kind": "none"}),

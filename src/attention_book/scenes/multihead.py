@@ -4,7 +4,6 @@ offers only the divisors of d, "heads on" only the heads of h)."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -13,13 +12,11 @@ import numpy as np
 from ..multihead import MultiHeadAttention, divisors, shape_trace
 from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens,
-                   multi, no_tokens_alt, positions_html, read_tokens, readout_html, slider,
-                   text, tracer_html)
+from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens, multi,
+                   read_tokens, slider, text)
 
-__all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_DEFAULT_SEED", "MH_SENTENCES",
-           "head_choices", "missing_heads_text", "MultiHeadState",
-           "multihead_state", "multihead_readout_html", "multihead_alt_text"]
+__all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_DEFAULT_SEED", "MH_SENTENCES", "head_choices",
+           "missing_heads_text", "MultiHeadState", "multihead_state"]
 
 #: The most heads the picture shows.
 MAX_HEADS = 16
@@ -144,47 +141,6 @@ def multihead_state(text: str = RUNNING_SENTENCE, d: int = 8, h: int = 2,
         check, shape_trace(1, s, d, h), tuple(notes))
 
 
-def multihead_readout_html(state: MultiHeadState) -> str:
-    """The readout of chapter 4: tokens with positions, the shape tracer, the heads'
-    contributions, and the notes (every text escaped)."""
-    sizes = (f"b=1, s={state.s}, d={state.d}, h={state.h}, "
-             f"d<sub>k</sub>=d<sub>v</sub>=d/h={state.d_k}"
-             + ("  (X includes positional encoding)" if state.positional else "")
-             + ("  (no tokens: s = 0)" if state.s == 0 else ""))
-    heads = ", ".join(f"{i}{'' if on else ' (off)'}: {norm:.2f}"
-                      for i, (on, norm) in enumerate(zip(state.on, state.head_norms)))
-    missing = f'<div style="font-size:90%">{html.escape(missing_heads_text(state.d))}</div>'
-    return readout_html(
-        positions_html(state.tokens)
-        + tracer_html(f"<b>shape tracer</b> <code>{sizes}</code>", state.trace, missing)
-        + '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016'
-        f"H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> {html.escape(heads)}<br>sum of all "
-        f"heads\u2019 writes + b<sub>o</sub> vs the output: max difference "
-        f"{state.check_error:.1e}</div>", state.notes)
-
-
-def multihead_alt_text(state: MultiHeadState) -> str:
-    """A plain-text description of chapter 4's figure for ``state`` (for alt text)."""
-    if state.s == 0:
-        return no_tokens_alt("Empty heatmaps", state.notes)
-    off = [str(i) for i, on in enumerate(state.on) if not on]
-    means = state.weights.mean(axis=1)  # (h, s, s) -> (h, s): each key's mean weight
-    # the first key within 1e-9 of the head's largest: keys with equal rows of X (a repeated
-    # or unknown word) tie, and which of them rounding puts on top depends on the BLAS
-    # (web/multihead.js, computing in the browser, makes the same choice)
-    peaks = (means >= means.max(axis=1, keepdims=True) - 1e-9).argmax(axis=1)  # (h,)
-    return (f"Left: {state.h} heatmaps, one per head, of {state.s} by {state.s} attention "
-            f"weights for the tokens {', '.join(state.tokens)} (d={state.d}, "
-            f"d_k={state.d_k}, input {'X + PE' if state.positional else 'X, no positions'}); "
-            + (f"heads {', '.join(off)} are switched off and drawn faded. " if off
-               else "all heads are on. ")
-            + "Most-attended key per head: "
-            + "; ".join(f"head {i} '{state.tokens[p]}'" for i, p in enumerate(peaks))
-            + f". Right: two {state.s} by {state.d} heatmaps: the output of the heads that "
-            "are on (plus b_o) and what the switched-off heads would add; their sum is the "
-            "full output.")
-
-
 def _check(values) -> None:
     """An impossible h gets the API's own message ("h=3 does not divide d=8")."""
     if values["d"] in MH_D_CHOICES:
@@ -204,8 +160,7 @@ SCENE = Scene(
         choice("positional", "input", [("X (embeddings)", False),
                                        ("X + positional encoding", True)], buttons=True),
     ),
-    state=multihead_state, readout=multihead_readout_html, alt=multihead_alt_text,
-    web="multihead",
+    state=multihead_state, web="multihead",
     check=_check,
     suggested=(
         {"d": 8, "h": 2, "heads_on": (1,)},                       # switch head 0 off

@@ -7,7 +7,6 @@ attention" (P X_in, P A P^T, P f(X)) with "permute before" ((PX)_in, A(PX), f(PX
 from __future__ import annotations
 
 import functools
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,11 +15,11 @@ from ..attention import causal_mask, projection_weights, scaled_dot_product_atte
 from ..permutation import named_permutation, parse_permutation, same_rows_up_to_order
 from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE
-from .core import (HasTokens, Note, Scene, choice, embed_tokens, no_tokens_alt,
-                   read_tokens, readout_html, seed_slider, text, toggle, when)
+from .core import (HasTokens, Note, Scene, choice, embed_tokens, read_tokens, seed_slider,
+                   text, toggle, when)
 
 __all__ = ["ORDER_CHOICES", "EQUIVARIANCE_TOL", "SHUFFLE_SEEDS", "PermutationState",
-           "permutation_state", "permutation_readout_html", "permutation_alt_text"]
+           "permutation_state"]
 
 #: The permutations offered, as (label, name).
 ORDER_CHOICES = (("identity (no change)", "identity"), ("reverse", "reverse"),
@@ -140,46 +139,6 @@ def permutation_state(text: str = RUNNING_SENTENCE, order: str = "reverse", cust
                             same_rows_up_to_order(out_p, out, atol=1e-9), tuple(notes))
 
 
-def _identity(perm) -> bool:
-    """Whether ``perm`` leaves every position where it is."""
-    return all(int(j) == i for i, j in enumerate(perm))
-
-
-def permutation_readout_html(state: PermutationState) -> str:
-    """The readout: the order, the verdict "equivariant: yes / no (max error ...)", whether
-    the output rows are the same set, and the notes (every text HTML-escaped)."""
-    if state.s == 0:
-        return readout_html("", state.notes)
-    mono, perm = 'style="font-family:monospace"', " ".join(str(int(j)) for j in state.perm)
-    order = html.escape(" ".join(state.permuted_tokens))
-    answer, symbol = ("yes", "&#10004;") if state.equivariant else ("no", "&#10008;")
-    same = ("no: the rows themselves changed" if not state.same_set
-            else "yes, in the same order (the identity permutation)" if _identity(state.perm)
-            else "yes: only their order differs")
-    return readout_html(
-        f"<div {mono}>perm = [{perm}] &rarr; {order}</div>"
-        f'<div class="ab-verdict ab-verdict-{answer}" style="font-weight:bold">'
-        f"{symbol} {html.escape(state.verdict)}</div>"
-        f"<div {mono}>max |A(PX) &minus; P A(X) P&#7488;| = {state.weights_error:.1e}</div>"
-        f"<div>f(PX) and f(X) hold the same rows up to order: {same}</div>", state.notes)
-
-
-def permutation_alt_text(state: PermutationState) -> str:
-    """A plain-text description of the playground's figure for ``state``."""
-    if state.s == 0:
-        return no_tokens_alt("Seven empty heatmaps", state.notes)
-    return (f"Tokens reordered as: {', '.join(state.permuted_tokens)} "
-            f"(perm {' '.join(str(int(j)) for j in state.perm)}), positional encoding "
-            f"{'on' if state.pe else 'off'}, causal mask {'on' if state.causal else 'off'}. "
-            "Left column: input, weights and output of the original sentence, permuted "
-            "after attention. Right column: the same computed from the permuted sentence. "
-            "Below: their difference. "
-            + ("The two columns are identical and the difference map is all zero: "
-               if state.equivariant else
-               "The two columns differ and the difference map is bright in places: ")
-            + f"{state.verdict}.")
-
-
 SCENE = Scene(
     name="permutation", title="Permutation playground: permute before or after attention",
     controls=(
@@ -194,8 +153,7 @@ SCENE = Scene(
         toggle("pe", "Positional encoding"),
         toggle("causal", "Causal mask"),
     ),
-    state=permutation_state, readout=permutation_readout_html, alt=permutation_alt_text,
-    web="permutation",
+    state=permutation_state, web="permutation",
     suggested=(
         {"order": "shuffle", "pe": False, "causal": False},     # every order: equivariant
         {"order": "rotate", "pe": True, "causal": False},       # PE on: the inputs differ

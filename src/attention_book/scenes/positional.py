@@ -3,17 +3,16 @@ similarity of positions and the relative-position rotation check."""
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import positional as P
 from .._validate import positive_int, whole_number
-from .core import Note, Scene, compare, readout_html, slider
+from .core import Note, Scene, compare, slider
 
-__all__ = ["BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride", "shown_columns", "PositionalState",
-           "positional_state", "positional_readout_html", "positional_alt_text"]
+__all__ = ["BASE_CHOICES", "K_RANGE", "MAX_IMAGE_SIDE", "image_stride", "shown_columns",
+           "PositionalState", "positional_state"]
 
 #: Bases the lab offers (the paper's is 10000).
 BASE_CHOICES = (10, 100, 1000, 10000, 100000)
@@ -119,41 +118,6 @@ def positional_state(s: int = 64, d: int = 64, base: float = 10000, k: int = 3
         max_error=P.relative_rotation_error(s, d, k, base), notes=tuple(notes))
 
 
-def positional_readout_html(state: PositionalState) -> str:
-    """Chapter 2's readout (HTML, escaped): shapes, the frequencies, the mean similarity of
-    distinct positions and the rotation check."""
-    lam, mean = state.wavelengths, state.mean_similarity
-    lines = [
-        state.shape_line,
-        f"base = {state.base:g}: wavelength {lam[0]:.2f} positions, one frequency pair i = 0"
-        if state.d == 2 else
-        f"base = {state.base:g}: wavelengths {lam[0]:.2f} .. {lam[-1]:,.1f} positions "
-        f"over {state.d // 2} frequency pairs i = 0..{state.d // 2 - 1}",
-        "mean similarity of two distinct positions: "
-        + ("n/a (one position)" if mean is None else f"{mean:.2f}"),
-        f"rotation check, k = {state.k}: max over p = 0..{state.s - 1} of "
-        f"|PE[p+k] \u2212 PE[p] T(k)| = {state.max_error:.1e}",
-    ]
-    return readout_html("".join(f'<div style="font-family:monospace">{html.escape(x)}</div>'
-                                for x in lines), state.notes)
-
-
-def positional_alt_text(state: PositionalState) -> str:
-    """Plain-text description of chapter 2's figure for ``state``."""
-    mean = ("" if state.mean_similarity is None else
-            f", mean {state.mean_similarity:.2f} off the diagonal")
-    return (
-        f"Top left: heatmap of the sinusoidal encoding PE with {state.s} positions (rows) "
-        f"and {state.d} dimensions (columns), base {state.base:g}, values from -1 to 1; "
-        "the left columns change quickly down the positions, the right ones slowly. "
-        f"Top right: columns {', '.join(map(str, dict.fromkeys(state.wave_columns)))} as waves "
-        f"over the positions, slower for larger j. Bottom left: the {state.s} by {state.s} "
-        "similarity of positions, 1 on the diagonal and constant along every diagonal (it "
-        f"depends only on the offset){mean}. Bottom right: PE[p+k] and PE[p]T(k) for "
-        f"p = {state.p}, k = {state.k} over the dimensions lie on top of each other; "
-        f"largest difference {state.max_error:.1e}.")
-
-
 def _check(values) -> None:
     """The math layer's own messages first ("d must be even for sinusoidal encoding ...")."""
     positive_int(values["s"], "s")
@@ -172,8 +136,7 @@ SCENE = Scene(
                hint="d = 2 has one frequency, \u03c9\u2080 = 1, whatever the base"),
         slider("k", "k (offset)", range(K_RANGE[0], K_RANGE[1] + 1), 3),
     ),
-    state=positional_state, readout=positional_readout_html, alt=positional_alt_text,
-    check=_check, web="positional",  # computed in the browser by web/positional.js
+    state=positional_state, check=_check, web="positional",  # computed in the browser by web/positional.js
     # the "things to try" of chapter 2: a small base, one frequency pair, p + k past the end
     suggested=({"s": 64, "d": 64, "base": 10}, {"s": 64, "d": 64, "base": 100},
                {"d": 2}, {"s": 8, "k": 16}, {"s": 64, "d": 8, "base": 10000}),

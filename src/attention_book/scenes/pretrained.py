@@ -11,7 +11,6 @@ heads as thumbnails, the chosen one outlined and opened below them)."""
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,13 +20,11 @@ from ..heads import head_scores
 from ..pretrained import (ANIMAL_SENTENCE, MiniLM, gallery_scores, single_thread_attention,
                           single_thread_value_norms)
 from ..tokens import RUNNING_SENTENCE
-from .core import (Note, Scene, choice, no_tokens_alt, readout_html, slider, text,
-                   token_options)
+from .core import Note, Scene, choice, slider, text, token_options
 
 __all__ = ["MAX_PRETRAINED_TOKENS", "ANIMAL_WIDE", "PRETRAINED_PRESETS", "SCORE_LABELS",
-           "read_pieces", "PretrainedState", "pretrained_state", "pretrained_readout_html",
-           "pretrained_alt_text", "pretrained_query_options", "MEASURES", "VIEWS",
-           "shown_maps"]
+           "read_pieces", "PretrainedState", "pretrained_state", "pretrained_query_options",
+           "MEASURES", "VIEWS", "shown_maps"]
 
 #: The most tokens ([CLS] and [SEP] included) the lab shows; longer texts are cut.
 MAX_PRETRAINED_TOKENS = 128
@@ -205,72 +202,6 @@ def pretrained_state(text: str = RUNNING_SENTENCE, layer: int = 0, head: int = 2
         scores=scores, gallery=gallery, notes=tuple(notes))
 
 
-def _top(row, tokens) -> str:
-    """The three largest entries of ``row``: "j 'token' 0.xx", largest first."""
-    return ", ".join(f"{j} '{html.escape(tokens[j])}' {row[j]:.2f}"
-                     for j in np.argsort(row)[::-1][:3])
-
-
-def pretrained_readout_html(state: PretrainedState) -> str:
-    """The lab's readout: the query's strongest keys by weight and by ||alpha f(x)||, how
-    many queries the two disagree on, and a table of the head's scores on this sentence, on
-    the whole gallery and for a uniform head (every token escaped)."""
-    parts = [f"<b>layer {state.layer}, head {state.head}</b> of all-MiniLM-L6-v2: weights "
-             f": (T, T) = ({state.T}, {state.T})"]
-    columns = [f"gallery ({state.gallery_sentences} sentences)"]
-    if state.T:
-        who, norms = html.escape(state.tokens[state.query]), state.norms[state.query]
-        parts.append(f"query {state.query} '{who}' attends most to: "
-                     f"{_top(state.row, state.tokens)}")
-        parts.append(f"by \u2016\u03b1 f(x)\u2016 (share of the row): "
-                     f"{_top(norms / norms.sum(), state.tokens)}")
-        parts.append(f"{state.differs} of {state.T} queries have another strongest key by "
-                     f"\u2016\u03b1 f(x)\u2016 than by weight")
-        columns = ["this sentence", *columns, "uniform head"]
-    rows = []
-    for name, label in SCORE_LABELS.items():
-        values = [state.gallery[name]]
-        if state.T:
-            values = [state.scores[name], *values, 1.0 if name == "spread" else 1 / state.T]
-        rows.append(f"<tr><td>{html.escape(label)}</td>"
-                    + "".join(f"<td>{v:.3f}</td>" for v in values) + "</tr>")
-    table = ('<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>'
-             + "".join(f"<th>{c}</th>" for c in ["score", *columns])
-             + "</tr>" + "".join(rows) + "</table>")
-    return readout_html("<br>".join(parts) + table, state.notes, "font-size:90%")
-
-
-def pretrained_alt_text(state: PretrainedState) -> str:
-    """Plain-text description of the lab's figure for ``state``, panel by panel in the
-    order they are drawn (side by side on a wide page, one under another on a phone)."""
-    what = "attention weights" if state.measure == "weight" else (
-        "shares of \u2016\u03b1 f(x)\u2016 (each row scaled to sum to 1)")
-    gallery = ("bars of the head's scores averaged over the gallery: " + ", ".join(
-        f"{SCORE_LABELS[n]} {state.gallery[n]:.2f}" for n in SCORE_LABELS) + ".")
-    grid = "" if state.view != "model" else (
-        f"Panel 1: the model view, 72 thumbnails of the {what} of every head (6 rows of "
-        f"layers 0 to 5, 12 columns of heads 0 to 11), layer {state.layer}, head "
-        f"{state.head} outlined. " if state.T else
-        "Panel 1: the model view's grid of 72 heads (6 layers by 12 heads), empty. ")
-    first = 2 if state.view == "model" else 1
-    if not state.T:
-        empty = "panels 2 and 3" if state.view == "model" else "panels 1 and 2"
-        return (grid + no_tokens_alt(f"Empty heatmap and arcs ({empty})", state.notes)
-                + ("" if state.view == "model" else " Panel 3: " + gallery))
-    row, top = state.shown_row, int(np.argmax(state.shown_row))
-    out = (f"{grid}Panel {first}: heatmap of the {state.T} by {state.T} {what} of layer "
-           f"{state.layer}, head {state.head}, tokens ({', '.join(state.tokens[:20])}"
-           f"{', ...' if state.T > 20 else ''}) on both axes, colour 0 to 1, row "
-           f"{state.query} outlined. Panel {first + 1}: arcs from query {state.query} "
-           f"'{state.tokens[state.query]}' to every token; the heaviest goes to "
-           f"{top} '{state.tokens[top]}' with {'weight' if state.measure == 'weight' else 'share'} "
-           f"{row[top]:.2f}.")
-    if state.view == "model":
-        return out
-    mine = ", ".join(f"{SCORE_LABELS[n]} {state.scores[n]:.2f}" for n in SCORE_LABELS)
-    return out + f" Panel 3: bars of the head's scores on this sentence ({mine}) beside its " + gallery
-
-
 def pretrained_query_options(values) -> tuple:
     """The query drop-down's choices for the current text: ("position: token", i)."""
     return token_options(read_pieces(values["text"])[1])
@@ -291,8 +222,7 @@ SCENE = Scene(
         choice("view", "view", [(label, v) for v, label in VIEWS.items()], "head",
                buttons=True),
     ),
-    state=pretrained_state, readout=pretrained_readout_html, alt=pretrained_alt_text,
-    web="pretrained",
+    state=pretrained_state, web="pretrained",
     suggested=({"text": RUNNING_SENTENCE, "layer": 0, "head": 2},
                {"text": RUNNING_SENTENCE, "layer": 1, "head": 8},
                {"text": RUNNING_SENTENCE, "layer": 2, "head": 9},

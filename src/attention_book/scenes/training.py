@@ -11,17 +11,15 @@ cached, so moving the slider never retrains or rescans.
 from __future__ import annotations
 
 import functools
-import html
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from .core import HasTokens, Note, Scene, choice, readout_html, slider, text, when
+from .core import HasTokens, Note, Scene, choice, slider, text, when
 
-__all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "REVERSE_INPUTS",
-           "INDUCTION_INPUTS", "training_run", "read_symbols", "TrainingState",
-           "training_state", "training_readout_html", "training_alt_text"]
+__all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "REVERSE_INPUTS", "INDUCTION_INPUTS",
+           "training_run", "read_symbols", "TrainingState", "training_state"]
 
 #: The tasks the lab offers (their default models, as in :func:`train_tiny`).
 TRAINING_TASKS = ("reverse", "induction")
@@ -36,9 +34,6 @@ INDUCTION_INPUTS = (
     " ".join(["5 17 23 8"] * 6),
     "28 29 3 17 30 25 12 27 10 20 31 0 23 15 11 13 8 9 18 6 1 2 26 16",
 )
-#: What each headline score (``attention_book.training.HEADLINE_SCORES``) measures.
-_MEANING = {"anti_diagonal": "weight on key 7 \u2212 i", "induction": "key after the earlier copy",
-            "previous_token": "key i \u2212 1, first period"}
 _SYMBOL = re.compile(r"[+-]?\d+")
 
 
@@ -161,55 +156,6 @@ def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS
         notes=tuple(notes))
 
 
-def _score(value) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
-def training_readout_html(state: TrainingState) -> str:
-    """Step, loss, accuracy, the model's output on the input, and every head score."""
-    what = ("held-out accuracy (1000 sequences)" if state.step == state.steps else
-            f"accuracy on step {state.step}\u2019s fresh batch")
-    loss = (f"last training loss {state.loss_now:.3f}" if state.step == state.steps
-            else f"loss {state.loss_now:.3f}")
-    parts = [f"<div><b>step {state.step} of {state.steps}</b> (checkpoint "
-             f"{state.checkpoint}): {loss}, {what} {state.accuracy_now:.3f}</div>"]
-    if state.tokens:
-        marks = " ".join(f"{p}" + ("" if r is None else ("\u2713" if r else "\u2717"))
-                         for p, r in zip(state.predicted, state.right))
-        told = ("output (should be the input reversed)" if state.task == "reverse" else
-                "predicted next symbol (\u2713/\u2717 at symbols seen before)")
-        n, got = sum(r is not None for r in state.right), sum(bool(r) for r in state.right)
-        parts.append(f"<div>input <code>{' '.join(map(str, state.tokens))}</code><br>"
-                     f"{told}: <code>{html.escape(marks)}</code> ({got} of {n} right)</div>")
-    rows = "".join(
-        f"<tr><td>{head}</td><td>{name} ({_MEANING[name.replace('-', '_')]})</td>"
-        f"<td>{_score(now)}</td><td>{state.score_curves[i][state.checkpoint]:.2f}</td></tr>"
-        for i, (head, name, now) in enumerate(zip(state.heads, state.score_names,
-                                                  state.input_scores)))
-    parts.append('<table style="font-size:90%"><tr><th>head</th><th>score</th>'
-                 "<th>this input</th><th>held-out</th></tr>" + rows + "</table>")
-    return readout_html("".join(parts), state.notes)
-
-
-def training_alt_text(state: TrainingState) -> str:
-    """A plain-text description of the lab's picture."""
-    text = f"Training of the {state.task} model, step {state.step} of {state.steps}. "
-    if state.tokens:
-        text += (f"Two attention heatmaps for the input {' '.join(map(str, state.tokens))}"
-                 f" ({state.s} by {state.s}, rows are queries): ")
-        text += "; ".join(
-            f"{head}, {name} score {_score(now)}" for head, name, now in
-            zip(state.heads, state.score_names, state.input_scores)) + ". "
-    else:
-        text += "No heatmaps: the input is not valid. "
-    names = " and ".join(dict.fromkeys(state.score_names))
-    return text + (
-        f"Right, the training loss falling from {state.loss[0]:.2f} to {state.loss[-1]:.3f}"
-        f" over {state.steps} steps, and each head's held-out {names} score over training,"
-        f" with step {state.step} marked (loss {state.loss_now:.3f}; "
-        + ", ".join(f"{c[state.checkpoint]:.2f}" for c in state.score_curves) + ").")
-
-
 SCENE = Scene(
     name="training",
     title="Training explorer: the heads at every checkpoint",
@@ -225,8 +171,7 @@ SCENE = Scene(
              suggestions=INDUCTION_INPUTS, placeholder="up to 24 symbols 0..31",
              active_when=when("task", "induction"), hint="used by the induction task"),
     ),
-    state=training_state, readout=training_readout_html, alt=training_alt_text,
-    web="training",
+    state=training_state, web="training",
     warm=({"task": "induction"}, {"task": "reverse"}),  # both tasks' runs, loaded at once
     suggested=(
         {"task": "reverse", "checkpoint": 0},
