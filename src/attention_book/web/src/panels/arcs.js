@@ -27,8 +27,8 @@ function levels(background) {
   if (!levelsMemo.has(background)) {
     const ok = (k) => contrast(rgb("cividis", k), background) >= CONTRAST;
     let lo = 0, hi = 255;
-    if (!ok(lo)) { while (lo < 255 && !ok(lo)) { lo += 1; } }
-    if (!ok(hi)) { while (hi > lo && !ok(hi)) { hi -= 1; } }
+    while (lo < 255 && !ok(lo)) { lo += 1; }
+    while (hi > lo && !ok(hi)) { hi -= 1; }
     levelsMemo.set(background, [lo, hi]);
   }
   return levelsMemo.get(background);
