@@ -22,10 +22,18 @@ moment within a frame, the next one only after the last was painted) and records
 Target: median input -> painted under 16 ms (one frame) for every control. Quote medians; the
 machine is shared, so the load average is printed before and after.
 
+``--pages`` (with ``--site``) measures instead each built chapter's load, over http and as a
+file: every task over 50 ms from the first script until both labs have drawn and 2 s more
+(PerformanceObserver 'longtask', buffered), its longest and how many. The issue's target for
+chapter 3: no task over 100 ms. The theme's scripts and MathJax run in the same page: a trace
+(chromium's devtools.timeline, as in the commit that mounts each lab in its own task) says
+whose a long task is.
+
 Usage::
 
     python benchmarks/browser_lab.py [--labs positional attention] [--repeats 20]
                                      [--site _build/html] [--json]
+    python benchmarks/browser_lab.py --site _build/html --pages [03_attention ...]
 """
 
 from __future__ import annotations
@@ -200,14 +208,52 @@ def measure(labs, repeats: int = 20, site: Path | None = None) -> list[dict]:
     return rows
 
 
+def page_loads(site: Path, pages: list[str]) -> list[dict]:
+    """Each built chapter page's load over http and as a file: its tasks over 50 ms."""
+    server = serve(site)
+    names = pages or sorted(p.stem for p in (site / "chapters").glob("*.html"))
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        for name in names:
+            path = f"chapters/{name}.html"
+            for how, url in (("http", f"http://127.0.0.1:{server.server_address[1]}/{path}"),
+                             ("file", (site / path).as_uri())):
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.add_init_script(LONG_TASKS_JS)
+                page.goto(url, wait_until="load")
+                page.wait_for_function("[...document.querySelectorAll('.ab-lab')]"
+                                       ".every(e => e.abLab && e.abLab.draws > 0)", timeout=120_000)
+                page.wait_for_timeout(2000)
+                tasks = page.evaluate("globalThis.__abLongTasks")
+                rows.append({"page": name, "how": how, "long_tasks": len(tasks),
+                             "longest_task_ms": round(max(tasks, default=0))})
+                page.close()
+        browser.close()
+    server.shutdown()
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labs", nargs="*", help="scene names (default: every browser lab)")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--site", type=Path, help="a built book's _build/html")
     parser.add_argument("--json", action="store_true", help="one JSON object a row")
+    parser.add_argument("--pages", nargs="*", help="with --site: the load of these chapter pages "
+                        "(file stems, e.g. 03_attention; none named: every chapter)")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
+    if args.pages is not None:
+        if args.site is None:
+            parser.error("--pages needs --site")
+        rows = page_loads(args.site, args.pages)
+        print(f"page loads over http and file (load {load:.2f} -> {os.getloadavg()[0]:.2f}): "
+              "tasks over 50 ms, the longest")
+        for r in rows:
+            print(json.dumps(r) if args.json else
+                  f"{r['page']:22} {r['how']:5} {r['long_tasks']:3} tasks  longest {r['longest_task_ms']:5} ms")
+        return 0
     labs = args.labs or [name for name, scene in SCENES.items() if scene.web]
     rows = measure(labs, args.repeats, args.site)
     if args.json:

@@ -38,8 +38,8 @@ def test_chapter1_lab_answers_its_controls(site, browser):
     before = _lab_state(page, lab)
     assert before["alt"], "the lab.s picture has alt text"
 
-    box = lab.locator("input[type=text]").first
-    suggested = lab.locator("datalist option").evaluate_all("os => os.map(o => o.value)")
+    box = lab.locator(".ab-lab-control-text textarea").first
+    suggested = lab.locator("select.ab-suggest option").evaluate_all("os => os.map(o => o.value)")
     assert len(suggested) >= 3 and any("WEATHER" in o.upper() for o in suggested)
     box.fill("my own sentence about a marmot")
     after_text = _lab_state(page, lab)

@@ -452,7 +452,7 @@ def test_the_query_the_reader_chose_survives_a_cleared_box(browser, lab_pages):
     [SEP] alone, then each longer prefix) were no choice of the reader's."""
     watch, page, lab_id = open_lab(browser, lab_pages["pretrained"], 1280)
     query = page.locator(f"#{lab_id} select[name=query]")
-    box = page.locator(f"#{lab_id} input[name=text]")
+    box = page.locator(f"#{lab_id} [name=text]")
     values = f"document.getElementById('{lab_id}').abLab.values"
     query.select_option(index=5)
     assert page.evaluate(values)["query"] == 5
@@ -466,3 +466,185 @@ def test_the_query_the_reader_chose_survives_a_cleared_box(browser, lab_pages):
     assert page.evaluate(values)["query"] == 5
     assert watch.console_errors == [], watch.console_errors
     watch.close()
+
+
+#: In the page: an arcs panel of `weights` drawn by the front end at `dpr` on `background`;
+#: for each arc, the contrast against the background of its most contrasting pixel where it
+#: crosses the panel's middle row (within 3 CSS px of the curve).
+ARC_PIXELS_JS = r"""([dpr, background, dark, weights]) => {
+  const L = AttentionBook.lab, c = document.createElement("canvas");
+  const th = {background, dark, text: dark ? "#ced6dd" : "#222832", muted: "#9ca4af", border: "#48566b"};
+  const tokens = weights.map((_, j) => "t" + j);
+  const {drawn} = L.drawFigure(c, {panels: [{kind: "arcs", title: "", tokens, query: 0, weights}]}, 420, th,
+                               document.createElement("canvas"), dpr);
+  const {xq, xs, top, bottom} = drawn[0], mid = (top + bottom) / 2;
+  const row = c.getContext("2d").getImageData(0, Math.round(mid * dpr), c.width, 1).data;
+  const lum = (rgb) => { const [r, g, b] = rgb.map((v) => (v /= 255) <= 0.04045 ? v / 12.92
+    : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const bg = lum([1, 3, 5].map((i) => parseInt(background.slice(i, i + 2), 16)));
+  return xs.map((x) => {  // the cubic from (xq, top) to (x, bottom) crosses the middle at t = 1/2
+    let best = 1;
+    for (let k = Math.floor(((xq + x) / 2 - 3) * dpr); k <= Math.ceil(((xq + x) / 2 + 3) * dpr); k++) {
+      const l = lum([row[4 * k], row[4 * k + 1], row[4 * k + 2]]);
+      best = Math.max(best, (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05));
+    }
+    return best;
+  });
+}"""
+
+
+def test_every_arc_of_a_weight_shown_keeps_three_to_one(browser):
+    """QA 18: the arcs' light weights were navy on the dark page (1.7:1 at weight 0.01, drawn
+    0.6 px wide), their heaviest yellow on white (2.4:1). Every arc of a weight the numbers
+    show (0.01 to two decimals: 0.005 and up) now has a drawn pixel of 3:1 or more against
+    the page, at 1 and 2 device px a CSS px, in both modes, at every slant; weight 0 may stay
+    faint. The arcs cross the middle row apart: the weights are in the order of their keys,
+    each key 24 px from the next."""
+    from conftest import PageWatch
+
+    from attention_book.controls.web import WEB_DIR
+
+    weights = [0.3, 0.0, 0.002, 0.005, 0.006, 0.008, 0.01, 0.02, 0.05, 0.1, 0.199, 0.3]
+    watch = PageWatch(browser, width=600)
+    watch.page.set_content("<!doctype html><body><script>"
+                           + (WEB_DIR / "lab.js").read_text(encoding="utf-8") + "</script></body>")
+    faint = []
+    for background, dark in (("#121212", True), ("#ffffff", False)):
+        for dpr in (1, 2):
+            ratios = watch.page.evaluate(ARC_PIXELS_JS, [dpr, background, dark, weights])
+            faint += [f"{background} at {dpr} px: weight {w} {r:.2f}:1"
+                      for w, r in zip(weights, ratios, strict=True) if w >= 0.005 and r < 3]
+    assert watch.console_errors == []
+    watch.close()
+    assert not faint, faint
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_symbol_typed_stays_in_view(browser, lab_pages, width):
+    """Chapter 8's induction box with its most (24 symbols, each of two digits): the box
+    wraps its text, so that nothing of it is scrolled out of view (a one-line <input> showed
+    about 19 of 24 at 390 px); a short text keeps one line. The book's inputs are offered
+    beside it, and choosing one puts it in the box."""
+    watch, page, lab_id = open_lab(browser, lab_pages["training"], width)
+    longest = " ".join(str(31 - k) for k in range(24))
+    page.evaluate(SET_JS, [lab_id, "task", "induction"])
+    page.evaluate(SET_JS, [lab_id, "induction_input", longest])
+    box = page.locator(f"#{lab_id} [name=induction_input]")
+    seen = box.evaluate("b => [b.value, b.scrollWidth, b.clientWidth, b.scrollHeight, b.clientHeight,"
+                        " parseFloat(getComputedStyle(b).fontSize)]")
+    value, scroll_w, client_w, scroll_h, client_h, font_px = seen
+    assert value == longest
+    assert scroll_w <= client_w and scroll_h <= client_h + 1, seen  # nothing hidden
+    short = page.locator(f"#{lab_id} [name=reverse_input]")
+    # one line (a phone's box is 44 px at least, to touch); the long text two or more
+    assert short.evaluate("b => b.scrollHeight") <= max(44, 2 * font_px + 8)
+    assert scroll_h >= 2 * font_px, seen
+    offered = page.locator(f"#{lab_id} select.ab-suggest").nth(1)
+    choice = offered.locator("option").nth(2).get_attribute("value")
+    offered.select_option(value=choice)
+    page.evaluate("new Promise(r => requestAnimationFrame(r))")
+    assert page.evaluate(f"document.getElementById('{lab_id}').abLab.values.induction_input") == choice
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()
+
+
+#: Before any script: each lab's mount (its element's abLab set) and each drawing, with the
+#: other lab that did either in the same task (a microtask clears the mark at the end of the
+#: callback).
+SAME_TASK_JS = r"""
+globalThis.__abWork = [];
+let open = null;
+const did = (what, lab) => {
+  __abWork.push({what, lab, with: open && open !== lab ? open : null});
+  open = lab;
+  queueMicrotask(() => { open = null; });
+};
+Object.defineProperty(HTMLElement.prototype, "abLab", {configurable: true, set(lab) {
+  Object.defineProperty(this, "abLab", {value: lab, writable: true, configurable: true});
+  did("mount", this.getAttribute("data-ab-lab"));
+}});
+document.addEventListener("ab-lab-drawn", (e) => did("draw", e.target.getAttribute("data-ab-lab")), true);
+"""
+
+
+def test_no_task_of_a_page_load_mounts_two_labs(browser, tmp_path):
+    """Chapter 3's page (the sqrt(d_k) lab and the attention lab): each lab is mounted, its
+    first state computed and drawn, in a task of its own, not both in the DOMContentLoaded
+    task that also runs the theme's deferred scripts (163 ms of CPU in a chromium trace of
+    the built page, 50 of them the two labs'). How long the tasks take is a speed figure:
+    ``benchmarks/browser_lab.py --pages`` prints each built chapter's longest."""
+    from conftest import PageWatch
+
+    from attention_book.controls.web import WEB_DIR
+
+    labs = [web_lab("scaling"), web_lab("attention")]
+    scripts = dict.fromkeys(name for lab in labs for name in lab.scripts)
+    page_file = tmp_path / "chapter3.html"
+    page_file.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'></head><body>"
+        + "".join(lab._repr_html_() for lab in labs)
+        + "".join(f"<script>{(WEB_DIR / name).read_text(encoding='utf-8')}</script>"
+                  for name in scripts) + "</body></html>", encoding="utf-8")
+    watch = PageWatch(browser, width=1280, init_script=SAME_TASK_JS)
+    page = watch.page
+    page.goto(page_file.as_uri(), wait_until="load")
+    page.wait_for_function("[...document.querySelectorAll('.ab-lab')].every(e => e.abLab?.draws > 0)")
+    work = page.evaluate("__abWork")
+    assert {(w["what"], w["lab"]) for w in work} >= {
+        ("mount", "scaling"), ("mount", "attention"), ("draw", "scaling"), ("draw", "attention")}, work
+    assert all(w["with"] is None for w in work), work
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()
+
+
+#: In the page: a dense line (`n` points of `f` over `w` CSS px) stroked with a round pen and
+#: filled by the lines panel's columns, at `dpr`; the pixels each covers (alpha over half).
+DENSE_JS = r"""([n, w, width, dpr, f]) => {
+  const ys = Array.from({length: n}, (_, i) => Math.sin(i * f) + 0.3 * Math.sin(i * f * 7.3));
+  const X = (i) => 10 + (i + 0.5) * w / n, Y = (v) => 60 - 40 * v;
+  const cover = (draw) => {
+    const c = document.createElement("canvas");
+    c.width = (w + 20) * dpr; c.height = 120 * dpr;
+    const ctx = c.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = ctx.strokeStyle = "#000";
+    ctx.lineWidth = width; ctx.lineJoin = "round"; ctx.lineCap = "round";
+    draw(ctx);
+    const px = ctx.getImageData(0, 0, c.width, c.height).data, on = [];
+    for (let k = 3; k < px.length; k += 4) { on.push(px[k] > 127 ? 1 : 0); }
+    return on;
+  };
+  const stroked = cover((ctx) => {
+    ctx.beginPath();
+    ys.forEach((v, i) => (i ? ctx.lineTo(X(i), Y(v)) : ctx.moveTo(X(i), Y(v))));
+    ctx.stroke();
+  });
+  const filled = cover((ctx) => AttentionBook.lab.fillColumns(ctx, ys, X, Y, width, dpr));
+  let both = 0, either = 0;
+  stroked.forEach((a, k) => { both += a & filled[k]; either += a | filled[k]; });
+  return both / either;
+}"""
+
+
+def test_a_dense_line_fills_what_its_stroke_covers(browser):
+    """The lines panel draws a line of more points than its pixels as columns (a stroke of a
+    long zigzag rasterised in 9-12 ms a panel at s = d = 512): the pixels they cover are
+    those a round pen's stroke covers, within a pixel at the edges (intersection over union
+    0.85 or more, thin and thick, slow and fast, at 1 and 2 device px a CSS px)."""
+    from conftest import PageWatch
+
+    from attention_book.controls.web import WEB_DIR
+
+    watch = PageWatch(browser, width=600)
+    watch.page.set_content("<!doctype html><body><script>"
+                           + (WEB_DIR / "lab.js").read_text(encoding="utf-8") + "</script></body>")
+    low = []
+    for n, f in ((512, 1.0), (512, 0.05), (900, 0.3)):
+        for width in (1.2, 3.84):
+            for dpr in (1, 2):
+                iou = watch.page.evaluate(DENSE_JS, [n, 250, width, dpr, f])
+                if iou < 0.85:
+                    low.append((n, f, width, dpr, round(iou, 3)))
+    assert watch.console_errors == []
+    watch.close()
+    assert not low, low

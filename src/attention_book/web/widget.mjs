@@ -214,20 +214,38 @@ var ToggleControl = class extends Control {
 var TextControl = class extends Control {
   constructor(c, id) {
     super(c, id);
-    this.input = make("input", {
-      type: "text",
+    this.input = make("textarea", {
       id,
       name: c.name,
       placeholder: c.placeholder || "",
+      rows: "1",
       autocomplete: "off",
-      spellcheck: "false"
+      spellcheck: "false",
+      class: "ab-text",
+      // as tall as its text also where the book's CSS is not
+      // loaded (a notebook)
+      style: "field-sizing: content; resize: none"
+    });
+    this.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+      }
     });
     const after = [];
     if (c.suggestions && c.suggestions.length) {
-      this.input.setAttribute("list", id + "-list");
-      const list = make("datalist", { id: id + "-list" });
-      list.append(...[c.default, ...c.suggestions].map((t) => make("option", { value: t })));
-      after.push(list);
+      this.suggest = make("select", { id: id + "-list", class: "ab-suggest", "aria-label": "texts the book suggests for " + c.label });
+      this.suggest.append(
+        make("option", { value: "" }, "suggested\u2026"),
+        ...[c.default, ...c.suggestions].map((t) => make("option", { value: t }, t))
+      );
+      this.suggest.addEventListener("change", () => {
+        if (this.suggest.value) {
+          this.input.value = this.suggest.value;
+          this.suggest.value = "";
+          this.input.dispatchEvent(new Event("input", { bubbles: true }));
+        }
+      });
+      after.push(this.suggest);
     }
     this.input.value = c.default;
     this.finish(...after);
@@ -237,6 +255,18 @@ var TextControl = class extends Control {
   }
   set value(v) {
     this.input.value = v;
+  }
+  get disabled() {
+    return this.input.disabled;
+  }
+  set disabled(off) {
+    this.input.disabled = off;
+    if (this.suggest) {
+      this.suggest.disabled = off;
+    }
+    if (this.hint) {
+      this.hint.hidden = !off;
+    }
   }
 };
 var KINDS = {
@@ -290,6 +320,61 @@ function colorize(values, name, vmin, vmax, out) {
 function rgb(name, level) {
   const table = lut(name);
   return `rgb(${table[3 * level]},${table[3 * level + 1]},${table[3 * level + 2]})`;
+}
+
+// src/theme.js
+function cssVar(el, names, fallback) {
+  const style = getComputedStyle(el);
+  for (const name of names) {
+    const value = style.getPropertyValue(name).trim();
+    if (value) {
+      return value;
+    }
+  }
+  return fallback;
+}
+function channels(colour) {
+  const hex2 = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
+  if (hex2) {
+    return hex2.slice(1, 4).map((h) => parseInt(h, 16));
+  }
+  const fn = /rgba?\(([^)]+)\)/.exec(colour);
+  return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
+}
+function luminance(colour) {
+  const c = channels(colour);
+  return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
+}
+function wcag(c) {
+  const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+function contrast(a, b) {
+  const la = wcag(channels(a)), lb = wcag(channels(b));
+  return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+}
+var contrastedMemo = /* @__PURE__ */ new Map();
+function contrasted(colour, background, least = 3) {
+  const key = colour + "|" + background;
+  if (!contrastedMemo.has(key)) {
+    const toward = wcag(channels(background)) > 0.18 ? 0 : 255, c = channels(colour);
+    let out = colour;
+    for (let t = 0.1; t <= 1.0001 && contrast(out, background) < least; t += 0.1) {
+      out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
+    }
+    contrastedMemo.set(key, out);
+  }
+  return contrastedMemo.get(key);
+}
+function theme(el) {
+  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
+  return {
+    background,
+    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
+    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
+    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
+    dark: luminance(background) < 0.5
+  };
 }
 
 // src/panels/style.js
@@ -446,7 +531,24 @@ function emptyMessage(ctx, message, x, y, most, th) {
 // src/panels/arcs.js
 var ARC_SPACE = 110;
 var SIDE = 24;
-var LEVELS = { light: [0, 0.72], dark: [0.38, 1] };
+var CONTRAST = 3.5;
+var SHOWN = 5e-3;
+var SEEN = 1.25;
+var levelsMemo = /* @__PURE__ */ new Map();
+function levels(background) {
+  if (!levelsMemo.has(background)) {
+    const ok = (k) => contrast(rgb("cividis", k), background) >= CONTRAST;
+    let lo = 0, hi = 255;
+    while (lo < 255 && !ok(lo)) {
+      lo += 1;
+    }
+    while (hi > lo && !ok(hi)) {
+      hi -= 1;
+    }
+    levelsMemo.set(background, [lo, hi]);
+  }
+  return levelsMemo.get(background);
+}
 function layoutOnce(ctx, panel, w) {
   const tokens = (panel.tokens || []).map(String), n = panel.weights ? panel.weights.length : tokens.length;
   font(ctx);
@@ -508,11 +610,11 @@ function dots(ctx, xs, y, r) {
   ctx.fill();
 }
 function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
-  const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
+  const most = Math.max(0, ...weights), [a, b] = levels(th.background);
   const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
   const style = (w) => [
-    Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))),
-    Math.round(4 * (0.5 + 8 * w)) / 4
+    Math.round(a + (b - a) * w / Math.max(most, 1e-12)),
+    Math.max(w >= SHOWN ? SEEN : 0, Math.round(4 * (0.5 + 8 * w)) / 4)
   ];
   ctx.lineCap = "round";
   let k = 0;
@@ -560,6 +662,7 @@ function drawArcs(ctx, panel, region, th) {
       turnedText(ctx, g.labels[k], X(j), bottom + 7, g.turn, "right", "middle", th.text);
     }
   });
+  return { xq, xs: Array.from({ length: n }, (_, j) => X(j)), top, bottom };
 }
 
 // src/format.js
@@ -833,7 +936,7 @@ function axisTicks(n, labels, most, keep) {
   const at = wholeTicks(n, Math.max(2, Math.min(most, 6)));
   return { at, labels: at.map(String), step: 1, tokens: false };
 }
-function layoutOnce3(ctx, panel, w) {
+function layoutOnce3(ctx, panel, w, h = 0) {
   const [rows2, cols] = panel.extent || [panel.rows, panel.cols];
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   font(ctx);
@@ -873,6 +976,9 @@ function layoutOnce3(ctx, panel, w) {
   g.turned = fit2.turned;
   g.xlabel = labelLines(ctx, axisLabel(panel.xlabel, x.tokens ? x.step : 1), g.pw + g.left);
   g.bottom = 6 + fit2.extent + 4 + g.xlabel.length * LINE + 2;
+  if (panel.fillRow && h) {
+    g.ph = Math.max(g.ph, Math.floor(h - title.height - g.bottom));
+  }
   g.height = title.height + g.ph + g.bottom;
   g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
   return g;
@@ -897,7 +1003,7 @@ function measureHeatmap(ctx, panel, w) {
   return { minW: g.minW, height: g.height };
 }
 function drawHeatmap(ctx, panel, region, th, scratch) {
-  const g = layout3(ctx, panel, region.w);
+  const g = layout3(ctx, panel, region.w, region.h);
   const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   if (panel.rows && panel.cols) {
@@ -919,58 +1025,6 @@ function drawHeatmap(ctx, panel, region, th, scratch) {
   if (g.bar && !g.bar.shared) {
     drawColorbar(ctx, panel, g, box, th);
   }
-}
-
-// src/theme.js
-function cssVar(el, names, fallback) {
-  const style = getComputedStyle(el);
-  for (const name of names) {
-    const value = style.getPropertyValue(name).trim();
-    if (value) {
-      return value;
-    }
-  }
-  return fallback;
-}
-function channels(colour) {
-  const hex2 = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
-  if (hex2) {
-    return hex2.slice(1, 4).map((h) => parseInt(h, 16));
-  }
-  const fn = /rgba?\(([^)]+)\)/.exec(colour);
-  return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
-}
-function luminance(colour) {
-  const c = channels(colour);
-  return (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) / 255;
-}
-function wcag(c) {
-  const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-var contrastedMemo = /* @__PURE__ */ new Map();
-function contrasted(colour, background, least = 3) {
-  const key = colour + "|" + background;
-  if (!contrastedMemo.has(key)) {
-    const bg = wcag(channels(background)), toward = bg > 0.18 ? 0 : 255, c = channels(colour);
-    const ratio = (l) => (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
-    let out = colour;
-    for (let t = 0.1; t <= 1.0001 && ratio(wcag(channels(out))) < least; t += 0.1) {
-      out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
-    }
-    contrastedMemo.set(key, out);
-  }
-  return contrastedMemo.get(key);
-}
-function theme(el) {
-  const background = cssVar(el, ["--pst-color-background", "--jp-layout-color0"], "#ffffff");
-  return {
-    background,
-    text: cssVar(el, ["--pst-color-text-base", "--jp-ui-font-color0"], "#222832"),
-    muted: cssVar(el, ["--pst-color-text-muted", "--jp-ui-font-color2"], "#48566b"),
-    border: cssVar(el, ["--pst-color-border", "--jp-border-color1"], "#d1d5da"),
-    dark: luminance(background) < 0.5
-  };
 }
 
 // src/panels/lines.js
@@ -1059,7 +1113,7 @@ function measureLines(ctx, panel, w) {
   const g = layout4(ctx, panel, w);
   return { minW: g.minW, height: g.height };
 }
-function strokeLine(ctx, ys, X, Y, run2) {
+function strokeLine(ctx, ys, X, Y) {
   ctx.beginPath();
   for (let i = 0; i < ys.length; i++) {
     if (i === 0) {
@@ -1067,16 +1121,69 @@ function strokeLine(ctx, ys, X, Y, run2) {
     } else {
       ctx.lineTo(X(i), Y(ys[i]));
     }
-    if (i % run2 === run2 - 1 && i < ys.length - 1) {
-      ctx.stroke();
-      ctx.beginPath();
-      ctx.moveTo(X(i), Y(ys[i]));
-    }
   }
   if (ys.length === 1) {
     ctx.lineTo(X(0) + 0.01, Y(ys[0]));
   }
   ctx.stroke();
+}
+function fillColumns(ctx, ys, X, Y, width, px) {
+  const r = width / 2, first = Math.floor((X(0) - r) * px);
+  const n = Math.ceil((X(ys.length - 1) + r) * px) - first + 1;
+  const span = new Float64Array(2 * n).fill(NaN);
+  const widen = (c, y) => {
+    if (!(span[2 * c] <= y)) {
+      span[2 * c] = y;
+    }
+    if (!(span[2 * c + 1] >= y)) {
+      span[2 * c + 1] = y;
+    }
+  };
+  const middle = (c) => (c + first + 0.5) / px;
+  const band = new Float64Array(8);
+  for (let i = 0; i < ys.length; i++) {
+    const xa = X(i), ya = Y(ys[i]);
+    if (!Number.isFinite(ya)) {
+      continue;
+    }
+    for (let c = Math.floor((xa - r) * px) - first; c <= Math.floor((xa + r) * px) - first; c++) {
+      const dx = middle(c) - xa;
+      if (Math.abs(dx) <= r) {
+        const h = Math.sqrt(r * r - dx * dx);
+        widen(c, ya - h);
+        widen(c, ya + h);
+      }
+    }
+    if (i + 1 >= ys.length || !Number.isFinite(ys[i + 1])) {
+      continue;
+    }
+    const xb = X(i + 1), yb = Y(ys[i + 1]), len = Math.hypot(xb - xa, yb - ya) || 1;
+    const nx = -(yb - ya) / len * r, ny = (xb - xa) / len * r;
+    band[0] = xa + nx;
+    band[1] = ya + ny;
+    band[2] = xb + nx;
+    band[3] = yb + ny;
+    band[4] = xb - nx;
+    band[5] = yb - ny;
+    band[6] = xa - nx;
+    band[7] = ya - ny;
+    const lo = Math.min(band[0], band[2], band[4], band[6]), hi = Math.max(band[0], band[2], band[4], band[6]);
+    for (let c = Math.floor(lo * px) - first; c <= Math.floor(hi * px) - first; c++) {
+      const x = middle(c);
+      for (let k = 0; k < 8; k += 2) {
+        const x0 = band[k], y0 = band[k + 1], x1 = band[(k + 2) % 8], y1 = band[(k + 3) % 8];
+        if (x0 !== x1 && (x0 - x) * (x1 - x) <= 0) {
+          widen(c, y0 + (y1 - y0) * (x - x0) / (x1 - x0));
+        }
+      }
+    }
+  }
+  for (let c = 0; c < n; c++) {
+    if (span[2 * c] === span[2 * c]) {
+      ctx.fillRect((c + first) / px, span[2 * c], 1 / px, span[2 * c + 1] - span[2 * c]);
+    }
+  }
+  return { first, span };
 }
 function drawMarker(ctx, panel, { box, X, Y }, th) {
   const at = Math.round(X(panel.marker)) + 0.5;
@@ -1113,11 +1220,16 @@ function drawPlot(ctx, panel, scales, th) {
     ctx.lineTo(box.x + box.w, Math.round(Y(0)) + 0.5);
     ctx.stroke();
   }
-  const dense = panel.n > box.w / 2;
-  ctx.lineJoin = dense ? "bevel" : "round";
+  const dense = panel.n > box.w / 2, px = ctx.getTransform().a || 1;
+  ctx.lineJoin = "round";
   for (const line of panel.lines) {
     strokeOf(ctx, line, th);
-    strokeLine(ctx, line.y, scales.X, Y, dense ? 32 : Infinity);
+    if (dense && !line.dashed) {
+      ctx.fillStyle = ctx.strokeStyle;
+      fillColumns(ctx, line.y, scales.X, Y, ctx.lineWidth, px);
+    } else {
+      strokeLine(ctx, line.y, scales.X, Y);
+    }
   }
   ctx.setLineDash([]);
   if (panel.marker !== void 0 && panel.marker !== null) {
@@ -1352,7 +1464,7 @@ function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePix
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);
-  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
+  layout6.drawn = spec.panels.map((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
   return layout6;
 }
@@ -6037,7 +6149,7 @@ function alt8(st) {
   if (st.s === 0) {
     return core_default.noTokensAlt("Seven empty heatmaps", st.notes);
   }
-  return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") + "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") + ". Top row: input, weights and output of the original sentence, permuted after attention. Bottom row: the same computed from the permuted sentence. Right: their difference. " + (st.equivariant ? "The two rows are identical and the difference map is all zero: " : "The two rows differ and the difference map is bright in places: ") + verdict(st) + ".";
+  return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") + "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") + ". Left column: input, weights and output of the original sentence, permuted after attention. Right column: the same computed from the permuted sentence. Below: their difference. " + (st.equivariant ? "The two columns are identical and the difference map is all zero: " : "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
 }
 function numbers8(st) {
   var n = core_default.nested, s = st.s, d = D;
@@ -6060,7 +6172,7 @@ var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] };
 var MAX_LABELS = 16;
 function figure8(st) {
   var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
-  function heat(title, data2, cols, kind2, xlabel, bar, rowLabels2, colLabels2) {
+  function heat(title, data2, cols, kind2, xlabel, right, colLabels2) {
     var lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
     return {
       kind: "heatmap",
@@ -6074,32 +6186,26 @@ function figure8(st) {
       vmax: lim[1],
       xlabel,
       ylabel: "",
-      colorbar: bar,
-      rowLabels: rowLabels2,
-      colLabels: colLabels2
+      colorbar: right ? kind2 === "difference" ? title : kind2 : false,
+      rowLabels: right ? void 0 : labels,
+      colLabels: colLabels2,
+      fillRow: true,
+      newRow: !right
     };
   }
-  var before = heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels);
-  var difference = heat(
-    "|f(PX) \u2212 P f(X)|",
-    st.difference,
-    d,
-    "difference",
-    "dimension",
-    "|f(PX) \u2212 P f(X)|"
-  );
-  before.newRow = true;
-  difference.newRow = true;
   return {
-    columns: 3,
+    columns: 2,
     panels: [
-      heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", "input", labels),
-      heat("P A(X) P\u1D40", st.after[1], s, "weight", "key", "weight", labels),
-      heat("P f(X)", st.after[2], d, "output", "dimension", "output"),
-      before,
-      heat("A(PX)", st.before[1], s, "weight", "key", "weight", labels),
-      heat("f(PX)", st.before[2], d, "output", "dimension", "output"),
-      difference
+      heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", false),
+      heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", true),
+      heat("P A(X) P\u1D40", st.after[1], s, "weight", "key", false, labels),
+      heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
+      heat("P f(X)", st.after[2], d, "output", "dimension", false),
+      heat("f(PX)", st.before[2], d, "output", "dimension", true),
+      Object.assign(
+        heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true),
+        { newRow: true, fillRow: false }
+      )
     ]
   };
 }

@@ -209,19 +209,33 @@ export class ToggleControl extends Control {
   set value(v) { this.input.checked = !!v; }
 }
 
-/** A text box, with the book's sentences offered as the reader types (a <datalist>). No
- *  maxlength: a text over the lab's limit gets the state module's message, not a silent cut. */
+/** A text box that wraps: every word of a long text stays in view, on as many lines as it
+ *  needs (chapter 8's 24 symbols on a phone; an <input> showed about 19). One paragraph:
+ *  Enter adds no line. The book's sentences are offered in a drop-down beside it (a
+ *  <textarea> takes no <datalist>); choosing one puts it in the box. No maxlength: a text
+ *  over the lab's limit gets the state module's message, not a silent cut. */
 export class TextControl extends Control {
   constructor(c, id) {
     super(c, id);
-    this.input = make("input", {type: "text", id, name: c.name, placeholder: c.placeholder || "",
-                                autocomplete: "off", spellcheck: "false"});
+    this.input = make("textarea", {id, name: c.name, placeholder: c.placeholder || "", rows: "1",
+                                   autocomplete: "off", spellcheck: "false", class: "ab-text",
+                                   // as tall as its text also where the book's CSS is not
+                                   // loaded (a notebook)
+                                   style: "field-sizing: content; resize: none"});
+    this.input.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); } });
     const after = [];
     if (c.suggestions && c.suggestions.length) {
-      this.input.setAttribute("list", id + "-list");
-      const list = make("datalist", {id: id + "-list"});
-      list.append(...[c.default, ...c.suggestions].map((t) => make("option", {value: t})));
-      after.push(list);
+      this.suggest = make("select", {id: id + "-list", class: "ab-suggest", "aria-label": "texts the book suggests for " + c.label});
+      this.suggest.append(make("option", {value: ""}, "suggested\u2026"),
+                          ...[c.default, ...c.suggestions].map((t) => make("option", {value: t}, t)));
+      this.suggest.addEventListener("change", () => {
+        if (this.suggest.value) {
+          this.input.value = this.suggest.value;
+          this.suggest.value = "";
+          this.input.dispatchEvent(new Event("input", {bubbles: true}));
+        }
+      });
+      after.push(this.suggest);
     }
     this.input.value = c.default;
     this.finish(...after);
@@ -230,6 +244,14 @@ export class TextControl extends Control {
   get value() { return this.input.value; }
 
   set value(v) { this.input.value = v; }
+
+  get disabled() { return this.input.disabled; }
+
+  set disabled(off) {
+    this.input.disabled = off;
+    if (this.suggest) { this.suggest.disabled = off; }
+    if (this.hint) { this.hint.hidden = !off; }
+  }
 }
 
 const KINDS = {slider: SliderControl, choice: ChoiceControl, multi: MultiControl,

@@ -103,7 +103,8 @@ function fit(canvas, width, height, dpr) {
  * @param {object} th the theme's colours (theme.js)
  * @param {HTMLCanvasElement} scratch a canvas the heatmaps paint their cells on
  * @param {number} [dpr] device pixels a CSS px (the screen's by default)
- * @returns {{regions: object[], height: number}} the layout drawn
+ * @returns {{regions: object[], height: number, drawn: Array}} the layout drawn, and what
+ *   each panel's draw returned
  */
 export function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
@@ -114,7 +115,8 @@ export function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.de
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);
-  spec.panels.forEach((panel, i) => kind(panel)[0](ctx, panel, layout.regions[i], th, scratch));
+  // what each panel's draw tells of where it drew (the arcs: their ends), for the tests
+  layout.drawn = spec.panels.map((panel, i) => kind(panel)[0](ctx, panel, layout.regions[i], th, scratch));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));  // the smallest text, in its pixels
   return layout;
 }

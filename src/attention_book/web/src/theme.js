@@ -32,6 +32,17 @@ function wcag(c) {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
+/**
+ * WCAG's contrast ratio of two CSS colours (1..21).
+ * @param {string} a
+ * @param {string} b
+ * @returns {number}
+ */
+export function contrast(a, b) {
+  const la = wcag(channels(a)), lb = wcag(channels(b));
+  return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+}
+
 const contrastedMemo = new Map();
 
 /**
@@ -46,10 +57,9 @@ const contrastedMemo = new Map();
 export function contrasted(colour, background, least = 3) {
   const key = colour + "|" + background;
   if (!contrastedMemo.has(key)) {
-    const bg = wcag(channels(background)), toward = bg > 0.18 ? 0 : 255, c = channels(colour);
-    const ratio = (l) => (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
+    const toward = wcag(channels(background)) > 0.18 ? 0 : 255, c = channels(colour);
     let out = colour;
-    for (let t = 0.1; t <= 1.0001 && ratio(wcag(channels(out))) < least; t += 0.1) {
+    for (let t = 0.1; t <= 1.0001 && contrast(out, background) < least; t += 0.1) {
       out = "rgb(" + c.map((v) => Math.round(v + (toward - v) * t)).join(",") + ")";
     }
     contrastedMemo.set(key, out);

@@ -11,10 +11,11 @@ import {LUT_HEX, colorize, lut} from "../colormaps.js";
 import {drawFigure} from "../figure.js";
 import {format} from "../format.js";
 import {Lab, mount, start} from "../lab.js";
+import {fillColumns} from "../panels/lines.js";
 import {wholeTicks} from "../ticks.js";
 
 /** The front end's API: AttentionBook.lab in a page, the bundle's exports in Node. */
-const api = {format, lut, colorize, wholeTicks, drawFigure, mount, start, LUT_HEX, Lab};
+const api = {format, lut, colorize, wholeTicks, drawFigure, mount, start, LUT_HEX, Lab, fillColumns};
 
 const book = globalThis.AttentionBook || {};
 globalThis.AttentionBook = book;

@@ -198,10 +198,10 @@ import rng from "../shared/rng.js";
     if (st.s === 0) { return core.noTokensAlt("Seven empty heatmaps", st.notes); }
     return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") +
       "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") +
-      ". Top row: input, weights and output of the original sentence, permuted after attention. " +
-      "Bottom row: the same computed from the permuted sentence. Right: their difference. " +
-      (st.equivariant ? "The two rows are identical and the difference map is all zero: " :
-        "The two rows differ and the difference map is bright in places: ") + verdict(st) + ".";
+      ". Left column: input, weights and output of the original sentence, permuted after attention. " +
+      "Right column: the same computed from the permuted sentence. Below: their difference. " +
+      (st.equivariant ? "The two columns are identical and the difference map is all zero: " :
+        "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
   }
 
   /** The numbers the lab shows, for download: the weights of the permuted sentence A(PX)
@@ -217,34 +217,34 @@ import rng from "../shared/rng.js";
   // plots.permutation: INPUT_, PERMUTATION_, DIFFERENCE_COLOR_LIMITS, PERMUTATION_MAX_LABELS
   var LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
 
-  /** The picture as panels for lab.js (plots.permutation.PermutationView): permuted after
-   *  attention (top row), before (bottom row), and the difference. */
+  /** The picture as panels for lab.js: each row a pair, permuted after attention (left) and
+   *  computed from the permuted sentence (right), which should be equal: the inputs, the
+   *  weights, the outputs; then their difference. A pair shares its rows (the permuted
+   *  tokens, named on the left) and its colour bar (on the right), and is one height; so a
+   *  pair of inputs or outputs fits side by side on a phone. */
   function figure(st) {
     var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
-    function heat(title, data, cols, kind, xlabel, bar, rowLabels, colLabels) {
+    function heat(title, data, cols, kind, xlabel, right, colLabels) {
       var lim = kind === "weight" ? [0, 1] : LIMITS[kind];
       return {kind: "heatmap", title: title, data: data, rows: s, cols: cols, extent: [s, cols],
               cmap: kind === "weight" || kind === "difference" ? "viridis" : "cividis",
-              vmin: lim[0], vmax: lim[1], xlabel: xlabel, ylabel: "", colorbar: bar,
-              rowLabels: rowLabels, colLabels: colLabels};
+              vmin: lim[0], vmax: lim[1], xlabel: xlabel, ylabel: "",
+              colorbar: right ? (kind === "difference" ? title : kind) : false,
+              rowLabels: right ? undefined : labels, colLabels: colLabels, fillRow: true,
+              newRow: !right};
     }
-    // permuted after attention (a row), computed from the permuted sentence (a row), then
-    // their difference; the weight maps name their query rows (the keys are positions)
-    var before = heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", "input", labels);
-    var difference = heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension",
-                          "|f(PX) \u2212 P f(X)|");
-    before.newRow = true;
-    difference.newRow = true;
+    // P A P^T moves A's rows and columns alike: its keys are in the permuted order too
     return {
-      columns: 3,
+      columns: 2,
       panels: [
-        heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", "input", labels),
-        heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", "weight", labels),
-        heat("P f(X)", st.after[2], d, "output", "dimension", "output"),
-        before,
-        heat("A(PX)", st.before[1], s, "weight", "key", "weight", labels),
-        heat("f(PX)", st.before[2], d, "output", "dimension", "output"),
-        difference,
+        heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", false),
+        heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", true),
+        heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", false, labels),
+        heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
+        heat("P f(X)", st.after[2], d, "output", "dimension", false),
+        heat("f(PX)", st.before[2], d, "output", "dimension", true),
+        Object.assign(heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true),
+                      {newRow: true, fillRow: false}),
       ],
     };
   }

@@ -5,14 +5,34 @@
 // every k-th and the query's own, and the title says so.
 
 import {rgb} from "../colormaps.js";
+import {contrast} from "../theme.js";
 import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, drawTitle, emptyMessage, font, remembered, text,
         thin, thinNote, titleBlock, turnedText, widest, widthOf} from "./style.js";
 
 const ARC_SPACE = 110;  // px from the query's node to the keys'
 const SIDE = 24;        // px at least left and right of the outer nodes
-// cividis levels the arcs use (0..1): its dark end is lost on a dark page, its light end on
-// a white one (3:1 against the background, the least for graphics)
-const LEVELS = {light: [0.0, 0.72], dark: [0.38, 1.0]};
+// An arc's drawn pixels are its colour blended with the page where it covers a pixel only in
+// part (a thin slanted line): so its colour keeps CONTRAST:1 against the page, and an arc of
+// a weight the numbers show (SHOWN and up: 0.01 to two decimals) is at least SEEN px wide.
+// Then its most covered pixel keeps WCAG's 3:1 for graphics at 1 and 2 device px a CSS px,
+// in both modes (tests/test_lab_legibility.py reads them). Lighter weights stay thin and
+// faint: an arc of weight 0 is no claim that the key counts.
+const CONTRAST = 3.5, SHOWN = 0.005, SEEN = 1.25;
+
+const levelsMemo = new Map();
+
+/** The cividis levels [lowest, highest] (0..255) the arcs use on `background`: on a dark
+ *  page from the first level with CONTRAST:1 up, on a light one up to the last. */
+function levels(background) {
+  if (!levelsMemo.has(background)) {
+    const ok = (k) => contrast(rgb("cividis", k), background) >= CONTRAST;
+    let lo = 0, hi = 255;
+    while (lo < 255 && !ok(lo)) { lo += 1; }
+    while (hi > lo && !ok(hi)) { hi -= 1; }
+    levelsMemo.set(background, [lo, hi]);
+  }
+  return levelsMemo.get(background);
+}
 
 /** How the key labels go: which are named, turned how, and the room they need. */
 function layoutOnce(ctx, panel, w) {
@@ -75,10 +95,10 @@ function dots(ctx, xs, y, r) {
  *  colour level and width (to a quarter pixel) agree are stroked as one path: at 128 keys a
  *  stroke an arc was the larger part of the figure's draw. */
 function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
-  const most = Math.max(0, ...weights), [a, b] = LEVELS[th.dark ? "dark" : "light"];
+  const most = Math.max(0, ...weights), [a, b] = levels(th.background);
   const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
-  const style = (w) => [Math.round(255 * (a + (b - a) * w / Math.max(most, 1e-12))),
-                        Math.round(4 * (0.5 + 8 * w)) / 4];
+  const style = (w) => [Math.round(a + (b - a) * w / Math.max(most, 1e-12)),
+                        Math.max(w >= SHOWN ? SEEN : 0, Math.round(4 * (0.5 + 8 * w)) / 4)];
   ctx.lineCap = "round";
   let k = 0;
   while (k < order.length) {
@@ -104,6 +124,9 @@ function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
  *   queryAt?, tokens?, title?, empty?}
  * @param {{x: number, y: number, w: number, h: number}} region CSS px
  * @param {object} th the theme
+ * @returns {{xq: number, xs: number[], top: number, bottom: number}|undefined} where the
+ *   arcs start (the query, at `top`) and end (each key, at `bottom`), CSS px; none drawn:
+ *   undefined
  */
 export function drawArcs(ctx, panel, region, th) {
   const g = layout(ctx, panel, region.w), {n} = g;
@@ -132,4 +155,5 @@ export function drawArcs(ctx, panel, region, th) {
       turnedText(ctx, g.labels[k], X(j), bottom + 7, g.turn, "right", "middle", th.text);
     }
   });
+  return {xq, xs: Array.from({length: n}, (_, j) => X(j)), top, bottom};
 }

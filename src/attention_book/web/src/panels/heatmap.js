@@ -114,7 +114,7 @@ function axisTicks(n, labels, most, keep) {
  * measured from the labels, the plot's size (cells close to square, every named row a line
  * of text tall), the ticks, and the least width that keeps the named columns apart.
  */
-function layoutOnce(ctx, panel, w) {
+function layoutOnce(ctx, panel, w, h = 0) {
   const [rows, cols] = panel.extent || [panel.rows, panel.cols];
   const title = titleBlock(ctx, panel.title || "", w - 2 * PAD);
   font(ctx);
@@ -153,6 +153,9 @@ function layoutOnce(ctx, panel, w) {
   g.turned = fit.turned;
   g.xlabel = labelLines(ctx, axisLabel(panel.xlabel, x.tokens ? x.step : 1), g.pw + g.left);
   g.bottom = 6 + fit.extent + 4 + g.xlabel.length * LINE + 2;
+  if (panel.fillRow && h) {  // as tall as the row: the maps of a row, one height
+    g.ph = Math.max(g.ph, Math.floor(h - title.height - g.bottom));
+  }
   g.height = title.height + g.ph + g.bottom;
   g.minW = g.left + g.barW + PAD + Math.max(72, xNamed ? Math.min(cols, NAME_ALL) * TURNED_SPACING : 0);
   return g;
@@ -187,13 +190,14 @@ export function measureHeatmap(ctx, panel, w) {
  * @param {CanvasRenderingContext2D} ctx
  * @param {object} panel {kind: "heatmap", data, rows, cols, cmap, vmin, vmax, extent?,
  *   masked?, faded?, outlineRow?, rowLabels?, colLabels?, colorbar?, colorbarTicks?, empty?,
- *   title?, xlabel?, ylabel?, marks? ([row, col] cells to ring)}
+ *   title?, xlabel?, ylabel?, marks? ([row, col] cells to ring), fillRow? (the plot as tall
+ *   as the row allows: maps side by side, one height)}
  * @param {{x: number, y: number, w: number, h: number}} region CSS px
  * @param {object} th the theme
  * @param {HTMLCanvasElement} scratch a canvas to paint the cells on
  */
 export function drawHeatmap(ctx, panel, region, th, scratch) {
-  const g = layout(ctx, panel, region.w);
+  const g = layout(ctx, panel, region.w, region.h);
   const box = {x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph};
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   if (panel.rows && panel.cols) {

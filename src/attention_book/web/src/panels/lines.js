@@ -102,21 +102,73 @@ export function measureLines(ctx, panel, w) {
   return {minW: g.minW, height: g.height};
 }
 
-/** One line's points, stroked. A dense line (more points than half its pixels) is stroked in
- *  runs of 32 points with bevel joins: one stroke of a long thick zigzag is slow to
- *  rasterise (benchmarks/README.md), the runs about a tenth of it. */
-function strokeLine(ctx, ys, X, Y, run) {
+/** One line's points, stroked. */
+function strokeLine(ctx, ys, X, Y) {
   ctx.beginPath();
   for (let i = 0; i < ys.length; i++) {
     if (i === 0) { ctx.moveTo(X(i), Y(ys[i])); } else { ctx.lineTo(X(i), Y(ys[i])); }
-    if (i % run === run - 1 && i < ys.length - 1) {  // end this run; the next starts here
-      ctx.stroke();
-      ctx.beginPath();
-      ctx.moveTo(X(i), Y(ys[i]));
-    }
   }
   if (ys.length === 1) { ctx.lineTo(X(0) + 0.01, Y(ys[0])); }
   ctx.stroke();
+}
+
+/**
+ * A dense solid line (more points than its pixels) as what its stroke covers, one device
+ * pixel column at a time: down the middle of each column, where it crosses the band of
+ * each segment and the round join at each point (the stroke with a round pen, `width`
+ * across), one rectangle from the highest to the lowest. A stroke of a long zigzag is slow
+ * to rasterise (chapter 2's waves and rotation check at s = d = 512: 13-16 ms a frame,
+ * benchmarks/README.md); rectangles on the pixel grid are not.
+ * @param {CanvasRenderingContext2D} ctx its fill style set
+ * @param {ArrayLike<number>} ys (n,) the values (NaN: a gap)
+ * @param {function} X index -> CSS px
+ * @param {function} Y value -> CSS px
+ * @param {number} width the line's width, CSS px
+ * @param {number} px device pixels a CSS px
+ * @returns {{first: number, span: Float64Array}} the columns (device px from `first`):
+ *   each one's [top, bottom] in CSS px, NaN where the line does not reach (for the tests)
+ */
+export function fillColumns(ctx, ys, X, Y, width, px) {
+  const r = width / 2, first = Math.floor((X(0) - r) * px);
+  const n = Math.ceil((X(ys.length - 1) + r) * px) - first + 1;
+  const span = new Float64Array(2 * n).fill(NaN);  // (columns, 2): top, bottom
+  const widen = (c, y) => {
+    if (!(span[2 * c] <= y)) { span[2 * c] = y; }
+    if (!(span[2 * c + 1] >= y)) { span[2 * c + 1] = y; }
+  };
+  const middle = (c) => (c + first + 0.5) / px;  // CSS px
+  const band = new Float64Array(8);  // a segment's band: four corners (x, y)
+  for (let i = 0; i < ys.length; i++) {
+    const xa = X(i), ya = Y(ys[i]);
+    if (!Number.isFinite(ya)) { continue; }  // a gap, as a stroke leaves it
+    for (let c = Math.floor((xa - r) * px) - first; c <= Math.floor((xa + r) * px) - first; c++) {
+      const dx = middle(c) - xa;  // the round join at this point
+      if (Math.abs(dx) <= r) {
+        const h = Math.sqrt(r * r - dx * dx);
+        widen(c, ya - h);
+        widen(c, ya + h);
+      }
+    }
+    if (i + 1 >= ys.length || !Number.isFinite(ys[i + 1])) { continue; }
+    const xb = X(i + 1), yb = Y(ys[i + 1]), len = Math.hypot(xb - xa, yb - ya) || 1;
+    const nx = -(yb - ya) / len * r, ny = (xb - xa) / len * r;  // the normal, r long
+    band[0] = xa + nx; band[1] = ya + ny; band[2] = xb + nx; band[3] = yb + ny;  // its corners
+    band[4] = xb - nx; band[5] = yb - ny; band[6] = xa - nx; band[7] = ya - ny;
+    const lo = Math.min(band[0], band[2], band[4], band[6]), hi = Math.max(band[0], band[2], band[4], band[6]);
+    for (let c = Math.floor(lo * px) - first; c <= Math.floor(hi * px) - first; c++) {
+      const x = middle(c);
+      for (let k = 0; k < 8; k += 2) {  // where the column's middle crosses the band's edges
+        const x0 = band[k], y0 = band[k + 1], x1 = band[(k + 2) % 8], y1 = band[(k + 3) % 8];
+        if (x0 !== x1 && (x0 - x) * (x1 - x) <= 0) { widen(c, y0 + (y1 - y0) * (x - x0) / (x1 - x0)); }
+      }
+    }
+  }
+  for (let c = 0; c < n; c++) {  // a rectangle each (one path of them fills slowly)
+    if (span[2 * c] === span[2 * c]) {  // not NaN: the line reaches this column
+      ctx.fillRect((c + first) / px, span[2 * c], 1 / px, span[2 * c + 1] - span[2 * c]);
+    }
+  }
+  return {first, span};
 }
 
 /** The dashed marker at index panel.marker and a dot where each solid line crosses it. */
@@ -155,11 +207,17 @@ function drawPlot(ctx, panel, scales, th) {
     ctx.lineTo(box.x + box.w, Math.round(Y(0)) + 0.5);
     ctx.stroke();
   }
-  const dense = panel.n > box.w / 2;
-  ctx.lineJoin = dense ? "bevel" : "round";
+  // more points than half the plot's CSS px: each drawn as the columns its stroke covers
+  const dense = panel.n > box.w / 2, px = ctx.getTransform().a || 1;
+  ctx.lineJoin = "round";
   for (const line of panel.lines) {
     strokeOf(ctx, line, th);
-    strokeLine(ctx, line.y, scales.X, Y, dense ? 32 : Infinity);
+    if (dense && !line.dashed) {
+      ctx.fillStyle = ctx.strokeStyle;
+      fillColumns(ctx, line.y, scales.X, Y, ctx.lineWidth, px);
+    } else {
+      strokeLine(ctx, line.y, scales.X, Y);
+    }
   }
   ctx.setLineDash([]);
   if (panel.marker !== undefined && panel.marker !== null) { drawMarker(ctx, panel, scales, th); }
