@@ -19,9 +19,6 @@ from attention_book.controls.web import WEB_DIR
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = WEB_DIR / "src"
 MOST_LINES = 400  # a module one can review in a sitting: every hand-written one (issue 22)
-#: State modules that still have ES5 bodies (`var`): another branch edits them (issue 22);
-#: `let`/`const` come when it lands. Every other module uses `let`/`const`.
-ES5_BODIES = ("labs/positional.js", "labs/permutation.js", "labs/training.js")
 
 # What a hand-rolled module system leaves in a file: a `var`, the UMD preamble's factory
 # call, CommonJS exports or requires, a guard on `module` or a script's own globals.
@@ -59,7 +56,7 @@ def test_the_sources_are_es_modules_of_a_reviewable_size():
         text = path.read_text(encoding="utf-8")
         rel = path.relative_to(WEB_DIR)
         name = path.relative_to(SOURCES).as_posix()
-        found = [o for o in old_style(text) if not (o == "var" and name.startswith(ES5_BODIES))]
+        found = old_style(text)
         assert found == [], (rel, found)
         assert re.search(r"^(export|import) ", text, re.M), (rel, "neither imports nor exports")
         if "GENERATED" not in text[:200]:

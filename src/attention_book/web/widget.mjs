@@ -4359,45 +4359,45 @@ function useData(data2) {
   decoded.clear();
 }
 function data() {
-  var d = given || root.AttentionBook && root.AttentionBook.trainingData;
+  const d = given || root.AttentionBook && root.AttentionBook.trainingData;
   if (!d) {
     throw new Error("the trained models are not loaded (training-checkpoints.js)");
   }
   return d;
 }
 function bytes(b64) {
-  var text2 = atob(b64), out = new Uint8Array(text2.length);
-  for (var i = 0; i < text2.length; i++) {
+  const text2 = atob(b64), out = new Uint8Array(text2.length);
+  for (let i = 0; i < text2.length; i++) {
     out[i] = text2.charCodeAt(i);
   }
   return out;
 }
 function floats(b64) {
-  var b = bytes(b64);
+  const b = bytes(b64);
   return new Float32Array(b.buffer, 0, b.length >> 2);
 }
 function decodeMatrix(t, base, group) {
-  var n = t.shape[0] * t.shape[1], packed = bytes(t.q), r = floats(t.scale);
-  var bits = t.bits, mask = (1 << bits) - 1, level = (1 << bits - 1) - 1;
-  var w = new Float32Array(n);
-  for (var k = 0; k < n; k++) {
-    var p = k * bits, at = p >> 3;
-    var u = (packed[at] | (packed[at + 1] || 0) << 8) >> (p & 7) & mask;
-    var step = Math.fround((u - level) * r[k / group | 0]);
+  const n = t.shape[0] * t.shape[1], packed = bytes(t.q), r = floats(t.scale);
+  const bits = t.bits, mask = (1 << bits) - 1, level = (1 << bits - 1) - 1;
+  const w = new Float32Array(n);
+  for (let k = 0; k < n; k++) {
+    const p = k * bits, at = p >> 3;
+    const u = (packed[at] | (packed[at + 1] || 0) << 8) >> (p & 7) & mask;
+    const step = Math.fround((u - level) * r[k / group | 0]);
     w[k] = (base ? base[k] : 0) + step;
   }
   return w;
 }
 function weightsAt(task, c) {
-  var spec = data().tasks[task], group = data().group, chain = decoded.get(task);
+  let spec = data().tasks[task], group = data().group, chain = decoded.get(task);
   if (chain === void 0) {
     chain = [];
     decoded.set(task, chain);
   }
-  for (var k = chain.length; k <= c; k++) {
-    var entry = spec.checkpoints[k], now = {};
-    for (var name in entry) {
-      var t = entry[name];
+  for (let k = chain.length; k <= c; k++) {
+    const entry = spec.checkpoints[k], now = {};
+    for (const name in entry) {
+      const t = entry[name];
       now[name] = t.f32 !== void 0 ? floats(t.f32) : decodeMatrix(t, t.delta ? chain[k - 1][name] : null, group);
     }
     chain.push(now);
@@ -4405,11 +4405,11 @@ function weightsAt(task, c) {
   return chain[c];
 }
 function linear(x, W2, b, s, nIn, nOut) {
-  var y = new Float64Array(s * nOut);
-  for (var i = 0; i < s; i++) {
-    for (var o = 0; o < nOut; o++) {
-      var sum = b[o], wo = o * nIn, xi = i * nIn;
-      for (var t = 0; t < nIn; t++) {
+  const y = new Float64Array(s * nOut);
+  for (let i = 0; i < s; i++) {
+    for (let o = 0; o < nOut; o++) {
+      let sum = b[o], wo = o * nIn, xi = i * nIn;
+      for (let t = 0; t < nIn; t++) {
         sum += x[xi + t] * W2[wo + t];
       }
       y[i * nOut + o] = sum;
@@ -4418,29 +4418,29 @@ function linear(x, W2, b, s, nIn, nOut) {
   return y;
 }
 function forward(task, c, tokens) {
-  var cfg2 = data().tasks[task].config, W2 = weightsAt(task, c);
-  var s = tokens.length, d = cfg2.d, h = cfg2.n_heads, dk = d / h, V = cfg2.vocab, eps = cfg2.eps;
-  var x = new Float64Array(s * d), i, j, t;
+  const cfg2 = data().tasks[task].config, W2 = weightsAt(task, c);
+  const s = tokens.length, d = cfg2.d, h = cfg2.n_heads, dk = d / h, V = cfg2.vocab, eps = cfg2.eps;
+  let x = new Float64Array(s * d), i, j, t;
   for (i = 0; i < s; i++) {
     for (j = 0; j < d; j++) {
       x[i * d + j] = W2["embed.weight"][tokens[i] * d + j] + W2["position.weight"][i * d + j];
     }
   }
-  var maps = new Float64Array(cfg2.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
-  for (var l = 0; l < cfg2.n_layers; l++) {
-    var p = "layers." + l + ".";
-    var a = core_default.layerNorm(x, s, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
-    var qkv = linear(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], s, d, 3 * d);
-    var z = new Float64Array(s * d);
-    for (var hh = 0; hh < h; hh++) {
-      var w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
+  const maps = new Float64Array(cfg2.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
+  for (let l = 0; l < cfg2.n_layers; l++) {
+    const p = "layers." + l + ".";
+    const a = core_default.layerNorm(x, s, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
+    const qkv = linear(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], s, d, 3 * d);
+    const z = new Float64Array(s * d);
+    for (let hh = 0; hh < h; hh++) {
+      const w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
       for (i = 0; i < s; i++) {
         for (j = 0; j < s; j++) {
           if (cfg2.causal && j > i) {
             w[i * s + j] = -Infinity;
             continue;
           }
-          var sum = 0;
+          let sum = 0;
           for (t = 0; t < dk; t++) {
             sum += qkv[i * 3 * d + off + t] * qkv[j * 3 * d + d + off + t];
           }
@@ -4450,7 +4450,7 @@ function forward(task, c, tokens) {
       core_default.softmaxRows(w, s, s);
       for (i = 0; i < s; i++) {
         for (j = 0; j < s; j++) {
-          var wij = w[i * s + j];
+          const wij = w[i * s + j];
           if (wij === 0) {
             continue;
           }
@@ -4460,35 +4460,35 @@ function forward(task, c, tokens) {
         }
       }
     }
-    var out = linear(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], s, d, d);
+    const out = linear(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], s, d, d);
     for (t = 0; t < x.length; t++) {
       x[t] += out[t];
     }
-    var a2 = core_default.layerNorm(x, s, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
-    var hidden = linear(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], s, d, 4 * d);
+    const a2 = core_default.layerNorm(x, s, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
+    const hidden = linear(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], s, d, 4 * d);
     for (t = 0; t < hidden.length; t++) {
       if (hidden[t] < 0) {
         hidden[t] = 0;
       }
     }
-    var ffn2 = linear(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], s, 4 * d, d);
+    const ffn2 = linear(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], s, 4 * d, d);
     for (t = 0; t < x.length; t++) {
       x[t] += ffn2[t];
     }
   }
-  var normed = core_default.layerNorm(x, s, d, eps, W2["norm.weight"], W2["norm.bias"]);
+  const normed = core_default.layerNorm(x, s, d, eps, W2["norm.weight"], W2["norm.bias"]);
   return { logits: linear(normed, W2["unembed.weight"], W2["unembed.bias"], s, d, V), maps };
 }
 var DIGIT = /^\p{Nd}$/u;
 function digitValue(c) {
-  var k = 0;
+  let k = 0;
   while (c - k - 1 >= 0 && DIGIT.test(String.fromCodePoint(c - k - 1))) {
     k++;
   }
   return k % 10;
 }
 function symbol(word) {
-  var cps = core_default.codePoints(word), sign = 1, i = 0, text2 = "";
+  let cps = core_default.codePoints(word), sign = 1, i = 0, text2 = "";
   if (cps[0] === 43 || cps[0] === 45) {
     sign = cps[0] === 45 ? -1 : 1;
     i = 1;
@@ -4502,14 +4502,14 @@ function symbol(word) {
     }
     text2 += cps[i] < 128 ? String.fromCharCode(cps[i]) : String(digitValue(cps[i]));
   }
-  var v = BigInt(text2);
+  const v = BigInt(text2);
   return sign < 0 ? -v : v;
 }
 var EXAMPLE = "type whole numbers separated by spaces, e.g. 3 1 4 1 5 9 2 6";
 function readSymbols(text2) {
-  var words = [];
+  const words = [];
   if (typeof text2 === "string") {
-    var word = [];
+    let word = [];
     core_default.codePoints(text2.replace(/,/g, " ")).forEach(function(c) {
       if (core_default.isSpace(c)) {
         if (word.length) {
@@ -4527,9 +4527,9 @@ function readSymbols(text2) {
   if (!words.length) {
     return { symbols: [], notes: [{ level: "error", text: "no symbols: " + EXAMPLE }] };
   }
-  var symbols = [];
-  for (var k = 0; k < words.length; k++) {
-    var v = symbol(words[k]);
+  const symbols = [];
+  for (let k = 0; k < words.length; k++) {
+    const v = symbol(words[k]);
     if (v === null) {
       return { symbols: [], notes: [{ level: "error", text: core_default.pyRepr(words[k]) + " is not a symbol: " + EXAMPLE }] };
     }
@@ -4538,7 +4538,7 @@ function readSymbols(text2) {
   return { symbols, notes: [] };
 }
 function tokenError(task, cfg2, symbols) {
-  var V = cfg2.vocab, L = cfg2.length, s = symbols.length, lo = symbols[0], hi = symbols[0];
+  let V = cfg2.vocab, L = cfg2.length, s = symbols.length, lo = symbols[0], hi = symbols[0];
   symbols.forEach(function(v) {
     if (v < lo) {
       lo = v;
@@ -4562,17 +4562,17 @@ function tokenError(task, cfg2, symbols) {
   return null;
 }
 function correctOutputs(task, tokens, predicted) {
-  var s = tokens.length;
+  const s = tokens.length;
   return tokens.map(function(_, i) {
     if (task === "reverse") {
       return predicted[i] === tokens[s - 1 - i];
     }
-    var seen = tokens.slice(0, i).indexOf(tokens[i]) >= 0 && i + 1 < s;
+    const seen = tokens.slice(0, i).indexOf(tokens[i]) >= 0 && i + 1 < s;
     return seen ? predicted[i] === tokens[i + 1] : null;
   });
 }
 function headlineScores(task, maps, tokens) {
-  var s = tokens.length, i, j, sum;
+  let s = tokens.length, i, j, sum;
   function at(head, q, k) {
     return maps[head * s * s + q * s + k];
   }
@@ -4584,23 +4584,23 @@ function headlineScores(task, maps, tokens) {
       return sum / s;
     });
   }
-  var first = s;
+  let first = s;
   for (i = 0; i < s; i++) {
     if (tokens.slice(0, i).indexOf(tokens[i]) >= 0) {
       first = i;
       break;
     }
   }
-  var previous = null;
+  let previous = null;
   if (first > 1) {
     for (sum = 0, i = 1; i < first; i++) {
       sum += at(0, i, i - 1);
     }
     previous = sum / (first - 1);
   }
-  var total = 0, n = 0;
+  let total = 0, n = 0;
   for (i = 0; i < s; i++) {
-    var value = 0, counts = false;
+    let value = 0, counts = false;
     for (j = 1; j < i; j++) {
       if (tokens[j - 1] === tokens[i]) {
         value += at(1, i, j);
@@ -4615,40 +4615,40 @@ function headlineScores(task, maps, tokens) {
   return [previous, n ? total / n : null];
 }
 function state4(values) {
-  var task = values.task === void 0 ? "reverse" : values.task;
+  const task = values.task === void 0 ? "reverse" : values.task;
   if (TASKS.indexOf(task) < 0) {
     throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core_default.pyRepr(task) : String(task)));
   }
-  var spec = data().tasks[task], cfg2 = spec.config, n = spec.steps.length;
-  var c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
+  const spec = data().tasks[task], cfg2 = spec.config, n = spec.steps.length;
+  const c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
   if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
     throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
   }
-  var text2 = task === "reverse" ? values.reverse_input : values.induction_input;
-  var read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
-  var L = cfg2.n_layers, h = cfg2.n_heads, maps = new Float64Array(0);
+  const text2 = task === "reverse" ? values.reverse_input : values.induction_input;
+  let read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
+  let L = cfg2.n_layers, h = cfg2.n_heads, maps = new Float64Array(0);
   if (read.symbols.length) {
-    var error = tokenError(task, cfg2, read.symbols);
+    const error = tokenError(task, cfg2, read.symbols);
     if (error !== null) {
       notes.push({ level: "error", text: error });
     } else {
       tokens = read.symbols.map(Number);
-      var run2 = forward(task, c, tokens), s = tokens.length, V = cfg2.vocab;
+      const run2 = forward(task, c, tokens), s = tokens.length, V = cfg2.vocab;
       maps = run2.maps;
-      for (var i = 0; i < s; i++) {
+      for (let i = 0; i < s; i++) {
         predicted.push(core_default.argmax(run2.logits.subarray(i * V, (i + 1) * V)));
       }
     }
   }
-  var right = correctOutputs(task, tokens, predicted);
+  const right = correctOutputs(task, tokens, predicted);
   if (task === "induction" && tokens.length && right.every(function(r) {
     return r === null;
   })) {
     notes.push({ level: "info", text: "no symbol occurs twice: nothing to copy, so no output is predictable" });
   }
-  var step = spec.steps[c], last = spec.steps[n - 1], heads = [];
-  for (var l = 0; l < L; l++) {
-    for (var j = 0; j < h; j++) {
+  const step = spec.steps[c], last = spec.steps[n - 1], heads = [];
+  for (let l = 0; l < L; l++) {
+    for (let j = 0; j < h; j++) {
       heads.push("layer " + l + ", head " + j);
     }
   }
@@ -4685,33 +4685,33 @@ function curvesAt(st) {
   });
 }
 function readoutHtml5(st) {
-  var end = st.step === st.steps;
-  var what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
-  var loss = end ? "last training loss " + fmt4.fixed(st.lossNow, 3) : "loss " + fmt4.fixed(st.lossNow, 3);
-  var parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + fmt4.fixed(st.accuracyNow, 3) + "</div>"];
+  const end = st.step === st.steps;
+  const what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
+  const loss = end ? "last training loss " + fmt4.fixed(st.lossNow, 3) : "loss " + fmt4.fixed(st.lossNow, 3);
+  const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + fmt4.fixed(st.accuracyNow, 3) + "</div>"];
   if (st.s) {
-    var marks2 = st.predicted.map(function(p, i) {
-      var r = st.right[i];
+    const marks2 = st.predicted.map(function(p, i) {
+      const r = st.right[i];
       return p + (r === null ? "" : r ? "\u2713" : "\u2717");
     }).join(" ");
-    var told = st.task === "reverse" ? "output (should be the input reversed)" : "predicted next symbol (\u2713/\u2717 at symbols seen before)";
-    var counted = st.right.filter(function(r) {
+    const told = st.task === "reverse" ? "output (should be the input reversed)" : "predicted next symbol (\u2713/\u2717 at symbols seen before)";
+    const counted = st.right.filter(function(r) {
       return r !== null;
     }).length;
-    var got = st.right.filter(function(r) {
+    const got = st.right.filter(function(r) {
       return r === true;
     }).length;
     parts.push("<div>input <code>" + st.tokens.join(" ") + "</code><br>" + told + ": <code>" + esc4(marks2) + "</code> (" + got + " of " + counted + " right)</div>");
   }
-  var rows2 = st.heads.map(function(head, i) {
-    var name = st.scoreNames[i];
+  const rows2 = st.heads.map(function(head, i) {
+    const name = st.scoreNames[i];
     return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) + "</td><td>" + fmt4.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
   }).join("");
   parts.push('<table style="font-size:90%"><tr><th>head</th><th>score</th><th>this input</th><th>held-out</th></tr>' + rows2 + "</table>");
   return core_default.readoutHtml(parts.join(""), st.notes);
 }
 function alt4(st) {
-  var text2 = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
+  let text2 = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
   if (st.s) {
     text2 += "Two attention heatmaps for the input " + st.tokens.join(" ") + " (" + st.s + " by " + st.s + ", rows are queries): " + st.heads.map(function(head, i) {
       return head + ", " + st.scoreNames[i] + " score " + score(st.inputScores[i]);
@@ -4719,13 +4719,13 @@ function alt4(st) {
   } else {
     text2 += "No heatmaps: the input is not valid. ";
   }
-  var names = core_default.unique(st.scoreNames).join(" and ");
+  const names = core_default.unique(st.scoreNames).join(" and ");
   return text2 + "Right, the training loss falling from " + fmt4.fixed(st.loss[0], 2) + " to " + fmt4.fixed(st.loss[st.loss.length - 1], 3) + " over " + st.steps + " steps, and each head's held-out " + names + " score over training, with step " + st.step + " marked (loss " + fmt4.fixed(st.lossNow, 3) + "; " + curvesAt(st).map(function(v) {
     return fmt4.fixed(v, 2);
   }).join(", ") + ").";
 }
 function numbers4(st) {
-  var s = st.s;
+  const s = st.s;
   return {
     lab: "training",
     task: st.task,
@@ -4747,9 +4747,9 @@ function numbers4(st) {
 var COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"];
 var DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
 function figure4(st) {
-  var s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
-  var maps = st.heads.map(function(head, k) {
-    var v = st.inputScores[k];
+  const s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
+  const maps = st.heads.map(function(head, k) {
+    const v = st.inputScores[k];
     return {
       kind: "heatmap",
       title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : fmt4.fixed(v, 2)),
@@ -4767,8 +4767,8 @@ function figure4(st) {
       colLabels: labels
     };
   });
-  var lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2 * Math.max(Math.max.apply(null, st.loss), chance);
-  var xs = st.loss.map(function(_, k) {
+  const lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2 * Math.max(Math.max.apply(null, st.loss), chance);
+  const xs = st.loss.map(function(_, k) {
     return k;
   }), flat = st.loss.map(function() {
     return chance;
@@ -5893,17 +5893,17 @@ var MODEL_SEED = 0;
 var MAX_TOKENS = 128;
 var weightsCache2 = core_default.cache();
 function projections2(d, seed) {
-  var key = d + "," + seed, W2 = weightsCache2.get(key);
+  let key = d + "," + seed, W2 = weightsCache2.get(key);
   if (W2 === void 0) {
-    var g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
+    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
     W2 = [g.normal(0, std, d * d), g.normal(0, std, d * d), g.normal(0, std, d * d)];
     weightsCache2.set(key, W2);
   }
   return W2;
 }
 function range(s) {
-  var p = [];
-  for (var i = 0; i < s; i++) {
+  const p = [];
+  for (let i = 0; i < s; i++) {
     p.push(i);
   }
   return p;
@@ -5912,7 +5912,7 @@ function namedPermutation(name, s, seed) {
   if (PERMUTATION_NAMES.indexOf(name) < 0) {
     throw new Error("unknown permutation '" + name + "': choose one of ['" + PERMUTATION_NAMES.join("', '") + "']");
   }
-  var perm = range(s);
+  const perm = range(s);
   if (name === "reverse") {
     return perm.reverse();
   }
@@ -5925,21 +5925,21 @@ function namedPermutation(name, s, seed) {
     return Array.from(rng_default.defaultRng(seed).permutation(s));
   }
   if (name === "swap") {
-    var t = perm[0];
+    const t = perm[0];
     perm[0] = perm[s - 1];
     perm[s - 1] = t;
   }
   return perm;
 }
 function intText(p) {
-  var t = p.replace(/^0+/, "");
+  const t = p.replace(/^0+/, "");
   return t === "" ? "0" : t;
 }
 function parsePermutation(text2, s) {
   if (typeof text2 !== "string") {
     throw new Error("the order must be text such as '4 3 2 1 0', got " + text2);
   }
-  var parts = [], cur = [];
+  let parts = [], cur = [];
   core_default.codePoints(text2).forEach(function(c) {
     if (c === 44 || core_default.isSpace(c)) {
       if (cur.length) {
@@ -5956,7 +5956,7 @@ function parsePermutation(text2, s) {
   if (!parts.length) {
     throw new Error("type " + s + " positions, e.g. '" + range(s).reverse().join(" ") + "'");
   }
-  var bad = parts.filter(function(p) {
+  const bad = parts.filter(function(p) {
     return !/^[0-9]+$/.test(p);
   });
   if (bad.length) {
@@ -5965,20 +5965,20 @@ function parsePermutation(text2, s) {
   if (parts.length !== s) {
     throw new Error("the sentence has s=" + s + " tokens, so type " + s + " positions, got " + parts.length);
   }
-  var texts = parts.map(intText);
-  var out = texts.filter(function(t) {
+  const texts = parts.map(intText);
+  const out = texts.filter(function(t) {
     return t.length > 15 || parseInt(t, 10) >= s;
   });
   if (out.length) {
     throw new Error("position " + out[0] + " does not exist: positions run 0.." + (s - 1));
   }
-  var values = texts.map(function(t) {
+  const values = texts.map(function(t) {
     return parseInt(t, 10);
   }), count2 = new Array(s).fill(0);
   values.forEach(function(v) {
     count2[v]++;
   });
-  var repeated2 = count2.findIndex(function(c) {
+  const repeated2 = count2.findIndex(function(c) {
     return c > 1;
   });
   if (repeated2 >= 0) {
@@ -5987,37 +5987,37 @@ function parsePermutation(text2, s) {
   return values;
 }
 function attend(x, W2, s, causal) {
-  var Q = core_default.matmul(x, W2[0], s, D, D);
-  var K = core_default.matmul(x, W2[1], s, D, D);
-  var V = core_default.matmul(x, W2[2], s, D, D);
-  var scores = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
+  const Q = core_default.matmul(x, W2[0], s, D, D);
+  const K = core_default.matmul(x, W2[1], s, D, D);
+  const V = core_default.matmul(x, W2[2], s, D, D);
+  const scores = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
   if (causal) {
-    for (var i = 0; i < s; i++) {
-      for (var j = i + 1; j < s; j++) {
+    for (let i = 0; i < s; i++) {
+      for (let j = i + 1; j < s; j++) {
         scores[i * s + j] = -Infinity;
       }
     }
   }
-  var weights = core_default.softmaxRows(scores, s, s);
+  const weights = core_default.softmaxRows(scores, s, s);
   return [core_default.matmul(weights, V, s, s, D), weights];
 }
 function rows(A, perm, n) {
-  var out = new Float64Array(perm.length * n);
+  const out = new Float64Array(perm.length * n);
   perm.forEach(function(j, i) {
     out.set(A.subarray(j * n, (j + 1) * n), i * n);
   });
   return out;
 }
 function sameRowsUpToOrder(a, b, s, d, atol) {
-  var used = new Uint8Array(s);
-  for (var i = 0; i < s; i++) {
-    var found = -1;
-    for (var j = 0; j < s && found < 0; j++) {
+  const used = new Uint8Array(s);
+  for (let i = 0; i < s; i++) {
+    let found = -1;
+    for (let j = 0; j < s && found < 0; j++) {
       if (used[j]) {
         continue;
       }
-      var ok = true;
-      for (var t = 0; t < d && ok; t++) {
+      let ok = true;
+      for (let t = 0; t < d && ok; t++) {
         ok = Math.abs(a[i * d + t] - b[j * d + t]) <= atol;
       }
       if (ok) {
@@ -6032,15 +6032,15 @@ function sameRowsUpToOrder(a, b, s, d, atol) {
   return true;
 }
 function state8(values) {
-  var text2 = values.text, order = values.order === void 0 ? "reverse" : values.order;
-  var custom = values.custom === void 0 ? "" : values.custom, seed = values.seed || 0;
-  var pe = !!values.pe, causal = !!values.causal, d = D;
-  var maxTokens = values.maxTokens === void 0 ? MAX_TOKENS : values.maxTokens;
-  var W2 = projections2(d, MODEL_SEED);
-  var read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
-  var s = tokens.length, perm;
+  const text2 = values.text, order = values.order === void 0 ? "reverse" : values.order;
+  const custom = values.custom === void 0 ? "" : values.custom, seed = values.seed || 0;
+  const pe = !!values.pe, causal = !!values.causal, d = D;
+  const maxTokens = values.maxTokens === void 0 ? MAX_TOKENS : values.maxTokens;
+  const W2 = projections2(d, MODEL_SEED);
+  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  let s = tokens.length, perm;
   if (s === 0) {
-    var e = new Float64Array(0);
+    const e = new Float64Array(0);
     return {
       tokens: [],
       s: 0,
@@ -6068,10 +6068,10 @@ function state8(values) {
   } else {
     perm = namedPermutation(order, s, seed);
   }
-  var X = core_default.embedTokens(tokens, d, MODEL_SEED);
-  var xIn = X, pxIn = rows(X, perm, d);
+  const X = core_default.embedTokens(tokens, d, MODEL_SEED);
+  let xIn = X, pxIn = rows(X, perm, d);
   if (pe) {
-    var PE = core_default.sinusoidalEncoding(s, d);
+    const PE = core_default.sinusoidalEncoding(s, d);
     xIn = X.map(function(x, k2) {
       return x + PE[k2];
     });
@@ -6079,15 +6079,15 @@ function state8(values) {
       return x + PE[k2];
     });
   }
-  var f = attend(xIn, W2, s, causal), fp = attend(pxIn, W2, s, causal);
-  var pw = new Float64Array(s * s);
-  for (var i = 0; i < s; i++) {
-    for (var j = 0; j < s; j++) {
+  const f = attend(xIn, W2, s, causal), fp = attend(pxIn, W2, s, causal);
+  const pw = new Float64Array(s * s);
+  for (let i = 0; i < s; i++) {
+    for (let j = 0; j < s; j++) {
       pw[i * s + j] = f[1][perm[i] * s + perm[j]];
     }
   }
-  var after = [rows(xIn, perm, d), pw, rows(f[0], perm, d)];
-  var difference = new Float64Array(s * d), maxError = 0, weightsError = 0, k;
+  const after = [rows(xIn, perm, d), pw, rows(f[0], perm, d)];
+  let difference = new Float64Array(s * d), maxError = 0, weightsError = 0, k;
   for (k = 0; k < s * d; k++) {
     difference[k] = Math.abs(fp[0][k] - after[2][k]);
     maxError = Math.max(maxError, difference[k]);
@@ -6095,7 +6095,7 @@ function state8(values) {
   for (k = 0; k < s * s; k++) {
     weightsError = Math.max(weightsError, Math.abs(fp[1][k] - pw[k]));
   }
-  var identity = perm.every(function(p, n) {
+  const identity = perm.every(function(p, n) {
     return p === n;
   });
   if (identity) {
@@ -6112,8 +6112,8 @@ function state8(values) {
     tokens,
     s,
     perm,
-    permutedTokens: perm.map(function(j2) {
-      return tokens[j2];
+    permutedTokens: perm.map(function(j) {
+      return tokens[j];
     }),
     pe,
     causal,
@@ -6134,12 +6134,12 @@ function readoutHtml9(st) {
   if (st.s === 0) {
     return core_default.readoutHtml("", st.notes);
   }
-  var mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
-  var symbol2 = st.equivariant ? "&#10004;" : "&#10008;";
-  var identity = Array.from(st.perm).every(function(j, i) {
+  const mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
+  const symbol2 = st.equivariant ? "&#10004;" : "&#10008;";
+  const identity = Array.from(st.perm).every(function(j, i) {
     return j === i;
   });
-  var same = !st.sameSet ? "no: the rows themselves changed" : identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
+  const same = !st.sameSet ? "no: the rows themselves changed" : identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
   return core_default.readoutHtml(
     "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc8(st.permutedTokens.join(" ")) + '</div><div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol2 + " " + esc8(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " + fmt8.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " + same + "</div>",
     st.notes
@@ -6152,7 +6152,7 @@ function alt8(st) {
   return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") + "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") + ". Left column: input, weights and output of the original sentence, permuted after attention. Right column: the same computed from the permuted sentence. Below: their difference. " + (st.equivariant ? "The two columns are identical and the difference map is all zero: " : "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
 }
 function numbers8(st) {
-  var n = core_default.nested, s = st.s, d = D;
+  const n = core_default.nested, s = st.s, d = D;
   return {
     lab: "permutation",
     pe: st.pe,
@@ -6171,9 +6171,9 @@ function numbers8(st) {
 var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] };
 var MAX_LABELS = 16;
 function figure8(st) {
-  var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
+  const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
   function heat(title, data2, cols, kind2, xlabel, right, colLabels2) {
-    var lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
+    const lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
     return {
       kind: "heatmap",
       title,
@@ -6260,31 +6260,31 @@ function check(s, d, base, k) {
   }
 }
 function frequencies(d, base) {
-  var omega = new Float64Array(d / 2);
-  for (var i = 0; i < d / 2; i++) {
+  const omega = new Float64Array(d / 2);
+  for (let i = 0; i < d / 2; i++) {
     omega[i] = Math.pow(base, -2 * i / d);
   }
   return omega;
 }
 var EXACT_EVERY = 16;
 function encodingAt(p0, n, omega) {
-  var half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
-  var cw = new Float64Array(half), sw = new Float64Array(half);
-  for (var j = 0; j < half; j++) {
+  const half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
+  const cw = new Float64Array(half), sw = new Float64Array(half);
+  for (let j = 0; j < half; j++) {
     cw[j] = Math.cos(omega[j]);
     sw[j] = Math.sin(omega[j]);
   }
-  for (var r = 0; r < n; r++) {
-    var p = p0 + r, row2 = r * d;
+  for (let r = 0; r < n; r++) {
+    const p = p0 + r, row2 = r * d;
     if (r % EXACT_EVERY === 0) {
-      for (var i = 0; i < half; i++) {
-        var a = p * omega[i];
+      for (let i = 0; i < half; i++) {
+        const a = p * omega[i];
         pe[row2 + 2 * i] = Math.sin(a);
         pe[row2 + 2 * i + 1] = Math.cos(a);
       }
     } else {
-      for (var k = 0; k < half; k++) {
-        var sa = pe[row2 - d + 2 * k], ca = pe[row2 - d + 2 * k + 1];
+      for (let k = 0; k < half; k++) {
+        const sa = pe[row2 - d + 2 * k], ca = pe[row2 - d + 2 * k + 1];
         pe[row2 + 2 * k] = sa * cw[k] + ca * sw[k];
         pe[row2 + 2 * k + 1] = ca * cw[k] - sa * sw[k];
       }
@@ -6298,7 +6298,7 @@ function encoding(s, d, base) {
     cache2 = { d, base, omega: frequencies(d, base), rows: 0, pe: new Float64Array(0) };
   }
   if (cache2.rows < s) {
-    var grown = new Float64Array(s * d);
+    const grown = new Float64Array(s * d);
     grown.set(cache2.pe);
     grown.set(encodingAt(cache2.rows, s - cache2.rows, cache2.omega), cache2.rows * d);
     cache2.pe = grown;
@@ -6307,42 +6307,42 @@ function encoding(s, d, base) {
   return cache2.pe.subarray(0, s * d);
 }
 function state9(values) {
-  var s = values.s, d = values.d, base = values.base, k = values.k;
+  const s = values.s, d = values.d, base = values.base, k = values.k;
   check(s, d, base, k);
-  var half = d / 2, pe = encoding(s, d, base), omega = cache2.omega, p = Math.floor(s / 2);
-  var byOffset = new Float64Array(2 * s - 1);
-  for (var m0 = 0; m0 < s; m0++) {
-    var sum = 0;
-    for (var i = 0; i < half; i++) {
+  const half = d / 2, pe = encoding(s, d, base), omega = cache2.omega, p = Math.floor(s / 2);
+  const byOffset = new Float64Array(2 * s - 1);
+  for (let m0 = 0; m0 < s; m0++) {
+    let sum = 0;
+    for (let i = 0; i < half; i++) {
       sum += pe[m0 * d + 2 * i + 1];
     }
     byOffset[s - 1 + m0] = byOffset[s - 1 - m0] = sum / half;
   }
   function similarity() {
-    var out = new Float64Array(s * s);
-    for (var r = 0; r < s; r++) {
+    const out = new Float64Array(s * s);
+    for (let r = 0; r < s; r++) {
       out.set(byOffset.subarray(s - 1 - r, 2 * s - 1 - r), r * s);
     }
     return out;
   }
-  var mean = null;
+  let mean = null;
   if (s > 1) {
-    var total = 0;
-    for (var m = 1; m < s; m++) {
+    let total = 0;
+    for (let m = 1; m < s; m++) {
       total += 2 * (s - m) * byOffset[s - 1 + m];
     }
     mean = total / (s * (s - 1));
   }
-  var lam = new Float64Array(half);
-  for (var j = 0; j < half; j++) {
+  const lam = new Float64Array(half);
+  for (let j = 0; j < half; j++) {
     lam[j] = TWO_PI / omega[j];
   }
-  var c = new Float64Array(half), sn = new Float64Array(half);
-  for (var t = 0; t < half; t++) {
+  const c = new Float64Array(half), sn = new Float64Array(half);
+  for (let t = 0; t < half; t++) {
     c[t] = Math.cos(k * omega[t]);
     sn[t] = Math.sin(k * omega[t]);
   }
-  var shiftedAll = new Float64Array(s * d), lo = Math.max(0, -k), hi = Math.min(s, s - k);
+  const shiftedAll = new Float64Array(s * d), lo = Math.max(0, -k), hi = Math.min(s, s - k);
   if (hi > lo) {
     shiftedAll.set(pe.subarray((lo + k) * d, (hi + k) * d), lo * d);
   }
@@ -6350,15 +6350,15 @@ function state9(values) {
     shiftedAll.set(encodingAt(k, Math.min(lo, s), omega), 0);
   }
   if (hi < s) {
-    var from = Math.max(hi, 0);
+    const from = Math.max(hi, 0);
     shiftedAll.set(encodingAt(from + k, s - from, omega), from * d);
   }
-  var maxError = 0, rotated = new Float64Array(d);
-  for (var q = 0; q < s; q++) {
-    for (var u = 0; u < half; u++) {
-      var at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
-      var rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
-      var e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
+  let maxError = 0, rotated = new Float64Array(d);
+  for (let q = 0; q < s; q++) {
+    for (let u = 0; u < half; u++) {
+      const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
+      const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
+      const e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
       if (e1 > maxError) {
         maxError = e1;
       }
@@ -6371,12 +6371,12 @@ function state9(values) {
       }
     }
   }
-  var shifted = encodingAt(p + k, 1, omega);
-  var notes = [d === 2 ? { level: "info", text: "one frequency pair, \u03C9\u2080 = 1: wavelength 2\u03C0 \u2248 6.28 positions, whatever the base" } : { level: "info", text: "wavelengths grow geometrically from 2\u03C0 \u2248 6.28 to " + format.fixed(lam[half - 1], 0, true) + " positions (x" + format.general(Math.pow(base, 2 / d), 3) + " per frequency pair)" }];
+  const shifted = encodingAt(p + k, 1, omega);
+  const notes = [d === 2 ? { level: "info", text: "one frequency pair, \u03C9\u2080 = 1: wavelength 2\u03C0 \u2248 6.28 positions, whatever the base" } : { level: "info", text: "wavelengths grow geometrically from 2\u03C0 \u2248 6.28 to " + format.fixed(lam[half - 1], 0, true) + " positions (x" + format.general(Math.pow(base, 2 / d), 3) + " per frequency pair)" }];
   if (!(p + k >= 0 && p + k < s)) {
     notes.push({ level: "info", text: "p + k = " + (p + k) + " lies outside 0.." + (s - 1) + ": the formula still encodes it, and the rotation still holds" });
   }
-  var strided2 = [["rows", s], ["columns", d]].filter(function(x) {
+  const strided2 = [["rows", s], ["columns", d]].filter(function(x) {
     return imageStride(x[1]) > 1;
   }).map(function(x) {
     return "1 in " + imageStride(x[1]) + " " + x[0];
@@ -6384,15 +6384,15 @@ function state9(values) {
   if (strided2.length) {
     notes.push({ level: "info", text: "the heatmaps show " + strided2.join(" and ") + " (the picture has fewer pixels than cells); the numbers are exact" });
   }
-  var pairs = [0, Math.floor(d / 8), Math.floor(d / 4), half - 1];
-  var st = {
+  const pairs = [0, Math.floor(d / 8), Math.floor(d / 4), half - 1];
+  const st = {
     s,
     d,
     base,
     k,
     pe,
-    waveColumns: pairs.map(function(i2) {
-      return 2 * i2;
+    waveColumns: pairs.map(function(i) {
+      return 2 * i;
     }),
     wavelengths: lam,
     byOffset,
@@ -6403,14 +6403,14 @@ function state9(values) {
     maxError,
     notes
   };
-  var filled = null;
+  let filled = null;
   Object.defineProperty(st, "similarity", { enumerable: true, get: function() {
     return filled || (filled = similarity());
   } });
   return st;
 }
 function readout(st) {
-  var lam = st.wavelengths, half = st.d / 2;
+  const lam = st.wavelengths, half = st.d / 2;
   return {
     mono: true,
     lines: [
@@ -6423,38 +6423,38 @@ function readout(st) {
   };
 }
 function alt9(st) {
-  var mean = st.meanSimilarity === null ? "" : ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
+  const mean = st.meanSimilarity === null ? "" : ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
   return "Top left: heatmap of the sinusoidal encoding PE with " + st.s + " positions (rows) and " + st.d + " dimensions (columns), base " + format.general(st.base, 6) + ", values from -1 to 1; the left columns change quickly down the positions, the right ones slowly. Top right: columns " + distinct(st.waveColumns).join(", ") + " as waves over the positions, slower for larger j. Bottom left: the " + st.s + " by " + st.s + " similarity of positions, 1 on the diagonal and constant along every diagonal (it depends only on the offset)" + mean + ". Bottom right: PE[p+k] and PE[p]T(k) for p = " + st.p + ", k = " + st.k + " over the dimensions lie on top of each other; largest difference " + format.exponent(st.maxError, 1) + ".";
 }
 function shownColumns(d, cs) {
-  var out = [];
-  for (var i = 0; i < d / 2; i += cs) {
+  const out = [];
+  for (let i = 0; i < d / 2; i += cs) {
     out.push(2 * i, 2 * i + 1);
   }
   return out;
 }
 function strided(data2, rows2, cols, rs, cs) {
-  var keep = cs === 1 ? null : shownColumns(cols, cs);
-  var r2 = Math.ceil(rows2 / rs), c2 = keep ? keep.length : cols, out = new Float64Array(r2 * c2);
-  for (var r = 0; r < r2; r++) {
-    for (var c = 0; c < c2; c++) {
+  const keep = cs === 1 ? null : shownColumns(cols, cs);
+  const r2 = Math.ceil(rows2 / rs), c2 = keep ? keep.length : cols, out = new Float64Array(r2 * c2);
+  for (let r = 0; r < r2; r++) {
+    for (let c = 0; c < c2; c++) {
       out[r * c2 + c] = data2[r * rs * cols + (keep ? keep[c] : c)];
     }
   }
   return { data: out, rows: r2, cols: c2 };
 }
 function toeplitz(byOffset, s, rs) {
-  var n = Math.ceil(s / rs), out = new Float64Array(n * n);
-  for (var r = 0; r < n; r++) {
-    for (var c = 0; c < n; c++) {
+  const n = Math.ceil(s / rs), out = new Float64Array(n * n);
+  for (let r = 0; r < n; r++) {
+    for (let c = 0; c < n; c++) {
       out[r * n + c] = byOffset[s - 1 + (c - r) * rs];
     }
   }
   return { data: out, rows: n, cols: n };
 }
 function column(st, j) {
-  var y = new Float64Array(st.s);
-  for (var p = 0; p < st.s; p++) {
+  const y = new Float64Array(st.s);
+  for (let p = 0; p < st.s; p++) {
     y[p] = st.pe[p * st.d + j];
   }
   return y;
@@ -6465,9 +6465,9 @@ function distinct(columns) {
   });
 }
 function waveLabels(columns) {
-  var firsts = distinct(columns);
+  const firsts = distinct(columns);
   return firsts.map(function(j) {
-    var n = columns.indexOf(j);
+    const n = columns.indexOf(j);
     return { n, label: firsts.length === WAVES.length ? WAVES[n].label : "i = " + j / 2 };
   });
 }
@@ -6479,8 +6479,8 @@ var WAVES = [
   { label: "i = d/2 \u2212 1", color: "#c9a227", dark: "#e0c050", width: 0.9 }
 ];
 function rowsOf(a, n, m) {
-  var out = [];
-  for (var i = 0; i < n; i++) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
     out.push(Array.from(a.subarray(i * m, (i + 1) * m)));
   }
   return out;
@@ -6503,10 +6503,10 @@ function numbers9(st) {
   };
 }
 function figure9(st) {
-  var s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
-  var every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" : ", 1 in " + Math.max(rs, cs) + " cells";
-  var pe = strided(st.pe, s, d, rs, cs), sim = toeplitz(st.byOffset, s, rs);
-  var dims = d, peRow = st.p < s ? st.pe.subarray(st.p * d, (st.p + 1) * d) : st.shifted;
+  const s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
+  const every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" : ", 1 in " + Math.max(rs, cs) + " cells";
+  const pe = strided(st.pe, s, d, rs, cs), sim = toeplitz(st.byOffset, s, rs);
+  const dims = d, peRow = st.p < s ? st.pe.subarray(st.p * d, (st.p + 1) * d) : st.shifted;
   return {
     columns: 2,
     panels: [
@@ -6535,7 +6535,7 @@ function figure9(st) {
         zero: true,
         legendTitle: "column j = 2i",
         lines: waveLabels(st.waveColumns).map(function(entry) {
-          var w = WAVES[entry.n];
+          const w = WAVES[entry.n];
           return {
             label: entry.label,
             color: w.color,

@@ -12,48 +12,48 @@
 import core from "../shared/core.js";
 import rng from "../shared/rng.js";
 
-  var fmt = core.format, esc = core.escapeHtml;
+  const fmt = core.format, esc = core.escapeHtml;
 
-  var PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
-  var EQUIVARIANCE_TOL = 1e-9;   // scenes.permutation.EQUIVARIANCE_TOL
-  var SHUFFLE_SEEDS = [0, 99];
-  var D = 8, MODEL_SEED = 0, MAX_TOKENS = 128;
+  const PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
+  const EQUIVARIANCE_TOL = 1e-9;   // scenes.permutation.EQUIVARIANCE_TOL
+  const SHUFFLE_SEEDS = [0, 99];
+  const D = 8, MODEL_SEED = 0, MAX_TOKENS = 128;
 
-  var weightsCache = core.cache();
+  const weightsCache = core.cache();
 
   /** projection_weights(d, d, seed): W^Q, W^K, W^V : (d, d), N(0, 1/d), one generator. */
   function projections(d, seed) {
-    var key = d + "," + seed, W = weightsCache.get(key);
+    let key = d + "," + seed, W = weightsCache.get(key);
     if (W === undefined) {
-      var g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
+      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
       W = [g.normal(0.0, std, d * d), g.normal(0.0, std, d * d), g.normal(0.0, std, d * d)];
       weightsCache.set(key, W);
     }
     return W;
   }
 
-  function range(s) { var p = []; for (var i = 0; i < s; i++) { p.push(i); } return p; }
+  function range(s) { const p = []; for (let i = 0; i < s; i++) { p.push(i); } return p; }
 
   /** permutation.named_permutation(name, s, seed). */
   function namedPermutation(name, s, seed) {
     if (PERMUTATION_NAMES.indexOf(name) < 0) {
       throw new Error("unknown permutation '" + name + "': choose one of ['" + PERMUTATION_NAMES.join("', '") + "']");
     }
-    var perm = range(s);
+    const perm = range(s);
     if (name === "reverse") { return perm.reverse(); }
     if (name === "rotate") { return perm.map(function (i) { return (i + 1) % s; }); }
     if (name === "shuffle") { return Array.from(rng.defaultRng(seed).permutation(s)); }
-    if (name === "swap") { var t = perm[0]; perm[0] = perm[s - 1]; perm[s - 1] = t; }
+    if (name === "swap") { const t = perm[0]; perm[0] = perm[s - 1]; perm[s - 1] = t; }
     return perm;
   }
 
   /** A run of ASCII digits as Python's int() prints it ("007" -> "7"). */
-  function intText(p) { var t = p.replace(/^0+/, ""); return t === "" ? "0" : t; }
+  function intText(p) { const t = p.replace(/^0+/, ""); return t === "" ? "0" : t; }
 
   /** permutation.parse_permutation(text, s): the typed order, or throws Python's message. */
   function parsePermutation(text, s) {
     if (typeof text !== "string") { throw new Error("the order must be text such as '4 3 2 1 0', got " + text); }
-    var parts = [], cur = [];  // text.replace(",", " ").split(): Python's whitespace
+    let parts = [], cur = [];  // text.replace(",", " ").split(): Python's whitespace
     core.codePoints(text).forEach(function (c) {
       if (c === 44 || core.isSpace(c)) {
         if (cur.length) { parts.push(String.fromCodePoint.apply(null, cur)); cur = []; }
@@ -61,17 +61,17 @@ import rng from "../shared/rng.js";
     });
     if (cur.length) { parts.push(String.fromCodePoint.apply(null, cur)); }
     if (!parts.length) { throw new Error("type " + s + " positions, e.g. '" + range(s).reverse().join(" ") + "'"); }
-    var bad = parts.filter(function (p) { return !/^[0-9]+$/.test(p); });
+    const bad = parts.filter(function (p) { return !/^[0-9]+$/.test(p); });
     if (bad.length) { throw new Error("'" + bad[0] + "' is not a position: use whole numbers 0.." + (s - 1)); }
     if (parts.length !== s) {
       throw new Error("the sentence has s=" + s + " tokens, so type " + s + " positions, got " + parts.length);
     }
-    var texts = parts.map(intText);
-    var out = texts.filter(function (t) { return t.length > 15 || parseInt(t, 10) >= s; });
+    const texts = parts.map(intText);
+    const out = texts.filter(function (t) { return t.length > 15 || parseInt(t, 10) >= s; });
     if (out.length) { throw new Error("position " + out[0] + " does not exist: positions run 0.." + (s - 1)); }
-    var values = texts.map(function (t) { return parseInt(t, 10); }), count = new Array(s).fill(0);
+    const values = texts.map(function (t) { return parseInt(t, 10); }), count = new Array(s).fill(0);
     values.forEach(function (v) { count[v]++; });
-    var repeated = count.findIndex(function (c) { return c > 1; });
+    const repeated = count.findIndex(function (c) { return c > 1; });
     if (repeated >= 0) {
       throw new Error("position " + repeated + " appears twice and " + count.indexOf(0) +
                       " is missing: each of 0.." + (s - 1) + " must appear exactly once");
@@ -81,33 +81,33 @@ import rng from "../shared/rng.js";
 
   /** f(x_in) = softmax(Q K^T / sqrt(d) [causal]) V with Q = x_in W^Q, ...: [output, weights]. */
   function attend(x, W, s, causal) {
-    var Q = core.matmul(x, W[0], s, D, D);  // (s, d) @ (d, d) -> (s, d)
-    var K = core.matmul(x, W[1], s, D, D);
-    var V = core.matmul(x, W[2], s, D, D);
-    var scores = core.matmulT(Q, K, s, D, s, 1.0 / Math.sqrt(D));  // (s, d) @ (d, s) -> (s, s)
+    const Q = core.matmul(x, W[0], s, D, D);  // (s, d) @ (d, d) -> (s, d)
+    const K = core.matmul(x, W[1], s, D, D);
+    const V = core.matmul(x, W[2], s, D, D);
+    const scores = core.matmulT(Q, K, s, D, s, 1.0 / Math.sqrt(D));  // (s, d) @ (d, s) -> (s, s)
     if (causal) {  // True = may attend: key j <= query i
-      for (var i = 0; i < s; i++) { for (var j = i + 1; j < s; j++) { scores[i * s + j] = -Infinity; } }
+      for (let i = 0; i < s; i++) { for (let j = i + 1; j < s; j++) { scores[i * s + j] = -Infinity; } }
     }
-    var weights = core.softmaxRows(scores, s, s);
+    const weights = core.softmaxRows(scores, s, s);
     return [core.matmul(weights, V, s, s, D), weights];  // (s, s) @ (s, d) -> (s, d)
   }
 
   /** Rows perm of a (s, n) matrix: P A. */
   function rows(A, perm, n) {
-    var out = new Float64Array(perm.length * n);
+    const out = new Float64Array(perm.length * n);
     perm.forEach(function (j, i) { out.set(A.subarray(j * n, (j + 1) * n), i * n); });
     return out;
   }
 
   /** permutation.same_rows_up_to_order(a, b, atol): greedy pairing of equal rows. */
   function sameRowsUpToOrder(a, b, s, d, atol) {
-    var used = new Uint8Array(s);
-    for (var i = 0; i < s; i++) {
-      var found = -1;
-      for (var j = 0; j < s && found < 0; j++) {
+    const used = new Uint8Array(s);
+    for (let i = 0; i < s; i++) {
+      let found = -1;
+      for (let j = 0; j < s && found < 0; j++) {
         if (used[j]) { continue; }
-        var ok = true;
-        for (var t = 0; t < d && ok; t++) { ok = Math.abs(a[i * d + t] - b[j * d + t]) <= atol; }
+        let ok = true;
+        for (let t = 0; t < d && ok; t++) { ok = Math.abs(a[i * d + t] - b[j * d + t]) <= atol; }
         if (ok) { found = j; }
       }
       if (found < 0) { return false; }
@@ -118,15 +118,15 @@ import rng from "../shared/rng.js";
 
   /** permutation_state: attention before and after a permutation of the tokens. */
   function state(values) {
-    var text = values.text, order = values.order === undefined ? "reverse" : values.order;
-    var custom = values.custom === undefined ? "" : values.custom, seed = values.seed || 0;
-    var pe = !!values.pe, causal = !!values.causal, d = D;
-    var maxTokens = values.maxTokens === undefined ? MAX_TOKENS : values.maxTokens;
-    var W = projections(d, MODEL_SEED);
-    var read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
-    var s = tokens.length, perm;
+    const text = values.text, order = values.order === undefined ? "reverse" : values.order;
+    const custom = values.custom === undefined ? "" : values.custom, seed = values.seed || 0;
+    const pe = !!values.pe, causal = !!values.causal, d = D;
+    const maxTokens = values.maxTokens === undefined ? MAX_TOKENS : values.maxTokens;
+    const W = projections(d, MODEL_SEED);
+    const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+    let s = tokens.length, perm;
     if (s === 0) {
-      var e = new Float64Array(0);
+      const e = new Float64Array(0);
       return {tokens: [], s: 0, perm: [], permutedTokens: [], pe: pe, causal: causal,
               after: [e, e, e], before: [e, e, e], difference: e, maxError: 0, weightsError: 0,
               sameSet: true, equivariant: true, notes: notes};
@@ -141,21 +141,21 @@ import rng from "../shared/rng.js";
     } else {
       perm = namedPermutation(order, s, seed);
     }
-    var X = core.embedTokens(tokens, d, MODEL_SEED);  // (s, d)
-    var xIn = X, pxIn = rows(X, perm, d);  // the tokens move, the positions do not
+    const X = core.embedTokens(tokens, d, MODEL_SEED);  // (s, d)
+    let xIn = X, pxIn = rows(X, perm, d);  // the tokens move, the positions do not
     if (pe) {
-      var PE = core.sinusoidalEncoding(s, d);  // (s, d)
+      const PE = core.sinusoidalEncoding(s, d);  // (s, d)
       xIn = X.map(function (x, k) { return x + PE[k]; });
       pxIn = pxIn.map(function (x, k) { return x + PE[k]; });
     }
-    var f = attend(xIn, W, s, causal), fp = attend(pxIn, W, s, causal);
-    var pw = new Float64Array(s * s);  // P A P^T: (s, s)
-    for (var i = 0; i < s; i++) { for (var j = 0; j < s; j++) { pw[i * s + j] = f[1][perm[i] * s + perm[j]]; } }
-    var after = [rows(xIn, perm, d), pw, rows(f[0], perm, d)];
-    var difference = new Float64Array(s * d), maxError = 0, weightsError = 0, k;
+    const f = attend(xIn, W, s, causal), fp = attend(pxIn, W, s, causal);
+    const pw = new Float64Array(s * s);  // P A P^T: (s, s)
+    for (let i = 0; i < s; i++) { for (let j = 0; j < s; j++) { pw[i * s + j] = f[1][perm[i] * s + perm[j]]; } }
+    const after = [rows(xIn, perm, d), pw, rows(f[0], perm, d)];
+    let difference = new Float64Array(s * d), maxError = 0, weightsError = 0, k;
     for (k = 0; k < s * d; k++) { difference[k] = Math.abs(fp[0][k] - after[2][k]); maxError = Math.max(maxError, difference[k]); }
     for (k = 0; k < s * s; k++) { weightsError = Math.max(weightsError, Math.abs(fp[1][k] - pw[k])); }
-    var identity = perm.every(function (p, n) { return p === n; });
+    const identity = perm.every(function (p, n) { return p === n; });
     if (identity) {
       notes.push({level: "info", text: "the identity moves nothing, so both rows agree trivially: choose another order"});
     } else if (maxError > EQUIVARIANCE_TOL) {
@@ -180,10 +180,10 @@ import rng from "../shared/rng.js";
   /** permutation_readout_html: the same HTML as Python (every text escaped). */
   function readoutHtml(st) {
     if (st.s === 0) { return core.readoutHtml("", st.notes); }
-    var mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
-    var symbol = st.equivariant ? "&#10004;" : "&#10008;";
-    var identity = Array.from(st.perm).every(function (j, i) { return j === i; });
-    var same = !st.sameSet ? "no: the rows themselves changed" :
+    const mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
+    const symbol = st.equivariant ? "&#10004;" : "&#10008;";
+    const identity = Array.from(st.perm).every(function (j, i) { return j === i; });
+    const same = !st.sameSet ? "no: the rows themselves changed" :
       identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
     return core.readoutHtml(
       "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc(st.permutedTokens.join(" ")) + "</div>" +
@@ -207,7 +207,7 @@ import rng from "../shared/rng.js";
   /** The numbers the lab shows, for download: the weights of the permuted sentence A(PX)
    *  (one row per query) and P A(X) P^T, the tokens and the order, both outputs. */
   function numbers(st) {
-    var n = core.nested, s = st.s, d = D;
+    const n = core.nested, s = st.s, d = D;
     return {lab: "permutation", pe: st.pe, causal: st.causal, tokens: st.tokens, perm: st.perm,
             permuted_tokens: st.permutedTokens, weights: n(st.before[1], s, s),
             weights_permuted_after: n(st.after[1], s, s), output_permuted_before: n(st.before[2], s, d),
@@ -215,7 +215,7 @@ import rng from "../shared/rng.js";
   }
 
   // plots.permutation: INPUT_, PERMUTATION_, DIFFERENCE_COLOR_LIMITS, PERMUTATION_MAX_LABELS
-  var LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
+  const LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
 
   /** The picture as panels for lab.js: each row a pair, permuted after attention (left) and
    *  computed from the permuted sentence (right), which should be equal: the inputs, the
@@ -223,9 +223,9 @@ import rng from "../shared/rng.js";
    *  tokens, named on the left) and its colour bar (on the right), and is one height; so a
    *  pair of inputs or outputs fits side by side on a phone. */
   function figure(st) {
-    var s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
+    const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
     function heat(title, data, cols, kind, xlabel, right, colLabels) {
-      var lim = kind === "weight" ? [0, 1] : LIMITS[kind];
+      const lim = kind === "weight" ? [0, 1] : LIMITS[kind];
       return {kind: "heatmap", title: title, data: data, rows: s, cols: cols, extent: [s, cols],
               cmap: kind === "weight" || kind === "difference" ? "viridis" : "cividis",
               vmin: lim[0], vmax: lim[1], xlabel: xlabel, ylabel: "",

@@ -10,10 +10,10 @@
 // PE[p, 2i+1] = cos(p omega_i).
 import {format} from "../format.js";
 
-  var BASE_CHOICES = [10, 100, 1000, 10000, 100000];  // scenes.positional.BASE_CHOICES
-  var K_RANGE = [-64, 64];                            // scenes.positional.K_RANGE
-  var MAX_IMAGE_SIDE = 256;                           // scenes.positional.MAX_IMAGE_SIDE
-  var TWO_PI = 2 * Math.PI;
+  const BASE_CHOICES = [10, 100, 1000, 10000, 100000];  // scenes.positional.BASE_CHOICES
+  const K_RANGE = [-64, 64];                            // scenes.positional.K_RANGE
+  const MAX_IMAGE_SIDE = 256;                           // scenes.positional.MAX_IMAGE_SIDE
+  const TWO_PI = 2 * Math.PI;
 
   /** The step that brings n cells down to at most MAX_IMAGE_SIDE (image_stride). */
   function imageStride(n) { return Math.max(1, Math.ceil(n / MAX_IMAGE_SIDE)); }
@@ -37,13 +37,13 @@ import {format} from "../format.js";
 
   /** omega:(d/2,) = base ** (-2 i / d), i = 0..d/2-1 (positional.frequencies). */
   function frequencies(d, base) {
-    var omega = new Float64Array(d / 2);
-    for (var i = 0; i < d / 2; i++) { omega[i] = Math.pow(base, -2.0 * i / d); }
+    const omega = new Float64Array(d / 2);
+    for (let i = 0; i < d / 2; i++) { omega[i] = Math.pow(base, -2.0 * i / d); }
     return omega;
   }
 
   // Rows between two exact ones: the rows in between step by the angle-addition formula.
-  var EXACT_EVERY = 16;
+  const EXACT_EVERY = 16;
 
   /** PE:(n, d) of the positions p0, p0 + 1, ..., p0 + n - 1 (positional.encoding_at).
    *  Every EXACT_EVERY-th row is sin and cos of p * omega_i; the rows after it are rotated
@@ -52,20 +52,20 @@ import {format} from "../format.js";
    *  at s = d = 512: within 1.0e-13 of numpy's sinusoidal_encoding (computing every row
    *  with sin and cos: 5.7e-14), far inside the labs' 1e-5. */
   function encodingAt(p0, n, omega) {
-    var half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
-    var cw = new Float64Array(half), sw = new Float64Array(half);
-    for (var j = 0; j < half; j++) { cw[j] = Math.cos(omega[j]); sw[j] = Math.sin(omega[j]); }
-    for (var r = 0; r < n; r++) {
-      var p = p0 + r, row = r * d;
+    const half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
+    const cw = new Float64Array(half), sw = new Float64Array(half);
+    for (let j = 0; j < half; j++) { cw[j] = Math.cos(omega[j]); sw[j] = Math.sin(omega[j]); }
+    for (let r = 0; r < n; r++) {
+      const p = p0 + r, row = r * d;
       if (r % EXACT_EVERY === 0) {
-        for (var i = 0; i < half; i++) {
-          var a = p * omega[i];  // (n,) outer (d/2,) -> (n, d/2), one entry
+        for (let i = 0; i < half; i++) {
+          const a = p * omega[i];  // (n,) outer (d/2,) -> (n, d/2), one entry
           pe[row + 2 * i] = Math.sin(a);
           pe[row + 2 * i + 1] = Math.cos(a);
         }
       } else {
-        for (var k = 0; k < half; k++) {  // the row above, rotated by omega_k
-          var sa = pe[row - d + 2 * k], ca = pe[row - d + 2 * k + 1];
+        for (let k = 0; k < half; k++) {  // the row above, rotated by omega_k
+          const sa = pe[row - d + 2 * k], ca = pe[row - d + 2 * k + 1];
           pe[row + 2 * k] = sa * cw[k] + ca * sw[k];
           pe[row + 2 * k + 1] = ca * cw[k] - sa * sw[k];
         }
@@ -76,7 +76,7 @@ import {format} from "../format.js";
 
   // The rows of PE computed last, for one (d, base): PE for s positions is the first s rows
   // of PE for more, so a change of s or k computes no sine (the same numbers, computed once).
-  var cache = {d: 0, base: 0, omega: null, rows: 0, pe: null};
+  let cache = {d: 0, base: 0, omega: null, rows: 0, pe: null};
 
   /** PE:(s, d) for (d, base): rows 0..s-1 of the cached table, grown when needed. */
   function encoding(s, d, base) {
@@ -84,7 +84,7 @@ import {format} from "../format.js";
       cache = {d: d, base: base, omega: frequencies(d, base), rows: 0, pe: new Float64Array(0)};
     }
     if (cache.rows < s) {
-      var grown = new Float64Array(s * d);
+      const grown = new Float64Array(s * d);
       grown.set(cache.pe);
       grown.set(encodingAt(cache.rows, s - cache.rows, cache.omega), cache.rows * d);
       cache.pe = grown;
@@ -95,60 +95,60 @@ import {format} from "../format.js";
 
   /** positional_state(s, d, base, k): everything the lab shows. Throws for bad values. */
   function state(values) {
-    var s = values.s, d = values.d, base = values.base, k = values.k;
+    const s = values.s, d = values.d, base = values.base, k = values.k;
     check(s, d, base, k);
-    var half = d / 2, pe = encoding(s, d, base), omega = cache.omega, p = Math.floor(s / 2);
+    const half = d / 2, pe = encoding(s, d, base), omega = cache.omega, p = Math.floor(s / 2);
     // similarity by offset q - p = -(s-1)..s-1: sum_i cos(offset omega_i) / (d/2). The cosine
     // of offset m >= 0 is PE[m, 2i+1] (the same product m * omega_i), and cos is even
-    var byOffset = new Float64Array(2 * s - 1);  // (2s - 1,)
-    for (var m0 = 0; m0 < s; m0++) {
-      var sum = 0;
-      for (var i = 0; i < half; i++) { sum += pe[m0 * d + 2 * i + 1]; }
+    const byOffset = new Float64Array(2 * s - 1);  // (2s - 1,)
+    for (let m0 = 0; m0 < s; m0++) {
+      let sum = 0;
+      for (let i = 0; i < half; i++) { sum += pe[m0 * d + 2 * i + 1]; }
       byOffset[s - 1 + m0] = byOffset[s - 1 - m0] = sum / half;
     }
     // (s, s), Toeplitz: entry (p, q) = byOffset[q - p]; filled only when asked for (the
     // picture reads byOffset), 2 MB at s = 512
     function similarity() {
-      var out = new Float64Array(s * s);
-      for (var r = 0; r < s; r++) { out.set(byOffset.subarray(s - 1 - r, 2 * s - 1 - r), r * s); }
+      const out = new Float64Array(s * s);
+      for (let r = 0; r < s; r++) { out.set(byOffset.subarray(s - 1 - r, 2 * s - 1 - r), r * s); }
       return out;
     }
     // mean over p != q: offset +-m occurs 2 (s - m) times among the s (s - 1) ordered pairs
-    var mean = null;
+    let mean = null;
     if (s > 1) {
-      var total = 0;
-      for (var m = 1; m < s; m++) { total += 2 * (s - m) * byOffset[s - 1 + m]; }
+      let total = 0;
+      for (let m = 1; m < s; m++) { total += 2 * (s - m) * byOffset[s - 1 + m]; }
       mean = total / (s * (s - 1));
     }
-    var lam = new Float64Array(half);  // (d/2,) wavelengths 2 pi / omega_i
-    for (var j = 0; j < half; j++) { lam[j] = TWO_PI / omega[j]; }
+    const lam = new Float64Array(half);  // (d/2,) wavelengths 2 pi / omega_i
+    for (let j = 0; j < half; j++) { lam[j] = TWO_PI / omega[j]; }
     // the rotation check: PE[q + k] from the formula against PE[q] T(k), every q = 0..s-1;
     // T(k) has 2x2 blocks [[cos b, -sin b], [sin b, cos b]] with b = k omega_i
-    var c = new Float64Array(half), sn = new Float64Array(half);
-    for (var t = 0; t < half; t++) { c[t] = Math.cos(k * omega[t]); sn[t] = Math.sin(k * omega[t]); }
+    const c = new Float64Array(half), sn = new Float64Array(half);
+    for (let t = 0; t < half; t++) { c[t] = Math.cos(k * omega[t]); sn[t] = Math.sin(k * omega[t]); }
     // (s, d): PE[q + k]; rows q + k inside 0..s-1 are rows of PE (the same products
     // (q + k) omega_i), only the |k| or fewer others need the formula
-    var shiftedAll = new Float64Array(s * d), lo = Math.max(0, -k), hi = Math.min(s, s - k);
+    const shiftedAll = new Float64Array(s * d), lo = Math.max(0, -k), hi = Math.min(s, s - k);
     if (hi > lo) { shiftedAll.set(pe.subarray((lo + k) * d, (hi + k) * d), lo * d); }
     if (lo > 0) { shiftedAll.set(encodingAt(k, Math.min(lo, s), omega), 0); }
     if (hi < s) {
-      var from = Math.max(hi, 0);
+      const from = Math.max(hi, 0);
       shiftedAll.set(encodingAt(from + k, s - from, omega), from * d);
     }
-    var maxError = 0, rotated = new Float64Array(d);
-    for (var q = 0; q < s; q++) {
-      for (var u = 0; u < half; u++) {
-        var at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
+    let maxError = 0, rotated = new Float64Array(d);
+    for (let q = 0; q < s; q++) {
+      for (let u = 0; u < half; u++) {
+        const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
         // [sin', cos'] = [sin, cos] @ block: (1, 2) @ (2, 2)
-        var rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
-        var e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
+        const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
+        const e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
         if (e1 > maxError) { maxError = e1; }
         if (e2 > maxError) { maxError = e2; }
         if (q === p) { rotated[2 * u] = rs; rotated[2 * u + 1] = rc; }  // (d,) PE[p] T(k)
       }
     }
-    var shifted = encodingAt(p + k, 1, omega);  // (d,) PE[p + k] from the formula
-    var notes = [d === 2
+    const shifted = encodingAt(p + k, 1, omega);  // (d,) PE[p + k] from the formula
+    const notes = [d === 2
       ? {level: "info", text: "one frequency pair, \u03c9\u2080 = 1: wavelength 2\u03c0 \u2248 6.28 " +
                               "positions, whatever the base"}
       : {level: "info", text: "wavelengths grow geometrically from 2\u03c0 \u2248 6.28 to " +
@@ -158,20 +158,20 @@ import {format} from "../format.js";
       notes.push({level: "info", text: "p + k = " + (p + k) + " lies outside 0.." + (s - 1) +
                                        ": the formula still encodes it, and the rotation still holds"});
     }
-    var strided = [["rows", s], ["columns", d]].filter(function (x) { return imageStride(x[1]) > 1; })
+    const strided = [["rows", s], ["columns", d]].filter(function (x) { return imageStride(x[1]) > 1; })
       .map(function (x) { return "1 in " + imageStride(x[1]) + " " + x[0]; });
     if (strided.length) {
       notes.push({level: "info", text: "the heatmaps show " + strided.join(" and ") +
                                        " (the picture has fewer pixels than cells); the numbers are exact"});
     }
-    var pairs = [0, Math.floor(d / 8), Math.floor(d / 4), half - 1];  // may repeat for small d
-    var st = {
+    const pairs = [0, Math.floor(d / 8), Math.floor(d / 4), half - 1];  // may repeat for small d
+    const st = {
       s: s, d: d, base: base, k: k, pe: pe,
       waveColumns: pairs.map(function (i) { return 2 * i; }),
       wavelengths: lam, byOffset: byOffset, meanSimilarity: mean, p: p,
       shifted: shifted, rotated: rotated, maxError: maxError, notes: notes,
     };
-    var filled = null;
+    let filled = null;
     Object.defineProperty(st, "similarity", {enumerable: true, get: function () {
       return filled || (filled = similarity());
     }});
@@ -180,7 +180,7 @@ import {format} from "../format.js";
 
   /** The readout's lines (plain text) and notes, as positional_readout_html shows them. */
   function readout(st) {
-    var lam = st.wavelengths, half = st.d / 2;
+    const lam = st.wavelengths, half = st.d / 2;
     return {
       mono: true,
       lines: [
@@ -200,7 +200,7 @@ import {format} from "../format.js";
 
   /** positional_alt_text: the figure described in plain text. */
   function alt(st) {
-    var mean = st.meanSimilarity === null ? "" :
+    const mean = st.meanSimilarity === null ? "" :
       ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
     return "Top left: heatmap of the sinusoidal encoding PE with " + st.s + " positions (rows) " +
       "and " + st.d + " dimensions (columns), base " + format.general(st.base, 6) +
@@ -216,33 +216,33 @@ import {format} from "../format.js";
   /** Every n-th row and column of a (rows, cols) matrix: (ceil(rows/rs), ceil(cols/cs)). */
   /** scenes.positional.shown_columns: every cs-th (sin, cos) pair of d columns, whole. */
   function shownColumns(d, cs) {
-    var out = [];
-    for (var i = 0; i < d / 2; i += cs) { out.push(2 * i, 2 * i + 1); }
+    const out = [];
+    for (let i = 0; i < d / 2; i += cs) { out.push(2 * i, 2 * i + 1); }
     return out;
   }
 
   /** Every rs-th row of `data` (rows, cols), and of its columns the pairs shownColumns keeps. */
   function strided(data, rows, cols, rs, cs) {
-    var keep = cs === 1 ? null : shownColumns(cols, cs);
-    var r2 = Math.ceil(rows / rs), c2 = keep ? keep.length : cols, out = new Float64Array(r2 * c2);
-    for (var r = 0; r < r2; r++) {
-      for (var c = 0; c < c2; c++) { out[r * c2 + c] = data[r * rs * cols + (keep ? keep[c] : c)]; }
+    const keep = cs === 1 ? null : shownColumns(cols, cs);
+    const r2 = Math.ceil(rows / rs), c2 = keep ? keep.length : cols, out = new Float64Array(r2 * c2);
+    for (let r = 0; r < r2; r++) {
+      for (let c = 0; c < c2; c++) { out[r * c2 + c] = data[r * rs * cols + (keep ? keep[c] : c)]; }
     }
     return {data: out, rows: r2, cols: c2};
   }
 
   /** Every rs-th row and column of the (s, s) similarity, read off its offsets. */
   function toeplitz(byOffset, s, rs) {
-    var n = Math.ceil(s / rs), out = new Float64Array(n * n);
-    for (var r = 0; r < n; r++) {
-      for (var c = 0; c < n; c++) { out[r * n + c] = byOffset[s - 1 + (c - r) * rs]; }
+    const n = Math.ceil(s / rs), out = new Float64Array(n * n);
+    for (let r = 0; r < n; r++) {
+      for (let c = 0; c < n; c++) { out[r * n + c] = byOffset[s - 1 + (c - r) * rs]; }
     }
     return {data: out, rows: n, cols: n};
   }
 
   function column(st, j) {
-    var y = new Float64Array(st.s);
-    for (var p = 0; p < st.s; p++) { y[p] = st.pe[p * st.d + j]; }
+    const y = new Float64Array(st.s);
+    for (let p = 0; p < st.s; p++) { y[p] = st.pe[p * st.d + j]; }
     return y;
   }
 
@@ -255,14 +255,14 @@ import {format} from "../format.js";
    *  repeats columns (d = 2 has the one pair i = 0 four times), labelled with its number i;
    *  otherwise the names i = 0, d/8, d/4, d/2 - 1. [{n: index of its first line, label}] */
   function waveLabels(columns) {
-    var firsts = distinct(columns);
+    const firsts = distinct(columns);
     return firsts.map(function (j) {
-      var n = columns.indexOf(j);
+      const n = columns.indexOf(j);
       return {n: n, label: firsts.length === WAVES.length ? WAVES[n].label : "i = " + j / 2};
     });
   }
 
-  var WAVES = [  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
+  const WAVES = [  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
     {label: "i = 0", color: "#00204c", dark: "#dce9fa", width: 2.0},
     {label: "i = d/8", color: "#31688e", dark: "#5b9bd5", width: 1.5},
     {label: "i = d/4", color: "#35b779", dark: "#35b779", width: 1.2},
@@ -272,8 +272,8 @@ import {format} from "../format.js";
   /** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
    *  rotation check as lines (the four panels of plots.positional.PositionalView). */
   function rowsOf(a, n, m) {  // (n*m) -> n rows of m numbers
-    var out = [];
-    for (var i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
+    const out = [];
+    for (let i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
     return out;
   }
 
@@ -287,11 +287,11 @@ import {format} from "../format.js";
   }
 
   function figure(st) {
-    var s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
-    var every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" :
+    const s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
+    const every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" :
       ", 1 in " + Math.max(rs, cs) + " cells";
-    var pe = strided(st.pe, s, d, rs, cs), sim = toeplitz(st.byOffset, s, rs);
-    var dims = d, peRow = st.p < s ? st.pe.subarray(st.p * d, (st.p + 1) * d) : st.shifted;
+    const pe = strided(st.pe, s, d, rs, cs), sim = toeplitz(st.byOffset, s, rs);
+    const dims = d, peRow = st.p < s ? st.pe.subarray(st.p * d, (st.p + 1) * d) : st.shifted;
     return {
       columns: 2,
       panels: [
@@ -302,7 +302,7 @@ import {format} from "../format.js";
          ylabel: "PE[p, 2i]", n: s, ylim: [-1.15, 1.15], yticks: [-1, 0, 1], zero: true,
          legendTitle: "column j = 2i",
          lines: waveLabels(st.waveColumns).map(function (entry) {
-           var w = WAVES[entry.n];
+           const w = WAVES[entry.n];
            return {label: entry.label, color: w.color, dark: w.dark, width: w.width,
                    y: column(st, st.waveColumns[entry.n])};
          })},
