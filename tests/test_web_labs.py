@@ -182,13 +182,18 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
 
 
 def check_labels(page, lab_id: str) -> None:
-    """As the page opened: the picture has alt text, one label names each select and slider,
-    and a disabled one says why beside it (its ``-hint``)."""
+    """As the page opened: the picture has alt text, one label names each select and slider
+    (a text box's list of suggestions: its aria-label), and a disabled one says why beside it
+    (its ``-hint``)."""
     lab = page.locator(f"#{lab_id}")
     lab.scroll_into_view_if_needed()
     assert lab.locator("canvas.ab-lab-canvas").get_attribute("aria-label"), f"{lab_id}: no alt"
     for control in lab.locator("select, input[type=range]").all():
         cid = control.get_attribute("id")
+        if "ab-suggest" in (control.get_attribute("class") or ""):
+            # A text box's list of the book's sentences: named by its aria-label, beside the box.
+            assert (control.get_attribute("aria-label") or "").startswith("texts the book suggests"), cid
+            continue
         assert lab.locator(f"label[for='{cid}']").count() == 1, f"{cid} unlabelled"
         if control.is_disabled():
             hint = lab.locator(f"#{cid}-hint")
