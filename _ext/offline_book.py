@@ -161,6 +161,35 @@ def _web_folder() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "web"
 
 
+# MathJax typesets a page's formulas a few at a time, one task each, instead of all of them
+# in one task: chapter 3's 225 formulas blocked its page for 571-750 ms in one task (load 3).
+# startup.promise still resolves only when every formula is typeset (tests/test_pages.py
+# waits on it), each with its assistive MathML; print and screen readers see them all.
+# Runs after Sphinx's `window.MathJax = {...}` and before the deferred tex-chtml.js.
+MATHJAX_BATCH = 24
+MATHJAX_IN_BATCHES = """
+(function () {
+  const mj = window.MathJax = window.MathJax || {};
+  mj.startup = Object.assign(mj.startup || {}, {
+    async pageReady() {
+      const all = [...document.querySelectorAll(".math, .tex2jax_process, .mathjax_process, .output_area")];
+      const roots = all.filter((el) => !all.some((other) => other !== el && other.contains(el)));
+      for (let i = 0; i < roots.length; i += %d) {
+        await MathJax.typesetPromise(roots.slice(i, i + %d));
+        await new Promise((next) => setTimeout(next, 0));  // let the page answer between batches
+      }
+    },
+  });
+})();
+""" % (MATHJAX_BATCH, MATHJAX_BATCH)
+
+
+def add_mathjax_batches(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """A page with math typesets it in batches (:data:`MATHJAX_IN_BATCHES`)."""
+    if 'class="math' in context.get("body", ""):
+        app.add_js_file(None, body=MATHJAX_IN_BATCHES, priority=501)
+
+
 def add_web_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """A page with a lab computed in the browser loads the scripts it names
     (``data-ab-scripts="lab.js positional.js"``), from ``_static/ab-web``, in order."""
@@ -233,6 +262,7 @@ def setup(app: Sphinx) -> dict:
     app.add_css_file("attention-book.css")
     app.add_js_file("attention-book.js", defer="defer")
     app.connect("html-page-context", add_web_scripts)
+    app.connect("html-page-context", add_mathjax_batches)
     app.connect("build-finished", copy_web)
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
