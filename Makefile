@@ -40,10 +40,11 @@ book: env js check-inputs
 # `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py) rather than building it a
 # second time, on every core (pytest-xdist; worksteal: a worker that runs out takes tests
 # queued for the other, so the long browser tests do not pile up on one worker at the end).
-# Twice as many workers as cores: the integration tier waits on chromium, JupyterLab's kernels
-# and Node for half its time, and with one worker a core `make test` used 105% of 2 cores.
+# The integration tier waits on chromium, JupyterLab's kernels and Node for about half its
+# time (`make test` used 105% of 2 cores), so more workers may pay: see TEST_WORKERS above.
+# --durations: the slowest tests, printed for issue 24's profile of a fresh clone's run.
 test: book browser $(VENV)/.test-installed
-	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS)
+	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS) --durations=40
 
 # The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
 # does not see a change to the package the chapters import, to the pinned packages (and
