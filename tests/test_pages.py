@@ -359,6 +359,33 @@ def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
     watch.close()
 
 
+def test_mathjax_typesets_a_page_in_batches(site, browser):
+    """Chapter 3's formulas are typeset in several batches of at most BATCH, each its own task
+    (``_ext/offline_book.py``, MATHJAX_IN_BATCHES), which together cover every outermost
+    element MathJax processes: in one call they blocked the page for 398-523 ms (issue 23).
+    The page's own pageReady is run again with MathJax's typesetPromise counted."""
+    import re
+
+    batch = int(re.search(r"const BATCH = (\d+);", (ROOT / "_ext/offline_book.py").read_text())[1])
+    watch = PageWatch(browser)
+    try:
+        page = watch.open(f"{site}/chapters/03_attention.html")
+        page.evaluate("() => MathJax.startup.promise")
+        roots, sizes = page.evaluate("""async () => {
+          const marked = MathJax.config.options.processHtmlClass.split("|").map((c) => "." + c).join(", ");
+          const roots = [...document.querySelectorAll(marked)].filter((el) => !el.parentElement.closest(marked));
+          const sizes = [], typeset = MathJax.typesetPromise;
+          MathJax.typesetPromise = (els) => { sizes.push(els ? els.length : "all"); return typeset(els); };
+          try { await MathJax.config.startup.pageReady(); } finally { MathJax.typesetPromise = typeset; }
+          return [roots.length, sizes];
+        }""")
+        assert watch.console_errors == []
+    finally:
+        watch.close()
+    assert roots > batch and "all" not in sizes, sizes
+    assert len(sizes) > 1 and max(sizes) <= batch and sum(sizes) == roots, (roots, sizes)
+
+
 def test_the_axe_check_finds_a_violation(browser, site):
     """A page made to break the scrolling rule is caught: the test can fail."""
     watch = PageWatch(browser)
