@@ -34,21 +34,13 @@ from pathlib import Path
 
 from ..scenes.core import Condition, Scene, to_js
 
-__all__ = ["WEB_DIR", "NOTE_STYLES", "BrowserLab", "declaration", "present",
+__all__ = ["WEB_DIR", "BrowserLab", "declaration", "present",
            "standalone_html"]
 
 #: The browser side: lab.js (the front end) and one bundle a lab (``make js`` builds them).
 WEB_DIR = Path(__file__).resolve().parents[1] / "web"
 
 _IDS = itertools.count(1)
-
-#: How a readout marks each level of note: symbol, text colour, background (not by colour
-#: alone); the front end reads them from the declaration.
-NOTE_STYLES = {
-    "error": ("\u26a0", "#8a1c1c", "#fdecea"),    # warning sign, dark red on pale red
-    "warning": ("\u26a0", "#6b4e00", "#fff4d6"),  # dark amber on pale amber
-    "info": ("\u2139", "#0b3d6b", "#e8f1fb"),     # information source, dark blue on pale blue
-}
 
 #: The data scripts (of :data:`DATA`) a lab's page loads before the lab's bundle; the others
 #: (MiniLM's weights) the lab loads when the reader asks.
@@ -99,43 +91,22 @@ def _control(c) -> dict:
 
 
 def declaration(scene: Scene) -> dict:
-    """The lab as data for ``web/lab.js``: its controls (all values), the state module and
-    the readout's note styles (:data:`NOTE_STYLES`)."""
+    """The lab as data for ``web/lab.js``: its controls (all values) and the state module."""
     if not scene.web:
         raise ValueError(f"scene {scene.name!r} has no browser state function (Scene.web)")
     return {"name": scene.name, "module": scene.web, "title": scene.title,
-            "controls": [_control(c) for c in scene.controls],
-            "note_styles": {level: list(style) for level, style in NOTE_STYLES.items()}}
+            "controls": [_control(c) for c in scene.controls]}
 
 
 def _wire(value):
     """:func:`~attention_book.scenes.core.to_js`'s value as JSON: each binary buffer as base64."""
     if isinstance(value, dict):
         if "$array" in value:
-            return {"$array": value["$array"], "b64": base64.b64encode(value["buffer"]).decode()}
+            return {**value, "buffer": base64.b64encode(value["buffer"]).decode()}
         return {k: _wire(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_wire(v) for v in value]
     return value
-
-
-def _readout_html(readout) -> str:
-    """A module's readout as HTML: ``readoutHtml``'s as it is, or ``readout``'s
-    ``{lines, notes, mono}`` as the front end (``web/src/readout.js``) builds it."""
-    if isinstance(readout, str):
-        return readout
-    mono = "" if readout.get("mono") is False else ' style="font-family:monospace"'
-    lines = "".join(f"<div{mono}>{html.escape(line)}</div>" for line in readout["lines"])
-    notes = []
-    for note in readout.get("notes") or ():
-        symbol, fg, bg = NOTE_STYLES.get(note["level"], NOTE_STYLES["info"])
-        level = html.escape(note["level"])
-        notes.append(f'<li class="ab-note ab-note-{level}" style="color:{fg};background:{bg};'
-                     f'padding:2px 6px;margin:2px 0;border-radius:3px">{symbol} <b>{level}:</b> '
-                     f"{html.escape(note['text'])}</li>")
-    notes = ('<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">'
-             + "".join(notes) + "</ul>") if notes else ""
-    return f'<div class="ab-readout">{lines}{notes}</div>'
 
 
 def present(scene: Scene, states) -> list[dict]:
@@ -154,8 +125,7 @@ def present(scene: Scene, states) -> list[dict]:
     if out.returncode:
         raise RuntimeError(f"{scene.web}.js could not present a state of {scene.name}:\n"
                            + out.stderr[-2000:])
-    return [{"alt": row["alt"], "readout": _readout_html(row["readout"])}
-            for row in json.loads(out.stdout)]
+    return json.loads(out.stdout)
 
 
 def _script_json(obj) -> str:

@@ -212,7 +212,7 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     prompt_tokens, notes = read_symbols(prompt)
     if prompt_tokens:
         try:
-            run._tokens(np.array(prompt_tokens, dtype=np.int64))
+            run.check_tokens(np.array(prompt_tokens, dtype=np.int64))
         except (ValueError, OverflowError) as err:  # the model's message: range, length
             notes.append(Note("error", str(err) if isinstance(err, ValueError) else
                               f"symbols must be 0..{run.config['vocab'] - 1}"))

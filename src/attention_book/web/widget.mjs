@@ -1495,33 +1495,123 @@ function addPictureDownload(lab) {
   return button;
 }
 
-// src/readout.js
-function noteItem(note, styles) {
-  const [symbol2, colour, background] = styles[note.level] || styles.info;
-  const item = make("li", {
-    class: "ab-note ab-note-" + note.level,
-    style: `color:${colour};background:${background};padding:2px 6px;margin:2px 0;border-radius:3px`
+// src/shared/html.js
+var html_exports = {};
+__export(html_exports, {
+  escapeHtml: () => escapeHtml,
+  linesHtml: () => linesHtml,
+  noTokensAlt: () => noTokensAlt,
+  notesHtml: () => notesHtml,
+  positionsHtml: () => positionsHtml,
+  pyRepr: () => pyRepr,
+  readoutHtml: () => readoutHtml,
+  tracerHtml: () => tracerHtml,
+  wholeNumber: () => wholeNumber
+});
+function escapeHtml(s) {
+  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+}
+var NOTE_STYLE = {
+  // a note level's symbol, text colour, background
+  error: ["&#9888;", "#8a1c1c", "#fdecea"],
+  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
+  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
+};
+function notesHtml(notes) {
+  const items = notes.map(function(note) {
+    const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
+    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
   });
-  item.append(symbol2 + " ", make("b", {}, note.level + ":"), " " + note.text);
-  return item;
+  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
 }
-function readoutElement(readout2, styles) {
-  const box = make("div", { class: "ab-readout" });
-  for (const line of readout2.lines) {
-    const div = make("div", {}, line);
-    if (readout2.mono !== false) {
-      div.style.fontFamily = "monospace";
+function readoutHtml(body, notes, style) {
+  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
+}
+function linesHtml(lines, notes) {
+  return readoutHtml(lines.map(function(line) {
+    return '<div style="font-family:monospace">' + escapeHtml(line) + "</div>";
+  }).join(""), notes);
+}
+function noTokensAlt(picture, notes, why) {
+  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
+    return n.text;
+  }).join(" ");
+}
+var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+function hex(c, width) {
+  let s = c.toString(16);
+  while (s.length < width) {
+    s = "0" + s;
+  }
+  return s;
+}
+function pyRepr(v) {
+  if (v === null || v === void 0) {
+    return "None";
+  }
+  if (typeof v === "boolean") {
+    return v ? "True" : "False";
+  }
+  if (Array.isArray(v)) {
+    return "[" + v.map(pyRepr).join(", ") + "]";
+  }
+  if (typeof v === "number") {
+    if (v !== v) {
+      return "nan";
     }
-    box.append(div);
+    if (!isFinite(v)) {
+      return v > 0 ? "inf" : "-inf";
+    }
+    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
   }
-  if (readout2.notes && readout2.notes.length) {
-    const list = make("ul", { class: "ab-notes", style: "list-style:none;padding:0;margin:4px 0" });
-    list.append(...readout2.notes.map((note) => noteItem(note, styles)));
-    box.append(list);
+  if (typeof v !== "string") {
+    return String(v);
   }
-  return box;
+  const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
+  let out = quote;
+  for (const ch of v) {
+    const c = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") {
+      out += "\\" + ch;
+    } else if (ch === "	") {
+      out += "\\t";
+    } else if (ch === "\n") {
+      out += "\\n";
+    } else if (ch === "\r") {
+      out += "\\r";
+    } else if (c < 32 || c === 127) {
+      out += "\\x" + hex(c, 2);
+    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
+      out += ch;
+    } else if (c <= 255) {
+      out += "\\x" + hex(c, 2);
+    } else if (c <= 65535) {
+      out += "\\u" + hex(c, 4);
+    } else {
+      out += "\\U" + hex(c, 8);
+    }
+  }
+  return out + quote;
 }
-var errorElement = (err, styles) => readoutElement({ lines: [], notes: [{ level: "error", text: String(err && err.message || err) }] }, styles);
+function wholeNumber(value, name, low, high) {
+  const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
+    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
+  }
+  return value;
+}
+function positionsHtml(tokens) {
+  const listed = tokens.map(function(t, i) {
+    return i + ":" + escapeHtml(t);
+  }).join(" ") || "<i>none</i>";
+  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
+}
+function tracerHtml(summary, trace, more, empty) {
+  const rows2 = trace.map(function(row2) {
+    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
+  }).join("") || (empty || "");
+  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
+}
 
 // src/lab.js
 var DEFAULT_WIDTH = 600;
@@ -1672,7 +1762,7 @@ var Lab = class {
     if (this.looks.width === null) {
       this.looks.width = this.figure.clientWidth || this.element.clientWidth || DEFAULT_WIDTH;
     }
-    return Math.max(MIN_WIDTH, Math.min(this.declaration.max_width || MAX_WIDTH, Math.floor(this.looks.width)));
+    return Math.max(MIN_WIDTH, Math.min(MAX_WIDTH, Math.floor(this.looks.width)));
   }
   /** Draw the figure of the state shown again (a new width or theme). */
   redraw() {
@@ -1685,7 +1775,7 @@ var Lab = class {
   }
   /** A clear message in the readout; the last good picture stays. */
   showError(err) {
-    this.caption.replaceChildren(errorElement(err, this.declaration.note_styles));
+    this.caption.innerHTML = readoutHtml("", [{ level: "error", text: String(err && err.message || err) }]);
   }
   /** Show state `st` of `values`: figure, alt text, readout. */
   show(st, values) {
@@ -1695,11 +1785,7 @@ var Lab = class {
     this.spec = module.figure(st);
     this.redraw();
     this.canvas.setAttribute("aria-label", module.alt(st));
-    if (module.readoutHtml) {
-      this.caption.innerHTML = module.readoutHtml(st);
-    } else {
-      this.caption.replaceChildren(readoutElement(module.readout(st), this.declaration.note_styles));
-    }
+    this.caption.innerHTML = module.readoutHtml(st);
     if (this.download) {
       this.download.disabled = false;
     }
@@ -1804,6 +1890,32 @@ var Lab = class {
   }
 };
 
+// src/decode.js
+var TYPED = { float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array };
+var Unsent = class extends Error {
+};
+function decode(x, before) {
+  const at = (k) => before !== null && typeof before === "object" ? before[k] : void 0;
+  if (Array.isArray(x)) {
+    return x.map((v, i) => decode(v, at(i)));
+  }
+  if (x === null || typeof x !== "object") {
+    return x;
+  }
+  if (x.$same) {
+    if (before === void 0) {
+      throw new Unsent();
+    }
+    return before;
+  }
+  if (x.$array) {
+    const view = x.buffer;
+    const bytes2 = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
+    return new TYPED[x.$array](bytes2.buffer);
+  }
+  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v, at(k))]));
+}
+
 // src/shared/vocab.js
 var vocab = {
   "words": ["<pad>", "<unk>", ".", ",", "?", "!", "'s", "a", "about", "after", "again", "all", "weather", "also", "always", "am", "an", "and", "animal", "any", "are", "as", "ask", "at", "is", "away", "back", "bad", "be", "because", "bed", "been", "before", "best", "big", "bird", "bit", "black", "blue", "book", "both", "boy", "but", "by", "call", "came", "can", "cat", "city", "cold", "come", "could", "day", "did", "do", "does", "dog", "today", "door", "down", "each", "eat", "end", "every", "eye", "far", "fast", "find", "first", "fish", "fly", "for", "friend", "from", "fun", "garden", "gave", "girl", "give", "go", "good", "great", "green", "had", "hand", "happy", "has", "have", "he", "hear", "help", "her", "here", "him", "his", "home", "hot", "house", "how", "i", "if", "in", "into", "it", "its", "the", "jump", "lovely", "just", "keep", "kind", "know", "last", "learn", "left", "let", "light", "like", "little", "live", "long", "look", "love", "made", "make", "man", "many", "may", "me", "more", "morning", "most", "mother", "much", "must", "my", "name", "new", "next", "nice", "night", "no", "not", "now", "of", "off", "old", "on", "one", "only", "open", "or", "other", "our", "out", "over", "play", "please", "put", "rain", "read", "red", "ride", "right", "river", "road", "run", "said", "saw", "say", "school", "sea", "see", "she", "should", "show", "sing", "sit", "sky", "sleep", "slow", "small", "snow", "so", "some", "soon", "start", "stop", "sun", "sure", "table", "take", "talk", "tell", "than", "thank", "that", "their", "them", "then", "there", "these", "they", "thing", "think", "this", "three", "time", "to", "too", "tree", "two", "under", "up", "us", "very", "walk", "want", "warm", "was", "water", "way", "we", "well", "went", "were", "what", "when", "where", "which", "white", "who", "why", "will", "wind", "with", "word", "work", "world", "would", "write", "year", "yes", "yet", "you", "your"],
@@ -1823,118 +1935,6 @@ var vocab = {
   "invisible": [0, 8, 14, 27, 127, 132, 134, 159, 173, 173, 1536, 1541, 1564, 1564, 1757, 1757, 1807, 1807, 2192, 2193, 2274, 2274, 6158, 6158, 8203, 8207, 8234, 8238, 8288, 8292, 8294, 8303, 65279, 65279, 65529, 65531, 69821, 69821, 69837, 69837, 78896, 78904, 113824, 113827, 119155, 119162, 917505, 917505, 917536, 917631]
 };
 var vocab_default = vocab;
-
-// src/shared/html.js
-var html_exports = {};
-__export(html_exports, {
-  escapeHtml: () => escapeHtml,
-  noTokensAlt: () => noTokensAlt,
-  notesHtml: () => notesHtml,
-  positionsHtml: () => positionsHtml,
-  pyRepr: () => pyRepr,
-  readoutHtml: () => readoutHtml,
-  tracerHtml: () => tracerHtml,
-  wholeNumber: () => wholeNumber
-});
-function escapeHtml(s) {
-  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
-}
-var NOTE_STYLE = {
-  // scenes.core._NOTE_STYLE: symbol, text colour, background
-  error: ["&#9888;", "#8a1c1c", "#fdecea"],
-  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
-  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
-};
-function notesHtml(notes) {
-  const items = notes.map(function(note) {
-    const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
-    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
-  });
-  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
-}
-function readoutHtml(body, notes, style) {
-  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
-}
-function noTokensAlt(picture, notes, why) {
-  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
-    return n.text;
-  }).join(" ");
-}
-var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-function hex(c, width) {
-  let s = c.toString(16);
-  while (s.length < width) {
-    s = "0" + s;
-  }
-  return s;
-}
-function pyRepr(v) {
-  if (v === null || v === void 0) {
-    return "None";
-  }
-  if (typeof v === "boolean") {
-    return v ? "True" : "False";
-  }
-  if (Array.isArray(v)) {
-    return "[" + v.map(pyRepr).join(", ") + "]";
-  }
-  if (typeof v === "number") {
-    if (v !== v) {
-      return "nan";
-    }
-    if (!isFinite(v)) {
-      return v > 0 ? "inf" : "-inf";
-    }
-    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
-  }
-  if (typeof v !== "string") {
-    return String(v);
-  }
-  const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
-  let out = quote;
-  for (const ch of v) {
-    const c = ch.codePointAt(0);
-    if (ch === quote || ch === "\\") {
-      out += "\\" + ch;
-    } else if (ch === "	") {
-      out += "\\t";
-    } else if (ch === "\n") {
-      out += "\\n";
-    } else if (ch === "\r") {
-      out += "\\r";
-    } else if (c < 32 || c === 127) {
-      out += "\\x" + hex(c, 2);
-    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
-      out += ch;
-    } else if (c <= 255) {
-      out += "\\x" + hex(c, 2);
-    } else if (c <= 65535) {
-      out += "\\u" + hex(c, 4);
-    } else {
-      out += "\\U" + hex(c, 8);
-    }
-  }
-  return out + quote;
-}
-function wholeNumber(value, name, low, high) {
-  const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
-    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
-  }
-  return value;
-}
-function positionsHtml(tokens) {
-  const listed = tokens.map(function(t, i) {
-    return i + ":" + escapeHtml(t);
-  }).join(" ") || "<i>none</i>";
-  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
-}
-function tracerHtml(summary, trace, more, empty) {
-  const rows2 = trace.map(function(row2) {
-    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
-  }).join("") || (empty || "");
-  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
-}
 
 // src/shared/matrices.js
 var matrices_exports = {};
@@ -6412,7 +6412,6 @@ function state9(values) {
 function readout(st) {
   const lam = st.wavelengths, half = st.d / 2;
   return {
-    mono: true,
     lines: [
       "PE : (s, d) = (" + st.s + ", " + st.d + ");  T(k) : (d, d) = (" + st.d + ", " + st.d + ")",
       "base = " + format.general(st.base, 6) + (half === 1 ? ": wavelength " + format.fixed(lam[0], 2) + " positions, one frequency pair i = 0" : ": wavelengths " + format.fixed(lam[0], 2) + " .. " + format.fixed(lam[half - 1], 1, true) + " positions over " + half + " frequency pairs i = 0.." + (half - 1)),
@@ -6421,6 +6420,10 @@ function readout(st) {
     ],
     notes: st.notes
   };
+}
+function readoutHtml10(st) {
+  const r = readout(st);
+  return core_default.linesHtml(r.lines, r.notes);
 }
 function alt9(st) {
   const mean = st.meanSimilarity === null ? "" : ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
@@ -6585,6 +6588,7 @@ var api11 = {
   frequencies,
   state: state9,
   readout,
+  readoutHtml: readoutHtml10,
   alt: alt9,
   figure: figure9,
   numbers: numbers9
@@ -7973,7 +7977,7 @@ function topKeys(row2, k) {
   });
   return idx.reverse().slice(0, k);
 }
-function readoutHtml10(st) {
+function readoutHtml11(st) {
   const T = st.T;
   const parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
   let columns = ["gallery (" + st.gallerySentences + " sentences)"];
@@ -8140,7 +8144,7 @@ var api13 = {
   MEASURES,
   VIEWS,
   state: state10,
-  readoutHtml: readoutHtml10,
+  readoutHtml: readoutHtml11,
   alt: alt10,
   numbers: numbers10,
   figure: figure10,
@@ -8323,7 +8327,7 @@ function curves(scaled) {
   });
   return out;
 }
-function readoutHtml11(st) {
+function readoutHtml12(st) {
   const mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
   const row2 = Array.from(st.weights.subarray(0, 6)).map(function(w) {
     return fmt12.fixed(w, 2);
@@ -8427,7 +8431,7 @@ var api14 = {
   measuredDks: function() {
     return Array.from(measured.keys());
   },
-  readoutHtml: readoutHtml11,
+  readoutHtml: readoutHtml12,
   alt: alt11,
   numbers: numbers11,
   figure: figure11,
@@ -8451,30 +8455,6 @@ var MODULES = {
   scaling: scaling_default,
   training: training_default
 };
-var TYPED = { float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array };
-var Unsent = class extends Error {
-};
-function decode(x, before) {
-  const at = (k) => before !== null && typeof before === "object" ? before[k] : void 0;
-  if (Array.isArray(x)) {
-    return x.map((v, i) => decode(v, at(i)));
-  }
-  if (x === null || typeof x !== "object") {
-    return x;
-  }
-  if (x.$same) {
-    if (before === void 0) {
-      throw new Unsent();
-    }
-    return before;
-  }
-  if (x.$array) {
-    const view = x.buffer;
-    const bytes2 = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
-    return new TYPED[x.$array](bytes2.buffer);
-  }
-  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v, at(k))]));
-}
 var decoded2 = /* @__PURE__ */ new WeakMap();
 function answerOf(model) {
   const raw = model.get("state"), seen = decoded2.get(model) || {};

@@ -1,6 +1,6 @@
 // Chapter 3's attention explorer computed in the reader's browser: the twin of
-// attention_book/scenes/attention.py (attention_state, attention_readout_html,
-// attention_alt_text) at every control's full live range: any query sentence and
+// attention_book/scenes/attention.py (attention_state), with its readout and
+// alt text, at every control's full live range: any query sentence and
 // keys/values sentence (up to 128 tokens each), self or cross, the query, d_k 1..64, every
 // temperature, seeds 0..20. X rows come from chapter 1's table (d = 8, seed 0);
 // W^Q, W^K, W^V are attention.projection_weights(8, d_k, seed=seed), drawn by rng.js as
@@ -142,7 +142,7 @@ import rng from "../shared/rng.js";
     return top;
   }
 
-  /** attention_readout_html: the same HTML as Python (every token escaped). */
+  /** The readout as HTML (every token escaped). */
   function readoutHtml(st) {
     const parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q +
       ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k +
@@ -179,7 +179,7 @@ import rng from "../shared/rng.js";
     return core.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
   }
 
-  /** attention_alt_text: the figure in plain text (set it as text, never as HTML). */
+  /** The alt text: the figure in plain text (set it as text, never as HTML). */
   function alt(st) {
     if (st.s_q === 0) { return core.noTokensAlt("Empty heatmap, arcs and bars", st.notes); }
     const r = row(st), top = topKey(st); let min = Infinity;

@@ -1,5 +1,5 @@
 // Chapter 7's block lab computed in the reader's browser: the twin of
-// attention_book/scenes/block.py (block_state, block_readout_html, block_alt_text) at every
+// attention_book/scenes/block.py (block_state), with its readout and alt text, at every
 // control's full live range: any sentence (32 tokens kept), post-LN or pre-LN, residuals on
 // or off, depth 1..12, any seed the package takes (the slider offers 0..20), a causal mask
 // or none. X = chapter 1's embeddings (d = 8, seed 0) + sinusoidal positional encoding.
@@ -278,7 +278,7 @@ import rng from "../shared/rng.js";
 
   function chosenNorms(st) { return st.normFirst ? st.normsPre : st.normsPost; }
 
-  /** block_readout_html: the same HTML as Python (every text escaped). */
+  /** The readout as HTML (every text escaped). */
   function readoutHtml(st) {
     const d = st.d, L = st.depth, n = st.n_parameters;
     const stackText = L + " block(s), " + LN_LABELS[st.normFirst] + ", residuals " +
@@ -316,7 +316,7 @@ import rng from "../shared/rng.js";
     return out;
   }
 
-  /** block_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Empty panels", st.notes); }
     const post = st.normsPost, pre = st.normsPre; let largest = -Infinity;

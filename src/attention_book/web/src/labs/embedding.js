@@ -65,7 +65,7 @@ import core from "../shared/core.js";
 
   function shapeLine(st) { return "X : (s, d) = (" + st.s + ", " + st.d + ")" + (st.s ? "" : ": no tokens"); }
 
-  /** embedding_readout_html: the same HTML as Python (every reader-typed text escaped). */
+  /** The readout as HTML (every reader-typed text escaped). */
   function readoutHtml(st) {
     const chips = st.tokens.map(function (token, i) {
       let label = esc(token) + " &rarr; " + st.ids[i];
@@ -90,7 +90,7 @@ import core from "../shared/core.js";
     return null;
   }
 
-  /** embedding_alt_text: the figure in plain text (set it as text, never as HTML). */
+  /** The alt text: the figure in plain text (set it as text, never as HTML). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Two empty heatmaps", st.notes, "there are no tokens to embed"); }
     let text = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") +

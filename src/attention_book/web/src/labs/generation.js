@@ -1,6 +1,6 @@
 // Chapter 8's generation lab computed in the reader's browser: the twin of
-// attention_book/scenes/generation.py (generation_state, generation_readout_html,
-// generation_alt_text) at every control's full live range. The induction model's
+// attention_book/scenes/generation.py (generation_state), with its readout and
+// alt text, at every control's full live range. The induction model's
 // checkpoints come from training-checkpoints.js through training.js (weightsAt); this module
 // decodes one token at a time with a key/value cache a layer, as training.CachedDecoder
 // does: each new token's query attends to the cached keys of every token before it and to
@@ -191,7 +191,7 @@ import training from "./training.js";
 
   function weightAt(st, i, k) { return st.weights[(i * st.t + st.t - 1) * st.s + k]; }
 
-  /** generation_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " +
                  decoding(st) + "</div>"];
@@ -219,7 +219,7 @@ import training from "./training.js";
     return core.readoutHtml(parts.join(""), st.notes);
   }
 
-  /** generation_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     let text = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
     if (!st.t) {

@@ -1,5 +1,5 @@
 // Chapter 6's mask editor computed in the reader's browser: the twin of
-// attention_book/scenes/masking.py (masking_state, masking_readout_html, masking_alt_text)
+// attention_book/scenes/masking.py (masking_state), with its readout and alt text,
 // at every control's full live range: any sentence (32 tokens shown), every mask kind,
 // padding length 0..32, window 1..16, band 0..16 each way, masked before or after the
 // softmax. X from chapter 1's table (d = 8, seed 0); W^Q, W^K, W^V = projection_weights(8, 4,
@@ -134,7 +134,7 @@ import rng from "../shared/rng.js";
     };
   }
 
-  /** masking_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const s = st.s, d_k = MASKING_D_K;
     const parts = ["<b>" + esc(description(st)) + "</b>",
@@ -149,7 +149,7 @@ import rng from "../shared/rng.js";
     return core.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
   }
 
-  /** masking_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Four empty heatmaps", st.notes); }
     const s = st.s; let hidden = 0, k;

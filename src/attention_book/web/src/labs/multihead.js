@@ -1,6 +1,6 @@
 // Chapter 4's multi-head lab computed in the reader's browser: the twin of
-// attention_book/scenes/multihead.py (multihead_state, multihead_readout_html,
-// multihead_alt_text) at every control's full live range: any sentence (32 tokens shown),
+// attention_book/scenes/multihead.py (multihead_state), with its readout and
+// alt text, at every control's full live range: any sentence (32 tokens shown),
 // d in (8, 12, 16, 32, 64), every h dividing d up to 16, seeds 0..20, any heads on, X with or
 // without positional encoding. The weights are MultiHeadAttention.from_seed(d, h, seed,
 // bias=True), drawn by rng.js as numpy draws them: W_q, W_k, W_v, W_o : (d, d) then b_q,
@@ -180,7 +180,7 @@ import rng from "../shared/rng.js";
     };
   }
 
-  /** multihead_readout_html: the same HTML as Python (every text escaped). */
+  /** The readout as HTML (every text escaped). */
   function readoutHtml(st) {
     const sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" +
       st.d_k + (st.positional ? "  (X includes positional encoding)" : "") +
@@ -195,7 +195,7 @@ import rng from "../shared/rng.js";
       fmt.exponent(st.checkError, 1) + "</div>", st.notes);
   }
 
-  /** multihead_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Empty heatmaps", st.notes); }
     const s = st.s, off = [], peaks = [];

@@ -177,7 +177,7 @@ import rng from "../shared/rng.js";
 
   function verdict(st) { return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + fmt.exponent(st.maxError, 1) + ")"; }
 
-  /** permutation_readout_html: the same HTML as Python (every text escaped). */
+  /** The readout as HTML (every text escaped). */
   function readoutHtml(st) {
     if (st.s === 0) { return core.readoutHtml("", st.notes); }
     const mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
@@ -193,7 +193,7 @@ import rng from "../shared/rng.js";
       same + "</div>", st.notes);
   }
 
-  /** permutation_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Seven empty heatmaps", st.notes); }
     return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") +

@@ -8,6 +8,7 @@
 // Row-vector notation as in the package: PE:(s, d) row-major in a Float64Array, entry
 // (p, j) at p * d + j; omega_i = base ** (-2 i / d); PE[p, 2i] = sin(p omega_i),
 // PE[p, 2i+1] = cos(p omega_i).
+import core from "../shared/core.js";
 import {format} from "../format.js";
 
   const BASE_CHOICES = [10, 100, 1000, 10000, 100000];  // scenes.positional.BASE_CHOICES
@@ -178,11 +179,10 @@ import {format} from "../format.js";
     return st;
   }
 
-  /** The readout's lines (plain text) and notes, as positional_readout_html shows them. */
+  /** The readout's lines (plain text) and notes. */
   function readout(st) {
     const lam = st.wavelengths, half = st.d / 2;
     return {
-      mono: true,
       lines: [
         "PE : (s, d) = (" + st.s + ", " + st.d + ");  T(k) : (d, d) = (" + st.d + ", " + st.d + ")",
         "base = " + format.general(st.base, 6) + (half === 1
@@ -198,7 +198,10 @@ import {format} from "../format.js";
     };
   }
 
-  /** positional_alt_text: the figure described in plain text. */
+  /** The readout as HTML: its lines escaped, then the notes. */
+  function readoutHtml(st) { const r = readout(st); return core.linesHtml(r.lines, r.notes); }
+
+  /** The alt text: the figure described in plain text. */
   function alt(st) {
     const mean = st.meanSimilarity === null ? "" :
       ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
@@ -325,7 +328,7 @@ import {format} from "../format.js";
 
   const api = {
     BASE_CHOICES: BASE_CHOICES, K_RANGE: K_RANGE, MAX_IMAGE_SIDE: MAX_IMAGE_SIDE,
-    imageStride: imageStride, frequencies: frequencies, state: state, readout: readout,
+    imageStride: imageStride, frequencies: frequencies, state: state, readout: readout, readoutHtml: readoutHtml,
     alt: alt, figure: figure, numbers: numbers,
   };
 

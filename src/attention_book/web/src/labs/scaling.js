@@ -154,7 +154,7 @@ import rng from "../shared/rng.js";
     return out;
   }
 
-  /** scaling_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const mode = st.scaled ? "scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" : "unscaled: scores = q\u00b7k";
     const row = Array.from(st.weights.subarray(0, 6)).map(function (w) { return fmt.fixed(w, 2); }).join(", ");
@@ -171,7 +171,7 @@ import rng from "../shared/rng.js";
     return core.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
   }
 
-  /** scaling_alt_text. */
+  /** The alt text. */
   function alt(st) {
     const mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
     return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled " +

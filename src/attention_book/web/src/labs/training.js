@@ -1,5 +1,5 @@
 // Chapter 8's training explorer computed in the reader's browser: the twin of
-// attention_book/scenes/training.py (training_state, training_readout_html, training_alt_text)
+// attention_book/scenes/training.py (training_state), with its readout and alt text,
 // at every control's full live range: both tasks, all 26 checkpoints, any input the reader
 // types (the same parsing, limits and messages as Python). The two trained tiny
 // transformers come from training-checkpoints.js (written by
@@ -296,7 +296,7 @@ const root = globalThis;
 
   function curvesAt(st) { return st.scoreCurves.map(function (curve) { return curve[st.checkpoint]; }); }
 
-  /** training_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const end = st.step === st.steps;
     const what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
@@ -325,7 +325,7 @@ const root = globalThis;
     return core.readoutHtml(parts.join(""), st.notes);
   }
 
-  /** training_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     let text = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
     if (st.s) {
