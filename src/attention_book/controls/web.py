@@ -42,11 +42,17 @@ WEB_DIR = Path(__file__).resolve().parents[1] / "web"
 
 _IDS = itertools.count(1)
 
-#: The data scripts (of :data:`DATA`) a lab's page loads before the lab's bundle; the others
-#: (MiniLM's weights) the lab loads when the reader asks.
-_PAGE_DATA = {"pretrained": ("pretrained-gallery.js",),
-              "training": ("training-checkpoints.js",),
-              "generation": ("training-checkpoints.js",)}
+#: What a lab's page loads between lab.js and the lab's bundle: data scripts (of
+#: :data:`DATA`; the others, MiniLM's weights, the lab loads when the reader asks) and the
+#: bundles of other labs whose module it imports (build.mjs's ``fromLabJs``).
+_PAGE_SCRIPTS = {"pretrained": ("pretrained-gallery.js",),
+                 "training": ("training-checkpoints.js",),
+                 "generation": ("training-checkpoints.js", "training.js")}
+
+
+def _scripts(web: str) -> tuple[str, ...]:
+    """The files of ``web/`` (or data scripts) a page loads for lab module ``web``, in order."""
+    return ("lab.js", *_PAGE_SCRIPTS.get(web, ()), f"{web}.js")
 
 
 def _range(values: tuple):
@@ -120,7 +126,8 @@ def present(scene: Scene, states) -> list[dict]:
         raise RuntimeError("node is not on PATH: a lab's alt text and readout are written by "
                            "its browser module, which the book's build runs in Node.js")
     sent = json.dumps([_wire(to_js(state)) for state in states])
-    out = subprocess.run([node, str(WEB_DIR / "present.cjs"), scene.web], input=sent,
+    bundles = [name for name in _scripts(scene.web) if (WEB_DIR / name).exists()]
+    out = subprocess.run([node, str(WEB_DIR / "present.cjs"), *bundles], input=sent,
                          capture_output=True, text=True, timeout=600)
     if out.returncode:
         raise RuntimeError(f"{scene.web}.js could not present a state of {scene.name}:\n"
@@ -149,8 +156,7 @@ class BrowserLab:
     @property
     def scripts(self) -> tuple[str, ...]:
         """The files of ``web/`` the page loads, in order."""
-        web = self.scene.web
-        return ("lab.js", *_PAGE_DATA.get(web, ()), f"{web}.js")
+        return _scripts(self.scene.web)
 
     def reachable(self, values: Mapping) -> bool:
         """Whether the lab can show ``values`` (some controls' values): every value the

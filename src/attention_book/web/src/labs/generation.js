@@ -7,9 +7,10 @@
 // its own, and its row of weights is kept as the attention that chose the next token. A
 // generation is kept per (prompt, checkpoint, n, temperature, seed): the step slider only
 // picks rows. Sampling draws numpy's default_rng(seed).random() (rng.js), one a token.
-// An ES module (its default export); build.mjs bundles it, with training.js's decoding, into
-// web/generation.js, a classic script that sets globalThis.AttentionBook.generation. It
-// reads the data (AttentionBook.trainingData, or useData(data) in Node).
+// An ES module (its default export); build.mjs bundles it into web/generation.js, a classic
+// script that sets globalThis.AttentionBook.generation and reads training.js's module from
+// AttentionBook.training (web/training.js loads first). It reads the data
+// (AttentionBook.trainingData, or useData(data) in Node).
 //
 // Row-major: activations (d,) and the state's weights (n_heads, t, s_0 + t) as Float64Arrays.
 import core from "../shared/core.js";
