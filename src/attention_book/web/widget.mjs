@@ -1503,6 +1503,7 @@ __export(html_exports, {
   noTokensAlt: () => noTokensAlt,
   notesHtml: () => notesHtml,
   positionsHtml: () => positionsHtml,
+  positiveInt: () => positiveInt,
   pyRepr: () => pyRepr,
   readoutHtml: () => readoutHtml,
   tracerHtml: () => tracerHtml,
@@ -1592,6 +1593,15 @@ function pyRepr(v) {
     }
   }
   return out + quote;
+}
+function positiveInt(value, name) {
+  if (typeof value !== "number" || !Number.isInteger(value)) {
+    throw new Error(name + " must be a whole number, got " + pyRepr(value));
+  }
+  if (value < 1) {
+    throw new Error(name + " must be at least 1, got " + value);
+  }
+  return value;
 }
 function wholeNumber(value, name, low, high) {
   const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
@@ -3393,20 +3403,10 @@ var ATTENTION_D = 8;
 var MAX_ATTENTION_TOKENS = 128;
 var D_KS = [1, 2, 4, 8, 16, 32, 64];
 var TEMPERATURES = [0.125, 0.25, 0.5, 1, 2, 4, 8];
-function isWhole(x) {
-  return typeof x === "number" && Number.isInteger(x);
-}
 var weightsCache = core_default.cache();
 function projectionWeights(d, d_k, seed) {
-  if (!isWhole(d_k)) {
-    throw new Error("d_k must be a whole number, got " + d_k);
-  }
-  if (d_k < 1) {
-    throw new Error("d_k must be at least 1, got " + d_k);
-  }
-  if (!isWhole(seed) || seed < 0) {
-    throw new Error("seed must be a whole number >= 0, got " + seed);
-  }
+  core_default.positiveInt(d_k, "d_k");
+  core_default.wholeNumber(seed, "seed", 0);
   const key = d + "," + d_k + "," + seed;
   let W2 = weightsCache.get(key);
   if (W2 === void 0) {
@@ -3482,9 +3482,7 @@ function state(values) {
   if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
     throw new Error("temperature must be a positive number, got " + temperature);
   }
-  if (!isWhole(query) || query < 0) {
-    throw new Error("query must be a whole number >= 0, got " + query);
-  }
+  core_default.wholeNumber(query, "query", 0);
   const cacheable = typeof text2 === "string" && (mode === "self" || typeof kvText === "string");
   const key = cacheable ? [mode, text2, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
   const p = lastOne(projectedCache, key, function() {
@@ -4162,18 +4160,10 @@ var esc3 = core_default.escapeHtml;
 var UNK = core_default.vocab.unkToken;
 var D_CHOICES = [2, 4, 8, 16, 32, 64];
 var X_COLOR_LIMITS = [-3, 3];
-function positiveInt(value, name) {
-  if (typeof value !== "number" || !Number.isInteger(value)) {
-    throw new Error(name + " must be a whole number, got " + value);
-  }
-  if (value < 1) {
-    throw new Error(name + " must be at least 1, got " + value);
-  }
-}
 function state3(values) {
   const text2 = values.text, d = values.d, seed = values.seed === void 0 ? 0 : values.seed;
   const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  positiveInt(d, "d");
+  core_default.positiveInt(d, "d");
   const table = core_default.embeddingTable(d, seed);
   const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
   const ids = core_default.encode(tokens), known = tokens.map(core_default.isKnown);
@@ -5530,20 +5520,8 @@ var esc7 = core_default.escapeHtml;
 var MAX_HEADS = 16;
 var MH_D_CHOICES = [8, 12, 16, 32, 64];
 var MH_DEFAULT_SEED = 10;
-function isWhole2(x) {
-  return typeof x === "number" && Number.isInteger(x);
-}
-function positiveInt2(value, name) {
-  if (!isWhole2(value)) {
-    throw new Error(name + " must be a whole number, got " + value);
-  }
-  if (value < 1) {
-    throw new Error(name + " must be at least 1, got " + value);
-  }
-  return value;
-}
 function divides(h, d) {
-  positiveInt2(h, "h");
+  core_default.positiveInt(h, "h");
   if (d % h) {
     throw new Error("h=" + h + " does not divide d=" + d + ": each head gets d_k = d/h columns, so h must be a divisor of d");
   }
@@ -5640,7 +5618,7 @@ function state7(values) {
   const seed = values.seed === void 0 ? MH_DEFAULT_SEED : values.seed;
   const positional = !!values.positional, headsOn = values.heads_on;
   const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  positiveInt2(d, "d");
+  core_default.positiveInt(d, "d");
   divides(h, d);
   const P = parameters(d, seed), d_k = d / h;
   const onSet = new Set(headsOn === void 0 || headsOn === null ? Array.from({ length: h }, function(_, i) {
@@ -6233,29 +6211,16 @@ var TWO_PI = 2 * Math.PI;
 function imageStride(n) {
   return Math.max(1, Math.ceil(n / MAX_IMAGE_SIDE));
 }
-function isWhole3(x) {
-  return typeof x === "number" && Number.isInteger(x);
-}
 function check(s, d, base, k) {
-  if (!isWhole3(s)) {
-    throw new Error("s must be a whole number, got " + s);
-  }
-  if (s < 1) {
-    throw new Error("s must be at least 1, got " + s);
-  }
-  if (!isWhole3(d)) {
-    throw new Error("d must be a whole number, got " + d);
-  }
-  if (d < 1) {
-    throw new Error("d must be at least 1, got " + d);
-  }
+  core_default.positiveInt(s, "s");
+  core_default.positiveInt(d, "d");
   if (d < 2 || d % 2) {
     throw new Error("d must be even for sinusoidal encoding (sin and cos come in pairs), got d=" + d);
   }
   if (typeof base !== "number" || !isFinite(base) || base <= 1) {
     throw new Error("base must be greater than 1 so that the frequencies decrease, got base=" + base);
   }
-  if (!isWhole3(k)) {
+  if (!Number.isInteger(k)) {
     throw new Error("k must be a whole number (an offset in positions), got " + k);
   }
 }

@@ -20,15 +20,12 @@ import rng from "../shared/rng.js";
   const D_KS = [1, 2, 4, 8, 16, 32, 64];
   const TEMPERATURES = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
 
-  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
-
   const weightsCache = core.cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
 
   /** attention.projection_weights(d, d_k, seed=seed): W_q, W_k, W_v : (d, d_k), N(0, 1/d). */
   function projectionWeights(d, d_k, seed) {
-    if (!isWhole(d_k)) { throw new Error("d_k must be a whole number, got " + d_k); }
-    if (d_k < 1) { throw new Error("d_k must be at least 1, got " + d_k); }
-    if (!isWhole(seed) || seed < 0) { throw new Error("seed must be a whole number >= 0, got " + seed); }
+    core.positiveInt(d_k, "d_k");
+    core.wholeNumber(seed, "seed", 0);
     const key = d + "," + d_k + "," + seed; let W = weightsCache.get(key);
     if (W === undefined) {
       const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
@@ -90,7 +87,7 @@ import rng from "../shared/rng.js";
     if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
       throw new Error("temperature must be a positive number, got " + temperature);
     }
-    if (!isWhole(query) || query < 0) { throw new Error("query must be a whole number >= 0, got " + query); }
+    core.wholeNumber(query, "query", 0);
     // Only well-typed sentences are cached, so that a bad one always meets its error.
     const cacheable = typeof text === "string" && (mode === "self" || typeof kvText === "string");
     const key = cacheable ? [mode, text, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\u0000") : null;

@@ -15,20 +15,12 @@ import core from "../shared/core.js";
   const D_CHOICES = [2, 4, 8, 16, 32, 64];  // scenes.embedding.D_CHOICES
   const X_COLOR_LIMITS = [-3, 3];           // plots.embedding.X_COLOR_LIMITS
 
-  /** _validate.positive_int's messages. */
-  function positiveInt(value, name) {
-    if (typeof value !== "number" || !Number.isInteger(value)) {
-      throw new Error(name + " must be a whole number, got " + value);
-    }
-    if (value < 1) { throw new Error(name + " must be at least 1, got " + value); }
-  }
-
   /** embedding_state(text, d, seed): tokens, ids, X and its similarity, with notes. Bad text
    *  never throws (s = 0 and an error note); a bad d throws as Python does. */
   function state(values) {
     const text = values.text, d = values.d, seed = values.seed === undefined ? 0 : values.seed;
     const maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
-    positiveInt(d, "d");
+    core.positiveInt(d, "d");
     const table = core.embeddingTable(d, seed);  // (V, d)
     const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
     const ids = core.encode(tokens), known = tokens.map(core.isKnown);

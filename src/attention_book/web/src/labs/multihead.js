@@ -19,17 +19,9 @@ import rng from "../shared/rng.js";
   const MH_D_CHOICES = [8, 12, 16, 32, 64];
   const MH_DEFAULT_SEED = 10;
 
-  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
-
-  function positiveInt(value, name) {
-    if (!isWhole(value)) { throw new Error(name + " must be a whole number, got " + value); }
-    if (value < 1) { throw new Error(name + " must be at least 1, got " + value); }
-    return value;
-  }
-
   /** multihead._divides: h as a divisor of d, or the API's message. */
   function divides(h, d) {
-    positiveInt(h, "h");
+    core.positiveInt(h, "h");
     if (d % h) {
       throw new Error("h=" + h + " does not divide d=" + d + ": each head gets d_k = d/h columns, " +
                       "so h must be a divisor of d");
@@ -109,7 +101,7 @@ import rng from "../shared/rng.js";
     const seed = values.seed === undefined ? MH_DEFAULT_SEED : values.seed;
     const positional = !!values.positional, headsOn = values.heads_on;
     const maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
-    positiveInt(d, "d");
+    core.positiveInt(d, "d");
     divides(h, d);
     const P = parameters(d, seed), d_k = d / h;
     const onSet = new Set(headsOn === undefined || headsOn === null ?

@@ -19,21 +19,17 @@ import {format} from "../format.js";
   /** The step that brings n cells down to at most MAX_IMAGE_SIDE (image_stride). */
   function imageStride(n) { return Math.max(1, Math.ceil(n / MAX_IMAGE_SIDE)); }
 
-  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
-
   /** The math layer's messages, as Python raises them (ValueError -> Error). */
   function check(s, d, base, k) {
-    if (!isWhole(s)) { throw new Error("s must be a whole number, got " + s); }
-    if (s < 1) { throw new Error("s must be at least 1, got " + s); }
-    if (!isWhole(d)) { throw new Error("d must be a whole number, got " + d); }
-    if (d < 1) { throw new Error("d must be at least 1, got " + d); }
+    core.positiveInt(s, "s");
+    core.positiveInt(d, "d");
     if (d < 2 || d % 2) {
       throw new Error("d must be even for sinusoidal encoding (sin and cos come in pairs), got d=" + d);
     }
     if (typeof base !== "number" || !isFinite(base) || base <= 1) {
       throw new Error("base must be greater than 1 so that the frequencies decrease, got base=" + base);
     }
-    if (!isWhole(k)) { throw new Error("k must be a whole number (an offset in positions), got " + k); }
+    if (!Number.isInteger(k)) { throw new Error("k must be a whole number (an offset in positions), got " + k); }
   }
 
   /** omega:(d/2,) = base ** (-2 i / d), i = 0..d/2-1 (positional.frequencies). */

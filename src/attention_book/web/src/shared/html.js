@@ -84,6 +84,15 @@
     return out + quote;
   }
 
+  /** _validate.positive_int(value, name): the value, or Python's message. */
+  function positiveInt(value, name) {
+    if (typeof value !== "number" || !Number.isInteger(value)) {
+      throw new Error(name + " must be a whole number, got " + pyRepr(value));
+    }
+    if (value < 1) { throw new Error(name + " must be at least 1, got " + value); }
+    return value;
+  }
+
   /** _validate.whole_number(value, name, low, high): the value, or Python's message. */
   function wholeNumber(value, name, low, high) {
     const bounds = high === undefined ? " >= " + low : " in " + low + ".." + high;
@@ -111,5 +120,5 @@
       (more || "") + "</details>";
   }
 
-export {escapeHtml, notesHtml, readoutHtml, linesHtml, noTokensAlt, pyRepr, wholeNumber, positionsHtml,
+export {escapeHtml, notesHtml, readoutHtml, linesHtml, noTokensAlt, pyRepr, positiveInt, wholeNumber, positionsHtml,
         tracerHtml};
