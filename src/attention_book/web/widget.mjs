@@ -3062,6 +3062,7 @@ __export(tokens_exports, {
   isKnown: () => isKnown,
   isSpace: () => isSpace,
   readTokens: () => readTokens,
+  tokenOptions: () => tokenOptions,
   tokenize: () => tokenize
 });
 var MAX_WIDGET_TOKENS = 32;
@@ -3221,6 +3222,11 @@ function readTokens(text2, maxTokens, which) {
     notes.push({ level: "warning", text: prefix + "showing the first " + maxTokens + " of " + tokens.length + " tokens" });
   }
   return { tokens: tokens.slice(0, maxTokens), notes, total: tokens.length };
+}
+function tokenOptions(tokens) {
+  return tokens.length ? tokens.map(function(t, i) {
+    return [i + ": " + t, i];
+  }) : [["(no tokens)", 0]];
 }
 
 // src/shared/matrices.js
@@ -3401,7 +3407,6 @@ var fmt = core_default.format;
 var esc = core_default.escapeHtml;
 var ATTENTION_D = 8;
 var MAX_ATTENTION_TOKENS = 128;
-var D_KS = [1, 2, 4, 8, 16, 32, 64];
 var TEMPERATURES = [0.125, 0.25, 0.5, 1, 2, 4, 8];
 var weightsCache = core_default.cache();
 function projectionWeights(d, d_k, seed) {
@@ -3611,12 +3616,7 @@ function alt(st) {
 function queryOptions(values) {
   const tokens = core_default.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
   const keys = values.mode === "self" || core_default.readTokens(values.kv_text).tokens.length > 0;
-  if (!keys || !tokens.length) {
-    return [["(no tokens)", 0]];
-  }
-  return tokens.map(function(t, i) {
-    return [i + ": " + t, i];
-  });
+  return core_default.tokenOptions(keys ? tokens : []);
 }
 function numbers(st) {
   const n = core_default.nested;
@@ -3683,8 +3683,6 @@ function figure(st) {
 }
 var api3 = {
   ATTENTION_D,
-  MAX_ATTENTION_TOKENS,
-  D_KS,
   TEMPERATURES,
   projectionWeights,
   state,
@@ -4131,21 +4129,13 @@ function figure2(st) {
 var api4 = {
   BLOCK_D,
   BLOCK_H,
-  D_FF,
   MAX_DEPTH,
-  MAX_SEED,
   BLOCK_SENTENCES,
   LN_LABELS,
-  LN_SHORT,
-  LN_COLORS,
-  NORM_LIMITS,
-  NORM_TICKS,
-  N_PARAMETERS,
   stack,
   blocksDrawn: function() {
     return drawn;
   },
-  blockTrace,
   state: state2,
   readoutHtml: readoutHtml3,
   alt: alt2,
@@ -4158,7 +4148,6 @@ var block_default = api4;
 var fmt3 = core_default.format;
 var esc3 = core_default.escapeHtml;
 var UNK = core_default.vocab.unkToken;
-var D_CHOICES = [2, 4, 8, 16, 32, 64];
 var X_COLOR_LIMITS = [-3, 3];
 function state3(values) {
   const text2 = values.text, d = values.d, seed = values.seed === void 0 ? 0 : values.seed;
@@ -4320,13 +4309,11 @@ function numbers3(st) {
   };
 }
 var api5 = {
-  D_CHOICES,
   state: state3,
   readoutHtml: readoutHtml4,
   alt: alt3,
   figure: figure3,
-  numbers: numbers3,
-  X_COLOR_LIMITS
+  numbers: numbers3
 };
 var embedding_default = api5;
 
@@ -4821,8 +4808,6 @@ var api6 = {
   pyRepr: core_default.pyRepr,
   readSymbols,
   tokenError,
-  headlineScores,
-  correctOutputs,
   state: state4,
   readoutHtml: readoutHtml5,
   alt: alt4,
@@ -5197,7 +5182,6 @@ function useData2(d) {
 var api7 = {
   useData: useData2,
   generate,
-  inductionTargets,
   state: state5,
   readoutHtml: readoutHtml6,
   alt: alt5,
@@ -5502,15 +5486,12 @@ var api8 = {
   MASK_KINDS,
   MASKING_D,
   MASKING_D_K,
-  namedMask,
   description,
   state: state6,
   readoutHtml: readoutHtml7,
   alt: alt6,
   numbers: numbers6,
-  figure: figure6,
-  SCORE_LIMITS,
-  OUTPUT_LIMITS
+  figure: figure6
 };
 var masking_default = api8;
 
@@ -5843,20 +5824,17 @@ function choices(name, values) {
   return null;
 }
 var api9 = {
-  MAX_HEADS,
   MH_D_CHOICES,
   MH_DEFAULT_SEED,
   headChoices,
   missingHeadsText,
-  shapeTrace,
   parameters,
   state: state7,
   readoutHtml: readoutHtml8,
   alt: alt7,
   choices,
   numbers: numbers7,
-  figure: figure7,
-  HEADS_OUTPUT_COLOR_LIMITS
+  figure: figure7
 };
 var multihead_default = api9;
 
@@ -6189,17 +6167,12 @@ function figure8(st) {
 }
 var api10 = {
   PERMUTATION_NAMES,
-  EQUIVARIANCE_TOL,
   SHUFFLE_SEEDS,
-  namedPermutation,
-  parsePermutation,
   state: state8,
   readoutHtml: readoutHtml9,
   alt: alt8,
   numbers: numbers8,
-  figure: figure8,
-  COLOR_LIMITS: LIMITS,
-  MAX_LABELS
+  figure: figure8
 };
 var permutation_default = api10;
 
@@ -6440,7 +6413,7 @@ function waveLabels(columns) {
   });
 }
 var WAVES = [
-  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
+  // plots.positional's WAVE_COLORS, _WAVE_WIDTHS; "dark": on a dark page
   { label: "i = 0", color: "#00204c", dark: "#dce9fa", width: 2 },
   { label: "i = d/8", color: "#31688e", dark: "#5b9bd5", width: 1.5 },
   { label: "i = d/4", color: "#35b779", dark: "#35b779", width: 1.2 },
@@ -6549,7 +6522,6 @@ var api11 = {
   BASE_CHOICES,
   K_RANGE,
   MAX_IMAGE_SIDE,
-  imageStride,
   frequencies,
   state: state9,
   readout,
@@ -7263,31 +7235,6 @@ function gallery() {
   };
   return G;
 }
-function isPySpace(c) {
-  return c >= 9 && c <= 13 || c >= 28 && c <= 32 || c === 133 || c === 160 || c === 5760 || c >= 8192 && c <= 8202 || c === 8232 || c === 8233 || c === 8239 || c === 8287 || c === 12288;
-}
-function isBlank(text2) {
-  for (let i = 0; i < text2.length; i++) {
-    if (!isPySpace(text2.charCodeAt(i))) {
-      return false;
-    }
-  }
-  return true;
-}
-function codePointLength(text2) {
-  let n = 0;
-  for (let i = 0; i < text2.length; i++) {
-    const c = text2.charCodeAt(i);
-    if (c >= 55296 && c <= 56319 && i + 1 < text2.length) {
-      const d = text2.charCodeAt(i + 1);
-      if (d >= 56320 && d <= 57343) {
-        i++;
-      }
-    }
-    n++;
-  }
-  return n;
-}
 function pyType(v) {
   if (v === null || v === void 0) {
     return "NoneType";
@@ -7307,10 +7254,10 @@ function textError(text2, g) {
   if (typeof text2 !== "string") {
     return "text must be a string, got " + pyType(text2);
   }
-  if (isBlank(text2)) {
+  const cps = core_default.codePoints(text2), n = cps.length;
+  if (cps.every(core_default.isSpace)) {
     return "text is empty (or only spaces): type at least one word, e.g. " + core_default.pyRepr(g.data.running_sentence);
   }
-  const n = codePointLength(text2);
   if (n > g.data.max_text_chars) {
     return "text is " + fmt9.grouped(n) + " characters long; the limit is " + fmt9.grouped(g.data.max_text_chars) + " (and the model reads at most " + g.maxPositions + " tokens)";
   }
@@ -8099,9 +8046,7 @@ function choices2(name, values) {
     return null;
   }
   const tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
-  return tokens.length ? tokens.map(function(t, i) {
-    return [i + ": " + t, i];
-  }) : [["(no tokens)", 0]];
+  return core_default.tokenOptions(tokens);
 }
 var api13 = {
   SCORE_NAMES,
@@ -8323,7 +8268,7 @@ function numbers11(st) {
   };
 }
 var CURVES = [
-  // the four panels of plots.attention.ScalingView
+  // the four panels: [measure, title, y label]
   ["variance", "variance of the score q\xB7k", "variance"],
   ["max_weight", "largest softmax weight", "mean largest weight"],
   ["entropy", "entropy of the weights", "nats"],
@@ -8387,8 +8332,6 @@ function figure11(st) {
 }
 var api14 = {
   SCALING_DKS,
-  SCALING_KEYS,
-  SCALING_QUERIES,
   measure,
   state: state11,
   curves,

@@ -17,7 +17,6 @@ import rng from "../shared/rng.js";
 
   const ATTENTION_D = 8;              // scenes.attention.ATTENTION_D
   const MAX_ATTENTION_TOKENS = 128;   // scenes.attention.MAX_ATTENTION_TOKENS
-  const D_KS = [1, 2, 4, 8, 16, 32, 64];
   const TEMPERATURES = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
 
   const weightsCache = core.cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
@@ -194,8 +193,7 @@ import rng from "../shared/rng.js";
   function queryOptions(values) {
     const tokens = core.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
     const keys = values.mode === "self" || core.readTokens(values.kv_text).tokens.length > 0;
-    if (!keys || !tokens.length) { return [["(no tokens)", 0]]; }
-    return tokens.map(function (t, i) { return [i + ": " + t, i]; });
+    return core.tokenOptions(keys ? tokens : []);
   }
 
   /** The numbers the lab shows, for download: the attention weights drawn (one row per
@@ -208,7 +206,7 @@ import rng from "../shared/rng.js";
             V: n(st.V, st.s_k, st.d_k), output: n(st.output, st.s_q, st.d_k)};
   }
 
-  /** The picture as panels for lab.js (plots.attention.AttentionView, without its arcs):
+  /** The picture as panels for lab.js:
    *  the weights (s_q, s_k) with the tokens, and the chosen query's row of weights. */
   function figure(st) {
     return {
@@ -234,10 +232,9 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    ATTENTION_D: ATTENTION_D, MAX_ATTENTION_TOKENS: MAX_ATTENTION_TOKENS, D_KS: D_KS,
-    TEMPERATURES: TEMPERATURES, projectionWeights: projectionWeights, state: state,
+    ATTENTION_D, TEMPERATURES, projectionWeights, state,
     choices: function (name, values) { return name === "query" ? queryOptions(values) : null; },
-    readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers, figure: figure,
+    readoutHtml, alt, queryOptions, row, numbers, figure,
   };
 
 export default api;

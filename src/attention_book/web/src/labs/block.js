@@ -34,7 +34,7 @@ import rng from "../shared/rng.js";
     "in the morning the sun was warm, so we went to the river"];
   // scenes.block.LN_LABELS, by norm_first
   const LN_LABELS = {false: "post-LN (the paper, BERT)", true: "pre-LN (GPT-2)"};
-  // plots.block: NORM_LIMITS, LN_COLORS (and lighter twins for dark mode), the y ticks
+  // the picture's norm axis, its ticks and the two settings' colours (lighter twins for dark mode)
   const NORM_LIMITS = [0.25, 64.0];
   const NORM_TICKS = [0.25, 1.0, 4.0, 16.0, 64.0];
   const LN_COLORS = {false: "#00204c", true: "#c9a227"};
@@ -346,7 +346,7 @@ import rng from "../shared/rng.js";
             X: core.nested(st.X, s, st.d), output: core.nested(st.output, s, st.d)};
   }
 
-  /** The picture as panels for lab.js (plots.block.BlockView): the residual stream's norm
+  /** The picture as panels for lab.js: the residual stream's norm
    *  after every sub-layer, post-LN and pre-LN, the chosen one thick, sqrt(d) thin (x = 0 the
    *  input, 2l - 1 after block l's attention, 2l after its feed-forward network; log y);
    *  then one heatmap per layer of its weights averaged over the heads. Two fields go beyond
@@ -385,11 +385,8 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    BLOCK_D: BLOCK_D, BLOCK_H: BLOCK_H, D_FF: D_FF, MAX_DEPTH: MAX_DEPTH, MAX_SEED: MAX_SEED,
-    BLOCK_SENTENCES: BLOCK_SENTENCES, LN_LABELS: LN_LABELS, LN_SHORT: LN_SHORT, LN_COLORS: LN_COLORS,
-    NORM_LIMITS: NORM_LIMITS, NORM_TICKS: NORM_TICKS, N_PARAMETERS: N_PARAMETERS,
-    stack: stack, blocksDrawn: function () { return drawn; }, blockTrace: blockTrace,
-    state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
+    BLOCK_D, BLOCK_H, MAX_DEPTH, BLOCK_SENTENCES, LN_LABELS, stack,
+    blocksDrawn: function () { return drawn; }, state, readoutHtml, alt, numbers, figure,
   };
 
 export default api;

@@ -13,7 +13,7 @@ import core from "../shared/core.js";
   const fmt = core.format, esc = core.escapeHtml, UNK = core.vocab.unkToken;
 
   const D_CHOICES = [2, 4, 8, 16, 32, 64];  // scenes.embedding.D_CHOICES
-  const X_COLOR_LIMITS = [-3, 3];           // plots.embedding.X_COLOR_LIMITS
+  const X_COLOR_LIMITS = [-3, 3];           // X's colour scale
 
   /** embedding_state(text, d, seed): tokens, ids, X and its similarity, with notes. Bad text
    *  never throws (s = 0 and an error note); a bad d throws as Python does. */
@@ -106,7 +106,7 @@ import core from "../shared/core.js";
     return text;
   }
 
-  /** The picture as panels for lab.js (plots.embedding.EmbeddingView): X and its similarity. */
+  /** The picture as panels for lab.js: X and its similarity. */
   function figure(st) {
     return {
       columns: 2,
@@ -131,7 +131,8 @@ import core from "../shared/core.js";
             similarity: core.nested(st.similarity, st.s, st.s)};
   }
 
-  const api = {D_CHOICES: D_CHOICES, state: state, readoutHtml: readoutHtml, alt: alt, figure: figure,
-          numbers: numbers, X_COLOR_LIMITS: X_COLOR_LIMITS};
+  const api = {
+    state, readoutHtml, alt, figure, numbers,
+  };
 
 export default api;

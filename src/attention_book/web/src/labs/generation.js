@@ -286,7 +286,8 @@ import training from "./training.js";
   /** Use these checkpoints (training_data's object) instead of AttentionBook.trainingData. */
   function useData(d) { training.useData(d); generations.clear(); }
 
-  const api = {useData: useData, generate: generate, inductionTargets: inductionTargets, state: state,
-               readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
+  const api = {
+    useData, generate, state, readoutHtml, alt, numbers, figure,
+  };
 
 export default api;

@@ -181,9 +181,9 @@ import rng from "../shared/rng.js";
             scores: n(st.scores, s, s), weights: n(st.weights, s, s), output: n(st.output, s, MASKING_D_K)};
   }
 
-  const SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // plots.masking
+  const SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // colour scales
 
-  /** The picture as panels for lab.js (plots.masking.MaskingView): scores (masked cells
+  /** The picture as panels for lab.js: scores (masked cells
    *  grey and crossed), mask, weights, output, every map with the tokens on its axes. */
   function figure(st) {
     const s = st.s; let hidden = 0; const masked = new Uint8Array(st.mask.length);
@@ -212,9 +212,8 @@ import rng from "../shared/rng.js";
     };
   }
 
-  const api = {MASK_KINDS: MASK_KINDS, MASKING_D: MASKING_D, MASKING_D_K: MASKING_D_K,
-          namedMask: namedMask, description: description, state: state,
-          readoutHtml: readoutHtml, alt: alt, numbers: numbers,
-          figure: figure, SCORE_LIMITS: SCORE_LIMITS, OUTPUT_LIMITS: OUTPUT_LIMITS};
+  const api = {
+    MASK_KINDS, MASKING_D, MASKING_D_K, description, state, readoutHtml, alt, numbers, figure,
+  };
 
 export default api;

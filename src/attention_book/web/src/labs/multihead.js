@@ -221,9 +221,9 @@ import rng from "../shared/rng.js";
             off_output: n(st.offOutput, s, d), head_norms: Array.from(st.headNorms)};
   }
 
-  const HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // plots.multihead.HEADS_OUTPUT_COLOR_LIMITS
+  const HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // the outputs' colour scale
 
-  /** The picture as panels for lab.js (plots.multihead.MultiHeadView without fading): one
+  /** The picture as panels for lab.js: one
    *  heatmap of weights per head, then the output of the heads on and what the heads off add. */
   function figure(st) {
     const s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
@@ -258,12 +258,8 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
-    headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
-    parameters: parameters, state: state,
-    readoutHtml: readoutHtml, alt: alt,
-    choices: choices,
-    numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,
+    MH_D_CHOICES, MH_DEFAULT_SEED, headChoices, missingHeadsText, parameters, state, readoutHtml,
+    alt, choices, numbers, figure,
   };
 
 export default api;

@@ -214,7 +214,7 @@ import rng from "../shared/rng.js";
             output_permuted_after: n(st.after[2], s, d), max_error: st.maxError, equivariant: st.equivariant};
   }
 
-  // plots.permutation: INPUT_, PERMUTATION_, DIFFERENCE_COLOR_LIMITS, PERMUTATION_MAX_LABELS
+  // the colour scales of the inputs, outputs and differences; the most tick labels named
   const LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
 
   /** The picture as panels for lab.js: each row a pair, permuted after attention (left) and
@@ -250,10 +250,7 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    PERMUTATION_NAMES: PERMUTATION_NAMES, EQUIVARIANCE_TOL: EQUIVARIANCE_TOL,
-    SHUFFLE_SEEDS: SHUFFLE_SEEDS, namedPermutation: namedPermutation,
-    parsePermutation: parsePermutation, state: state, readoutHtml: readoutHtml, alt: alt,
-    numbers: numbers, figure: figure, COLOR_LIMITS: LIMITS, MAX_LABELS: MAX_LABELS,
+    PERMUTATION_NAMES, SHUFFLE_SEEDS, state, readoutHtml, alt, numbers, figure,
   };
 
 export default api;

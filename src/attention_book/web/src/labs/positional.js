@@ -250,7 +250,7 @@ import {format} from "../format.js";
     return columns.filter(function (j, n) { return columns.indexOf(j) === n; });
   }
 
-  /** A line and a legend entry per distinct column (plots.positional._wave_labels): small d
+  /** A line and a legend entry per distinct column: small d
    *  repeats columns (d = 2 has the one pair i = 0 four times), labelled with its number i;
    *  otherwise the names i = 0, d/8, d/4, d/2 - 1. [{n: index of its first line, label}] */
   function waveLabels(columns) {
@@ -261,7 +261,7 @@ import {format} from "../format.js";
     });
   }
 
-  const WAVES = [  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
+  const WAVES = [  // plots.positional's WAVE_COLORS, _WAVE_WIDTHS; "dark": on a dark page
     {label: "i = 0", color: "#00204c", dark: "#dce9fa", width: 2.0},
     {label: "i = d/8", color: "#31688e", dark: "#5b9bd5", width: 1.5},
     {label: "i = d/4", color: "#35b779", dark: "#35b779", width: 1.2},
@@ -269,7 +269,7 @@ import {format} from "../format.js";
   ];
 
   /** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
-   *  rotation check as lines (the four panels of plots.positional.PositionalView). */
+   *  rotation check as lines. */
   function rowsOf(a, n, m) {  // (n*m) -> n rows of m numbers
     const out = [];
     for (let i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
@@ -323,9 +323,8 @@ import {format} from "../format.js";
   }
 
   const api = {
-    BASE_CHOICES: BASE_CHOICES, K_RANGE: K_RANGE, MAX_IMAGE_SIDE: MAX_IMAGE_SIDE,
-    imageStride: imageStride, frequencies: frequencies, state: state, readout: readout, readoutHtml: readoutHtml,
-    alt: alt, figure: figure, numbers: numbers,
+    BASE_CHOICES, K_RANGE, MAX_IMAGE_SIDE, frequencies, state, readout, readoutHtml, alt, figure,
+    numbers,
   };
 
 export default api;

@@ -249,13 +249,13 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
   function choices(name, values) {
     if (name !== "query") { return null; }
     const tokens = readPieces(values.text === undefined ? gallery().data.running_sentence : values.text).tokens;
-    return tokens.length ? tokens.map(function (t, i) { return [i + ": " + t, i]; }) : [["(no tokens)", 0]];
+    return core.tokenOptions(tokens);
   }
 
-  const api = {SCORE_NAMES: SCORE_NAMES, SCORE_LABELS: SCORE_LABELS, MEASURES: MEASURES, VIEWS: VIEWS, state: state, readoutHtml: readoutHtml,
-          alt: alt, numbers: numbers, figure: figure, choices: choices, mountExtra: mountExtra,
-          readPieces: readPieces, headScores: headScores, pairwiseSum: pairwiseSum, pyRepr: core.pyRepr,
-          loadModel: loadModel, startModel: startModel, modelStatus: modelStatus,
-          setWeightsUrl: function (url) { engine.url = url; }};
+  const api = {
+    SCORE_NAMES, SCORE_LABELS, MEASURES, VIEWS, state, readoutHtml, alt, numbers, figure, choices,
+    mountExtra, readPieces, headScores, pairwiseSum, pyRepr: core.pyRepr, loadModel, startModel,
+    modelStatus, setWeightsUrl: function (url) { engine.url = url; },
+  };
 
 export default api;

@@ -357,7 +357,7 @@ const root = globalThis;
   // plots.training: SCORE_COLORS (light) and lighter twins for dark mode
   const COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"], DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
 
-  /** The picture as panels for lab.js (plots.training.TrainingView): each head's map, the
+  /** The picture as panels for lab.js: each head's map, the
    *  loss of every step with ln V (the loss axis is logarithmic in Python: yscale "log"),
    *  and each head's held-out score at the checkpoints, the current step marked. */
   function figure(st) {
@@ -390,8 +390,9 @@ const root = globalThis;
     };
   }
 
-  const api = {TASKS: TASKS, useData: useData, data: data, weightsAt: weightsAt, forward: forward, pyRepr: core.pyRepr,
-          readSymbols: readSymbols, tokenError: tokenError, headlineScores: headlineScores, correctOutputs: correctOutputs,
-          state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
+  const api = {
+    TASKS, useData, data, weightsAt, forward, pyRepr: core.pyRepr, readSymbols, tokenError, state,
+    readoutHtml, alt, numbers, figure,
+  };
 
 export default api;
