@@ -690,9 +690,9 @@ function fixed(x, n, grouped2 = false) {
   return (isNegative(x) ? "-" : "") + text2;
 }
 var expSuffix = (e) => `e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-function isDecimalTie(x, kept) {
+function isDecimalTie(x, kept2) {
   const digits = Math.abs(x).toPrecision(100).split("e")[0].replace(".", "").replace(/^0+/, "");
-  return digits.charAt(kept) === "5" && /^0*$/.test(digits.slice(kept + 1));
+  return digits.charAt(kept2) === "5" && /^0*$/.test(digits.slice(kept2 + 1));
 }
 function toExponential(x, n) {
   let [mantissa, e] = x.toExponential(n).split("e");
@@ -1950,16 +1950,19 @@ var vocab_default = vocab;
 var matrices_exports = {};
 __export(matrices_exports, {
   argmax: () => argmax,
+  attentionParameters: () => attentionParameters,
   cache: () => cache,
   clearCaches: () => clearCaches,
   cosineSimilarity: () => cosineSimilarity,
   embed: () => embed,
   embedTokens: () => embedTokens,
   embeddingTable: () => embeddingTable,
+  kept: () => kept,
   layerNorm: () => layerNorm,
   matmul: () => matmul,
   matmulT: () => matmulT,
   nested: () => nested,
+  projectionWeights: () => projectionWeights,
   repeated: () => repeated,
   sinusoidalEncoding: () => sinusoidalEncoding,
   softmaxRows: () => softmaxRows,
@@ -3232,16 +3235,9 @@ function tokenOptions(tokens) {
 // src/shared/matrices.js
 var tables2 = /* @__PURE__ */ new Map();
 function embeddingTable(d, seed) {
-  const key = d + "," + seed;
-  let t = tables2.get(key);
-  if (t === void 0) {
-    t = rng_default.defaultRng(seed).standardNormal(vocab_default.words.length * d);
-    if (tables2.size >= 32) {
-      tables2.delete(tables2.keys().next().value);
-    }
-    tables2.set(key, t);
-  }
-  return t;
+  return kept(tables2, d + "," + seed, function() {
+    return rng_default.defaultRng(seed).standardNormal(vocab_default.words.length * d);
+  }, 32);
 }
 function embed(ids, table, d) {
   const X = new Float64Array(ids.length * d);
@@ -3263,6 +3259,37 @@ function cache() {
   const c = /* @__PURE__ */ new Map();
   caches.push(c);
   return c;
+}
+function kept(c, key, make2, most = 64) {
+  let value = c.get(key);
+  if (value === void 0) {
+    value = make2();
+    if (c.size >= most) {
+      c.delete(c.keys().next().value);
+    }
+    c.set(key, value);
+  }
+  return value;
+}
+var projections = cache();
+function projectionWeights(d, d_k, seed) {
+  positiveInt(d_k, "d_k");
+  wholeNumber(seed, "seed", 0);
+  return kept(projections, d + "," + d_k + "," + seed, function() {
+    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
+    return [g.normal(0, std, d * d_k), g.normal(0, std, d * d_k), g.normal(0, std, d * d_k)];
+  });
+}
+function attentionParameters(g, d) {
+  const std = 1 / Math.sqrt(d), W = [], b = [];
+  let i;
+  for (i = 0; i < 4; i++) {
+    W.push(g.normal(0, std, d * d));
+  }
+  for (i = 0; i < 4; i++) {
+    b.push(g.normal(0, std, d));
+  }
+  return { W, b };
 }
 function matmul(A, B, n, k, m) {
   const C = new Float64Array(n * m);
@@ -3408,22 +3435,6 @@ var esc = core_default.escapeHtml;
 var ATTENTION_D = 8;
 var MAX_ATTENTION_TOKENS = 128;
 var TEMPERATURES = [0.125, 0.25, 0.5, 1, 2, 4, 8];
-var weightsCache = core_default.cache();
-function projectionWeights(d, d_k, seed) {
-  core_default.positiveInt(d_k, "d_k");
-  core_default.wholeNumber(seed, "seed", 0);
-  const key = d + "," + d_k + "," + seed;
-  let W2 = weightsCache.get(key);
-  if (W2 === void 0) {
-    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
-    W2 = [g.normal(0, std, d * d_k), g.normal(0, std, d * d_k), g.normal(0, std, d * d_k)];
-    if (weightsCache.size >= 64) {
-      weightsCache.delete(weightsCache.keys().next().value);
-    }
-    weightsCache.set(key, W2);
-  }
-  return W2;
-}
 var projectedCache = core_default.cache();
 var weighedCache = core_default.cache();
 function lastOne(cache3, key, make2) {
@@ -3438,7 +3449,7 @@ function lastOne(cache3, key, make2) {
   return hit;
 }
 function project(mode, text2, kvText, d_k, seed, maxTokens) {
-  const d = ATTENTION_D, W2 = projectionWeights(d, d_k, seed);
+  const d = ATTENTION_D, W = core_default.projectionWeights(d, d_k, seed);
   const q = core_default.readTokens(text2, maxTokens, "query sentence");
   let notes = q.notes;
   let qTokens = q.tokens, kTokens = qTokens;
@@ -3460,9 +3471,9 @@ function project(mode, text2, kvText, d_k, seed, maxTokens) {
   }
   const s_q = qTokens.length, s_k = kTokens.length;
   const X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
-  const Q = core_default.matmul(X_q, W2[0], s_q, d, d_k);
-  const K = core_default.matmul(X_kv, W2[1], s_k, d, d_k);
-  const V = core_default.matmul(X_kv, W2[2], s_k, d, d_k);
+  const Q = core_default.matmul(X_q, W[0], s_q, d, d_k);
+  const K = core_default.matmul(X_kv, W[1], s_k, d, d_k);
+  const V = core_default.matmul(X_kv, W[2], s_k, d, d_k);
   return {
     qTokens,
     kTokens,
@@ -3684,7 +3695,7 @@ function figure(st) {
 var api3 = {
   ATTENTION_D,
   TEMPERATURES,
-  projectionWeights,
+  projectionWeights: core_default.projectionWeights,
   state,
   choices: function(name, values) {
     return name === "query" ? queryOptions(values) : null;
@@ -3738,24 +3749,17 @@ var stacks = core_default.cache();
 var drawn = 0;
 function drawBlock(seed_i) {
   drawn++;
-  const g = rng_default.defaultRng(seed_i), std = 1 / Math.sqrt(BLOCK_D), W2 = [], b = [];
-  let i;
-  for (i = 0; i < 4; i++) {
-    W2.push(g.normal(0, std, BLOCK_D * BLOCK_D));
-  }
-  for (i = 0; i < 4; i++) {
-    b.push(g.normal(0, std, BLOCK_D));
-  }
+  const { W, b } = core_default.attentionParameters(rng_default.defaultRng(seed_i), BLOCK_D);
   const f = rng_default.defaultRng([seed_i, 1]);
   const W_1 = f.normal(0, 1 / Math.sqrt(BLOCK_D), BLOCK_D * D_FF);
   const W_2 = f.normal(0, 1 / Math.sqrt(D_FF), D_FF * BLOCK_D);
   const b_1 = f.normal(0, 0.1, D_FF);
   const b_2 = f.normal(0, 0.1, BLOCK_D);
   return {
-    W_q: W2[0],
-    W_k: W2[1],
-    W_v: W2[2],
-    W_o: W2[3],
+    W_q: W[0],
+    W_k: W[1],
+    W_v: W[2],
+    W_o: W[3],
     b_q: b[0],
     b_k: b[1],
     b_v: b[2],
@@ -3767,21 +3771,14 @@ function drawBlock(seed_i) {
   };
 }
 function stack(seed) {
-  let blocks = stacks.get(seed);
-  if (blocks === void 0) {
-    blocks = [];
-    for (let i = 0; i < MAX_DEPTH; i++) {
-      blocks.push(drawBlock(1e3 * seed + i));
-    }
-    if (stacks.size >= 64) {
-      stacks.delete(stacks.keys().next().value);
-    }
-    stacks.set(seed, blocks);
-  }
-  return blocks;
+  return core_default.kept(stacks, seed, function() {
+    return Array.from({ length: MAX_DEPTH }, function(_, i) {
+      return drawBlock(1e3 * seed + i);
+    });
+  });
 }
-function affine(X, W2, b, s, k, m) {
-  const Y = core_default.matmul(X, W2, s, k, m);
+function affine(X, W, b, s, k, m) {
+  const Y = core_default.matmul(X, W, s, k, m);
   for (let r = 0; r < s; r++) {
     for (let j = 0; j < m; j++) {
       Y[r * m + j] += b[j];
@@ -3906,35 +3903,37 @@ function blockTrace(s, normFirst, residual) {
 }
 var runs = core_default.cache();
 function run(tokens, seed, depth, residual, causal) {
-  const key = JSON.stringify([tokens, seed, depth, residual, causal]), got = runs.get(key);
-  if (got !== void 0) {
-    return got;
-  }
-  const s = tokens.length, d = BLOCK_D;
-  const X = core_default.embedTokens(tokens, d, 0), pe = core_default.sinusoidalEncoding(s, d);
-  for (let k = 0; k < X.length; k++) {
-    X[k] += pe[k];
-  }
-  const blocks = stack(seed), result = { X, norms: {}, weights: {}, output: {} };
-  [false, true].forEach(function(nf) {
-    const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
-    let x = X;
-    norms[0] = meanNorm(x, s, d);
-    for (let l = 0; l < depth; l++) {
-      const r = runBlock(blocks[l], x, s, nf, residual, causal, weights.subarray(l * s * s, (l + 1) * s * s));
-      norms[2 * l + 1] = meanNorm(r.mid, s, d);
-      norms[2 * l + 2] = meanNorm(r.out, s, d);
-      x = r.out;
+  return core_default.kept(runs, JSON.stringify([tokens, seed, depth, residual, causal]), function() {
+    const s = tokens.length, d = BLOCK_D;
+    const X = core_default.embedTokens(tokens, d, 0), pe = core_default.sinusoidalEncoding(s, d);
+    for (let k = 0; k < X.length; k++) {
+      X[k] += pe[k];
     }
-    result.norms[nf] = norms;
-    result.weights[nf] = weights;
-    result.output[nf] = x;
+    const blocks = stack(seed), result = { X, norms: {}, weights: {}, output: {} };
+    [false, true].forEach(function(nf) {
+      const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
+      let x = X;
+      norms[0] = meanNorm(x, s, d);
+      for (let l = 0; l < depth; l++) {
+        const r = runBlock(
+          blocks[l],
+          x,
+          s,
+          nf,
+          residual,
+          causal,
+          weights.subarray(l * s * s, (l + 1) * s * s)
+        );
+        norms[2 * l + 1] = meanNorm(r.mid, s, d);
+        norms[2 * l + 2] = meanNorm(r.out, s, d);
+        x = r.out;
+      }
+      result.norms[nf] = norms;
+      result.weights[nf] = weights;
+      result.output[nf] = x;
+    });
+    return result;
   });
-  if (runs.size >= 64) {
-    runs.delete(runs.keys().next().value);
-  }
-  runs.set(key, result);
-  return result;
 }
 function state2(values) {
   const text2 = values.text === void 0 ? RUNNING_SENTENCE : values.text;
@@ -4381,13 +4380,13 @@ function weightsAt(task, c) {
   }
   return chain[c];
 }
-function linear(x, W2, b, s, nIn, nOut) {
+function linear(x, W, b, s, nIn, nOut) {
   const y = new Float64Array(s * nOut);
   for (let i = 0; i < s; i++) {
     for (let o = 0; o < nOut; o++) {
       let sum = b[o], wo = o * nIn, xi = i * nIn;
       for (let t = 0; t < nIn; t++) {
-        sum += x[xi + t] * W2[wo + t];
+        sum += x[xi + t] * W[wo + t];
       }
       y[i * nOut + o] = sum;
     }
@@ -4395,19 +4394,19 @@ function linear(x, W2, b, s, nIn, nOut) {
   return y;
 }
 function forward(task, c, tokens) {
-  const cfg2 = data().tasks[task].config, W2 = weightsAt(task, c);
+  const cfg2 = data().tasks[task].config, W = weightsAt(task, c);
   const s = tokens.length, d = cfg2.d, h = cfg2.n_heads, dk = d / h, V = cfg2.vocab, eps = cfg2.eps;
   let x = new Float64Array(s * d), i, j, t;
   for (i = 0; i < s; i++) {
     for (j = 0; j < d; j++) {
-      x[i * d + j] = W2["embed.weight"][tokens[i] * d + j] + W2["position.weight"][i * d + j];
+      x[i * d + j] = W["embed.weight"][tokens[i] * d + j] + W["position.weight"][i * d + j];
     }
   }
   const maps = new Float64Array(cfg2.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
   for (let l = 0; l < cfg2.n_layers; l++) {
     const p = "layers." + l + ".";
-    const a = core_default.layerNorm(x, s, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
-    const qkv = linear(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], s, d, 3 * d);
+    const a = core_default.layerNorm(x, s, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+    const qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], s, d, 3 * d);
     const z = new Float64Array(s * d);
     for (let hh = 0; hh < h; hh++) {
       const w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
@@ -4437,24 +4436,24 @@ function forward(task, c, tokens) {
         }
       }
     }
-    const out = linear(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], s, d, d);
+    const out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], s, d, d);
     for (t = 0; t < x.length; t++) {
       x[t] += out[t];
     }
-    const a2 = core_default.layerNorm(x, s, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
-    const hidden = linear(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], s, d, 4 * d);
+    const a2 = core_default.layerNorm(x, s, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+    const hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], s, d, 4 * d);
     for (t = 0; t < hidden.length; t++) {
       if (hidden[t] < 0) {
         hidden[t] = 0;
       }
     }
-    const ffn2 = linear(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], s, 4 * d, d);
+    const ffn2 = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], s, 4 * d, d);
     for (t = 0; t < x.length; t++) {
       x[t] += ffn2[t];
     }
   }
-  const normed = core_default.layerNorm(x, s, d, eps, W2["norm.weight"], W2["norm.bias"]);
-  return { logits: linear(normed, W2["unembed.weight"], W2["unembed.bias"], s, d, V), maps };
+  const normed = core_default.layerNorm(x, s, d, eps, W["norm.weight"], W["norm.bias"]);
+  return { logits: linear(normed, W["unembed.weight"], W["unembed.bias"], s, d, V), maps };
 }
 var DIGIT = /^\p{Nd}$/u;
 function digitValue(c) {
@@ -4826,20 +4825,20 @@ var generations = core_default.cache();
 function cfg() {
   return training_default.data().tasks.induction.config;
 }
-function linear2(x, W2, b, nIn, nOut) {
+function linear2(x, W, b, nIn, nOut) {
   const y = new Float64Array(nOut);
   for (let o = 0; o < nOut; o++) {
     let sum = b[o];
     const wo = o * nIn;
     for (let t = 0; t < nIn; t++) {
-      sum += x[t] * W2[wo + t];
+      sum += x[t] * W[wo + t];
     }
     y[o] = sum;
   }
   return y;
 }
 function decoder(c) {
-  const conf = cfg(), W2 = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
+  const conf = cfg(), W = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
   const V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = [];
   let length = 0;
   for (let l = 0; l < conf.n_layers; l++) {
@@ -4851,13 +4850,13 @@ function decoder(c) {
     let j, t;
     const rows2 = [];
     for (j = 0; j < d; j++) {
-      x[j] = W2["embed.weight"][token * d + j] + W2["position.weight"][length * d + j];
+      x[j] = W["embed.weight"][token * d + j] + W["position.weight"][length * d + j];
     }
     length++;
     for (let l = 0; l < conf.n_layers; l++) {
       const p = "layers." + l + ".";
-      const a = core_default.layerNorm(x, 1, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
-      const qkv = linear2(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], d, 3 * d);
+      const a = core_default.layerNorm(x, 1, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+      const qkv = linear2(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], d, 3 * d);
       keys[l].push(qkv.subarray(d, 2 * d));
       values[l].push(qkv.subarray(2 * d));
       const z = new Float64Array(d);
@@ -4878,24 +4877,24 @@ function decoder(c) {
         }
         rows2.push(w);
       }
-      const out = linear2(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], d, d);
+      const out = linear2(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], d, d);
       for (t = 0; t < d; t++) {
         x[t] += out[t];
       }
-      const a2 = core_default.layerNorm(x, 1, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
-      const hidden = linear2(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], d, 4 * d);
+      const a2 = core_default.layerNorm(x, 1, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+      const hidden = linear2(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], d, 4 * d);
       for (t = 0; t < hidden.length; t++) {
         if (hidden[t] < 0) {
           hidden[t] = 0;
         }
       }
-      const ffn2 = linear2(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], 4 * d, d);
+      const ffn2 = linear2(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], 4 * d, d);
       for (t = 0; t < d; t++) {
         x[t] += ffn2[t];
       }
     }
-    const normed = core_default.layerNorm(x, 1, d, eps, W2["norm.weight"], W2["norm.bias"]);
-    return { logits: linear2(normed, W2["unembed.weight"], W2["unembed.bias"], d, V), rows: rows2 };
+    const normed = core_default.layerNorm(x, 1, d, eps, W["norm.weight"], W["norm.bias"]);
+    return { logits: linear2(normed, W["unembed.weight"], W["unembed.bias"], d, V), rows: rows2 };
   };
 }
 function softmaxT(logits, T) {
@@ -5196,14 +5195,6 @@ var esc6 = core_default.escapeHtml;
 var MASK_KINDS = ["none", "causal", "padding", "window", "band"];
 var MASKING_D = 8;
 var MASKING_D_K = 4;
-var W = null;
-function projections() {
-  if (W === null) {
-    const g = rng_default.defaultRng(0), std = 1 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
-    W = [g.normal(0, std, n), g.normal(0, std, n), g.normal(0, std, n)];
-  }
-  return W;
-}
 function namedMask(kind2, s, real, window, lower, upper) {
   const mask = new Uint8Array(s * s);
   for (let i = 0; i < s; i++) {
@@ -5275,7 +5266,7 @@ function state6(values) {
       notes.push({ level: "info", text: "the <pad> query rows " + length + ".." + (s - 1) + " still compute an output, which the loss ignores; no query gives a <pad> key any weight" });
     }
   }
-  const d = MASKING_D, d_k = MASKING_D_K, P = projections();
+  const d = MASKING_D, d_k = MASKING_D_K, P = core_default.projectionWeights(d, d_k, 0);
   const X = core_default.embedTokens(tokens, d, 0);
   const Q = core_default.matmul(X, P[0], s, d, d_k);
   const K = core_default.matmul(X, P[1], s, d, d_k);
@@ -5566,27 +5557,12 @@ function shapeTrace(b, s, d, h) {
 }
 var paramsCache = core_default.cache();
 function parameters(d, seed) {
-  const key = d + "," + seed;
-  let p = paramsCache.get(key);
-  if (p === void 0) {
-    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d), W2 = [], b = [];
-    let i;
-    for (i = 0; i < 4; i++) {
-      W2.push(g.normal(0, std, d * d));
-    }
-    for (i = 0; i < 4; i++) {
-      b.push(g.normal(0, std, d));
-    }
-    p = { W: W2, b };
-    if (paramsCache.size >= 32) {
-      paramsCache.delete(paramsCache.keys().next().value);
-    }
-    paramsCache.set(key, p);
-  }
-  return p;
+  return core_default.kept(paramsCache, d + "," + seed, function() {
+    return core_default.attentionParameters(rng_default.defaultRng(seed), d);
+  }, 32);
 }
-function project2(X, W2, b, s, d) {
-  const Y = core_default.matmul(X, W2, s, d, d);
+function project2(X, W, b, s, d) {
+  const Y = core_default.matmul(X, W, s, d, d);
   for (let r = 0; r < s; r++) {
     for (let j = 0; j < d; j++) {
       Y[r * d + j] += b[j];
@@ -5847,16 +5823,6 @@ var SHUFFLE_SEEDS = [0, 99];
 var D = 8;
 var MODEL_SEED = 0;
 var MAX_TOKENS = 128;
-var weightsCache2 = core_default.cache();
-function projections2(d, seed) {
-  let key = d + "," + seed, W2 = weightsCache2.get(key);
-  if (W2 === void 0) {
-    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
-    W2 = [g.normal(0, std, d * d), g.normal(0, std, d * d), g.normal(0, std, d * d)];
-    weightsCache2.set(key, W2);
-  }
-  return W2;
-}
 function range(s) {
   const p = [];
   for (let i = 0; i < s; i++) {
@@ -5942,10 +5908,10 @@ function parsePermutation(text2, s) {
   }
   return values;
 }
-function attend(x, W2, s, causal) {
-  const Q = core_default.matmul(x, W2[0], s, D, D);
-  const K = core_default.matmul(x, W2[1], s, D, D);
-  const V = core_default.matmul(x, W2[2], s, D, D);
+function attend(x, W, s, causal) {
+  const Q = core_default.matmul(x, W[0], s, D, D);
+  const K = core_default.matmul(x, W[1], s, D, D);
+  const V = core_default.matmul(x, W[2], s, D, D);
   const scores = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
   if (causal) {
     for (let i = 0; i < s; i++) {
@@ -5992,7 +5958,7 @@ function state8(values) {
   const custom = values.custom === void 0 ? "" : values.custom, seed = values.seed || 0;
   const pe = !!values.pe, causal = !!values.causal, d = D;
   const maxTokens = values.maxTokens === void 0 ? MAX_TOKENS : values.maxTokens;
-  const W2 = projections2(d, MODEL_SEED);
+  const W = core_default.projectionWeights(d, d, MODEL_SEED);
   const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
   let s = tokens.length, perm;
   if (s === 0) {
@@ -6035,7 +6001,7 @@ function state8(values) {
       return x + PE[k2];
     });
   }
-  const f = attend(xIn, W2, s, causal), fp = attend(pxIn, W2, s, causal);
+  const f = attend(xIn, W, s, causal), fp = attend(pxIn, W, s, causal);
   const pw = new Float64Array(s * s);
   for (let i = 0; i < s; i++) {
     for (let j = 0; j < s; j++) {
@@ -7291,8 +7257,8 @@ function readPieces(text2, maxTokens) {
       notes: [{ level: "error", text: message.charAt(0).toUpperCase() + message.slice(1) + "." }]
     };
   }
-  const kept = enc.ids.length;
-  const notes = kept < total ? [{ level: "warning", text: "showing the first " + kept + " of " + total + " tokens (the lab reads at most " + maxTokens + ")" }] : [];
+  const kept2 = enc.ids.length;
+  const notes = kept2 < total ? [{ level: "warning", text: "showing the first " + kept2 + " of " + total + " tokens (the lab reads at most " + maxTokens + ")" }] : [];
   return { used, tokens: enc.tokens, ids: enc.ids, notes, total };
 }
 function pairwiseSum(a, from, n) {

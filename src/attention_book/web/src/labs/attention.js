@@ -11,29 +11,12 @@
 //
 // Row-vector notation as in the package; matrices row-major in Float64Arrays.
 import core from "../shared/core.js";
-import rng from "../shared/rng.js";
 
   const fmt = core.format, esc = core.escapeHtml;
 
   const ATTENTION_D = 8;              // scenes.attention.ATTENTION_D
   const MAX_ATTENTION_TOKENS = 128;   // scenes.attention.MAX_ATTENTION_TOKENS
   const TEMPERATURES = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
-
-  const weightsCache = core.cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
-
-  /** attention.projection_weights(d, d_k, seed=seed): W_q, W_k, W_v : (d, d_k), N(0, 1/d). */
-  function projectionWeights(d, d_k, seed) {
-    core.positiveInt(d_k, "d_k");
-    core.wholeNumber(seed, "seed", 0);
-    const key = d + "," + d_k + "," + seed; let W = weightsCache.get(key);
-    if (W === undefined) {
-      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
-      W = [g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k)];
-      if (weightsCache.size >= 64) { weightsCache.delete(weightsCache.keys().next().value); }
-      weightsCache.set(key, W);
-    }
-    return W;
-  }
 
   // The last sentences, d_k and seed, and the last temperature too: a change of the query
   // (or of the temperature) reuses Q, K, V and the scores instead of computing them again,
@@ -52,7 +35,7 @@ import rng from "../shared/rng.js";
 
   /** Tokens, notes, X, Q, K, V and the unscaled scores Q K^T of the sentence(s). */
   function project(mode, text, kvText, d_k, seed, maxTokens) {
-    const d = ATTENTION_D, W = projectionWeights(d, d_k, seed);  // (d, d_k) each
+    const d = ATTENTION_D, W = core.projectionWeights(d, d_k, seed);  // (d, d_k) each
     const q = core.readTokens(text, maxTokens, "query sentence"); let notes = q.notes;
     let qTokens = q.tokens, kTokens = qTokens;
     if (mode === "cross") {
@@ -232,7 +215,7 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    ATTENTION_D, TEMPERATURES, projectionWeights, state,
+    ATTENTION_D, TEMPERATURES, projectionWeights: core.projectionWeights, state,
     choices: function (name, values) { return name === "query" ? queryOptions(values) : null; },
     readoutHtml, alt, queryOptions, row, numbers, figure,
   };

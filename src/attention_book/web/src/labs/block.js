@@ -66,9 +66,7 @@ import rng from "../shared/rng.js";
   /** EncoderBlock.from_seed(8, 2, seed=seed_i, bias=True)'s parameters. */
   function drawBlock(seed_i) {
     drawn++;
-    const g = rng.defaultRng(seed_i), std = 1.0 / Math.sqrt(BLOCK_D), W = [], b = []; let i;
-    for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, BLOCK_D * BLOCK_D)); }  // (d, d) each
-    for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, BLOCK_D)); }            // (d,) each
+    const {W, b} = core.attentionParameters(rng.defaultRng(seed_i), BLOCK_D);
     const f = rng.defaultRng([seed_i, 1]);  // _random_ffn: a stream apart from the attention's
     const W_1 = f.normal(0.0, 1.0 / Math.sqrt(BLOCK_D), BLOCK_D * D_FF);  // (d, d_ff)
     const W_2 = f.normal(0.0, 1.0 / Math.sqrt(D_FF), D_FF * BLOCK_D);     // (d_ff, d)
@@ -81,14 +79,9 @@ import rng from "../shared/rng.js";
   /** encoder_stack(MAX_DEPTH, 8, 2, seed): layer i from seed 1000 * seed + i; a shallower
    *  stack is the start of this one. Drawn once per seed (the last 64 kept). */
   function stack(seed) {
-    let blocks = stacks.get(seed);
-    if (blocks === undefined) {
-      blocks = [];
-      for (let i = 0; i < MAX_DEPTH; i++) { blocks.push(drawBlock(1000 * seed + i)); }
-      if (stacks.size >= 64) { stacks.delete(stacks.keys().next().value); }
-      stacks.set(seed, blocks);
-    }
-    return blocks;
+    return core.kept(stacks, seed, function () {
+      return Array.from({length: MAX_DEPTH}, function (_, i) { return drawBlock(1000 * seed + i); });
+    });
   }
 
   // ------------------------------------------------------------------ one block's pieces
@@ -202,29 +195,28 @@ import rng from "../shared/rng.js";
   /** scenes.block._run: X:(s, d), and per LN setting (false: post-LN, true: pre-LN) the
    *  norms (2 L + 1,), the head-averaged weights (L, s, s) and the output (s, d). */
   function run(tokens, seed, depth, residual, causal) {
-    const key = JSON.stringify([tokens, seed, depth, residual, causal]), got = runs.get(key);
-    if (got !== undefined) { return got; }
-    const s = tokens.length, d = BLOCK_D;
-    const X = core.embedTokens(tokens, d, 0), pe = core.sinusoidalEncoding(s, d);  // (s, d) each
-    for (let k = 0; k < X.length; k++) { X[k] += pe[k]; }
-    const blocks = stack(seed), result = {X: X, norms: {}, weights: {}, output: {}};
-    [false, true].forEach(function (nf) {
-      const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
-      let x = X;
-      norms[0] = meanNorm(x, s, d);
-      for (let l = 0; l < depth; l++) {
-        const r = runBlock(blocks[l], x, s, nf, residual, causal, weights.subarray(l * s * s, (l + 1) * s * s));
-        norms[2 * l + 1] = meanNorm(r.mid, s, d);
-        norms[2 * l + 2] = meanNorm(r.out, s, d);
-        x = r.out;
-      }
-      result.norms[nf] = norms;
-      result.weights[nf] = weights;
-      result.output[nf] = x;
+    return core.kept(runs, JSON.stringify([tokens, seed, depth, residual, causal]), function () {
+      const s = tokens.length, d = BLOCK_D;
+      const X = core.embedTokens(tokens, d, 0), pe = core.sinusoidalEncoding(s, d);  // (s, d) each
+      for (let k = 0; k < X.length; k++) { X[k] += pe[k]; }
+      const blocks = stack(seed), result = {X: X, norms: {}, weights: {}, output: {}};
+      [false, true].forEach(function (nf) {
+        const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
+        let x = X;
+        norms[0] = meanNorm(x, s, d);
+        for (let l = 0; l < depth; l++) {
+          const r = runBlock(blocks[l], x, s, nf, residual, causal,
+                             weights.subarray(l * s * s, (l + 1) * s * s));
+          norms[2 * l + 1] = meanNorm(r.mid, s, d);
+          norms[2 * l + 2] = meanNorm(r.out, s, d);
+          x = r.out;
+        }
+        result.norms[nf] = norms;
+        result.weights[nf] = weights;
+        result.output[nf] = x;
+      });
+      return result;
     });
-    if (runs.size >= 64) { runs.delete(runs.keys().next().value); }
-    runs.set(key, result);
-    return result;
   }
 
   // ------------------------------------------------------------------ the state

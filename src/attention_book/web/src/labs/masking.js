@@ -11,22 +11,11 @@
 // Row-major: mask (s, s) as a Uint8Array (1 = query i may attend to key j), scores and
 // weights (s, s), output (s, d_k) as Float64Arrays.
 import core from "../shared/core.js";
-import rng from "../shared/rng.js";
 
   const fmt = core.format, esc = core.escapeHtml;
 
   const MASK_KINDS = ["none", "causal", "padding", "window", "band"];
   const MASKING_D = 8, MASKING_D_K = 4;
-  let W = null;  // projection_weights(8, 4, seed=0): drawn once
-
-  function projections() {
-    if (W === null) {
-      const g = rng.defaultRng(0), std = 1.0 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
-      W = [g.normal(0.0, std, n), g.normal(0.0, std, n), g.normal(0.0, std, n)];  // (d, d_k) each
-    }
-    return W;
-  }
-
   /** masking.named_mask(kind, s, ...): (s, s), 1 = may attend. */
   function namedMask(kind, s, real, window, lower, upper) {
     const mask = new Uint8Array(s * s);
@@ -82,7 +71,7 @@ import rng from "../shared/rng.js";
                                          "which the loss ignores; no query gives a <pad> key any weight"});
       }
     }
-    const d = MASKING_D, d_k = MASKING_D_K, P = projections();
+    const d = MASKING_D, d_k = MASKING_D_K, P = core.projectionWeights(d, d_k, 0);  // (d, d_k) each
     const X = core.embedTokens(tokens, d, 0);  // (s, d)
     const Q = core.matmul(X, P[0], s, d, d_k);  // (s, d) @ (d, d_k) -> (s, d_k)
     const K = core.matmul(X, P[1], s, d, d_k);

@@ -76,16 +76,9 @@ import rng from "../shared/rng.js";
 
   /** MultiHeadAttention.from_seed(d, h, seed, bias=True)'s parameters (they do not depend on h). */
   function parameters(d, seed) {
-    const key = d + "," + seed; let p = paramsCache.get(key);
-    if (p === undefined) {
-      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d), W = [], b = []; let i;
-      for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, d * d)); }  // (d, d) each
-      for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, d)); }      // (d,) each
-      p = {W: W, b: b};
-      if (paramsCache.size >= 32) { paramsCache.delete(paramsCache.keys().next().value); }
-      paramsCache.set(key, p);
-    }
-    return p;
+    return core.kept(paramsCache, d + "," + seed, function () {
+      return core.attentionParameters(rng.defaultRng(seed), d);
+    }, 32);
   }
 
   /** X:(s, d) @ W:(d, d) + b -> (s, d). */

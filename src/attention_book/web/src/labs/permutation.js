@@ -19,19 +19,6 @@ import rng from "../shared/rng.js";
   const SHUFFLE_SEEDS = [0, 99];
   const D = 8, MODEL_SEED = 0, MAX_TOKENS = 128;
 
-  const weightsCache = core.cache();
-
-  /** projection_weights(d, d, seed): W^Q, W^K, W^V : (d, d), N(0, 1/d), one generator. */
-  function projections(d, seed) {
-    let key = d + "," + seed, W = weightsCache.get(key);
-    if (W === undefined) {
-      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
-      W = [g.normal(0.0, std, d * d), g.normal(0.0, std, d * d), g.normal(0.0, std, d * d)];
-      weightsCache.set(key, W);
-    }
-    return W;
-  }
-
   function range(s) { const p = []; for (let i = 0; i < s; i++) { p.push(i); } return p; }
 
   /** permutation.named_permutation(name, s, seed). */
@@ -122,7 +109,7 @@ import rng from "../shared/rng.js";
     const custom = values.custom === undefined ? "" : values.custom, seed = values.seed || 0;
     const pe = !!values.pe, causal = !!values.causal, d = D;
     const maxTokens = values.maxTokens === undefined ? MAX_TOKENS : values.maxTokens;
-    const W = projections(d, MODEL_SEED);
+    const W = core.projectionWeights(d, d, MODEL_SEED);  // (d, d) each
     const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
     let s = tokens.length, perm;
     if (s === 0) {

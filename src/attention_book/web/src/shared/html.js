@@ -1,4 +1,5 @@
-// html.js: the labs' readout HTML (every reader-typed text escaped) and Python's messages (repr, whole-number checks). Part of core.js.
+// html.js: the labs' readout HTML (every reader-typed text escaped) and Python's messages
+// (repr, whole-number checks). Part of core.js.
 
   // ------------------------------------------------------------------ text and HTML
 
