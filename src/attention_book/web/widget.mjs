@@ -1966,6 +1966,7 @@ __export(matrices_exports, {
   repeated: () => repeated,
   sinusoidalEncoding: () => sinusoidalEncoding,
   softmaxRows: () => softmaxRows,
+  stacked: () => stacked,
   unique: () => unique
 });
 
@@ -3382,6 +3383,11 @@ function nested(a, n, m) {
   }
   return out;
 }
+function stacked(a, k, n, m) {
+  return Array.from({ length: k }, function(_, i) {
+    return nested(a.subarray(i * n * m, (i + 1) * n * m), n, m);
+  });
+}
 function sinusoidalEncoding(s, d, base) {
   base = base || 1e4;
   const pe = new Float64Array(s * d), half = d / 2;
@@ -4047,10 +4053,7 @@ function alt2(st) {
   return text2;
 }
 function numbers2(st) {
-  const s = st.s, layers = [];
-  for (let l = 0; l < st.depth; l++) {
-    layers.push(core_default.nested(st.weights.subarray(l * s * s, (l + 1) * s * s), s, s));
-  }
+  const s = st.s, layers = core_default.stacked(st.weights, st.depth, s, s);
   return {
     lab: "block",
     norm_first: st.normFirst,
@@ -4709,9 +4712,7 @@ function numbers4(st) {
     step: st.step,
     tokens: st.tokens,
     heads: st.heads,
-    weights: st.heads.map(function(_, k) {
-      return core_default.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s);
-    }),
+    weights: core_default.stacked(st.weights, st.heads.length, s, s),
     predicted: st.predicted,
     right: st.right,
     input_scores: st.inputScores,
@@ -5099,9 +5100,7 @@ function numbers5(st) {
     t: st.t,
     tokens: st.tokens,
     heads: st.heads,
-    weights: st.heads.map(function(_, i) {
-      return core_default.nested(st.weights.subarray(i * st.t * st.s, (i + 1) * st.t * st.s), st.t, st.s);
-    }),
+    weights: core_default.stacked(st.weights, st.heads.length, st.t, st.s),
     heaviest_key: st.top,
     probability: st.probability
   };
@@ -5711,10 +5710,7 @@ function alt7(st) {
   return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " + (st.positional ? "X + PE" : "X, no positions") + "); " + (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") + "Most-attended key per head: " + peaks2.join("; ") + ". Right: two " + s + " by " + st.d + " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads would add; their sum is the full output.";
 }
 function numbers7(st) {
-  const n = core_default.nested, s = st.s, d = st.d, heads = [];
-  for (let i = 0; i < st.h; i++) {
-    heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s));
-  }
+  const n = core_default.nested, s = st.s, d = st.d, heads = core_default.stacked(st.weights, st.h, s, s);
   return {
     lab: "multihead",
     d,
@@ -6385,13 +6381,6 @@ var WAVES = [
   { label: "i = d/4", color: "#35b779", dark: "#35b779", width: 1.2 },
   { label: "i = d/2 \u2212 1", color: "#c9a227", dark: "#e0c050", width: 0.9 }
 ];
-function rowsOf(a, n, m) {
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    out.push(Array.from(a.subarray(i * m, (i + 1) * m)));
-  }
-  return out;
-}
 function numbers9(st) {
   return {
     lab: "positional",
@@ -6400,8 +6389,8 @@ function numbers9(st) {
     base: st.base,
     k: st.k,
     tokens: [],
-    weights: rowsOf(st.pe, st.s, st.d),
-    similarity: rowsOf(st.similarity, st.s, st.s),
+    weights: core_default.nested(st.pe, st.s, st.d),
+    similarity: core_default.nested(st.similarity, st.s, st.s),
     wavelengths: Array.from(st.wavelengths),
     p: st.p,
     shifted: Array.from(st.shifted),

@@ -330,8 +330,7 @@ import rng from "../shared/rng.js";
   /** The numbers a reader downloads: the weights drawn, (L, s, s) one (s, s) per layer
    *  (mean over heads, the chosen LN setting), one row per query; both settings' norms. */
   function numbers(st) {
-    const s = st.s, layers = [];
-    for (let l = 0; l < st.depth; l++) { layers.push(core.nested(st.weights.subarray(l * s * s, (l + 1) * s * s), s, s)); }
+    const s = st.s, layers = core.stacked(st.weights, st.depth, s, s);
     return {lab: "block", norm_first: st.normFirst, residual: st.residual, causal: st.causal,
             depth: st.depth, seed: st.seed, d: st.d, h: st.h, tokens: st.tokens, weights: layers,
             norms: {"post-LN": Array.from(st.normsPost), "pre-LN": Array.from(st.normsPre)},

@@ -241,8 +241,7 @@ import training from "./training.js";
   function numbers(st) {
     return {lab: "generation", checkpoint: st.checkpoint, step: st.step, temperature: st.temperature, seed: st.seed,
             prompt: st.prompt, generated: st.generated, t: st.t, tokens: st.tokens, heads: st.heads,
-            weights: st.heads.map(function (_, i) {
-              return core.nested(st.weights.subarray(i * st.t * st.s, (i + 1) * st.t * st.s), st.t, st.s); }),
+            weights: core.stacked(st.weights, st.heads.length, st.t, st.s),
             heaviest_key: st.top, probability: st.probability};
   }
 

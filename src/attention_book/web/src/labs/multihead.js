@@ -207,8 +207,7 @@ import rng from "../shared/rng.js";
   /** The numbers the lab shows, for download: each head's weights (h, s, s), one row per
    *  query, the tokens, the heads on, the outputs. */
   function numbers(st) {
-    const n = core.nested, s = st.s, d = st.d, heads = [];
-    for (let i = 0; i < st.h; i++) { heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s)); }
+    const n = core.nested, s = st.s, d = st.d, heads = core.stacked(st.weights, st.h, s, s);
     return {lab: "multihead", d: d, h: st.h, seed: st.seed, positional: st.positional, on: st.on,
             tokens: st.tokens, weights: heads, output: n(st.output, s, d), on_output: n(st.onOutput, s, d),
             off_output: n(st.offOutput, s, d), head_norms: Array.from(st.headNorms)};

@@ -268,23 +268,17 @@ import {format} from "../format.js";
     {label: "i = d/2 \u2212 1", color: "#c9a227", dark: "#e0c050", width: 0.9},
   ];
 
-  /** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
-   *  rotation check as lines. */
-  function rowsOf(a, n, m) {  // (n*m) -> n rows of m numbers
-    const out = [];
-    for (let i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
-    return out;
-  }
-
   /** The numbers the lab shows, for download: its main matrix PE (s, d) as `weights` (no
    *  tokens here: positions), the similarity (s, s), the wavelengths and the rotation check. */
   function numbers(st) {
     return {lab: "positional", s: st.s, d: st.d, base: st.base, k: st.k, tokens: [],
-            weights: rowsOf(st.pe, st.s, st.d), similarity: rowsOf(st.similarity, st.s, st.s),
+            weights: core.nested(st.pe, st.s, st.d), similarity: core.nested(st.similarity, st.s, st.s),
             wavelengths: Array.from(st.wavelengths), p: st.p, shifted: Array.from(st.shifted),
             rotated: Array.from(st.rotated), max_error: st.maxError};
   }
 
+  /** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
+   *  rotation check as lines. */
   function figure(st) {
     const s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
     const every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" :

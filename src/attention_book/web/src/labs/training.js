@@ -348,8 +348,7 @@ const root = globalThis;
   function numbers(st) {
     const s = st.s;
     return {lab: "training", task: st.task, checkpoint: st.checkpoint, step: st.step, tokens: st.tokens,
-            heads: st.heads, weights: st.heads.map(function (_, k) {
-              return core.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s); }),
+            heads: st.heads, weights: core.stacked(st.weights, st.heads.length, s, s),
             predicted: st.predicted, right: st.right, input_scores: st.inputScores,
             loss: st.lossNow, accuracy: st.accuracyNow, held_out_scores: curvesAt(st)};
   }

@@ -149,6 +149,13 @@ import {positiveInt, wholeNumber} from "./html.js";
     return out;
   }
 
+  /** A stack a:(k, n, m) as k nested (n, m) lists (each head's or layer's map, for JSON). */
+  function stacked(a, k, n, m) {
+    return Array.from({length: k}, function (_, i) {
+      return nested(a.subarray(i * n * m, (i + 1) * n * m), n, m);
+    });
+  }
+
   /** positional.sinusoidal_encoding(s, d, base): PE:(s, d), PE[p, 2i] = sin(p w_i),
    *  PE[p, 2i+1] = cos(p w_i), w_i = base^(-2i/d) (chapters 4, 5 and 7 add it to X). */
   function sinusoidalEncoding(s, d, base) {
@@ -193,4 +200,4 @@ import {positiveInt, wholeNumber} from "./html.js";
 
 export {embeddingTable, embed, embedTokens, clearCaches, cache, kept, projectionWeights,
         attentionParameters, matmul, matmulT, softmaxRows,
-        cosineSimilarity, repeated, unique, nested, sinusoidalEncoding, layerNorm, argmax};
+        cosineSimilarity, repeated, unique, nested, stacked, sinusoidalEncoding, layerNorm, argmax};
