@@ -340,9 +340,9 @@ def test_too_many_tokens_are_cut_to_fit_and_t_to_the_last(induction):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("values, match", [
-    (dict(n=0), "n must be a whole number 1..23"), (dict(n=24), "n must be"),
-    (dict(n=2.0), "n must be"), (dict(t=0), "t must be a whole number 1..23"),
-    (dict(checkpoint=26), "checkpoint must be a whole number 0..25"),
+    (dict(n=0), "n must be a whole number in 1..23"), (dict(n=24), "n must be"),
+    (dict(n=2.0), "n must be"), (dict(t=0), "t must be a whole number in 1..23"),
+    (dict(checkpoint=26), "checkpoint must be a whole number in 0..25"),
     (dict(checkpoint=True), "checkpoint must be"), (dict(seed=21), "seed must be"),
     (dict(temperature=0.7), "temperature must be one of"),
     (dict(temperature=True), "temperature must be one of"),

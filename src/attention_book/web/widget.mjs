@@ -684,8 +684,8 @@ function fixed(x, n, grouped2 = false) {
     text2 = lowerLastDigit(text2);
   }
   if (grouped2) {
-    const [whole2, decimals] = text2.split(".");
-    text2 = whole2.replace(THOUSANDS, ",") + (decimals === void 0 ? "" : "." + decimals);
+    const [whole, decimals] = text2.split(".");
+    text2 = whole.replace(THOUSANDS, ",") + (decimals === void 0 ? "" : "." + decimals);
   }
   return (isNegative(x) ? "-" : "") + text2;
 }
@@ -1305,7 +1305,7 @@ function measureThumbs(ctx, panel, w) {
 }
 var painted = /* @__PURE__ */ new Map();
 var KEEP = 4;
-function grid(panel, g, whole2, dpr, scratch) {
+function grid(panel, g, whole, dpr, scratch) {
   const T = panel.size, n = panel.rows * panel.cols;
   const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
   const hit = painted.get(panel.data);
@@ -1318,8 +1318,8 @@ function grid(panel, g, whole2, dpr, scratch) {
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   sctx.putImageData(image, 0, 0);
   const canvas = hit ? hit.canvas : document.createElement("canvas");
-  canvas.width = Math.round(whole2.w * dpr);
-  canvas.height = Math.round(whole2.h * dpr);
+  canvas.width = Math.round(whole.w * dpr);
+  canvas.height = Math.round(whole.h * dpr);
   const gctx = canvas.getContext("2d");
   gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   gctx.imageSmoothingEnabled = T > g.size;
@@ -1360,15 +1360,15 @@ function drawThumbs(ctx, panel, region, th, scratch) {
     TEXT_PX,
     th.text
   ));
-  const whole2 = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
+  const whole = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
   if (!(T && panel.data && panel.data.length === n * T * T)) {
     ctx.strokeStyle = th.muted;
-    ctx.strokeRect(whole2.x - 0.5, whole2.y - 0.5, whole2.w + 1, whole2.h + 1);
-    emptyMessage(ctx, panel.empty, whole2.x + whole2.w / 2, whole2.y + whole2.h / 2, whole2.w - 8, th);
+    ctx.strokeRect(whole.x - 0.5, whole.y - 0.5, whole.w + 1, whole.h + 1);
+    emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
     return;
   }
   const dpr = ctx.getTransform().a || 1;
-  ctx.drawImage(grid(panel, g, whole2, dpr, scratch), whole2.x, whole2.y, whole2.w, whole2.h);
+  ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
   if (panel.chosen) {
     const [i, j] = panel.chosen;
     ctx.strokeStyle = ACCENT;
@@ -4953,23 +4953,17 @@ function inductionTargets(tokens, q) {
   }
   return out;
 }
-function whole(value, name, low, high) {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < low || value > high) {
-    throw new Error(name + " must be a whole number " + low + ".." + high + ", got " + core_default.pyRepr(value));
-  }
-  return value;
-}
 function state5(values) {
   const spec = training_default.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
   const get = function(name, dflt) {
     return values[name] === void 0 ? dflt : values[name];
   };
-  const c = whole(get("checkpoint", last), "checkpoint", 0, last);
-  let n = whole(get("n", 7), "n", 1, MAX_GENERATED);
+  const c = core_default.wholeNumber(get("checkpoint", last), "checkpoint", 0, last);
+  let n = core_default.wholeNumber(get("n", 7), "n", 1, MAX_GENERATED);
   const asked = n;
-  let t = whole(get("t", 7), "t", 1, MAX_GENERATED);
+  let t = core_default.wholeNumber(get("t", 7), "t", 1, MAX_GENERATED);
   const tAsked = t;
-  const seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
+  const seed = core_default.wholeNumber(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
   if (typeof T !== "number" || TEMPERATURES2.indexOf(T) < 0) {
     throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core_default.pyRepr(T));
   }

@@ -118,20 +118,14 @@ import training from "./training.js";
     return out;
   }
 
-  function whole(value, name, low, high) {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < low || value > high) {
-      throw new Error(name + " must be a whole number " + low + ".." + high + ", got " + core.pyRepr(value));
-    }
-    return value;
-  }
-
   /** generation_state. */
   function state(values) {
     const spec = training.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
     const get = function (name, dflt) { return values[name] === undefined ? dflt : values[name]; };
-    const c = whole(get("checkpoint", last), "checkpoint", 0, last);
-    let n = whole(get("n", 7), "n", 1, MAX_GENERATED); const asked = n; let t = whole(get("t", 7), "t", 1, MAX_GENERATED); const tAsked = t;
-    const seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
+    const c = core.wholeNumber(get("checkpoint", last), "checkpoint", 0, last);
+    let n = core.wholeNumber(get("n", 7), "n", 1, MAX_GENERATED); const asked = n;
+    let t = core.wholeNumber(get("t", 7), "t", 1, MAX_GENERATED); const tAsked = t;
+    const seed = core.wholeNumber(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
     if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
       throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
     }
