@@ -105,7 +105,7 @@ def test_the_other_tasks_input_is_not_read():
 
 @pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_checkpoint_out_of_range():
-    with pytest.raises(ValueError, match="checkpoint must be 0..25"):
+    with pytest.raises(ValueError, match="checkpoint must be a whole number in 0..25"):
         training_state("reverse", 26)
     with pytest.raises(ValueError, match="checkpoint must be one of"):
         SCENE.values(checkpoint=40)

@@ -4599,10 +4599,12 @@ function state4(values) {
     throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core_default.pyRepr(task) : String(task)));
   }
   const spec = data().tasks[task], cfg2 = spec.config, n = spec.steps.length;
-  const c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
-  if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
-    throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
-  }
+  const c = core_default.wholeNumber(
+    values.checkpoint === void 0 ? n - 1 : values.checkpoint,
+    "checkpoint",
+    0,
+    n - 1
+  );
   const text2 = task === "reverse" ? values.reverse_input : values.induction_input;
   let read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
   let L = cfg2.n_layers, h = cfg2.n_heads, maps = new Float64Array(0);

@@ -258,10 +258,8 @@ const root = globalThis;
                       (typeof task === "string" ? core.pyRepr(task) : String(task)));
     }
     const spec = data().tasks[task], cfg = spec.config, n = spec.steps.length;
-    const c = values.checkpoint === undefined ? n - 1 : values.checkpoint;
-    if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
-      throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
-    }
+    const c = core.wholeNumber(values.checkpoint === undefined ? n - 1 : values.checkpoint,
+                               "checkpoint", 0, n - 1);
     const text = task === "reverse" ? values.reverse_input : values.induction_input;
     let read = readSymbols(text), notes = read.notes, tokens = [], predicted = [];
     let L = cfg.n_layers, h = cfg.n_heads, maps = new Float64Array(0);
