@@ -121,5 +121,5 @@
       (more || "") + "</details>";
   }
 
-export {escapeHtml, notesHtml, readoutHtml, linesHtml, noTokensAlt, pyRepr, positiveInt, wholeNumber, positionsHtml,
-        tracerHtml};
+export {escapeHtml, notesHtml, readoutHtml, linesHtml, noTokensAlt, pyRepr, positiveInt, wholeNumber,
+        positionsHtml, tracerHtml};
