@@ -21,6 +21,7 @@ also those printed in texts, within TOL; compared in Node, see DRAW).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import shutil
@@ -111,18 +112,37 @@ def same(js, py, where: str) -> None:
         assert math.isclose(js, py, rel_tol=0, abs_tol=TOL * max(1, abs(py))), (where, js, py)
 
 
-def check(lab: str, values: list, data: Path | None = None) -> int:
-    """Compare every values' states; return how many were states (not refusals)."""
-    scene, n = SCENES[lab], 0
-    for v, row in zip(values, run(scene.web, values, data), strict=True):
-        where = f"{lab} {json.dumps(v)[:120]}"
+def computed(lab: str, values: list) -> list:
+    """What the live lab sends of each values' state (to_js), or the ValueError it raises."""
+    out = []
+    for v in values:
         try:
-            state = scene.compute(v)
+            out.append(to_js(SCENES[lab].compute(v)))
         except ValueError as err:
-            assert row == {"error": str(err)}, where
+            out.append(err)
+    return out
+
+
+@functools.cache
+def held_out(lab: str) -> tuple[list, list]:
+    """The lab's held-out values and :func:`computed` of them: Python computes them once for
+    both tests of a lab (its state and its drawing)."""
+    values = HELD_OUT[lab]()
+    return values, computed(lab, values)
+
+
+def check(lab: str, values: list, data: Path | None = None, sent: list | None = None) -> int:
+    """Compare every values' states (``sent``: :func:`computed` of them, if known); return
+    how many were states (not refusals)."""
+    scene, n = SCENES[lab], 0
+    sent = computed(lab, values) if sent is None else sent
+    for v, row, py in zip(values, run(scene.web, values, data), sent, strict=True):
+        where = f"{lab} {json.dumps(v)[:120]}"
+        if isinstance(py, ValueError):
+            assert row == {"error": str(py)}, where
             continue
         assert "state" in row, (where, row)
-        same(row["state"], _python(to_js(state)), where)
+        same(row["state"], _python(py), where)
         n += 1
     return n
 
@@ -194,18 +214,14 @@ def _wire(value):
     return value
 
 
-def drawn(lab: str, values: list, perturb=None) -> list[dict]:
-    """The module's drawings of Python's state (``perturb``-ed) and of its own state,
-    compared in Node: per values that Python accepts, {leaves, diff} (DRAW)."""
-    scene, rows = SCENES[lab], []
-    for v in values:
-        try:
-            state = scene.compute(v)
-        except ValueError:
-            continue
-        sent = to_js(state)
-        rows.append({"values": v, "py": _wire(perturb(sent) if perturb else sent)})
-    out = subprocess.run([NODE, *esm(DRAW), str(WEB), scene.web, repr(TOL)],
+def drawn(lab: str, perturb=None, first: int | None = None) -> list[dict]:
+    """The module's drawings of Python's state (``perturb``-ed) and of its own state, on the
+    lab's (``first``) held-out values, compared in Node: per values that Python accepts,
+    {leaves, diff} (DRAW)."""
+    values, sent = (x[:first] for x in held_out(lab))
+    rows = [{"values": v, "py": _wire(perturb(py) if perturb else py)}
+            for v, py in zip(values, sent) if not isinstance(py, ValueError)]
+    out = subprocess.run([NODE, *esm(DRAW), str(WEB), SCENES[lab].web, repr(TOL)],
                          input=json.dumps(rows), capture_output=True, text=True,
                          check=True, timeout=600)
     return json.loads(out.stdout)
@@ -247,14 +263,15 @@ HELD_OUT = {
 
 @pytest.mark.parametrize("lab", HELD_OUT)
 def test_python_state_is_the_modules(lab):
-    assert check(lab, HELD_OUT[lab]()) >= 2
+    values, sent = held_out(lab)
+    assert check(lab, values, sent=sent) >= 2
 
 
 @pytest.mark.parametrize("lab", HELD_OUT)
 def test_the_widget_and_the_page_draw_the_same(lab):
     """For every held-out values: the notebook's drawing (Python's state through to_js) is
     the book page's (the module's own state)."""
-    rows = drawn(lab, HELD_OUT[lab]())
+    rows = drawn(lab)
     assert len(rows) >= 2
     for k, row in enumerate(rows):
         assert row["diff"] is None, (lab, k, row["diff"])
@@ -275,7 +292,7 @@ def _arrays_plus_half(sent):
 
 @pytest.mark.parametrize("lab", ["positional"])
 def test_the_drawing_check_can_fail(lab):
-    rows = drawn(lab, HELD_OUT[lab]()[:3], perturb=_arrays_plus_half)
+    rows = drawn(lab, perturb=_arrays_plus_half, first=3)
     assert len(rows) == 3 and all(row["diff"] is not None for row in rows), rows
 
 
