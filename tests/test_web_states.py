@@ -543,22 +543,33 @@ def test_every_lab_offers_its_numbers_as_json():
     states = {"embedding": embedding_state, "attention": attention_state,
               "multihead": multihead_state, "permutation": permutation_state,
               "masking": masking_state}
-    for name, values, want in cases:
-        for v, row in zip(values, run(name, values), strict=True):
-            got = json.loads(json.dumps(row["numbers"], allow_nan=False))
+    sent = [[str(SRC / "labs" / f"{name}.js"), values] for name, values, _ in cases]
+    sent.append([str(SRC / "labs" / "scaling.js"), [dict(d_k=4, scaled=True)]])
+    script = """const out = [];  // numbers(state(values)) of each lab's values, in one run
+for (const [module, list] of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
+  const M = (await load(module));
+  out.push(list.map(v => M.numbers(M.state(v))));
+}
+process.stdout.write(JSON.stringify(out));"""
+    *rows, [scaling] = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps(sent),
+                                                 capture_output=True, text=True,
+                                                 check=True).stdout)
+    for (name, values, want), numbers in zip(cases, rows, strict=True):
+        for v, row in zip(values, numbers, strict=True):
+            got = json.loads(json.dumps(row, allow_nan=False))
             tokens, weights = want(states[name](**v))
             assert got["lab"] == name and got["tokens"] == list(tokens), (name, v)
             np.testing.assert_allclose(np.array(got["weights"], dtype=float).reshape(weights.shape),
                                        weights, atol=TOL, rtol=0)
-    row = run("scaling", [dict(d_k=4, scaled=True)])[0]["numbers"]
-    assert row["tokens"] == [] and len(row["weights"]) == 1 and len(row["weights"][0]) == 16
+    assert scaling["tokens"] == [] and len(scaling["weights"]) == 1 and len(scaling["weights"][0]) == 16
 
 
 # ------------------------------------------------------------------ pictures for lab.js
 
-FIGURE_CHECK = """const M = (await load(process.argv[1]));
-const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(list.map(v => {
+FIGURE_CHECK = """const out = [];
+for (const [module, list] of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
+const M = (await load(module));
+out.push(list.map(v => {
   const f = M.figure(M.state(v)), bad = [];
   f.panels.forEach((p, k) => {
     if (p.kind === "heatmap") {
@@ -587,7 +598,18 @@ process.stdout.write(JSON.stringify(list.map(v => {
     } else bad.push(k + ": kind " + p.kind);
   });
   return {panels: f.panels.length, bad: bad};
-})));"""
+}));
+}
+process.stdout.write(JSON.stringify(out));"""
+
+
+def figure_check(cases: dict) -> dict:
+    """FIGURE_CHECK of each lab's values ({lab: values}), all in one run of Node: {lab:
+    per values {panels, bad}}."""
+    sent = [[str(SRC / "labs" / f"{lab}.js"), values] for lab, values in cases.items()]
+    got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK)], input=json.dumps(sent),
+                                    capture_output=True, text=True, check=True).stdout)
+    return dict(zip(cases, got, strict=True))
 
 
 def test_figures_are_panels_lab_js_can_draw():
@@ -600,11 +622,9 @@ def test_figures_are_panels_lab_js_can_draw():
              "masking": masking_values(6, 25),
              "scaling": [dict(d_k=d_k, scaled=scaled) for d_k in (1, 64, 512)
                          for scaled in (False, True)]}
+    drawn = figure_check(cases)
     for name, values in cases.items():
-        got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK), str(SRC / "labs" / f"{name}.js")],
-                                        input=json.dumps(values), capture_output=True,
-                                        text=True, check=True).stdout)
-        for v, row in zip(values, got, strict=True):
+        for v, row in zip(values, drawn[name], strict=True):
             assert row["bad"] == [] and row["panels"] >= 2, (name, v, row)
 
 
