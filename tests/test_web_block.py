@@ -16,6 +16,7 @@ import pytest
 
 from attention_book.block import encoder_stack
 from attention_book.scenes.block import BLOCK_SENTENCES, LN_LABELS, MAX_DEPTH, block_state
+from close_all import assert_close
 from js_view import views
 from test_web_states import (FIXED_TEXTS, NODE, SEEDS, TOL, WEB, arr, close,
                              figure_check, notes, run, sentences)
@@ -56,13 +57,13 @@ def check_block(values: dict, row: dict, st, view: dict) -> float:
               close(js["normsPre"], st.norms[True], (where, "pre-LN norms")))
     assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     # the numbers a reader downloads: the tokens and each layer's weights as drawn
-    got = json.loads(json.dumps(row["numbers"], allow_nan=False))
+    got = row["numbers"]  # read from the driver's JSON.stringify: plain JSON (NaN is null)
     assert got["lab"] == "block" and got["tokens"] == list(st.tokens), where
     assert len(got["weights"]) == st.depth, where
-    np.testing.assert_allclose(np.array(got["weights"], dtype=float).reshape(st.weights.shape),
-                               st.weights, atol=TOL, rtol=0, err_msg=str(where))
+    assert_close(np.array(got["weights"], dtype=float).reshape(st.weights.shape),
+                 st.weights, atol=TOL, err_msg=where)
     for label, nf in (("post-LN", False), ("pre-LN", True)):
-        np.testing.assert_allclose(got["norms"][label], st.norms[nf], atol=TOL, rtol=0)
+        assert_close(got["norms"][label], st.norms[nf], atol=TOL, err_msg=(where, label))
     return err
 
 

@@ -35,7 +35,7 @@ from attention_book.pretrained import single_thread_attention
 from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS,
                                               pretrained_query_options, pretrained_state,
                                               read_pieces)
-from close_all import CloseAll
+from close_all import assert_close
 from js_view import readout, views
 from node_esm import PRELUDE, esm
 
@@ -181,14 +181,13 @@ def test_presets_equal_python(gallery_js):
     got = run(gallery_js, values)
     assert len(got) == len(values) >= 3 * 72 * 4
     states = [pretrained_state(**v) for v in values]
-    close = CloseAll(TOL)  # every array of every values, compared at once at the end
     for v, g, st, view in zip(values, got, states, views("pretrained", *states), strict=True):
         assert g["source"] == "package", v
         assert g["tokens"] == list(st.tokens) and g["query"] == st.query, v
-        close.add(arr(g["weights"]), st.weights.ravel(), (v, "weights"))
+        assert_close(arr(g["weights"]), st.weights.ravel(), atol=TOL, err_msg=v)
         for name in ("norms", "shown", "thumbs"):
-            close.add(arr(g[name]), getattr(st, name).ravel(), (v, name))
-        close.add(arr(g["valueNorms"]), st.value_norms, (v, "valueNorms"))
+            assert_close(arr(g[name]), getattr(st, name).ravel(), atol=TOL, err_msg=(v, name))
+        assert_close(arr(g["valueNorms"]), st.value_norms, atol=TOL, err_msg=v)
         assert g["differs"] == st.differs, v
         for name, value in st.scores.items():
             assert abs(g["scores"][name] - value) <= 1e-12, (v, name)
@@ -197,14 +196,13 @@ def test_presets_equal_python(gallery_js):
         assert g["notes"] == notes(st), v
         assert g["readout"] == view["readout"] and g["alt"] == view["alt"], v
         assert g["numbers"]["tokens"] == list(st.tokens)
-        close.add(np.array(g["numbers"]["weights"]), st.weights, (v, "numbers.weights"))
+        assert_close(np.array(g["numbers"]["weights"]), st.weights, atol=TOL, err_msg=v)
         assert g["choices"] == [list(c) for c in pretrained_query_options(v)]
-        close.add(np.array(g["numbers"]["weighted_norms"]), st.norms, (v, "weighted_norms"))
+        assert_close(np.array(g["numbers"]["weighted_norms"]), st.norms, atol=TOL, err_msg=v)
         if st.view == "model":
             assert g["figure"] == [["thumbs", 6, 12], ["heatmap", st.T, st.T], ["arcs", None, None]]
         else:
             assert g["figure"] == [["heatmap", st.T, st.T], ["arcs", None, None], ["bars", 2, 6]]
-    close.check()
     assert {(v["measure"], v["view"]) for v in values} == {
         (m, w) for m in ("weight", "norm") for w in ("head", "model")}
 

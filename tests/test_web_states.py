@@ -38,6 +38,7 @@ from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing
 from attention_book.scenes.permutation import permutation_state
 from attention_book.scenes.core import js_name
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
+from close_all import assert_close
 from node_esm import esm
 
 from js_view import views
@@ -75,8 +76,29 @@ def close(got, want, where) -> float:
     assert got.shape == want.shape, (where, got.shape, want.shape)
     if not want.size:
         return 0.0
-    np.testing.assert_allclose(got, want, atol=TOL, rtol=0, err_msg=str(where))
+    assert_close(got, want, atol=TOL, err_msg=where)
     return float(np.abs(got - want).max())
+
+
+def test_assert_close_decides_as_assert_allclose():
+    """close_all.assert_close (the parity tests' comparison) passes and fails where
+    np.testing.assert_allclose does."""
+    inf, nan = np.inf, np.nan
+    cases = [([1.0, 2.0], [1.0, 2.0 + 1e-6], 1e-5, 0), ([1.0, 2.0], [1.0, 2.0 + 1e-4], 1e-5, 0),
+             ([inf, nan], [inf, nan], 0, 0), ([inf], [-inf], 1, 0), ([nan], [0.0], 1, 0),
+             ([1.0, 2.0], [1.0], 1, 0), ([[1.0]], [1.0], 1, 0), ([3.0, 3.0], 3.0, 0, 0),
+             ([100.0], [100.5], 0, 1e-2), ([100.0], [102.0], 0, 1e-2), ([], [], 0, 0)]
+    for got, want, atol, rtol in cases:
+        try:
+            np.testing.assert_allclose(got, want, atol=atol, rtol=rtol)
+            expected = None
+        except AssertionError as err:
+            expected = err
+        if expected is None:
+            assert_close(got, want, atol=atol, rtol=rtol)
+        else:
+            with pytest.raises(AssertionError):
+                assert_close(got, want, atol=atol, rtol=rtol)
 
 
 def notes(state) -> list[dict]:
