@@ -135,7 +135,7 @@ def run_node(values: list[dict], tmp_path: Path) -> list[dict]:
     script = tmp_path / "parity.mjs"
     script.write_text(PRELUDE + NODE_MAIN)
     out = subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         input=json.dumps(values).encode(), capture_output=True, check=True,
                          timeout=300)
     return json.loads(out.stdout)
 
@@ -438,7 +438,7 @@ def test_numbers_download_is_pythons_pe_and_similarity(tmp_path):
 const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(list.map(v => P.numbers(P.state(v)))));""")
     got = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                                    input=json.dumps(values), capture_output=True, text=True,
+                                    input=json.dumps(values).encode(), capture_output=True,
                                     check=True).stdout)
     for v, row in zip(values, got, strict=True):
         st = positional_state(**v)

@@ -71,7 +71,7 @@ const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x
 
 def run(module: str, values: list, data: Path | None = None) -> list[dict]:
     out = subprocess.run([NODE, *esm(DRIVER), str(WEB), module, *([str(data)] if data else [])],
-                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         input=json.dumps(values).encode(), capture_output=True, check=True,
                          timeout=600)
     return json.loads(out.stdout)
 
@@ -222,7 +222,7 @@ def drawn(lab: str, perturb=None, first: int | None = None) -> list[dict]:
     rows = [{"values": v, "py": _wire(perturb(py) if perturb else py)}
             for v, py in zip(values, sent) if not isinstance(py, ValueError)]
     out = subprocess.run([NODE, *esm(DRAW), str(WEB), SCENES[lab].web, repr(TOL)],
-                         input=json.dumps(rows), capture_output=True, text=True,
+                         input=json.dumps(rows).encode(), capture_output=True,
                          check=True, timeout=600)
     return json.loads(out.stdout)
 
