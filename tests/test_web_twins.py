@@ -168,11 +168,15 @@ const draw = st => plain({figure: M.figure(st), alt: M.alt(st),
 const NUMBER = /(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)/;
 const near = (a, b) => a === b || Math.abs(a - b) <= TOL * Math.max(1, Math.abs(b));
 const isObj = x => x !== null && typeof x === "object" && !Array.isArray(x);
+// as JSON has them: NaN, infinities and undefined are null, keys of undefined left out
+const asJson = x => x === undefined || (typeof x === "number" && !Number.isFinite(x)) ? null : x;
+const keys = x => Object.keys(x).filter(k => x[k] !== undefined).sort();
 let leaves = 0;
 // the first difference between drawings a and b as [where, a, b], or null
 const EQUAL = (a, b, where) => {
+  [a, b] = [asJson(a), asJson(b)];
   if (isObj(a)) {
-    const ka = Object.keys(a).sort(), kb = isObj(b) ? Object.keys(b).sort() : null;
+    const ka = keys(a), kb = isObj(b) ? keys(b) : null;
     if (!kb || ka.join("\n") !== kb.join("\n")) return [where + " (keys)", ka, kb];
     for (const k of ka) { const d = EQUAL(a[k], b[k], where + "." + k); if (d) return d; }
     return null;
