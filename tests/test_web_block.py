@@ -16,9 +16,10 @@ import pytest
 
 from attention_book.block import encoder_stack
 from attention_book.scenes.block import BLOCK_SENTENCES, LN_LABELS, MAX_DEPTH, block_state
+from close_all import assert_close
 from js_view import views
-from test_web_states import (FIGURE_CHECK, FIXED_TEXTS, NODE, SEEDS, TOL, WEB, arr, close,
-                             notes, run, sentences)
+from test_web_states import (FIXED_TEXTS, NODE, SEEDS, TOL, WEB, arr, close,
+                             figure_check, notes, run, sentences)
 from node_esm import esm
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: web/block.js runs "
@@ -56,13 +57,13 @@ def check_block(values: dict, row: dict, st, view: dict) -> float:
               close(js["normsPre"], st.norms[True], (where, "pre-LN norms")))
     assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     # the numbers a reader downloads: the tokens and each layer's weights as drawn
-    got = json.loads(json.dumps(row["numbers"], allow_nan=False))
+    got = row["numbers"]  # read from the driver's JSON.stringify: plain JSON (NaN is null)
     assert got["lab"] == "block" and got["tokens"] == list(st.tokens), where
     assert len(got["weights"]) == st.depth, where
-    np.testing.assert_allclose(np.array(got["weights"], dtype=float).reshape(st.weights.shape),
-                               st.weights, atol=TOL, rtol=0, err_msg=str(where))
+    assert_close(np.array(got["weights"], dtype=float).reshape(st.weights.shape),
+                 st.weights, atol=TOL, err_msg=where)
     for label, nf in (("post-LN", False), ("pre-LN", True)):
-        np.testing.assert_allclose(got["norms"][label], st.norms[nf], atol=TOL, rtol=0)
+        assert_close(got["norms"][label], st.norms[nf], atol=TOL, err_msg=(where, label))
     return err
 
 
@@ -154,10 +155,7 @@ def test_figures_are_panels_lab_js_can_draw():
     x cols with finite numbers, tokens as labels, weights within [0, 1]; no tokens too."""
     values = [*block_values(6, seed=31), dict(text="", depth=4),
               dict(text="cat " * 40, depth=12, norm_first=True, causal=True)]
-    got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK), str(WEB / "src" / "labs" / "block.js")],
-                                    input=json.dumps(values), capture_output=True, text=True,
-                                    check=True).stdout)
-    for v, row in zip(values, got, strict=True):
+    for v, row in zip(values, figure_check({"block": values})["block"], strict=True):
         assert row["bad"] == [] and row["panels"] == 1 + v["depth"], (v, row)
     script = """const B = (await load(process.argv[1]));
 process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "utf8")).map(v => {

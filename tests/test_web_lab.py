@@ -31,6 +31,7 @@ from attention_book.controls.web import WEB_DIR, declaration, present, standalon
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import Condition, Scene, compare, slider, when
 from attention_book.scenes.positional import BASE_CHOICES, K_RANGE, positional_state
+from close_all import assert_close
 from js_view import alt, views
 from node_esm import PRELUDE, esm
 from test_web_labs import PIXELS_JS
@@ -74,12 +75,11 @@ def check_parity(values: dict, got: dict, arrays: dict, st, view: dict) -> None:
     """``got`` (scalars and texts) and ``arrays`` (name -> flat float64) from JS against
     ``st``, positional_state(**values), and the module's ``view`` of it (readout, alt)."""
     where = f"{values}"
-    np.testing.assert_allclose(arrays["pe"], st.pe.ravel(), atol=TOL, rtol=0, err_msg=where)
-    np.testing.assert_allclose(arrays["similarity"], st.similarity.ravel(), atol=TOL, rtol=0,
-                               err_msg=where)
-    np.testing.assert_allclose(arrays["wavelengths"], st.wavelengths, rtol=TOL, err_msg=where)
-    np.testing.assert_allclose(arrays["shifted"], st.shifted, atol=TOL, rtol=0, err_msg=where)
-    np.testing.assert_allclose(arrays["rotated"], st.rotated, atol=TOL, rtol=0, err_msg=where)
+    assert_close(arrays["pe"], st.pe.ravel(), atol=TOL, err_msg=where)
+    assert_close(arrays["similarity"], st.similarity.ravel(), atol=TOL, err_msg=where)
+    assert_close(arrays["wavelengths"], st.wavelengths, rtol=TOL, err_msg=where)
+    assert_close(arrays["shifted"], st.shifted, atol=TOL, err_msg=where)
+    assert_close(arrays["rotated"], st.rotated, atol=TOL, err_msg=where)
     assert abs(got["maxError"] - st.max_error) < TOL and got["maxError"] < 1e-9, where
     if st.mean_similarity is None:
         assert got["meanSimilarity"] is None, where
@@ -135,7 +135,7 @@ def run_node(values: list[dict], tmp_path: Path) -> list[dict]:
     script = tmp_path / "parity.mjs"
     script.write_text(PRELUDE + NODE_MAIN)
     out = subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         input=json.dumps(values).encode(), capture_output=True, check=True,
                          timeout=300)
     return json.loads(out.stdout)
 
@@ -437,7 +437,7 @@ def test_numbers_download_is_pythons_pe_and_similarity(tmp_path):
 const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(list.map(v => P.numbers(P.state(v)))));""")
     got = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                                    input=json.dumps(values), capture_output=True, text=True,
+                                    input=json.dumps(values).encode(), capture_output=True,
                                     check=True).stdout)
     for v, row in zip(values, got, strict=True):
         st = positional_state(**v)

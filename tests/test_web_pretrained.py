@@ -35,6 +35,7 @@ from attention_book.pretrained import single_thread_attention
 from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_PRESETS,
                                               pretrained_query_options, pretrained_state,
                                               read_pieces)
+from close_all import assert_close
 from js_view import readout, views
 from node_esm import PRELUDE, esm
 
@@ -183,10 +184,10 @@ def test_presets_equal_python(gallery_js):
     for v, g, st, view in zip(values, got, states, views("pretrained", *states), strict=True):
         assert g["source"] == "package", v
         assert g["tokens"] == list(st.tokens) and g["query"] == st.query, v
-        np.testing.assert_allclose(arr(g["weights"]), st.weights.ravel(), atol=TOL, rtol=0)
+        assert_close(arr(g["weights"]), st.weights.ravel(), atol=TOL, err_msg=v)
         for name in ("norms", "shown", "thumbs"):
-            np.testing.assert_allclose(arr(g[name]), getattr(st, name).ravel(), atol=TOL, rtol=0)
-        np.testing.assert_allclose(arr(g["valueNorms"]), st.value_norms, atol=TOL, rtol=0)
+            assert_close(arr(g[name]), getattr(st, name).ravel(), atol=TOL, err_msg=(v, name))
+        assert_close(arr(g["valueNorms"]), st.value_norms, atol=TOL, err_msg=v)
         assert g["differs"] == st.differs, v
         for name, value in st.scores.items():
             assert abs(g["scores"][name] - value) <= 1e-12, (v, name)
@@ -195,9 +196,9 @@ def test_presets_equal_python(gallery_js):
         assert g["notes"] == notes(st), v
         assert g["readout"] == view["readout"] and g["alt"] == view["alt"], v
         assert g["numbers"]["tokens"] == list(st.tokens)
-        np.testing.assert_allclose(np.array(g["numbers"]["weights"]), st.weights, atol=TOL, rtol=0)
+        assert_close(np.array(g["numbers"]["weights"]), st.weights, atol=TOL, err_msg=v)
         assert g["choices"] == [list(c) for c in pretrained_query_options(v)]
-        np.testing.assert_allclose(np.array(g["numbers"]["weighted_norms"]), st.norms, atol=TOL, rtol=0)
+        assert_close(np.array(g["numbers"]["weighted_norms"]), st.norms, atol=TOL, err_msg=v)
         if st.view == "model":
             assert g["figure"] == [["thumbs", 6, 12], ["heatmap", st.T, st.T], ["arcs", None, None]]
         else:
@@ -212,13 +213,14 @@ def test_presets_equal_python(gallery_js):
 def test_bad_and_cut_text_equal_python(gallery_js):
     values = [{"text": t, "layer": 2, "head": 5, "query": 3} for t in BAD_TEXT]
     got = run(gallery_js, values)
-    for v, g in zip(values, got):
-        st = pretrained_state(**v)
+    states = [pretrained_state(**v) for v in values]
+    refused = iter(views("pretrained", *[st for st in states if not st.T]))  # one Node run
+    for v, g, st in zip(values, got, states, strict=True):
         assert g["tokens"] == list(st.tokens), v["text"] if isinstance(v["text"], int) else repr(v["text"])[:60]
         assert g["notes"][:len(st.notes)] == notes(st), repr(v["text"])[:60]
         if not st.T:  # refused: the very readout and alt text
             assert st.notes and st.notes[0].level == "error"
-            view = views("pretrained", st)[0]
+            view = next(refused)
             assert g["readout"] == view["readout"], repr(v["text"])[:60]
             assert g["alt"] == view["alt"], repr(v["text"])[:60]
             assert g["figure"] == [["heatmap", 0, 0], ["arcs", None, None], ["bars", 1, 6]]
@@ -228,7 +230,7 @@ def test_bad_and_cut_text_equal_python(gallery_js):
             assert len(st.notes) == (st.total_tokens > MAX_PRETRAINED_TOKENS)
         assert g["choices"] == [list(c) for c in pretrained_query_options(
             {"text": v["text"] if isinstance(v["text"], str) else v["text"]})]
-    assert sum(1 for v in values if not pretrained_state(**v).T) >= 10
+    assert sum(1 for st in states if not st.T) >= 10
 
 
 def test_held_out_sentences_before_the_model(gallery_js):

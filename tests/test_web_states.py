@@ -38,6 +38,7 @@ from attention_book.scenes.multihead import (MH_D_CHOICES, head_choices, missing
 from attention_book.scenes.permutation import permutation_state
 from attention_book.scenes.core import js_name
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
+from close_all import assert_close
 from node_esm import esm
 
 from js_view import views
@@ -59,9 +60,10 @@ pytestmark = pytest.mark.skipif(
 
 
 def run(module: str, values: list, *args: str) -> list[dict]:
-    out = subprocess.run([NODE, str(DRIVER), module, *args], input=json.dumps(values),
-                         capture_output=True, text=True, check=True, timeout=600)
-    return json.loads(out.stdout)
+    """The driver's rows (web_states_driver.js, with ``args``) of each values."""
+    out = subprocess.run([NODE, str(DRIVER), module, *args], input=json.dumps(values).encode(),
+                         capture_output=True, check=True, timeout=600)
+    return json.loads(out.stdout)  # bytes: no decoding and newline translation of the MBs
 
 
 def arr(x) -> np.ndarray:
@@ -75,8 +77,29 @@ def close(got, want, where) -> float:
     assert got.shape == want.shape, (where, got.shape, want.shape)
     if not want.size:
         return 0.0
-    np.testing.assert_allclose(got, want, atol=TOL, rtol=0, err_msg=str(where))
+    assert_close(got, want, atol=TOL, err_msg=where)
     return float(np.abs(got - want).max())
+
+
+def test_assert_close_decides_as_assert_allclose():
+    """close_all.assert_close (the parity tests' comparison) passes and fails where
+    np.testing.assert_allclose does."""
+    inf, nan = np.inf, np.nan
+    cases = [([1.0, 2.0], [1.0, 2.0 + 1e-6], 1e-5, 0), ([1.0, 2.0], [1.0, 2.0 + 1e-4], 1e-5, 0),
+             ([inf, nan], [inf, nan], 0, 0), ([inf], [-inf], 1, 0), ([nan], [0.0], 1, 0),
+             ([1.0, 2.0], [1.0], 1, 0), ([[1.0]], [1.0], 1, 0), ([3.0, 3.0], 3.0, 0, 0),
+             ([100.0], [100.5], 0, 1e-2), ([100.0], [102.0], 0, 1e-2), ([], [], 0, 0)]
+    for got, want, atol, rtol in cases:
+        try:
+            np.testing.assert_allclose(got, want, atol=atol, rtol=rtol)
+            expected = None
+        except AssertionError as err:
+            expected = err
+        if expected is None:
+            assert_close(got, want, atol=atol, rtol=rtol)
+        else:
+            with pytest.raises(AssertionError):
+                assert_close(got, want, atol=atol, rtol=rtol)
 
 
 def notes(state) -> list[dict]:
@@ -495,7 +518,7 @@ def checked(lab: str, values: list, rows: list) -> list[float]:
 def test_parity_on_held_out_values(lab):
     values_of, _, (n, seed), _ = PARITY[lab]
     values = values_of(n, seed=seed)
-    checked(lab, values, run(lab, values))
+    checked(lab, values, run(lab, values, "--no-numbers"))  # the numbers: below
 
 
 @pytest.mark.slow
@@ -503,7 +526,7 @@ def test_parity_on_held_out_values(lab):
 def test_parity_on_many_held_out_values(lab):
     values_of, _, _, (n, seed) = PARITY[lab]
     values = values_of(n, seed=seed)
-    errors = checked(lab, values, run(lab, values))
+    errors = checked(lab, values, run(lab, values, "--no-numbers"))
     assert max(errors) < 1e-12  # measured: rounding only
 
 
@@ -543,22 +566,33 @@ def test_every_lab_offers_its_numbers_as_json():
     states = {"embedding": embedding_state, "attention": attention_state,
               "multihead": multihead_state, "permutation": permutation_state,
               "masking": masking_state}
-    for name, values, want in cases:
-        for v, row in zip(values, run(name, values), strict=True):
-            got = json.loads(json.dumps(row["numbers"], allow_nan=False))
+    sent = [[str(SRC / "labs" / f"{name}.js"), values] for name, values, _ in cases]
+    sent.append([str(SRC / "labs" / "scaling.js"), [dict(d_k=4, scaled=True)]])
+    script = """const out = [];  // numbers(state(values)) of each lab's values, in one run
+for (const [module, list] of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
+  const M = (await load(module));
+  out.push(list.map(v => M.numbers(M.state(v))));
+}
+process.stdout.write(JSON.stringify(out));"""
+    *rows, [scaling] = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps(sent),
+                                                 capture_output=True, text=True,
+                                                 check=True).stdout)
+    for (name, values, want), numbers in zip(cases, rows, strict=True):
+        for v, row in zip(values, numbers, strict=True):
+            got = json.loads(json.dumps(row, allow_nan=False))
             tokens, weights = want(states[name](**v))
             assert got["lab"] == name and got["tokens"] == list(tokens), (name, v)
             np.testing.assert_allclose(np.array(got["weights"], dtype=float).reshape(weights.shape),
                                        weights, atol=TOL, rtol=0)
-    row = run("scaling", [dict(d_k=4, scaled=True)])[0]["numbers"]
-    assert row["tokens"] == [] and len(row["weights"]) == 1 and len(row["weights"][0]) == 16
+    assert scaling["tokens"] == [] and len(scaling["weights"]) == 1 and len(scaling["weights"][0]) == 16
 
 
 # ------------------------------------------------------------------ pictures for lab.js
 
-FIGURE_CHECK = """const M = (await load(process.argv[1]));
-const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(list.map(v => {
+FIGURE_CHECK = """const out = [];
+for (const [module, list] of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
+const M = (await load(module));
+out.push(list.map(v => {
   const f = M.figure(M.state(v)), bad = [];
   f.panels.forEach((p, k) => {
     if (p.kind === "heatmap") {
@@ -587,7 +621,18 @@ process.stdout.write(JSON.stringify(list.map(v => {
     } else bad.push(k + ": kind " + p.kind);
   });
   return {panels: f.panels.length, bad: bad};
-})));"""
+}));
+}
+process.stdout.write(JSON.stringify(out));"""
+
+
+def figure_check(cases: dict) -> dict:
+    """FIGURE_CHECK of each lab's values ({lab: values}), all in one run of Node: {lab:
+    per values {panels, bad}}."""
+    sent = [[str(SRC / "labs" / f"{lab}.js"), values] for lab, values in cases.items()]
+    got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK)], input=json.dumps(sent),
+                                    capture_output=True, text=True, check=True).stdout)
+    return dict(zip(cases, got, strict=True))
 
 
 def test_figures_are_panels_lab_js_can_draw():
@@ -600,11 +645,9 @@ def test_figures_are_panels_lab_js_can_draw():
              "masking": masking_values(6, 25),
              "scaling": [dict(d_k=d_k, scaled=scaled) for d_k in (1, 64, 512)
                          for scaled in (False, True)]}
+    drawn = figure_check(cases)
     for name, values in cases.items():
-        got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK), str(SRC / "labs" / f"{name}.js")],
-                                        input=json.dumps(values), capture_output=True,
-                                        text=True, check=True).stdout)
-        for v, row in zip(values, got, strict=True):
+        for v, row in zip(values, drawn[name], strict=True):
             assert row["bad"] == [] and row["panels"] >= 2, (name, v, row)
 
 

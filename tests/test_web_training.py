@@ -55,8 +55,8 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: these
 
 def run_js(data_js: Path, values: list) -> list[dict]:
     out = subprocess.run([NODE, str(DRIVER), "training", "--data", str(data_js), "--figure"],
-                         input=json.dumps(values),
-                         capture_output=True, text=True, check=True, timeout=600)
+                         input=json.dumps(values).encode(),
+                         capture_output=True, check=True, timeout=600)
     return json.loads(out.stdout)
 
 
@@ -382,7 +382,7 @@ def check_generation(values: dict, row: dict, st, view: dict | None) -> dict:
 
 def run_generation_js(data_js: Path, values: list) -> list[dict]:
     out = subprocess.run([NODE, str(DRIVER), "generation", "--data", str(data_js), "--figure"],
-                         input=json.dumps(values), capture_output=True, text=True, check=True,
+                         input=json.dumps(values).encode(), capture_output=True, check=True,
                          timeout=600)
     return json.loads(out.stdout)
 

@@ -5,10 +5,12 @@
 // array of the state as base64 of its float64 bytes (bit for bit), the other fields as JSON,
 // the readout's HTML, the alt text and the numbers a reader downloads (numbers(state), plain
 // JSON); or {"error": message} when the state function throws.
-//   node web_states_driver.js <module> [--data FILE] [--figure] [--time N]
+//   node web_states_driver.js <module> [--data FILE] [--figure] [--no-numbers] [--time N]
 // --data: a data script the module reads (chapter 8's training-checkpoints.js), given to its
 //   useData() (in a page it is a <script> before the module); its load time is reported.
 // --figure: also figure(state), its typed arrays as plain lists.
+// --no-numbers: leave out numbers(state) (60% of the output's bytes, for tests that do not
+//   read it: JSON.stringify and Python's json.loads of its decimals cost most of a run).
 // --time: N runs of each after a warm-up: the median wall ms and the mean CPU ms with the
 //   caches warm, and with every cache emptied first (a change that must draw its random
 //   numbers, or decode its checkpoints, afresh).
@@ -28,6 +30,7 @@ const args = process.argv.slice(3);
 const option = name => { const i = args.indexOf(name); return i < 0 ? null : args[i + 1]; };
 const timeRuns = option("--time") ? parseInt(option("--time"), 10) : 0;
 const withFigure = args.includes("--figure");
+const withNumbers = !args.includes("--no-numbers");
 let loadMs = null;
 if (option("--data")) {
   const t0 = process.hrtime.bigint();
@@ -61,7 +64,7 @@ const out = list.map(values => {
     return {error: e.message};
   }
   const row = {state: plain(st, a => ({f8: b64(a)})), readout: M.readoutHtml(st), alt: M.alt(st),
-               numbers: M.numbers ? M.numbers(st) : null};
+               numbers: M.numbers && withNumbers ? M.numbers(st) : null};
   if (withFigure) row.figure = plain(M.figure(st), a => Array.from(a));
   if (timeRuns) {  // the state, readout and alt text of a change, as the page computes them
     // median wall time, and mean CPU time (steadier on a shared machine; µs resolution)
