@@ -10,7 +10,9 @@ desktop (1280 px), in the theme's light and dark modes. On each visit every chec
   MathJax starts to need (a TeX extension, a font) shows up as a failed request there;
 - **axe-core finds no WCAG 2 A/AA violation** (the rules tagged ``wcag2a``, ``wcag2aa``,
   ``wcag21a``, ``wcag21aa``, ``wcag22aa``; axe comes from npm, injected from
-  ``node_modules``, never served to readers);
+  ``node_modules``, never served to readers): every rule at each width in light mode, and in
+  dark mode the rules that read colours (axe_plan, with the evidence that this finds what
+  every rule in every setting finds);
 - **it reads**: the page is no wider than the screen; text in a lab or a cell output has a
   contrast of at least 4.5:1 with what is behind it (WCAG AA), the background found by
   compositing every ancestor's colour; a figure's smallest text is at least 9 CSS px as
