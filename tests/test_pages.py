@@ -540,7 +540,7 @@ def test_the_axe_plan_catches_what_one_width_or_mode_shows(browser, site):
     found = {}
     memo = {}
     for width, mode in SETTINGS:
-        watch, tab = open_page(browser, site, "intro.html", width, mode, idle=False)
+        watch, tab = open_page(browser, site, "search.html", width, mode, idle=False)
         try:
             tab.evaluate("""() => {
               const style = document.createElement("style");
