@@ -10,7 +10,9 @@ desktop (1280 px), in the theme's light and dark modes. On each visit every chec
   MathJax starts to need (a TeX extension, a font) shows up as a failed request there;
 - **axe-core finds no WCAG 2 A/AA violation** (the rules tagged ``wcag2a``, ``wcag2aa``,
   ``wcag21a``, ``wcag21aa``, ``wcag22aa``; axe comes from npm, injected from
-  ``node_modules``, never served to readers);
+  ``node_modules``, never served to readers): every rule at each width in light mode, and in
+  dark mode the rules that read colours (axe_plan, with the evidence that this finds what
+  every rule in every setting finds);
 - **it reads**: the page is no wider than the screen; text in a lab or a cell output has a
   contrast of at least 4.5:1 with what is behind it (WCAG AA), the background found by
   compositing every ancestor's colour; a figure's smallest text is at least 9 CSS px as
@@ -100,23 +102,79 @@ SAME_STYLE_JS = r"""() => {
   return {styles: first.size, same};
 }"""
 
-RUN_AXE = """async (tags) => {
+# Axe's rules in three kinds (axe-core 4.14's own metadata: each rule's selector, whether it
+# leaves hidden elements out, and what its checks read), and where each runs:
+# - LAYOUT_FREE: rules that read the markup only (the root's lang and title, <meta>, ids,
+#   <body>'s aria-hidden), never what is shown: the same verdict at every width and mode;
+# - MODE_RULES: the rules that read colours: what the colour mode can change;
+# - every other rule leaves out hidden elements or reads sizes, overflow, focusability: what
+#   the theme's responsive CSS changes. On today's site 16 of them check other elements at
+#   390 px than at 1280 px (the sidebars, the phone's header buttons), and none checks other
+#   elements in dark mode than in light (measured with the whole set in every setting).
+# So each page runs the whole set at 1280 px, light; all but LAYOUT_FREE at 390 px, light;
+# and MODE_RULES in dark mode, as long as the page shows the same elements as it did in light
+# at that width (VISIBLE_JS); if not, the whole set. The evidence, on today's site:
+# test_the_axe_plan_finds_what_the_whole_set_finds_in_every_setting, and
+# test_the_axe_plan_catches_what_one_width_or_mode_shows for what a later page could show.
+# The renderer's CPU for axe on chapter 6's four visits, each setting's plan run after the
+# whole set in one visit: 21.0 -> 13.4 s (a visit's second run is about 20% cheaper: the same
+# rules at 1280 px took 5.3 then 4.3 s); on intro.html 5.1 -> 3.0 s.
+LAYOUT_FREE = ["document-title", "html-has-lang", "html-lang-valid", "html-xml-lang-mismatch",
+               "meta-refresh", "meta-viewport", "duplicate-id-aria", "aria-hidden-body"]
+MODE_RULES = ["color-contrast", "link-in-text-block"]
+WHOLE = (1280, "light")  # the setting that runs every rule
+
+#: The elements shown: a hash of the positions (in document order) of the body's visible
+#: elements, the mode switch's icons left out (it shows the mode's own icon).
+VISIBLE_JS = """() => {
+  let hash = 0, n = 0;
+  for (const el of document.body.getElementsByTagName("*")) {
+    if (el.closest(".theme-switch-button")) { continue; }
+    n += 1;
+    if (el.checkVisibility({visibilityProperty: true})) { hash = (hash * 31 + n) | 0; }
+  }
+  return n + ":" + hash;
+}"""
+
+#: axe on the page: every rule of ``tags`` or ``only`` these, less ``off``. Its violations
+#: (five nodes each); with ``every``, also each rule's nodes by kind of result (passes,
+#: violations, incomplete: their targets) and the rules it ran.
+RUN_AXE = """async ([tags, only, off, every]) => {
   axe.configure({rules: [{id: "color-contrast", selector: "*:not([data-ab-axe-same])"}]});
-  const result = await axe.run(document, {runOnly: {type: "tag", values: tags},
-                                          resultTypes: ["violations"]});
-  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+  const options = {runOnly: only ? {type: "rule", values: only} : {type: "tag", values: tags},
+                   rules: Object.fromEntries(off.map(id => [id, {enabled: false}]))};
+  if (!every) { options.resultTypes = ["violations"]; }
+  const result = await axe.run(document, options);
+  const out = {violations: result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + ": " +
-                                        n.failureSummary.split("\\n").slice(1, 2).join(""))}));
+                                        n.failureSummary.split("\\n").slice(1, 2).join(""))}))};
+  if (every) {
+    out.ran = [];
+    out.nodes = [];
+    for (const kind of ["passes", "violations", "incomplete", "inapplicable"]) {
+      for (const rule of result[kind]) {
+        out.ran.push(rule.id);
+        for (const node of rule.nodes) { out.nodes.push([rule.id, kind, JSON.stringify(node.target)]); }
+      }
+    }
+  }
+  return out;
 }"""
 
 # The page as a reader meets it: MathJax has typeset, and the book's script has run its fixes
 # (attention-book.js: tab stops on wide maths, names of the theme's buttons) after that,
-# which it does 100 ms after the last change to the page.
+# which it does 100 ms after the last change to the page's elements: so once 120 ms have
+# passed without a change (a fixed 300 ms before: most pages are quiet by then).
 SETTLE = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
     await MathJax.startup.promise;
   }
-  await new Promise(r => setTimeout(r, 300));
+  await new Promise(resolve => {
+    const quiet = () => { changes.disconnect(); resolve(); };
+    let timer = setTimeout(quiet, 120);
+    const changes = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(quiet, 120); });
+    changes.observe(document.body, {childList: true, subtree: true});
+  });
   return document.documentElement.dataset.abAccessible;
 }"""
 
@@ -226,13 +284,36 @@ def maths_problems(tab) -> list[str]:
     return found
 
 
-def axe_violations(tab) -> list[dict]:
-    """The violations axe finds on the page once it has settled (colour contrast on one
-    element of each style of highlighted code: SAME_STYLE_JS)."""
+def prepare_axe(tab) -> None:
+    """Settle the page, mark the code styles (SAME_STYLE_JS) and inject axe."""
     assert tab.evaluate(SETTLE) == "done", "the book's script did not run"
     tab.evaluate(SAME_STYLE_JS)
     tab.add_script_tag(path=str(AXE))
-    return tab.evaluate(RUN_AXE, AXE_TAGS)
+
+
+def axe_plan(tab, width: int, mode: str, memo: dict | None) -> tuple[list | None, list]:
+    """The rules to run in this setting, as RUN_AXE takes them (``only``, ``off``): see
+    LAYOUT_FREE. ``memo``: what the page's visits so far noted (the elements each light
+    visit showed); without it, every rule."""
+    if memo is None:
+        return None, []
+    visible = tab.evaluate(VISIBLE_JS)
+    if mode == "light":
+        memo["visible", width] = visible
+        return None, ([] if (width, mode) == WHOLE else LAYOUT_FREE)
+    if memo.get(("visible", width)) == visible:  # light's visit ran the other rules on them
+        return MODE_RULES, []
+    return None, []
+
+
+def axe_violations(tab, width: int = 1280, mode: str = "light",
+                   memo: dict | None = None) -> list[dict]:
+    """The violations axe finds on the page once it has settled (colour contrast on one
+    element of each style of highlighted code: SAME_STYLE_JS), with the rules of the
+    setting's plan (axe_plan), or every rule."""
+    prepare_axe(tab)
+    only, off = axe_plan(tab, width, mode, memo)
+    return tab.evaluate(RUN_AXE, [AXE_TAGS, only, off, False])["violations"]
 
 
 def stored_text_px(figure: dict, built_book) -> float:
@@ -249,8 +330,11 @@ def stored_text_px(figure: dict, built_book) -> float:
     return value
 
 
-def figure_problems(tab, page: str, figure: dict, built_book) -> list[str]:
-    """Whether the figure's smallest text is 9 CSS px as shown, or once enlarged."""
+def figure_problems(tab, page: str, figure: dict, built_book, width: int = 0,
+                    memo: dict | None = None) -> list[str]:
+    """Whether the figure's smallest text is 9 CSS px as shown, or once enlarged. The
+    enlarged size depends on the screen's width only: with ``memo``, a page's second visit
+    at a width (the other mode) reads it from the first instead of opening it again."""
     if not figure["shown"]:
         return []  # not on screen (inside a closed dropdown): measured when opened
     px = stored_text_px(figure, built_book)
@@ -260,20 +344,24 @@ def figure_problems(tab, page: str, figure: dict, built_book) -> list[str]:
     where = f"figure {figure['i']} ({figure['src'][-30:]})"
     if not figure["zoom"]:
         return [f"{where}: smallest text {shown:.1f} CSS px and no way to enlarge it"]
-    tab.click(f'[data-readable-zoom="{figure["i"]}"]')
-    dialog = tab.locator("dialog.ab-zoom[open]")
-    dialog.wait_for()
-    width = dialog.locator("img").first.evaluate("img => img.getBoundingClientRect().width")
-    tab.keyboard.press("Escape")
-    tab.locator("dialog.ab-zoom").wait_for(state="detached")
-    enlarged = px * width / figure["natural"]
+    memo = {} if memo is None else memo
+    key = ("enlarged", width, figure["i"], figure["src"], figure["natural"])
+    if key not in memo:
+        tab.click(f'[data-readable-zoom="{figure["i"]}"]')
+        dialog = tab.locator("dialog.ab-zoom[open]")
+        dialog.wait_for()
+        memo[key] = dialog.locator("img").first.evaluate("img => img.getBoundingClientRect().width")
+        tab.keyboard.press("Escape")
+        tab.locator("dialog.ab-zoom").wait_for(state="detached")
+    enlarged = px * memo[key] / figure["natural"]
     if enlarged < MIN_TEXT_PX:
         return [f"{where}: smallest text {shown:.1f} CSS px, {enlarged:.1f} enlarged"]
     return []
 
 
-def reading_problems(tab, page: str, width: int, built_book) -> list[str]:
-    """Overflow, contrast and the size of every figure's smallest text."""
+def reading_problems(tab, page: str, width: int, built_book, memo: dict | None = None) -> list[str]:
+    """Overflow, contrast and the size of every figure's smallest text (``memo``: as
+    figure_problems)."""
     found = []
     overflow = tab.evaluate("document.documentElement.scrollWidth - innerWidth")
     if overflow > 0:
@@ -283,7 +371,7 @@ def reading_problems(tab, page: str, width: int, built_book) -> list[str]:
     if page.startswith("chapters/") and contrast["checked"] <= 20:
         found.append("no lab or output text found")
     for figure in tab.evaluate(FIGURES_JS):
-        found += figure_problems(tab, page, figure, built_book)
+        found += figure_problems(tab, page, figure, built_book, width, memo)
     return found
 
 
@@ -291,19 +379,21 @@ def test_axe_core_is_installed_from_the_lock_file():
     assert AXE.exists(), "no axe-core in node_modules: run `make test` (it runs npm ci)"
 
 
-def visit(browser, site, built_book, page: str, width: int, mode: str) -> tuple[list[str], dict]:
+def visit(browser, site, built_book, page: str, width: int, mode: str,
+          memo: dict) -> tuple[list[str], dict]:
     """One visit: every check of the module docstring; what it found, and what the page
     showed (``typeset``: formulas typeset; ``vendor``: the files requested from
-    _static/vendor; ``ratios``: the lab canvases' pixels per CSS pixel)."""
+    _static/vendor; ``ratios``: the lab canvases' pixels per CSS pixel). ``memo``: what the
+    page's earlier visits noted (axe_plan, figure_problems)."""
     watch, tab = open_page(browser, site, page, width, mode, idle=False)
     try:
         found = maths_problems(tab)
         shown = {"typeset": tab.locator("mjx-container").count()}
         found += [f"broken image {src}" for src in tab.evaluate(BROKEN_IMAGES)]
         found += [f"axe: {v['id']} ({v['impact']}): {v['help']}; {v['nodes']}"
-                  for v in axe_violations(tab)]
+                  for v in axe_violations(tab, width, mode, memo)]
         if page not in THEME_PAGES:
-            found += reading_problems(tab, page, width, built_book)
+            found += reading_problems(tab, page, width, built_book, memo)
         shown["ratios"] = tab.evaluate(CANVAS_RATIOS)
         if width < 600:
             found += [f"a lab canvas has {r:.2f} pixels per CSS pixel on a 2x screen"
@@ -325,9 +415,9 @@ def test_the_visits_cover_every_built_page(built_book):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_loads_reads_and_passes_axe(browser, site, built_book, page):
-    problems, shown = [], []
-    for width, mode in SETTINGS:
-        found, seen = visit(browser, site, built_book, page, width, mode)
+    problems, shown, memo = [], [], {}
+    for width, mode in SETTINGS:  # each width light, then dark: axe_plan
+        found, seen = visit(browser, site, built_book, page, width, mode, memo)
         problems += found
         shown.append(seen)
     assert not problems, "\n".join(problems[:40])
@@ -401,6 +491,75 @@ def test_the_axe_check_finds_a_violation(browser, site):
     finally:
         watch.close()
     assert "scrollable-region-focusable" in ids
+
+
+def axe_nodes(tab, only, off) -> tuple[set, set]:
+    """The rules axe ran, and every (rule, kind of result, node's target) it gave."""
+    result = tab.evaluate(RUN_AXE, [AXE_TAGS, only, off, True])
+    return set(result["ran"]), {tuple(node) for node in result["nodes"]}
+
+
+@pytest.mark.parametrize("page", ["chapters/01_embeddings.html", "search.html"])
+def test_the_axe_plan_finds_what_the_whole_set_finds_in_every_setting(browser, site, page):
+    """The evidence for axe_plan, on today's site: on a chapter with a lab, maths, code and
+    figures, and on a theme page, the rules each visit runs (axe_plan, on the page as the
+    visit leaves it) give, over the four settings, every node the whole rule set gives in
+    every setting, with the same kind of result (passes, violations, incomplete), and run
+    every rule; and the guard did not fall back on the whole set in dark mode. The plan
+    runs fewer rules than the whole set, and they check other nodes at the other width."""
+    plan, whole, memo, ran = set(), set(), {}, []
+    for width, mode in SETTINGS:
+        watch, tab = open_page(browser, site, page, width, mode, idle=False)
+        try:
+            prepare_axe(tab)
+            only, off = axe_plan(tab, width, mode, memo)
+            rules, nodes = axe_nodes(tab, only, off)
+            plan |= {(rule, "ran", "") for rule in rules} | nodes
+            ran.append((only, off, len(rules)))
+            rules, nodes = axe_nodes(tab, None, [])
+            whole |= {(rule, "ran", "") for rule in rules} | nodes
+            if (width, mode) == WHOLE:
+                at_1280 = nodes
+            elif (width, mode) == (390, "light"):
+                at_390 = nodes
+        finally:
+            watch.close()
+    missing, extra = sorted(whole - plan), sorted(plan - whole)
+    assert not missing and not extra, (missing[:10], extra[:10])
+    assert [only for only, _, _ in ran] == [None, MODE_RULES, None, MODE_RULES], ran
+    assert ran[0][1] == LAYOUT_FREE and ran[2][1] == [] and ran[0][2] < ran[2][2], ran
+    assert len({rule for rule, kind, _ in whole if kind == "passes"}) >= 20, sorted(whole)[:5]
+    assert at_390 != at_1280  # the widths show other elements: each needs its own run
+
+
+def test_the_axe_plan_catches_what_one_width_or_mode_shows(browser, site):
+    """What a page shows in one setting only, and breaks there, is caught by that setting's
+    visit: a button without a name shown on phones only (390 px, light: every rule but the
+    markup-only ones), grey text on grey in dark mode only (MODE_RULES), and a nameless button
+    shown in dark mode only (the guard sees other elements shown than in light: every rule)."""
+    found = {}
+    memo = {}
+    for width, mode in SETTINGS:
+        watch, tab = open_page(browser, site, "search.html", width, mode, idle=False)
+        try:
+            tab.evaluate("""() => {
+              const style = document.createElement("style");
+              style.textContent = `.ab-t-phone, .ab-t-dark { display: none; width: 48px; height: 48px; }
+                @media (max-width: 600px) { .ab-t-phone { display: inline-block; } }
+                html[data-theme=dark] .ab-t-dark { display: inline-block; }
+                html[data-theme=dark] .ab-t-grey { color: #555555; background: #444444; }`;
+              document.head.append(style);
+              document.querySelector("main").insertAdjacentHTML("beforeend",
+                '<button class="ab-t-phone"></button><button class="ab-t-dark"></button>' +
+                '<p class="ab-t-grey">grey on grey in dark mode</p>');
+            }""")
+            found[width, mode] = {v["id"] for v in axe_violations(tab, width, mode, memo)}
+        finally:
+            watch.close()
+    assert found == {(390, "light"): {"button-name"},
+                     (390, "dark"): {"button-name", "color-contrast"},
+                     (1280, "light"): set(),
+                     (1280, "dark"): {"button-name", "color-contrast"}}, found
 
 
 #: axe's colour contrast on every element: what it decided for each (its kind of result and

@@ -268,7 +268,13 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
     every control is labelled (a disabled one with its hint), takes every value (long ranges
     sampled) and a novel sentence, each drawn as Python's state, and moving it changes the
     picture and the alt text; nothing is fetched from outside; the scripts come from the site.
-    Every lab on a chapter page is such a lab (the first assertion)."""
+    Every lab on a chapter page is such a lab (the first assertion).
+
+    Over http every value; as ``file://`` each control at three of them (its first, middle
+    and last; a text box the reader's texts), with the same checks: what differs there is
+    how the page's scripts and data files load, and each lab then computes with them (the
+    labels are the page's markup, the same either way: checked over http). The file://
+    drive of every value took 48 s of chromium's CPU (load 18), about as much as http's."""
     from conftest import PageWatch
 
     found = chapter_labs()
@@ -276,7 +282,7 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
     for rel, names in found.items():
         url = f"{site}/{rel}" if how == "http" else (built_book / rel).as_uri()
         watch = PageWatch(browser)
-        page = watch.open(url)
+        page = watch.open(url, idle=False)  # watch.settle() below, before the requests
         shown = page.locator(".ab-lab").evaluate_all("els => els.map(e => e.dataset.abLab)")
         assert set(shown) == set(names), (rel, shown)
         for name in names:
@@ -288,10 +294,12 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
             if how == "http":  # the page's markup, the same over file://
                 for lab in labs.all():
                     check_labels(page, lab.get_attribute("id"))
-            assert drive(page, lab_id, scene) >= 2 * len(scene.controls), (rel, name)
+            checked = drive(page, lab_id, scene, most=None if how == "http" else 3)
+            assert checked >= 2 * len(scene.controls), (rel, name)
         sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
                                 ".filter(s => s && s.includes('ab-web/'))")
         assert sources and all(s.split("?")[0].endswith(".js") for s in sources), sources
+        watch.settle()
         assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
             rel, watch.console_errors, watch.outside, watch.failed)
         watch.close()
