@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import whole_number
 from ..heads import induction_targets
 from .core import HasTokens, Note, Scene, choice, compare, seed_slider, slider, text
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
@@ -166,13 +167,6 @@ class GenerationState(HasTokens):
     notes: tuple            # of Note
 
 
-def _whole(value, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-            low <= value <= high):
-        raise ValueError(f"{name} must be a whole number {low}..{high}, got {value!r}")
-    return int(value)
-
-
 def generation_state(prompt: str = GENERATION_PROMPTS[0],
                      checkpoint: int = TRAINING_CHECKPOINTS - 1, n: int = 7, t: int = 7,
                      temperature: float = 0.0, seed: int = 0) -> GenerationState:
@@ -198,10 +192,10 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     """
     run = generation_run("page")
     last = len(run.steps) - 1
-    checkpoint = _whole(checkpoint, "checkpoint", 0, last)
-    n = asked = _whole(n, "n", 1, MAX_GENERATED)
-    t = t_asked = _whole(t, "t", 1, MAX_GENERATED)
-    seed = _whole(seed, "seed", 0, 20)
+    checkpoint = whole_number(checkpoint, "checkpoint", 0, last)
+    n = asked = whole_number(n, "n", 1, MAX_GENERATED)
+    t = t_asked = whole_number(t, "t", 1, MAX_GENERATED)
+    seed = whole_number(seed, "seed", 0, 20)
     if isinstance(temperature, bool) or temperature not in GENERATION_TEMPERATURES:
         raise ValueError(f"temperature must be one of {list(GENERATION_TEMPERATURES)}, "
                          f"got {temperature!r}")
@@ -212,7 +206,7 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     prompt_tokens, notes = read_symbols(prompt)
     if prompt_tokens:
         try:
-            run._tokens(np.array(prompt_tokens, dtype=np.int64))
+            run.check_tokens(np.array(prompt_tokens, dtype=np.int64))
         except (ValueError, OverflowError) as err:  # the model's message: range, length
             notes.append(Note("error", str(err) if isinstance(err, ValueError) else
                               f"symbols must be 0..{run.config['vocab'] - 1}"))
