@@ -149,8 +149,8 @@
     document.querySelectorAll(".cell_output img").forEach(function (img) {
       if (!img.closest(".ab-lab")) { zoomable(img); }
     });
-    // again whenever the page's elements change (MathJax, the labs) or its width: the
-    // fixes, and the tab stops of the sections that changed
+    // again whenever the page's elements change (MathJax, the labs), its width or its
+    // fonts: the fixes, and the tab stops of the sections that changed
     var fix = function (sections) {
       accessible();
       measure(sections);
@@ -169,6 +169,8 @@
       again();
     }).observe(document.body, {childList: true, subtree: true});
     window.addEventListener("resize", debounced(all, 100));
+    // a web font that arrives (MathJax's) widens what it draws, with no change to the page
+    document.fonts.addEventListener("loadingdone", debounced(all, 100));
     window.addEventListener("load", all);
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
       MathJax.startup.promise.then(all);
