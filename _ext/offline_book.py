@@ -22,6 +22,13 @@
   chapter 8's checkpoints) are a build step: ``python -m attention_book.web_export build
   _build/web-data`` runs beside the chapters' execution (files already there are kept) and
   the build waits for it before copying them beside the scripts.
+- Loads less on each page (issue 23: chapter 3's load blocked the page 134-585 ms at a time):
+  no fontawesome.js (:func:`theme_templates`: 1.5 MB of script that redrew the theme's 13
+  icons as SVG, which the theme's stylesheet already draws from its icon font), MathJax set up
+  and typeset in tasks of its own (:data:`MATHJAX_IN_BATCHES`), sections off screen left
+  unrendered until the reader nears them (``content-visibility: auto`` in
+  ``attention-book.css``), and the theme's tab stops on scrolling code and outputs measured a
+  section a task (:func:`patch_theme_tab_stops`, ``attention-book.js``).
 - Labels the reference list as the citations read, "Vaswani et al., 2017", rather than
   alpha's "VSP+17" (``bibtex_default_style: authoryear``).
 """
@@ -49,24 +56,32 @@ WEB_SCRIPTS = re.compile(r'data-ab-scripts="([^"]*)"')
 # then ends with "/"). The destinations' top folders are the extension's own: each build
 # empties them first, so an older build's files do not linger in _build/html.
 #
-# MathJax: only what the pages load. Found by building the book, opening every page in
-# chromium and recording every request under _static/vendor/mathjax (tests/test_site_weight.py
-# does this on each test run and fails on any failed request there, so a file MathJax starts
-# to need shows up as a test failure, not as silently broken math). The pages ask for:
-# - tex-chtml.js, the combined component: startup, TeX input with the packages base, ams,
-#   newcommand, noundefined, require, autoload and configmacros, the CHTML output, the menu
-#   code and a11y/assistive-mml (the hidden MathML that screen readers read), all in one file;
+# MathJax: only what the pages load, as separate components rather than the combined
+# tex-chtml.js. Found by building the book, opening every page in chromium and recording every
+# request under _static/vendor/mathjax (tests/test_site_weight.py does this on each test run
+# and fails on any failed request there, so a file MathJax starts to need shows up as a test
+# failure, not as silently broken math). The pages ask for:
+# - startup.js (mathjax_path in _config.yml), whose loader then asks for the components that
+#   _config.yml's mathjax3_config.loader.load names, each a script run in a task of its own:
+#   core.js, input/tex.js (TeX with the packages base, ams, newcommand, noundefined, require,
+#   autoload and configmacros), output/chtml.js and its font data output/chtml/fonts/tex.js,
+#   and a11y/assistive-mml.js (the hidden MathML that screen readers read). The combined
+#   tex-chtml.js held the same and the menu code (ui/menu, 426 kB of its 1.16 MB) that the book
+#   switches off, and ran as one script: 55-75 ms of CPU in one task on chapter 3's page at a
+#   load of 16-19, where the components' longest is the startup's 47-52 (issue 23);
 # - the CHTML woff-v2 fonts, which its stylesheet fetches per font a page's glyphs use (the
 #   chapters fetch 10 of the 23; all 23 are kept, 350 kB, so a new symbol cannot 404);
-# - nothing else: no input/tex/extensions/*, a11y/*, sre/* or ui/* request. Those come only
-#   from the autoload extension (a macro outside the packages above, e.g. \boldsymbol or
-#   \cancel, loads input/tex/extensions/<name>.js: add it to MATHJAX_EXTENSIONS) and from
-#   the MathJax menu (explorer, speech, collapsible math, SVG output: a11y/*, sre/*,
-#   output/svg.js, ~5 MB), which _config.yml switches off (mathjax3_config.options.enableMenu).
+# - nothing else: no input/tex/extensions/*, sre/* or ui/* request. Those come only from the
+#   autoload extension (a macro outside the packages above, e.g. \boldsymbol or \cancel, loads
+#   input/tex/extensions/<name>.js: add it to MATHJAX_EXTENSIONS) and from the MathJax menu
+#   (explorer, speech, collapsible math, SVG output: a11y/*, sre/*, output/svg.js, ~5 MB),
+#   which _config.yml switches off (mathjax3_config.options.enableMenu) and does not load.
 MATHJAX_EXTENSIONS: list[str] = []  # TeX package names, e.g. ["boldsymbol"]
 
+MATHJAX_COMPONENTS = ["startup.js", "core.js", "input/tex.js", "output/chtml.js",
+                      "output/chtml/fonts/tex.js", "a11y/assistive-mml.js"]
 VENDORED = [
-    ("mathjax/es5/tex-chtml.js", "mathjax/tex-chtml.js"),
+    *[(f"mathjax/es5/{name}", f"mathjax/{name}") for name in MATHJAX_COMPONENTS],
     ("mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"),
     *[(f"mathjax/es5/input/tex/extensions/{name}.js", f"mathjax/input/tex/extensions/{name}.js")
       for name in MATHJAX_EXTENSIONS],
@@ -117,9 +132,10 @@ def copy_vendor(app: Sphinx, exception: Exception | None) -> None:
 
 #: Files the theme copies that no reader's browser fetches: source maps (only an open
 #: developer console asks for them), TrueType copies of the icon fonts (the stylesheet lists
-#: woff2 first, which every current browser takes) and the theme's gettext catalogues (read
-#: at build time, never by a page). 2.6 MB of the site.
-UNFETCHED = ("*.map", "vendor/fontawesome/webfonts/*.ttf", "locales")
+#: woff2 first, which every current browser takes), the theme's gettext catalogues (read
+#: at build time, never by a page) and fontawesome.js, which no page loads
+#: (:func:`theme_templates`). 4.1 MB of the site.
+UNFETCHED = ("*.map", "vendor/fontawesome/webfonts/*.ttf", "locales", "scripts/fontawesome.js*")
 
 
 def drop_unfetched(app: Sphinx, exception: Exception | None) -> None:
@@ -161,28 +177,87 @@ def _web_folder() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "web"
 
 
-# MathJax typesets a page's formulas a batch at a time, one task each, instead of all of them
-# in one task: chapter 3's 381 formulas blocked its page for 398-523 ms (quiet), 134-212 ms
-# in batches. startup.promise still resolves only when every formula is typeset
-# (tests/test_pages.py waits on it), each with its assistive MathML. The elements are those
-# MathJax's own processHtmlClass names (myst-parser sets it), the outermost only. Runs after
-# Sphinx's `window.MathJax = {...}` and before the deferred tex-chtml.js.
+# MathJax sets itself up and typesets a page's formulas in tasks of their own, a batch of
+# formulas a task, instead of all in the task that runs its last script: chapter 3's 381
+# formulas blocked its page for 398-523 ms (quiet machine). ready(): MathJax's input and output
+# are set up in a task after its scripts' (the set-up ran in the task of tex-chtml.js, 120-190
+# ms of CPU with it at a load of 15-22); pageReady(): the first batch in the task after that.
+# Batches of 12 formulas, not 24: the longest task of chapter 3's load, traced at a load of 8,
+# 81-160 ms of CPU -> 57-109 (with fontawesome.js gone in both). startup.promise still resolves
+# only when every formula is typeset (tests/test_pages.py waits on it), each with its
+# assistive MathML. The elements are those MathJax's own processHtmlClass names (myst-parser
+# sets it), the outermost only. Runs after Sphinx's `window.MathJax = {...}` and before the
+# deferred startup.js.
 MATHJAX_IN_BATCHES = """
 (function () {
-  const BATCH = 24;
+  const BATCH = 12;
+  const task = () => new Promise((next) => setTimeout(next, 0));
   const mj = window.MathJax = window.MathJax || {};
   mj.startup = Object.assign(mj.startup || {}, {
+    ready() { setTimeout(() => MathJax.startup.defaultReady(), 0); },
     async pageReady() {
+      await task();
       const marked = MathJax.config.options.processHtmlClass.split("|").map((c) => "." + c).join(", ");
       const roots = [...document.querySelectorAll(marked)].filter((el) => !el.parentElement.closest(marked));
       for (let i = 0; i < roots.length; i += BATCH) {
         await MathJax.typesetPromise(roots.slice(i, i + BATCH));
-        await new Promise((next) => setTimeout(next, 0));  // let the page answer between batches
+        await task();  // let the page answer between batches
       }
     },
   });
 })();
 """
+
+
+#: The line of pydata-sphinx-theme's ``static/webpack-macros.html`` that loads fontawesome.js
+#: on every page. The script redraws the theme's 13 icons (search, mode switch, download...)
+#: as SVG, for icons a site adds of its own, which this book has none of; the theme's
+#: stylesheet already draws the same icons from its icon font (vendor/fontawesome/webfonts).
+#: It was 40-43 ms of CPU to run, at the load of 8-17 on the shared machine, then a full style
+#: recalculation (42 ms) and a look at every change to the page (each MathJax batch).
+FONTAWESOME_SCRIPT = re.compile(
+    r"[ \t]*<script defer src=\"\{\{ pathto\('_static/scripts/fontawesome\.js', 1\) \}\}[^\n]*\n")
+
+
+def theme_templates(app: Sphinx, config) -> None:
+    """Load no fontawesome.js: the theme's ``static/webpack-macros.html`` without that script,
+    in a templates folder of the build's that Sphinx searches before the theme's."""
+    import pydata_sphinx_theme
+
+    macros = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+              / "static" / "webpack-macros.html")
+    text, found = FONTAWESOME_SCRIPT.subn("", macros.read_text(encoding="utf-8"))
+    if found != 1:
+        raise ExtensionError(f"{macros} no longer loads fontawesome.js as this extension "
+                             "expects: see FONTAWESOME_SCRIPT in _ext/offline_book.py")
+    folder = Path(app.outdir).parent / "templates"
+    (folder / "static").mkdir(parents=True, exist_ok=True)
+    (folder / "static" / "webpack-macros.html").write_text(text, encoding="utf-8")
+    config.templates_path.insert(0, str(folder))
+
+
+#: The loop of pydata-sphinx-theme.js (minified) that gives a tab stop to every code block and
+#: output that scrolls: it reads each one's scrollWidth, at load and 300 ms after any change to
+#: the page, which lays out every section the reader has not reached (``content-visibility:
+#: auto``, attention-book.css), all in one task (chapter 3: 85-121 ms of CPU at a load of 16).
+#: Patched to leave the elements inside those sections to attention-book.js, which applies
+#: the same rule a section a task (``LAZY`` there).
+THEME_TAB_STOPS = ('].join(", ")).forEach(e=>{e.tabIndex=',
+                   '].join(", ")).forEach(e=>{if(e.closest(".bd-article section section"))return;'
+                   'e.tabIndex=')
+
+
+def patch_theme_tab_stops(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    script = Path(app.outdir) / "_static" / "scripts" / "pydata-sphinx-theme.js"
+    text = script.read_text(encoding="utf-8")
+    if THEME_TAB_STOPS[1] in text:
+        return
+    if text.count(THEME_TAB_STOPS[0]) != 1:
+        raise ExtensionError(f"{script} no longer sets its tab stops as this extension expects: "
+                             "see THEME_TAB_STOPS in _ext/offline_book.py")
+    script.write_text(text.replace(*THEME_TAB_STOPS), encoding="utf-8")
 
 
 def add_mathjax_batches(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -258,6 +333,7 @@ def author_year_labels() -> None:
 def setup(app: Sphinx) -> dict:
     os.environ[STATIC_ENV] = "1"
     author_year_labels()
+    app.connect("config-inited", theme_templates)
     app.connect("builder-inited", add_own_static)
     app.connect("builder-inited", start_web_data)
     app.add_css_file("attention-book.css")
@@ -268,5 +344,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
     app.connect("build-finished", drop_unfetched)
+    app.connect("build-finished", patch_theme_tab_stops)
     app.connect("html-page-context", drop_duplicate_scripts, priority=1000)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

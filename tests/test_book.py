@@ -104,8 +104,8 @@ def test_the_scanner_catches_what_it_should():
 
 def test_mathjax_is_served_locally_and_no_widget_manager_is_needed(built_book):
     page = (built_book / "intro.html").read_text()
-    assert 'src="_static/vendor/mathjax/tex-chtml.js' in page
-    for path in ("mathjax/tex-chtml.js", "mathjax/output/chtml/fonts/woff-v2"):
+    assert 'src="_static/vendor/mathjax/startup.js' in page
+    for path in ("mathjax/startup.js", "mathjax/output/chtml/fonts/woff-v2"):
         assert (built_book / "_static" / "vendor" / path).exists(), path
     for page in built_book.rglob("*.html"):  # no page asks for the widget manager
         text = page.read_text(errors="replace")

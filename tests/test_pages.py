@@ -284,9 +284,18 @@ def maths_problems(tab) -> list[str]:
     return found
 
 
+def lay_out_every_section(tab) -> None:
+    """Every section laid out, as a reader who scrolled to it sees it: a section not yet shown
+    (content-visibility: auto, attention-book.css) lays an element out on its own, past the
+    section's stand-in height (where axe misread a link's background), and clips what is
+    wider than the section (which the overflow check would miss)."""
+    tab.add_style_tag(content=".bd-article section section { content-visibility: visible; }")
+
+
 def prepare_axe(tab) -> None:
     """Settle the page, mark the code styles (SAME_STYLE_JS) and inject axe."""
     assert tab.evaluate(SETTLE) == "done", "the book's script did not run"
+    lay_out_every_section(tab)
     tab.evaluate(SAME_STYLE_JS)
     tab.add_script_tag(path=str(AXE))
 
@@ -363,6 +372,7 @@ def reading_problems(tab, page: str, width: int, built_book, memo: dict | None =
     """Overflow, contrast and the size of every figure's smallest text (``memo``: as
     figure_problems)."""
     found = []
+    lay_out_every_section(tab)
     overflow = tab.evaluate("document.documentElement.scrollWidth - innerWidth")
     if overflow > 0:
         found.append(f"{overflow} px wider than the {width} px viewport")
@@ -423,7 +433,7 @@ def test_every_page_loads_reads_and_passes_axe(browser, site, built_book, page):
     assert not problems, "\n".join(problems[:40])
     if page.startswith("chapters/") or page == "intro.html":  # the pages with maths
         assert all(s["typeset"] for s in shown), "no math typeset: is MathJax on the page?"
-        assert all("mathjax/tex-chtml.js" in s["vendor"] for s in shown)
+        assert all("mathjax/startup.js" in s["vendor"] for s in shown)
     if page[len("chapters/"):][:2].isdigit():  # a numbered chapter shows a lab, measured
         assert all(s["ratios"] for s in shown), "no lab canvas on the page"
 
@@ -660,3 +670,88 @@ def test_the_reading_checks_find_overflow_low_contrast_and_small_text(browser, s
     assert any("wider than the 390 px viewport" in f for f in found), found
     assert any("contrast" in f and "hard to read" in f for f in found), found
     assert any("smallest text" in f for f in found), found
+
+
+# Each element that may scroll, in the sections laid out only near the screen: whether its
+# tab stop says what it does once every section is laid out (attention-book.js measures them
+# a section a task; pydata-sphinx-theme.js, patched by _ext/offline_book.py, leaves them).
+# ``spoil``: first take a scrolling formula's tab stop away and give one to a code block that
+# does not scroll (the check must find both).
+LAZY_TAB_STOPS_JS = """async (spoil) => {
+  await until(() => document.documentElement.dataset.abTabStops === "measured");
+  const lazy = [...document.querySelectorAll(".bd-article section section")];
+  const style = document.createElement("style");
+  style.textContent = ".bd-article section section { content-visibility: visible; }";
+  const skipped = lazy.filter((s) => getComputedStyle(s).contentVisibility === "auto" &&
+    !s.firstElementChild.checkVisibility({contentVisibilityAuto: true})).length;
+  document.head.append(style);
+  const scrolls = (el) => el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
+  if (spoil) {
+    const inside = ".bd-article section section ";
+    [...document.querySelectorAll(inside + "mjx-container[display='true']")]
+      .find(scrolls).removeAttribute("tabindex");
+    [...document.querySelectorAll(inside + "pre")].find((el) => !scrolls(el)).tabIndex = 0;
+  }
+  const wrong = [];
+  let scrolling = 0;
+  for (const el of document.querySelectorAll(
+      ".bd-article section section :is(pre, .cell_output > .output, " +
+      ".pst-scrollable-table-container, mjx-container[display='true'])")) {
+    const scrolled = scrolls(el);
+    scrolling += scrolled;
+    const math = el.tagName === "MJX-CONTAINER";
+    const stop = el.getAttribute("tabindex");
+    if (scrolled ? stop !== "0" : (math ? stop !== null : stop !== "-1")) {
+      wrong.push(`${el.tagName.toLowerCase()} in #${el.closest("section").id}: ` +
+                 `scrolls ${scrolled}, tabindex ${stop}`);
+    }
+  }
+  style.remove();
+  return {sections: lazy.length, skipped, scrolling, wrong};
+}"""
+UNTIL_JS = """window.until = async (ok) => {
+  for (let i = 0; i < 600 && !ok(); i++) { await new Promise(r => setTimeout(r, 50)); }
+};"""
+
+
+def lazy_tab_stops(tab, spoil: bool = False) -> dict:
+    tab.evaluate("() => MathJax.startup.promise")
+    tab.evaluate("() => document.fonts.ready.then(() => new Promise(r => setTimeout(r, 300)))")
+    tab.add_script_tag(content=UNTIL_JS)
+    return tab.evaluate(LAZY_TAB_STOPS_JS, spoil)
+
+
+def test_sections_off_screen_wait_to_be_laid_out_and_keep_their_tab_stops(browser, site):
+    """Chapter 3's load (issue 23: no task over 100 ms): its sections are laid out when the
+    reader nears them, not all at first, yet each code block, output and display formula
+    that scrolls has its tab stop, and none that does not; in print every section shows; the
+    page loads no fontawesome.js and MathJax as components, not tex-chtml.js."""
+    watch, tab = open_page(browser, site, "chapters/03_attention.html", 390, "light")
+    try:
+        found = lazy_tab_stops(tab)
+        tab.emulate_media(media="print")
+        printed = tab.evaluate("""() => [...document.querySelectorAll(
+            ".bd-article section section")].map((s) => getComputedStyle(s).contentVisibility)""")
+        watch.settle()
+        requested = [urlparse(u).path for u in watch.requested]
+    finally:
+        watch.close()
+    assert found["sections"] >= 10 and found["skipped"] >= 5, found  # a 28-screen page
+    assert found["scrolling"] >= 3, found  # formulas and code wider than a phone
+    assert found["wrong"] == [], found["wrong"]
+    assert set(printed) == {"visible"}, printed
+    assert not any(path.endswith(("/fontawesome.js", "/tex-chtml.js")) for path in requested)
+    assert any(path.endswith("/mathjax/startup.js") for path in requested)
+
+
+def test_the_lazy_tab_stop_check_finds_a_missing_one(browser, site):
+    """A scrolling formula off screen left without its tab stop, and the theme's rule
+    undone on a code block, are caught: the test above can fail."""
+    watch, tab = open_page(browser, site, "chapters/03_attention.html", 390, "light")
+    try:
+        found = lazy_tab_stops(tab, spoil=True)
+    finally:
+        watch.close()
+    wrong = found["wrong"]
+    assert any(w.startswith("mjx-container") and "tabindex null" in w for w in wrong), found
+    assert any(w.startswith("pre") and "scrolls false, tabindex 0" in w for w in wrong), found

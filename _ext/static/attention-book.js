@@ -54,30 +54,21 @@
 
   // Keyboard and screen-reader fixes to markup that the theme and its extensions write
   // (tests/test_accessibility.py runs axe-core on every page):
-  // - a region that scrolls sideways gets a tab stop, so a keyboard can reach and scroll it
-  //   (WCAG 2.1.1). The theme does this for code, outputs and tables; display maths, which
-  //   MathJax typesets after the page loads, is ours;
   // - a control's accessible name contains its visible text (WCAG 2.5.3): sphinx-togglebutton
   //   names "Show code cell source" "Toggle hidden content", and the theme's buttons show
   //   icon titles and a shortcut hint that their names leave out;
-  // - the bibliography's entries are list items of its list (doc-biblioentry is deprecated).
-  var SCROLLERS = 'mjx-container[display="true"]';
-
+  // - the bibliography's entries are list items of its list (doc-biblioentry is deprecated);
+  // - tab stops (tabStops, below).
   function accessible() {
-    document.querySelectorAll(SCROLLERS).forEach(function (el) {
-      if (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) {
-        el.tabIndex = 0;
-      } else {
-        el.removeAttribute("tabindex");
-      }
-    });
     document.querySelectorAll('summary[aria-label="Toggle hidden content"]').forEach(
       function (el) { el.removeAttribute("aria-label"); });
-    // the mode switch is named "Color mode"; its icons' titles (Light, Dark...) were text
-    document.querySelectorAll(".theme-switch-button svg").forEach(function (svg) {
-      svg.querySelectorAll("title").forEach(function (t) { t.remove(); });
-      svg.removeAttribute("aria-labelledby");
-      svg.setAttribute("aria-hidden", "true");
+    // the theme's icons (drawn from its icon font: the page loads no fontawesome.js, see
+    // _ext/offline_book.py) are pictures of what their button or link says: hidden from
+    // screen readers, as fontawesome.js hid the SVGs it drew; the mode switch is named
+    // "Color mode", and its icons' titles (Light, Dark...) were read as its text
+    document.querySelectorAll('i[class*="fa-"]').forEach(function (icon) {
+      icon.setAttribute("aria-hidden", "true");
+      if (icon.closest(".theme-switch-button")) { icon.removeAttribute("title"); }
     });
     // the search field is named by its text, "Search"; the shortcut hint becomes a property
     document.querySelectorAll(".search-button-field").forEach(function (el) {
@@ -90,7 +81,63 @@
     document.querySelectorAll('[role="doc-biblioentry"]').forEach(function (el) {
       el.setAttribute("role", "listitem");
     });
-    document.documentElement.dataset.abAccessible = "done";
+  }
+
+  // A region that scrolls gets a tab stop, so a keyboard can reach and scroll it (WCAG
+  // 2.1.1): the theme's rule for code and outputs (tabIndex 0 if it scrolls, else -1), and
+  // ours for display maths, which MathJax typesets after the page loads (0, or none). To know
+  // whether an element scrolls is to lay it out, and a section the reader has not reached is
+  // not laid out yet (content-visibility: auto, attention-book.css): measured all at once, as
+  // the theme did, the sections took 85-121 ms of CPU in one task (chapter 3). So each LAZY
+  // section's own elements are measured in a task of their own, after the page loads and
+  // after any change inside them (the theme's script leaves them to this one:
+  // _ext/offline_book.py's THEME_TAB_STOPS); until then each has a tab stop, so that none
+  // that scrolls is ever without one.
+  var SCROLLERS = "pre, .nboutput > .output_area, .cell_output > .output, " +
+    ".jp-RenderedHTMLCommon, .pst-scrollable-table-container";
+  var MATH = 'mjx-container[display="true"]';
+  var LAZY = ".bd-article section section";
+
+  function scrolls(el) {
+    return el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
+  }
+
+  // the elements whose nearest LAZY section is `section` (null: those in none)
+  function own(section, selector) {
+    return Array.from((section || document).querySelectorAll(selector)).filter(
+      function (el) { return el.closest(LAZY) === section; });
+  }
+
+  function tabStops(section) {
+    if (section) {  // the theme's rule (outside the sections, the theme applies it)
+      own(section, SCROLLERS).forEach(function (el) { el.tabIndex = scrolls(el) ? 0 : -1; });
+    }
+    own(section, MATH).forEach(function (el) {
+      if (scrolls(el)) { el.tabIndex = 0; } else { el.removeAttribute("tabindex"); }
+    });
+  }
+
+  var waiting = new Set(), next = null;
+  function measureOne() {
+    var section = waiting.values().next().value;
+    waiting.delete(section);
+    tabStops(section);
+    next = waiting.size ? setTimeout(measureOne, 0) : null;
+    if (next === null) { document.documentElement.dataset.abTabStops = "measured"; }
+  }
+  // the elements outside the sections at once (laid out already), each section in a task
+  function measure(sections) {
+    sections.forEach(function (section) {
+      if (section === null) { tabStops(null); return; }
+      own(section, SCROLLERS + ", " + MATH).forEach(function (el) {
+        if (!el.hasAttribute("tabindex") || el.tabIndex < 0) { el.tabIndex = 0; }
+      });
+      waiting.add(section);
+    });
+    if (next === null && waiting.size) {
+      document.documentElement.dataset.abTabStops = "waiting";
+      next = setTimeout(measureOne, 0);
+    }
   }
 
   function debounced(f, ms) {
@@ -102,13 +149,31 @@
     document.querySelectorAll(".cell_output img").forEach(function (img) {
       if (!img.closest(".ab-lab")) { zoomable(img); }
     });
-    // again whenever the page's elements change (MathJax, the theme's icons) or its width
-    var again = debounced(accessible, 100);
-    new MutationObserver(again).observe(document.body, {childList: true, subtree: true});
-    window.addEventListener("resize", again);
-    window.addEventListener("load", accessible);
+    // again whenever the page's elements change (MathJax, the labs), its width or its
+    // fonts: the fixes, and the tab stops of the sections that changed
+    var fix = function (sections) {
+      accessible();
+      measure(sections);
+      document.documentElement.dataset.abAccessible = "done";
+    };
+    var all = function () {
+      fix([null].concat(Array.from(document.querySelectorAll(LAZY))));
+    };
+    var changed = new Set();
+    var again = debounced(function () { fix(changed); changed = new Set(); }, 100);
+    new MutationObserver(function (records) {
+      records.forEach(function (r) {
+        var el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+        changed.add(el ? el.closest(LAZY) : null);
+      });
+      again();
+    }).observe(document.body, {childList: true, subtree: true});
+    window.addEventListener("resize", debounced(all, 100));
+    // a web font that arrives (MathJax's) widens what it draws, with no change to the page
+    document.fonts.addEventListener("loadingdone", debounced(all, 100));
+    window.addEventListener("load", all);
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-      MathJax.startup.promise.then(accessible);
+      MathJax.startup.promise.then(all);
     }
   }
 
