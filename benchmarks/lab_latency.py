@@ -19,7 +19,9 @@ warm-up change forward and back), each change timed in the page:
 Changes go forward then back, so a lab returns to its state after every pair, and the
 controls are measured in interleaved rounds (every control once a round), so a slow spell
 of a shared machine falls on all of them alike. Between changes the script waits until no
-lab has a request in flight for 60 ms.
+lab has a request in flight for 60 ms. The timed changes start once JupyterLab has rendered
+every cell (it renders the cells out of view in idle time, which stalled the changes
+made meanwhile: ``RENDERED``).
 
 A control whose change does not change the picture in the current state is reported as
 "no visible change", or "disabled" when the page disables it (decided on its warm-up
@@ -214,6 +216,15 @@ async () => {
 }
 """
 
+# Every cell rendered: JupyterLab 4's default windowing ("contentVisibility", Notebook 7's
+# too) leaves the cells out of view as placeholders and renders them in idle callbacks,
+# after a 3 s timeout when the page is never idle, a whole cell at once (a MyST cell with
+# its formulas, a CodeMirror editor). A change made meanwhile waits behind that work: after
+# Run All, chapter 3 still had 29 of 69 cells to render, done 23 s later (load 13-17), and
+# the kernel's answer, sent 2-30 ms after the key, sat in the page's socket behind long
+# tasks of 0.3-1.6 s (benchmarks/README.md). The timed changes start when it is done.
+RENDERED = "() => window.__panel.content.widgets.every(cell => !cell.isPlaceholder())"
+
 # Runs every cell (``command``: JupyterLab's Run All command; otherwise Run All was chosen
 # from the menu, and this waits until the kernel is idle with every cell run or one failed),
 # and says which cells failed or never ran: Run All stops at a cell error, and a kernel that
@@ -261,6 +272,7 @@ class Server:
     token: str
     process: subprocess.Popen
     log: Path
+    root: Path  # the folder it serves
 
     def api(self, method: str, path: str):
         request = urllib.request.Request(
@@ -310,7 +322,7 @@ def jupyter_lab(root: Path, state: Path, pythonpath: str | None):
         process = subprocess.Popen(lab_command(port, token, root, state), env=env,
                                    stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
-    server = Server(f"http://127.0.0.1:{port}", token, process, log)
+    server = Server(f"http://127.0.0.1:{port}", token, process, log, root)
     try:
         wait_until_up(server)
         yield server
@@ -411,8 +423,8 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
     page.on("pageerror", lambda err: _known(app, err) or errors.append(f"page error: {err}"))
     page.on("console", lambda msg: msg.type == "error" and errors.append(
         f"console error: {msg.text} ({msg.location.get('url', '')})"))
-    path = (f"lab/workspaces/bench{index}/tree/{notebook.name}" if app == "lab"
-            else f"notebooks/{notebook.name}")
+    name = notebook.relative_to(server.root).as_posix()
+    path = f"lab/workspaces/bench{index}/tree/{name}" if app == "lab" else f"notebooks/{name}"
     page.goto(f"{server.url}/{path}?token={server.token}", wait_until="load")
     page.wait_for_function("() => window.jupyterapp", timeout=120_000)
     problem = page.evaluate(READY)
@@ -510,6 +522,8 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
     """Run ``notebook`` and move every control of its labs; ``then(page, labs)``, if
     given, runs on the page before it closes (a test's own checks)."""
     page, labs = open_and_run(context, server, notebook, index, errors, options.app)
+    if options.repeats:  # time the labs, not JupyterLab's rendering of the cells it deferred
+        page.wait_for_function(RENDERED, timeout=RUN_ALL_MS, polling=250)
     for l, lab in enumerate(labs):
         if lab["name"] in options.start:
             page.evaluate("([l, values]) => __lab.start(l, values)", [l, options.start[lab["name"]]])
@@ -523,7 +537,7 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
                 continue
             kinds.add(control["kind"])
             controls.append(Control(l, c, {
-                "chapter": notebook.stem, "lab": name, "id": lab["id"],
+                "chapter": notebook.stem, "app": options.app, "lab": name, "id": lab["id"],
                 "control": control["label"], "kind": control["kind"]}))
     try:
         measure_labs(page, controls, options)
@@ -532,8 +546,8 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
     finally:
         page.close()
     if not labs:
-        return [{"chapter": notebook.stem, "lab": "-", "control": "-", "kind": "-",
-                 "status": "no labs found"}]
+        return [{"chapter": notebook.stem, "app": options.app, "lab": "-", "control": "-",
+                 "kind": "-", "status": "no labs found"}]
     return [control.summary() for control in controls]
 
 
@@ -663,7 +677,7 @@ def chromium(browser=None):
 
 
 def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None = None,
-            browser=None, then=None) -> tuple[list[dict], dict]:
+            browser=None, then=None, more=()) -> tuple[list[dict], dict]:
     """Open and run each notebook in JupyterLab, then change every control of its labs.
 
     Returns the control rows (for :func:`summarize`) and, per notebook stem, the page's
@@ -671,24 +685,31 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
     ``options.repeats`` 0 every control is still moved forward and back once (the warm-up),
     unmeasured: what tests/test_jupyterlab.py runs. ``browser``: a playwright chromium to
     use instead of launching one; ``then(page, labs)``: run on each notebook's page after
-    its controls were moved.
+    its controls were moved. ``more``: further ``(notebooks, options)`` run afterwards on
+    the same server (Notebook 7's page, say: ``Options(app="notebook")``), without ``then``,
+    each from a copy of its own; their rows say their ``app``, their errors are under
+    ``"<stem> (<app>)"``.
     """
     rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="lab-latency-") as tmp:
         root, state = Path(tmp) / "notebooks", Path(tmp) / "state"
         root.mkdir()
         state.mkdir()
-        copies = copy_notebooks(notebooks, root)
+        jobs = [(copy, options, then) for copy in copy_notebooks(notebooks, root)]
+        for k, (group, group_options) in enumerate(more):
+            folder = root / f"{k + 1}-{group_options.app}"
+            folder.mkdir()
+            jobs += [(copy, group_options, None) for copy in copy_notebooks(group, folder)]
         with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser:
-            for index, notebook in enumerate(copies):
+            for index, (notebook, how, after) in enumerate(jobs):
                 context = browser.new_context(viewport=VIEWPORT)
-                found = errors.setdefault(notebook.stem, [])
+                key = notebook.stem if how.app == "lab" else f"{notebook.stem} ({how.app})"
+                found = errors.setdefault(key, [])
                 try:
-                    rows += measure_notebook(context, server, notebook, index, options,
-                                             found, then)
+                    rows += measure_notebook(context, server, notebook, index, how, found, after)
                 except (RuntimeError, PlaywrightError) as err:  # report it, go on
                     print(err, file=sys.stderr)
-                    rows.append({"chapter": notebook.stem, "lab": "-",
+                    rows.append({"chapter": notebook.stem, "app": how.app, "lab": "-",
                                  "control": "-", "kind": "-",
                                  "status": f"error: {str(err).splitlines()[0][:120]}"})
                 finally:
