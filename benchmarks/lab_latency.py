@@ -272,7 +272,6 @@ class Server:
     token: str
     process: subprocess.Popen
     log: Path
-    root: Path  # the folder it serves
 
     def api(self, method: str, path: str):
         request = urllib.request.Request(
@@ -322,7 +321,7 @@ def jupyter_lab(root: Path, state: Path, pythonpath: str | None):
         process = subprocess.Popen(lab_command(port, token, root, state), env=env,
                                    stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
-    server = Server(f"http://127.0.0.1:{port}", token, process, log, root)
+    server = Server(f"http://127.0.0.1:{port}", token, process, log)
     try:
         wait_until_up(server)
         yield server
@@ -376,14 +375,11 @@ def pick_notebooks(args) -> list[Path]:
     return found
 
 
-def copy_notebooks(sources: list[Path], root: Path) -> list[Path]:
-    """Copies of ``sources`` in ``root``."""
-    copies = []
-    for source in sources:
-        copy = root / source.name
-        copy.write_bytes(source.read_bytes())
-        copies.append(copy)
-    return copies
+def copy_notebook(source: Path, root: Path) -> Path:
+    """A fresh copy of ``source`` in ``root``."""
+    copy = root / source.name
+    copy.write_bytes(source.read_bytes())
+    return copy
 
 
 # ------------------------------------------------------------------ measuring
@@ -423,8 +419,8 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
     page.on("pageerror", lambda err: _known(app, err) or errors.append(f"page error: {err}"))
     page.on("console", lambda msg: msg.type == "error" and errors.append(
         f"console error: {msg.text} ({msg.location.get('url', '')})"))
-    name = notebook.relative_to(server.root).as_posix()
-    path = f"lab/workspaces/bench{index}/tree/{name}" if app == "lab" else f"notebooks/{name}"
+    path = (f"lab/workspaces/bench{index}/tree/{notebook.name}" if app == "lab"
+            else f"notebooks/{notebook.name}")
     page.goto(f"{server.url}/{path}?token={server.token}", wait_until="load")
     page.wait_for_function("() => window.jupyterapp", timeout=120_000)
     problem = page.evaluate(READY)
@@ -685,23 +681,23 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
     ``options.repeats`` 0 every control is still moved forward and back once (the warm-up),
     unmeasured: what tests/test_jupyterlab.py runs. ``browser``: a playwright chromium to
     use instead of launching one; ``then(page, labs)``: run on each notebook's page after
-    its controls were moved. ``more``: further ``(notebooks, options)`` run afterwards on
-    the same server (Notebook 7's page, say: ``Options(app="notebook")``), without ``then``,
-    each from a copy of its own; their rows say their ``app``, their errors are under
-    ``"<stem> (<app>)"``.
+    its controls were moved. ``more``: further ``(notebooks, options)`` run first on the
+    same server (Notebook 7's page, say: ``Options(app="notebook")``), without ``then``;
+    their rows say their ``app``, their errors are under ``"<stem> (<app>)"``. (Notebook
+    7 opened after JupyterLab's pages on one server threw "Command 'filebrowser:open-path'
+    not registered"; JupyterLab after Notebook 7 throws nothing.) Every notebook is opened
+    from a fresh copy, over the one a page before may have saved.
     """
     rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="lab-latency-") as tmp:
         root, state = Path(tmp) / "notebooks", Path(tmp) / "state"
         root.mkdir()
         state.mkdir()
-        jobs = [(copy, options, then) for copy in copy_notebooks(notebooks, root)]
-        for k, (group, group_options) in enumerate(more):
-            folder = root / f"{k + 1}-{group_options.app}"
-            folder.mkdir()
-            jobs += [(copy, group_options, None) for copy in copy_notebooks(group, folder)]
+        jobs = [(source, how, None) for group, how in more for source in group]
+        jobs += [(source, options, then) for source in notebooks]
         with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser:
-            for index, (notebook, how, after) in enumerate(jobs):
+            for index, (source, how, after) in enumerate(jobs):
+                notebook = copy_notebook(source, root)
                 context = browser.new_context(viewport=VIEWPORT)
                 key = notebook.stem if how.app == "lab" else f"{notebook.stem} ({how.app})"
                 found = errors.setdefault(key, [])
