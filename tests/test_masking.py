@@ -572,3 +572,15 @@ def test_property_cache_equals_full_pass(s, d_k, h, b, bias, seed):
     x = rand(b, s, d_k * h, seed=seed)
     np.testing.assert_allclose(K.decode_with_cache(mha, x), mha(x, mask=A.causal_mask(s))[0],
                                atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("q, t", [(1, 1), (1, 7), (3, 7), (7, 7)])
+def test_causal_lower_right_is_the_tril_mask_chapter_6_builds(q, t):
+    """Chapter 6 builds PyTorch's bottom-right causal mask as ``tril(t - q)`` rather than
+    importing torch.nn.attention.bias (whose import loads torch._dynamo: ~2 s of CPU in
+    every execution of the chapter); the two are the same mask."""
+    from torch.nn.attention.bias import causal_lower_right
+
+    tril = torch.ones(q, t, dtype=torch.bool).tril(t - q)  # (q, t)
+    assert torch.equal(causal_lower_right(q, t)._materialize(), tril)
+    assert tril[-1].all() and (q == 1) == bool(tril.all())  # the last query sees every key

@@ -300,3 +300,28 @@ def test_a_second_process_loads_what_the_first_trained(folder):
     assert "loaded reverse" in second and "training" not in second  # the loop not entered
     assert first.splitlines()[-1] == second.splitlines()[-1]  # the same weights
     assert len(list(folder.iterdir())) == 1
+
+
+@pytest.mark.slow
+def test_continuation_counts_are_kept_on_disk(tmp_path, monkeypatch):
+    """Chapter 8's generation counts (scenes.generation.continuation_counts) are computed
+    once, then read from the disk cache, equal; other arguments compute and keep anew."""
+    from attention_book.scenes import generation as G
+
+    monkeypatch.setenv(T.CACHE_ENV, str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "generation"
+    prompts = [((4, 9, 2, 7, 4, 9), 8), ((1, 2, 3, 1, 2), 10)]
+    computed = []
+    counts = G._counts
+    monkeypatch.setattr(G, "_counts", lambda *args: computed.append(args) or counts(*args))
+    first = G.continuation_counts(prompts, 25)
+    assert len(computed) == 1 and len(list(folder.glob("*.npz"))) == 1
+    again = G.continuation_counts(prompts, 25)
+    assert len(computed) == 1  # read from the disk
+    assert again.keys() == first.keys() and [type(v) for v in again.values()] == \
+        [type(v) for v in first.values()]
+    assert all(np.array_equal(again[k], first[k]) for k in first)
+    assert again == {**counts(prompts, G.generation_run("float32").steps[25], "float32"),
+                     "top": again["top"]}
+    G.continuation_counts(prompts, 0)
+    assert len(computed) == 2 and len(list(folder.glob("*.npz"))) == 2

@@ -105,7 +105,7 @@ def test_the_other_tasks_input_is_not_read():
 
 @pytest.mark.slow  # needs the trained reversal model (train_tiny, 1-2 s once)
 def test_checkpoint_out_of_range():
-    with pytest.raises(ValueError, match="checkpoint must be 0..25"):
+    with pytest.raises(ValueError, match="checkpoint must be a whole number in 0..25"):
         training_state("reverse", 26)
     with pytest.raises(ValueError, match="checkpoint must be one of"):
         SCENE.values(checkpoint=40)
@@ -340,9 +340,9 @@ def test_too_many_tokens_are_cut_to_fit_and_t_to_the_last(induction):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("values, match", [
-    (dict(n=0), "n must be a whole number 1..23"), (dict(n=24), "n must be"),
-    (dict(n=2.0), "n must be"), (dict(t=0), "t must be a whole number 1..23"),
-    (dict(checkpoint=26), "checkpoint must be a whole number 0..25"),
+    (dict(n=0), "n must be a whole number in 1..23"), (dict(n=24), "n must be"),
+    (dict(n=2.0), "n must be"), (dict(t=0), "t must be a whole number in 1..23"),
+    (dict(checkpoint=26), "checkpoint must be a whole number in 0..25"),
     (dict(checkpoint=True), "checkpoint must be"), (dict(seed=21), "seed must be"),
     (dict(temperature=0.7), "temperature must be one of"),
     (dict(temperature=True), "temperature must be one of"),

@@ -159,7 +159,6 @@ def test_declaration_offers_every_value_of_the_live_lab():
                    if spec["range"] else spec["values"])
         assert offered == list(c.values), c.name
     assert decl["module"] == "positional" and (WEB_DIR / "positional.js").exists()
-    assert set(decl["note_styles"]) == {"error", "warning", "info"}
 
 
 def test_conditions_are_data_and_behave_as_before():
@@ -188,13 +187,13 @@ def test_without_node_the_texts_cannot_be_written_and_the_error_says_why(monkeyp
 
 
 def test_a_readout_of_lines_is_written_as_the_front_end_writes_it():
-    """positional.js's readout is lines and notes (readout.js makes its elements): the
+    """positional.js's readout is lines and notes (core.linesHtml writes them): the
     <noscript> page gets them as HTML, each text escaped, the notes marked by symbol and word."""
     view = present(SCENE, [positional_state(8, 64, 10000, 16)])[0]
     assert view["readout"].startswith('<div class="ab-readout"><div style="font-family:monospace">'
                                       "PE : (s, d) = (8, 64)")
     assert '<li class="ab-note ab-note-info" style="color:#0b3d6b;background:#e8f1fb;' in view["readout"]
-    assert "\u2139 <b>info:</b> p + k = 20 lies outside 0..7" in view["readout"]
+    assert "&#8505; <b>info:</b> p + k = 20 lies outside 0..7" in view["readout"]
 
 
 def test_browser_lab_html_is_escaped_and_names_its_scripts(monkeypatch):

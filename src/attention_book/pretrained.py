@@ -956,6 +956,21 @@ def _removal_turns(sentences: list, groups: list, packed: bool) -> np.ndarray:
 
 
 def _turns(model: "MiniLM", sentences: list, groups: list, packed: bool) -> np.ndarray:
+    """How far removing each group of heads turns each sentence's mean-pooled embedding.
+
+    Parameters
+    ----------
+    model : MiniLM
+    sentences : list of str, length n
+    groups : list of lists of (layer, head) pairs, length g, already checked
+    packed : bool
+        All sentences in one sequence with a block-diagonal mask (else each alone).
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape (g, n)
+        1 - cosine of the embedding without the group's heads and the intact one.
+    """
     if packed:  # one sequence, a block-diagonal mask: no token sees another sentence
         segments = np.concatenate([np.full(len(model.encode(t)), n)
                                    for n, t in enumerate(sentences)])  # (N,)

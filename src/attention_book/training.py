@@ -419,7 +419,18 @@ class TinyRun:
         """
         return self._net(step)
 
-    def _tokens(self, tokens) -> np.ndarray:
+    def check_tokens(self, tokens) -> np.ndarray:
+        """``tokens`` as the model takes them, or a ValueError saying why not.
+
+        Parameters
+        ----------
+        tokens : array_like of int, shape (s,) or (b, s)
+            Symbols 0..V-1, of a length the task accepts.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (s,) or (b, s)
+        """
         return _check_tokens(tokens, self.task, self.config)
 
     def forward(self, tokens, step=None):
@@ -438,7 +449,7 @@ class TinyRun:
         attention : numpy.ndarray of float32, shape (n_layers, h, s, s) or
             (b, n_layers, h, s, s)
         """
-        return self._net(step).forward(self._tokens(tokens), self.config["causal"])
+        return self._net(step).forward(self.check_tokens(tokens), self.config["causal"])
 
     def attention(self, tokens, step=None) -> np.ndarray:
         """Every head's attention weights, computed by the book's numpy blocks.

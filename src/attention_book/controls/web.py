@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..scenes.core import Condition, Scene, to_js
 
-__all__ = ["WEB_DIR", "NOTE_STYLES", "BrowserLab", "declaration", "present",
+__all__ = ["WEB_DIR", "BrowserLab", "declaration", "present",
            "standalone_html"]
 
 #: The browser side: lab.js (the front end) and one bundle a lab (``make js`` builds them).
@@ -42,19 +42,17 @@ WEB_DIR = Path(__file__).resolve().parents[1] / "web"
 
 _IDS = itertools.count(1)
 
-#: How a readout marks each level of note: symbol, text colour, background (not by colour
-#: alone); the front end reads them from the declaration.
-NOTE_STYLES = {
-    "error": ("\u26a0", "#8a1c1c", "#fdecea"),    # warning sign, dark red on pale red
-    "warning": ("\u26a0", "#6b4e00", "#fff4d6"),  # dark amber on pale amber
-    "info": ("\u2139", "#0b3d6b", "#e8f1fb"),     # information source, dark blue on pale blue
-}
+#: What a lab's page loads between lab.js and the lab's bundle: data scripts (of
+#: :data:`DATA`; the others, MiniLM's weights, the lab loads when the reader asks) and the
+#: bundles of other labs whose module it imports (build.mjs's ``fromLabJs``).
+_PAGE_SCRIPTS = {"pretrained": ("pretrained-gallery.js",),
+                 "training": ("training-checkpoints.js",),
+                 "generation": ("training-checkpoints.js", "training.js")}
 
-#: The data scripts (of :data:`DATA`) a lab's page loads before the lab's bundle; the others
-#: (MiniLM's weights) the lab loads when the reader asks.
-_PAGE_DATA = {"pretrained": ("pretrained-gallery.js",),
-              "training": ("training-checkpoints.js",),
-              "generation": ("training-checkpoints.js",)}
+
+def _scripts(web: str) -> tuple[str, ...]:
+    """The files of ``web/`` (or data scripts) a page loads for lab module ``web``, in order."""
+    return ("lab.js", *_PAGE_SCRIPTS.get(web, ()), f"{web}.js")
 
 
 def _range(values: tuple):
@@ -99,43 +97,22 @@ def _control(c) -> dict:
 
 
 def declaration(scene: Scene) -> dict:
-    """The lab as data for ``web/lab.js``: its controls (all values), the state module and
-    the readout's note styles (:data:`NOTE_STYLES`)."""
+    """The lab as data for ``web/lab.js``: its controls (all values) and the state module."""
     if not scene.web:
         raise ValueError(f"scene {scene.name!r} has no browser state function (Scene.web)")
     return {"name": scene.name, "module": scene.web, "title": scene.title,
-            "controls": [_control(c) for c in scene.controls],
-            "note_styles": {level: list(style) for level, style in NOTE_STYLES.items()}}
+            "controls": [_control(c) for c in scene.controls]}
 
 
 def _wire(value):
     """:func:`~attention_book.scenes.core.to_js`'s value as JSON: each binary buffer as base64."""
     if isinstance(value, dict):
         if "$array" in value:
-            return {"$array": value["$array"], "b64": base64.b64encode(value["buffer"]).decode()}
+            return {**value, "buffer": base64.b64encode(value["buffer"]).decode()}
         return {k: _wire(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_wire(v) for v in value]
     return value
-
-
-def _readout_html(readout) -> str:
-    """A module's readout as HTML: ``readoutHtml``'s as it is, or ``readout``'s
-    ``{lines, notes, mono}`` as the front end (``web/src/readout.js``) builds it."""
-    if isinstance(readout, str):
-        return readout
-    mono = "" if readout.get("mono") is False else ' style="font-family:monospace"'
-    lines = "".join(f"<div{mono}>{html.escape(line)}</div>" for line in readout["lines"])
-    notes = []
-    for note in readout.get("notes") or ():
-        symbol, fg, bg = NOTE_STYLES.get(note["level"], NOTE_STYLES["info"])
-        level = html.escape(note["level"])
-        notes.append(f'<li class="ab-note ab-note-{level}" style="color:{fg};background:{bg};'
-                     f'padding:2px 6px;margin:2px 0;border-radius:3px">{symbol} <b>{level}:</b> '
-                     f"{html.escape(note['text'])}</li>")
-    notes = ('<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">'
-             + "".join(notes) + "</ul>") if notes else ""
-    return f'<div class="ab-readout">{lines}{notes}</div>'
 
 
 def present(scene: Scene, states) -> list[dict]:
@@ -149,13 +126,13 @@ def present(scene: Scene, states) -> list[dict]:
         raise RuntimeError("node is not on PATH: a lab's alt text and readout are written by "
                            "its browser module, which the book's build runs in Node.js")
     sent = json.dumps([_wire(to_js(state)) for state in states])
-    out = subprocess.run([node, str(WEB_DIR / "present.cjs"), scene.web], input=sent,
+    bundles = [name for name in _scripts(scene.web) if (WEB_DIR / name).exists()]
+    out = subprocess.run([node, str(WEB_DIR / "present.cjs"), *bundles], input=sent,
                          capture_output=True, text=True, timeout=600)
     if out.returncode:
         raise RuntimeError(f"{scene.web}.js could not present a state of {scene.name}:\n"
                            + out.stderr[-2000:])
-    return [{"alt": row["alt"], "readout": _readout_html(row["readout"])}
-            for row in json.loads(out.stdout)]
+    return json.loads(out.stdout)
 
 
 def _script_json(obj) -> str:
@@ -179,8 +156,7 @@ class BrowserLab:
     @property
     def scripts(self) -> tuple[str, ...]:
         """The files of ``web/`` the page loads, in order."""
-        web = self.scene.web
-        return ("lab.js", *_PAGE_DATA.get(web, ()), f"{web}.js")
+        return _scripts(self.scene.web)
 
     def reachable(self, values: Mapping) -> bool:
         """Whether the lab can show ``values`` (some controls' values): every value the

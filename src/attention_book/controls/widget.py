@@ -2,7 +2,7 @@
 
 A :class:`LabWidget` is an anywidget whose page is ``web/widget.mjs``: the front end the built
 book draws with (``web/src/``: controls, figure, panels) and every state module's
-presentation code (``figure``, ``readoutHtml``/``readout``, ``alt``, ``numbers``). The page
+presentation code (``figure``, ``readoutHtml``, ``alt``, ``numbers``). The page
 sets ``values`` as the reader moves a control; the kernel runs the scene's Python state
 function on them and answers in ``state``, the state as :func:`~attention_book.scenes.core.to_js`
 writes it (the names the browser's module reads, arrays as binary buffers), which the page

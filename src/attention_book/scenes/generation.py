@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import whole_number
 from ..heads import induction_targets
 from .core import HasTokens, Note, Scene, choice, compare, seed_slider, slider, text
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
@@ -114,11 +115,44 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1,
         after an earlier copy (``heads.induction_targets``) most; ``"chance"``: how many of
         those steps a head would hit picking one of the keys it may see at random (the sum
         over steps of the targets' share of the keys).
+
+    Notes
+    -----
+    The counts are kept on disk (``_build/cache/generation``, :mod:`attention_book.diskcache`),
+    so that the next execution of chapter 8 reads them: keyed by the arguments, the source of
+    every module the run's training and the decoding go through, and the versions of torch
+    and numpy, as ``train_tiny``'s runs are.
     """
-    step = generation_run(weights).steps[checkpoint]
+    from .. import decoding, diskcache, training  # noqa: F401 (decoding: in the digest)
+
+    prompts = [(tuple(int(x) for x in prompt), int(n)) for prompt, n in prompts]
+    run = generation_run(weights)
+    names = [__name__, "attention_book.scenes.training", *_DECODING_MODULES]
+    if weights == "page":
+        names.append("attention_book.web_export.training")
+    arrays = diskcache.cached_arrays(
+        "generation", {"prompts": prompts, "checkpoint": int(checkpoint), "weights": weights},
+        diskcache.module_digest(*names),
+        lambda: {k: np.asarray(v) for k, v in _counts(prompts, run.steps[checkpoint],
+                                                      weights).items() if v is not None},
+        versions={"torch": training.torch.__version__,
+                  "cpu": training.torch.backends.cpu.get_cpu_capability()})
+    out = {k: int(v) for k, v in arrays.items() if k not in ("top", "chance")}
+    return {**out, "top": arrays.get("top"), "chance": float(arrays["chance"])}
+
+
+#: The modules a generation runs through besides this one: the training (the weights), the
+#: decoder and its blocks, the decoding loop and the induction targets.
+_DECODING_MODULES = ("attention_book.training", "attention_book.attention",
+                     "attention_book.block", "attention_book.multihead",
+                     "attention_book.masking", "attention_book.decoding",
+                     "attention_book.heads")
+
+
+def _counts(prompts, step: int, weights: str) -> dict:
+    """continuation_counts' counts, computed."""
     out = {"prompts": 0, "whole": 0, "steps": 0, "right": 0, "top": None, "chance": 0.0}
     for prompt, n in prompts:
-        prompt = tuple(int(x) for x in prompt)
         generated, rows, _ = _generate(prompt, step, n, 0.0, 0, weights)
         sequence, ok = prompt + generated, True
         top = np.zeros(len(rows[0]), dtype=int) if out["top"] is None else out["top"]
@@ -166,13 +200,6 @@ class GenerationState(HasTokens):
     notes: tuple            # of Note
 
 
-def _whole(value, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-            low <= value <= high):
-        raise ValueError(f"{name} must be a whole number {low}..{high}, got {value!r}")
-    return int(value)
-
-
 def generation_state(prompt: str = GENERATION_PROMPTS[0],
                      checkpoint: int = TRAINING_CHECKPOINTS - 1, n: int = 7, t: int = 7,
                      temperature: float = 0.0, seed: int = 0) -> GenerationState:
@@ -198,10 +225,10 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     """
     run = generation_run("page")
     last = len(run.steps) - 1
-    checkpoint = _whole(checkpoint, "checkpoint", 0, last)
-    n = asked = _whole(n, "n", 1, MAX_GENERATED)
-    t = t_asked = _whole(t, "t", 1, MAX_GENERATED)
-    seed = _whole(seed, "seed", 0, 20)
+    checkpoint = whole_number(checkpoint, "checkpoint", 0, last)
+    n = asked = whole_number(n, "n", 1, MAX_GENERATED)
+    t = t_asked = whole_number(t, "t", 1, MAX_GENERATED)
+    seed = whole_number(seed, "seed", 0, 20)
     if isinstance(temperature, bool) or temperature not in GENERATION_TEMPERATURES:
         raise ValueError(f"temperature must be one of {list(GENERATION_TEMPERATURES)}, "
                          f"got {temperature!r}")
@@ -212,7 +239,7 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     prompt_tokens, notes = read_symbols(prompt)
     if prompt_tokens:
         try:
-            run._tokens(np.array(prompt_tokens, dtype=np.int64))
+            run.check_tokens(np.array(prompt_tokens, dtype=np.int64))
         except (ValueError, OverflowError) as err:  # the model's message: range, length
             notes.append(Note("error", str(err) if isinstance(err, ValueError) else
                               f"symbols must be 0..{run.config['vocab'] - 1}"))

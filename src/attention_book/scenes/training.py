@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import whole_number
 from .core import HasTokens, Note, Scene, choice, slider, text, when
 
 __all__ = ["TRAINING_TASKS", "TRAINING_CHECKPOINTS", "REVERSE_INPUTS", "INDUCTION_INPUTS",
@@ -118,8 +119,7 @@ def training_state(task: str = "reverse", checkpoint: int = TRAINING_CHECKPOINTS
     from ..training import HEADLINE_SCORES, correct_outputs, headline_scores
 
     run = training_run(task)
-    if not 0 <= checkpoint < len(run.steps):
-        raise ValueError(f"checkpoint must be 0..{len(run.steps) - 1}, got {checkpoint!r}")
+    checkpoint = whole_number(checkpoint, "checkpoint", 0, len(run.steps) - 1)
     step = run.steps[checkpoint]
     L, h = run.config["n_layers"], run.config["n_heads"]
     tokens, notes = read_symbols(reverse_input if task == "reverse" else induction_input)

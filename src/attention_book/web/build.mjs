@@ -65,18 +65,29 @@ const labEntry = [
 ].join("\n");
 
 /**
- * The esbuild plugin of the labs' bundles: an import of a COMMON module becomes a module that
+ * The esbuild plugin of lab `lab`'s bundle: an import of a COMMON module becomes a module that
  * reads it from AttentionBook.common, which web/lab.js installed (a clear error if lab.js
- * did not load first). Its named exports are the source module's own, read here in Node.
+ * did not load first); its named exports are the source module's own, read here in Node.
+ * An import of another lab's module (generation.js imports training.js) reads the default
+ * export its bundle installed, so a page with both labs loads that module once
+ * (controls/web.py loads that bundle first).
+ * @param {string} lab
  */
-const fromLabJs = {
+const fromLabJs = (lab) => ({
   name: "from-lab-js",
   setup(build) {
     const SRC = path.join(WEB, "src");
     build.onResolve({filter: /^\.\.?\//}, (args) => {
       const file = path.relative(SRC, path.resolve(args.resolveDir, args.path)).split(path.sep).join("/");
+      const other = /^labs\/(\w+)\.js$/.exec(file);
+      if (other && other[1] !== lab && LABS.includes(other[1])) { return {path: other[1], namespace: "other-lab"}; }
       return COMMON.includes(file) ? {path: file, namespace: "lab-js"} : undefined;
     });
+    build.onLoad({filter: /.*/, namespace: "other-lab"}, (args) => ({loader: "js", contents: [
+      `const m = (globalThis.AttentionBook || {})[${JSON.stringify(args.path)}];`,
+      `if (!m) { throw new Error("web/${args.path}.js must load before web/${lab}.js"); }`,
+      "export default m;",
+    ].join("\n")}));
     build.onLoad({filter: /.*/, namespace: "lab-js"}, async (args) => {
       const names = Object.keys(await import(pathToFileURL(path.join(SRC, args.path)).href));
       const named = names.filter((name) => name !== "default"), key = JSON.stringify(args.path);
@@ -88,7 +99,7 @@ const fromLabJs = {
       ].join("\n")};
     });
   },
-};
+});
 
 /** The bundles: an entry under web/src/ -> a file in web/, an IIFE or an ES module. */
 const BUNDLES = [
@@ -98,7 +109,7 @@ const BUNDLES = [
    what: "An ES module: anywidget's render({model, el}) for the notebook's live lab."},
   ...LABS.map((lab) => ({
     entry: `src/labs/${lab}.js`, stdin: installEntry(`labs/${lab}.js`, lab), out: `${lab}.js`, format: "iife",
-    plugins: [fromLabJs],
+    plugins: [fromLabJs(lab)],
     footer: `if (typeof module === "object" && module.exports) { module.exports = globalThis.AttentionBook[${JSON.stringify(lab)}]; }`,
     what: "A classic script (an IIFE): one lab's state module, as AttentionBook." + lab +
           ", after web/lab.js (" + COMMON.join(", ") + ")."})),

@@ -684,15 +684,15 @@ function fixed(x, n, grouped2 = false) {
     text2 = lowerLastDigit(text2);
   }
   if (grouped2) {
-    const [whole2, decimals] = text2.split(".");
-    text2 = whole2.replace(THOUSANDS, ",") + (decimals === void 0 ? "" : "." + decimals);
+    const [whole, decimals] = text2.split(".");
+    text2 = whole.replace(THOUSANDS, ",") + (decimals === void 0 ? "" : "." + decimals);
   }
   return (isNegative(x) ? "-" : "") + text2;
 }
 var expSuffix = (e) => `e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-function isDecimalTie(x, kept) {
+function isDecimalTie(x, kept2) {
   const digits = Math.abs(x).toPrecision(100).split("e")[0].replace(".", "").replace(/^0+/, "");
-  return digits.charAt(kept) === "5" && /^0*$/.test(digits.slice(kept + 1));
+  return digits.charAt(kept2) === "5" && /^0*$/.test(digits.slice(kept2 + 1));
 }
 function toExponential(x, n) {
   let [mantissa, e] = x.toExponential(n).split("e");
@@ -1305,7 +1305,7 @@ function measureThumbs(ctx, panel, w) {
 }
 var painted = /* @__PURE__ */ new Map();
 var KEEP = 4;
-function grid(panel, g, whole2, dpr, scratch) {
+function grid(panel, g, whole, dpr, scratch) {
   const T = panel.size, n = panel.rows * panel.cols;
   const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
   const hit = painted.get(panel.data);
@@ -1318,8 +1318,8 @@ function grid(panel, g, whole2, dpr, scratch) {
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   sctx.putImageData(image, 0, 0);
   const canvas = hit ? hit.canvas : document.createElement("canvas");
-  canvas.width = Math.round(whole2.w * dpr);
-  canvas.height = Math.round(whole2.h * dpr);
+  canvas.width = Math.round(whole.w * dpr);
+  canvas.height = Math.round(whole.h * dpr);
   const gctx = canvas.getContext("2d");
   gctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   gctx.imageSmoothingEnabled = T > g.size;
@@ -1360,15 +1360,15 @@ function drawThumbs(ctx, panel, region, th, scratch) {
     TEXT_PX,
     th.text
   ));
-  const whole2 = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
+  const whole = { x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP };
   if (!(T && panel.data && panel.data.length === n * T * T)) {
     ctx.strokeStyle = th.muted;
-    ctx.strokeRect(whole2.x - 0.5, whole2.y - 0.5, whole2.w + 1, whole2.h + 1);
-    emptyMessage(ctx, panel.empty, whole2.x + whole2.w / 2, whole2.y + whole2.h / 2, whole2.w - 8, th);
+    ctx.strokeRect(whole.x - 0.5, whole.y - 0.5, whole.w + 1, whole.h + 1);
+    emptyMessage(ctx, panel.empty, whole.x + whole.w / 2, whole.y + whole.h / 2, whole.w - 8, th);
     return;
   }
   const dpr = ctx.getTransform().a || 1;
-  ctx.drawImage(grid(panel, g, whole2, dpr, scratch), whole2.x, whole2.y, whole2.w, whole2.h);
+  ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
   if (panel.chosen) {
     const [i, j] = panel.chosen;
     ctx.strokeStyle = ACCENT;
@@ -1495,33 +1495,133 @@ function addPictureDownload(lab) {
   return button;
 }
 
-// src/readout.js
-function noteItem(note, styles) {
-  const [symbol2, colour, background] = styles[note.level] || styles.info;
-  const item = make("li", {
-    class: "ab-note ab-note-" + note.level,
-    style: `color:${colour};background:${background};padding:2px 6px;margin:2px 0;border-radius:3px`
+// src/shared/html.js
+var html_exports = {};
+__export(html_exports, {
+  escapeHtml: () => escapeHtml,
+  linesHtml: () => linesHtml,
+  noTokensAlt: () => noTokensAlt,
+  notesHtml: () => notesHtml,
+  positionsHtml: () => positionsHtml,
+  positiveInt: () => positiveInt,
+  pyRepr: () => pyRepr,
+  readoutHtml: () => readoutHtml,
+  tracerHtml: () => tracerHtml,
+  wholeNumber: () => wholeNumber
+});
+function escapeHtml(s) {
+  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+}
+var NOTE_STYLE = {
+  // a note level's symbol, text colour, background
+  error: ["&#9888;", "#8a1c1c", "#fdecea"],
+  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
+  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
+};
+function notesHtml(notes) {
+  const items = notes.map(function(note) {
+    const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
+    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
   });
-  item.append(symbol2 + " ", make("b", {}, note.level + ":"), " " + note.text);
-  return item;
+  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
 }
-function readoutElement(readout2, styles) {
-  const box = make("div", { class: "ab-readout" });
-  for (const line of readout2.lines) {
-    const div = make("div", {}, line);
-    if (readout2.mono !== false) {
-      div.style.fontFamily = "monospace";
+function readoutHtml(body, notes, style) {
+  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
+}
+function linesHtml(lines, notes) {
+  return readoutHtml(lines.map(function(line) {
+    return '<div style="font-family:monospace">' + escapeHtml(line) + "</div>";
+  }).join(""), notes);
+}
+function noTokensAlt(picture, notes, why) {
+  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
+    return n.text;
+  }).join(" ");
+}
+var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+function hex(c, width) {
+  let s = c.toString(16);
+  while (s.length < width) {
+    s = "0" + s;
+  }
+  return s;
+}
+function pyRepr(v) {
+  if (v === null || v === void 0) {
+    return "None";
+  }
+  if (typeof v === "boolean") {
+    return v ? "True" : "False";
+  }
+  if (Array.isArray(v)) {
+    return "[" + v.map(pyRepr).join(", ") + "]";
+  }
+  if (typeof v === "number") {
+    if (v !== v) {
+      return "nan";
     }
-    box.append(div);
+    if (!isFinite(v)) {
+      return v > 0 ? "inf" : "-inf";
+    }
+    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
   }
-  if (readout2.notes && readout2.notes.length) {
-    const list = make("ul", { class: "ab-notes", style: "list-style:none;padding:0;margin:4px 0" });
-    list.append(...readout2.notes.map((note) => noteItem(note, styles)));
-    box.append(list);
+  if (typeof v !== "string") {
+    return String(v);
   }
-  return box;
+  const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
+  let out = quote;
+  for (const ch of v) {
+    const c = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") {
+      out += "\\" + ch;
+    } else if (ch === "	") {
+      out += "\\t";
+    } else if (ch === "\n") {
+      out += "\\n";
+    } else if (ch === "\r") {
+      out += "\\r";
+    } else if (c < 32 || c === 127) {
+      out += "\\x" + hex(c, 2);
+    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
+      out += ch;
+    } else if (c <= 255) {
+      out += "\\x" + hex(c, 2);
+    } else if (c <= 65535) {
+      out += "\\u" + hex(c, 4);
+    } else {
+      out += "\\U" + hex(c, 8);
+    }
+  }
+  return out + quote;
 }
-var errorElement = (err, styles) => readoutElement({ lines: [], notes: [{ level: "error", text: String(err && err.message || err) }] }, styles);
+function positiveInt(value, name) {
+  if (typeof value !== "number" || !Number.isInteger(value)) {
+    throw new Error(name + " must be a whole number, got " + pyRepr(value));
+  }
+  if (value < 1) {
+    throw new Error(name + " must be at least 1, got " + value);
+  }
+  return value;
+}
+function wholeNumber(value, name, low, high) {
+  const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
+    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
+  }
+  return value;
+}
+function positionsHtml(tokens) {
+  const listed = tokens.map(function(t, i) {
+    return i + ":" + escapeHtml(t);
+  }).join(" ") || "<i>none</i>";
+  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
+}
+function tracerHtml(summary, trace, more, empty) {
+  const rows2 = trace.map(function(row2) {
+    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
+  }).join("") || (empty || "");
+  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
+}
 
 // src/lab.js
 var DEFAULT_WIDTH = 600;
@@ -1672,7 +1772,7 @@ var Lab = class {
     if (this.looks.width === null) {
       this.looks.width = this.figure.clientWidth || this.element.clientWidth || DEFAULT_WIDTH;
     }
-    return Math.max(MIN_WIDTH, Math.min(this.declaration.max_width || MAX_WIDTH, Math.floor(this.looks.width)));
+    return Math.max(MIN_WIDTH, Math.min(MAX_WIDTH, Math.floor(this.looks.width)));
   }
   /** Draw the figure of the state shown again (a new width or theme). */
   redraw() {
@@ -1685,7 +1785,7 @@ var Lab = class {
   }
   /** A clear message in the readout; the last good picture stays. */
   showError(err) {
-    this.caption.replaceChildren(errorElement(err, this.declaration.note_styles));
+    this.caption.innerHTML = readoutHtml("", [{ level: "error", text: String(err && err.message || err) }]);
   }
   /** Show state `st` of `values`: figure, alt text, readout. */
   show(st, values) {
@@ -1695,11 +1795,7 @@ var Lab = class {
     this.spec = module.figure(st);
     this.redraw();
     this.canvas.setAttribute("aria-label", module.alt(st));
-    if (module.readoutHtml) {
-      this.caption.innerHTML = module.readoutHtml(st);
-    } else {
-      this.caption.replaceChildren(readoutElement(module.readout(st), this.declaration.note_styles));
-    }
+    this.caption.innerHTML = module.readoutHtml(st);
     if (this.download) {
       this.download.disabled = false;
     }
@@ -1804,6 +1900,32 @@ var Lab = class {
   }
 };
 
+// src/decode.js
+var TYPED = { float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array };
+var Unsent = class extends Error {
+};
+function decode(x, before) {
+  const at = (k) => before !== null && typeof before === "object" ? before[k] : void 0;
+  if (Array.isArray(x)) {
+    return x.map((v, i) => decode(v, at(i)));
+  }
+  if (x === null || typeof x !== "object") {
+    return x;
+  }
+  if (x.$same) {
+    if (before === void 0) {
+      throw new Unsent();
+    }
+    return before;
+  }
+  if (x.$array) {
+    const view = x.buffer;
+    const bytes2 = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
+    return new TYPED[x.$array](bytes2.buffer);
+  }
+  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v, at(k))]));
+}
+
 // src/shared/vocab.js
 var vocab = {
   "words": ["<pad>", "<unk>", ".", ",", "?", "!", "'s", "a", "about", "after", "again", "all", "weather", "also", "always", "am", "an", "and", "animal", "any", "are", "as", "ask", "at", "is", "away", "back", "bad", "be", "because", "bed", "been", "before", "best", "big", "bird", "bit", "black", "blue", "book", "both", "boy", "but", "by", "call", "came", "can", "cat", "city", "cold", "come", "could", "day", "did", "do", "does", "dog", "today", "door", "down", "each", "eat", "end", "every", "eye", "far", "fast", "find", "first", "fish", "fly", "for", "friend", "from", "fun", "garden", "gave", "girl", "give", "go", "good", "great", "green", "had", "hand", "happy", "has", "have", "he", "hear", "help", "her", "here", "him", "his", "home", "hot", "house", "how", "i", "if", "in", "into", "it", "its", "the", "jump", "lovely", "just", "keep", "kind", "know", "last", "learn", "left", "let", "light", "like", "little", "live", "long", "look", "love", "made", "make", "man", "many", "may", "me", "more", "morning", "most", "mother", "much", "must", "my", "name", "new", "next", "nice", "night", "no", "not", "now", "of", "off", "old", "on", "one", "only", "open", "or", "other", "our", "out", "over", "play", "please", "put", "rain", "read", "red", "ride", "right", "river", "road", "run", "said", "saw", "say", "school", "sea", "see", "she", "should", "show", "sing", "sit", "sky", "sleep", "slow", "small", "snow", "so", "some", "soon", "start", "stop", "sun", "sure", "table", "take", "talk", "tell", "than", "thank", "that", "their", "them", "then", "there", "these", "they", "thing", "think", "this", "three", "time", "to", "too", "tree", "two", "under", "up", "us", "very", "walk", "want", "warm", "was", "water", "way", "we", "well", "went", "were", "what", "when", "where", "which", "white", "who", "why", "will", "wind", "with", "word", "work", "world", "would", "write", "year", "yes", "yet", "you", "your"],
@@ -1824,135 +1946,27 @@ var vocab = {
 };
 var vocab_default = vocab;
 
-// src/shared/html.js
-var html_exports = {};
-__export(html_exports, {
-  escapeHtml: () => escapeHtml,
-  noTokensAlt: () => noTokensAlt,
-  notesHtml: () => notesHtml,
-  positionsHtml: () => positionsHtml,
-  pyRepr: () => pyRepr,
-  readoutHtml: () => readoutHtml,
-  tracerHtml: () => tracerHtml,
-  wholeNumber: () => wholeNumber
-});
-function escapeHtml(s) {
-  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
-}
-var NOTE_STYLE = {
-  // scenes.core._NOTE_STYLE: symbol, text colour, background
-  error: ["&#9888;", "#8a1c1c", "#fdecea"],
-  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
-  info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
-};
-function notesHtml(notes) {
-  const items = notes.map(function(note) {
-    const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
-    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
-  });
-  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
-}
-function readoutHtml(body, notes, style) {
-  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
-}
-function noTokensAlt(picture, notes, why) {
-  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
-    return n.text;
-  }).join(" ");
-}
-var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-function hex(c, width) {
-  let s = c.toString(16);
-  while (s.length < width) {
-    s = "0" + s;
-  }
-  return s;
-}
-function pyRepr(v) {
-  if (v === null || v === void 0) {
-    return "None";
-  }
-  if (typeof v === "boolean") {
-    return v ? "True" : "False";
-  }
-  if (Array.isArray(v)) {
-    return "[" + v.map(pyRepr).join(", ") + "]";
-  }
-  if (typeof v === "number") {
-    if (v !== v) {
-      return "nan";
-    }
-    if (!isFinite(v)) {
-      return v > 0 ? "inf" : "-inf";
-    }
-    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
-  }
-  if (typeof v !== "string") {
-    return String(v);
-  }
-  const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
-  let out = quote;
-  for (const ch of v) {
-    const c = ch.codePointAt(0);
-    if (ch === quote || ch === "\\") {
-      out += "\\" + ch;
-    } else if (ch === "	") {
-      out += "\\t";
-    } else if (ch === "\n") {
-      out += "\\n";
-    } else if (ch === "\r") {
-      out += "\\r";
-    } else if (c < 32 || c === 127) {
-      out += "\\x" + hex(c, 2);
-    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
-      out += ch;
-    } else if (c <= 255) {
-      out += "\\x" + hex(c, 2);
-    } else if (c <= 65535) {
-      out += "\\u" + hex(c, 4);
-    } else {
-      out += "\\U" + hex(c, 8);
-    }
-  }
-  return out + quote;
-}
-function wholeNumber(value, name, low, high) {
-  const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
-    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
-  }
-  return value;
-}
-function positionsHtml(tokens) {
-  const listed = tokens.map(function(t, i) {
-    return i + ":" + escapeHtml(t);
-  }).join(" ") || "<i>none</i>";
-  return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
-}
-function tracerHtml(summary, trace, more, empty) {
-  const rows2 = trace.map(function(row2) {
-    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
-  }).join("") || (empty || "");
-  return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
-}
-
 // src/shared/matrices.js
 var matrices_exports = {};
 __export(matrices_exports, {
   argmax: () => argmax,
+  attentionParameters: () => attentionParameters,
   cache: () => cache,
   clearCaches: () => clearCaches,
   cosineSimilarity: () => cosineSimilarity,
   embed: () => embed,
   embedTokens: () => embedTokens,
   embeddingTable: () => embeddingTable,
+  kept: () => kept,
   layerNorm: () => layerNorm,
   matmul: () => matmul,
   matmulT: () => matmulT,
   nested: () => nested,
+  projectionWeights: () => projectionWeights,
   repeated: () => repeated,
   sinusoidalEncoding: () => sinusoidalEncoding,
   softmaxRows: () => softmaxRows,
+  stacked: () => stacked,
   unique: () => unique
 });
 
@@ -3052,6 +3066,7 @@ __export(tokens_exports, {
   isKnown: () => isKnown,
   isSpace: () => isSpace,
   readTokens: () => readTokens,
+  tokenOptions: () => tokenOptions,
   tokenize: () => tokenize
 });
 var MAX_WIDGET_TOKENS = 32;
@@ -3212,20 +3227,18 @@ function readTokens(text2, maxTokens, which) {
   }
   return { tokens: tokens.slice(0, maxTokens), notes, total: tokens.length };
 }
+function tokenOptions(tokens) {
+  return tokens.length ? tokens.map(function(t, i) {
+    return [i + ": " + t, i];
+  }) : [["(no tokens)", 0]];
+}
 
 // src/shared/matrices.js
 var tables2 = /* @__PURE__ */ new Map();
 function embeddingTable(d, seed) {
-  const key = d + "," + seed;
-  let t = tables2.get(key);
-  if (t === void 0) {
-    t = rng_default.defaultRng(seed).standardNormal(vocab_default.words.length * d);
-    if (tables2.size >= 32) {
-      tables2.delete(tables2.keys().next().value);
-    }
-    tables2.set(key, t);
-  }
-  return t;
+  return kept(tables2, d + "," + seed, function() {
+    return rng_default.defaultRng(seed).standardNormal(vocab_default.words.length * d);
+  }, 32);
 }
 function embed(ids, table, d) {
   const X = new Float64Array(ids.length * d);
@@ -3247,6 +3260,37 @@ function cache() {
   const c = /* @__PURE__ */ new Map();
   caches.push(c);
   return c;
+}
+function kept(c, key, make2, most = 64) {
+  let value = c.get(key);
+  if (value === void 0) {
+    value = make2();
+    if (c.size >= most) {
+      c.delete(c.keys().next().value);
+    }
+    c.set(key, value);
+  }
+  return value;
+}
+var projections = cache();
+function projectionWeights(d, d_k, seed) {
+  positiveInt(d_k, "d_k");
+  wholeNumber(seed, "seed", 0);
+  return kept(projections, d + "," + d_k + "," + seed, function() {
+    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
+    return [g.normal(0, std, d * d_k), g.normal(0, std, d * d_k), g.normal(0, std, d * d_k)];
+  });
+}
+function attentionParameters(g, d) {
+  const std = 1 / Math.sqrt(d), W = [], b = [];
+  let i;
+  for (i = 0; i < 4; i++) {
+    W.push(g.normal(0, std, d * d));
+  }
+  for (i = 0; i < 4; i++) {
+    b.push(g.normal(0, std, d));
+  }
+  return { W, b };
 }
 function matmul(A, B, n, k, m) {
   const C = new Float64Array(n * m);
@@ -3339,6 +3383,11 @@ function nested(a, n, m) {
   }
   return out;
 }
+function stacked(a, k, n, m) {
+  return Array.from({ length: k }, function(_, i) {
+    return nested(a.subarray(i * n * m, (i + 1) * n * m), n, m);
+  });
+}
 function sinusoidalEncoding(s, d, base) {
   base = base || 1e4;
   const pe = new Float64Array(s * d), half = d / 2;
@@ -3391,34 +3440,7 @@ var fmt = core_default.format;
 var esc = core_default.escapeHtml;
 var ATTENTION_D = 8;
 var MAX_ATTENTION_TOKENS = 128;
-var D_KS = [1, 2, 4, 8, 16, 32, 64];
 var TEMPERATURES = [0.125, 0.25, 0.5, 1, 2, 4, 8];
-function isWhole(x) {
-  return typeof x === "number" && Number.isInteger(x);
-}
-var weightsCache = core_default.cache();
-function projectionWeights(d, d_k, seed) {
-  if (!isWhole(d_k)) {
-    throw new Error("d_k must be a whole number, got " + d_k);
-  }
-  if (d_k < 1) {
-    throw new Error("d_k must be at least 1, got " + d_k);
-  }
-  if (!isWhole(seed) || seed < 0) {
-    throw new Error("seed must be a whole number >= 0, got " + seed);
-  }
-  const key = d + "," + d_k + "," + seed;
-  let W2 = weightsCache.get(key);
-  if (W2 === void 0) {
-    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
-    W2 = [g.normal(0, std, d * d_k), g.normal(0, std, d * d_k), g.normal(0, std, d * d_k)];
-    if (weightsCache.size >= 64) {
-      weightsCache.delete(weightsCache.keys().next().value);
-    }
-    weightsCache.set(key, W2);
-  }
-  return W2;
-}
 var projectedCache = core_default.cache();
 var weighedCache = core_default.cache();
 function lastOne(cache3, key, make2) {
@@ -3433,7 +3455,7 @@ function lastOne(cache3, key, make2) {
   return hit;
 }
 function project(mode, text2, kvText, d_k, seed, maxTokens) {
-  const d = ATTENTION_D, W2 = projectionWeights(d, d_k, seed);
+  const d = ATTENTION_D, W = core_default.projectionWeights(d, d_k, seed);
   const q = core_default.readTokens(text2, maxTokens, "query sentence");
   let notes = q.notes;
   let qTokens = q.tokens, kTokens = qTokens;
@@ -3455,9 +3477,9 @@ function project(mode, text2, kvText, d_k, seed, maxTokens) {
   }
   const s_q = qTokens.length, s_k = kTokens.length;
   const X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
-  const Q = core_default.matmul(X_q, W2[0], s_q, d, d_k);
-  const K = core_default.matmul(X_kv, W2[1], s_k, d, d_k);
-  const V = core_default.matmul(X_kv, W2[2], s_k, d, d_k);
+  const Q = core_default.matmul(X_q, W[0], s_q, d, d_k);
+  const K = core_default.matmul(X_kv, W[1], s_k, d, d_k);
+  const V = core_default.matmul(X_kv, W[2], s_k, d, d_k);
   return {
     qTokens,
     kTokens,
@@ -3482,9 +3504,7 @@ function state(values) {
   if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
     throw new Error("temperature must be a positive number, got " + temperature);
   }
-  if (!isWhole(query) || query < 0) {
-    throw new Error("query must be a whole number >= 0, got " + query);
-  }
+  core_default.wholeNumber(query, "query", 0);
   const cacheable = typeof text2 === "string" && (mode === "self" || typeof kvText === "string");
   const key = cacheable ? [mode, text2, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
   const p = lastOne(projectedCache, key, function() {
@@ -3613,12 +3633,7 @@ function alt(st) {
 function queryOptions(values) {
   const tokens = core_default.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
   const keys = values.mode === "self" || core_default.readTokens(values.kv_text).tokens.length > 0;
-  if (!keys || !tokens.length) {
-    return [["(no tokens)", 0]];
-  }
-  return tokens.map(function(t, i) {
-    return [i + ": " + t, i];
-  });
+  return core_default.tokenOptions(keys ? tokens : []);
 }
 function numbers(st) {
   const n = core_default.nested;
@@ -3685,10 +3700,8 @@ function figure(st) {
 }
 var api3 = {
   ATTENTION_D,
-  MAX_ATTENTION_TOKENS,
-  D_KS,
   TEMPERATURES,
-  projectionWeights,
+  projectionWeights: core_default.projectionWeights,
   state,
   choices: function(name, values) {
     return name === "query" ? queryOptions(values) : null;
@@ -3742,24 +3755,17 @@ var stacks = core_default.cache();
 var drawn = 0;
 function drawBlock(seed_i) {
   drawn++;
-  const g = rng_default.defaultRng(seed_i), std = 1 / Math.sqrt(BLOCK_D), W2 = [], b = [];
-  let i;
-  for (i = 0; i < 4; i++) {
-    W2.push(g.normal(0, std, BLOCK_D * BLOCK_D));
-  }
-  for (i = 0; i < 4; i++) {
-    b.push(g.normal(0, std, BLOCK_D));
-  }
+  const { W, b } = core_default.attentionParameters(rng_default.defaultRng(seed_i), BLOCK_D);
   const f = rng_default.defaultRng([seed_i, 1]);
   const W_1 = f.normal(0, 1 / Math.sqrt(BLOCK_D), BLOCK_D * D_FF);
   const W_2 = f.normal(0, 1 / Math.sqrt(D_FF), D_FF * BLOCK_D);
   const b_1 = f.normal(0, 0.1, D_FF);
   const b_2 = f.normal(0, 0.1, BLOCK_D);
   return {
-    W_q: W2[0],
-    W_k: W2[1],
-    W_v: W2[2],
-    W_o: W2[3],
+    W_q: W[0],
+    W_k: W[1],
+    W_v: W[2],
+    W_o: W[3],
     b_q: b[0],
     b_k: b[1],
     b_v: b[2],
@@ -3771,21 +3777,14 @@ function drawBlock(seed_i) {
   };
 }
 function stack(seed) {
-  let blocks = stacks.get(seed);
-  if (blocks === void 0) {
-    blocks = [];
-    for (let i = 0; i < MAX_DEPTH; i++) {
-      blocks.push(drawBlock(1e3 * seed + i));
-    }
-    if (stacks.size >= 64) {
-      stacks.delete(stacks.keys().next().value);
-    }
-    stacks.set(seed, blocks);
-  }
-  return blocks;
+  return core_default.kept(stacks, seed, function() {
+    return Array.from({ length: MAX_DEPTH }, function(_, i) {
+      return drawBlock(1e3 * seed + i);
+    });
+  });
 }
-function affine(X, W2, b, s, k, m) {
-  const Y = core_default.matmul(X, W2, s, k, m);
+function affine(X, W, b, s, k, m) {
+  const Y = core_default.matmul(X, W, s, k, m);
   for (let r = 0; r < s; r++) {
     for (let j = 0; j < m; j++) {
       Y[r * m + j] += b[j];
@@ -3910,35 +3909,37 @@ function blockTrace(s, normFirst, residual) {
 }
 var runs = core_default.cache();
 function run(tokens, seed, depth, residual, causal) {
-  const key = JSON.stringify([tokens, seed, depth, residual, causal]), got = runs.get(key);
-  if (got !== void 0) {
-    return got;
-  }
-  const s = tokens.length, d = BLOCK_D;
-  const X = core_default.embedTokens(tokens, d, 0), pe = core_default.sinusoidalEncoding(s, d);
-  for (let k = 0; k < X.length; k++) {
-    X[k] += pe[k];
-  }
-  const blocks = stack(seed), result = { X, norms: {}, weights: {}, output: {} };
-  [false, true].forEach(function(nf) {
-    const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
-    let x = X;
-    norms[0] = meanNorm(x, s, d);
-    for (let l = 0; l < depth; l++) {
-      const r = runBlock(blocks[l], x, s, nf, residual, causal, weights.subarray(l * s * s, (l + 1) * s * s));
-      norms[2 * l + 1] = meanNorm(r.mid, s, d);
-      norms[2 * l + 2] = meanNorm(r.out, s, d);
-      x = r.out;
+  return core_default.kept(runs, JSON.stringify([tokens, seed, depth, residual, causal]), function() {
+    const s = tokens.length, d = BLOCK_D;
+    const X = core_default.embedTokens(tokens, d, 0), pe = core_default.sinusoidalEncoding(s, d);
+    for (let k = 0; k < X.length; k++) {
+      X[k] += pe[k];
     }
-    result.norms[nf] = norms;
-    result.weights[nf] = weights;
-    result.output[nf] = x;
+    const blocks = stack(seed), result = { X, norms: {}, weights: {}, output: {} };
+    [false, true].forEach(function(nf) {
+      const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
+      let x = X;
+      norms[0] = meanNorm(x, s, d);
+      for (let l = 0; l < depth; l++) {
+        const r = runBlock(
+          blocks[l],
+          x,
+          s,
+          nf,
+          residual,
+          causal,
+          weights.subarray(l * s * s, (l + 1) * s * s)
+        );
+        norms[2 * l + 1] = meanNorm(r.mid, s, d);
+        norms[2 * l + 2] = meanNorm(r.out, s, d);
+        x = r.out;
+      }
+      result.norms[nf] = norms;
+      result.weights[nf] = weights;
+      result.output[nf] = x;
+    });
+    return result;
   });
-  if (runs.size >= 64) {
-    runs.delete(runs.keys().next().value);
-  }
-  runs.set(key, result);
-  return result;
 }
 function state2(values) {
   const text2 = values.text === void 0 ? RUNNING_SENTENCE : values.text;
@@ -4052,10 +4053,7 @@ function alt2(st) {
   return text2;
 }
 function numbers2(st) {
-  const s = st.s, layers = [];
-  for (let l = 0; l < st.depth; l++) {
-    layers.push(core_default.nested(st.weights.subarray(l * s * s, (l + 1) * s * s), s, s));
-  }
+  const s = st.s, layers = core_default.stacked(st.weights, st.depth, s, s);
   return {
     lab: "block",
     norm_first: st.normFirst,
@@ -4133,21 +4131,13 @@ function figure2(st) {
 var api4 = {
   BLOCK_D,
   BLOCK_H,
-  D_FF,
   MAX_DEPTH,
-  MAX_SEED,
   BLOCK_SENTENCES,
   LN_LABELS,
-  LN_SHORT,
-  LN_COLORS,
-  NORM_LIMITS,
-  NORM_TICKS,
-  N_PARAMETERS,
   stack,
   blocksDrawn: function() {
     return drawn;
   },
-  blockTrace,
   state: state2,
   readoutHtml: readoutHtml3,
   alt: alt2,
@@ -4160,20 +4150,11 @@ var block_default = api4;
 var fmt3 = core_default.format;
 var esc3 = core_default.escapeHtml;
 var UNK = core_default.vocab.unkToken;
-var D_CHOICES = [2, 4, 8, 16, 32, 64];
 var X_COLOR_LIMITS = [-3, 3];
-function positiveInt(value, name) {
-  if (typeof value !== "number" || !Number.isInteger(value)) {
-    throw new Error(name + " must be a whole number, got " + value);
-  }
-  if (value < 1) {
-    throw new Error(name + " must be at least 1, got " + value);
-  }
-}
 function state3(values) {
   const text2 = values.text, d = values.d, seed = values.seed === void 0 ? 0 : values.seed;
   const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  positiveInt(d, "d");
+  core_default.positiveInt(d, "d");
   const table = core_default.embeddingTable(d, seed);
   const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
   const ids = core_default.encode(tokens), known = tokens.map(core_default.isKnown);
@@ -4330,13 +4311,11 @@ function numbers3(st) {
   };
 }
 var api5 = {
-  D_CHOICES,
   state: state3,
   readoutHtml: readoutHtml4,
   alt: alt3,
   figure: figure3,
-  numbers: numbers3,
-  X_COLOR_LIMITS
+  numbers: numbers3
 };
 var embedding_default = api5;
 
@@ -4404,13 +4383,13 @@ function weightsAt(task, c) {
   }
   return chain[c];
 }
-function linear(x, W2, b, s, nIn, nOut) {
+function linear(x, W, b, s, nIn, nOut) {
   const y = new Float64Array(s * nOut);
   for (let i = 0; i < s; i++) {
     for (let o = 0; o < nOut; o++) {
       let sum = b[o], wo = o * nIn, xi = i * nIn;
       for (let t = 0; t < nIn; t++) {
-        sum += x[xi + t] * W2[wo + t];
+        sum += x[xi + t] * W[wo + t];
       }
       y[i * nOut + o] = sum;
     }
@@ -4418,19 +4397,19 @@ function linear(x, W2, b, s, nIn, nOut) {
   return y;
 }
 function forward(task, c, tokens) {
-  const cfg2 = data().tasks[task].config, W2 = weightsAt(task, c);
+  const cfg2 = data().tasks[task].config, W = weightsAt(task, c);
   const s = tokens.length, d = cfg2.d, h = cfg2.n_heads, dk = d / h, V = cfg2.vocab, eps = cfg2.eps;
   let x = new Float64Array(s * d), i, j, t;
   for (i = 0; i < s; i++) {
     for (j = 0; j < d; j++) {
-      x[i * d + j] = W2["embed.weight"][tokens[i] * d + j] + W2["position.weight"][i * d + j];
+      x[i * d + j] = W["embed.weight"][tokens[i] * d + j] + W["position.weight"][i * d + j];
     }
   }
   const maps = new Float64Array(cfg2.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
   for (let l = 0; l < cfg2.n_layers; l++) {
     const p = "layers." + l + ".";
-    const a = core_default.layerNorm(x, s, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
-    const qkv = linear(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], s, d, 3 * d);
+    const a = core_default.layerNorm(x, s, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+    const qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], s, d, 3 * d);
     const z = new Float64Array(s * d);
     for (let hh = 0; hh < h; hh++) {
       const w = maps.subarray((l * h + hh) * s * s, (l * h + hh + 1) * s * s), off = hh * dk;
@@ -4460,24 +4439,24 @@ function forward(task, c, tokens) {
         }
       }
     }
-    const out = linear(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], s, d, d);
+    const out = linear(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], s, d, d);
     for (t = 0; t < x.length; t++) {
       x[t] += out[t];
     }
-    const a2 = core_default.layerNorm(x, s, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
-    const hidden = linear(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], s, d, 4 * d);
+    const a2 = core_default.layerNorm(x, s, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+    const hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], s, d, 4 * d);
     for (t = 0; t < hidden.length; t++) {
       if (hidden[t] < 0) {
         hidden[t] = 0;
       }
     }
-    const ffn2 = linear(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], s, 4 * d, d);
+    const ffn2 = linear(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], s, 4 * d, d);
     for (t = 0; t < x.length; t++) {
       x[t] += ffn2[t];
     }
   }
-  const normed = core_default.layerNorm(x, s, d, eps, W2["norm.weight"], W2["norm.bias"]);
-  return { logits: linear(normed, W2["unembed.weight"], W2["unembed.bias"], s, d, V), maps };
+  const normed = core_default.layerNorm(x, s, d, eps, W["norm.weight"], W["norm.bias"]);
+  return { logits: linear(normed, W["unembed.weight"], W["unembed.bias"], s, d, V), maps };
 }
 var DIGIT = /^\p{Nd}$/u;
 function digitValue(c) {
@@ -4620,10 +4599,12 @@ function state4(values) {
     throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core_default.pyRepr(task) : String(task)));
   }
   const spec = data().tasks[task], cfg2 = spec.config, n = spec.steps.length;
-  const c = values.checkpoint === void 0 ? n - 1 : values.checkpoint;
-  if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
-    throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
-  }
+  const c = core_default.wholeNumber(
+    values.checkpoint === void 0 ? n - 1 : values.checkpoint,
+    "checkpoint",
+    0,
+    n - 1
+  );
   const text2 = task === "reverse" ? values.reverse_input : values.induction_input;
   let read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
   let L = cfg2.n_layers, h = cfg2.n_heads, maps = new Float64Array(0);
@@ -4733,9 +4714,7 @@ function numbers4(st) {
     step: st.step,
     tokens: st.tokens,
     heads: st.heads,
-    weights: st.heads.map(function(_, k) {
-      return core_default.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s);
-    }),
+    weights: core_default.stacked(st.weights, st.heads.length, s, s),
     predicted: st.predicted,
     right: st.right,
     input_scores: st.inputScores,
@@ -4831,8 +4810,6 @@ var api6 = {
   pyRepr: core_default.pyRepr,
   readSymbols,
   tokenError,
-  headlineScores,
-  correctOutputs,
   state: state4,
   readoutHtml: readoutHtml5,
   alt: alt4,
@@ -4851,20 +4828,20 @@ var generations = core_default.cache();
 function cfg() {
   return training_default.data().tasks.induction.config;
 }
-function linear2(x, W2, b, nIn, nOut) {
+function linear2(x, W, b, nIn, nOut) {
   const y = new Float64Array(nOut);
   for (let o = 0; o < nOut; o++) {
     let sum = b[o];
     const wo = o * nIn;
     for (let t = 0; t < nIn; t++) {
-      sum += x[t] * W2[wo + t];
+      sum += x[t] * W[wo + t];
     }
     y[o] = sum;
   }
   return y;
 }
 function decoder(c) {
-  const conf = cfg(), W2 = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
+  const conf = cfg(), W = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
   const V = conf.vocab, eps = conf.eps, scale = 1 / Math.sqrt(dk), keys = [], values = [];
   let length = 0;
   for (let l = 0; l < conf.n_layers; l++) {
@@ -4876,13 +4853,13 @@ function decoder(c) {
     let j, t;
     const rows2 = [];
     for (j = 0; j < d; j++) {
-      x[j] = W2["embed.weight"][token * d + j] + W2["position.weight"][length * d + j];
+      x[j] = W["embed.weight"][token * d + j] + W["position.weight"][length * d + j];
     }
     length++;
     for (let l = 0; l < conf.n_layers; l++) {
       const p = "layers." + l + ".";
-      const a = core_default.layerNorm(x, 1, d, eps, W2[p + "norm1.weight"], W2[p + "norm1.bias"]);
-      const qkv = linear2(a, W2[p + "self_attn.in_proj_weight"], W2[p + "self_attn.in_proj_bias"], d, 3 * d);
+      const a = core_default.layerNorm(x, 1, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+      const qkv = linear2(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], d, 3 * d);
       keys[l].push(qkv.subarray(d, 2 * d));
       values[l].push(qkv.subarray(2 * d));
       const z = new Float64Array(d);
@@ -4903,24 +4880,24 @@ function decoder(c) {
         }
         rows2.push(w);
       }
-      const out = linear2(z, W2[p + "self_attn.out_proj.weight"], W2[p + "self_attn.out_proj.bias"], d, d);
+      const out = linear2(z, W[p + "self_attn.out_proj.weight"], W[p + "self_attn.out_proj.bias"], d, d);
       for (t = 0; t < d; t++) {
         x[t] += out[t];
       }
-      const a2 = core_default.layerNorm(x, 1, d, eps, W2[p + "norm2.weight"], W2[p + "norm2.bias"]);
-      const hidden = linear2(a2, W2[p + "linear1.weight"], W2[p + "linear1.bias"], d, 4 * d);
+      const a2 = core_default.layerNorm(x, 1, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+      const hidden = linear2(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], d, 4 * d);
       for (t = 0; t < hidden.length; t++) {
         if (hidden[t] < 0) {
           hidden[t] = 0;
         }
       }
-      const ffn2 = linear2(hidden, W2[p + "linear2.weight"], W2[p + "linear2.bias"], 4 * d, d);
+      const ffn2 = linear2(hidden, W[p + "linear2.weight"], W[p + "linear2.bias"], 4 * d, d);
       for (t = 0; t < d; t++) {
         x[t] += ffn2[t];
       }
     }
-    const normed = core_default.layerNorm(x, 1, d, eps, W2["norm.weight"], W2["norm.bias"]);
-    return { logits: linear2(normed, W2["unembed.weight"], W2["unembed.bias"], d, V), rows: rows2 };
+    const normed = core_default.layerNorm(x, 1, d, eps, W["norm.weight"], W["norm.bias"]);
+    return { logits: linear2(normed, W["unembed.weight"], W["unembed.bias"], d, V), rows: rows2 };
   };
 }
 function softmaxT(logits, T) {
@@ -4978,23 +4955,17 @@ function inductionTargets(tokens, q) {
   }
   return out;
 }
-function whole(value, name, low, high) {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < low || value > high) {
-    throw new Error(name + " must be a whole number " + low + ".." + high + ", got " + core_default.pyRepr(value));
-  }
-  return value;
-}
 function state5(values) {
   const spec = training_default.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
   const get = function(name, dflt) {
     return values[name] === void 0 ? dflt : values[name];
   };
-  const c = whole(get("checkpoint", last), "checkpoint", 0, last);
-  let n = whole(get("n", 7), "n", 1, MAX_GENERATED);
+  const c = core_default.wholeNumber(get("checkpoint", last), "checkpoint", 0, last);
+  let n = core_default.wholeNumber(get("n", 7), "n", 1, MAX_GENERATED);
   const asked = n;
-  let t = whole(get("t", 7), "t", 1, MAX_GENERATED);
+  let t = core_default.wholeNumber(get("t", 7), "t", 1, MAX_GENERATED);
   const tAsked = t;
-  const seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
+  const seed = core_default.wholeNumber(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
   if (typeof T !== "number" || TEMPERATURES2.indexOf(T) < 0) {
     throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core_default.pyRepr(T));
   }
@@ -5125,9 +5096,7 @@ function numbers5(st) {
     t: st.t,
     tokens: st.tokens,
     heads: st.heads,
-    weights: st.heads.map(function(_, i) {
-      return core_default.nested(st.weights.subarray(i * st.t * st.s, (i + 1) * st.t * st.s), st.t, st.s);
-    }),
+    weights: core_default.stacked(st.weights, st.heads.length, st.t, st.s),
     heaviest_key: st.top,
     probability: st.probability
   };
@@ -5207,7 +5176,6 @@ function useData2(d) {
 var api7 = {
   useData: useData2,
   generate,
-  inductionTargets,
   state: state5,
   readoutHtml: readoutHtml6,
   alt: alt5,
@@ -5222,14 +5190,6 @@ var esc6 = core_default.escapeHtml;
 var MASK_KINDS = ["none", "causal", "padding", "window", "band"];
 var MASKING_D = 8;
 var MASKING_D_K = 4;
-var W = null;
-function projections() {
-  if (W === null) {
-    const g = rng_default.defaultRng(0), std = 1 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
-    W = [g.normal(0, std, n), g.normal(0, std, n), g.normal(0, std, n)];
-  }
-  return W;
-}
 function namedMask(kind2, s, real, window, lower, upper) {
   const mask = new Uint8Array(s * s);
   for (let i = 0; i < s; i++) {
@@ -5301,7 +5261,7 @@ function state6(values) {
       notes.push({ level: "info", text: "the <pad> query rows " + length + ".." + (s - 1) + " still compute an output, which the loss ignores; no query gives a <pad> key any weight" });
     }
   }
-  const d = MASKING_D, d_k = MASKING_D_K, P = projections();
+  const d = MASKING_D, d_k = MASKING_D_K, P = core_default.projectionWeights(d, d_k, 0);
   const X = core_default.embedTokens(tokens, d, 0);
   const Q = core_default.matmul(X, P[0], s, d, d_k);
   const K = core_default.matmul(X, P[1], s, d, d_k);
@@ -5512,15 +5472,12 @@ var api8 = {
   MASK_KINDS,
   MASKING_D,
   MASKING_D_K,
-  namedMask,
   description,
   state: state6,
   readoutHtml: readoutHtml7,
   alt: alt6,
   numbers: numbers6,
-  figure: figure6,
-  SCORE_LIMITS,
-  OUTPUT_LIMITS
+  figure: figure6
 };
 var masking_default = api8;
 
@@ -5530,20 +5487,8 @@ var esc7 = core_default.escapeHtml;
 var MAX_HEADS = 16;
 var MH_D_CHOICES = [8, 12, 16, 32, 64];
 var MH_DEFAULT_SEED = 10;
-function isWhole2(x) {
-  return typeof x === "number" && Number.isInteger(x);
-}
-function positiveInt2(value, name) {
-  if (!isWhole2(value)) {
-    throw new Error(name + " must be a whole number, got " + value);
-  }
-  if (value < 1) {
-    throw new Error(name + " must be at least 1, got " + value);
-  }
-  return value;
-}
 function divides(h, d) {
-  positiveInt2(h, "h");
+  core_default.positiveInt(h, "h");
   if (d % h) {
     throw new Error("h=" + h + " does not divide d=" + d + ": each head gets d_k = d/h columns, so h must be a divisor of d");
   }
@@ -5607,27 +5552,12 @@ function shapeTrace(b, s, d, h) {
 }
 var paramsCache = core_default.cache();
 function parameters(d, seed) {
-  const key = d + "," + seed;
-  let p = paramsCache.get(key);
-  if (p === void 0) {
-    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d), W2 = [], b = [];
-    let i;
-    for (i = 0; i < 4; i++) {
-      W2.push(g.normal(0, std, d * d));
-    }
-    for (i = 0; i < 4; i++) {
-      b.push(g.normal(0, std, d));
-    }
-    p = { W: W2, b };
-    if (paramsCache.size >= 32) {
-      paramsCache.delete(paramsCache.keys().next().value);
-    }
-    paramsCache.set(key, p);
-  }
-  return p;
+  return core_default.kept(paramsCache, d + "," + seed, function() {
+    return core_default.attentionParameters(rng_default.defaultRng(seed), d);
+  }, 32);
 }
-function project2(X, W2, b, s, d) {
-  const Y = core_default.matmul(X, W2, s, d, d);
+function project2(X, W, b, s, d) {
+  const Y = core_default.matmul(X, W, s, d, d);
   for (let r = 0; r < s; r++) {
     for (let j = 0; j < d; j++) {
       Y[r * d + j] += b[j];
@@ -5640,7 +5570,7 @@ function state7(values) {
   const seed = values.seed === void 0 ? MH_DEFAULT_SEED : values.seed;
   const positional = !!values.positional, headsOn = values.heads_on;
   const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  positiveInt2(d, "d");
+  core_default.positiveInt(d, "d");
   divides(h, d);
   const P = parameters(d, seed), d_k = d / h;
   const onSet = new Set(headsOn === void 0 || headsOn === null ? Array.from({ length: h }, function(_, i) {
@@ -5776,10 +5706,7 @@ function alt7(st) {
   return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " + (st.positional ? "X + PE" : "X, no positions") + "); " + (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") + "Most-attended key per head: " + peaks2.join("; ") + ". Right: two " + s + " by " + st.d + " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads would add; their sum is the full output.";
 }
 function numbers7(st) {
-  const n = core_default.nested, s = st.s, d = st.d, heads = [];
-  for (let i = 0; i < st.h; i++) {
-    heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s));
-  }
+  const n = core_default.nested, s = st.s, d = st.d, heads = core_default.stacked(st.weights, st.h, s, s);
   return {
     lab: "multihead",
     d,
@@ -5865,20 +5792,17 @@ function choices(name, values) {
   return null;
 }
 var api9 = {
-  MAX_HEADS,
   MH_D_CHOICES,
   MH_DEFAULT_SEED,
   headChoices,
   missingHeadsText,
-  shapeTrace,
   parameters,
   state: state7,
   readoutHtml: readoutHtml8,
   alt: alt7,
   choices,
   numbers: numbers7,
-  figure: figure7,
-  HEADS_OUTPUT_COLOR_LIMITS
+  figure: figure7
 };
 var multihead_default = api9;
 
@@ -5891,16 +5815,6 @@ var SHUFFLE_SEEDS = [0, 99];
 var D = 8;
 var MODEL_SEED = 0;
 var MAX_TOKENS = 128;
-var weightsCache2 = core_default.cache();
-function projections2(d, seed) {
-  let key = d + "," + seed, W2 = weightsCache2.get(key);
-  if (W2 === void 0) {
-    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
-    W2 = [g.normal(0, std, d * d), g.normal(0, std, d * d), g.normal(0, std, d * d)];
-    weightsCache2.set(key, W2);
-  }
-  return W2;
-}
 function range(s) {
   const p = [];
   for (let i = 0; i < s; i++) {
@@ -5986,10 +5900,10 @@ function parsePermutation(text2, s) {
   }
   return values;
 }
-function attend(x, W2, s, causal) {
-  const Q = core_default.matmul(x, W2[0], s, D, D);
-  const K = core_default.matmul(x, W2[1], s, D, D);
-  const V = core_default.matmul(x, W2[2], s, D, D);
+function attend(x, W, s, causal) {
+  const Q = core_default.matmul(x, W[0], s, D, D);
+  const K = core_default.matmul(x, W[1], s, D, D);
+  const V = core_default.matmul(x, W[2], s, D, D);
   const scores = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
   if (causal) {
     for (let i = 0; i < s; i++) {
@@ -6036,7 +5950,7 @@ function state8(values) {
   const custom = values.custom === void 0 ? "" : values.custom, seed = values.seed || 0;
   const pe = !!values.pe, causal = !!values.causal, d = D;
   const maxTokens = values.maxTokens === void 0 ? MAX_TOKENS : values.maxTokens;
-  const W2 = projections2(d, MODEL_SEED);
+  const W = core_default.projectionWeights(d, d, MODEL_SEED);
   const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
   let s = tokens.length, perm;
   if (s === 0) {
@@ -6079,7 +5993,7 @@ function state8(values) {
       return x + PE[k2];
     });
   }
-  const f = attend(xIn, W2, s, causal), fp = attend(pxIn, W2, s, causal);
+  const f = attend(xIn, W, s, causal), fp = attend(pxIn, W, s, causal);
   const pw = new Float64Array(s * s);
   for (let i = 0; i < s; i++) {
     for (let j = 0; j < s; j++) {
@@ -6211,17 +6125,12 @@ function figure8(st) {
 }
 var api10 = {
   PERMUTATION_NAMES,
-  EQUIVARIANCE_TOL,
   SHUFFLE_SEEDS,
-  namedPermutation,
-  parsePermutation,
   state: state8,
   readoutHtml: readoutHtml9,
   alt: alt8,
   numbers: numbers8,
-  figure: figure8,
-  COLOR_LIMITS: LIMITS,
-  MAX_LABELS
+  figure: figure8
 };
 var permutation_default = api10;
 
@@ -6233,29 +6142,16 @@ var TWO_PI = 2 * Math.PI;
 function imageStride(n) {
   return Math.max(1, Math.ceil(n / MAX_IMAGE_SIDE));
 }
-function isWhole3(x) {
-  return typeof x === "number" && Number.isInteger(x);
-}
 function check(s, d, base, k) {
-  if (!isWhole3(s)) {
-    throw new Error("s must be a whole number, got " + s);
-  }
-  if (s < 1) {
-    throw new Error("s must be at least 1, got " + s);
-  }
-  if (!isWhole3(d)) {
-    throw new Error("d must be a whole number, got " + d);
-  }
-  if (d < 1) {
-    throw new Error("d must be at least 1, got " + d);
-  }
+  core_default.positiveInt(s, "s");
+  core_default.positiveInt(d, "d");
   if (d < 2 || d % 2) {
     throw new Error("d must be even for sinusoidal encoding (sin and cos come in pairs), got d=" + d);
   }
   if (typeof base !== "number" || !isFinite(base) || base <= 1) {
     throw new Error("base must be greater than 1 so that the frequencies decrease, got base=" + base);
   }
-  if (!isWhole3(k)) {
+  if (!Number.isInteger(k)) {
     throw new Error("k must be a whole number (an offset in positions), got " + k);
   }
 }
@@ -6412,7 +6308,6 @@ function state9(values) {
 function readout(st) {
   const lam = st.wavelengths, half = st.d / 2;
   return {
-    mono: true,
     lines: [
       "PE : (s, d) = (" + st.s + ", " + st.d + ");  T(k) : (d, d) = (" + st.d + ", " + st.d + ")",
       "base = " + format.general(st.base, 6) + (half === 1 ? ": wavelength " + format.fixed(lam[0], 2) + " positions, one frequency pair i = 0" : ": wavelengths " + format.fixed(lam[0], 2) + " .. " + format.fixed(lam[half - 1], 1, true) + " positions over " + half + " frequency pairs i = 0.." + (half - 1)),
@@ -6421,6 +6316,10 @@ function readout(st) {
     ],
     notes: st.notes
   };
+}
+function readoutHtml10(st) {
+  const r = readout(st);
+  return core_default.linesHtml(r.lines, r.notes);
 }
 function alt9(st) {
   const mean = st.meanSimilarity === null ? "" : ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
@@ -6472,19 +6371,12 @@ function waveLabels(columns) {
   });
 }
 var WAVES = [
-  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
+  // plots.positional's WAVE_COLORS, _WAVE_WIDTHS; "dark": on a dark page
   { label: "i = 0", color: "#00204c", dark: "#dce9fa", width: 2 },
   { label: "i = d/8", color: "#31688e", dark: "#5b9bd5", width: 1.5 },
   { label: "i = d/4", color: "#35b779", dark: "#35b779", width: 1.2 },
   { label: "i = d/2 \u2212 1", color: "#c9a227", dark: "#e0c050", width: 0.9 }
 ];
-function rowsOf(a, n, m) {
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    out.push(Array.from(a.subarray(i * m, (i + 1) * m)));
-  }
-  return out;
-}
 function numbers9(st) {
   return {
     lab: "positional",
@@ -6493,8 +6385,8 @@ function numbers9(st) {
     base: st.base,
     k: st.k,
     tokens: [],
-    weights: rowsOf(st.pe, st.s, st.d),
-    similarity: rowsOf(st.similarity, st.s, st.s),
+    weights: core_default.nested(st.pe, st.s, st.d),
+    similarity: core_default.nested(st.similarity, st.s, st.s),
     wavelengths: Array.from(st.wavelengths),
     p: st.p,
     shifted: Array.from(st.shifted),
@@ -6581,10 +6473,10 @@ var api11 = {
   BASE_CHOICES,
   K_RANGE,
   MAX_IMAGE_SIDE,
-  imageStride,
   frequencies,
   state: state9,
   readout,
+  readoutHtml: readoutHtml10,
   alt: alt9,
   figure: figure9,
   numbers: numbers9
@@ -7294,31 +7186,6 @@ function gallery() {
   };
   return G;
 }
-function isPySpace(c) {
-  return c >= 9 && c <= 13 || c >= 28 && c <= 32 || c === 133 || c === 160 || c === 5760 || c >= 8192 && c <= 8202 || c === 8232 || c === 8233 || c === 8239 || c === 8287 || c === 12288;
-}
-function isBlank(text2) {
-  for (let i = 0; i < text2.length; i++) {
-    if (!isPySpace(text2.charCodeAt(i))) {
-      return false;
-    }
-  }
-  return true;
-}
-function codePointLength(text2) {
-  let n = 0;
-  for (let i = 0; i < text2.length; i++) {
-    const c = text2.charCodeAt(i);
-    if (c >= 55296 && c <= 56319 && i + 1 < text2.length) {
-      const d = text2.charCodeAt(i + 1);
-      if (d >= 56320 && d <= 57343) {
-        i++;
-      }
-    }
-    n++;
-  }
-  return n;
-}
 function pyType(v) {
   if (v === null || v === void 0) {
     return "NoneType";
@@ -7338,10 +7205,10 @@ function textError(text2, g) {
   if (typeof text2 !== "string") {
     return "text must be a string, got " + pyType(text2);
   }
-  if (isBlank(text2)) {
+  const cps = core_default.codePoints(text2), n = cps.length;
+  if (cps.every(core_default.isSpace)) {
     return "text is empty (or only spaces): type at least one word, e.g. " + core_default.pyRepr(g.data.running_sentence);
   }
-  const n = codePointLength(text2);
   if (n > g.data.max_text_chars) {
     return "text is " + fmt9.grouped(n) + " characters long; the limit is " + fmt9.grouped(g.data.max_text_chars) + " (and the model reads at most " + g.maxPositions + " tokens)";
   }
@@ -7375,8 +7242,8 @@ function readPieces(text2, maxTokens) {
       notes: [{ level: "error", text: message.charAt(0).toUpperCase() + message.slice(1) + "." }]
     };
   }
-  const kept = enc.ids.length;
-  const notes = kept < total ? [{ level: "warning", text: "showing the first " + kept + " of " + total + " tokens (the lab reads at most " + maxTokens + ")" }] : [];
+  const kept2 = enc.ids.length;
+  const notes = kept2 < total ? [{ level: "warning", text: "showing the first " + kept2 + " of " + total + " tokens (the lab reads at most " + maxTokens + ")" }] : [];
   return { used, tokens: enc.tokens, ids: enc.ids, notes, total };
 }
 function pairwiseSum(a, from, n) {
@@ -7973,7 +7840,7 @@ function topKeys(row2, k) {
   });
   return idx.reverse().slice(0, k);
 }
-function readoutHtml10(st) {
+function readoutHtml11(st) {
   const T = st.T;
   const parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
   let columns = ["gallery (" + st.gallerySentences + " sentences)"];
@@ -8130,9 +7997,7 @@ function choices2(name, values) {
     return null;
   }
   const tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
-  return tokens.length ? tokens.map(function(t, i) {
-    return [i + ": " + t, i];
-  }) : [["(no tokens)", 0]];
+  return core_default.tokenOptions(tokens);
 }
 var api13 = {
   SCORE_NAMES,
@@ -8140,7 +8005,7 @@ var api13 = {
   MEASURES,
   VIEWS,
   state: state10,
-  readoutHtml: readoutHtml10,
+  readoutHtml: readoutHtml11,
   alt: alt10,
   numbers: numbers10,
   figure: figure10,
@@ -8323,7 +8188,7 @@ function curves(scaled) {
   });
   return out;
 }
-function readoutHtml11(st) {
+function readoutHtml12(st) {
   const mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
   const row2 = Array.from(st.weights.subarray(0, 6)).map(function(w) {
     return fmt12.fixed(w, 2);
@@ -8354,7 +8219,7 @@ function numbers11(st) {
   };
 }
 var CURVES = [
-  // the four panels of plots.attention.ScalingView
+  // the four panels: [measure, title, y label]
   ["variance", "variance of the score q\xB7k", "variance"],
   ["max_weight", "largest softmax weight", "mean largest weight"],
   ["entropy", "entropy of the weights", "nats"],
@@ -8418,8 +8283,6 @@ function figure11(st) {
 }
 var api14 = {
   SCALING_DKS,
-  SCALING_KEYS,
-  SCALING_QUERIES,
   measure,
   state: state11,
   curves,
@@ -8427,7 +8290,7 @@ var api14 = {
   measuredDks: function() {
     return Array.from(measured.keys());
   },
-  readoutHtml: readoutHtml11,
+  readoutHtml: readoutHtml12,
   alt: alt11,
   numbers: numbers11,
   figure: figure11,
@@ -8451,30 +8314,6 @@ var MODULES = {
   scaling: scaling_default,
   training: training_default
 };
-var TYPED = { float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array };
-var Unsent = class extends Error {
-};
-function decode(x, before) {
-  const at = (k) => before !== null && typeof before === "object" ? before[k] : void 0;
-  if (Array.isArray(x)) {
-    return x.map((v, i) => decode(v, at(i)));
-  }
-  if (x === null || typeof x !== "object") {
-    return x;
-  }
-  if (x.$same) {
-    if (before === void 0) {
-      throw new Unsent();
-    }
-    return before;
-  }
-  if (x.$array) {
-    const view = x.buffer;
-    const bytes2 = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
-    return new TYPED[x.$array](bytes2.buffer);
-  }
-  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v, at(k))]));
-}
 var decoded2 = /* @__PURE__ */ new WeakMap();
 function answerOf(model) {
   const raw = model.get("state"), seen = decoded2.get(model) || {};

@@ -1,9 +1,9 @@
 // A lab on a page: the element `.ab-lab[data-ab-lab]` holding its declaration as JSON
 // (`script.ab-lab-data`, written by attention_book/controls/web.py from the scene's
 // controls). mount() renders the controls it declares, presents the lab's states with its
-// module (AttentionBook[<module>], e.g. positional.js: readout(state) or readoutHtml(state),
-// alt(state), figure(state), and optionally numbers, choices, mountExtra) and draws the
-// figure's panels on one <canvas>, role="img" with the scene's alt text for the state shown.
+// module (AttentionBook[<module>], e.g. positional.js: readoutHtml(state), alt(state),
+// figure(state), and optionally numbers, choices, mountExtra) and draws the figure's panels
+// on one <canvas>, role="img" with the scene's alt text for the state shown.
 //
 // The states come from a model with anywidget's interface (get, set, on): the Lab sets
 // "values" and draws each "state" the model answers, {values, state} or {values, error}.
@@ -22,7 +22,7 @@ import {active, makeControl} from "./controls.js";
 import {make} from "./dom.js";
 import {addPictureDownload, save} from "./download.js";
 import {drawFigure} from "./figure.js";
-import {errorElement, readoutElement} from "./readout.js";
+import {readoutHtml} from "./shared/html.js";
 import {theme} from "./theme.js";
 
 const DEFAULT_WIDTH = 600;  // CSS px, for a lab whose column has no width yet
@@ -172,7 +172,7 @@ export class Lab {
     if (this.looks.width === null) {
       this.looks.width = this.figure.clientWidth || this.element.clientWidth || DEFAULT_WIDTH;
     }
-    return Math.max(MIN_WIDTH, Math.min(this.declaration.max_width || MAX_WIDTH, Math.floor(this.looks.width)));
+    return Math.max(MIN_WIDTH, Math.min(MAX_WIDTH, Math.floor(this.looks.width)));
   }
 
   /** Draw the figure of the state shown again (a new width or theme). */
@@ -183,7 +183,7 @@ export class Lab {
 
   /** A clear message in the readout; the last good picture stays. */
   showError(err) {
-    this.caption.replaceChildren(errorElement(err, this.declaration.note_styles));
+    this.caption.innerHTML = readoutHtml("", [{level: "error", text: String((err && err.message) || err)}]);
   }
 
   /** Show state `st` of `values`: figure, alt text, readout. */
@@ -194,13 +194,8 @@ export class Lab {
     this.spec = module.figure(st);
     this.redraw();
     this.canvas.setAttribute("aria-label", module.alt(st));
-    if (module.readoutHtml) {
-      // the scene's readout as Python writes it: every reader-typed text escaped
-      // (tests/test_web_states.py checks it equal to Python's, markup included)
-      this.caption.innerHTML = module.readoutHtml(st);
-    } else {
-      this.caption.replaceChildren(readoutElement(module.readout(st), this.declaration.note_styles));
-    }
+    // every reader-typed text escaped (tests/test_web_states.py types markup)
+    this.caption.innerHTML = module.readoutHtml(st);
     if (this.download) { this.download.disabled = false; }
   }
 

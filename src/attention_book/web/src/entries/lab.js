@@ -8,6 +8,7 @@
 // CommonJS, gets the same API as its exports (the bundle's footer).
 
 import {LUT_HEX, colorize, lut} from "../colormaps.js";
+import {decode} from "../decode.js";
 import {drawFigure} from "../figure.js";
 import {format} from "../format.js";
 import {Lab, mount, start} from "../lab.js";
@@ -15,7 +16,8 @@ import {fillColumns} from "../panels/lines.js";
 import {wholeTicks} from "../ticks.js";
 
 /** The front end's API: AttentionBook.lab in a page, the bundle's exports in Node. */
-const api = {format, lut, colorize, wholeTicks, drawFigure, mount, start, LUT_HEX, Lab, fillColumns};
+const api = {format, lut, colorize, wholeTicks, drawFigure, mount, start, LUT_HEX, Lab, fillColumns,
+             decode};
 
 const book = globalThis.AttentionBook || {};
 globalThis.AttentionBook = book;

@@ -9,6 +9,7 @@
 // notebook draws what the book draws. Bundled by web/build.mjs as an ES module.
 
 import {Lab} from "../lab.js";
+import {Unsent, decode} from "../decode.js";
 import {make} from "../dom.js";
 
 import attention from "../labs/attention.js";
@@ -23,31 +24,10 @@ import pretrained from "../labs/pretrained.js";
 import scaling from "../labs/scaling.js";
 import training from "../labs/training.js";
 
+export {decode};  // the kernel's answers as the modules hold them
+
 const MODULES = {attention, block, embedding, generation, masking, multihead, permutation, positional,
                  pretrained, scaling, training};
-
-const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
-
-/** Thrown for an array the kernel did not send again that this page does not have. */
-class Unsent extends Error {}
-
-/** to_js's value as the modules hold it: {$array, shape, buffer} -> a typed array;
- *  {$same: true} -> the array at the same place of `before` (the state decoded last). */
-export function decode(x, before) {
-  const at = (k) => (before !== null && typeof before === "object" ? before[k] : undefined);
-  if (Array.isArray(x)) { return x.map((v, i) => decode(v, at(i))); }
-  if (x === null || typeof x !== "object") { return x; }
-  if (x.$same) {
-    if (before === undefined) { throw new Unsent(); }
-    return before;  // the same array: a panel that kept its painting of it paints nothing
-  }
-  if (x.$array) {
-    const view = x.buffer;  // a DataView (anywidget) or an ArrayBuffer view
-    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();  // aligned
-    return new TYPED[x.$array](bytes.buffer);
-  }
-  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v, at(k))]));
-}
 
 // Per kernel model (shared by its views): the answer decoded last and the state decoded
 // last, which a new answer's {$same} arrays refer to.

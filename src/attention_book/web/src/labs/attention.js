@@ -1,6 +1,6 @@
 // Chapter 3's attention explorer computed in the reader's browser: the twin of
-// attention_book/scenes/attention.py (attention_state, attention_readout_html,
-// attention_alt_text) at every control's full live range: any query sentence and
+// attention_book/scenes/attention.py (attention_state), with its readout and
+// alt text, at every control's full live range: any query sentence and
 // keys/values sentence (up to 128 tokens each), self or cross, the query, d_k 1..64, every
 // temperature, seeds 0..20. X rows come from chapter 1's table (d = 8, seed 0);
 // W^Q, W^K, W^V are attention.projection_weights(8, d_k, seed=seed), drawn by rng.js as
@@ -11,33 +11,12 @@
 //
 // Row-vector notation as in the package; matrices row-major in Float64Arrays.
 import core from "../shared/core.js";
-import rng from "../shared/rng.js";
 
   const fmt = core.format, esc = core.escapeHtml;
 
   const ATTENTION_D = 8;              // scenes.attention.ATTENTION_D
   const MAX_ATTENTION_TOKENS = 128;   // scenes.attention.MAX_ATTENTION_TOKENS
-  const D_KS = [1, 2, 4, 8, 16, 32, 64];
   const TEMPERATURES = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
-
-  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
-
-  const weightsCache = core.cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
-
-  /** attention.projection_weights(d, d_k, seed=seed): W_q, W_k, W_v : (d, d_k), N(0, 1/d). */
-  function projectionWeights(d, d_k, seed) {
-    if (!isWhole(d_k)) { throw new Error("d_k must be a whole number, got " + d_k); }
-    if (d_k < 1) { throw new Error("d_k must be at least 1, got " + d_k); }
-    if (!isWhole(seed) || seed < 0) { throw new Error("seed must be a whole number >= 0, got " + seed); }
-    const key = d + "," + d_k + "," + seed; let W = weightsCache.get(key);
-    if (W === undefined) {
-      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
-      W = [g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k)];
-      if (weightsCache.size >= 64) { weightsCache.delete(weightsCache.keys().next().value); }
-      weightsCache.set(key, W);
-    }
-    return W;
-  }
 
   // The last sentences, d_k and seed, and the last temperature too: a change of the query
   // (or of the temperature) reuses Q, K, V and the scores instead of computing them again,
@@ -56,7 +35,7 @@ import rng from "../shared/rng.js";
 
   /** Tokens, notes, X, Q, K, V and the unscaled scores Q K^T of the sentence(s). */
   function project(mode, text, kvText, d_k, seed, maxTokens) {
-    const d = ATTENTION_D, W = projectionWeights(d, d_k, seed);  // (d, d_k) each
+    const d = ATTENTION_D, W = core.projectionWeights(d, d_k, seed);  // (d, d_k) each
     const q = core.readTokens(text, maxTokens, "query sentence"); let notes = q.notes;
     let qTokens = q.tokens, kTokens = qTokens;
     if (mode === "cross") {
@@ -90,7 +69,7 @@ import rng from "../shared/rng.js";
     if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
       throw new Error("temperature must be a positive number, got " + temperature);
     }
-    if (!isWhole(query) || query < 0) { throw new Error("query must be a whole number >= 0, got " + query); }
+    core.wholeNumber(query, "query", 0);
     // Only well-typed sentences are cached, so that a bad one always meets its error.
     const cacheable = typeof text === "string" && (mode === "self" || typeof kvText === "string");
     const key = cacheable ? [mode, text, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\u0000") : null;
@@ -142,7 +121,7 @@ import rng from "../shared/rng.js";
     return top;
   }
 
-  /** attention_readout_html: the same HTML as Python (every token escaped). */
+  /** The readout as HTML (every token escaped). */
   function readoutHtml(st) {
     const parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q +
       ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k +
@@ -179,7 +158,7 @@ import rng from "../shared/rng.js";
     return core.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
   }
 
-  /** attention_alt_text: the figure in plain text (set it as text, never as HTML). */
+  /** The alt text: the figure in plain text (set it as text, never as HTML). */
   function alt(st) {
     if (st.s_q === 0) { return core.noTokensAlt("Empty heatmap, arcs and bars", st.notes); }
     const r = row(st), top = topKey(st); let min = Infinity;
@@ -197,8 +176,7 @@ import rng from "../shared/rng.js";
   function queryOptions(values) {
     const tokens = core.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
     const keys = values.mode === "self" || core.readTokens(values.kv_text).tokens.length > 0;
-    if (!keys || !tokens.length) { return [["(no tokens)", 0]]; }
-    return tokens.map(function (t, i) { return [i + ": " + t, i]; });
+    return core.tokenOptions(keys ? tokens : []);
   }
 
   /** The numbers the lab shows, for download: the attention weights drawn (one row per
@@ -211,7 +189,7 @@ import rng from "../shared/rng.js";
             V: n(st.V, st.s_k, st.d_k), output: n(st.output, st.s_q, st.d_k)};
   }
 
-  /** The picture as panels for lab.js (plots.attention.AttentionView, without its arcs):
+  /** The picture as panels for lab.js:
    *  the weights (s_q, s_k) with the tokens, and the chosen query's row of weights. */
   function figure(st) {
     return {
@@ -237,10 +215,9 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    ATTENTION_D: ATTENTION_D, MAX_ATTENTION_TOKENS: MAX_ATTENTION_TOKENS, D_KS: D_KS,
-    TEMPERATURES: TEMPERATURES, projectionWeights: projectionWeights, state: state,
+    ATTENTION_D, TEMPERATURES, projectionWeights: core.projectionWeights, state,
     choices: function (name, values) { return name === "query" ? queryOptions(values) : null; },
-    readoutHtml: readoutHtml, alt: alt, queryOptions: queryOptions, row: row, numbers: numbers, figure: figure,
+    readoutHtml, alt, queryOptions, row, numbers, figure,
   };
 
 export default api;

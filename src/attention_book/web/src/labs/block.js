@@ -1,5 +1,5 @@
 // Chapter 7's block lab computed in the reader's browser: the twin of
-// attention_book/scenes/block.py (block_state, block_readout_html, block_alt_text) at every
+// attention_book/scenes/block.py (block_state), with its readout and alt text, at every
 // control's full live range: any sentence (32 tokens kept), post-LN or pre-LN, residuals on
 // or off, depth 1..12, any seed the package takes (the slider offers 0..20), a causal mask
 // or none. X = chapter 1's embeddings (d = 8, seed 0) + sinusoidal positional encoding.
@@ -34,7 +34,7 @@ import rng from "../shared/rng.js";
     "in the morning the sun was warm, so we went to the river"];
   // scenes.block.LN_LABELS, by norm_first
   const LN_LABELS = {false: "post-LN (the paper, BERT)", true: "pre-LN (GPT-2)"};
-  // plots.block: NORM_LIMITS, LN_COLORS (and lighter twins for dark mode), the y ticks
+  // the picture's norm axis, its ticks and the two settings' colours (lighter twins for dark mode)
   const NORM_LIMITS = [0.25, 64.0];
   const NORM_TICKS = [0.25, 1.0, 4.0, 16.0, 64.0];
   const LN_COLORS = {false: "#00204c", true: "#c9a227"};
@@ -66,9 +66,7 @@ import rng from "../shared/rng.js";
   /** EncoderBlock.from_seed(8, 2, seed=seed_i, bias=True)'s parameters. */
   function drawBlock(seed_i) {
     drawn++;
-    const g = rng.defaultRng(seed_i), std = 1.0 / Math.sqrt(BLOCK_D), W = [], b = []; let i;
-    for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, BLOCK_D * BLOCK_D)); }  // (d, d) each
-    for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, BLOCK_D)); }            // (d,) each
+    const {W, b} = core.attentionParameters(rng.defaultRng(seed_i), BLOCK_D);
     const f = rng.defaultRng([seed_i, 1]);  // _random_ffn: a stream apart from the attention's
     const W_1 = f.normal(0.0, 1.0 / Math.sqrt(BLOCK_D), BLOCK_D * D_FF);  // (d, d_ff)
     const W_2 = f.normal(0.0, 1.0 / Math.sqrt(D_FF), D_FF * BLOCK_D);     // (d_ff, d)
@@ -81,14 +79,9 @@ import rng from "../shared/rng.js";
   /** encoder_stack(MAX_DEPTH, 8, 2, seed): layer i from seed 1000 * seed + i; a shallower
    *  stack is the start of this one. Drawn once per seed (the last 64 kept). */
   function stack(seed) {
-    let blocks = stacks.get(seed);
-    if (blocks === undefined) {
-      blocks = [];
-      for (let i = 0; i < MAX_DEPTH; i++) { blocks.push(drawBlock(1000 * seed + i)); }
-      if (stacks.size >= 64) { stacks.delete(stacks.keys().next().value); }
-      stacks.set(seed, blocks);
-    }
-    return blocks;
+    return core.kept(stacks, seed, function () {
+      return Array.from({length: MAX_DEPTH}, function (_, i) { return drawBlock(1000 * seed + i); });
+    });
   }
 
   // ------------------------------------------------------------------ one block's pieces
@@ -202,29 +195,28 @@ import rng from "../shared/rng.js";
   /** scenes.block._run: X:(s, d), and per LN setting (false: post-LN, true: pre-LN) the
    *  norms (2 L + 1,), the head-averaged weights (L, s, s) and the output (s, d). */
   function run(tokens, seed, depth, residual, causal) {
-    const key = JSON.stringify([tokens, seed, depth, residual, causal]), got = runs.get(key);
-    if (got !== undefined) { return got; }
-    const s = tokens.length, d = BLOCK_D;
-    const X = core.embedTokens(tokens, d, 0), pe = core.sinusoidalEncoding(s, d);  // (s, d) each
-    for (let k = 0; k < X.length; k++) { X[k] += pe[k]; }
-    const blocks = stack(seed), result = {X: X, norms: {}, weights: {}, output: {}};
-    [false, true].forEach(function (nf) {
-      const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
-      let x = X;
-      norms[0] = meanNorm(x, s, d);
-      for (let l = 0; l < depth; l++) {
-        const r = runBlock(blocks[l], x, s, nf, residual, causal, weights.subarray(l * s * s, (l + 1) * s * s));
-        norms[2 * l + 1] = meanNorm(r.mid, s, d);
-        norms[2 * l + 2] = meanNorm(r.out, s, d);
-        x = r.out;
-      }
-      result.norms[nf] = norms;
-      result.weights[nf] = weights;
-      result.output[nf] = x;
+    return core.kept(runs, JSON.stringify([tokens, seed, depth, residual, causal]), function () {
+      const s = tokens.length, d = BLOCK_D;
+      const X = core.embedTokens(tokens, d, 0), pe = core.sinusoidalEncoding(s, d);  // (s, d) each
+      for (let k = 0; k < X.length; k++) { X[k] += pe[k]; }
+      const blocks = stack(seed), result = {X: X, norms: {}, weights: {}, output: {}};
+      [false, true].forEach(function (nf) {
+        const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
+        let x = X;
+        norms[0] = meanNorm(x, s, d);
+        for (let l = 0; l < depth; l++) {
+          const r = runBlock(blocks[l], x, s, nf, residual, causal,
+                             weights.subarray(l * s * s, (l + 1) * s * s));
+          norms[2 * l + 1] = meanNorm(r.mid, s, d);
+          norms[2 * l + 2] = meanNorm(r.out, s, d);
+          x = r.out;
+        }
+        result.norms[nf] = norms;
+        result.weights[nf] = weights;
+        result.output[nf] = x;
+      });
+      return result;
     });
-    if (runs.size >= 64) { runs.delete(runs.keys().next().value); }
-    runs.set(key, result);
-    return result;
   }
 
   // ------------------------------------------------------------------ the state
@@ -278,7 +270,7 @@ import rng from "../shared/rng.js";
 
   function chosenNorms(st) { return st.normFirst ? st.normsPre : st.normsPost; }
 
-  /** block_readout_html: the same HTML as Python (every text escaped). */
+  /** The readout as HTML (every text escaped). */
   function readoutHtml(st) {
     const d = st.d, L = st.depth, n = st.n_parameters;
     const stackText = L + " block(s), " + LN_LABELS[st.normFirst] + ", residuals " +
@@ -316,7 +308,7 @@ import rng from "../shared/rng.js";
     return out;
   }
 
-  /** block_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Empty panels", st.notes); }
     const post = st.normsPost, pre = st.normsPre; let largest = -Infinity;
@@ -338,15 +330,14 @@ import rng from "../shared/rng.js";
   /** The numbers a reader downloads: the weights drawn, (L, s, s) one (s, s) per layer
    *  (mean over heads, the chosen LN setting), one row per query; both settings' norms. */
   function numbers(st) {
-    const s = st.s, layers = [];
-    for (let l = 0; l < st.depth; l++) { layers.push(core.nested(st.weights.subarray(l * s * s, (l + 1) * s * s), s, s)); }
+    const s = st.s, layers = core.stacked(st.weights, st.depth, s, s);
     return {lab: "block", norm_first: st.normFirst, residual: st.residual, causal: st.causal,
             depth: st.depth, seed: st.seed, d: st.d, h: st.h, tokens: st.tokens, weights: layers,
             norms: {"post-LN": Array.from(st.normsPost), "pre-LN": Array.from(st.normsPre)},
             X: core.nested(st.X, s, st.d), output: core.nested(st.output, s, st.d)};
   }
 
-  /** The picture as panels for lab.js (plots.block.BlockView): the residual stream's norm
+  /** The picture as panels for lab.js: the residual stream's norm
    *  after every sub-layer, post-LN and pre-LN, the chosen one thick, sqrt(d) thin (x = 0 the
    *  input, 2l - 1 after block l's attention, 2l after its feed-forward network; log y);
    *  then one heatmap per layer of its weights averaged over the heads. Two fields go beyond
@@ -385,11 +376,8 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    BLOCK_D: BLOCK_D, BLOCK_H: BLOCK_H, D_FF: D_FF, MAX_DEPTH: MAX_DEPTH, MAX_SEED: MAX_SEED,
-    BLOCK_SENTENCES: BLOCK_SENTENCES, LN_LABELS: LN_LABELS, LN_SHORT: LN_SHORT, LN_COLORS: LN_COLORS,
-    NORM_LIMITS: NORM_LIMITS, NORM_TICKS: NORM_TICKS, N_PARAMETERS: N_PARAMETERS,
-    stack: stack, blocksDrawn: function () { return drawn; }, blockTrace: blockTrace,
-    state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
+    BLOCK_D, BLOCK_H, MAX_DEPTH, BLOCK_SENTENCES, LN_LABELS, stack,
+    blocksDrawn: function () { return drawn; }, state, readoutHtml, alt, numbers, figure,
   };
 
 export default api;

@@ -13,22 +13,14 @@ import core from "../shared/core.js";
   const fmt = core.format, esc = core.escapeHtml, UNK = core.vocab.unkToken;
 
   const D_CHOICES = [2, 4, 8, 16, 32, 64];  // scenes.embedding.D_CHOICES
-  const X_COLOR_LIMITS = [-3, 3];           // plots.embedding.X_COLOR_LIMITS
-
-  /** _validate.positive_int's messages. */
-  function positiveInt(value, name) {
-    if (typeof value !== "number" || !Number.isInteger(value)) {
-      throw new Error(name + " must be a whole number, got " + value);
-    }
-    if (value < 1) { throw new Error(name + " must be at least 1, got " + value); }
-  }
+  const X_COLOR_LIMITS = [-3, 3];           // X's colour scale
 
   /** embedding_state(text, d, seed): tokens, ids, X and its similarity, with notes. Bad text
    *  never throws (s = 0 and an error note); a bad d throws as Python does. */
   function state(values) {
     const text = values.text, d = values.d, seed = values.seed === undefined ? 0 : values.seed;
     const maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
-    positiveInt(d, "d");
+    core.positiveInt(d, "d");
     const table = core.embeddingTable(d, seed);  // (V, d)
     const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
     const ids = core.encode(tokens), known = tokens.map(core.isKnown);
@@ -65,7 +57,7 @@ import core from "../shared/core.js";
 
   function shapeLine(st) { return "X : (s, d) = (" + st.s + ", " + st.d + ")" + (st.s ? "" : ": no tokens"); }
 
-  /** embedding_readout_html: the same HTML as Python (every reader-typed text escaped). */
+  /** The readout as HTML (every reader-typed text escaped). */
   function readoutHtml(st) {
     const chips = st.tokens.map(function (token, i) {
       let label = esc(token) + " &rarr; " + st.ids[i];
@@ -90,7 +82,7 @@ import core from "../shared/core.js";
     return null;
   }
 
-  /** embedding_alt_text: the figure in plain text (set it as text, never as HTML). */
+  /** The alt text: the figure in plain text (set it as text, never as HTML). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Two empty heatmaps", st.notes, "there are no tokens to embed"); }
     let text = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") +
@@ -114,7 +106,7 @@ import core from "../shared/core.js";
     return text;
   }
 
-  /** The picture as panels for lab.js (plots.embedding.EmbeddingView): X and its similarity. */
+  /** The picture as panels for lab.js: X and its similarity. */
   function figure(st) {
     return {
       columns: 2,
@@ -139,7 +131,8 @@ import core from "../shared/core.js";
             similarity: core.nested(st.similarity, st.s, st.s)};
   }
 
-  const api = {D_CHOICES: D_CHOICES, state: state, readoutHtml: readoutHtml, alt: alt, figure: figure,
-          numbers: numbers, X_COLOR_LIMITS: X_COLOR_LIMITS};
+  const api = {
+    state, readoutHtml, alt, figure, numbers,
+  };
 
 export default api;

@@ -1,15 +1,16 @@
 // Chapter 8's generation lab computed in the reader's browser: the twin of
-// attention_book/scenes/generation.py (generation_state, generation_readout_html,
-// generation_alt_text) at every control's full live range. The induction model's
+// attention_book/scenes/generation.py (generation_state), with its readout and
+// alt text, at every control's full live range. The induction model's
 // checkpoints come from training-checkpoints.js through training.js (weightsAt); this module
 // decodes one token at a time with a key/value cache a layer, as training.CachedDecoder
 // does: each new token's query attends to the cached keys of every token before it and to
 // its own, and its row of weights is kept as the attention that chose the next token. A
 // generation is kept per (prompt, checkpoint, n, temperature, seed): the step slider only
 // picks rows. Sampling draws numpy's default_rng(seed).random() (rng.js), one a token.
-// An ES module (its default export); build.mjs bundles it, with training.js's decoding, into
-// web/generation.js, a classic script that sets globalThis.AttentionBook.generation. It
-// reads the data (AttentionBook.trainingData, or useData(data) in Node).
+// An ES module (its default export); build.mjs bundles it into web/generation.js, a classic
+// script that sets globalThis.AttentionBook.generation and reads training.js's module from
+// AttentionBook.training (web/training.js loads first). It reads the data
+// (AttentionBook.trainingData, or useData(data) in Node).
 //
 // Row-major: activations (d,) and the state's weights (n_heads, t, s_0 + t) as Float64Arrays.
 import core from "../shared/core.js";
@@ -117,20 +118,14 @@ import training from "./training.js";
     return out;
   }
 
-  function whole(value, name, low, high) {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < low || value > high) {
-      throw new Error(name + " must be a whole number " + low + ".." + high + ", got " + core.pyRepr(value));
-    }
-    return value;
-  }
-
   /** generation_state. */
   function state(values) {
     const spec = training.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
     const get = function (name, dflt) { return values[name] === undefined ? dflt : values[name]; };
-    const c = whole(get("checkpoint", last), "checkpoint", 0, last);
-    let n = whole(get("n", 7), "n", 1, MAX_GENERATED); const asked = n; let t = whole(get("t", 7), "t", 1, MAX_GENERATED); const tAsked = t;
-    const seed = whole(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
+    const c = core.wholeNumber(get("checkpoint", last), "checkpoint", 0, last);
+    let n = core.wholeNumber(get("n", 7), "n", 1, MAX_GENERATED); const asked = n;
+    let t = core.wholeNumber(get("t", 7), "t", 1, MAX_GENERATED); const tAsked = t;
+    const seed = core.wholeNumber(get("seed", 0), "seed", 0, 20), T = get("temperature", 0.0);
     if (typeof T !== "number" || TEMPERATURES.indexOf(T) < 0) {
       throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core.pyRepr(T));
     }
@@ -191,7 +186,7 @@ import training from "./training.js";
 
   function weightAt(st, i, k) { return st.weights[(i * st.t + st.t - 1) * st.s + k]; }
 
-  /** generation_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " +
                  decoding(st) + "</div>"];
@@ -219,7 +214,7 @@ import training from "./training.js";
     return core.readoutHtml(parts.join(""), st.notes);
   }
 
-  /** generation_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     let text = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
     if (!st.t) {
@@ -240,8 +235,7 @@ import training from "./training.js";
   function numbers(st) {
     return {lab: "generation", checkpoint: st.checkpoint, step: st.step, temperature: st.temperature, seed: st.seed,
             prompt: st.prompt, generated: st.generated, t: st.t, tokens: st.tokens, heads: st.heads,
-            weights: st.heads.map(function (_, i) {
-              return core.nested(st.weights.subarray(i * st.t * st.s, (i + 1) * st.t * st.s), st.t, st.s); }),
+            weights: core.stacked(st.weights, st.heads.length, st.t, st.s),
             heaviest_key: st.top, probability: st.probability};
   }
 
@@ -285,7 +279,8 @@ import training from "./training.js";
   /** Use these checkpoints (training_data's object) instead of AttentionBook.trainingData. */
   function useData(d) { training.useData(d); generations.clear(); }
 
-  const api = {useData: useData, generate: generate, inductionTargets: inductionTargets, state: state,
-               readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
+  const api = {
+    useData, generate, state, readoutHtml, alt, numbers, figure,
+  };
 
 export default api;

@@ -1,5 +1,5 @@
 // Chapter 6's mask editor computed in the reader's browser: the twin of
-// attention_book/scenes/masking.py (masking_state, masking_readout_html, masking_alt_text)
+// attention_book/scenes/masking.py (masking_state), with its readout and alt text,
 // at every control's full live range: any sentence (32 tokens shown), every mask kind,
 // padding length 0..32, window 1..16, band 0..16 each way, masked before or after the
 // softmax. X from chapter 1's table (d = 8, seed 0); W^Q, W^K, W^V = projection_weights(8, 4,
@@ -11,22 +11,11 @@
 // Row-major: mask (s, s) as a Uint8Array (1 = query i may attend to key j), scores and
 // weights (s, s), output (s, d_k) as Float64Arrays.
 import core from "../shared/core.js";
-import rng from "../shared/rng.js";
 
   const fmt = core.format, esc = core.escapeHtml;
 
   const MASK_KINDS = ["none", "causal", "padding", "window", "band"];
   const MASKING_D = 8, MASKING_D_K = 4;
-  let W = null;  // projection_weights(8, 4, seed=0): drawn once
-
-  function projections() {
-    if (W === null) {
-      const g = rng.defaultRng(0), std = 1.0 / Math.sqrt(MASKING_D), n = MASKING_D * MASKING_D_K;
-      W = [g.normal(0.0, std, n), g.normal(0.0, std, n), g.normal(0.0, std, n)];  // (d, d_k) each
-    }
-    return W;
-  }
-
   /** masking.named_mask(kind, s, ...): (s, s), 1 = may attend. */
   function namedMask(kind, s, real, window, lower, upper) {
     const mask = new Uint8Array(s * s);
@@ -82,7 +71,7 @@ import rng from "../shared/rng.js";
                                          "which the loss ignores; no query gives a <pad> key any weight"});
       }
     }
-    const d = MASKING_D, d_k = MASKING_D_K, P = projections();
+    const d = MASKING_D, d_k = MASKING_D_K, P = core.projectionWeights(d, d_k, 0);  // (d, d_k) each
     const X = core.embedTokens(tokens, d, 0);  // (s, d)
     const Q = core.matmul(X, P[0], s, d, d_k);  // (s, d) @ (d, d_k) -> (s, d_k)
     const K = core.matmul(X, P[1], s, d, d_k);
@@ -134,7 +123,7 @@ import rng from "../shared/rng.js";
     };
   }
 
-  /** masking_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const s = st.s, d_k = MASKING_D_K;
     const parts = ["<b>" + esc(description(st)) + "</b>",
@@ -149,7 +138,7 @@ import rng from "../shared/rng.js";
     return core.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
   }
 
-  /** masking_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Four empty heatmaps", st.notes); }
     const s = st.s; let hidden = 0, k;
@@ -181,9 +170,9 @@ import rng from "../shared/rng.js";
             scores: n(st.scores, s, s), weights: n(st.weights, s, s), output: n(st.output, s, MASKING_D_K)};
   }
 
-  const SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // plots.masking
+  const SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // colour scales
 
-  /** The picture as panels for lab.js (plots.masking.MaskingView): scores (masked cells
+  /** The picture as panels for lab.js: scores (masked cells
    *  grey and crossed), mask, weights, output, every map with the tokens on its axes. */
   function figure(st) {
     const s = st.s; let hidden = 0; const masked = new Uint8Array(st.mask.length);
@@ -212,9 +201,8 @@ import rng from "../shared/rng.js";
     };
   }
 
-  const api = {MASK_KINDS: MASK_KINDS, MASKING_D: MASKING_D, MASKING_D_K: MASKING_D_K,
-          namedMask: namedMask, description: description, state: state,
-          readoutHtml: readoutHtml, alt: alt, numbers: numbers,
-          figure: figure, SCORE_LIMITS: SCORE_LIMITS, OUTPUT_LIMITS: OUTPUT_LIMITS};
+  const api = {
+    MASK_KINDS, MASKING_D, MASKING_D_K, description, state, readoutHtml, alt, numbers, figure,
+  };
 
 export default api;

@@ -1,6 +1,6 @@
 // Chapter 4's multi-head lab computed in the reader's browser: the twin of
-// attention_book/scenes/multihead.py (multihead_state, multihead_readout_html,
-// multihead_alt_text) at every control's full live range: any sentence (32 tokens shown),
+// attention_book/scenes/multihead.py (multihead_state), with its readout and
+// alt text, at every control's full live range: any sentence (32 tokens shown),
 // d in (8, 12, 16, 32, 64), every h dividing d up to 16, seeds 0..20, any heads on, X with or
 // without positional encoding. The weights are MultiHeadAttention.from_seed(d, h, seed,
 // bias=True), drawn by rng.js as numpy draws them: W_q, W_k, W_v, W_o : (d, d) then b_q,
@@ -19,17 +19,9 @@ import rng from "../shared/rng.js";
   const MH_D_CHOICES = [8, 12, 16, 32, 64];
   const MH_DEFAULT_SEED = 10;
 
-  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
-
-  function positiveInt(value, name) {
-    if (!isWhole(value)) { throw new Error(name + " must be a whole number, got " + value); }
-    if (value < 1) { throw new Error(name + " must be at least 1, got " + value); }
-    return value;
-  }
-
   /** multihead._divides: h as a divisor of d, or the API's message. */
   function divides(h, d) {
-    positiveInt(h, "h");
+    core.positiveInt(h, "h");
     if (d % h) {
       throw new Error("h=" + h + " does not divide d=" + d + ": each head gets d_k = d/h columns, " +
                       "so h must be a divisor of d");
@@ -84,16 +76,9 @@ import rng from "../shared/rng.js";
 
   /** MultiHeadAttention.from_seed(d, h, seed, bias=True)'s parameters (they do not depend on h). */
   function parameters(d, seed) {
-    const key = d + "," + seed; let p = paramsCache.get(key);
-    if (p === undefined) {
-      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d), W = [], b = []; let i;
-      for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, d * d)); }  // (d, d) each
-      for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, d)); }      // (d,) each
-      p = {W: W, b: b};
-      if (paramsCache.size >= 32) { paramsCache.delete(paramsCache.keys().next().value); }
-      paramsCache.set(key, p);
-    }
-    return p;
+    return core.kept(paramsCache, d + "," + seed, function () {
+      return core.attentionParameters(rng.defaultRng(seed), d);
+    }, 32);
   }
 
   /** X:(s, d) @ W:(d, d) + b -> (s, d). */
@@ -109,7 +94,7 @@ import rng from "../shared/rng.js";
     const seed = values.seed === undefined ? MH_DEFAULT_SEED : values.seed;
     const positional = !!values.positional, headsOn = values.heads_on;
     const maxTokens = values.maxTokens === undefined ? core.MAX_WIDGET_TOKENS : values.maxTokens;
-    positiveInt(d, "d");
+    core.positiveInt(d, "d");
     divides(h, d);
     const P = parameters(d, seed), d_k = d / h;
     const onSet = new Set(headsOn === undefined || headsOn === null ?
@@ -180,7 +165,7 @@ import rng from "../shared/rng.js";
     };
   }
 
-  /** multihead_readout_html: the same HTML as Python (every text escaped). */
+  /** The readout as HTML (every text escaped). */
   function readoutHtml(st) {
     const sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" +
       st.d_k + (st.positional ? "  (X includes positional encoding)" : "") +
@@ -195,7 +180,7 @@ import rng from "../shared/rng.js";
       fmt.exponent(st.checkError, 1) + "</div>", st.notes);
   }
 
-  /** multihead_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Empty heatmaps", st.notes); }
     const s = st.s, off = [], peaks = [];
@@ -222,16 +207,15 @@ import rng from "../shared/rng.js";
   /** The numbers the lab shows, for download: each head's weights (h, s, s), one row per
    *  query, the tokens, the heads on, the outputs. */
   function numbers(st) {
-    const n = core.nested, s = st.s, d = st.d, heads = [];
-    for (let i = 0; i < st.h; i++) { heads.push(n(st.weights.subarray(i * s * s, (i + 1) * s * s), s, s)); }
+    const n = core.nested, s = st.s, d = st.d, heads = core.stacked(st.weights, st.h, s, s);
     return {lab: "multihead", d: d, h: st.h, seed: st.seed, positional: st.positional, on: st.on,
             tokens: st.tokens, weights: heads, output: n(st.output, s, d), on_output: n(st.onOutput, s, d),
             off_output: n(st.offOutput, s, d), head_norms: Array.from(st.headNorms)};
   }
 
-  const HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // plots.multihead.HEADS_OUTPUT_COLOR_LIMITS
+  const HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // the outputs' colour scale
 
-  /** The picture as panels for lab.js (plots.multihead.MultiHeadView without fading): one
+  /** The picture as panels for lab.js: one
    *  heatmap of weights per head, then the output of the heads on and what the heads off add. */
   function figure(st) {
     const s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
@@ -266,12 +250,8 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    MAX_HEADS: MAX_HEADS, MH_D_CHOICES: MH_D_CHOICES, MH_DEFAULT_SEED: MH_DEFAULT_SEED,
-    headChoices: headChoices, missingHeadsText: missingHeadsText, shapeTrace: shapeTrace,
-    parameters: parameters, state: state,
-    readoutHtml: readoutHtml, alt: alt,
-    choices: choices,
-    numbers: numbers, figure: figure, HEADS_OUTPUT_COLOR_LIMITS: HEADS_OUTPUT_COLOR_LIMITS,
+    MH_D_CHOICES, MH_DEFAULT_SEED, headChoices, missingHeadsText, parameters, state, readoutHtml,
+    alt, choices, numbers, figure,
   };
 
 export default api;

@@ -19,19 +19,6 @@ import rng from "../shared/rng.js";
   const SHUFFLE_SEEDS = [0, 99];
   const D = 8, MODEL_SEED = 0, MAX_TOKENS = 128;
 
-  const weightsCache = core.cache();
-
-  /** projection_weights(d, d, seed): W^Q, W^K, W^V : (d, d), N(0, 1/d), one generator. */
-  function projections(d, seed) {
-    let key = d + "," + seed, W = weightsCache.get(key);
-    if (W === undefined) {
-      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
-      W = [g.normal(0.0, std, d * d), g.normal(0.0, std, d * d), g.normal(0.0, std, d * d)];
-      weightsCache.set(key, W);
-    }
-    return W;
-  }
-
   function range(s) { const p = []; for (let i = 0; i < s; i++) { p.push(i); } return p; }
 
   /** permutation.named_permutation(name, s, seed). */
@@ -122,7 +109,7 @@ import rng from "../shared/rng.js";
     const custom = values.custom === undefined ? "" : values.custom, seed = values.seed || 0;
     const pe = !!values.pe, causal = !!values.causal, d = D;
     const maxTokens = values.maxTokens === undefined ? MAX_TOKENS : values.maxTokens;
-    const W = projections(d, MODEL_SEED);
+    const W = core.projectionWeights(d, d, MODEL_SEED);  // (d, d) each
     const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
     let s = tokens.length, perm;
     if (s === 0) {
@@ -177,7 +164,7 @@ import rng from "../shared/rng.js";
 
   function verdict(st) { return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + fmt.exponent(st.maxError, 1) + ")"; }
 
-  /** permutation_readout_html: the same HTML as Python (every text escaped). */
+  /** The readout as HTML (every text escaped). */
   function readoutHtml(st) {
     if (st.s === 0) { return core.readoutHtml("", st.notes); }
     const mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
@@ -193,7 +180,7 @@ import rng from "../shared/rng.js";
       same + "</div>", st.notes);
   }
 
-  /** permutation_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     if (st.s === 0) { return core.noTokensAlt("Seven empty heatmaps", st.notes); }
     return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") +
@@ -214,7 +201,7 @@ import rng from "../shared/rng.js";
             output_permuted_after: n(st.after[2], s, d), max_error: st.maxError, equivariant: st.equivariant};
   }
 
-  // plots.permutation: INPUT_, PERMUTATION_, DIFFERENCE_COLOR_LIMITS, PERMUTATION_MAX_LABELS
+  // the colour scales of the inputs, outputs and differences; the most tick labels named
   const LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
 
   /** The picture as panels for lab.js: each row a pair, permuted after attention (left) and
@@ -250,10 +237,7 @@ import rng from "../shared/rng.js";
   }
 
   const api = {
-    PERMUTATION_NAMES: PERMUTATION_NAMES, EQUIVARIANCE_TOL: EQUIVARIANCE_TOL,
-    SHUFFLE_SEEDS: SHUFFLE_SEEDS, namedPermutation: namedPermutation,
-    parsePermutation: parsePermutation, state: state, readoutHtml: readoutHtml, alt: alt,
-    numbers: numbers, figure: figure, COLOR_LIMITS: LIMITS, MAX_LABELS: MAX_LABELS,
+    PERMUTATION_NAMES, SHUFFLE_SEEDS, state, readoutHtml, alt, numbers, figure,
   };
 
 export default api;

@@ -8,6 +8,7 @@
 // Row-vector notation as in the package: PE:(s, d) row-major in a Float64Array, entry
 // (p, j) at p * d + j; omega_i = base ** (-2 i / d); PE[p, 2i] = sin(p omega_i),
 // PE[p, 2i+1] = cos(p omega_i).
+import core from "../shared/core.js";
 import {format} from "../format.js";
 
   const BASE_CHOICES = [10, 100, 1000, 10000, 100000];  // scenes.positional.BASE_CHOICES
@@ -18,21 +19,17 @@ import {format} from "../format.js";
   /** The step that brings n cells down to at most MAX_IMAGE_SIDE (image_stride). */
   function imageStride(n) { return Math.max(1, Math.ceil(n / MAX_IMAGE_SIDE)); }
 
-  function isWhole(x) { return typeof x === "number" && Number.isInteger(x); }
-
   /** The math layer's messages, as Python raises them (ValueError -> Error). */
   function check(s, d, base, k) {
-    if (!isWhole(s)) { throw new Error("s must be a whole number, got " + s); }
-    if (s < 1) { throw new Error("s must be at least 1, got " + s); }
-    if (!isWhole(d)) { throw new Error("d must be a whole number, got " + d); }
-    if (d < 1) { throw new Error("d must be at least 1, got " + d); }
+    core.positiveInt(s, "s");
+    core.positiveInt(d, "d");
     if (d < 2 || d % 2) {
       throw new Error("d must be even for sinusoidal encoding (sin and cos come in pairs), got d=" + d);
     }
     if (typeof base !== "number" || !isFinite(base) || base <= 1) {
       throw new Error("base must be greater than 1 so that the frequencies decrease, got base=" + base);
     }
-    if (!isWhole(k)) { throw new Error("k must be a whole number (an offset in positions), got " + k); }
+    if (!Number.isInteger(k)) { throw new Error("k must be a whole number (an offset in positions), got " + k); }
   }
 
   /** omega:(d/2,) = base ** (-2 i / d), i = 0..d/2-1 (positional.frequencies). */
@@ -178,11 +175,10 @@ import {format} from "../format.js";
     return st;
   }
 
-  /** The readout's lines (plain text) and notes, as positional_readout_html shows them. */
+  /** The readout's lines (plain text) and notes. */
   function readout(st) {
     const lam = st.wavelengths, half = st.d / 2;
     return {
-      mono: true,
       lines: [
         "PE : (s, d) = (" + st.s + ", " + st.d + ");  T(k) : (d, d) = (" + st.d + ", " + st.d + ")",
         "base = " + format.general(st.base, 6) + (half === 1
@@ -198,7 +194,10 @@ import {format} from "../format.js";
     };
   }
 
-  /** positional_alt_text: the figure described in plain text. */
+  /** The readout as HTML: its lines escaped, then the notes. */
+  function readoutHtml(st) { const r = readout(st); return core.linesHtml(r.lines, r.notes); }
+
+  /** The alt text: the figure described in plain text. */
   function alt(st) {
     const mean = st.meanSimilarity === null ? "" :
       ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
@@ -251,7 +250,7 @@ import {format} from "../format.js";
     return columns.filter(function (j, n) { return columns.indexOf(j) === n; });
   }
 
-  /** A line and a legend entry per distinct column (plots.positional._wave_labels): small d
+  /** A line and a legend entry per distinct column: small d
    *  repeats columns (d = 2 has the one pair i = 0 four times), labelled with its number i;
    *  otherwise the names i = 0, d/8, d/4, d/2 - 1. [{n: index of its first line, label}] */
   function waveLabels(columns) {
@@ -262,30 +261,24 @@ import {format} from "../format.js";
     });
   }
 
-  const WAVES = [  // plots.positional: WAVE_COLORS, _WAVE_WIDTHS, _WAVE_LABELS; "dark": on a dark page
+  const WAVES = [  // plots.positional's WAVE_COLORS, _WAVE_WIDTHS; "dark": on a dark page
     {label: "i = 0", color: "#00204c", dark: "#dce9fa", width: 2.0},
     {label: "i = d/8", color: "#31688e", dark: "#5b9bd5", width: 1.5},
     {label: "i = d/4", color: "#35b779", dark: "#35b779", width: 1.2},
     {label: "i = d/2 \u2212 1", color: "#c9a227", dark: "#e0c050", width: 0.9},
   ];
 
-  /** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
-   *  rotation check as lines (the four panels of plots.positional.PositionalView). */
-  function rowsOf(a, n, m) {  // (n*m) -> n rows of m numbers
-    const out = [];
-    for (let i = 0; i < n; i++) { out.push(Array.from(a.subarray(i * m, (i + 1) * m))); }
-    return out;
-  }
-
   /** The numbers the lab shows, for download: its main matrix PE (s, d) as `weights` (no
    *  tokens here: positions), the similarity (s, s), the wavelengths and the rotation check. */
   function numbers(st) {
     return {lab: "positional", s: st.s, d: st.d, base: st.base, k: st.k, tokens: [],
-            weights: rowsOf(st.pe, st.s, st.d), similarity: rowsOf(st.similarity, st.s, st.s),
+            weights: core.nested(st.pe, st.s, st.d), similarity: core.nested(st.similarity, st.s, st.s),
             wavelengths: Array.from(st.wavelengths), p: st.p, shifted: Array.from(st.shifted),
             rotated: Array.from(st.rotated), max_error: st.maxError};
   }
 
+  /** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
+   *  rotation check as lines. */
   function figure(st) {
     const s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
     const every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" :
@@ -324,9 +317,8 @@ import {format} from "../format.js";
   }
 
   const api = {
-    BASE_CHOICES: BASE_CHOICES, K_RANGE: K_RANGE, MAX_IMAGE_SIDE: MAX_IMAGE_SIDE,
-    imageStride: imageStride, frequencies: frequencies, state: state, readout: readout,
-    alt: alt, figure: figure, numbers: numbers,
+    BASE_CHOICES, K_RANGE, MAX_IMAGE_SIDE, frequencies, state, readout, readoutHtml, alt, figure,
+    numbers,
   };
 
 export default api;

@@ -59,35 +59,6 @@ const root = globalThis;
 
   // ------------------------------------------------------------------ Python's text rules
 
-  /** Python's str.isspace, one code point. */
-  function isPySpace(c) {
-    return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) || c === 0x85 || c === 0xa0 || c === 0x1680 ||
-      (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f ||
-      c === 0x3000;
-  }
-
-  /** Python's `not text.strip()`. */
-  function isBlank(text) {
-    for (let i = 0; i < text.length; i++) {
-      if (!isPySpace(text.charCodeAt(i))) { return false; }
-    }
-    return true;
-  }
-
-  /** len(text) in Python: code points (a lone surrogate counts as one). */
-  function codePointLength(text) {
-    let n = 0;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-        const d = text.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) { i++; }
-      }
-      n++;
-    }
-    return n;
-  }
-
   /** Python's type(value).__name__. */
   function pyType(v) {
     if (v === null || v === undefined) { return "NoneType"; }
@@ -100,10 +71,10 @@ const root = globalThis;
   /** MiniLM._encoding's refusals before tokenizing (the message, or null). */
   function textError(text, g) {
     if (typeof text !== "string") { return "text must be a string, got " + pyType(text); }
-    if (isBlank(text)) {
+    const cps = core.codePoints(text), n = cps.length;
+    if (cps.every(core.isSpace)) {  // Python's `not text.strip()`
       return "text is empty (or only spaces): type at least one word, e.g. " + core.pyRepr(g.data.running_sentence);
     }
-    const n = codePointLength(text);
     if (n > g.data.max_text_chars) {
       return "text is " + fmt.grouped(n) + " characters long; the limit is " + fmt.grouped(g.data.max_text_chars) +
         " (and the model reads at most " + g.maxPositions + " tokens)";

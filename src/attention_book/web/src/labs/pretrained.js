@@ -1,6 +1,6 @@
 // Chapter 9's lab computed in the reader's browser: the twin of
-// attention_book/scenes/pretrained.py (pretrained_state, pretrained_readout_html,
-// pretrained_alt_text, pretrained_query_options): one head of all-MiniLM-L6-v2 on a sentence.
+// attention_book/scenes/pretrained.py (pretrained_state and its query's
+// choices), with its readout and alt text: one head of all-MiniLM-L6-v2 on a sentence.
 //
 // Two sources of maps:
 //   - pretrained-gallery.js (web_export.export_pretrained_gallery, ~0.5 MB): the tokenizer,
@@ -137,7 +137,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
     return idx.reverse().slice(0, k);
   }
 
-  /** scenes.pretrained.pretrained_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const T = st.T;
     const parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" +
@@ -168,7 +168,7 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
     return core.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
   }
 
-  /** scenes.pretrained.pretrained_alt_text (plain text): the panels in the order drawn. */
+  /** The alt text: the panels in the order drawn. */
   function alt(st) {
     const what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03b1 f(x)\u2016 (each row scaled to sum to 1)";
     const galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function (n) {
@@ -249,13 +249,13 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
   function choices(name, values) {
     if (name !== "query") { return null; }
     const tokens = readPieces(values.text === undefined ? gallery().data.running_sentence : values.text).tokens;
-    return tokens.length ? tokens.map(function (t, i) { return [i + ": " + t, i]; }) : [["(no tokens)", 0]];
+    return core.tokenOptions(tokens);
   }
 
-  const api = {SCORE_NAMES: SCORE_NAMES, SCORE_LABELS: SCORE_LABELS, MEASURES: MEASURES, VIEWS: VIEWS, state: state, readoutHtml: readoutHtml,
-          alt: alt, numbers: numbers, figure: figure, choices: choices, mountExtra: mountExtra,
-          readPieces: readPieces, headScores: headScores, pairwiseSum: pairwiseSum, pyRepr: core.pyRepr,
-          loadModel: loadModel, startModel: startModel, modelStatus: modelStatus,
-          setWeightsUrl: function (url) { engine.url = url; }};
+  const api = {
+    SCORE_NAMES, SCORE_LABELS, MEASURES, VIEWS, state, readoutHtml, alt, numbers, figure, choices,
+    mountExtra, readPieces, headScores, pairwiseSum, pyRepr: core.pyRepr, loadModel, startModel,
+    modelStatus, setWeightsUrl: function (url) { engine.url = url; },
+  };
 
 export default api;

@@ -154,7 +154,7 @@ import rng from "../shared/rng.js";
     return out;
   }
 
-  /** scaling_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const mode = st.scaled ? "scaled: scores = q\u00b7k / \u221ad<sub>k</sub>" : "unscaled: scores = q\u00b7k";
     const row = Array.from(st.weights.subarray(0, 6)).map(function (w) { return fmt.fixed(w, 2); }).join(", ");
@@ -171,7 +171,7 @@ import rng from "../shared/rng.js";
     return core.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
   }
 
-  /** scaling_alt_text. */
+  /** The alt text. */
   function alt(st) {
     const mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
     return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled " +
@@ -192,14 +192,14 @@ import rng from "../shared/rng.js";
             variance: st.variance, max_weight: st.maxWeight, entropy: st.entropy, grad_norm: st.gradNorm};
   }
 
-  const CURVES = [  // the four panels of plots.attention.ScalingView
+  const CURVES = [  // the four panels: [measure, title, y label]
     ["variance", "variance of the score q\u00b7k", "variance"],
     ["max_weight", "largest softmax weight", "mean largest weight"],
     ["entropy", "entropy of the weights", "nats"],
     ["grad_norm", "gradient through the softmax", "mean norm"],
   ];
 
-  /** The picture as panels for lab.js, as plots.attention.ScalingView draws it: the four
+  /** The picture as panels for lab.js: the four
    *  measurements against d_k on a log axis (one step a doubling), unscaled (orange) and
    *  scaled (blue), the chosen mode's curve bold and the chosen d_k marked. The variance is
    *  on a log axis too, with the dashed line d_k that the unscaled variance follows; the
@@ -242,11 +242,11 @@ import rng from "../shared/rng.js";
     };
   }
 
-  const api = {SCALING_DKS: SCALING_DKS, SCALING_KEYS: SCALING_KEYS, SCALING_QUERIES: SCALING_QUERIES,
-          measure: measure, state: state, curves: curves,
-          // the d_k measured so far (the page's load must measure only the default's)
-          measuredDks: function () { return Array.from(measured.keys()); },
-          readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure,
-          mountExtra: function () { inSteps = true; }};
+  const api = {
+    SCALING_DKS, measure, state, curves,
+    // the d_k measured so far (the page's load must measure only the default's)
+    measuredDks: function () { return Array.from(measured.keys()); }, readoutHtml, alt, numbers,
+    figure, mountExtra: function () { inSteps = true; },
+  };
 
 export default api;

@@ -1,5 +1,5 @@
 // Chapter 8's training explorer computed in the reader's browser: the twin of
-// attention_book/scenes/training.py (training_state, training_readout_html, training_alt_text)
+// attention_book/scenes/training.py (training_state), with its readout and alt text,
 // at every control's full live range: both tasks, all 26 checkpoints, any input the reader
 // types (the same parsing, limits and messages as Python). The two trained tiny
 // transformers come from training-checkpoints.js (written by
@@ -258,10 +258,8 @@ const root = globalThis;
                       (typeof task === "string" ? core.pyRepr(task) : String(task)));
     }
     const spec = data().tasks[task], cfg = spec.config, n = spec.steps.length;
-    const c = values.checkpoint === undefined ? n - 1 : values.checkpoint;
-    if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c >= n) {
-      throw new Error("checkpoint must be 0.." + (n - 1) + ", got " + c);
-    }
+    const c = core.wholeNumber(values.checkpoint === undefined ? n - 1 : values.checkpoint,
+                               "checkpoint", 0, n - 1);
     const text = task === "reverse" ? values.reverse_input : values.induction_input;
     let read = readSymbols(text), notes = read.notes, tokens = [], predicted = [];
     let L = cfg.n_layers, h = cfg.n_heads, maps = new Float64Array(0);
@@ -296,7 +294,7 @@ const root = globalThis;
 
   function curvesAt(st) { return st.scoreCurves.map(function (curve) { return curve[st.checkpoint]; }); }
 
-  /** training_readout_html: the same HTML as Python. */
+  /** The readout as HTML. */
   function readoutHtml(st) {
     const end = st.step === st.steps;
     const what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
@@ -325,7 +323,7 @@ const root = globalThis;
     return core.readoutHtml(parts.join(""), st.notes);
   }
 
-  /** training_alt_text (plain text). */
+  /** The alt text (plain text). */
   function alt(st) {
     let text = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
     if (st.s) {
@@ -348,8 +346,7 @@ const root = globalThis;
   function numbers(st) {
     const s = st.s;
     return {lab: "training", task: st.task, checkpoint: st.checkpoint, step: st.step, tokens: st.tokens,
-            heads: st.heads, weights: st.heads.map(function (_, k) {
-              return core.nested(st.weights.subarray(k * s * s, (k + 1) * s * s), s, s); }),
+            heads: st.heads, weights: core.stacked(st.weights, st.heads.length, s, s),
             predicted: st.predicted, right: st.right, input_scores: st.inputScores,
             loss: st.lossNow, accuracy: st.accuracyNow, held_out_scores: curvesAt(st)};
   }
@@ -357,7 +354,7 @@ const root = globalThis;
   // plots.training: SCORE_COLORS (light) and lighter twins for dark mode
   const COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"], DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
 
-  /** The picture as panels for lab.js (plots.training.TrainingView): each head's map, the
+  /** The picture as panels for lab.js: each head's map, the
    *  loss of every step with ln V (the loss axis is logarithmic in Python: yscale "log"),
    *  and each head's held-out score at the checkpoints, the current step marked. */
   function figure(st) {
@@ -390,8 +387,9 @@ const root = globalThis;
     };
   }
 
-  const api = {TASKS: TASKS, useData: useData, data: data, weightsAt: weightsAt, forward: forward, pyRepr: core.pyRepr,
-          readSymbols: readSymbols, tokenError: tokenError, headlineScores: headlineScores, correctOutputs: correctOutputs,
-          state: state, readoutHtml: readoutHtml, alt: alt, numbers: numbers, figure: figure};
+  const api = {
+    TASKS, useData, data, weightsAt, forward, pyRepr: core.pyRepr, readSymbols, tokenError, state,
+    readoutHtml, alt, numbers, figure,
+  };
 
 export default api;

@@ -3,9 +3,9 @@
 // exact for any text: vocab.js holds the character tables measured from Python), reading
 // reader-typed text as scenes/core.py's read_tokens does (the same notes and limits),
 // chapter 1's embedding table drawn with rng.js (numpy's default_rng, bit for bit), small
-// matrix helpers, numbers formatted as Python formats them, and HTML built as Python's
-// readout_html builds it, every reader-typed text escaped. An ES module (its default
-// export), bundled into web/lab.js by build.mjs, where the labs' bundles read it.
+// matrix helpers, numbers formatted as Python formats them, and the readouts' HTML, every
+// reader-typed text escaped. An ES module (its default export), bundled into web/lab.js by
+// build.mjs, where the labs' bundles read it.
 //
 // The parts, by concern: tokens.js (the tokenizer), matrices.js (the embedding table and
 // matrix helpers), html.js (readout HTML and Python's messages); this module gathers them

@@ -1,5 +1,5 @@
-// html.js: the labs' readout HTML as Python's scenes.core builds it (every reader-typed text
-// escaped) and Python's messages (repr, whole-number checks). Part of core.js.
+// html.js: the labs' readout HTML (every reader-typed text escaped) and Python's messages
+// (repr, whole-number checks). Part of core.js.
 
   // ------------------------------------------------------------------ text and HTML
 
@@ -9,13 +9,13 @@
       .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
   }
 
-  const NOTE_STYLE = {  // scenes.core._NOTE_STYLE: symbol, text colour, background
+  const NOTE_STYLE = {  // a note level's symbol, text colour, background
     error: ["&#9888;", "#8a1c1c", "#fdecea"],
     warning: ["&#9888;", "#6b4e00", "#fff4d6"],
     info: ["&#8505;", "#0b3d6b", "#e8f1fb"],
   };
 
-  /** scenes.core.notes_html: the notes as an HTML list, each text escaped. */
+  /** The notes as an HTML list, each text escaped. */
   function notesHtml(notes) {
     const items = notes.map(function (note) {
       const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
@@ -27,13 +27,20 @@
       items.join("") + "</ul>" : "";
   }
 
-  /** scenes.core.readout_html: body (HTML, reader text already escaped), then the notes. */
+  /** A lab's readout: body (HTML, reader text already escaped), then the notes. */
   function readoutHtml(body, notes, style) {
     return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body +
       notesHtml(notes || []) + "</div>";
   }
 
-  /** scenes.core.no_tokens_alt. */
+  /** A readout of plain-text lines (each escaped, in monospace) and notes. */
+  function linesHtml(lines, notes) {
+    return readoutHtml(lines.map(function (line) {
+      return '<div style="font-family:monospace">' + escapeHtml(line) + "</div>";
+    }).join(""), notes);
+  }
+
+  /** The alt text of a picture with no tokens: why, then the notes. */
   function noTokensAlt(picture, notes, why) {
     return picture + ": " + (why || "there are no tokens") + ". " +
       notes.map(function (n) { return n.text; }).join(" ");
@@ -78,6 +85,15 @@
     return out + quote;
   }
 
+  /** _validate.positive_int(value, name): the value, or Python's message. */
+  function positiveInt(value, name) {
+    if (typeof value !== "number" || !Number.isInteger(value)) {
+      throw new Error(name + " must be a whole number, got " + pyRepr(value));
+    }
+    if (value < 1) { throw new Error(name + " must be at least 1, got " + value); }
+    return value;
+  }
+
   /** _validate.whole_number(value, name, low, high): the value, or Python's message. */
   function wholeNumber(value, name, low, high) {
     const bounds = high === undefined ? " >= " + low : " in " + low + ".." + high;
@@ -88,13 +104,13 @@
     return value;
   }
 
-  /** scenes.core.positions_html. */
+  /** The tokens with their positions, as HTML. */
   function positionsHtml(tokens) {
     const listed = tokens.map(function (t, i) { return i + ":" + escapeHtml(t); }).join(" ") || "<i>none</i>";
     return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
   }
 
-  /** scenes.core.tracer_html. */
+  /** A shape tracer's rows (name, shape) as an open <details> table. */
   function tracerHtml(summary, trace, more, empty) {
     const rows = trace.map(function (row) {
       return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row[0]) + "</td><td><code>(" +
@@ -105,5 +121,5 @@
       (more || "") + "</details>";
   }
 
-export {escapeHtml, notesHtml, readoutHtml, noTokensAlt, pyRepr, wholeNumber, positionsHtml,
-        tracerHtml};
+export {escapeHtml, notesHtml, readoutHtml, linesHtml, noTokensAlt, pyRepr, positiveInt, wholeNumber,
+        positionsHtml, tracerHtml};

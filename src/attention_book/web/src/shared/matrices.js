@@ -1,11 +1,13 @@
 // matrices.js: chapter 1's embedding table drawn with rng.js (numpy's default_rng, bit for
-// bit), the caches a lab keeps, and small matrix helpers. Part of core.js.
+// bit), the caches a lab keeps, the labs' random weights and small matrix helpers. Part of
+// core.js.
 //
 // Matrices are row-major Float64Arrays: entry (i, j) of an (n, m) matrix at i * m + j.
 
 import vocab from "./vocab.js";
 import rng from "./rng.js";
 import {encode} from "./tokens.js";
+import {positiveInt, wholeNumber} from "./html.js";
 
   // ------------------------------------------------------------------ embeddings
 
@@ -13,13 +15,9 @@ import {encode} from "./tokens.js";
 
   /** embedding.embedding_table(V, d, seed): default_rng(seed).standard_normal((V, d)). */
   function embeddingTable(d, seed) {
-    const key = d + "," + seed; let t = tables.get(key);
-    if (t === undefined) {
-      t = rng.defaultRng(seed).standardNormal(vocab.words.length * d);  // (V, d)
-      if (tables.size >= 32) { tables.delete(tables.keys().next().value); }
-      tables.set(key, t);
-    }
-    return t;
+    return kept(tables, d + "," + seed, function () {
+      return rng.defaultRng(seed).standardNormal(vocab.words.length * d);  // (V, d)
+    }, 32);
   }
 
   /** The rows of ``ids`` of an (V, d) table: X:(s, d) (embedding.embed). */
@@ -44,6 +42,42 @@ import {encode} from "./tokens.js";
 
   /** A Map-like cache a lab keeps (cleared by clearCaches). */
   function cache() { const c = new Map(); caches.push(c); return c; }
+
+  /** The value of `c` under `key`, or make()'s, kept (the oldest dropped beyond `most`). */
+  function kept(c, key, make, most = 64) {
+    let value = c.get(key);
+    if (value === undefined) {
+      value = make();
+      if (c.size >= most) { c.delete(c.keys().next().value); }
+      c.set(key, value);
+    }
+    return value;
+  }
+
+  // ------------------------------------------------------------------ random weights
+
+  const projections = cache();  // "d,d_k,seed" -> [W_q, W_k, W_v]
+
+  /** attention.projection_weights(d, d_k, seed=seed): W_q, W_k, W_v : (d, d_k), N(0, 1/d),
+   *  drawn in that order from default_rng(seed). */
+  function projectionWeights(d, d_k, seed) {
+    positiveInt(d_k, "d_k");
+    wholeNumber(seed, "seed", 0);
+    return kept(projections, d + "," + d_k + "," + seed, function () {
+      const g = rng.defaultRng(seed), std = 1.0 / Math.sqrt(d);
+      return [g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k), g.normal(0.0, std, d * d_k)];
+    });
+  }
+
+  /** MultiHeadAttention.from_seed(d, h, seed, bias=True)'s parameters from generator `g` (they
+   *  do not depend on h): W: [W_q, W_k, W_v, W_o] (d, d) each, then b: [b_q, b_k, b_v, b_o]
+   *  (d,) each, N(0, 1/d). */
+  function attentionParameters(g, d) {
+    const std = 1.0 / Math.sqrt(d), W = [], b = []; let i;
+    for (i = 0; i < 4; i++) { W.push(g.normal(0.0, std, d * d)); }  // (d, d) each
+    for (i = 0; i < 4; i++) { b.push(g.normal(0.0, std, d)); }      // (d,) each
+    return {W: W, b: b};
+  }
 
   /** A:(n, k) @ B:(k, m) -> (n, m). */
   function matmul(A, B, n, k, m) {
@@ -115,6 +149,13 @@ import {encode} from "./tokens.js";
     return out;
   }
 
+  /** A stack a:(k, n, m) as k nested (n, m) lists (each head's or layer's map, for JSON). */
+  function stacked(a, k, n, m) {
+    return Array.from({length: k}, function (_, i) {
+      return nested(a.subarray(i * n * m, (i + 1) * n * m), n, m);
+    });
+  }
+
   /** positional.sinusoidal_encoding(s, d, base): PE:(s, d), PE[p, 2i] = sin(p w_i),
    *  PE[p, 2i+1] = cos(p w_i), w_i = base^(-2i/d) (chapters 4, 5 and 7 add it to X). */
   function sinusoidalEncoding(s, d, base) {
@@ -157,5 +198,6 @@ import {encode} from "./tokens.js";
     return best;
   }
 
-export {embeddingTable, embed, embedTokens, clearCaches, cache, matmul, matmulT, softmaxRows,
-        cosineSimilarity, repeated, unique, nested, sinusoidalEncoding, layerNorm, argmax};
+export {embeddingTable, embed, embedTokens, clearCaches, cache, kept, projectionWeights,
+        attentionParameters, matmul, matmulT, softmaxRows,
+        cosineSimilarity, repeated, unique, nested, stacked, sinusoidalEncoding, layerNorm, argmax};

@@ -138,4 +138,9 @@ import {format} from "../format.js";
     return {tokens: tokens.slice(0, maxTokens), notes: notes, total: tokens.length};
   }
 
-export {MAX_WIDGET_TOKENS, codePoints, isSpace, tokenize, isKnown, encode, readTokens};
+  /** scenes.core.token_options: a query drop-down's choices ["i: token", i], or "(no tokens)". */
+  function tokenOptions(tokens) {
+    return tokens.length ? tokens.map(function (t, i) { return [i + ": " + t, i]; }) : [["(no tokens)", 0]];
+  }
+
+export {MAX_WIDGET_TOKENS, codePoints, isSpace, tokenize, isKnown, encode, readTokens, tokenOptions};
