@@ -19,7 +19,9 @@ warm-up change forward and back), each change timed in the page:
 Changes go forward then back, so a lab returns to its state after every pair, and the
 controls are measured in interleaved rounds (every control once a round), so a slow spell
 of a shared machine falls on all of them alike. Between changes the script waits until no
-lab has a request in flight for 60 ms.
+lab has a request in flight for 60 ms. The timed changes start once JupyterLab has rendered
+every cell (it renders the cells out of view in idle time, which stalled the changes
+made meanwhile: ``RENDERED``).
 
 A control whose change does not change the picture in the current state is reported as
 "no visible change", or "disabled" when the page disables it (decided on its warm-up
@@ -214,6 +216,15 @@ async () => {
 }
 """
 
+# Every cell rendered: JupyterLab 4's default windowing ("contentVisibility", Notebook 7's
+# too) leaves the cells out of view as placeholders and renders them in idle callbacks,
+# after a 3 s timeout when the page is never idle, a whole cell at once (a MyST cell with
+# its formulas, a CodeMirror editor). A change made meanwhile waits behind that work: after
+# Run All, chapter 3 still had 29 of 69 cells to render, done 23 s later (load 13-17), and
+# the kernel's answer, sent 2-30 ms after the key, sat in the page's socket behind long
+# tasks of 0.3-1.6 s (benchmarks/README.md). The timed changes start when it is done.
+RENDERED = "() => window.__panel.content.widgets.every(cell => !cell.isPlaceholder())"
+
 # Runs every cell (``command``: JupyterLab's Run All command; otherwise Run All was chosen
 # from the menu, and this waits until the kernel is idle with every cell run or one failed),
 # and says which cells failed or never ran: Run All stops at a cell error, and a kernel that
@@ -364,14 +375,11 @@ def pick_notebooks(args) -> list[Path]:
     return found
 
 
-def copy_notebooks(sources: list[Path], root: Path) -> list[Path]:
-    """Copies of ``sources`` in ``root``."""
-    copies = []
-    for source in sources:
-        copy = root / source.name
-        copy.write_bytes(source.read_bytes())
-        copies.append(copy)
-    return copies
+def copy_notebook(source: Path, root: Path) -> Path:
+    """A fresh copy of ``source`` in ``root``."""
+    copy = root / source.name
+    copy.write_bytes(source.read_bytes())
+    return copy
 
 
 # ------------------------------------------------------------------ measuring
@@ -510,6 +518,8 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
     """Run ``notebook`` and move every control of its labs; ``then(page, labs)``, if
     given, runs on the page before it closes (a test's own checks)."""
     page, labs = open_and_run(context, server, notebook, index, errors, options.app)
+    if options.repeats:  # time the labs, not JupyterLab's rendering of the cells it deferred
+        page.wait_for_function(RENDERED, timeout=RUN_ALL_MS, polling=250)
     for l, lab in enumerate(labs):
         if lab["name"] in options.start:
             page.evaluate("([l, values]) => __lab.start(l, values)", [l, options.start[lab["name"]]])
@@ -523,7 +533,7 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
                 continue
             kinds.add(control["kind"])
             controls.append(Control(l, c, {
-                "chapter": notebook.stem, "lab": name, "id": lab["id"],
+                "chapter": notebook.stem, "app": options.app, "lab": name, "id": lab["id"],
                 "control": control["label"], "kind": control["kind"]}))
     try:
         measure_labs(page, controls, options)
@@ -532,8 +542,8 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
     finally:
         page.close()
     if not labs:
-        return [{"chapter": notebook.stem, "lab": "-", "control": "-", "kind": "-",
-                 "status": "no labs found"}]
+        return [{"chapter": notebook.stem, "app": options.app, "lab": "-", "control": "-",
+                 "kind": "-", "status": "no labs found"}]
     return [control.summary() for control in controls]
 
 
@@ -663,7 +673,7 @@ def chromium(browser=None):
 
 
 def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None = None,
-            browser=None, then=None) -> tuple[list[dict], dict]:
+            browser=None, then=None, more=()) -> tuple[list[dict], dict]:
     """Open and run each notebook in JupyterLab, then change every control of its labs.
 
     Returns the control rows (for :func:`summarize`) and, per notebook stem, the page's
@@ -671,24 +681,31 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
     ``options.repeats`` 0 every control is still moved forward and back once (the warm-up),
     unmeasured: what tests/test_jupyterlab.py runs. ``browser``: a playwright chromium to
     use instead of launching one; ``then(page, labs)``: run on each notebook's page after
-    its controls were moved.
+    its controls were moved. ``more``: further ``(notebooks, options)`` run first on the
+    same server (Notebook 7's page, say: ``Options(app="notebook")``), without ``then``;
+    their rows say their ``app``, their errors are under ``"<stem> (<app>)"``. (Notebook
+    7 opened after JupyterLab's pages on one server threw "Command 'filebrowser:open-path'
+    not registered"; JupyterLab after Notebook 7 throws nothing.) Every notebook is opened
+    from a fresh copy, over the one a page before may have saved.
     """
     rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="lab-latency-") as tmp:
         root, state = Path(tmp) / "notebooks", Path(tmp) / "state"
         root.mkdir()
         state.mkdir()
-        copies = copy_notebooks(notebooks, root)
+        jobs = [(source, how, None) for group, how in more for source in group]
+        jobs += [(source, options, then) for source in notebooks]
         with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser:
-            for index, notebook in enumerate(copies):
+            for index, (source, how, after) in enumerate(jobs):
+                notebook = copy_notebook(source, root)
                 context = browser.new_context(viewport=VIEWPORT)
-                found = errors.setdefault(notebook.stem, [])
+                key = notebook.stem if how.app == "lab" else f"{notebook.stem} ({how.app})"
+                found = errors.setdefault(key, [])
                 try:
-                    rows += measure_notebook(context, server, notebook, index, options,
-                                             found, then)
+                    rows += measure_notebook(context, server, notebook, index, how, found, after)
                 except (RuntimeError, PlaywrightError) as err:  # report it, go on
                     print(err, file=sys.stderr)
-                    rows.append({"chapter": notebook.stem, "lab": "-",
+                    rows.append({"chapter": notebook.stem, "app": how.app, "lab": "-",
                                  "control": "-", "kind": "-",
                                  "status": f"error: {str(err).splitlines()[0][:120]}"})
                 finally:

@@ -31,7 +31,9 @@ LOCAL_HOSTS = {"127.0.0.1"}
 #: out a test that shares a costly module fixture with others (test_pretrained's
 #: transformers model): moved to the other worker, it would build the fixture twice.
 LONG_TESTS = {
-    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors": 120,
+    # fresh clone, CI: 2-4-6-7-8 160 s; 1-3-5-9 121 s, + 34 s of Notebook 7's since it runs them
+    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[2": 160,
+    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[1": 150,
     # one test a page, four visits each: a numbered chapter's page 20-35 s, the others 5-15
     "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe[chapters/0": 25,
     "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe": 8,
