@@ -325,3 +325,30 @@ def test_continuation_counts_are_kept_on_disk(tmp_path, monkeypatch):
                      "top": again["top"]}
     G.continuation_counts(prompts, 0)
     assert len(computed) == 2 and len(list(folder.glob("*.npz"))) == 2
+
+
+def test_a_second_process_waits_for_the_first_rather_than_computing_again(tmp_path):
+    """Two processes that want the same cached result at once (on a fresh clone, the build's
+    data step and chapter 8's kernel both train the same models): one computes it, the other
+    waits and loads the file. Without diskcache.computing both computed it (checked)."""
+    script = textwrap.dedent("""
+        import sys, time
+        import numpy as np
+        from attention_book import diskcache
+        def compute():
+            with open(sys.argv[1], "a") as log:
+                log.write("computed\\n")
+            time.sleep(1.0)  # long enough for the other process to ask meanwhile
+            return {"x": np.arange(3.0)}
+        out = diskcache.cached_arrays("wait", [1], "code", compute)
+        print(out["x"].tolist())
+    """)
+    log = tmp_path / "computed.log"
+    env = {**os.environ, T.CACHE_ENV: str(tmp_path / "cache")}
+    runs = [subprocess.Popen([sys.executable, "-c", script, str(log)], env=env,
+                             stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [run.communicate(timeout=120)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0]
+    assert outs == ["[0.0, 1.0, 2.0]\n"] * 2
+    assert log.read_text() == "computed\n"  # once, not twice
+    assert len(list((tmp_path / "cache" / "wait").iterdir())) == 1  # no lock among the files

@@ -15,12 +15,16 @@ folder of its own to write into, and keeps nothing on disk.
 
 Files are ``numpy.savez`` archives of named arrays, loaded without pickle, and written
 atomically (a temporary file in the same folder, then renamed), so that two kernels
-computing the same result at the same time never read half a file.
+computing the same result at the same time never read half a file. And while one process
+computes a file, another that wants the same file waits for it (:func:`computing`) rather
+than computing it a second time: on a fresh clone the build's data step and chapter 8's
+kernel both want the two trained models at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -33,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["CACHE_ENV", "source_digest", "module_digest", "folder", "cache_file", "load",
-           "save", "cached_arrays"]
+           "save", "computing", "cached_arrays"]
 
 #: The environment variable that names the caches' root folder.
 CACHE_ENV = "ATTENTION_BOOK_CACHE"
@@ -145,6 +149,24 @@ def save(path: Path, arrays: dict) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def computing(path: Path):
+    """Held while this process computes the file at path: a second process computing the
+    same file waits here until the first has saved it, then loads it (the caller loads
+    again inside). The lock is ``<cache root>/.locks/<file name>.lock``, beside the caches'
+    folders rather than in them; without a writable folder nothing waits."""
+    locks = path.parent.parent / ".locks"
+    try:
+        locks.mkdir(parents=True, exist_ok=True)
+        lock = open(locks / f"{path.name}.lock", "a")  # noqa: SIM115 - closed below
+    except OSError:
+        yield
+        return
+    with lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 def _numpy_machine() -> dict:
     """What besides numpy's version decides its float results: the SIMD features its
     loops dispatch on (the same version may sum in another order on another CPU)."""
@@ -195,10 +217,13 @@ def cached_arrays(name: str, arguments, code: str | None, compute: Callable[[], 
         return {k: data[k] for k in data.files if k != _KEY}
 
     arrays = load(path, read)
-    if arrays is not None:
-        _log.info("loaded %s from %s", name, path)
-        return arrays
-    arrays = compute()
-    if save(path, {**arrays, _KEY: np.array(key)}):
-        _log.info("saved %s to %s", name, path)
+    if arrays is None:
+        with computing(path):
+            arrays = load(path, read)  # computed by another process while this one waited
+            if arrays is None:
+                arrays = compute()
+                if save(path, {**arrays, _KEY: np.array(key)}):
+                    _log.info("saved %s to %s", name, path)
+                return arrays
+    _log.info("loaded %s from %s", name, path)
     return arrays

@@ -1110,8 +1110,11 @@ def _load_or_train(*args) -> TinyRun:
     path, key = where
     run = _load(path, key)
     if run is None:
-        run = _train(*args)
-        _save(run, path, key)
+        with diskcache.computing(path):  # another process training the same run: wait
+            run = _load(path, key)
+            if run is None:
+                run = _train(*args)
+                _save(run, path, key)
     return run
 
 
