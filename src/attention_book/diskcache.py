@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["CACHE_ENV", "source_digest", "module_digest", "folder", "cache_file", "load",
-           "save", "computing", "cached_arrays"]
+           "save", "computing", "load_or_make", "cached_arrays"]
 
 #: The environment variable that names the caches' root folder.
 CACHE_ENV = "ATTENTION_BOOK_CACHE"
@@ -149,12 +149,25 @@ def save(path: Path, arrays: dict) -> bool:
     return True
 
 
+def load_or_make(path: Path, load_it: Callable, make: Callable):
+    """``load_it()``, or, when that is None, ``make()`` (which computes and saves the file at
+    path) while holding :func:`computing`: a process that waited there for another to make
+    the same file loads it instead."""
+    value = load_it()
+    if value is None:
+        with computing(path):
+            value = load_it()  # made by another process while this one waited
+            if value is None:
+                value = make()
+    return value
+
+
 @contextlib.contextmanager
 def computing(path: Path):
     """Held while this process computes the file at path: a second process computing the
-    same file waits here until the first has saved it, then loads it (the caller loads
-    again inside). The lock is ``<cache root>/.locks/<file name>.lock``, beside the caches'
-    folders rather than in them; without a writable folder nothing waits."""
+    same file waits here until the first has saved it (:func:`load_or_make` then loads it).
+    The lock is ``<cache root>/.locks/<file name>.lock``, beside the caches' folders rather
+    than in them; without a writable folder nothing waits."""
     locks = path.parent.parent / ".locks"
     try:
         locks.mkdir(parents=True, exist_ok=True)
@@ -214,16 +227,14 @@ def cached_arrays(name: str, arguments, code: str | None, compute: Callable[[], 
     def read(data):
         if str(data[_KEY][()]) != key:  # a name collision, or a file copied from elsewhere
             return None
-        return {k: data[k] for k in data.files if k != _KEY}
+        arrays = {k: data[k] for k in data.files if k != _KEY}
+        _log.info("loaded %s from %s", name, path)
+        return arrays
 
-    arrays = load(path, read)
-    if arrays is None:
-        with computing(path):
-            arrays = load(path, read)  # computed by another process while this one waited
-            if arrays is None:
-                arrays = compute()
-                if save(path, {**arrays, _KEY: np.array(key)}):
-                    _log.info("saved %s to %s", name, path)
-                return arrays
-    _log.info("loaded %s from %s", name, path)
-    return arrays
+    def make():
+        arrays = compute()
+        if save(path, {**arrays, _KEY: np.array(key)}):
+            _log.info("saved %s to %s", name, path)
+        return arrays
+
+    return load_or_make(path, lambda: load(path, read), make)

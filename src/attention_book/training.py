@@ -1108,14 +1108,13 @@ def _load_or_train(*args) -> TinyRun:
     if where is None:
         return _train(*args)
     path, key = where
-    run = _load(path, key)
-    if run is None:
-        with diskcache.computing(path):  # another process training the same run: wait
-            run = _load(path, key)
-            if run is None:
-                run = _train(*args)
-                _save(run, path, key)
-    return run
+
+    def train_and_save() -> TinyRun:
+        run = _train(*args)
+        _save(run, path, key)
+        return run
+
+    return diskcache.load_or_make(path, lambda: _load(path, key), train_and_save)
 
 
 # in-process memo on top of the disk cache: the same arguments give the same object
