@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 
-from .minilm import b64
+from .minilm import b64, classic_script, folder_checked
 
 __all__ = ["TRAINING_BITS", "TRAINING_GROUP", "quantize_groups", "page_checkpoints",
            "training_data", "training_script", "write_training_script", "read_training_script",
@@ -220,21 +219,10 @@ def training_script(runs: dict | None = None, bits: int = TRAINING_BITS,
         ASCII.
     """
     data = training_data(runs, bits) if data is None else data
-    body = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
-    return (
-        "/* training-checkpoints.js: chapter 8's two tiny transformers at their 26 checkpoints"
+    return classic_script("trainingData", data, (
+        "training-checkpoints.js: chapter 8's two tiny transformers at their 26 checkpoints"
         f" ({data['bits']}-bit changes between checkpoints), for training.js; written by "
-        "attention_book.web_export.training_script. */\n"
-        "(function (root, data) {\n"
-        '  if (typeof module === "object" && module && module.exports) {\n'
-        "    module.exports = data;\n"
-        "  } else {\n"
-        "    root.AttentionBook = root.AttentionBook || {};\n"
-        "    root.AttentionBook.trainingData = data;\n"
-        "  }\n"
-        '})(typeof globalThis !== "undefined" ? globalThis : this,\n'
-        f"{body});\n"
-    )
+        "attention_book.web_export.training_script."))
 
 
 def write_training_script(path, runs: dict | None = None, bits: int = TRAINING_BITS) -> dict:
@@ -245,9 +233,7 @@ def write_training_script(path, runs: dict | None = None, bits: int = TRAINING_B
     dict
         ``bytes`` (the file's size), ``bits``.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ValueError(f"the folder {path.parent} does not exist")
+    path = folder_checked(path)
     text = training_script(runs, bits)
     path.write_text(text, "ascii")
     return {"bytes": len(text), "bits": bits}
