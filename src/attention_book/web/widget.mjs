@@ -4804,6 +4804,7 @@ var training_default = {
   useData,
   data,
   weightsAt,
+  linear,
   forward,
   pyRepr: core_default.pyRepr,
   readSymbols,
@@ -4826,16 +4827,7 @@ function cfg() {
   return training_default.data().tasks.induction.config;
 }
 function linear2(x, W, b, nIn, nOut) {
-  const y = new Float64Array(nOut);
-  for (let o = 0; o < nOut; o++) {
-    let sum = b[o];
-    const wo = o * nIn;
-    for (let t = 0; t < nIn; t++) {
-      sum += x[t] * W[wo + t];
-    }
-    y[o] = sum;
-  }
-  return y;
+  return training_default.linear(x, W, b, 1, nIn, nOut);
 }
 function decoder(c) {
   const conf = cfg(), W = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;

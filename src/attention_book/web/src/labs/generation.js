@@ -23,16 +23,8 @@ import training from "./training.js";
 
   function cfg() { return training.data().tasks.induction.config; }
 
-  /** x:(n_in,) @ W^T with W:(n_out, n_in) (torch's layout) + b -> (n_out,). */
-  function linear(x, W, b, nIn, nOut) {
-    const y = new Float64Array(nOut);
-    for (let o = 0; o < nOut; o++) {
-      let sum = b[o]; const wo = o * nIn;
-      for (let t = 0; t < nIn; t++) { sum += x[t] * W[wo + t]; }
-      y[o] = sum;
-    }
-    return y;
-  }
+  /** x:(n_in,) @ W^T + b -> (n_out,): training.js's linear on one row. */
+  function linear(x, W, b, nIn, nOut) { return training.linear(x, W, b, 1, nIn, nOut); }
 
   /** A CachedDecoder of checkpoint c: feed(token) -> {logits (V,), rows (L h) x (length,)}. */
   function decoder(c) {

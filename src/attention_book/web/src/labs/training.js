@@ -386,6 +386,6 @@ const root = globalThis;
   }
 
 export default {
-  TASKS, useData, data, weightsAt, forward, pyRepr: core.pyRepr, readSymbols, tokenError, state,
+  TASKS, useData, data, weightsAt, linear, forward, pyRepr: core.pyRepr, readSymbols, tokenError, state,
   readoutHtml, alt, numbers, figure,
 };
