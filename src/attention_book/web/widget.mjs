@@ -3491,8 +3491,17 @@ function project(mode, text2, kvText, d_k, seed, maxTokens) {
     Q,
     K,
     V,
-    scores: core_default.matmulT(Q, K, s_q, d_k, s_k)
+    scores: scores(X_q, X_kv, Q, K, W, d_k)
   };
+}
+function scores(X_q, X_kv, Q, K, W, d_k) {
+  const d = ATTENTION_D, s_q = X_q.length / d, s_k = X_kv.length / d;
+  if (d_k <= d) {
+    return core_default.matmulT(Q, K, s_q, d_k, s_k);
+  }
+  const M = core_default.matmulT(W[0], W[1], d, d_k, d);
+  const XM = core_default.matmul(X_q, M, s_q, d, d);
+  return core_default.matmulT(XM, X_kv, s_q, d, s_k);
 }
 function state(values) {
   const text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
@@ -3516,7 +3525,10 @@ function state(values) {
       return x * scale;
     });
     const weights = core_default.softmaxRows(scaled, s_q, s_k);
-    return { weights, output: core_default.matmul(weights, p.V, s_q, s_k, d_k) };
+    let output = null;
+    return { weights, output: function() {
+      return output || (output = core_default.matmul(weights, p.V, s_q, s_k, d_k));
+    } };
   });
   return {
     text: typeof text2 === "string" ? text2 : "",
@@ -3537,7 +3549,9 @@ function state(values) {
     V: p.V,
     scale,
     weights: w.weights,
-    output: w.output,
+    get output() {
+      return w.output();
+    },
     notes: p.notes.slice()
   };
 }
@@ -3809,15 +3823,15 @@ function attention(B, x, s, causal, wMean) {
         v[r * D_K + c] = V[r * d + hd * D_K + c];
       }
     }
-    const scores = core_default.matmulT(q, k, s, D_K, s, scale);
+    const scores2 = core_default.matmulT(q, k, s, D_K, s, scale);
     if (causal) {
       for (r = 0; r < s; r++) {
         for (c = r + 1; c < s; c++) {
-          scores[r * s + c] = -Infinity;
+          scores2[r * s + c] = -Infinity;
         }
       }
     }
-    const w = core_default.softmaxRows(scores, s, s);
+    const w = core_default.softmaxRows(scores2, s, s);
     heads.push(w);
     const H = core_default.matmul(w, v, s, s, D_K);
     for (r = 0; r < s; r++) {
@@ -5267,15 +5281,15 @@ function state6(values) {
   const K = core_default.matmul(X, P[1], s, d, d_k);
   const V = core_default.matmul(X, P[2], s, d, d_k);
   const mask = namedMask(kind2, s, real, window, lower, upper);
-  const scores = core_default.matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
+  const scores2 = core_default.matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
   let weights;
   if (method === "before") {
-    weights = scores.map(function(x, k) {
+    weights = scores2.map(function(x, k) {
       return mask[k] ? x : -Infinity;
     });
     core_default.softmaxRows(weights, s, s);
   } else {
-    weights = core_default.softmaxRows(scores.slice(), s, s).map(function(x, k) {
+    weights = core_default.softmaxRows(scores2.slice(), s, s).map(function(x, k) {
       return x * mask[k];
     });
   }
@@ -5326,7 +5340,7 @@ function state6(values) {
     s,
     real,
     mask,
-    scores,
+    scores: scores2,
     weights,
     output,
     rowSums,
@@ -5904,15 +5918,15 @@ function attend(x, W, s, causal) {
   const Q = core_default.matmul(x, W[0], s, D, D);
   const K = core_default.matmul(x, W[1], s, D, D);
   const V = core_default.matmul(x, W[2], s, D, D);
-  const scores = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
+  const scores2 = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
   if (causal) {
     for (let i = 0; i < s; i++) {
       for (let j = i + 1; j < s; j++) {
-        scores[i * s + j] = -Infinity;
+        scores2[i * s + j] = -Infinity;
       }
     }
   }
-  const weights = core_default.softmaxRows(scores, s, s);
+  const weights = core_default.softmaxRows(scores2, s, s);
   return [core_default.matmul(weights, V, s, s, D), weights];
 }
 function rows(A, perm, n) {
