@@ -305,17 +305,34 @@ function lut(name) {
   return tables.get(name);
 }
 function colorize(values, name, vmin, vmax, out) {
-  const table = lut(name), scale = 255 / (vmax - vmin);
-  for (let i = 0, n = values.length; i < n; i++) {
+  const scale = 255 / (vmax - vmin), n = values.length;
+  const pixels = out.byteOffset % 4 === 0 ? new Uint32Array(out.buffer, out.byteOffset, n) : null;
+  const table = pixels ? lut32(name) : lut(name);
+  for (let i = 0; i < n; i++) {
     const v = values[i];
     let level = Number.isNaN(v) ? 0 : Math.round((v - vmin) * scale);
     level = level < 0 ? 0 : level > 255 ? 255 : level;
-    out[4 * i] = table[3 * level];
-    out[4 * i + 1] = table[3 * level + 1];
-    out[4 * i + 2] = table[3 * level + 2];
-    out[4 * i + 3] = 255;
+    if (pixels) {
+      pixels[i] = table[level];
+    } else {
+      out[4 * i] = table[3 * level];
+      out[4 * i + 1] = table[3 * level + 1];
+      out[4 * i + 2] = table[3 * level + 2];
+      out[4 * i + 3] = 255;
+    }
   }
   return out;
+}
+var tables32 = /* @__PURE__ */ new Map();
+function lut32(name) {
+  if (!tables32.has(name)) {
+    const table = lut(name), words = new Uint32Array(256), bytes2 = new Uint8Array(words.buffer);
+    for (let k = 0; k < 256; k++) {
+      bytes2.set([table[3 * k], table[3 * k + 1], table[3 * k + 2], 255], 4 * k);
+    }
+    tables32.set(name, words);
+  }
+  return tables32.get(name);
 }
 function rgb(name, level) {
   const table = lut(name);
@@ -6178,14 +6195,17 @@ function frequencies(d, base) {
 }
 var EXACT_EVERY = 16;
 function encodingAt(p0, n, omega) {
-  const half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
+  return encodingInto(new Float64Array(n * 2 * omega.length), 0, p0, n, omega);
+}
+function encodingInto(pe, at, p0, n, omega) {
+  const half = omega.length, d = 2 * half;
   const cw = new Float64Array(half), sw = new Float64Array(half);
   for (let j = 0; j < half; j++) {
     cw[j] = Math.cos(omega[j]);
     sw[j] = Math.sin(omega[j]);
   }
   for (let r = 0; r < n; r++) {
-    const p = p0 + r, row2 = r * d;
+    const p = p0 + r, row2 = (at + r) * d;
     if (r % EXACT_EVERY === 0) {
       for (let i = 0; i < half; i++) {
         const a = p * omega[i];
@@ -6210,11 +6230,32 @@ function encoding(s, d, base) {
   if (cache2.rows < s) {
     const grown = new Float64Array(s * d);
     grown.set(cache2.pe);
-    grown.set(encodingAt(cache2.rows, s - cache2.rows, cache2.omega), cache2.rows * d);
-    cache2.pe = grown;
+    cache2.pe = encodingInto(grown, cache2.rows, cache2.rows, s - cache2.rows, cache2.omega);
     cache2.rows = s;
   }
   return cache2.pe.subarray(0, s * d);
+}
+function rotationError(pe, src, first, q0, q1, c, sn, p, rotated, most) {
+  const half = c.length, d = 2 * half;
+  for (let q = q0; q < q1; q++) {
+    const from = (q - q0 + first) * d;
+    for (let u = 0; u < half; u++) {
+      const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
+      const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
+      const e1 = Math.abs(src[from + 2 * u] - rs), e2 = Math.abs(src[from + 2 * u + 1] - rc);
+      if (e1 > most) {
+        most = e1;
+      }
+      if (e2 > most) {
+        most = e2;
+      }
+      if (q === p) {
+        rotated[2 * u] = rs;
+        rotated[2 * u + 1] = rc;
+      }
+    }
+  }
+  return most;
 }
 function state9(values) {
   const s = values.s, d = values.d, base = values.base, k = values.k;
@@ -6252,34 +6293,13 @@ function state9(values) {
     c[t] = Math.cos(k * omega[t]);
     sn[t] = Math.sin(k * omega[t]);
   }
-  const shiftedAll = new Float64Array(s * d), lo = Math.max(0, -k), hi = Math.min(s, s - k);
-  if (hi > lo) {
-    shiftedAll.set(pe.subarray((lo + k) * d, (hi + k) * d), lo * d);
-  }
-  if (lo > 0) {
-    shiftedAll.set(encodingAt(k, Math.min(lo, s), omega), 0);
-  }
+  const lo = Math.min(s, Math.max(0, -k)), hi = Math.max(lo, Math.min(s, s - k));
+  const rotated = new Float64Array(d);
+  const rows2 = (src, first, q0, q1, most) => rotationError(pe, src, first, q0, q1, c, sn, p, rotated, most);
+  let maxError = lo > 0 ? rows2(encodingAt(k, lo, omega), 0, 0, lo, 0) : 0;
+  maxError = rows2(pe, lo + k, lo, hi, maxError);
   if (hi < s) {
-    const from = Math.max(hi, 0);
-    shiftedAll.set(encodingAt(from + k, s - from, omega), from * d);
-  }
-  let maxError = 0, rotated = new Float64Array(d);
-  for (let q = 0; q < s; q++) {
-    for (let u = 0; u < half; u++) {
-      const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
-      const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
-      const e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
-      if (e1 > maxError) {
-        maxError = e1;
-      }
-      if (e2 > maxError) {
-        maxError = e2;
-      }
-      if (q === p) {
-        rotated[2 * u] = rs;
-        rotated[2 * u + 1] = rc;
-      }
-    }
+    maxError = rows2(encodingAt(hi + k, s - hi, omega), 0, hi, s, maxError);
   }
   const shifted = encodingAt(p + k, 1, omega);
   const notes = [d === 2 ? { level: "info", text: "one frequency pair, \u03C9\u2080 = 1: wavelength 2\u03C0 \u2248 6.28 positions, whatever the base" } : { level: "info", text: "wavelengths grow geometrically from 2\u03C0 \u2248 6.28 to " + format.fixed(lam[half - 1], 0, true) + " positions (x" + format.general(Math.pow(base, 2 / d), 3) + " per frequency pair)" }];

@@ -36,17 +36,38 @@ export function lut(name) {
  * @returns {Uint8ClampedArray|Uint8Array}
  */
 export function colorize(values, name, vmin, vmax, out) {
-  const table = lut(name), scale = 255 / (vmax - vmin);
-  for (let i = 0, n = values.length; i < n; i++) {
+  const scale = 255 / (vmax - vmin), n = values.length;
+  // one 32-bit write a pixel (its four bytes in memory order, whatever the platform's)
+  const pixels = out.byteOffset % 4 === 0 ? new Uint32Array(out.buffer, out.byteOffset, n) : null;
+  const table = pixels ? lut32(name) : lut(name);
+  for (let i = 0; i < n; i++) {
     const v = values[i];
     let level = Number.isNaN(v) ? 0 : Math.round((v - vmin) * scale);
     level = level < 0 ? 0 : level > 255 ? 255 : level;
-    out[4 * i] = table[3 * level];
-    out[4 * i + 1] = table[3 * level + 1];
-    out[4 * i + 2] = table[3 * level + 2];
-    out[4 * i + 3] = 255;
+    if (pixels) {
+      pixels[i] = table[level];
+    } else {
+      out[4 * i] = table[3 * level];
+      out[4 * i + 1] = table[3 * level + 1];
+      out[4 * i + 2] = table[3 * level + 2];
+      out[4 * i + 3] = 255;
+    }
   }
   return out;
+}
+
+const tables32 = new Map();
+
+/** A colour map's 256 opaque RGBA pixels, each one 32-bit word (bytes R, G, B, 255). */
+function lut32(name) {
+  if (!tables32.has(name)) {
+    const table = lut(name), words = new Uint32Array(256), bytes = new Uint8Array(words.buffer);
+    for (let k = 0; k < 256; k++) {
+      bytes.set([table[3 * k], table[3 * k + 1], table[3 * k + 2], 255], 4 * k);
+    }
+    tables32.set(name, words);
+  }
+  return tables32.get(name);
 }
 
 /**
