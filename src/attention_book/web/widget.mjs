@@ -1144,7 +1144,7 @@ function strokeLine(ctx, ys, X, Y) {
   }
   ctx.stroke();
 }
-function fillColumns(ctx, ys, X, Y, width, px) {
+function columnSpans(ys, X, Y, width, px) {
   const r = width / 2, first = Math.floor((X(0) - r) * px);
   const n = Math.ceil((X(ys.length - 1) + r) * px) - first + 1;
   const span = new Float64Array(2 * n).fill(NaN);
@@ -1195,13 +1195,76 @@ function fillColumns(ctx, ys, X, Y, width, px) {
       }
     }
   }
-  for (let c = 0; c < n; c++) {
-    if (span[2 * c] === span[2 * c]) {
-      ctx.fillRect((c + first) / px, span[2 * c], 1 / px, span[2 * c + 1] - span[2 * c]);
-    }
-  }
   return { first, span };
 }
+function rgba(css) {
+  if (css[0] === "#") {
+    return [1, 3, 5].map((i) => parseInt(css.slice(i, i + 2), 16)).concat(1);
+  }
+  const v = css.slice(css.indexOf("(") + 1, -1).split(",").map(Number);
+  return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1];
+}
+var DensePixels = class {
+  /** @param {{x0: number, y0: number, x1: number, y1: number}} area device px it may cover */
+  constructor(area) {
+    this.x0 = Math.floor(area.x0);
+    this.y0 = Math.floor(area.y0);
+    this.w = Math.max(1, Math.ceil(area.x1) - this.x0);
+    this.h = Math.max(1, Math.ceil(area.y1) - this.y0);
+    this.rgba = new Uint8ClampedArray(4 * this.w * this.h);
+    this.empty = true;
+  }
+  /** Blend colour `css` over the pixels the columns cover. */
+  paint({ first, span }, css, px) {
+    const [r, g, b, alpha] = rgba(css), { w, h, rgba: out } = this;
+    const word = new Uint32Array(1);
+    new Uint8Array(word.buffer).set([r, g, b, Math.round(255 * alpha)]);
+    const pixels = new Uint32Array(out.buffer), solid = word[0];
+    const blend = (at, cover) => {
+      const k = 4 * at, under = out[k + 3] / 255, a = cover + under * (1 - cover);
+      out[k] = (r * cover + out[k] * under * (1 - cover)) / a;
+      out[k + 1] = (g * cover + out[k + 1] * under * (1 - cover)) / a;
+      out[k + 2] = (b * cover + out[k + 2] * under * (1 - cover)) / a;
+      out[k + 3] = 255 * a;
+    };
+    for (let c = 0; c < span.length / 2; c++) {
+      const x = c + first - this.x0;
+      if (!(span[2 * c] < span[2 * c + 1]) || x < 0 || x >= w) {
+        continue;
+      }
+      const top = Math.max(0, span[2 * c] * px - this.y0), bottom = Math.min(h, span[2 * c + 1] * px - this.y0);
+      if (!(top < bottom)) {
+        continue;
+      }
+      const y1 = Math.floor(top), y2 = Math.ceil(bottom) - 1;
+      if (y1 === y2) {
+        blend(y1 * w + x, (bottom - top) * alpha);
+        continue;
+      }
+      blend(y1 * w + x, (y1 + 1 - top) * alpha);
+      for (let y = y1 + 1; y < y2; y++) {
+        if (alpha === 1) {
+          pixels[y * w + x] = solid;
+        } else {
+          blend(y * w + x, alpha);
+        }
+      }
+      blend(y2 * w + x, (bottom - y2) * alpha);
+    }
+    this.empty = false;
+  }
+  /** Draw the image onto `ctx` (its transform `px` device px a CSS px, no translation). */
+  draw(ctx, px, scratch) {
+    if (this.empty) {
+      return;
+    }
+    scratch.width = this.w;
+    scratch.height = this.h;
+    scratch.getContext("2d").putImageData(new ImageData(this.rgba, this.w, this.h), 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(scratch, this.x0 / px, this.y0 / px, this.w / px, this.h / px);
+  }
+};
 function drawMarker(ctx, panel, { box, X, Y }, th) {
   const at = Math.round(X(panel.marker)) + 0.5;
   ctx.strokeStyle = ACCENT;
@@ -1223,7 +1286,7 @@ function drawMarker(ctx, panel, { box, X, Y }, th) {
     ctx.fill();
   }
 }
-function drawPlot(ctx, panel, scales, th) {
+function drawPlot(ctx, panel, scales, th, scratch) {
   const { box, Y, log } = scales;
   ctx.save();
   ctx.beginPath();
@@ -1238,15 +1301,24 @@ function drawPlot(ctx, panel, scales, th) {
     ctx.stroke();
   }
   const dense = panel.n > box.w / 2, px = ctx.getTransform().a || 1;
+  const area = { x0: box.x * px, y0: box.y * px, x1: (box.x + box.w) * px, y1: (box.y + box.h) * px };
+  let pixels = null;
   ctx.lineJoin = "round";
   for (const line of panel.lines) {
     strokeOf(ctx, line, th);
     if (dense && !line.dashed) {
-      ctx.fillStyle = ctx.strokeStyle;
-      fillColumns(ctx, line.y, scales.X, Y, ctx.lineWidth, px);
+      pixels = pixels || new DensePixels(area);
+      pixels.paint(columnSpans(line.y, scales.X, Y, ctx.lineWidth, px), ctx.strokeStyle, px);
     } else {
+      if (pixels) {
+        pixels.draw(ctx, px, scratch);
+        pixels = null;
+      }
       strokeLine(ctx, line.y, scales.X, Y);
     }
+  }
+  if (pixels) {
+    pixels.draw(ctx, px, scratch);
   }
   ctx.setLineDash([]);
   if (panel.marker !== void 0 && panel.marker !== null) {
@@ -1269,12 +1341,12 @@ function drawLegend(ctx, legend, lx, ly, th) {
     text(ctx, p.line.label, lx + p.x + SWATCH, ly + p.y + 7, "left", "middle", TEXT_PX, th.text);
   }
 }
-function drawLines(ctx, panel, region, th) {
+function drawLines(ctx, panel, region, th, scratch) {
   const g = layout4(ctx, panel, region.w, region.h);
   const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
   const X = (i) => g.X(box.x, i), Y = (v) => g.Y(box.y, v);
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
-  drawPlot(ctx, panel, { box, X, Y, log: g.log }, th);
+  drawPlot(ctx, panel, { box, X, Y, log: g.log }, th, scratch);
   const xlabelAt = box.y + box.h + 6 + LINE + 4;
   axes(ctx, box, {
     xticks: g.xat.map((t, k) => ({ at: X(t), label: g.xtickLabels[k] })),
