@@ -865,11 +865,15 @@ function logTicks(lo, hi) {
 // src/panels/heatmap.js
 var MASKED = { light: [230, 230, 230], dark: [90, 90, 90] };
 var TURNED_SPACING = 12;
-function paintCells(panel, scratch, th) {
+function paintCells(panel, scratch2, th) {
   const { rows: rows2, cols } = panel;
-  scratch.width = cols;
-  scratch.height = rows2;
-  const sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows2);
+  if (scratch2.width !== cols) {
+    scratch2.width = cols;
+  }
+  if (scratch2.height !== rows2) {
+    scratch2.height = rows2;
+  }
+  const sctx = scratch2.getContext("2d"), image = sctx.createImageData(cols, rows2);
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   if (panel.masked) {
     const grey = MASKED[th.dark ? "dark" : "light"];
@@ -902,10 +906,10 @@ function crossMasked(ctx, panel, box, th) {
   }
   ctx.stroke();
 }
-function drawCells(ctx, panel, box, th, scratch) {
-  paintCells(panel, scratch, th);
+function drawCells(ctx, panel, box, th, scratch2) {
+  paintCells(panel, scratch2, th);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(scratch, box.x, box.y, box.w, box.h);
+  ctx.drawImage(scratch2, box.x, box.y, box.w, box.h);
   crossMasked(ctx, panel, box, th);
   if (panel.faded) {
     ctx.globalAlpha = 0.8;
@@ -1019,12 +1023,12 @@ function measureHeatmap(ctx, panel, w) {
   const g = layout3(ctx, panel, w);
   return { minW: g.minW, height: g.height };
 }
-function drawHeatmap(ctx, panel, region, th, scratch) {
+function drawHeatmap(ctx, panel, region, th, scratch2) {
   const g = layout3(ctx, panel, region.w, region.h);
   const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   if (panel.rows && panel.cols) {
-    drawCells(ctx, panel, box, th, scratch);
+    drawCells(ctx, panel, box, th, scratch2);
   } else {
     emptyMessage(ctx, panel.empty, box.x + box.w / 2, box.y + box.h / 2, box.w - 8, th);
   }
@@ -1254,17 +1258,27 @@ var DensePixels = class {
     this.empty = false;
   }
   /** Draw the image onto `ctx` (its transform `px` device px a CSS px, no translation). */
-  draw(ctx, px, scratch) {
+  draw(ctx, px) {
     if (this.empty) {
       return;
     }
-    scratch.width = this.w;
-    scratch.height = this.h;
-    scratch.getContext("2d").putImageData(new ImageData(this.rgba, this.w, this.h), 0, 0);
+    const scratch2 = canvasOf(this.w, this.h);
+    scratch2.getContext("2d").putImageData(new ImageData(this.rgba, this.w, this.h), 0, 0);
     ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(scratch, this.x0 / px, this.y0 / px, this.w / px, this.h / px);
+    ctx.drawImage(scratch2, this.x0 / px, this.y0 / px, this.w / px, this.h / px);
   }
 };
+var scratch = null;
+function canvasOf(w, h) {
+  scratch = scratch || document.createElement("canvas");
+  if (scratch.width !== w) {
+    scratch.width = w;
+  }
+  if (scratch.height !== h) {
+    scratch.height = h;
+  }
+  return scratch;
+}
 function drawMarker(ctx, panel, { box, X, Y }, th) {
   const at = Math.round(X(panel.marker)) + 0.5;
   ctx.strokeStyle = ACCENT;
@@ -1286,7 +1300,7 @@ function drawMarker(ctx, panel, { box, X, Y }, th) {
     ctx.fill();
   }
 }
-function drawPlot(ctx, panel, scales, th, scratch) {
+function drawPlot(ctx, panel, scales, th) {
   const { box, Y, log } = scales;
   ctx.save();
   ctx.beginPath();
@@ -1311,14 +1325,14 @@ function drawPlot(ctx, panel, scales, th, scratch) {
       pixels.paint(columnSpans(line.y, scales.X, Y, ctx.lineWidth, px), ctx.strokeStyle, px);
     } else {
       if (pixels) {
-        pixels.draw(ctx, px, scratch);
+        pixels.draw(ctx, px);
         pixels = null;
       }
       strokeLine(ctx, line.y, scales.X, Y);
     }
   }
   if (pixels) {
-    pixels.draw(ctx, px, scratch);
+    pixels.draw(ctx, px);
   }
   ctx.setLineDash([]);
   if (panel.marker !== void 0 && panel.marker !== null) {
@@ -1341,12 +1355,12 @@ function drawLegend(ctx, legend, lx, ly, th) {
     text(ctx, p.line.label, lx + p.x + SWATCH, ly + p.y + 7, "left", "middle", TEXT_PX, th.text);
   }
 }
-function drawLines(ctx, panel, region, th, scratch) {
+function drawLines(ctx, panel, region, th) {
   const g = layout4(ctx, panel, region.w, region.h);
   const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
   const X = (i) => g.X(box.x, i), Y = (v) => g.Y(box.y, v);
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
-  drawPlot(ctx, panel, { box, X, Y, log: g.log }, th, scratch);
+  drawPlot(ctx, panel, { box, X, Y, log: g.log }, th);
   const xlabelAt = box.y + box.h + 6 + LINE + 4;
   axes(ctx, box, {
     xticks: g.xat.map((t, k) => ({ at: X(t), label: g.xtickLabels[k] })),
@@ -1394,16 +1408,16 @@ function measureThumbs(ctx, panel, w) {
 }
 var painted = /* @__PURE__ */ new Map();
 var KEEP = 4;
-function grid(panel, g, whole, dpr, scratch) {
+function grid(panel, g, whole, dpr, scratch2) {
   const T = panel.size, n = panel.rows * panel.cols;
   const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
   const hit = painted.get(panel.data);
   if (hit && hit.key === key) {
     return hit.canvas;
   }
-  scratch.width = T;
-  scratch.height = n * T;
-  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+  scratch2.width = T;
+  scratch2.height = n * T;
+  const sctx = scratch2.getContext("2d"), image = sctx.createImageData(T, n * T);
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   sctx.putImageData(image, 0, 0);
   const canvas = hit ? hit.canvas : document.createElement("canvas");
@@ -1414,7 +1428,7 @@ function grid(panel, g, whole, dpr, scratch) {
   gctx.imageSmoothingEnabled = T > g.size;
   for (let k = 0; k < n; k++) {
     const i = Math.floor(k / panel.cols), j = k % panel.cols;
-    gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
+    gctx.drawImage(scratch2, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
   }
   painted.delete(panel.data);
   painted.set(panel.data, { key, canvas });
@@ -1423,7 +1437,7 @@ function grid(panel, g, whole, dpr, scratch) {
   }
   return canvas;
 }
-function drawThumbs(ctx, panel, region, th, scratch) {
+function drawThumbs(ctx, panel, region, th, scratch2) {
   const g = layout5(ctx, panel, region.w), T = panel.size, n = panel.rows * panel.cols;
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   const x0 = region.x + g.left, y0 = region.y + g.top;
@@ -1457,7 +1471,7 @@ function drawThumbs(ctx, panel, region, th, scratch) {
     return;
   }
   const dpr = ctx.getTransform().a || 1;
-  ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
+  ctx.drawImage(grid(panel, g, whole, dpr, scratch2), whole.x, whole.y, whole.w, whole.h);
   if (panel.chosen) {
     const [i, j] = panel.chosen;
     ctx.strokeStyle = ACCENT;
@@ -1544,7 +1558,7 @@ function fit(canvas, width, height, dpr) {
     frame.style.overflow = "hidden";
   }
 }
-function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
+function drawFigure(canvas, spec, width, th, scratch2, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
   fontReset(ctx);
   const layout6 = layoutFigure(ctx, spec, width);
@@ -1553,7 +1567,7 @@ function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePix
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);
-  layout6.drawn = spec.panels.map((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
+  layout6.drawn = spec.panels.map((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch2));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
   return layout6;
 }

@@ -222,17 +222,24 @@ class DensePixels {
   }
 
   /** Draw the image onto `ctx` (its transform `px` device px a CSS px, no translation). */
-  draw(ctx, px, scratch) {
+  draw(ctx, px) {
     if (this.empty) { return; }
-    scratch.width = this.w;
-    scratch.height = this.h;
+    const scratch = canvasOf(this.w, this.h);
     scratch.getContext("2d").putImageData(new ImageData(this.rgba, this.w, this.h), 0, 0);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(scratch, this.x0 / px, this.y0 / px, this.w / px, this.h / px);
   }
 }
 
-let ownScratch = null;
+let scratch = null;  // the canvas dense lines are painted on: sized once a panel size
+
+/** The scratch canvas, `w` x `h` (resized only when that changes: a resize reallocates it). */
+function canvasOf(w, h) {
+  scratch = scratch || document.createElement("canvas");
+  if (scratch.width !== w) { scratch.width = w; }
+  if (scratch.height !== h) { scratch.height = h; }
+  return scratch;
+}
 
 /**
  * A dense solid line (more points than its pixels) as the pixels its stroke covers, one
@@ -256,7 +263,7 @@ export function fillColumns(ctx, ys, X, Y, width, px) {
   if (!(top <= bottom)) { return spans; }
   const image = new DensePixels({x0: first, x1: first + span.length / 2, y0: top * px, y1: bottom * px});
   image.paint(spans, ctx.fillStyle, px);
-  image.draw(ctx, px, ownScratch || (ownScratch = document.createElement("canvas")));
+  image.draw(ctx, px);
   return spans;
 }
 
@@ -282,7 +289,7 @@ function drawMarker(ctx, panel, {box, X, Y}, th) {
 }
 
 /** Everything inside the plot area, clipped to it: the zero line, the lines, the marker. */
-function drawPlot(ctx, panel, scales, th, scratch) {
+function drawPlot(ctx, panel, scales, th) {
   const {box, Y, log} = scales;
   ctx.save();
   ctx.beginPath();
@@ -308,11 +315,11 @@ function drawPlot(ctx, panel, scales, th, scratch) {
       pixels = pixels || new DensePixels(area);
       pixels.paint(columnSpans(line.y, scales.X, Y, ctx.lineWidth, px), ctx.strokeStyle, px);
     } else {
-      if (pixels) { pixels.draw(ctx, px, scratch); pixels = null; }
+      if (pixels) { pixels.draw(ctx, px); pixels = null; }
       strokeLine(ctx, line.y, scales.X, Y);
     }
   }
-  if (pixels) { pixels.draw(ctx, px, scratch); }
+  if (pixels) { pixels.draw(ctx, px); }
   ctx.setLineDash([]);
   if (panel.marker !== undefined && panel.marker !== null) { drawMarker(ctx, panel, scales, th); }
   ctx.restore();
@@ -343,14 +350,13 @@ function drawLegend(ctx, legend, lx, ly, th) {
  *   xlabel?, ylabel?}
  * @param {{x: number, y: number, w: number, h: number}} region CSS px
  * @param {object} th the theme
- * @param {HTMLCanvasElement} scratch a canvas to paint dense lines on
  */
-export function drawLines(ctx, panel, region, th, scratch) {
+export function drawLines(ctx, panel, region, th) {
   const g = layout(ctx, panel, region.w, region.h);
   const box = {x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph};
   const X = (i) => g.X(box.x, i), Y = (v) => g.Y(box.y, v);
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
-  drawPlot(ctx, panel, {box, X, Y, log: g.log}, th, scratch);
+  drawPlot(ctx, panel, {box, X, Y, log: g.log}, th);
   const xlabelAt = box.y + box.h + 6 + LINE + 4;
   axes(ctx, box, {
     xticks: g.xat.map((t, k) => ({at: X(t), label: g.xtickLabels[k]})),
