@@ -309,9 +309,7 @@ function colorize(values, name, vmin, vmax, out) {
   const pixels = out.byteOffset % 4 === 0 ? new Uint32Array(out.buffer, out.byteOffset, n) : null;
   const table = pixels ? lut32(name) : lut(name);
   for (let i = 0; i < n; i++) {
-    const v = values[i];
-    let level = Number.isNaN(v) ? 0 : Math.round((v - vmin) * scale);
-    level = level < 0 ? 0 : level > 255 ? 255 : level;
+    const x = (values[i] - vmin) * scale, level = x >= 254.5 ? 255 : x > 0 ? x + 0.5 | 0 : 0;
     if (pixels) {
       pixels[i] = table[level];
     } else {
