@@ -305,19 +305,11 @@ function lut(name) {
   return tables.get(name);
 }
 function colorize(values, name, vmin, vmax, out) {
-  const scale = 255 / (vmax - vmin), n = values.length;
-  const pixels = out.byteOffset % 4 === 0 ? new Uint32Array(out.buffer, out.byteOffset, n) : null;
-  const table = pixels ? lut32(name) : lut(name);
+  const scale = 255 / (vmax - vmin), n = values.length, table = lut32(name);
+  const pixels = new Uint32Array(out.buffer, out.byteOffset, n);
   for (let i = 0; i < n; i++) {
-    const x = (values[i] - vmin) * scale, level = x >= 254.5 ? 255 : x > 0 ? x + 0.5 | 0 : 0;
-    if (pixels) {
-      pixels[i] = table[level];
-    } else {
-      out[4 * i] = table[3 * level];
-      out[4 * i + 1] = table[3 * level + 1];
-      out[4 * i + 2] = table[3 * level + 2];
-      out[4 * i + 3] = 255;
-    }
+    const x = (values[i] - vmin) * scale;
+    pixels[i] = table[x >= 254.5 ? 255 : x > 0 ? x + 0.5 | 0 : 0];
   }
   return out;
 }
