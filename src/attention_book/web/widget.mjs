@@ -4235,7 +4235,7 @@ function figure2(st) {
   }
   return { columns: 2, smallColumns: 6, panels };
 }
-var api4 = {
+var block_default = {
   BLOCK_D,
   BLOCK_H,
   MAX_DEPTH,
@@ -4251,7 +4251,6 @@ var api4 = {
   numbers: numbers2,
   figure: figure2
 };
-var block_default = api4;
 
 // src/labs/embedding.js
 var fmt3 = core_default.format;
@@ -4417,14 +4416,13 @@ function numbers3(st) {
     similarity: core_default.nested(st.similarity, st.s, st.s)
   };
 }
-var api5 = {
+var embedding_default = {
   state: state3,
   readoutHtml: readoutHtml4,
   alt: alt3,
   figure: figure3,
   numbers: numbers3
 };
-var embedding_default = api5;
 
 // src/labs/training.js
 var root = globalThis;
@@ -4908,11 +4906,12 @@ function figure4(st) {
     ])
   };
 }
-var api6 = {
+var training_default = {
   TASKS,
   useData,
   data,
   weightsAt,
+  linear,
   forward,
   pyRepr: core_default.pyRepr,
   readSymbols,
@@ -4923,7 +4922,6 @@ var api6 = {
   numbers: numbers4,
   figure: figure4
 };
-var training_default = api6;
 
 // src/labs/generation.js
 var fmt5 = core_default.format;
@@ -4936,16 +4934,7 @@ function cfg() {
   return training_default.data().tasks.induction.config;
 }
 function linear2(x, W, b, nIn, nOut) {
-  const y = new Float64Array(nOut);
-  for (let o = 0; o < nOut; o++) {
-    let sum = b[o];
-    const wo = o * nIn;
-    for (let t = 0; t < nIn; t++) {
-      sum += x[t] * W[wo + t];
-    }
-    y[o] = sum;
-  }
-  return y;
+  return training_default.linear(x, W, b, 1, nIn, nOut);
 }
 function decoder(c) {
   const conf = cfg(), W = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
@@ -5280,7 +5269,7 @@ function useData2(d) {
   training_default.useData(d);
   generations.clear();
 }
-var api7 = {
+var generation_default = {
   useData: useData2,
   generate,
   state: state5,
@@ -5289,7 +5278,6 @@ var api7 = {
   numbers: numbers5,
   figure: figure5
 };
-var generation_default = api7;
 
 // src/labs/masking.js
 var fmt6 = core_default.format;
@@ -5575,7 +5563,7 @@ function figure6(st) {
     ]
   };
 }
-var api8 = {
+var masking_default = {
   MASK_KINDS,
   MASKING_D,
   MASKING_D_K,
@@ -5586,7 +5574,6 @@ var api8 = {
   numbers: numbers6,
   figure: figure6
 };
-var masking_default = api8;
 
 // src/labs/multihead.js
 var fmt7 = core_default.format;
@@ -5898,7 +5885,7 @@ function choices(name, values) {
   }
   return null;
 }
-var api9 = {
+var multihead_default = {
   MH_D_CHOICES,
   MH_DEFAULT_SEED,
   headChoices,
@@ -5911,7 +5898,6 @@ var api9 = {
   numbers: numbers7,
   figure: figure7
 };
-var multihead_default = api9;
 
 // src/labs/permutation.js
 var fmt8 = core_default.format;
@@ -6230,7 +6216,7 @@ function figure8(st) {
     ]
   };
 }
-var api10 = {
+var permutation_default = {
   PERMUTATION_NAMES,
   SHUFFLE_SEEDS,
   state: state8,
@@ -6239,7 +6225,6 @@ var api10 = {
   numbers: numbers8,
   figure: figure8
 };
-var permutation_default = api10;
 
 // src/labs/positional.js
 var BASE_CHOICES = [10, 100, 1e3, 1e4, 1e5];
@@ -6579,7 +6564,7 @@ function figure9(st) {
     ]
   };
 }
-var api11 = {
+var api4 = {
   BASE_CHOICES,
   K_RANGE,
   MAX_IMAGE_SIDE,
@@ -6591,7 +6576,7 @@ var api11 = {
   figure: figure9,
   numbers: numbers9
 };
-var positional_default = api11;
+var positional_default = api4;
 
 // src/shared/bert-tables.js
 var TABLES = {
@@ -7220,7 +7205,7 @@ function load(weights) {
   }
   return new Model(weights).prepare();
 }
-var api12 = {
+var api5 = {
   load,
   Model,
   Tokenizer,
@@ -7236,7 +7221,7 @@ var api12 = {
   isPunctuation,
   erf
 };
-var minilm_default = api12;
+var minilm_default = api5;
 
 // src/labs/pretrained-data.js
 var root2 = globalThis;
@@ -8109,7 +8094,7 @@ function choices2(name, values) {
   const tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
   return core_default.tokenOptions(tokens);
 }
-var api13 = {
+var pretrained_default = {
   SCORE_NAMES,
   SCORE_LABELS,
   MEASURES,
@@ -8132,7 +8117,6 @@ var api13 = {
     engine.url = url;
   }
 };
-var pretrained_default = api13;
 
 // src/labs/scaling.js
 var fmt12 = core_default.format;
@@ -8391,7 +8375,7 @@ function figure11(st) {
     })
   };
 }
-var api14 = {
+var scaling_default = {
   SCALING_DKS,
   measure,
   state: state11,
@@ -8408,7 +8392,6 @@ var api14 = {
     inSteps = true;
   }
 };
-var scaling_default = api14;
 
 // src/entries/widget.js
 var MODULES = {
