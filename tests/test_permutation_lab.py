@@ -73,7 +73,7 @@ def test_equivariant_exactly_without_pe_and_mask_or_for_the_identity():
              for pe in (False, True) for causal in (False, True)]
     states = [permutation_state(RUNNING_SENTENCE, order, "", 0, pe, causal)
               for order, pe, causal in cases]
-    # every state's readout and alt text in one run of Node (a run a state took 3.4 s)
+    # every state's readout and alt text in one run of Node (two runs a state: 3 s of CPU)
     for (order, pe, causal), shown in zip(cases, views("permutation", *states), strict=True):
         want = "yes" if order == "identity" or not (pe or causal) else "no"
         assert f"equivariant: {want}" in shown["readout"], (order, pe, causal)
