@@ -33,8 +33,11 @@ TEST_WORKERS ?= auto
 # warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
 # only those of the pages that changed; a chapter is still executed only when the execution
 # cache lacks its code (_ext/parallel_execution.py runs those in parallel first), and
-# check-inputs empties the cache when what the chapters import changed.
-book: env js check-inputs
+# check-inputs empties the cache when what the chapters import changed. The venv and the
+# JavaScript do not wait for each other: made side by side, by a make of two jobs (npm ci and
+# esbuild's 2.4 s then hide behind the install; `make book` is run without -j).
+book:
+	$(MAKE) --no-print-directory -j2 env js check-inputs
 	set -o pipefail; $(VENV)/bin/jupyter-book build . -W -n --keep-going --all 2>&1 \
 		| tee _build/build.log
 
