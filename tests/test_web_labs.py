@@ -86,6 +86,13 @@ MOVE_JS = r"""async ([labId, name, values]) => {
   return seen;
 }"""
 
+#: MOVE_JS for each control of a list in turn, ``[[name, values], ...]``: one round trip a
+#: lab instead of one a control.
+MOVES_JS = ("async ([labId, moves]) => { const move = " + MOVE_JS + ";\n"
+            "  const out = [];\n"
+            "  for (const [name, values] of moves) { out.push(await move([labId, name, values])); }\n"
+            "  return out; }")
+
 # The text of an HTML fragment, as the page parses it (to compare Python's readout with the
 # page's caption, whitespace folded).
 TEXT_OF_JS = """(fragments) => fragments.map(h => {
@@ -117,18 +124,29 @@ def values_to_try(scene, control) -> list | None:
     return [*values, control.default]
 
 
+#: (scene, values as JSON) -> (alt, readout HTML) or (None, Python's error): the views
+#: python_views gave, for the other drives of the same lab in this process (over http and
+#: file://, standalone, in JupyterLab): they are a function of the values.
+_VIEWS: dict = {}
+
+
 def python_views(scene, shown: list[dict]) -> list[tuple]:
     """For each values the page shows: (alt, readout HTML) of Python's state as the lab's
-    module presents it (what the live lab shows), or (None, Python's error)."""
-    states = []
-    for values in shown:
+    module presents it (what the live lab shows), or (None, Python's error). The states not
+    seen before are presented in one run of Node.js (0.1 s of CPU a run)."""
+    keys = [(scene.name, json.dumps(values, sort_keys=True)) for values in shown]
+    new = {key: values for key, values in zip(keys, shown) if key not in _VIEWS}
+    states = {}
+    for key, values in new.items():
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
         try:
-            states.append(scene.compute(scene.values(**values)))
+            states[key] = scene.compute(scene.values(**values))
         except ValueError as err:
-            states.append(str(err))
-    views = iter(present(scene, [st for st in states if not isinstance(st, str)]))
-    return [(None, st) if isinstance(st, str) else tuple(next(views).values()) for st in states]
+            _VIEWS[key] = (None, str(err))
+    if states:
+        for key, view in zip(states, present(scene, list(states.values())), strict=True):
+            _VIEWS[key] = tuple(view.values())
+    return [_VIEWS[key] for key in keys]
 
 
 def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> int:
@@ -136,7 +154,7 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
     drawing against Python. With ``most``: at most that many values a control, the first and
     the last among them (a text box: the reader's texts, not the book's sentences). Returns
     the number of changes checked."""
-    checked = 0
+    moves = []
     for control in scene.controls:
         if controls is not None and control.name not in controls:
             continue
@@ -145,11 +163,16 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
             values = [*TYPED, control.default]
         elif most is not None and values is not None and len(values) > most:
             values = [values[round(k * (len(values) - 1) / (most - 1))] for k in range(most)]
-        rows = page.evaluate(MOVE_JS, [lab_id, control.name, values])
-        expected = python_views(scene, [row["values"] for row in rows])
-        texts = page.evaluate(TEXT_OF_JS, [readout for _, readout in expected])
+        moves.append((control, values))
+    drives = page.evaluate(MOVES_JS, [lab_id, [[c.name, values] for c, values in moves]])
+    expected = python_views(scene, [row["values"] for rows in drives for row in rows])
+    texts = iter(page.evaluate(TEXT_OF_JS, [readout for _, readout in expected]))
+    expected = iter(expected)
+    checked = 0
+    for (control, _), rows in zip(moves, drives, strict=True):
         pictures, alts, previous = set(), set(), None
-        for row, (alt, readout), text in zip(rows, expected, texts, strict=True):
+        for row in rows:
+            (alt, readout), text = next(expected), next(texts)
             where = (scene.name, control.name, row["value"])
             if alt is None:  # Python refuses these values: the page says why
                 assert readout in row["caption"], (where, readout, row["caption"])
@@ -181,23 +204,41 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
     return checked
 
 
+#: For check_labels, read in one round trip (it took 3-6 a control): the lab's alt text, and
+#: for each select and slider its id, class, aria-label, whether it is disabled, its labels
+#: and whether its hint is shown (non-empty box, not visibility: hidden, as playwright's
+#: is_visible).
+LABELS_JS = """(labId) => {
+  const lab = document.getElementById(labId);
+  lab.scrollIntoViewIfNeeded();
+  const shown = (el) => { const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== "hidden"; };
+  return {alt: lab.querySelector("canvas.ab-lab-canvas").getAttribute("aria-label"),
+          controls: [...lab.querySelectorAll("select, input[type=range]")].map((c) => {
+    const hints = lab.querySelectorAll(`[id="${c.id}-hint"]`);
+    return {id: c.id, cls: c.getAttribute("class") || "", aria: c.getAttribute("aria-label") || "",
+            disabled: c.matches(":disabled") || c.getAttribute("aria-disabled") === "true",
+            labels: lab.querySelectorAll(`label[for="${c.id}"]`).length,
+            hints: hints.length, hintShown: hints.length > 0 && shown(hints[0])};
+  })};
+}"""
+
+
 def check_labels(page, lab_id: str) -> None:
     """As the page opened: the picture has alt text, one label names each select and slider
     (a text box's list of suggestions: its aria-label), and a disabled one says why beside it
     (its ``-hint``)."""
-    lab = page.locator(f"#{lab_id}")
-    lab.scroll_into_view_if_needed()
-    assert lab.locator("canvas.ab-lab-canvas").get_attribute("aria-label"), f"{lab_id}: no alt"
-    for control in lab.locator("select, input[type=range]").all():
-        cid = control.get_attribute("id")
-        if "ab-suggest" in (control.get_attribute("class") or ""):
+    found = page.evaluate(LABELS_JS, lab_id)
+    assert found["alt"], f"{lab_id}: no alt"
+    for control in found["controls"]:
+        cid = control["id"]
+        if "ab-suggest" in control["cls"]:
             # A text box's list of the book's sentences: named by its aria-label, beside the box.
-            assert (control.get_attribute("aria-label") or "").startswith("texts the book suggests"), cid
+            assert control["aria"].startswith("texts the book suggests"), cid
             continue
-        assert lab.locator(f"label[for='{cid}']").count() == 1, f"{cid} unlabelled"
-        if control.is_disabled():
-            hint = lab.locator(f"#{cid}-hint")
-            assert hint.count() == 1 and hint.is_visible(), f"{cid} disabled, no hint"
+        assert control["labels"] == 1, f"{cid} unlabelled"
+        if control["disabled"]:
+            assert control["hints"] == 1 and control["hintShown"], f"{cid} disabled, no hint"
 
 
 def check_download(page, lab_id: str) -> dict:

@@ -40,6 +40,7 @@ import pytest
 from attention_book import web_export
 from attention_book.scenes import training as scene
 from js_view import states_and_views
+from training_file import decode_training_data, read_training_script, unpack_bits
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "web_states_driver.js"
@@ -212,9 +213,9 @@ def synthetic(tmp_path_factory):
 def test_bit_packing_round_trips(bits):
     level = 2 ** (bits - 1) - 1
     q = np.random.default_rng(bits).integers(-level, level + 1, 1001).astype(np.int8)
-    packed = web_export.training._pack_bits(q, bits)
+    packed = web_export.training.pack_bits(q, bits)
     assert len(packed) == -(-1001 * bits // 8)
-    assert np.array_equal(web_export.training._unpack_bits(packed, bits, 1001), q)
+    assert np.array_equal(unpack_bits(packed, bits, 1001), q)
 
 
 def test_quantize_groups_is_within_half_a_step():
@@ -233,13 +234,13 @@ def test_quantize_groups_is_within_half_a_step():
 
 def test_python_decoder_is_the_encoders_reconstruction(synthetic):
     runs, text, _ = synthetic
-    data = web_export.read_training_script(text)
+    data = read_training_script(text)
     assert text == web_export.training_script(runs)  # deterministic
-    decoded = web_export.decode_training_data(data)
+    decoded = decode_training_data(data)
     for task, run in runs.items():
-        _, own = web_export.training._encode_checkpoints(run.checkpoints, data["bits"])
-        for (step, got), want, (step0, orig) in zip(decoded[task], own, run.checkpoints,
-                                                    strict=True):
+        own = web_export.page_checkpoints(run, data["bits"])
+        for (step, got), (_, want), (step0, orig) in zip(decoded[task], own, run.checkpoints,
+                                                         strict=True):
             assert step == step0 and got.keys() == orig.keys()
             for name in got:
                 assert np.array_equal(got[name], want[name]), (task, step, name)
@@ -249,7 +250,7 @@ def test_python_decoder_is_the_encoders_reconstruction(synthetic):
 
 def test_synthetic_run_in_node_equals_python_on_the_decoded_weights(synthetic, runs_as):
     runs, text, path = synthetic
-    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    decoded = decode_training_data(read_training_script(text))
     runs_as({task: with_checkpoints(run, decoded[task]) for task, run in runs.items()})
     values = (values_for("reverse", 3, 12, 1) + values_for("induction", 3, 12, 2)
               + bad_values(2))
@@ -271,7 +272,7 @@ def book(tmp_path_factory):
     text = web_export.training_script(runs)
     path = tmp_path_factory.mktemp("training") / "training-checkpoints.js"
     path.write_text(text, "ascii")
-    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    decoded = decode_training_data(read_training_script(text))
     return runs, text, path, decoded
 
 
@@ -280,7 +281,7 @@ def test_checkpoints_file_is_deterministic_and_within_budget(book):
     runs, text, _, _ = book
     assert len(text.encode("ascii")) <= SIZE_BUDGET, f"{len(text) / 1e6:.2f} MB"
     assert web_export.training_script(runs) == text
-    data = web_export.read_training_script(text)
+    data = read_training_script(text)
     for task, run in runs.items():
         spec = data["tasks"][task]
         assert spec["steps"] == run.steps and len(spec["checkpoints"]) == 26
@@ -401,7 +402,7 @@ def generation_as(monkeypatch):
 
 def test_generation_of_a_synthetic_run_in_node_equals_python(synthetic, generation_as):
     runs, text, path = synthetic
-    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    decoded = decode_training_data(read_training_script(text))
     generation_as(with_checkpoints(runs["induction"], decoded["induction"]))
     values = generation_values(3, 15, 3)
     checked = [check_generation(v, row, *shown) for v, row, shown in

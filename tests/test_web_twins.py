@@ -309,13 +309,14 @@ def synthetic_page(tmp_path: Path, seed: int) -> tuple[dict, Path]:
     from their file, and the file."""
     from attention_book import web_export
     from test_web_training import synthetic_run, with_checkpoints
+    from training_file import decode_training_data, read_training_script
 
     rng = np.random.default_rng(seed)
     runs = {task: synthetic_run(task, rng) for task in ("reverse", "induction")}
     text = web_export.training_script(runs)
     path = tmp_path / "training-checkpoints.js"
     path.write_text(text, "ascii")
-    decoded = web_export.decode_training_data(web_export.read_training_script(text))
+    decoded = decode_training_data(read_training_script(text))
     return {task: with_checkpoints(run, decoded[task]) for task, run in runs.items()}, path
 
 

@@ -83,30 +83,25 @@ def smallest_text_pt(figure: Figure) -> float | None:
     return min(sizes, default=None)
 
 
-def figure_png(figure: Figure, dpi: float | None = None, *, palette: bool = False,
-               compress_level: int = 6) -> bytes:
-    """``figure`` (opaque) drawn on an Agg canvas as PNG bytes (no date or software:
-    reproducible): the book's one PNG encoder. ``dpi`` (default the figure's own) stays set;
-    ``palette`` quantises to 255 colours (about a third of the bytes); ``compress_level``
-    is zlib's 0-9. A ``TEXT_SIZE_KEY`` text chunk states the smallest text's height in
-    pixels (:func:`smallest_text_pt` at this dpi)."""
+def figure_png(figure: Figure, dpi: float) -> bytes:
+    """``figure`` (opaque) drawn on an Agg canvas at ``dpi`` (which stays set) as PNG bytes
+    quantised to 255 colours (about a third of the bytes), zlib level 9, with no date or
+    software (reproducible): the book's one PNG encoder. A ``TEXT_SIZE_KEY`` text chunk
+    states the smallest text's height in pixels (:func:`smallest_text_pt` at this dpi)."""
     canvas = figure.canvas
     if not isinstance(canvas, FigureCanvasAgg):
         canvas = FigureCanvasAgg(figure)
-    if dpi is not None and dpi != figure.dpi:
-        figure.set_dpi(dpi)  # the layout is in figure fractions: only the pixels change
+    figure.set_dpi(dpi)  # the layout is in figure fractions: only the pixels change
     canvas.draw()
     rgb = np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[..., :3])  # (height, width, 3)
-    image = Image.fromarray(rgb)
-    if palette:
-        image = image.quantize(colors=255, method=Image.Quantize.FASTOCTREE,
-                               dither=Image.Dither.NONE)
+    image = Image.fromarray(rgb).quantize(colors=255, method=Image.Quantize.FASTOCTREE,
+                                          dither=Image.Dither.NONE)
     info = PngInfo()
     points = smallest_text_pt(figure)
     if points is not None:
         info.add_text(TEXT_SIZE_KEY, f"{points * figure.dpi / 72:.1f}")
     with io.BytesIO() as buffer:
-        image.save(buffer, format="png", compress_level=compress_level, pnginfo=info)
+        image.save(buffer, format="png", compress_level=9, pnginfo=info)
         return buffer.getvalue()
 
 
@@ -128,7 +123,7 @@ class NotebookFigure(Figure):
     alt = ""
 
     def _png(self) -> tuple[bytes, dict]:
-        png = figure_png(self, dpi=2 * self.css_dpi, palette=True, compress_level=9)
+        png = figure_png(self, dpi=2 * self.css_dpi)
         width, height = self.get_size_inches() * self.css_dpi
         return png, {"width": round(width), "height": round(height)}
 

@@ -13,26 +13,20 @@ from .core import token_maps
 
 __all__ = ["MAX_CROSSED", "weights_figure"]
 
-
-def _crosses(ax, color: str) -> Line2D:
-    """An empty set of x markers in ``ax``'s data coordinates (one per masked cell)."""
-    line = Line2D([], [], linestyle="none", marker="x", color=color, markeredgewidth=1.2)
-    ax.add_line(line)
-    return line
-
-
 #: The largest s whose masked cells are crossed (beyond it the crosses merge into a blur;
 #: the grey of the masked scores still marks them).
 MAX_CROSSED = 16
 
 
-def _set_crosses(line: Line2D, mask) -> None:
-    """Put a cross on every False cell of ``mask`` (s_q, s_k), sized to the cells (none
-    when it has more than :data:`MAX_CROSSED` rows)."""
+def _cross(ax, mask) -> None:
+    """A white x on every False cell of ``mask`` (s_q, s_k), sized to the cells (none when
+    it has more than :data:`MAX_CROSSED` rows)."""
     mask = np.asarray(mask, dtype=bool)
-    rows, cols = np.nonzero(~mask if len(mask) <= MAX_CROSSED else np.ones((0, 0), bool))
-    line.set_data(cols, rows)  # cell (i, j) is centred on (x=j, y=i)
-    line.set_markersize(max(2.0, min(8.0, 60.0 / max(*np.shape(mask), 1))))
+    if len(mask) <= MAX_CROSSED:
+        rows, cols = np.nonzero(~mask)  # cell (i, j) is centred on (x=j, y=i)
+        ax.add_line(Line2D(cols, rows, linestyle="none", marker="x", color="white",
+                           markeredgewidth=1.2,
+                           markersize=max(2.0, min(8.0, 60.0 / max(*mask.shape, 1)))))
 
 
 # ------------------------------------------------------- the chapter's static figures
@@ -73,5 +67,5 @@ def weights_figure(matrices, titles: Sequence[str], labels, masks=None, *,
             ax.text(len(matrix) - 0.35, i, f"\u03a3 {total:.2f}".rstrip("0").rstrip("."),
                     va="center", fontsize=9)
         if mask is not None:
-            _set_crosses(_crosses(ax, "white"), mask)
+            _cross(ax, mask)
     return fig

@@ -197,18 +197,6 @@ def attention_state(text: str = RUNNING_SENTENCE, d_k: int = 4, temperature: flo
         Q=Q, K=K, V=V, scale=scale, weights=weights, output=output, notes=tuple(notes))
 
 
-def _equal_keys(X_kv: np.ndarray) -> list:
-    """Groups of keys (indices, at least two, at most 8 groups) with equal rows of
-    ``X_kv``:(s_k, d), which every query weighs exactly alike. Read off X rather than off
-    the weights: the matrix products may round such weights an ulp apart (OpenBLAS does,
-    depending on a key's column block), which is no difference the readout should name
-    (and the browser's twin, web/attention.js, rounds otherwise)."""
-    groups = {}
-    for j, row in enumerate(X_kv):  # (s_k, d): one row per key
-        groups.setdefault(row.tobytes(), []).append(j)
-    return [g for g in groups.values() if len(g) > 1][:8]
-
-
 def query_options(values) -> tuple:
     """The query drop-down's choices for the current sentence: ("position: token", i)."""
     tokens = read_tokens(values["text"], MAX_ATTENTION_TOKENS)[0]

@@ -46,11 +46,6 @@ class EmbeddingState(HasTokens):
     similarity: np.ndarray  # (s, s) cosine_similarity(X)
     notes: tuple           # Notes: an error (no tokens), truncation, unknown words
 
-    @property
-    def shape_line(self) -> str:
-        """``"X : (s, d) = (5, 8)"``, or a line saying there are no tokens."""
-        return f"X : (s, d) = ({self.s}, {self.d})" + ("" if self.s else ": no tokens")
-
 
 def embedding_state(text: str, d: int = 8, seed: int = 0, *,
                     max_tokens: int = MAX_WIDGET_TOKENS) -> EmbeddingState:

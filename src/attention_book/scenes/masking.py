@@ -77,19 +77,6 @@ class MaskingState(HasTokens):
         """Queries that may attend to nothing, shape (s,) of bool."""
         return fully_masked_rows(self.mask) if self.s else np.zeros(0, dtype=bool)
 
-    @property
-    def description(self) -> str:
-        """The mask in words."""
-        return {
-            "none": "no mask: every query sees every key, the future included",
-            "causal": "causal: query i sees keys 0..i",
-            "padding": (f"padding: the first {min(self.length, self.s)} tokens are real; "
-                        "no query sees a <pad> key"),
-            "window": f"sliding window of {self.window}: query i sees keys "
-                      f"i\u2212{self.window - 1}..i",
-            "band": f"band: query i sees keys i\u2212{self.lower}..i+{self.upper}",
-        }[self.kind]
-
 
 def band_past_note(lower: int, upper: int, s: int) -> str:
     """The note when a band slider reaches past what a sentence of s tokens can show (the

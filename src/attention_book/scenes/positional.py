@@ -61,10 +61,6 @@ class PositionalState:
     max_error: float          # relative_rotation_error: max over p = 0..s-1, all d columns
     notes: tuple
 
-    @property
-    def shape_line(self) -> str:
-        return f"PE : (s, d) = ({self.s}, {self.d});  T(k) : (d, d) = ({self.d}, {self.d})"
-
 
 def positional_state(s: int = 64, d: int = 64, base: float = 10000, k: int = 3
                      ) -> PositionalState:

@@ -4128,7 +4128,7 @@ function figure2(st) {
   }
   return { columns: 2, smallColumns: 6, panels };
 }
-var api4 = {
+var block_default = {
   BLOCK_D,
   BLOCK_H,
   MAX_DEPTH,
@@ -4144,7 +4144,6 @@ var api4 = {
   numbers: numbers2,
   figure: figure2
 };
-var block_default = api4;
 
 // src/labs/embedding.js
 var fmt3 = core_default.format;
@@ -4310,14 +4309,13 @@ function numbers3(st) {
     similarity: core_default.nested(st.similarity, st.s, st.s)
   };
 }
-var api5 = {
+var embedding_default = {
   state: state3,
   readoutHtml: readoutHtml4,
   alt: alt3,
   figure: figure3,
   numbers: numbers3
 };
-var embedding_default = api5;
 
 // src/labs/training.js
 var root = globalThis;
@@ -4801,11 +4799,12 @@ function figure4(st) {
     ])
   };
 }
-var api6 = {
+var training_default = {
   TASKS,
   useData,
   data,
   weightsAt,
+  linear,
   forward,
   pyRepr: core_default.pyRepr,
   readSymbols,
@@ -4816,7 +4815,6 @@ var api6 = {
   numbers: numbers4,
   figure: figure4
 };
-var training_default = api6;
 
 // src/labs/generation.js
 var fmt5 = core_default.format;
@@ -4829,16 +4827,7 @@ function cfg() {
   return training_default.data().tasks.induction.config;
 }
 function linear2(x, W, b, nIn, nOut) {
-  const y = new Float64Array(nOut);
-  for (let o = 0; o < nOut; o++) {
-    let sum = b[o];
-    const wo = o * nIn;
-    for (let t = 0; t < nIn; t++) {
-      sum += x[t] * W[wo + t];
-    }
-    y[o] = sum;
-  }
-  return y;
+  return training_default.linear(x, W, b, 1, nIn, nOut);
 }
 function decoder(c) {
   const conf = cfg(), W = training_default.weightsAt("induction", c), d = conf.d, h = conf.n_heads, dk = d / h;
@@ -5173,7 +5162,7 @@ function useData2(d) {
   training_default.useData(d);
   generations.clear();
 }
-var api7 = {
+var generation_default = {
   useData: useData2,
   generate,
   state: state5,
@@ -5182,7 +5171,6 @@ var api7 = {
   numbers: numbers5,
   figure: figure5
 };
-var generation_default = api7;
 
 // src/labs/masking.js
 var fmt6 = core_default.format;
@@ -5468,7 +5456,7 @@ function figure6(st) {
     ]
   };
 }
-var api8 = {
+var masking_default = {
   MASK_KINDS,
   MASKING_D,
   MASKING_D_K,
@@ -5479,7 +5467,6 @@ var api8 = {
   numbers: numbers6,
   figure: figure6
 };
-var masking_default = api8;
 
 // src/labs/multihead.js
 var fmt7 = core_default.format;
@@ -5791,7 +5778,7 @@ function choices(name, values) {
   }
   return null;
 }
-var api9 = {
+var multihead_default = {
   MH_D_CHOICES,
   MH_DEFAULT_SEED,
   headChoices,
@@ -5804,7 +5791,6 @@ var api9 = {
   numbers: numbers7,
   figure: figure7
 };
-var multihead_default = api9;
 
 // src/labs/permutation.js
 var fmt8 = core_default.format;
@@ -6123,7 +6109,7 @@ function figure8(st) {
     ]
   };
 }
-var api10 = {
+var permutation_default = {
   PERMUTATION_NAMES,
   SHUFFLE_SEEDS,
   state: state8,
@@ -6132,7 +6118,6 @@ var api10 = {
   numbers: numbers8,
   figure: figure8
 };
-var permutation_default = api10;
 
 // src/labs/positional.js
 var BASE_CHOICES = [10, 100, 1e3, 1e4, 1e5];
@@ -6469,7 +6454,7 @@ function figure9(st) {
     ]
   };
 }
-var api11 = {
+var api4 = {
   BASE_CHOICES,
   K_RANGE,
   MAX_IMAGE_SIDE,
@@ -6481,7 +6466,7 @@ var api11 = {
   figure: figure9,
   numbers: numbers9
 };
-var positional_default = api11;
+var positional_default = api4;
 
 // src/shared/bert-tables.js
 var TABLES = {
@@ -7110,7 +7095,7 @@ function load(weights) {
   }
   return new Model(weights).prepare();
 }
-var api12 = {
+var api5 = {
   load,
   Model,
   Tokenizer,
@@ -7126,7 +7111,7 @@ var api12 = {
   isPunctuation,
   erf
 };
-var minilm_default = api12;
+var minilm_default = api5;
 
 // src/labs/pretrained-data.js
 var root2 = globalThis;
@@ -7999,7 +7984,7 @@ function choices2(name, values) {
   const tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
   return core_default.tokenOptions(tokens);
 }
-var api13 = {
+var pretrained_default = {
   SCORE_NAMES,
   SCORE_LABELS,
   MEASURES,
@@ -8022,7 +8007,6 @@ var api13 = {
     engine.url = url;
   }
 };
-var pretrained_default = api13;
 
 // src/labs/scaling.js
 var fmt12 = core_default.format;
@@ -8281,7 +8265,7 @@ function figure11(st) {
     })
   };
 }
-var api14 = {
+var scaling_default = {
   SCALING_DKS,
   measure,
   state: state11,
@@ -8298,7 +8282,6 @@ var api14 = {
     inSteps = true;
   }
 };
-var scaling_default = api14;
 
 // src/entries/widget.js
 var MODULES = {

@@ -25,17 +25,15 @@ from .char_tables import (BERT_TABLES_JS, MINILM_JS, bert_char_tables, char_tabl
                           write_char_tables)
 from .gallery import GALLERY_FORMAT, export_pretrained_gallery
 from .minilm import DTYPES, export_browser_weights, quantize_int8
-from .training import (TRAINING_BITS, TRAINING_GROUP, decode_training_data, page_checkpoints,
-                       quantize_groups, read_training_script, training_data, training_script,
-                       write_training_script)
+from .training import (TRAINING_BITS, TRAINING_GROUP, page_checkpoints, quantize_groups,
+                       training_data, training_script, write_training_script)
 
 __all__ = ["DATA", "write_data", "write_all", "DTYPES", "MINILM_JS", "BERT_TABLES_JS",
            "export_browser_weights",
            "quantize_int8", "bert_char_tables", "char_tables_js", "write_char_tables",
            "GALLERY_FORMAT", "export_pretrained_gallery", "TRAINING_BITS",
            "TRAINING_GROUP", "quantize_groups", "training_data", "training_script",
-           "write_training_script", "read_training_script", "decode_training_data",
-           "page_checkpoints"]
+           "write_training_script", "page_checkpoints"]
 
 
 def _pretrained_data(folder: Path) -> None:

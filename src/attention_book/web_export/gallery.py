@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ..pretrained import MiniLM
-from .minilm import b64, tokenizer_spec
+from .minilm import b64, classic_script, folder_checked, model_config, tokenizer_spec
 
 __all__ = ["GALLERY_FORMAT", "export_pretrained_gallery"]
 
@@ -65,9 +64,7 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
     from ..pretrained import gallery_scores, single_thread_attention, single_thread_value_norms
     from ..tokens import MAX_TEXT_CHARS, RUNNING_SENTENCE
 
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ValueError(f"the folder {path.parent} does not exist")
+    path = folder_checked(path)
     model = MiniLM.load() if model is None else model
     weights = None
     if weights_js is not None:
@@ -95,15 +92,12 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
                        "maps": b64(maps), "norms": b64(norms)})
     scores = gallery_scores()
     means = scores.mean  # name -> (L, h) float64
-    cfg = model.config
     gallery = {
         "format": GALLERY_FORMAT,
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "license": model.license,
         "weights": weights,
-        "config": {k: cfg[k] for k in (
-            "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-            "max_position_embeddings", "layer_norm_eps", "vocab_size", "hidden_act")},
+        "config": model_config(model),
         "tokenizer": spec,
         "max_tokens": int(max_tokens),
         "max_text_chars": MAX_TEXT_CHARS,
@@ -113,15 +107,9 @@ def export_pretrained_gallery(path, presets, *, weights_js=None, max_tokens: int
                              for name in means}},
         "presets": stored,
     }
-    body = json.dumps(gallery, ensure_ascii=True, separators=(",", ":"))
-    text = (
-        "/* pretrained-gallery.js: chapter 9's lab before the model is loaded (tokenizer, the "
+    text = classic_script("pretrainedGallery", gallery, (
+        "pretrained-gallery.js: chapter 9's lab before the model is loaded (tokenizer, the "
         "preset sentences' maps, the gallery's head scores); written by "
-        "attention_book.web_export.export_pretrained_gallery. */\n"
-        "(function (root) {\n"
-        "  root.AttentionBook = root.AttentionBook || {};\n"
-        f"  root.AttentionBook.pretrainedGallery = {body};\n"
-        '})(typeof globalThis !== "undefined" ? globalThis : this);\n'
-    )
+        "attention_book.web_export.export_pretrained_gallery."))
     path.write_text(text, "ascii")
     return {"bytes": len(text), "presets": len(stored)}

@@ -34,8 +34,8 @@ import numpy as np
 
 from ..pretrained import MiniLM
 
-__all__ = ["DTYPES", "INT8_GROUP", "quantize_int8", "b64", "tokenizer_spec",
-           "export_browser_weights"]
+__all__ = ["DTYPES", "INT8_GROUP", "quantize_int8", "b64", "tokenizer_spec", "model_config",
+           "folder_checked", "classic_script", "export_browser_weights"]
 
 #: The storage formats :func:`export_browser_weights` writes.
 DTYPES = ("int8", "float16", "mixed", "float32")
@@ -113,6 +113,35 @@ def b64(a: np.ndarray) -> str:
                                                            copy=False).tobytes()).decode("ascii")
 
 
+def model_config(model: MiniLM) -> dict:
+    """The part of ``model``'s configuration that minilm.js reads."""
+    return {k: model.config[k] for k in (
+        "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+        "max_position_embeddings", "layer_norm_eps", "vocab_size", "hidden_act")}
+
+
+def folder_checked(path) -> Path:
+    """``path`` as a Path; ValueError if its folder does not exist."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"the folder {path.parent} does not exist")
+    return path
+
+
+def classic_script(name: str, data: dict, comment: str) -> str:
+    """The text of a data file the pages read: a classic script (which a ``file://`` page
+    can load) setting ``globalThis.AttentionBook[name]`` to ``data``, and in Node also
+    ``module.exports``; ``comment`` opens it. ASCII; the same data, the same bytes."""
+    body = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return (f"/* {comment} */\n"
+            "(function (root, data) {\n"
+            "  root.AttentionBook = root.AttentionBook || {};\n"
+            f"  root.AttentionBook.{name} = data;\n"
+            '  if (typeof module === "object" && module && module.exports) { module.exports = data; }\n'
+            '})(typeof globalThis !== "undefined" ? globalThis : this,\n'
+            f"{body});\n")
+
+
 def _tensor(w: np.ndarray, dtype: str) -> dict:
     """One tensor in the weights file's form: {shape, dtype, data[, scale]}."""
     w = np.asarray(w, dtype=np.float32)
@@ -187,9 +216,7 @@ def export_browser_weights(path, dtype: str = "int8", model: MiniLM | None = Non
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ValueError(f"the folder {path.parent} does not exist")
+    path = folder_checked(path)
     model = MiniLM.load() if model is None else model
     layer_dtype = {"mixed": "float16"}.get(dtype, dtype)
     table_dtype = {"mixed": "int8"}.get(dtype, dtype)
@@ -212,28 +239,18 @@ def export_browser_weights(path, dtype: str = "int8", model: MiniLM | None = Non
             stored[p + norm + ".beta"] = _tensor(beta, "float32")  # (d,)
     if not tensors:
         stored = {}
-    cfg = model.config
-    config = {k: cfg[k] for k in (
-        "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-        "max_position_embeddings", "layer_norm_eps", "vocab_size", "hidden_act")}
     weights = {
         "format": FORMAT,
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "license": model.license,
         "dtype": dtype,
-        "config": config,
+        "config": model_config(model),
         "tokenizer": tokenizer_spec(model.path),
         "tensors": stored,
     }
-    body = json.dumps(weights, ensure_ascii=True, separators=(",", ":"))
-    text = (
-        "/* minilm-weights.js: all-MiniLM-L6-v2 (Apache-2.0) for minilm.js, weights as "
-        f"{dtype}; written by attention_book.web_export.export_browser_weights. */\n"
-        "(function (root) {\n"
-        "  root.AttentionBook = root.AttentionBook || {};\n"
-        f"  root.AttentionBook.minilmWeights = {body};\n"
-        '})(typeof globalThis !== "undefined" ? globalThis : this);\n'
-    )
+    text = classic_script("minilmWeights", weights, (
+        "minilm-weights.js: all-MiniLM-L6-v2 (Apache-2.0) for minilm.js, weights as "
+        f"{dtype}; written by attention_book.web_export.export_browser_weights."))
     path.write_text(text, "ascii")
     payload = sum(len(t[k]) * 3 // 4 for t in stored.values()
                   for k in ("data", "scale", "col_scale") if k in t)

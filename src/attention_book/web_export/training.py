@@ -3,23 +3,20 @@
 All 26 checkpoints of both runs (:func:`training_script`, :func:`write_training_script`),
 each matrix stored as its change from the previous checkpoint in 5 bits with a scale per
 64 numbers (4.25 MB), and the loss, accuracy and head-score curves the lab draws;
-``web/src/labs/training.js`` decodes them as :func:`decode_training_data` does, and
-:func:`page_checkpoints` gives the generation lab the very weights the page runs.
+``web/src/labs/training.js`` decodes them (and so does ``tests/training_file.py``, the tests'
+reader), and :func:`page_checkpoints` gives the generation lab the very weights the page runs.
 """
 
 from __future__ import annotations
 
 import base64
-import json
-from pathlib import Path
 
 import numpy as np
 
-from .minilm import b64
+from .minilm import b64, classic_script, folder_checked
 
-__all__ = ["TRAINING_BITS", "TRAINING_GROUP", "quantize_groups", "page_checkpoints",
-           "training_data", "training_script", "write_training_script", "read_training_script",
-           "decode_training_data"]
+__all__ = ["TRAINING_BITS", "TRAINING_GROUP", "quantize_groups", "pack_bits",
+           "page_checkpoints", "training_data", "training_script", "write_training_script"]
 
 #: Bits of each stored change of a weight between two checkpoints (the first checkpoint: 8).
 TRAINING_BITS = 5
@@ -64,20 +61,12 @@ def quantize_groups(w, bits: int, group: int = TRAINING_GROUP) -> tuple[np.ndarr
     return q.reshape(rows, cols), r
 
 
-def _pack_bits(q: np.ndarray, bits: int) -> bytes:
+def pack_bits(q: np.ndarray, bits: int) -> bytes:
     """Levels -L..L as unsigned ``q + L``, ``bits`` bits each, first number in the lowest bits."""
     level = 2 ** (bits - 1) - 1
     u = (q.ravel().astype(np.int64) + level).astype(np.uint8)  # (n,) in 0..2L
     stream = np.unpackbits(u[:, None], axis=1, bitorder="little")[:, :bits]  # (n, bits)
     return np.packbits(stream.ravel(), bitorder="little").tobytes()
-
-
-def _unpack_bits(data: bytes, bits: int, n: int) -> np.ndarray:
-    """The inverse of :func:`_pack_bits`: int8 levels (n,)."""
-    level = 2 ** (bits - 1) - 1
-    stream = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")[:n * bits]
-    u = np.packbits(stream.reshape(n, bits), axis=1, bitorder="little")[:, 0]  # (n,)
-    return (u.astype(np.int16) - level).astype(np.int8)
 
 
 def _encode_checkpoints(checkpoints, bits: int) -> tuple[list, list]:
@@ -104,7 +93,7 @@ def _encode_checkpoints(checkpoints, bits: int) -> tuple[list, list]:
             step = (q.astype(np.float32).reshape(*r.shape, -1) * r[:, :, None]).reshape(w.shape)
             now[name] = (base + step).astype(np.float32)  # float32, as the browser adds
             entry[name] = {"shape": list(w.shape), "bits": n_bits, "delta": previous is not None,
-                           "q": base64.b64encode(_pack_bits(q, n_bits)).decode("ascii"),
+                           "q": base64.b64encode(pack_bits(q, n_bits)).decode("ascii"),
                            "scale": b64(r)}
         stored.append(entry)
         decoded.append(now)
@@ -125,7 +114,7 @@ def page_checkpoints(run, bits: int = TRAINING_BITS) -> list:
     -------
     list of (int, dict of numpy.ndarray)
         (step, float32 state), the form of ``TinyRun.checkpoints``; equal, array for array,
-        to :func:`decode_training_data` of the file (tests/test_web_training.py).
+        to what the file decodes to (tests/test_web_training.py).
     """
     return list(zip(run.steps, _encode_checkpoints(run.checkpoints, bits)[1]))
 
@@ -220,21 +209,10 @@ def training_script(runs: dict | None = None, bits: int = TRAINING_BITS,
         ASCII.
     """
     data = training_data(runs, bits) if data is None else data
-    body = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
-    return (
-        "/* training-checkpoints.js: chapter 8's two tiny transformers at their 26 checkpoints"
+    return classic_script("trainingData", data, (
+        "training-checkpoints.js: chapter 8's two tiny transformers at their 26 checkpoints"
         f" ({data['bits']}-bit changes between checkpoints), for training.js; written by "
-        "attention_book.web_export.training_script. */\n"
-        "(function (root, data) {\n"
-        '  if (typeof module === "object" && module && module.exports) {\n'
-        "    module.exports = data;\n"
-        "  } else {\n"
-        "    root.AttentionBook = root.AttentionBook || {};\n"
-        "    root.AttentionBook.trainingData = data;\n"
-        "  }\n"
-        '})(typeof globalThis !== "undefined" ? globalThis : this,\n'
-        f"{body});\n"
-    )
+        "attention_book.web_export.training_script."))
 
 
 def write_training_script(path, runs: dict | None = None, bits: int = TRAINING_BITS) -> dict:
@@ -245,50 +223,7 @@ def write_training_script(path, runs: dict | None = None, bits: int = TRAINING_B
     dict
         ``bytes`` (the file's size), ``bits``.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ValueError(f"the folder {path.parent} does not exist")
+    path = folder_checked(path)
     text = training_script(runs, bits)
     path.write_text(text, "ascii")
     return {"bytes": len(text), "bits": bits}
-
-
-def read_training_script(text: str) -> dict:
-    """The data inside a ``training-checkpoints.js`` text (:func:`training_script`)."""
-    start = text.index("\n{") + 1
-    return json.loads(text[start:text.rindex("});") + 1])
-
-
-def decode_training_data(data: dict) -> dict:
-    """What a reader's browser decodes: each task's checkpoints as float32 state dicts.
-
-    Parameters
-    ----------
-    data : dict
-        :func:`training_data`'s result (or :func:`read_training_script`'s).
-
-    Returns
-    -------
-    dict of str to list of (int, dict of numpy.ndarray)
-        ``{task: [(step, state), ...]}``, the form of ``TinyRun.checkpoints``.
-    """
-    out = {}
-    for task, spec in data["tasks"].items():
-        checkpoints, previous = [], None
-        for step, entry in zip(spec["steps"], spec["checkpoints"]):
-            now = {}
-            for name, t in entry.items():
-                shape = tuple(t["shape"])
-                if "f32" in t:
-                    raw = base64.b64decode(t["f32"])
-                    now[name] = np.frombuffer(raw, "<f4").reshape(shape).copy()  # writable
-                    continue
-                q = _unpack_bits(base64.b64decode(t["q"]), t["bits"], int(np.prod(shape)))
-                r = np.frombuffer(base64.b64decode(t["scale"]), "<f4").reshape(shape[0], -1)
-                step_ = (q.astype(np.float32).reshape(*r.shape, -1) * r[:, :, None]).reshape(shape)
-                base = previous[name] if t["delta"] else np.zeros(shape, np.float32)
-                now[name] = (base + step_).astype(np.float32)
-            checkpoints.append((step, now))
-            previous = now
-        out[task] = checkpoints
-    return out

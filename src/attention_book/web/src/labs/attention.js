@@ -102,7 +102,8 @@ import core from "../shared/core.js";
     return true;
   }
 
-  /** _equal_keys: groups (at least two, at most 8) of keys with equal rows of X_kv. */
+  /** Groups (at least two, at most 8) of keys with equal rows of X_kv, which every query weighs
+   *  alike: read off X, not off the weights, which the products may round an ulp apart. */
   function equalKeys(st) {
     const groups = [], done = new Uint8Array(st.s_k);
     for (let j = 0; j < st.s_k; j++) {

@@ -15,8 +15,6 @@
 // as Python's lru_cache), and a run computes both settings' norms (cached too): moving
 // depth, residual or LayerNorm draws nothing.
 // tests/test_web_block.py checks it against Python within 1e-5 on held-out values.
-// An ES module (its default export); build.mjs bundles it into web/block.js, a classic
-// script that sets globalThis.AttentionBook.block.
 //
 // Row-major Float64Arrays: X and output (s, d), weights (L, s, s), norms (2 L + 1,).
 import core from "../shared/core.js";
@@ -375,9 +373,7 @@ import rng from "../shared/rng.js";
     return {columns: 2, smallColumns: 6, panels: panels};
   }
 
-  const api = {
-    BLOCK_D, BLOCK_H, MAX_DEPTH, BLOCK_SENTENCES, LN_LABELS, stack,
-    blocksDrawn: function () { return drawn; }, state, readoutHtml, alt, numbers, figure,
-  };
-
-export default api;
+export default {
+  BLOCK_D, BLOCK_H, MAX_DEPTH, BLOCK_SENTENCES, LN_LABELS, stack,
+  blocksDrawn: function () { return drawn; }, state, readoutHtml, alt, numbers, figure,
+};

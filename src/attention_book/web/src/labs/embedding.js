@@ -4,8 +4,6 @@
 // (unknown words -> <unk>), the table is default_rng(seed).standard_normal((V, d)) drawn by
 // rng.js bit for bit, X = table[ids] and the cosine similarity of its rows.
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// An ES module (its default export); build.mjs bundles it into web/embedding.js, a classic
-// script that sets globalThis.AttentionBook.embedding.
 //
 // X:(s, d) and similarity:(s, s) row-major in Float64Arrays.
 import core from "../shared/core.js";
@@ -131,8 +129,6 @@ import core from "../shared/core.js";
             similarity: core.nested(st.similarity, st.s, st.s)};
   }
 
-  const api = {
-    state, readoutHtml, alt, figure, numbers,
-  };
-
-export default api;
+export default {
+  state, readoutHtml, alt, figure, numbers,
+};

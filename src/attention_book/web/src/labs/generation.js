@@ -7,10 +7,8 @@
 // its own, and its row of weights is kept as the attention that chose the next token. A
 // generation is kept per (prompt, checkpoint, n, temperature, seed): the step slider only
 // picks rows. Sampling draws numpy's default_rng(seed).random() (rng.js), one a token.
-// An ES module (its default export); build.mjs bundles it into web/generation.js, a classic
-// script that sets globalThis.AttentionBook.generation and reads training.js's module from
-// AttentionBook.training (web/training.js loads first). It reads the data
-// (AttentionBook.trainingData, or useData(data) in Node).
+// Its bundle reads training.js's module from AttentionBook.training (web/training.js loads
+// first), and the data (AttentionBook.trainingData, or useData(data) in Node).
 //
 // Row-major: activations (d,) and the state's weights (n_heads, t, s_0 + t) as Float64Arrays.
 import core from "../shared/core.js";
@@ -25,16 +23,8 @@ import training from "./training.js";
 
   function cfg() { return training.data().tasks.induction.config; }
 
-  /** x:(n_in,) @ W^T with W:(n_out, n_in) (torch's layout) + b -> (n_out,). */
-  function linear(x, W, b, nIn, nOut) {
-    const y = new Float64Array(nOut);
-    for (let o = 0; o < nOut; o++) {
-      let sum = b[o]; const wo = o * nIn;
-      for (let t = 0; t < nIn; t++) { sum += x[t] * W[wo + t]; }
-      y[o] = sum;
-    }
-    return y;
-  }
+  /** x:(n_in,) @ W^T + b -> (n_out,): training.js's linear on one row. */
+  function linear(x, W, b, nIn, nOut) { return training.linear(x, W, b, 1, nIn, nOut); }
 
   /** A CachedDecoder of checkpoint c: feed(token) -> {logits (V,), rows (L h) x (length,)}. */
   function decoder(c) {
@@ -279,8 +269,6 @@ import training from "./training.js";
   /** Use these checkpoints (training_data's object) instead of AttentionBook.trainingData. */
   function useData(d) { training.useData(d); generations.clear(); }
 
-  const api = {
-    useData, generate, state, readoutHtml, alt, numbers, figure,
-  };
-
-export default api;
+export default {
+  useData, generate, state, readoutHtml, alt, numbers, figure,
+};

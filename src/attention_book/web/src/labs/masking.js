@@ -5,8 +5,6 @@
 // softmax. X from chapter 1's table (d = 8, seed 0); W^Q, W^K, W^V = projection_weights(8, 4,
 // seed=0), drawn by rng.js as numpy draws them.
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// An ES module (its default export); build.mjs bundles it into web/masking.js, a classic
-// script that sets globalThis.AttentionBook.masking.
 //
 // Row-major: mask (s, s) as a Uint8Array (1 = query i may attend to key j), scores and
 // weights (s, s), output (s, d_k) as Float64Arrays.
@@ -201,8 +199,6 @@ import core from "../shared/core.js";
     };
   }
 
-  const api = {
-    MASK_KINDS, MASKING_D, MASKING_D_K, description, state, readoutHtml, alt, numbers, figure,
-  };
-
-export default api;
+export default {
+  MASK_KINDS, MASKING_D, MASKING_D_K, description, state, readoutHtml, alt, numbers, figure,
+};

@@ -6,8 +6,6 @@
 // bias=True), drawn by rng.js as numpy draws them: W_q, W_k, W_v, W_o : (d, d) then b_q,
 // b_k, b_v, b_o : (d,), all N(0, 1/d), from one default_rng(seed).
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// An ES module (its default export); build.mjs bundles it into web/multihead.js, a classic
-// script that sets globalThis.AttentionBook.multihead.
 //
 // Row-major Float64Arrays: weights (h, s, s), contributions (h, s, d), outputs (s, d).
 import core from "../shared/core.js";
@@ -249,9 +247,7 @@ import rng from "../shared/rng.js";
     return null;
   }
 
-  const api = {
-    MH_D_CHOICES, MH_DEFAULT_SEED, headChoices, missingHeadsText, parameters, state, readoutHtml,
-    alt, choices, numbers, figure,
-  };
-
-export default api;
+export default {
+  MH_D_CHOICES, MH_DEFAULT_SEED, headChoices, missingHeadsText, parameters, state, readoutHtml,
+  alt, choices, numbers, figure,
+};

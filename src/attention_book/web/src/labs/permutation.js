@@ -5,8 +5,6 @@
 // numpy's Generator.permutation), positional encoding and the causal mask on or off.
 // W^Q, W^K, W^V = projection_weights(8, 8, seed=0) and X from chapter 1's table (d = 8).
 // tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
-// An ES module (its default export); build.mjs bundles it into web/permutation.js, a classic
-// script that sets globalThis.AttentionBook.permutation.
 //
 // Row-major Float64Arrays; a permutation is an array: new position i holds old token perm[i].
 import core from "../shared/core.js";
@@ -236,8 +234,6 @@ import rng from "../shared/rng.js";
     };
   }
 
-  const api = {
-    PERMUTATION_NAMES, SHUFFLE_SEEDS, state, readoutHtml, alt, numbers, figure,
-  };
-
-export default api;
+export default {
+  PERMUTATION_NAMES, SHUFFLE_SEEDS, state, readoutHtml, alt, numbers, figure,
+};

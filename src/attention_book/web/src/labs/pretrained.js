@@ -17,9 +17,8 @@
 // and the view (one head, or the model view: 72 thumbnails, a click opens one).
 // Before the model is loaded, any other sentence shows its tokens and says how to load it.
 //
-// An ES module (its default export); build.mjs bundles it into web/pretrained.js, a classic
-// script that sets globalThis.AttentionBook.pretrained. It needs pretrained-gallery.js
-// (AttentionBook.pretrainedGallery) before state() is first called.
+// It needs pretrained-gallery.js (AttentionBook.pretrainedGallery) before state() is first
+// called.
 //
 // Split by concern: pretrained-data.js (the gallery file, Python's text rules, head scores),
 // pretrained-model.js (the model on request, in a worker; the model view's clicks), and
@@ -252,10 +251,8 @@ import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote
     return core.tokenOptions(tokens);
   }
 
-  const api = {
-    SCORE_NAMES, SCORE_LABELS, MEASURES, VIEWS, state, readoutHtml, alt, numbers, figure, choices,
-    mountExtra, readPieces, headScores, pairwiseSum, pyRepr: core.pyRepr, loadModel, startModel,
-    modelStatus, setWeightsUrl: function (url) { engine.url = url; },
-  };
-
-export default api;
+export default {
+  SCORE_NAMES, SCORE_LABELS, MEASURES, VIEWS, state, readoutHtml, alt, numbers, figure, choices,
+  mountExtra, readPieces, headScores, pairwiseSum, pyRepr: core.pyRepr, loadModel, startModel,
+  modelStatus, setWeightsUrl: function (url) { engine.url = url; },
+};

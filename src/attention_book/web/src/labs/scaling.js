@@ -7,8 +7,6 @@
 // d_k = 512 costs about 0.2 s of drawing, every later change a lookup. The figure's curves
 // over every d_k come from a table of Python's (CURVES_TABLE).
 // tests/test_web_states.py checks it against Python within 1e-5.
-// An ES module (its default export); build.mjs bundles it into web/scaling.js, a classic
-// script that sets globalThis.AttentionBook.scaling.
 import core from "../shared/core.js";
 import rng from "../shared/rng.js";
 
@@ -242,11 +240,9 @@ import rng from "../shared/rng.js";
     };
   }
 
-  const api = {
-    SCALING_DKS, measure, state, curves,
-    // the d_k measured so far (the page's load must measure only the default's)
-    measuredDks: function () { return Array.from(measured.keys()); }, readoutHtml, alt, numbers,
-    figure, mountExtra: function () { inSteps = true; },
-  };
-
-export default api;
+export default {
+  SCALING_DKS, measure, state, curves,
+  // the d_k measured so far (the page's load must measure only the default's)
+  measuredDks: function () { return Array.from(measured.keys()); }, readoutHtml, alt, numbers,
+  figure, mountExtra: function () { inSteps = true; },
+};

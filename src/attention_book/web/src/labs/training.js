@@ -7,9 +7,7 @@
 // checkpoint and runs with its own forward pass (pre-LN blocks, as training.NumpyModel).
 // tests/test_web_training.py checks it against Python's NumpyModel on the same decoded
 // weights within 1e-5, and states how far those are from the float32 model.
-// An ES module (its default export); build.mjs bundles it into web/training.js, a classic
-// script that sets globalThis.AttentionBook.training. It reads the data
-// (AttentionBook.trainingData, or useData(data) in Node).
+// It reads the data (AttentionBook.trainingData, or useData(data) in Node).
 //
 // Row-major: activations (s, d) and weights (n_heads, s, s) as Float64Arrays; the decoded
 // weights as Float32Arrays in torch's layout, W:(out, in).
@@ -387,9 +385,7 @@ const root = globalThis;
     };
   }
 
-  const api = {
-    TASKS, useData, data, weightsAt, forward, pyRepr: core.pyRepr, readSymbols, tokenError, state,
-    readoutHtml, alt, numbers, figure,
-  };
-
-export default api;
+export default {
+  TASKS, useData, data, weightsAt, linear, forward, pyRepr: core.pyRepr, readSymbols, tokenError, state,
+  readoutHtml, alt, numbers, figure,
+};
