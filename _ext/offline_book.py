@@ -328,6 +328,13 @@ def author_year_labels() -> None:
         default_label_style = AuthorYearLabels
 
     register_plugin("pybtex.style.formatting", "authoryear", AuthorYearStyle)
+    # sphinxcontrib-bibtex looks up pybtex's plain-text backend for every citation it
+    # resolves (211 in the book), and pybtex finds an installed plugin by reading every
+    # package's entry points: 6 ms a look-up, 1.3 s of the build's CPU. Registered at run
+    # time, the same class is found at once (issue 24).
+    from pybtex.backends.plaintext import Backend as PlainText
+
+    register_plugin("pybtex.backends", "plaintext", PlainText, force=True)
 
 
 def setup(app: Sphinx) -> dict:

@@ -32,12 +32,13 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 #: Kernel CPU seconds of each chapter's execution with empty disk caches (_build/cache), as
-#: measured with nbclient one after another (issue 24, before its cuts to chapters 6 and 7);
-#: the pool takes the notebooks in this order, longest first (a notebook not listed last),
-#: so that it ends with short ones. Chapter 9 computes its head removals (41 s), chapter 8
-#: trains its models, which chapter 9 then loads.
-COST = {"09_pretrained": 62, "08_training": 45, "07_block": 14, "06_masking": 9,
-        "appendix_cost": 9, "02_positional_encoding": 6, "04_multi_head": 6, "03_attention": 4,
+#: this pool measured them (the log's per-notebook lines): the median of the four fresh-clone
+#: builds of 27 November (issue 24; 08_training 51-88 s, 09_pretrained 43-56 s). The pool
+#: takes the notebooks in this order, longest first (a notebook not listed last), so that it
+#: ends with short ones. Chapter 8 trains its models, which chapter 9 then loads (waiting
+#: for chapter 8's run when the two execute together); chapter 9 computes its head removals.
+COST = {"08_training": 62, "09_pretrained": 49, "07_block": 11, "04_multi_head": 7,
+        "06_masking": 7, "appendix_cost": 7, "02_positional_encoding": 6, "03_attention": 4,
         "01_embeddings": 3, "05_permutation": 3}
 
 

@@ -18,6 +18,11 @@ moment within a frame, the next one only after the last was painted) and records
 * ``painted``: in the next ``requestAnimationFrame`` callback: the start of the frame that
   paints the change (the canvas was drawn before it), so input -> painted is what the
   reader waits for, up to the paint itself;
+* with ``--cpu``, ``cpu``: from a chromium trace of the changes, the CPU time of the renderer
+  main thread's task of each change (the one that dispatched ``ab-lab-drawn``) and of the
+  canvas's raster run right after it (``CanvasRenderingContext2D::FinalizeFrame``), before
+  the frame: wall times grow with the machine's load, this much less (``--controls`` picks
+  controls by name).
 
 Target: median input -> painted under 16 ms (one frame) for every control. Quote medians; the
 machine is shared, so the load average is printed before and after.
@@ -43,8 +48,8 @@ other tabs and programs would (the machine has ``os.cpu_count()`` cores).
 
 Usage::
 
-    python benchmarks/browser_lab.py [--labs positional attention] [--repeats 20]
-                                     [--site _build/html] [--json]
+    python benchmarks/browser_lab.py [--labs positional attention] [--controls d seed]
+                                     [--repeats 20] [--site _build/html] [--cpu] [--json]
     python benchmarks/browser_lab.py --site _build/html --pages [chapters/03_attention ...]
                                      [--loads 5] [--busy 1] [--json]
 """
@@ -169,7 +174,37 @@ def chapter_of(name: str, site: Path) -> str:
     raise SystemExit(f"no built page shows the lab {name!r} in {site}")
 
 
-def measure(labs, repeats: int = 20, site: Path | None = None) -> list[dict]:
+#: What --cpu traces: the tasks, and (blink) the canvas's raster after each task.
+CPU_CATEGORIES = "devtools.timeline,toplevel,blink"
+FINALIZE = "CanvasRenderingContext2D::FinalizeFrame"
+
+
+def change_cpu(events: list[dict]) -> list[float]:
+    """The CPU ms of each change: the renderer main thread's task that dispatched
+    ``ab-lab-drawn`` (the state, the drawing) and the canvas's raster that follows it before
+    the next task (FinalizeFrame: run once a task is done, outside its trace event), in order."""
+    drawn = [e for e in events if e.get("name") == "EventDispatch"
+             and ((e.get("args") or {}).get("data") or {}).get("type") == "ab-lab-drawn"]
+    if not drawn:
+        return []
+    thread = (drawn[0]["pid"], drawn[0]["tid"])
+    tops = []  # the outermost events: tasks, and the rasters between them
+    for e in sorted((e for e in events if (e.get("pid"), e.get("tid")) == thread
+                     and e.get("ph") == "X" and e.get("name") in (*TASK, FINALIZE)),
+                    key=lambda e: (e["ts"], -e["dur"])):
+        if not tops or e["ts"] >= tops[-1]["ts"] + tops[-1]["dur"]:
+            tops.append(e)
+    cpu = []
+    for k, t in enumerate(tops):
+        if t["name"] in TASK and any(t["ts"] <= d["ts"] <= t["ts"] + t["dur"] for d in drawn):
+            after = tops[k + 1] if k + 1 < len(tops) else None
+            raster = after.get("tdur", 0) if after and after["name"] == FINALIZE else 0
+            cpu.append((t.get("tdur", 0) + raster) / 1000)
+    return cpu
+
+
+def measure(labs, repeats: int = 20, site: Path | None = None, controls=None,
+            cpu: bool = False) -> list[dict]:
     server = serve(site) if site is not None else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
@@ -199,6 +234,8 @@ def measure(labs, repeats: int = 20, site: Path | None = None) -> list[dict]:
             largest = LARGEST.get(name, {})
             for where, start in (("default", {}), ("largest", largest)):
                 for control in scene.controls:
+                    if controls and control.name not in controls:
+                        continue
                     if where == "largest" and control.name in largest and control.kind in (
                             "slider", "choice") and control.options_for is None:
                         values = list(control.values)  # down from the largest and back
@@ -206,14 +243,29 @@ def measure(labs, repeats: int = 20, site: Path | None = None) -> list[dict]:
                         pair = (values[at], values[at - 1] if at else values[1])
                     else:
                         pair = pair_for(scene, control, start)
+                    if cpu:
+                        cdp = page.context.new_cdp_session(page)
+                        events, traced = [], threading.Event()
+                        cdp.on("Tracing.dataCollected", lambda m: events.extend(m["value"]))
+                        cdp.on("Tracing.tracingComplete", lambda m: traced.set())
+                        cdp.send("Tracing.start", {"categories": CPU_CATEGORIES,
+                                                   "transferMode": "ReportEvents"})
                     times = page.evaluate(TIME_JS, [lab_id, control.name, start, list(pair),
                                                     repeats])
+                    if cpu:
+                        cdp.send("Tracing.end")
+                        while not traced.is_set():
+                            page.wait_for_timeout(50)
+                        cdp.detach()
                     row = {"lab": name, "state": where, "control": control.name,
                            "values": [str(v)[:12] for v in pair], "n": len(times)}
                     for key in ("drawn", "painted"):
                         series = [t[key] for t in times]
                         row[f"{key}_median_ms"] = round(statistics.median(series), 2)
                         row[f"{key}_max_ms"] = round(max(series), 2)
+                    if cpu:  # the measured changes: the last ones traced
+                        changes = change_cpu(events)[-repeats:]
+                        row["cpu_median_ms"] = round(statistics.median(changes), 2) if changes else None
                     rows.append(row)
             page.close()
         browser.close()
@@ -382,6 +434,9 @@ def summarise_loads(rows: list[dict], limit: float = 100) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labs", nargs="*", help="scene names (default: every browser lab)")
+    parser.add_argument("--controls", nargs="*", help="control names (default: every one)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="also each change's CPU ms on the page's main thread (a trace)")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--site", type=Path, help="a built book's _build/html")
     parser.add_argument("--json", action="store_true", help="one JSON object a row")
@@ -408,7 +463,7 @@ def main(argv=None) -> int:
         print("\n".join(summarise_loads(rows)))
         return 0
     labs = args.labs or [name for name, scene in SCENES.items() if scene.web]
-    rows = measure(labs, args.repeats, args.site)
+    rows = measure(labs, args.repeats, args.site, args.controls, args.cpu)
     if args.json:
         for row in rows:
             print(json.dumps(row))
@@ -416,15 +471,18 @@ def main(argv=None) -> int:
     print(f"{len(labs)} labs in chromium, {args.repeats} changes a control "
           f"(load {load:.2f} -> {os.getloadavg()[0]:.2f})")
     print(f"{'lab':12} {'state':8} {'control':15} | {'input->drawn (work)':>19} | "
-          f"{'input->painted':>18}")
-    print(f"{'':12} {'':8} {'':15} | {'median':>9} {'max':>9} | {'median':>8} {'max':>9}")
+          f"{'input->painted':>18}" + (" | task CPU" if args.cpu else ""))
+    print(f"{'':12} {'':8} {'':15} | {'median':>9} {'max':>9} | {'median':>8} {'max':>9}"
+          + (" |   median" if args.cpu else ""))
     for r in rows:
         if r["state"] == "load":
             print(f"{r['lab']:12} {'load':8} {'longest task':15} | {r['longest_task_ms']:9.0f} ms")
             continue
+        cpu = r.get("cpu_median_ms")
         print(f"{r['lab']:12} {r['state']:8} {r['control']:15} | "
               f"{r['drawn_median_ms']:9.1f} {r['drawn_max_ms']:9.1f} | "
-              f"{r['painted_median_ms']:8.1f} {r['painted_max_ms']:9.1f}")
+              f"{r['painted_median_ms']:8.1f} {r['painted_max_ms']:9.1f}"
+              + (f" | {cpu:8.1f}" if cpu is not None else ""))
     slow = [r for r in rows if r.get("painted_median_ms", 0) >= 16]
     print("every median input->painted under 16 ms" if not slow else
           f"{len(slow)} controls at or over 16 ms median")

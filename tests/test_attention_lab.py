@@ -62,6 +62,7 @@ def test_no_pyplot():
 # ------------------------------------------------------------------ chapter 3's other pictures
 
 
+@pytest.mark.slow  # a chapter's figures drawn to PNG (0.4 s); the build draws them too
 def test_cost_figure_has_a_slope_2_guide_and_alt_text():
     from attention_book.plots import cost_figure
 

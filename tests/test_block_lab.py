@@ -104,6 +104,7 @@ def test_every_suggested_state_is_a_valid_state():
 # ---------------------------------------------------------------- the chapter's figures
 
 
+@pytest.mark.slow  # a chapter's figures drawn to PNG (0.4 s); the build draws them too
 def test_chapter_figures_are_pngs_without_pyplot():
     import attention_book.plots.block as module
 

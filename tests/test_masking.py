@@ -574,6 +574,7 @@ def test_property_cache_equals_full_pass(s, d_k, h, b, bias, seed):
                                atol=1e-9, rtol=0)
 
 
+@pytest.mark.slow  # imports torch._dynamo (0.7 s of CPU), as loading transformers does
 @pytest.mark.parametrize("q, t", [(1, 1), (1, 7), (3, 7), (7, 7)])
 def test_causal_lower_right_is_the_tril_mask_chapter_6_builds(q, t):
     """Chapter 6 builds PyTorch's bottom-right causal mask as ``tril(t - q)`` rather than

@@ -360,6 +360,7 @@ def test_alibi_slopes_are_geometric_for_powers_of_two():
     np.testing.assert_allclose(P.alibi_slopes(16), 2.0 ** (-8 * np.arange(1, 17) / 16))
 
 
+@pytest.mark.slow  # loads transformers (2 s): the edit loop keeps the formulas' own tests
 @pytest.mark.parametrize("h", [1, 4, 8, 12, 16])
 def test_alibi_matches_bloom(h):
     """Hugging Face's BLOOM adds m_h * j (key position only): with a causal mask that is
@@ -387,6 +388,7 @@ def test_alibi_bias_is_symmetric_toeplitz_and_zero_on_the_diagonal(s, h):
     np.testing.assert_allclose(b[:, 1:, 1:], b[:, :-1, :-1])
 
 
+@pytest.mark.slow  # loads transformers (2 s): the edit loop keeps the formulas' own tests
 def test_t5_buckets_match_hugging_face():
     torch = pytest.importorskip("torch")
     t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
@@ -427,6 +429,7 @@ def test_t5_relative_bias_looks_up_the_table():
     np.testing.assert_allclose(bias[:, 1:, 1:], bias[:, :-1, :-1])  # Toeplitz
 
 
+@pytest.mark.slow  # loads transformers (2 s): the edit loop keeps the formulas' own tests
 def test_rotary_matches_gptj():
     torch = pytest.importorskip("torch")
     gptj = pytest.importorskip("transformers.models.gptj.modeling_gptj")

@@ -103,6 +103,7 @@ def test_image_stride_keeps_heatmaps_within_the_limit():
         "the heatmaps show 1 in 2 rows (")
 
 
+@pytest.mark.slow  # a chapter's figures drawn to PNG (1.6 s); the build draws them too
 def test_chapter_figures_show_as_png_without_pyplot():
     pe = P.sinusoidal_encoding(64, 16)  # (s, d)
     sim = P.position_similarity(P.sinusoidal_encoding(64, 64)) / 32  # (s, s)

@@ -282,6 +282,7 @@ def test_alt_names_panels_in_drawing_order_not_positions():
 # ------------------------------------------------------------------ the view
 
 
+@pytest.mark.slow  # a chapter's figures drawn to PNG (1.1 s); the build draws them too
 def test_chapter_figures():
     rng = np.random.default_rng(0)
     grids = {name: rng.random((6, 12)) for name in SCORE_LABELS}

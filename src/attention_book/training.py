@@ -73,6 +73,7 @@ __all__ = [
     "sample",
     "train_tiny",
     "clear_cache",
+    "torch_versions",
     "HEADLINE_SCORES",
     "headline_scores",
     "correct_outputs",
@@ -1028,11 +1029,23 @@ def _cache_key(args: tuple) -> str | None:
         return None
     return json.dumps({
         "format": _CACHE_FORMAT, "arguments": list(args), "code": _CODE_DIGEST,
-        # torch computes every weight, and picks its kernels by CPU instruction set: the
-        # same version may sum in another order on another machine
-        "torch": str(torch.__version__), "cpu": torch.backends.cpu.get_cpu_capability(),
+        **torch_versions(),
         "numpy": np.__version__,  # computes the accuracies; reads and writes the file
     })
+
+
+def torch_versions() -> dict:
+    """What a result torch computes depends on besides the code, for the disk caches' keys
+    (trained runs here, chapter 8's generation counts in scenes/generation.py).
+
+    Returns
+    -------
+    dict
+        ``{"torch": version, "cpu": instruction set}``: torch computes every weight, and
+        picks its kernels by the CPU's instruction set, so the same version may sum in
+        another order on another machine. Read at each call.
+    """
+    return {"torch": str(torch.__version__), "cpu": torch.backends.cpu.get_cpu_capability()}
 
 
 def _cache_folder() -> Path | None:

@@ -135,8 +135,7 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1,
         diskcache.module_digest(*names),
         lambda: {k: np.asarray(v) for k, v in _counts(prompts, run.steps[checkpoint],
                                                       weights).items() if v is not None},
-        versions={"torch": training.torch.__version__,
-                  "cpu": training.torch.backends.cpu.get_cpu_capability()})
+        versions=training.torch_versions())
     out = {k: int(v) for k, v in arrays.items() if k not in ("top", "chance")}
     return {**out, "top": arrays.get("top"), "chance": float(arrays["chance"])}
 

@@ -305,17 +305,24 @@ function lut(name) {
   return tables.get(name);
 }
 function colorize(values, name, vmin, vmax, out) {
-  const table = lut(name), scale = 255 / (vmax - vmin);
-  for (let i = 0, n = values.length; i < n; i++) {
-    const v = values[i];
-    let level = Number.isNaN(v) ? 0 : Math.round((v - vmin) * scale);
-    level = level < 0 ? 0 : level > 255 ? 255 : level;
-    out[4 * i] = table[3 * level];
-    out[4 * i + 1] = table[3 * level + 1];
-    out[4 * i + 2] = table[3 * level + 2];
-    out[4 * i + 3] = 255;
+  const scale = 255 / (vmax - vmin), n = values.length, table = lut32(name);
+  const pixels = new Uint32Array(out.buffer, out.byteOffset, n);
+  for (let i = 0; i < n; i++) {
+    const x = (values[i] - vmin) * scale;
+    pixels[i] = table[x >= 254.5 ? 255 : x > 0 ? x + 0.5 | 0 : 0];
   }
   return out;
+}
+var tables32 = /* @__PURE__ */ new Map();
+function lut32(name) {
+  if (!tables32.has(name)) {
+    const table = lut(name), words = new Uint32Array(256), bytes2 = new Uint8Array(words.buffer);
+    for (let k = 0; k < 256; k++) {
+      bytes2.set([table[3 * k], table[3 * k + 1], table[3 * k + 2], 255], 4 * k);
+    }
+    tables32.set(name, words);
+  }
+  return tables32.get(name);
 }
 function rgb(name, level) {
   const table = lut(name);
@@ -848,11 +855,15 @@ function logTicks(lo, hi) {
 // src/panels/heatmap.js
 var MASKED = { light: [230, 230, 230], dark: [90, 90, 90] };
 var TURNED_SPACING = 12;
-function paintCells(panel, scratch, th) {
+function paintCells(panel, scratch2, th) {
   const { rows: rows2, cols } = panel;
-  scratch.width = cols;
-  scratch.height = rows2;
-  const sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows2);
+  if (scratch2.width !== cols) {
+    scratch2.width = cols;
+  }
+  if (scratch2.height !== rows2) {
+    scratch2.height = rows2;
+  }
+  const sctx = scratch2.getContext("2d"), image = sctx.createImageData(cols, rows2);
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   if (panel.masked) {
     const grey = MASKED[th.dark ? "dark" : "light"];
@@ -885,10 +896,10 @@ function crossMasked(ctx, panel, box, th) {
   }
   ctx.stroke();
 }
-function drawCells(ctx, panel, box, th, scratch) {
-  paintCells(panel, scratch, th);
+function drawCells(ctx, panel, box, th, scratch2) {
+  paintCells(panel, scratch2, th);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(scratch, box.x, box.y, box.w, box.h);
+  ctx.drawImage(scratch2, box.x, box.y, box.w, box.h);
   crossMasked(ctx, panel, box, th);
   if (panel.faded) {
     ctx.globalAlpha = 0.8;
@@ -1002,12 +1013,12 @@ function measureHeatmap(ctx, panel, w) {
   const g = layout3(ctx, panel, w);
   return { minW: g.minW, height: g.height };
 }
-function drawHeatmap(ctx, panel, region, th, scratch) {
+function drawHeatmap(ctx, panel, region, th, scratch2) {
   const g = layout3(ctx, panel, region.w, region.h);
   const box = { x: region.x + g.left, y: region.y + g.title.height, w: g.pw, h: g.ph };
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   if (panel.rows && panel.cols) {
-    drawCells(ctx, panel, box, th, scratch);
+    drawCells(ctx, panel, box, th, scratch2);
   } else {
     emptyMessage(ctx, panel.empty, box.x + box.w / 2, box.y + box.h / 2, box.w - 8, th);
   }
@@ -1127,7 +1138,7 @@ function strokeLine(ctx, ys, X, Y) {
   }
   ctx.stroke();
 }
-function fillColumns(ctx, ys, X, Y, width, px) {
+function columnSpans(ys, X, Y, width, px) {
   const r = width / 2, first = Math.floor((X(0) - r) * px);
   const n = Math.ceil((X(ys.length - 1) + r) * px) - first + 1;
   const span = new Float64Array(2 * n).fill(NaN);
@@ -1178,12 +1189,85 @@ function fillColumns(ctx, ys, X, Y, width, px) {
       }
     }
   }
-  for (let c = 0; c < n; c++) {
-    if (span[2 * c] === span[2 * c]) {
-      ctx.fillRect((c + first) / px, span[2 * c], 1 / px, span[2 * c + 1] - span[2 * c]);
-    }
-  }
   return { first, span };
+}
+function rgba(css) {
+  if (css[0] === "#") {
+    return [1, 3, 5].map((i) => parseInt(css.slice(i, i + 2), 16)).concat(1);
+  }
+  const v = css.slice(css.indexOf("(") + 1, -1).split(",").map(Number);
+  return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1];
+}
+var DensePixels = class {
+  /** @param {{x0: number, y0: number, x1: number, y1: number}} area device px it may cover */
+  constructor(area) {
+    this.x0 = Math.floor(area.x0);
+    this.y0 = Math.floor(area.y0);
+    this.w = Math.max(1, Math.ceil(area.x1) - this.x0);
+    this.h = Math.max(1, Math.ceil(area.y1) - this.y0);
+    this.rgba = new Uint8ClampedArray(4 * this.w * this.h);
+    this.empty = true;
+  }
+  /** Blend colour `css` over the pixels the columns cover. */
+  paint({ first, span }, css, px) {
+    const [r, g, b, alpha] = rgba(css), { w, h, rgba: out } = this;
+    const word = new Uint32Array(1);
+    new Uint8Array(word.buffer).set([r, g, b, Math.round(255 * alpha)]);
+    const pixels = new Uint32Array(out.buffer), solid = word[0];
+    const blend = (at, cover) => {
+      const k = 4 * at, under = out[k + 3] / 255, a = cover + under * (1 - cover);
+      out[k] = (r * cover + out[k] * under * (1 - cover)) / a;
+      out[k + 1] = (g * cover + out[k + 1] * under * (1 - cover)) / a;
+      out[k + 2] = (b * cover + out[k + 2] * under * (1 - cover)) / a;
+      out[k + 3] = 255 * a;
+    };
+    for (let c = 0; c < span.length / 2; c++) {
+      const x = c + first - this.x0;
+      if (!(span[2 * c] < span[2 * c + 1]) || x < 0 || x >= w) {
+        continue;
+      }
+      const top = Math.max(0, span[2 * c] * px - this.y0), bottom = Math.min(h, span[2 * c + 1] * px - this.y0);
+      if (!(top < bottom)) {
+        continue;
+      }
+      const y1 = Math.floor(top), y2 = Math.ceil(bottom) - 1;
+      if (y1 === y2) {
+        blend(y1 * w + x, (bottom - top) * alpha);
+        continue;
+      }
+      blend(y1 * w + x, (y1 + 1 - top) * alpha);
+      for (let y = y1 + 1; y < y2; y++) {
+        if (alpha === 1) {
+          pixels[y * w + x] = solid;
+        } else {
+          blend(y * w + x, alpha);
+        }
+      }
+      blend(y2 * w + x, (bottom - y2) * alpha);
+    }
+    this.empty = false;
+  }
+  /** Draw the image onto `ctx` (its transform `px` device px a CSS px, no translation). */
+  draw(ctx, px) {
+    if (this.empty) {
+      return;
+    }
+    const scratch2 = canvasOf(this.w, this.h);
+    scratch2.getContext("2d").putImageData(new ImageData(this.rgba, this.w, this.h), 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(scratch2, this.x0 / px, this.y0 / px, this.w / px, this.h / px);
+  }
+};
+var scratch = null;
+function canvasOf(w, h) {
+  scratch = scratch || document.createElement("canvas");
+  if (scratch.width !== w) {
+    scratch.width = w;
+  }
+  if (scratch.height !== h) {
+    scratch.height = h;
+  }
+  return scratch;
 }
 function drawMarker(ctx, panel, { box, X, Y }, th) {
   const at = Math.round(X(panel.marker)) + 0.5;
@@ -1221,15 +1305,24 @@ function drawPlot(ctx, panel, scales, th) {
     ctx.stroke();
   }
   const dense = panel.n > box.w / 2, px = ctx.getTransform().a || 1;
+  const area = { x0: box.x * px, y0: box.y * px, x1: (box.x + box.w) * px, y1: (box.y + box.h) * px };
+  let pixels = null;
   ctx.lineJoin = "round";
   for (const line of panel.lines) {
     strokeOf(ctx, line, th);
     if (dense && !line.dashed) {
-      ctx.fillStyle = ctx.strokeStyle;
-      fillColumns(ctx, line.y, scales.X, Y, ctx.lineWidth, px);
+      pixels = pixels || new DensePixels(area);
+      pixels.paint(columnSpans(line.y, scales.X, Y, ctx.lineWidth, px), ctx.strokeStyle, px);
     } else {
+      if (pixels) {
+        pixels.draw(ctx, px);
+        pixels = null;
+      }
       strokeLine(ctx, line.y, scales.X, Y);
     }
+  }
+  if (pixels) {
+    pixels.draw(ctx, px);
   }
   ctx.setLineDash([]);
   if (panel.marker !== void 0 && panel.marker !== null) {
@@ -1305,16 +1398,16 @@ function measureThumbs(ctx, panel, w) {
 }
 var painted = /* @__PURE__ */ new Map();
 var KEEP = 4;
-function grid(panel, g, whole, dpr, scratch) {
+function grid(panel, g, whole, dpr, scratch2) {
   const T = panel.size, n = panel.rows * panel.cols;
   const key = [T, g.size, dpr, panel.cmap, panel.vmin, panel.vmax, panel.rows, panel.cols].join("|");
   const hit = painted.get(panel.data);
   if (hit && hit.key === key) {
     return hit.canvas;
   }
-  scratch.width = T;
-  scratch.height = n * T;
-  const sctx = scratch.getContext("2d"), image = sctx.createImageData(T, n * T);
+  scratch2.width = T;
+  scratch2.height = n * T;
+  const sctx = scratch2.getContext("2d"), image = sctx.createImageData(T, n * T);
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   sctx.putImageData(image, 0, 0);
   const canvas = hit ? hit.canvas : document.createElement("canvas");
@@ -1325,7 +1418,7 @@ function grid(panel, g, whole, dpr, scratch) {
   gctx.imageSmoothingEnabled = T > g.size;
   for (let k = 0; k < n; k++) {
     const i = Math.floor(k / panel.cols), j = k % panel.cols;
-    gctx.drawImage(scratch, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
+    gctx.drawImage(scratch2, 0, k * T, T, T, j * g.step, i * g.step, g.size, g.size);
   }
   painted.delete(panel.data);
   painted.set(panel.data, { key, canvas });
@@ -1334,7 +1427,7 @@ function grid(panel, g, whole, dpr, scratch) {
   }
   return canvas;
 }
-function drawThumbs(ctx, panel, region, th, scratch) {
+function drawThumbs(ctx, panel, region, th, scratch2) {
   const g = layout5(ctx, panel, region.w), T = panel.size, n = panel.rows * panel.cols;
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   const x0 = region.x + g.left, y0 = region.y + g.top;
@@ -1368,7 +1461,7 @@ function drawThumbs(ctx, panel, region, th, scratch) {
     return;
   }
   const dpr = ctx.getTransform().a || 1;
-  ctx.drawImage(grid(panel, g, whole, dpr, scratch), whole.x, whole.y, whole.w, whole.h);
+  ctx.drawImage(grid(panel, g, whole, dpr, scratch2), whole.x, whole.y, whole.w, whole.h);
   if (panel.chosen) {
     const [i, j] = panel.chosen;
     ctx.strokeStyle = ACCENT;
@@ -1455,7 +1548,7 @@ function fit(canvas, width, height, dpr) {
     frame.style.overflow = "hidden";
   }
 }
-function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePixelRatio || 1) {
+function drawFigure(canvas, spec, width, th, scratch2, dpr = globalThis.devicePixelRatio || 1) {
   const ctx = canvas.getContext("2d");
   fontReset(ctx);
   const layout6 = layoutFigure(ctx, spec, width);
@@ -1464,7 +1557,7 @@ function drawFigure(canvas, spec, width, th, scratch, dpr = globalThis.devicePix
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.background;
   ctx.fillRect(0, 0, width, canvas.height / dpr);
-  layout6.drawn = spec.panels.map((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch));
+  layout6.drawn = spec.panels.map((panel, i) => kind(panel)[0](ctx, panel, layout6.regions[i], th, scratch2));
   canvas.setAttribute("data-text-px", String(TEXT_PX * dpr));
   return layout6;
 }
@@ -3491,8 +3584,17 @@ function project(mode, text2, kvText, d_k, seed, maxTokens) {
     Q,
     K,
     V,
-    scores: core_default.matmulT(Q, K, s_q, d_k, s_k)
+    scores: scores(X_q, X_kv, Q, K, W, d_k)
   };
+}
+function scores(X_q, X_kv, Q, K, W, d_k) {
+  const d = ATTENTION_D, s_q = X_q.length / d, s_k = X_kv.length / d;
+  if (d_k <= d) {
+    return core_default.matmulT(Q, K, s_q, d_k, s_k);
+  }
+  const M = core_default.matmulT(W[0], W[1], d, d_k, d);
+  const XM = core_default.matmul(X_q, M, s_q, d, d);
+  return core_default.matmulT(XM, X_kv, s_q, d, s_k);
 }
 function state(values) {
   const text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
@@ -3516,7 +3618,10 @@ function state(values) {
       return x * scale;
     });
     const weights = core_default.softmaxRows(scaled, s_q, s_k);
-    return { weights, output: core_default.matmul(weights, p.V, s_q, s_k, d_k) };
+    let output = null;
+    return { weights, output: function() {
+      return output || (output = core_default.matmul(weights, p.V, s_q, s_k, d_k));
+    } };
   });
   return {
     text: typeof text2 === "string" ? text2 : "",
@@ -3537,7 +3642,9 @@ function state(values) {
     V: p.V,
     scale,
     weights: w.weights,
-    output: w.output,
+    get output() {
+      return w.output();
+    },
     notes: p.notes.slice()
   };
 }
@@ -3809,15 +3916,15 @@ function attention(B, x, s, causal, wMean) {
         v[r * D_K + c] = V[r * d + hd * D_K + c];
       }
     }
-    const scores = core_default.matmulT(q, k, s, D_K, s, scale);
+    const scores2 = core_default.matmulT(q, k, s, D_K, s, scale);
     if (causal) {
       for (r = 0; r < s; r++) {
         for (c = r + 1; c < s; c++) {
-          scores[r * s + c] = -Infinity;
+          scores2[r * s + c] = -Infinity;
         }
       }
     }
-    const w = core_default.softmaxRows(scores, s, s);
+    const w = core_default.softmaxRows(scores2, s, s);
     heads.push(w);
     const H = core_default.matmul(w, v, s, s, D_K);
     for (r = 0; r < s; r++) {
@@ -5255,15 +5362,15 @@ function state6(values) {
   const K = core_default.matmul(X, P[1], s, d, d_k);
   const V = core_default.matmul(X, P[2], s, d, d_k);
   const mask = namedMask(kind2, s, real, window, lower, upper);
-  const scores = core_default.matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
+  const scores2 = core_default.matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
   let weights;
   if (method === "before") {
-    weights = scores.map(function(x, k) {
+    weights = scores2.map(function(x, k) {
       return mask[k] ? x : -Infinity;
     });
     core_default.softmaxRows(weights, s, s);
   } else {
-    weights = core_default.softmaxRows(scores.slice(), s, s).map(function(x, k) {
+    weights = core_default.softmaxRows(scores2.slice(), s, s).map(function(x, k) {
       return x * mask[k];
     });
   }
@@ -5314,7 +5421,7 @@ function state6(values) {
     s,
     real,
     mask,
-    scores,
+    scores: scores2,
     weights,
     output,
     rowSums,
@@ -5890,15 +5997,15 @@ function attend(x, W, s, causal) {
   const Q = core_default.matmul(x, W[0], s, D, D);
   const K = core_default.matmul(x, W[1], s, D, D);
   const V = core_default.matmul(x, W[2], s, D, D);
-  const scores = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
+  const scores2 = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
   if (causal) {
     for (let i = 0; i < s; i++) {
       for (let j = i + 1; j < s; j++) {
-        scores[i * s + j] = -Infinity;
+        scores2[i * s + j] = -Infinity;
       }
     }
   }
-  const weights = core_default.softmaxRows(scores, s, s);
+  const weights = core_default.softmaxRows(scores2, s, s);
   return [core_default.matmul(weights, V, s, s, D), weights];
 }
 function rows(A, perm, n) {
@@ -6149,14 +6256,17 @@ function frequencies(d, base) {
 }
 var EXACT_EVERY = 16;
 function encodingAt(p0, n, omega) {
-  const half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
+  return encodingInto(new Float64Array(n * 2 * omega.length), 0, p0, n, omega);
+}
+function encodingInto(pe, at, p0, n, omega) {
+  const half = omega.length, d = 2 * half;
   const cw = new Float64Array(half), sw = new Float64Array(half);
   for (let j = 0; j < half; j++) {
     cw[j] = Math.cos(omega[j]);
     sw[j] = Math.sin(omega[j]);
   }
   for (let r = 0; r < n; r++) {
-    const p = p0 + r, row2 = r * d;
+    const p = p0 + r, row2 = (at + r) * d;
     if (r % EXACT_EVERY === 0) {
       for (let i = 0; i < half; i++) {
         const a = p * omega[i];
@@ -6181,11 +6291,32 @@ function encoding(s, d, base) {
   if (cache2.rows < s) {
     const grown = new Float64Array(s * d);
     grown.set(cache2.pe);
-    grown.set(encodingAt(cache2.rows, s - cache2.rows, cache2.omega), cache2.rows * d);
-    cache2.pe = grown;
+    cache2.pe = encodingInto(grown, cache2.rows, cache2.rows, s - cache2.rows, cache2.omega);
     cache2.rows = s;
   }
   return cache2.pe.subarray(0, s * d);
+}
+function rotationError(pe, src, first, q0, q1, c, sn, p, rotated, most) {
+  const half = c.length, d = 2 * half;
+  for (let q = q0; q < q1; q++) {
+    const from = (q - q0 + first) * d;
+    for (let u = 0; u < half; u++) {
+      const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
+      const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
+      const e1 = Math.abs(src[from + 2 * u] - rs), e2 = Math.abs(src[from + 2 * u + 1] - rc);
+      if (e1 > most) {
+        most = e1;
+      }
+      if (e2 > most) {
+        most = e2;
+      }
+      if (q === p) {
+        rotated[2 * u] = rs;
+        rotated[2 * u + 1] = rc;
+      }
+    }
+  }
+  return most;
 }
 function state9(values) {
   const s = values.s, d = values.d, base = values.base, k = values.k;
@@ -6223,34 +6354,13 @@ function state9(values) {
     c[t] = Math.cos(k * omega[t]);
     sn[t] = Math.sin(k * omega[t]);
   }
-  const shiftedAll = new Float64Array(s * d), lo = Math.max(0, -k), hi = Math.min(s, s - k);
-  if (hi > lo) {
-    shiftedAll.set(pe.subarray((lo + k) * d, (hi + k) * d), lo * d);
-  }
-  if (lo > 0) {
-    shiftedAll.set(encodingAt(k, Math.min(lo, s), omega), 0);
-  }
+  const lo = Math.min(s, Math.max(0, -k)), hi = Math.max(lo, Math.min(s, s - k));
+  const rotated = new Float64Array(d);
+  const rows2 = (src, first, q0, q1, most) => rotationError(pe, src, first, q0, q1, c, sn, p, rotated, most);
+  let maxError = lo > 0 ? rows2(encodingAt(k, lo, omega), 0, 0, lo, 0) : 0;
+  maxError = rows2(pe, lo + k, lo, hi, maxError);
   if (hi < s) {
-    const from = Math.max(hi, 0);
-    shiftedAll.set(encodingAt(from + k, s - from, omega), from * d);
-  }
-  let maxError = 0, rotated = new Float64Array(d);
-  for (let q = 0; q < s; q++) {
-    for (let u = 0; u < half; u++) {
-      const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
-      const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
-      const e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
-      if (e1 > maxError) {
-        maxError = e1;
-      }
-      if (e2 > maxError) {
-        maxError = e2;
-      }
-      if (q === p) {
-        rotated[2 * u] = rs;
-        rotated[2 * u + 1] = rc;
-      }
-    }
+    maxError = rows2(encodingAt(hi + k, s - hi, omega), 0, hi, s, maxError);
   }
   const shifted = encodingAt(p + k, 1, omega);
   const notes = [d === 2 ? { level: "info", text: "one frequency pair, \u03C9\u2080 = 1: wavelength 2\u03C0 \u2248 6.28 positions, whatever the base" } : { level: "info", text: "wavelengths grow geometrically from 2\u03C0 \u2248 6.28 to " + format.fixed(lam[half - 1], 0, true) + " positions (x" + format.general(Math.pow(base, 2 / d), 3) + " per frequency pair)" }];

@@ -49,11 +49,16 @@ import {format} from "../format.js";
    *  at s = d = 512: within 1.0e-13 of numpy's sinusoidal_encoding (computing every row
    *  with sin and cos: 5.7e-14), far inside the labs' 1e-5. */
   function encodingAt(p0, n, omega) {
-    const half = omega.length, d = 2 * half, pe = new Float64Array(n * d);
+    return encodingInto(new Float64Array(n * 2 * omega.length), 0, p0, n, omega);
+  }
+
+  /** encodingAt(p0, n, omega) written into `pe` from its row `at` on (no copy); `pe`. */
+  function encodingInto(pe, at, p0, n, omega) {
+    const half = omega.length, d = 2 * half;
     const cw = new Float64Array(half), sw = new Float64Array(half);
     for (let j = 0; j < half; j++) { cw[j] = Math.cos(omega[j]); sw[j] = Math.sin(omega[j]); }
     for (let r = 0; r < n; r++) {
-      const p = p0 + r, row = r * d;
+      const p = p0 + r, row = (at + r) * d;
       if (r % EXACT_EVERY === 0) {
         for (let i = 0; i < half; i++) {
           const a = p * omega[i];  // (n,) outer (d/2,) -> (n, d/2), one entry
@@ -83,11 +88,30 @@ import {format} from "../format.js";
     if (cache.rows < s) {
       const grown = new Float64Array(s * d);
       grown.set(cache.pe);
-      grown.set(encodingAt(cache.rows, s - cache.rows, cache.omega), cache.rows * d);
-      cache.pe = grown;
+      cache.pe = encodingInto(grown, cache.rows, cache.rows, s - cache.rows, cache.omega);
       cache.rows = s;
     }
     return cache.pe.subarray(0, s * d);  // (s, d), a view: never written to
+  }
+
+  /** The rotation check of rows q0..q1-1: the largest of `most` and |PE[q + k] - PE[q] T(k)|,
+   *  PE[q + k] being row q - q0 + first of `src` and T(k)'s blocks [[c, -sn], [sn, c]];
+   *  row p's PE[p] T(k) is written into `rotated` (d,). */
+  function rotationError(pe, src, first, q0, q1, c, sn, p, rotated, most) {
+    const half = c.length, d = 2 * half;
+    for (let q = q0; q < q1; q++) {
+      const from = (q - q0 + first) * d;
+      for (let u = 0; u < half; u++) {
+        const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
+        // [sin', cos'] = [sin, cos] @ block: (1, 2) @ (2, 2)
+        const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
+        const e1 = Math.abs(src[from + 2 * u] - rs), e2 = Math.abs(src[from + 2 * u + 1] - rc);
+        if (e1 > most) { most = e1; }
+        if (e2 > most) { most = e2; }
+        if (q === p) { rotated[2 * u] = rs; rotated[2 * u + 1] = rc; }
+      }
+    }
+    return most;
   }
 
   /** positional_state(s, d, base, k): everything the lab shows. Throws for bad values. */
@@ -123,27 +147,15 @@ import {format} from "../format.js";
     // T(k) has 2x2 blocks [[cos b, -sin b], [sin b, cos b]] with b = k omega_i
     const c = new Float64Array(half), sn = new Float64Array(half);
     for (let t = 0; t < half; t++) { c[t] = Math.cos(k * omega[t]); sn[t] = Math.sin(k * omega[t]); }
-    // (s, d): PE[q + k]; rows q + k inside 0..s-1 are rows of PE (the same products
-    // (q + k) omega_i), only the |k| or fewer others need the formula
-    const shiftedAll = new Float64Array(s * d), lo = Math.max(0, -k), hi = Math.min(s, s - k);
-    if (hi > lo) { shiftedAll.set(pe.subarray((lo + k) * d, (hi + k) * d), lo * d); }
-    if (lo > 0) { shiftedAll.set(encodingAt(k, Math.min(lo, s), omega), 0); }
-    if (hi < s) {
-      const from = Math.max(hi, 0);
-      shiftedAll.set(encodingAt(from + k, s - from, omega), from * d);
-    }
-    let maxError = 0, rotated = new Float64Array(d);
-    for (let q = 0; q < s; q++) {
-      for (let u = 0; u < half; u++) {
-        const at = q * d + 2 * u, sin = pe[at], cos = pe[at + 1];
-        // [sin', cos'] = [sin, cos] @ block: (1, 2) @ (2, 2)
-        const rs = sin * c[u] + cos * sn[u], rc = sin * -sn[u] + cos * c[u];
-        const e1 = Math.abs(shiftedAll[at] - rs), e2 = Math.abs(shiftedAll[at + 1] - rc);
-        if (e1 > maxError) { maxError = e1; }
-        if (e2 > maxError) { maxError = e2; }
-        if (q === p) { rotated[2 * u] = rs; rotated[2 * u + 1] = rc; }  // (d,) PE[p] T(k)
-      }
-    }
+    // PE[q + k] read where q + k is inside 0..s-1 (rows of PE: the same products
+    // (q + k) omega_i); only the |k| or fewer others need the formula
+    const lo = Math.min(s, Math.max(0, -k)), hi = Math.max(lo, Math.min(s, s - k));
+    const rotated = new Float64Array(d);  // (d,) PE[p] T(k), filled by rotationError
+    const rows = (src, first, q0, q1, most) =>
+      rotationError(pe, src, first, q0, q1, c, sn, p, rotated, most);
+    let maxError = lo > 0 ? rows(encodingAt(k, lo, omega), 0, 0, lo, 0) : 0;
+    maxError = rows(pe, lo + k, lo, hi, maxError);
+    if (hi < s) { maxError = rows(encodingAt(hi + k, s - hi, omega), 0, hi, s, maxError); }
     const shifted = encodingAt(p + k, 1, omega);  // (d,) PE[p + k] from the formula
     const notes = [d === 2
       ? {level: "info", text: "one frequency pair, \u03c9\u2080 = 1: wavelength 2\u03c0 \u2248 6.28 " +

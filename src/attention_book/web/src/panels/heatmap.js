@@ -15,8 +15,9 @@ const TURNED_SPACING = 12;  // px: the least room between two turned (vertical) 
 /** The cells' pixels (one a cell) on `scratch`, masked cells grey. */
 function paintCells(panel, scratch, th) {
   const {rows, cols} = panel;
-  scratch.width = cols;
-  scratch.height = rows;
+  // resized only when the size changes (a resize reallocates it; the image covers it whole)
+  if (scratch.width !== cols) { scratch.width = cols; }
+  if (scratch.height !== rows) { scratch.height = rows; }
   const sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows);
   colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
   if (panel.masked) {

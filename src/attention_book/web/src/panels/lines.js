@@ -113,22 +113,20 @@ function strokeLine(ctx, ys, X, Y) {
 }
 
 /**
- * A dense solid line (more points than its pixels) as what its stroke covers, one device
- * pixel column at a time: down the middle of each column, where it crosses the band of
- * each segment and the round join at each point (the stroke with a round pen, `width`
- * across), one rectangle from the highest to the lowest. A stroke of a long zigzag is slow
- * to rasterise (chapter 2's waves and rotation check at s = d = 512: 13-16 ms a frame,
- * benchmarks/README.md); rectangles on the pixel grid are not.
- * @param {CanvasRenderingContext2D} ctx its fill style set
+ * Where a dense solid line (more points than its pixels) covers each device pixel column:
+ * down the middle of each column, where it crosses the band of each segment and the round
+ * join at each point (the stroke with a round pen, `width` across), from the highest to the
+ * lowest. A stroke of a long zigzag is slow to rasterise (chapter 2's waves and rotation
+ * check at s = d = 512: 13-16 ms a frame, benchmarks/README.md); columns are not.
  * @param {ArrayLike<number>} ys (n,) the values (NaN: a gap)
  * @param {function} X index -> CSS px
  * @param {function} Y value -> CSS px
  * @param {number} width the line's width, CSS px
  * @param {number} px device pixels a CSS px
  * @returns {{first: number, span: Float64Array}} the columns (device px from `first`):
- *   each one's [top, bottom] in CSS px, NaN where the line does not reach (for the tests)
+ *   each one's [top, bottom] in CSS px, NaN where the line does not reach
  */
-export function fillColumns(ctx, ys, X, Y, width, px) {
+function columnSpans(ys, X, Y, width, px) {
   const r = width / 2, first = Math.floor((X(0) - r) * px);
   const n = Math.ceil((X(ys.length - 1) + r) * px) - first + 1;
   const span = new Float64Array(2 * n).fill(NaN);  // (columns, 2): top, bottom
@@ -163,12 +161,110 @@ export function fillColumns(ctx, ys, X, Y, width, px) {
       }
     }
   }
-  for (let c = 0; c < n; c++) {  // a rectangle each (one path of them fills slowly)
-    if (span[2 * c] === span[2 * c]) {  // not NaN: the line reaches this column
-      ctx.fillRect((c + first) / px, span[2 * c], 1 / px, span[2 * c + 1] - span[2 * c]);
-    }
-  }
   return {first, span};
+}
+
+/** A CSS colour as the canvas gives it back ("#rrggbb", "rgba(r, g, b, a)") -> [r, g, b, a]
+ *  (0..255, alpha 0..1). */
+function rgba(css) {
+  if (css[0] === "#") { return [1, 3, 5].map((i) => parseInt(css.slice(i, i + 2), 16)).concat(1); }
+  const v = css.slice(css.indexOf("(") + 1, -1).split(",").map(Number);
+  return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1];
+}
+
+/**
+ * Dense lines painted as pixels, one image for all: each line's columns (columnSpans), a
+ * device pixel covered in the proportion of its height the span covers, blended over the
+ * lines before it; then the image drawn onto the canvas once, on the device pixel grid (a
+ * rectangle a column was 0.6 us to draw and 1 us to rasterise: 2.5 k of them at s = d = 512).
+ */
+class DensePixels {
+  /** @param {{x0: number, y0: number, x1: number, y1: number}} area device px it may cover */
+  constructor(area) {
+    this.x0 = Math.floor(area.x0);
+    this.y0 = Math.floor(area.y0);
+    this.w = Math.max(1, Math.ceil(area.x1) - this.x0);
+    this.h = Math.max(1, Math.ceil(area.y1) - this.y0);
+    this.rgba = new Uint8ClampedArray(4 * this.w * this.h);  // (h, w): straight colours
+    this.empty = true;
+  }
+
+  /** Blend colour `css` over the pixels the columns cover. */
+  paint({first, span}, css, px) {
+    const [r, g, b, alpha] = rgba(css), {w, h, rgba: out} = this;
+    const word = new Uint32Array(1);
+    new Uint8Array(word.buffer).set([r, g, b, Math.round(255 * alpha)]);
+    const pixels = new Uint32Array(out.buffer), solid = word[0];
+    const blend = (at, cover) => {  // source over, straight colours
+      const k = 4 * at, under = out[k + 3] / 255, a = cover + under * (1 - cover);
+      out[k] = (r * cover + out[k] * under * (1 - cover)) / a;
+      out[k + 1] = (g * cover + out[k + 1] * under * (1 - cover)) / a;
+      out[k + 2] = (b * cover + out[k + 2] * under * (1 - cover)) / a;
+      out[k + 3] = 255 * a;
+    };
+    for (let c = 0; c < span.length / 2; c++) {
+      const x = c + first - this.x0;
+      if (!(span[2 * c] < span[2 * c + 1]) || x < 0 || x >= w) { continue; }  // NaN: not reached
+      const top = Math.max(0, span[2 * c] * px - this.y0), bottom = Math.min(h, span[2 * c + 1] * px - this.y0);
+      if (!(top < bottom)) { continue; }  // outside the image
+      const y1 = Math.floor(top), y2 = Math.ceil(bottom) - 1;  // the pixels it reaches
+      if (y1 === y2) {
+        blend(y1 * w + x, (bottom - top) * alpha);
+        continue;
+      }
+      blend(y1 * w + x, (y1 + 1 - top) * alpha);  // the first and last in part, those between whole
+      for (let y = y1 + 1; y < y2; y++) {
+        if (alpha === 1) { pixels[y * w + x] = solid; } else { blend(y * w + x, alpha); }
+      }
+      blend(y2 * w + x, (bottom - y2) * alpha);
+    }
+    this.empty = false;
+  }
+
+  /** Draw the image onto `ctx` (its transform `px` device px a CSS px, no translation). */
+  draw(ctx, px) {
+    if (this.empty) { return; }
+    const scratch = canvasOf(this.w, this.h);
+    scratch.getContext("2d").putImageData(new ImageData(this.rgba, this.w, this.h), 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(scratch, this.x0 / px, this.y0 / px, this.w / px, this.h / px);
+  }
+}
+
+let scratch = null;  // the canvas dense lines are painted on: sized once a panel size
+
+/** The scratch canvas, `w` x `h` (resized only when that changes: a resize reallocates it). */
+function canvasOf(w, h) {
+  scratch = scratch || document.createElement("canvas");
+  if (scratch.width !== w) { scratch.width = w; }
+  if (scratch.height !== h) { scratch.height = h; }
+  return scratch;
+}
+
+/**
+ * A dense solid line (more points than its pixels) as the pixels its stroke covers, one
+ * device pixel column at a time (columnSpans, DensePixels), in the fill style set: what the
+ * lines panel draws for such a line, alone (tests/test_lab_legibility.py).
+ * @param {CanvasRenderingContext2D} ctx its fill style set, its transform `px` px a CSS px
+ * @param {ArrayLike<number>} ys (n,) the values (NaN: a gap)
+ * @param {function} X index -> CSS px
+ * @param {function} Y value -> CSS px
+ * @param {number} width the line's width, CSS px
+ * @param {number} px device pixels a CSS px
+ * @returns {{first: number, span: Float64Array}} columnSpans's
+ */
+export function fillColumns(ctx, ys, X, Y, width, px) {
+  const spans = columnSpans(ys, X, Y, width, px), {first, span} = spans;
+  let top = Infinity, bottom = -Infinity;
+  for (let c = 0; c < span.length; c += 2) {
+    if (span[c] < top) { top = span[c]; }
+    if (span[c + 1] > bottom) { bottom = span[c + 1]; }
+  }
+  if (!(top <= bottom)) { return spans; }
+  const image = new DensePixels({x0: first, x1: first + span.length / 2, y0: top * px, y1: bottom * px});
+  image.paint(spans, ctx.fillStyle, px);
+  image.draw(ctx, px);
+  return spans;
 }
 
 /** The dashed marker at index panel.marker and a dot where each solid line crosses it. */
@@ -207,18 +303,23 @@ function drawPlot(ctx, panel, scales, th) {
     ctx.lineTo(box.x + box.w, Math.round(Y(0)) + 0.5);
     ctx.stroke();
   }
-  // more points than half the plot's CSS px: each drawn as the columns its stroke covers
+  // more points than half the plot's CSS px: each drawn as the columns its stroke covers,
+  // together in one image (drawn before the next line that is stroked, to keep the order)
   const dense = panel.n > box.w / 2, px = ctx.getTransform().a || 1;
+  const area = {x0: box.x * px, y0: box.y * px, x1: (box.x + box.w) * px, y1: (box.y + box.h) * px};
+  let pixels = null;
   ctx.lineJoin = "round";
   for (const line of panel.lines) {
     strokeOf(ctx, line, th);
     if (dense && !line.dashed) {
-      ctx.fillStyle = ctx.strokeStyle;
-      fillColumns(ctx, line.y, scales.X, Y, ctx.lineWidth, px);
+      pixels = pixels || new DensePixels(area);
+      pixels.paint(columnSpans(line.y, scales.X, Y, ctx.lineWidth, px), ctx.strokeStyle, px);
     } else {
+      if (pixels) { pixels.draw(ctx, px); pixels = null; }
       strokeLine(ctx, line.y, scales.X, Y);
     }
   }
+  if (pixels) { pixels.draw(ctx, px); }
   ctx.setLineDash([]);
   if (panel.marker !== undefined && panel.marker !== null) { drawMarker(ctx, panel, scales, th); }
   ctx.restore();
