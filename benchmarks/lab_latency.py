@@ -186,13 +186,25 @@ HARNESS = r"""
     });
   }
   function show(l) { labs[l].lab.canvas.scrollIntoView({block: 'center'}); }
+  // A change in two round trips: before the key, the lab shown, the input focused and the
+  // timing armed (unless the control is disabled or cannot take the focus); after it, the
+  // result once the labs settled, with the control's value then.
+  function begin(l, c, dir, timeout) {
+    show(l);
+    const out = prepare(l, c, dir);
+    if (!out.disabled && out.focused) arm(l, timeout);
+    return out;
+  }
+  async function end(l, c, ms, timeout) {
+    const result = await pending;
+    await quiet(ms, timeout);
+    return {...result, value: value(l, c), hit: rec.hit};
+  }
   // a state to measure from: each control set as a reader sets it, in order
   function start(l, values) {
     for (const [name, value] of Object.entries(values)) labs[l].lab.set(name, value);
   }
-  window.__lab = {discover, outputs, prepare, arm, quiet, show, value, drawn, start,
-                  hit: () => rec.hit,
-                  result: () => pending};
+  window.__lab = {discover, outputs, begin, end, quiet, drawn, start};
 })();
 """
 
@@ -223,6 +235,8 @@ async () => {
 # Run All, chapter 3 still had 29 of 69 cells to render, done 23 s later (load 13-17), and
 # the kernel's answer, sent 2-30 ms after the key, sat in the page's socket behind long
 # tasks of 0.3-1.6 s (benchmarks/README.md). The timed changes start when it is done.
+# ("windowingMode": "none", every cell rendered as the notebook opens, was tried for `make
+# lab`: chapter 3 then took 12-18 s to open instead of 2-5, load 13-16.)
 RENDERED = "() => window.__panel.content.widgets.every(cell => !cell.isPlaceholder())"
 
 # Runs every cell (``command``: JupyterLab's Run All command; otherwise Run All was chosen
@@ -273,11 +287,12 @@ class Server:
     process: subprocess.Popen
     log: Path
 
-    def api(self, method: str, path: str):
+    def api(self, method: str, path: str, body: dict | None = None):
         request = urllib.request.Request(
             f"{self.url}{path}", method=method,
             headers={"Authorization": f"token {self.token}"},
-            data=b"" if method == "POST" else None)
+            data=json.dumps(body).encode() if body is not None
+            else b"" if method == "POST" else None)
         with urllib.request.urlopen(request, timeout=10) as response:
             body = response.read()
         return json.loads(body) if body else None
@@ -357,10 +372,19 @@ def stop(server: Server) -> None:
             server.process.wait()
 
 
-def shutdown_sessions(server: Server) -> None:
+def start_kernel(server: Server, notebook: str) -> None:
+    """Start the kernel of ``notebook`` (a name in the server's root) before a page opens
+    it: the page's notebook then joins that session, as it does one left running."""
+    server.api("POST", "/api/sessions", {"path": notebook, "type": "notebook",
+                                         "name": notebook, "kernel": {"name": "python3"}})
+
+
+def shutdown_sessions(server: Server, notebook: str | None = None) -> None:
+    """Shut down the kernel of ``notebook`` (a name in the server's root), or every one."""
     for session in server.api("GET", "/api/sessions") or []:
-        with contextlib.suppress(Exception):
-            server.api("DELETE", f"/api/sessions/{session['id']}")
+        if notebook is None or session["path"] == notebook:
+            with contextlib.suppress(Exception):
+                server.api("DELETE", f"/api/sessions/{session['id']}")
 
 
 # ------------------------------------------------------------------ notebooks
@@ -416,25 +440,30 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
     ``errors`` (a reader sees none of them, but each is a bug: the test fails on them).
     """
     page = context.new_page()
-    page.on("pageerror", lambda err: _known(app, err) or errors.append(f"page error: {err}"))
-    page.on("console", lambda msg: msg.type == "error" and errors.append(
-        f"console error: {msg.text} ({msg.location.get('url', '')})"))
-    path = (f"lab/workspaces/bench{index}/tree/{notebook.name}" if app == "lab"
-            else f"notebooks/{notebook.name}")
-    page.goto(f"{server.url}/{path}?token={server.token}", wait_until="load")
-    page.wait_for_function("() => window.jupyterapp", timeout=120_000)
-    problem = page.evaluate(READY)
-    if problem is None and app == "notebook":
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    outcome = {"error": problem} if problem else page.evaluate(RUN_ALL, [RUN_ALL_MS, app == "lab"])
-    if outcome.get("error") or outcome.get("errors"):
-        raise RuntimeError(f"{notebook.name}: {outcome.get('error') or outcome['errors']}")
-    page.evaluate(HARNESS)
-    page.wait_for_function("() => __lab.discover().length >= __lab.outputs()",
-                           timeout=60_000, polling=200)
-    labs = page.evaluate("() => __lab.discover()")
-    page.wait_for_function("() => __lab.drawn()", timeout=60_000, polling=200)
+    try:  # the page closed on a failure too (its context serves the next ones)
+        page.on("pageerror", lambda err: _known(app, err) or errors.append(f"page error: {err}"))
+        page.on("console", lambda msg: msg.type == "error" and errors.append(
+            f"console error: {msg.text} ({msg.location.get('url', '')})"))
+        path = (f"lab/workspaces/bench{index}/tree/{notebook.name}" if app == "lab"
+                else f"notebooks/{notebook.name}")
+        page.goto(f"{server.url}/{path}?token={server.token}", wait_until="load")
+        page.wait_for_function("() => window.jupyterapp", timeout=120_000)
+        problem = page.evaluate(READY)
+        if problem is None and app == "notebook":
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        outcome = ({"error": problem} if problem
+                   else page.evaluate(RUN_ALL, [RUN_ALL_MS, app == "lab"]))
+        if outcome.get("error") or outcome.get("errors"):
+            raise RuntimeError(f"{notebook.name}: {outcome.get('error') or outcome['errors']}")
+        page.evaluate(HARNESS)
+        page.wait_for_function("() => __lab.discover().length >= __lab.outputs()",
+                               timeout=60_000, polling=50)
+        labs = page.evaluate("() => __lab.discover()")
+        page.wait_for_function("() => __lab.drawn()", timeout=60_000, polling=50)
+    except BaseException:
+        page.close()
+        raise
     return page, labs
 
 
@@ -444,17 +473,17 @@ def change(page, lab: int, control: int, direction: int, options: Options,
     or when the key did not change the control's value), why. A key that reached another
     element (the app moved the focus between focusing the input and the key: Notebook 7
     does, after Run All) is pressed again, ``tries`` times in all."""
-    prep = page.evaluate("([l, c, d]) => __lab.prepare(l, c, d)", [lab, control, direction])
+    prep = page.evaluate("([l, c, d, t]) => __lab.begin(l, c, d, t)",
+                         [lab, control, direction, options.timeout_ms])
     if prep["disabled"]:  # nothing can change: do not wait for the timeout
         return {"t0": None, "t1": None, "why": "disabled", "disabled": True}
     if not prep["focused"]:
         return {"t0": None, "t1": None, "why": "input not focusable", "disabled": False}
-    page.evaluate("([l, t]) => __lab.arm(l, t)", [lab, options.timeout_ms])
     page.keyboard.press(prep["key"])
-    result = page.evaluate("() => __lab.result()")
-    page.evaluate("([ms, t]) => __lab.quiet(ms, t)", [QUIET_MS, 30_000])
-    if page.evaluate("([l, c]) => __lab.value(l, c)", [lab, control]) == prep["before"]:
-        if tries > 1 and not page.evaluate("() => __lab.hit()"):
+    result = page.evaluate("([l, c, ms, t]) => __lab.end(l, c, ms, t)",
+                           [lab, control, QUIET_MS, 30_000])
+    if result.pop("value") == prep["before"]:
+        if tries > 1 and not result["hit"]:
             return change(page, lab, control, direction, options, tries - 1)
         result["why"] = f"key {prep['key']!r} not accepted"
         result["t1"] = None
@@ -492,7 +521,6 @@ def measure_labs(page, controls: list[Control], options: Options) -> None:
     by all of them instead of falling on one.
     """
     def step(control, direction, keep):
-        page.evaluate("(l) => __lab.show(l)", control.lab)
         result = change(page, control.lab, control.index, direction, options)
         if keep:
             control.record(result)
@@ -686,7 +714,9 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
     their rows say their ``app``, their errors are under ``"<stem> (<app>)"``. (Notebook
     7 opened after JupyterLab's pages on one server threw "Command 'filebrowser:open-path'
     not registered"; JupyterLab after Notebook 7 throws nothing.) Every notebook is opened
-    from a fresh copy, over the one a page before may have saved.
+    from a fresh copy, over the one a page before may have saved, in a page of its own (an
+    app's pages share a browser context: its scripts come from the cache after the first)
+    and with a kernel of its own; untimed, the next notebook's kernel starts meanwhile.
     """
     rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="lab-latency-") as tmp:
@@ -695,22 +725,30 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
         state.mkdir()
         jobs = [(source, how, None) for group, how in more for source in group]
         jobs += [(source, options, then) for source in notebooks]
-        with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser:
+        with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser, \
+                contextlib.ExitStack() as stack:
+            contexts = {}  # one an app: its pages load the app's scripts from its cache
             for index, (source, how, after) in enumerate(jobs):
                 notebook = copy_notebook(source, root)
-                context = browser.new_context(viewport=VIEWPORT)
+                following = jobs[index + 1][0].name if index + 1 < len(jobs) else None
+                if not how.repeats and following not in (None, notebook.name):
+                    # untimed: the next notebook's kernel starts while this one runs
+                    start_kernel(server, following)
+                if how.app not in contexts:
+                    contexts[how.app] = browser.new_context(viewport=VIEWPORT)
+                    stack.callback(contexts[how.app].close)
                 key = notebook.stem if how.app == "lab" else f"{notebook.stem} ({how.app})"
                 found = errors.setdefault(key, [])
                 try:
-                    rows += measure_notebook(context, server, notebook, index, how, found, after)
+                    rows += measure_notebook(contexts[how.app], server, notebook, index, how,
+                                             found, after)
                 except (RuntimeError, PlaywrightError) as err:  # report it, go on
                     print(err, file=sys.stderr)
                     rows.append({"chapter": notebook.stem, "app": how.app, "lab": "-",
                                  "control": "-", "kind": "-",
                                  "status": f"error: {str(err).splitlines()[0][:120]}"})
                 finally:
-                    context.close()
-                    shutdown_sessions(server)
+                    shutdown_sessions(server, notebook.name)
     return rows, errors
 
 

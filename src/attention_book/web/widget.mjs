@@ -8496,7 +8496,11 @@ function render({ model, el }) {
     make("div", { class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite" })
   );
   lab.addEventListener("keydown", (event) => event.stopPropagation());
-  lab.addEventListener("focusin", (event) => event.target.setAttribute("data-lm-suppress-shortcuts", ""));
+  lab.addEventListener("focusin", (event) => {
+    event.target.setAttribute("data-lm-suppress-shortcuts", "");
+    event.stopPropagation();
+  });
+  lab.addEventListener("focusout", (event) => event.stopPropagation());
   el.append(lab);
   const kernel = new KernelModel(model);
   const shown = new Lab(lab, declaration, module, kernel, false);

@@ -117,7 +117,16 @@ function render({model, el}) {
   // Notebook 7's handles them before the lab does (in the capture phase) and runs its
   // command-mode shortcuts on a focused slider, check box or drop-down (ArrowRight: the next
   // heading); its shortcut registry (Lumino's) skips a target with this attribute.
-  lab.addEventListener("focusin", (event) => event.target.setAttribute("data-lm-suppress-shortcuts", ""));
+  // The focus moving in the lab stays the lab's: the notebook marks its root (jp-mod-readWrite)
+  // while a text box inside it has the focus, to keep its shortcuts off the box (the two
+  // lines here do that for the lab), and that class restyled the whole notebook each time the
+  // focus entered or left a text box: 230-600 ms of style recalculation at load 6-10 (chapter
+  // 6; 2 ms with this), in the frame of the change that followed (benchmarks/README.md).
+  lab.addEventListener("focusin", (event) => {
+    event.target.setAttribute("data-lm-suppress-shortcuts", "");
+    event.stopPropagation();
+  });
+  lab.addEventListener("focusout", (event) => event.stopPropagation());
   el.append(lab);
   const kernel = new KernelModel(model);
   const shown = new Lab(lab, declaration, module, kernel, false);  // no data scripts, no mountExtra
