@@ -185,13 +185,17 @@ HARNESS = r"""
       poll();
     });
   }
+  const frames = n => new Promise(r => n ? requestAnimationFrame(() => frames(n - 1).then(r)) : r());
   function show(l) { labs[l].lab.canvas.scrollIntoView({block: 'center'}); }
   // A change in two round trips: before the key, the lab shown, the input focused and the
   // timing armed (unless the control is disabled or cannot take the focus); after it, the
   // result once the labs settled, with the control's value then.
-  function begin(l, c, dir, timeout) {
+  async function begin(l, c, dir, timeout) {
     show(l);
     const out = prepare(l, c, dir);
+    // two frames for the scroll and the focus to be drawn (and what JupyterLab does on a
+    // scroll, such as rendering cells that came into view): a reader's key comes later
+    await frames(2);
     if (!out.disabled && out.focused) arm(l, timeout);
     return out;
   }
