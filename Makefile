@@ -22,9 +22,11 @@ export OPENBLAS_NUM_THREADS ?= 1
 # Python writes the bytecode of what it imports (the venv's is not compiled ahead: see env).
 unexport PYTHONDONTWRITEBYTECODE
 
-# pytest-xdist workers for `make test`: one a core (auto). Two a core was tried (the suite
-# idles about half the CPU) but only under a load of 19-27, where it was no faster; measure
-# it on a quiet machine before raising it: `make test TEST_WORKERS=4`.
+# pytest-xdist workers for `make test`: one a core (auto). More was slower on a quiet fresh
+# clone (stop 31, be814b6): 3 workers, pytest 537 s and the JupyterLab runs 209-226 s,
+# against 2 workers, 498.5 s and 131-138 s (the CPU time `time` counts for the run, 105% of
+# a core, must miss what chromium and the kernels use, which are not its children when they
+# end: the cores are busy).
 TEST_WORKERS ?= auto
 
 .PHONY: book test lab notebook bench env js browser clean check-inputs
