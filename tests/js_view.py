@@ -7,14 +7,14 @@ what the built book's ``<noscript>`` shows. The labs' tests read their texts thr
 """
 from __future__ import annotations
 
-import json
+import pickle
 
-from attention_book.controls.web import _wire, present
+from attention_book.controls.web import present
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import to_js
 
-#: (lab, the state as Node is sent it) -> its view: a test that reads a state's readout and
-#: its alt text runs Node once, not twice (0.1 s of CPU a run).
+#: (lab, the state as Node is sent it, pickled) -> its view: a test that reads a state's
+#: readout and its alt text runs Node once, not twice (0.1 s of CPU a run).
 _SEEN: dict = {}
 
 
@@ -25,8 +25,8 @@ def views(lab: str, *states) -> list[dict]:
 
 def view(lab: str, state) -> dict:
     """:func:`views` of one state, kept for the next call on an equal state (the same
-    JSON sent to Node, so the same answer)."""
-    key = (lab, json.dumps(_wire(to_js(state))))
+    values and buffers sent to Node, so the same answer)."""
+    key = (lab, pickle.dumps(to_js(state)))
     if key not in _SEEN:
         if len(_SEEN) >= 64:
             _SEEN.clear()
