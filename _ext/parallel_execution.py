@@ -12,10 +12,12 @@ working directory, the same timeout and allow_errors.
 A notebook that fails here is not cached, so myst-nb executes it again and reports the
 error as it always did: the build's verdict does not depend on this extension.
 
-The longest go first (``COST``), so that the short ones fill the other process at the end
-rather than one long chapter running alone after all the others. The log says, for each
-notebook, when it started and ended, and the CPU seconds its kernel and its worker used:
-the critical path of a build can be read there.
+Only this process writes the cache, one notebook after another, once the pool has
+executed them all: the workers only execute. With jupyter-cache's own worker each process
+wrote its notebook, and two writing at once could fail: one process's cache pruning read the
+other's new record before its file existed ("Notebook file does not exist for cache record",
+2 of 200 simultaneous writes on a quiet machine). The notebook, executed but not cached, then
+ran again in myst-nb: tests/test_build_cache.py saw it in 1 of 6 CI runs.
 """
 
 from __future__ import annotations
@@ -63,20 +65,56 @@ def _cpu_seconds() -> float:
 
 
 class TimedWorker:
-    """jupyter-cache's worker, also returning when the execution started and ended (seconds
-    since ``origin``) and the CPU seconds it used, the kernel's included (a kernel is a
-    child of the worker, and has ended when the worker returns)."""
+    """Executes a notebook as jupyter-cache's worker does (in its folder, with the timeout and
+    allow_errors of the build), and returns the result with when the execution started and
+    ended (seconds since ``origin``) and the CPU seconds it used, the kernel's included (a
+    kernel is a child of the worker, and has ended when the worker returns). It does not
+    touch the cache."""
 
-    def __init__(self, origin: float):
-        self.origin = origin
+    def __init__(self, origin: float, timeout: int, allow_errors: bool):
+        self.origin, self.timeout, self.allow_errors = origin, timeout, allow_errors
 
-    def __call__(self, job):
-        from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc
+    def __call__(self, project_nb) -> tuple:
+        """``(result, error, started, ended, cpu)``: jupyter-cache's ExecutionResult (None if
+        the execution itself failed: a kernel that did not start) and the error's text, or
+        None."""
+        from jupyter_cache.executors.utils import single_nb_execution
 
         start, cpu = time.monotonic(), _cpu_seconds()
-        status, uri = ExecutionWorkerLocalMProc()(job)
-        return (status, uri, start - self.origin, time.monotonic() - self.origin,
+        try:
+            result = single_nb_execution(project_nb.nb, cwd=str(Path(project_nb.uri).parent),
+                                         timeout=self.timeout, allow_errors=self.allow_errors)
+            error = result.exc_string or (repr(result.err) if result.err else None)
+            result.err = None  # nbclient's exception does not survive pickling: error says it
+        except Exception as failure:  # noqa: BLE001 - myst-nb executes it and reports
+            result, error = None, repr(failure)
+        return (result, error, start - self.origin, time.monotonic() - self.origin,
                 _cpu_seconds() - cpu)
+
+
+def cache_results(cache, project_nbs, results) -> list[str]:
+    """Caches each notebook of ``results`` (TimedWorker's, in the order of ``project_nbs``)
+    that executed without error, as jupyter-cache's worker would; returns the paths of the
+    others (a cell's error, a kernel's, the cache refusing it), which myst-nb executes
+    again."""
+    from jupyter_cache.cache.db import NbProjectRecord
+    from jupyter_cache.executors.utils import create_cache_bundle
+
+    failed = []
+    for project_nb, (result, error, *_) in zip(project_nbs, results):
+        if error is None:
+            try:
+                cache.cache_notebook_bundle(
+                    create_cache_bundle(project_nb, result.cwd, None, result.time, None),
+                    check_validity=False, overwrite=True)
+                continue
+            except Exception as failure:  # noqa: BLE001 - myst-nb executes it and reports
+                error = repr(failure)
+        elif result is not None:  # a cell's error, kept as jupyter-cache keeps it
+            NbProjectRecord.set_traceback(project_nb.uri, error, cache.db)
+        logger.info(f"not cached, {project_nb.uri}: {error.strip().splitlines()[-1]}")
+        failed.append(project_nb.uri)
+    return failed
 
 
 def execute_in_parallel(app: Sphinx, env, docnames: list[str]) -> None:
@@ -84,7 +122,6 @@ def execute_in_parallel(app: Sphinx, env, docnames: list[str]) -> None:
     if config.execution_mode != "cache":
         return
     from jupyter_cache import get_cache
-    from jupyter_cache.executors.basic import ProcessData
 
     paths = [Path(env.doc2path(docname)) for docname in docnames]
     paths = [p for p in paths if p.suffix == ".ipynb" and not any(
@@ -96,23 +133,22 @@ def execute_in_parallel(app: Sphinx, env, docnames: list[str]) -> None:
     processes = min(len(outdated), len(os.sched_getaffinity(0)))
     if processes < 2:  # nothing to gain: myst-nb executes it as it reads it
         return
-    records = [cache.add_nb_to_project(str(path)) for path in outdated]
-    jobs = [ProcessData(record.pk, record.uri, cache, config.execution_timeout,
-                        config.execution_allow_errors) for record in records]
-    logger.info(f"executing {len(jobs)} notebooks in {processes} processes")
+    project_nbs = [cache.get_project_notebook(cache.add_nb_to_project(str(path)).pk)
+                   for path in outdated]
+    logger.info(f"executing {len(project_nbs)} notebooks in {processes} processes")
     start = time.monotonic()
-    # fork, as jupyter-cache's local-parallel executor does: the worker and the cache are
-    # inherited rather than pickled (the cache holds its database engine). No open sqlite
-    # connection may cross the fork (SQLAlchemy's advice): each process opens its own.
+    # fork, as jupyter-cache's local-parallel executor does. The workers never open the
+    # cache's database; no open sqlite connection may cross the fork (SQLAlchemy's advice).
     cache.db.dispose()
+    worker = TimedWorker(start, config.execution_timeout, config.execution_allow_errors)
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        results = pool.map(TimedWorker(start), jobs, chunksize=1)
-    for status, uri, began, ended, cpu in results:
-        logger.info(f"  {Path(uri).stem:24s} {began:6.1f} to {ended:6.1f} s: "
+        results = pool.map(worker, project_nbs, chunksize=1)
+    failed = cache_results(cache, project_nbs, results)
+    for project_nb, (_, _, began, ended, cpu) in zip(project_nbs, results):
+        logger.info(f"  {Path(project_nb.uri).stem:24s} {began:6.1f} to {ended:6.1f} s: "
                     f"{ended - began:6.1f} s, {cpu:6.1f} s CPU"
-                    + ("" if status == 0 else " (failed)"))
-    failed = [uri for status, uri, *_ in results if status != 0]
-    logger.info(f"executed {len(jobs) - len(failed)} of {len(jobs)} notebooks in "
+                    + (" (failed)" if project_nb.uri in failed else ""))
+    logger.info(f"executed {len(results) - len(failed)} of {len(results)} notebooks in "
                 f"{time.monotonic() - start:.1f} s, {sum(r[-1] for r in results):.1f} s CPU"
                 + (f"; myst-nb executes again, and reports, {failed}" if failed else ""))
 
