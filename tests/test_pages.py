@@ -47,7 +47,6 @@ from conftest import ROOT, PageWatch, built_pages
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 WIDTHS = (390, 1280)
-SETTINGS = [(width, mode) for width in WIDTHS for mode in ("light", "dark")]
 #: Pages of the theme's own (search, index) have no lab or figure of the book's to read.
 THEME_PAGES = ("search.html", "genindex.html")
 #: The site's root: a meta refresh to the first page (a visit would read intro.html again).
