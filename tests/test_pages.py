@@ -448,9 +448,10 @@ def visit(browser, site, built_book, page: str, width: int,
     switched to dark mode by the theme's button and checked again, in the same tab: what
     each mode found and showed (a load in dark mode finds the same on today's site:
     test_the_axe_plan_finds_what_the_whole_set_finds_in_every_setting). The CPU (pytest and
-    chromium, sampled) of the tests of chapters 3 and 6, intro and search, four loads a page
-    -> two: 117.0 -> 95.5 s (-18%; 45.7 -> 37.7 s on chapter 3; load 20-24); the dark
-    visit's load, MathJax, the labs' first drawing and axe's injection are saved, not axe."""
+    chromium, sampled) of the 12 page tests, four loads a page -> two: 333 -> 258 s (-22%;
+    chapter 3 30.8 -> 24.3 s; both modules run side by side, load 11-24): the dark visit's
+    load, MathJax, the labs' first drawing and axe's injection are saved; axe's four runs
+    a page, most of what is left, are not."""
     watch, tab = open_page(browser, site, page, width, "light", idle=False)
     found, shown = [], []
     try:
