@@ -38,9 +38,10 @@ LONG_TESTS = {
     # fresh clone, CI: 2-4-6-7-8 160 s; 1-3-5-9 121 s, + 34 s of Notebook 7's since it runs them
     "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[2": 160,
     "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[1": 150,
-    # one test a page, four visits each: a numbered chapter's page 20-35 s, the others 5-15
-    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe[chapters/0": 25,
-    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe": 8,
+    # one test a page, a load a width, each checked in light then dark in the same tab: a
+    # numbered chapter's page 12-33 s of CPU (pytest and chromium), the others 5-13
+    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe[chapters/0": 20,
+    "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe": 6,
     # the whole rule set and axe_plan's in four visits of chapter 1 (21 s of chromium's CPU)
     "tests/test_pages.py::test_the_axe_plan_finds_what_the_whole_set_finds_in_every_setting[c": 15,
     "tests/test_web_block.py::test_block_parity_on_many_held_out_values": 35,
