@@ -162,6 +162,7 @@ def test_tokenizer_equals_python_on_random_unicode(n):
         "ΣσςΑΒΓ'''sS_ \t\n\u00a0\u2028\u0345\u0130\u1e9e\u2160\u00b2\u0660\u4e00\U0001d400"
         "\U0001f600\u0301\u200d\u200b\u00ad\ufeff\x07\x85") + [chr(c) for c in rng.integers(0, 0x110000, 3000)
                                      if not 0xD800 <= c <= 0xDFFF]
+    pool = np.array(pool)  # once: rng.choice turned the list into an array at every text
     texts = ["".join(rng.choice(pool, int(rng.integers(0, 30)))) for _ in range(n)]
     texts += [*FIXED_TEXTS, *sentences(rng, n // 20), "It's the dog's bone.", "x's_", "A'Sb",
               "a''s", "ΑΣ Σ ΑΣΑ Α\u0345Σ Σ\u0345 A.Σ"]
