@@ -97,6 +97,7 @@ def cache_results(cache, project_nbs, results) -> list[str]:
     that executed without error, as jupyter-cache's worker would; returns the paths of the
     others (a cell's error, a kernel's, the cache refusing it), which myst-nb executes
     again."""
+    import attr
     from jupyter_cache.cache.db import NbProjectRecord
     from jupyter_cache.executors.utils import create_cache_bundle
 
@@ -104,8 +105,9 @@ def cache_results(cache, project_nbs, results) -> list[str]:
     for project_nb, (result, error, *_) in zip(project_nbs, results):
         if error is None:
             try:
+                executed = attr.evolve(project_nb, nb=result.nb)  # the worker's, with outputs
                 cache.cache_notebook_bundle(
-                    create_cache_bundle(project_nb, result.cwd, None, result.time, None),
+                    create_cache_bundle(executed, result.cwd, None, result.time, None),
                     check_validity=False, overwrite=True)
                 continue
             except Exception as failure:  # noqa: BLE001 - myst-nb executes it and reports

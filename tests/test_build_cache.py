@@ -136,8 +136,8 @@ def test_a_chapter_change_leaves_the_build_to_the_cache(repo):
 CELL = """from pathlib import Path
 with Path("runs-{name}.txt").open("a") as f:  # the notebook's folder: one line a run
     f.write("run\\n")
-print("{name} says {word}")
-"""
+print("{name} says", "{word}")
+"""  # its output says "a says hello", its source does not: a page shows the cached output
 
 
 def _notebook(path: Path, code: str) -> None:
