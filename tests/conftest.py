@@ -55,12 +55,6 @@ LONG_TESTS = {
 }
 
 
-#: Test modules that fill the same costly per-process cache: chapter 9's gallery
-#: (pretrained.gallery_scores, MiniLM on 157 sentences, 2.5 s of CPU). They go first in the
-#: first worker's stretch, together, so that one worker computes it rather than each.
-TOGETHER = ("tests/test_pretrained_lab.py", "tests/test_web_pretrained.py")
-
-
 def _seconds(item) -> float:
     return max((s for key, s in LONG_TESTS.items() if item.nodeid.startswith(key)), default=0)
 
@@ -74,15 +68,16 @@ def pytest_collection_modifyitems(config, items):
     collection order the long tests sat together, so one worker could be left running a 90 s
     test alone at the end. Here each slice starts with its share of the long tests (longest
     first, each given to the worker with the fewest seconds so far), followed by a stretch
-    of the others in their own order (TOGETHER's modules first), so that a module's tests
-    stay on one worker (its module fixtures built once) and what is stolen at the end is short.
+    of the others in their own order, so that a module's tests stay on one worker (its
+    module fixtures built once) and what is stolen at the end is short. (Chapter 9's gallery,
+    which test_pretrained_lab and test_web_pretrained both read, is a disk cache: a second
+    worker loads it, or waits for the first to save it.)
     """
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     if workers < 2:
         return
     long = sorted((item for item in items if _seconds(item)), key=_seconds, reverse=True)
-    rest = sorted((item for item in items if not _seconds(item)),  # stable: TOGETHER first
-                  key=lambda item: item.nodeid.split("::")[0] not in TOGETHER)
+    rest = [item for item in items if not _seconds(item)]
     shares = [[] for _ in range(workers)]
     for item in long:  # each to the worker with the fewest seconds so far
         min(shares, key=lambda share: sum(map(_seconds, share))).append(item)

