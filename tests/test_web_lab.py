@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -93,9 +94,16 @@ def check_parity(values: dict, got: dict, arrays: dict, st, view: dict) -> None:
 
 
 def checked(values: list, rows: list) -> None:
-    """check_parity on each values' row, the module's views of Python's states in one run."""
+    """check_parity on each values' row, the module's views of Python's states in one run.
+
+    The views are of each state without PE (s, d) and the similarity (s, s and its 2s - 1
+    offsets), which the readout and the alt text do not read: whole, 204 states were 321 MB
+    of JSON for Node (3-4 s of CPU). Text that read them would differ from the row's, which
+    the module wrote from its own whole state, and fail here."""
     states = [positional_state(**v) for v in values]
-    for v, row, st, view in zip(values, rows, states, views("positional", *states), strict=True):
+    sent = [dataclasses.replace(st, pe=st.pe[:0], similarity=st.similarity[:0],
+                                by_offset=st.by_offset[:0]) for st in states]
+    for v, row, st, view in zip(values, rows, states, views("positional", *sent), strict=True):
         check_parity(v, row, decode(row), st, view)
 
 

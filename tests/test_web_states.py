@@ -124,6 +124,7 @@ FIXED_TEXTS = ("", "   ", "\n\t", "!!!", "<b>x</b><script>", "the the the the th
 def sentences(rng: np.random.Generator, n: int, longest: int = 40) -> list[str]:
     """``n`` random sentences: vocabulary words (any case), unknown words, punctuation and
     markup; lengths 0..longest words, now and then up to 3 * longest."""
+    pools = (VOCAB, UNKNOWN, MARKUP, ".,?!;:")
     out = []
     for _ in range(n):
         size = int(rng.integers(0, longest + 1)) if rng.random() < 0.9 else int(
@@ -131,8 +132,10 @@ def sentences(rng: np.random.Generator, n: int, longest: int = 40) -> list[str]:
         words = []
         for _ in range(size):
             r = rng.random()
-            w = (str(rng.choice(VOCAB)) if r < 0.7 else str(rng.choice(UNKNOWN)) if r < 0.85
-                 else str(rng.choice(MARKUP)) if r < 0.92 else str(rng.choice(list(".,?!;:"))))
+            # rng.integers(len(pool)): the draw rng.choice(pool) makes, without turning the
+            # pool into an array at each word (0.85 s of CPU for 1,500 sentences; now 0.1)
+            pool = pools[0 if r < 0.7 else 1 if r < 0.85 else 2 if r < 0.92 else 3]
+            w = pool[rng.integers(len(pool))]
             words.append(w.upper() if rng.random() < 0.1 else w.title() if rng.random() < 0.1
                          else w)
         out.append(" ".join(words))
@@ -159,6 +162,7 @@ def test_tokenizer_equals_python_on_random_unicode(n):
         "ΣσςΑΒΓ'''sS_ \t\n\u00a0\u2028\u0345\u0130\u1e9e\u2160\u00b2\u0660\u4e00\U0001d400"
         "\U0001f600\u0301\u200d\u200b\u00ad\ufeff\x07\x85") + [chr(c) for c in rng.integers(0, 0x110000, 3000)
                                      if not 0xD800 <= c <= 0xDFFF]
+    pool = np.array(pool)  # once: rng.choice turned the list into an array at every text
     texts = ["".join(rng.choice(pool, int(rng.integers(0, 30)))) for _ in range(n)]
     texts += [*FIXED_TEXTS, *sentences(rng, n // 20), "It's the dog's bone.", "x's_", "A'Sb",
               "a''s", "ΑΣ Σ ΑΣΑ Α\u0345Σ Σ\u0345 A.Σ"]
