@@ -3,9 +3,9 @@
 With ``execute_notebooks: cache`` myst-nb executes each notebook whose code the execution
 cache (jupyter-cache, ``_build/.jupyter_cache``) lacks while Sphinx reads it, one after
 another. Before reading starts (``env-before-read-docs``), this executes those notebooks in
-a pool of one process per CPU, with jupyter-cache's own worker (what ``jcache project
-execute --executor local-parallel`` runs), into the same cache, so that myst-nb then finds
-every one there. It is myst-nb's execution in every way that matters: the same cache, the
+a pool of one process per CPU, with jupyter-cache's own execution (``single_nb_execution``,
+what ``jcache project execute --executor local-parallel`` runs in each process), into the
+same cache, so that myst-nb then finds every one there. It is myst-nb's execution in every way that matters: the same cache, the
 kernel environment of this process (which offline_book sets), the notebook's folder as the
 working directory, the same timeout and allow_errors.
 
