@@ -26,28 +26,23 @@ def views(lab: str, *states) -> list[dict]:
 def view(lab: str, state) -> dict:
     """:func:`views` of one state, kept for the next call on an equal state (the same
     values and buffers sent to Node, so the same answer)."""
-    key = (lab, pickle.dumps(to_js(state)))
-    if key not in _SEEN:
-        if len(_SEEN) >= 64:
+    return prefetch(lab, [state])[0]
+
+
+def prefetch(lab: str, states) -> list[dict]:
+    """:func:`views` of ``states``, those not kept already made in one run of Node, and kept
+    for :func:`view`: for the cases of a parametrized test, each of which reads one state's
+    texts (a module fixture calls this with every case's state; each case's :func:`view`
+    then runs no Node)."""
+    keys = [(lab, pickle.dumps(to_js(state))) for state in states]
+    found = {key: _SEEN[key] for key in keys if key in _SEEN}
+    new = {key: state for key, state in zip(keys, states) if key not in found}
+    if new:
+        found.update(zip(new, views(lab, *new.values())))
+        if len(_SEEN) + len(new) > 64:
             _SEEN.clear()
-        _SEEN[key] = views(lab, state)[0]
-    return _SEEN[key]
-
-
-def prefetch(lab: str, states) -> None:
-    """Keep the views of ``states`` for :func:`view`, made in one run of Node: for the cases
-    of a parametrized test, each of which reads one state's texts (a module fixture calls
-    this with every case's state; each case's :func:`view` then runs no Node)."""
-    keys = {}
-    for state in states:
-        key = (lab, pickle.dumps(to_js(state)))
-        if key not in _SEEN:
-            keys.setdefault(key, state)
-    if not keys:
-        return
-    if len(_SEEN) + len(keys) > 64:
-        _SEEN.clear()
-    _SEEN.update(zip(keys, views(lab, *keys.values())))
+        _SEEN.update(found)
+    return [found[key] for key in keys]
 
 
 def readout(lab: str, state) -> str:
