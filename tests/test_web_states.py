@@ -519,6 +519,19 @@ def checked(lab: str, values: list, rows: list) -> list[float]:
             in zip(values, rows, states, text_views(lab, *states), strict=True)]
 
 
+def test_an_emptied_array_the_texts_read_changes_them(monkeypatch):
+    """js_view.text_views can only fail a parity test, never pass it wrongly: emptying an
+    array the texts do read (masking's weights, whose row sums the alt text prints) changes
+    them."""
+    import js_view
+
+    st = masking_state(text="!!!", kind="window", method="before", length=16, window=14,
+                       lower=9, upper=7)
+    assert text_views("masking", st) == views("masking", st)
+    monkeypatch.setitem(js_view.UNREAD, "masking", ("scores", "output", "weights"))
+    assert text_views("masking", st)[0]["alt"] != views("masking", st)[0]["alt"]
+
+
 @pytest.mark.parametrize("lab", PARITY)
 def test_parity_on_held_out_values(lab):
     values_of, _, (n, seed), _ = PARITY[lab]
