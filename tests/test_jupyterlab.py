@@ -8,8 +8,8 @@ no kernel (it renders markdown only; no cell runs), opens chapter 1 in Debian ch
 checks what a reader sees. It fails (never skips) when JupyterLab, jupyterlab-myst or the
 browser is missing.
 
-The last test runs every chapter in JupyterLab with a kernel and moves every control of
-every lab forward and back with the key a reader presses on it (the harness of
+The last test runs every chapter in JupyterLab with a kernel and moves the first control of
+each kind of every lab forward and back with the key a reader presses on it (the harness of
 benchmarks/lab_latency.py, untimed: a slider's arrows, typing and Backspace in a text box,
 Space on a check box, a drop-down's arrows; a key that leaves the value unchanged fails),
 failing on any cell error or unrun cell, a chapter without a live lab, an uncaught page
@@ -284,7 +284,9 @@ NUMBERED = [c for c in CHAPTERS if c.stem[:2].isdigit()]
 #: 06 51 50 31, 07 51 54 29, 08 141 135 100, 09 96 108 47, and in Notebook 7 01 28 28 24,
 #: 03 53 44 30. The loaded machine slows chapter 9 most, so the split that holds at
 #: both loads: 1-3-4-9 300 306 191 s against 2-5-6-7-8 319 314 206 s; run so at load 2-6,
-#: 153 s against 158 s. Notebook 7's chapters then became 4 and 5 (in the run of both).
+#: 153 s against 158 s. Notebook 7's chapters then became 4 and 5 (in the run of both),
+#: and JupyterLab's key pass one control of each kind: 1-3-4-5-9 511 s against 2-6-7-8
+#: 517 s (side by side, load 13-19; 1-3-4-9 496 s against 2-5-6-7-8 543 s beside them).
 RUNS = {"1-3-4-5-9": [c for c in NUMBERED if c.stem[:2] in ("01", "03", "04", "05", "09")],
         "2-6-7-8": [c for c in NUMBERED if c.stem[:2] not in ("01", "03", "04", "05", "09")]}
 
@@ -371,16 +373,48 @@ def test_every_live_lab_is_the_one_widget_module(monkeypatch):
         assert re.search(rf"const MODULES = \{{[^}}]*\b{module}\b", entry), name
 
 
+def test_a_key_reaches_every_control_of_a_kind_alike():
+    """Why one control of each kind takes its key in the runs: a control is the front end's
+    class of its kind (controls.js's KINDS), the widget keeps the keys and the focus on the
+    lab's element for all of its controls alike (entries/widget.js), and every control's
+    change reaches the lab as its input's "input" event (lab.js), the event the drive
+    (``lab.set``) dispatches on every control of every lab."""
+    import re
+
+    src = ROOT / "src" / "attention_book" / "web" / "src"
+    controls = (src / "controls.js").read_text(encoding="utf-8")
+    kinds = re.search(r"const KINDS = \{([^}]*)\}", controls).group(1)
+    assert {k for k, _ in re.findall(r"(\w+): (\w+Control)", kinds)} == harness_kinds()
+    assert "return new Kind(c, id);" in controls
+    widget = (src / "entries" / "widget.js").read_text(encoding="utf-8")
+    assert re.findall(r"(\w+)\.addEventListener\(\"(\w+)\"", widget) == [
+        ("lab", "keydown"), ("lab", "focusin"), ("lab", "focusout")]
+    lab = (src / "lab.js").read_text(encoding="utf-8")
+    assert re.search(r"for \(const control of this\.controls\) \{\s*(//.*\s*)*"
+                     r"control\.input\.addEventListener\(\"input\", \(\) => this\.changed\(\)\)",
+                     lab)
+    assert "control.input.dispatchEvent(new Event(\"input\", {bubbles: true}));" in lab
+
+
 def test_the_runs_cover_every_chapter_once():
     assert len(NUMBERED) == 9 and sorted(c for run in RUNS.values() for c in run) == NUMBERED
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run):
-    """*Run All* in every chapter, then every control of every lab moved forward and back:
-    no uncaught page error, no console error, no cell error, every code cell run (a dead
-    kernel leaves cells unrun without an error), every chapter showing at least one live
-    lab, every control answering.
+    """*Run All* in every chapter, then the first control of each kind of every lab (text,
+    slider, drop-down, check box, toggle; an enabled one if there is) moved forward and back
+    by the key a reader presses on it, then every control of every lab driven through 3
+    values: no uncaught page error, no console error, no cell error, every code cell run (a
+    dead kernel leaves cells unrun without an error), every chapter showing at least one live
+    lab, every key taken and every control redrawing the picture.
+
+    One control of each kind takes a key: the widget handles the keys and the focus on the
+    lab's element, the same for every control (web/src/entries/widget.js), so whether
+    JupyterLab leaves a key to the lab depends on the input's kind; a key's change reaches
+    the lab by the input's "input" event, the one the drive dispatches on every control
+    (lab.set), which checks every control's drawings against Python and that each changes
+    the picture (test_web_labs.drawings).
 
     This is the one run of the chapters as live notebooks (there is no separate nbclient
     run): the static build executes them in the book's other mode.
@@ -417,7 +451,7 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     chapters = RUNS[run]
     notebook7 = [c for c in NOTEBOOK7 if c in chapters]
     rows, errors = bench.measure(
-        chapters, bench.Options(repeats=0, timeout_ms=5_000), browser=browser,
+        chapters, bench.Options(repeats=0, timeout_ms=5_000, each_kind=True), browser=browser,
         then=drive_every_lab,
         more=[(notebook7, bench.Options(repeats=0, timeout_ms=5_000, app="notebook",
                                         each_kind=True))] if notebook7 else [])
@@ -434,12 +468,19 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
                for lab in labs)
     assert len(driven) == len(labs), (driven, labs)
     shown = chapter_labs()
-    assert sorted(lab.split(": ")[1] for _, lab in labs) == sorted(
-        name for c in chapters for name in shown[c.stem])
 
-    def kinds_moved(rows, lab):
-        return {r["kind"] for r in rows if (r["chapter"], r["lab"]) == lab}
+    def check_kinds(rows, labs, chapters):
+        """Every lab of the chapters moved, by a key on every kind of its controls (on a
+        disabled one where the lab has no enabled one of that kind now, as chapter 5's
+        seed), and each kind's key taken in one of them."""
+        name = {lab: lab[1].split(": ", 1)[1] for lab in labs}  # "1: attention"
+        assert sorted(name.values()) == sorted(n for c in chapters for n in shown[c.stem])
+        assert all({r["kind"] for r in rows if (r["chapter"], r["lab"]) == lab}
+                   == lab_kinds(name[lab]) for lab in labs), rows
+        assert {r["kind"] for r in rows if r["status"] == "ok"} == {
+            kind for lab in labs for kind in lab_kinds(name[lab])}
 
+    check_kinds(in_lab, labs, chapters)
 
     in_notebook7 = [r for r in rows if r["app"] == "notebook"]
     assert {r["chapter"] for r in in_notebook7 if r["lab"] != "-"} == {
@@ -447,12 +488,6 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     broken = [(r["chapter"], r["control"], r["status"], r.get("failures")) for r in in_notebook7
               if r["status"] not in ("ok", "disabled")]
     assert not broken, f"controls that did not answer their key in Notebook 7: {broken}"
-    # every kind of control of each of their labs (disabled: the lab has no enabled one of
-    # that kind now, as chapter 5's seed), and a key taken on each kind of the book's
-    labs7 = {(r["chapter"], r["lab"]) for r in in_notebook7}
-    assert all(kinds_moved(in_notebook7, lab) == lab_kinds(lab[1].split(": ")[1])
-               for lab in labs7), in_notebook7
-    assert {r["kind"] for r in in_notebook7 if r["status"] == "ok"} == {
-        kind for c in notebook7 for name in shown[c.stem] for kind in lab_kinds(name)}
-    assert sorted(lab.split(": ")[1] for _, lab in labs7) == sorted(
-        name for c in notebook7 for name in shown[c.stem])
+    # (Notebook 7's chapters together: every kind of the book's)
+    check_kinds(in_notebook7, {(r["chapter"], r["lab"]) for r in in_notebook7
+                               if r["lab"] != "-"}, notebook7)
