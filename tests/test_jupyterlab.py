@@ -285,8 +285,9 @@ NUMBERED = [c for c in CHAPTERS if c.stem[:2].isdigit()]
 #: 03 53 44 30. The loaded machine slows chapter 9 most, so the split that holds at
 #: both loads: 1-3-4-9 300 306 191 s against 2-5-6-7-8 319 314 206 s; run so at load 2-6,
 #: 153 s against 158 s. Notebook 7's chapters then became 4 and 5 (in the run of both),
-#: and JupyterLab's key pass one control of each kind: 1-3-4-5-9 511 s against 2-6-7-8
-#: 517 s (side by side, load 13-19; 1-3-4-9 496 s against 2-5-6-7-8 543 s beside them).
+#: and JupyterLab's key pass one control of each kind: 1-3-4-5-9 511 693 409 s against
+#: 2-6-7-8 517 762 408 s (side by side, load 13-19, 12-32, 9-32; beside the first two,
+#: started with them, 1-3-4-9 496 673 s against 2-5-6-7-8 543 811 s).
 RUNS = {"1-3-4-5-9": [c for c in NUMBERED if c.stem[:2] in ("01", "03", "04", "05", "09")],
         "2-6-7-8": [c for c in NUMBERED if c.stem[:2] not in ("01", "03", "04", "05", "09")]}
 
