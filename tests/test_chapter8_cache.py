@@ -6,8 +6,6 @@ disk they equal a fresh computation bit for bit; the cache cannot hide a change:
 weights, arguments, an edit to any module the computation runs, another numpy or torch
 compute again; and the key's list of modules holds every module the computation runs.
 
-Also: ``deterministic_cpu`` no longer imports torch's compiler (1.3 s of CPU a process).
-
 Each test has its own cache root (ATTENTION_BOOK_CACHE = a tmp folder) and tiny runs (3
 steps, 2 checkpoints, each trained once in this process): they stand for chapter 8's runs,
 and ``generation_run`` is patched to return the tiny induction run. Whether a call computed
@@ -16,8 +14,6 @@ is counted by wrapping the function that computes, never timed.
 
 import dataclasses
 import functools
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -230,22 +226,3 @@ def test_continuations_say_what_is_wrong(root, generated):
     with pytest.raises(ValueError, match="checkpoint"):
         G.continuations(PROMPTS, checkpoint=5)
     assert G.continuations([], checkpoint=LAST) == []
-
-
-# ---------------------------------------------------------------- torch's compiler stays out
-
-
-def test_deterministic_cpu_sets_the_flag_without_importing_the_compiler():
-    """torch.use_deterministic_algorithms imports torch._inductor (1.3 s of CPU) to set a
-    compiler flag; deterministic_cpu sets the eager kernels' flag alone, and restores it."""
-    script = ("import sys, torch\n"
-              "from attention_book.training import deterministic_cpu\n"
-              "with deterministic_cpu():\n"
-              "    inside = torch.are_deterministic_algorithms_enabled()\n"
-              "print(inside, torch.are_deterministic_algorithms_enabled(),\n"
-              "      'torch._inductor.config' in sys.modules)\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(PACKAGE.parent), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
-    out = subprocess.run([sys.executable, "-c", script], env=env, text=True,
-                         capture_output=True, timeout=120, check=True).stdout
-    assert out.split() == ["True", "False", "False"]

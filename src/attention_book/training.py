@@ -42,7 +42,6 @@ import contextlib
 import functools
 import json
 import logging
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -323,26 +322,13 @@ def deterministic_cpu():
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     # one thread: with the other core busy, two threads ran 30x slower here
     torch.set_num_threads(1)
-    _use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True)
     try:
         with torch.random.fork_rng(devices=[]):  # torch.manual_seed below stays local
             yield
     finally:
         torch.set_num_threads(threads)
-        _use_deterministic_algorithms(deterministic, warn_only=warn_only)
-
-
-def _use_deterministic_algorithms(mode: bool, warn_only: bool = False) -> None:
-    """``torch.use_deterministic_algorithms`` for eager torch, which the book runs: the flag
-    its kernels read. The public function first imports the compiler's config to set the
-    compiler's own flag (``torch._inductor.config``: 816 modules, 1.3 s of CPU in each
-    process, chapter 8's kernel and the tests'), for code the book never compiles; once
-    that config is imported (someone compiles), it is called as it is."""
-    if "torch._inductor.config" in sys.modules or not hasattr(
-            torch._C, "_set_deterministic_algorithms"):
-        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
-    else:
-        torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
 
 
 # ------------------------------------------------------------------ the trained run
@@ -370,7 +356,9 @@ class TinyRun:
         On 1000 held-out sequences from a generator of their own: whole sequences
         right for "reverse", counted positions right for "induction".
     train_seconds : float
-        Wall time of the training, checkpoints and held-out evaluation included.
+        Wall time of the training, checkpoints and held-out evaluation included (not
+        torch's one-time set-up: the first ``use_deterministic_algorithms`` call in a
+        process imports torch's compiler stack, about 1-2 s).
     checkpoints : list of (int, dict of numpy.ndarray)
         (step, state) at about 26 evenly spaced steps from 0 (before any update) to
         ``steps`` (the final weights): ``state`` is the model's state_dict as numpy
@@ -625,7 +613,7 @@ class TinyRun:
 
 
 #: The modules whose source decides :meth:`TinyRun.head_scores` (the held-out sequences, the
-#: book's numpy forward pass and the scores; tests/test_score_cache.py checks the list).
+#: book's numpy forward pass and the scores; tests/test_chapter8_cache.py checks the list).
 _SCORE_CODE = ("attention_book.training", "attention_book.heads", "attention_book.block",
                "attention_book.attention", "attention_book.multihead",
                "attention_book.masking", "attention_book._validate")
