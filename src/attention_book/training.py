@@ -378,10 +378,10 @@ class TinyRun:
     checkpoints: list
     example: np.ndarray
     _nets: dict = field(default_factory=dict, repr=False)
-    # memos of what the weights decide; not init fields, so that dataclasses.replace (other
-    # checkpoints: generation_run's page weights) starts them empty
+    _score_history: tuple | None = field(default=None, repr=False)
+    # head_scores' memo: not an init field, so that dataclasses.replace with other
+    # checkpoints (the page's weights) starts it empty; _score_history is kept
     _scores: dict = field(default_factory=dict, init=False, repr=False)
-    _score_history: tuple | None = field(default=None, init=False, repr=False)
 
     @property
     def steps(self) -> list[int]:
