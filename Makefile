@@ -60,7 +60,8 @@ test: book browser $(VENV)/.test-installed
 # cache, and the data scripts in _build/web-data (the build writes them only when missing:
 # python -m attention_book.web_export build). A _build without the stamp (built by hand)
 # goes too. _build/cache stays: the disk caches (attention_book.diskcache) of chapter 8's
-# trained models and generation counts and chapter 9's head removals and gallery scores,
+# trained models, generation counts, head scores at every checkpoint and continuations, and
+# chapter 9's head removals, gallery scores and syntax scores,
 # whose every file's key names the code and the versions that decide it, so a change
 # elsewhere in the package does not compute them again. `make clean` drops them with the
 # rest. tests/test_build_cache.py checks this.

@@ -102,7 +102,8 @@ HARNESS = r"""
       labs.push(lab);
     }
     return labs.map(({lab}) => ({name: lab.declaration.name, id: lab.element.id,
-      controls: lab.controls.map(c => ({name: c.name, kind: c.declaration.kind, label: c.declaration.label}))}));
+      controls: lab.controls.map(c => ({name: c.name, kind: c.declaration.kind, label: c.declaration.label,
+                                        disabled: !!c.disabled}))}));
   }
   // how many widgets the notebook shows (each renders its lab a moment after its output)
   const outputs = () => window.__panel.content.widgets.reduce((n, cell) => n + (
@@ -432,7 +433,8 @@ class Options:
     repeats: int
     timeout_ms: float
     app: str = "lab"  # or "notebook": Notebook 7 (open_and_run)
-    each_kind: bool = False  # move only a lab's first control of each kind (slider, text, ...)
+    # move only a lab's first control of each kind (slider, text, ...), enabled if one is
+    each_kind: bool = False
     start: dict = field(default_factory=dict)  # lab name -> the values to measure from
 
 
@@ -574,7 +576,11 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
     for l, lab in enumerate(labs):
         name = f"{l + 1}: {lab['name']}"
         kinds = set()
-        for c, control in enumerate(lab["controls"]):
+        # with each_kind, the enabled controls first: a kind's key is pressed on an enabled one
+        order = sorted(range(len(lab["controls"])), key=lambda c: (
+            options.each_kind and lab["controls"][c]["disabled"], c))
+        for c in order:
+            control = lab["controls"][c]
             if options.each_kind and control["kind"] in kinds:
                 continue
             kinds.add(control["kind"])

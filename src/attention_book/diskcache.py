@@ -1,11 +1,11 @@
 """A disk cache for the deterministic results the chapters compute in every execution.
 
 The strict build executes every chapter, and the tests execute them again live in
-JupyterLab: a result that takes seconds (chapter 8's trained models and generation counts,
-chapter 9's gallery scores and head removals) is kept in a file, so that the second
-execution reads what the first computed. A file is used only when its key matches: the
-arguments, a digest of the source code that computes the result, and the versions of what
-computes it. Editing that code, or passing other arguments, computes again; a damaged file
+JupyterLab: a result that takes seconds (chapter 8's trained models, head scores at every
+checkpoint, continuations and generation counts; chapter 9's gallery scores, syntax scores
+and head removals) is kept in a file, so that the second execution reads what the first
+computed. A file is used only when its key matches: the arguments, a digest of the source
+code that computes the result, and the versions of what computes it. Editing that code, or passing other arguments, computes again; a damaged file
 is computed again and replaced.
 
 The folder is ``$ATTENTION_BOOK_CACHE/<name>`` when the variable is set, else

@@ -858,32 +858,45 @@ def syntax_scores() -> SyntaxScores:
     its pieces, the weight from a word averaged), and a head is right on an instance
     when the attending word's most-attended other word
     (:func:`attention_book.heads.most_attended_word`) is the right one. Computed once
-    per process, on one BLAS thread (:func:`single_thread_attention`; about 2 s).
+    per process, on one BLAS thread (:func:`single_thread_attention`; about 1 s of CPU),
+    and kept on disk (``_build/cache/syntax``) as :func:`gallery_scores` is, keyed by the
+    sentences and their relations (tests/test_syntax_cache.py).
 
     Returns
     -------
     SyntaxScores
     """
-    model = MiniLM.load()
-    hits = {name: [] for name in RELATIONS}
-    index = {key: {name: [] for name in RELATIONS} for key in ("dep", "target", "sentence")}
-    for n, sentence in enumerate(_relations()):
-        ids = model.word_ids(sentence.text)  # (T,)
-        if ids.max() + 1 != len(sentence.words):
-            raise ValueError(f"{sentence.text!r}: the tokenizer finds {ids.max() + 1} words, "
-                             f"the data file {len(sentence.words)}")
-        maps = single_thread_attention(sentence.text).astype(np.float64)  # (L, h, T, T)
-        maps /= maps.sum(axis=-1, keepdims=True)  # rows sum to 1 in float64
-        choice = most_attended_word(word_attention(maps, ids))  # (L, h, n)
-        for name, i, j in sentence.relations:
-            hits[name].append(choice[..., i] == j)  # (L, h)
-            index["dep"][name].append(i)
-            index["target"][name].append(j)
-            index["sentence"][name].append(n)
-    def stacked(values):
-        return {name: _readonly(np.array(v)) for name, v in values.items()}
-    return SyntaxScores(stacked(hits), stacked(index["dep"]), stacked(index["target"]),
-                        stacked(index["sentence"]))
+    model, relations = MiniLM.load(), _relations()
+
+    def compute() -> dict:
+        hits = {name: [] for name in RELATIONS}
+        index = {key: {name: [] for name in RELATIONS} for key in ("dep", "target", "sentence")}
+        for n, sentence in enumerate(relations):
+            ids = model.word_ids(sentence.text)  # (T,)
+            if ids.max() + 1 != len(sentence.words):
+                raise ValueError(f"{sentence.text!r}: the tokenizer finds {ids.max() + 1} "
+                                 f"words, the data file {len(sentence.words)}")
+            maps = single_thread_attention(sentence.text).astype(np.float64)  # (L, h, T, T)
+            maps /= maps.sum(axis=-1, keepdims=True)  # rows sum to 1 in float64
+            choice = most_attended_word(word_attention(maps, ids))  # (L, h, n)
+            for name, i, j in sentence.relations:
+                hits[name].append(choice[..., i] == j)  # (L, h)
+                index["dep"][name].append(i)
+                index["target"][name].append(j)
+                index["sentence"][name].append(n)
+        return {f"{part}/{name}": np.array(values[name])
+                for part, values in (("hits", hits), *index.items()) for name in RELATIONS}
+
+    arrays = diskcache.cached_arrays(
+        "syntax", {"sentences": [[r.text, list(r.words), [list(x) for x in r.relations]]
+                                for r in relations]},
+        diskcache.module_digest(*_GALLERY_CODE), compute, versions=_model_versions(model),
+        anchor=__file__)
+
+    def stacked(part):
+        return {name: _readonly(arrays[f"{part}/{name}"]) for name in RELATIONS}
+    return SyntaxScores(stacked("hits"), stacked("dep"), stacked("target"),
+                        stacked("sentence"))
 
 
 def is_punctuation(token: str) -> bool:
@@ -942,7 +955,8 @@ def special_token_weights() -> dict:
 _REMOVAL_CODE = ("attention_book.pretrained", "attention_book.block",
                  "attention_book.multihead", "attention_book.attention",
                  "attention_book.masking", "attention_book._validate", "attention_book.cost")
-#: ... and of gallery_scores: the same, the head scores and the tokenizer's module.
+#: ... and of gallery_scores and syntax_scores: the same, the head scores and the
+#: tokenizer's module.
 _GALLERY_CODE = (*_REMOVAL_CODE, "attention_book.heads", "attention_book.tokens")
 
 

@@ -379,6 +379,9 @@ class TinyRun:
     example: np.ndarray
     _nets: dict = field(default_factory=dict, repr=False)
     _score_history: tuple | None = field(default=None, repr=False)
+    # head_scores' memo: not an init field, so that dataclasses.replace with other
+    # checkpoints (the page's weights) starts it empty; _score_history is kept
+    _scores: dict = field(default_factory=dict, init=False, repr=False)
 
     @property
     def steps(self) -> list[int]:
@@ -538,9 +541,19 @@ class TinyRun:
         Returns
         -------
         dict of str to numpy.ndarray, each of shape (n_layers, h)
+            New arrays at each call; the scores are computed once per (n, step, period)
+            and kept (:meth:`score_history` fills them for every checkpoint).
         """
         if period is None:
             period = self.config["period"]
+        # checked as make_batch and forward check them: the memo's key
+        key = (whole_number(n, "n", 1), self._state(step)[0], _period(self.task, period))
+        if key not in self._scores:
+            self._scores[key] = self._head_scores(n, step, period)
+        return {name: v.copy() for name, v in self._scores[key].items()}
+
+    def _head_scores(self, n: int, step, period) -> dict:
+        """:meth:`head_scores`, computed."""
         batch = make_batch(self.task, n, torch.Generator().manual_seed(HELD_OUT_SEED + 1),
                            period=period)
         weights = self.attention(batch.tokens, step)  # (n, n_layers, h, s, s)
@@ -561,7 +574,12 @@ class TinyRun:
         """:meth:`head_scores` (256 held-out sequences) at every checkpoint: how each head
         became what it is.
 
-        Computed once per run and kept: treat the arrays as read-only.
+        Computed once per run and kept: treat the arrays as read-only. Kept on disk too
+        (``_build/cache/scores``, :mod:`attention_book.diskcache`), so that the next
+        process (the second execution of chapter 8, its lab, the tests) reads them: keyed
+        by the weights at every checkpoint, the run's config, the source of every module
+        the scores run through (:data:`_SCORE_CODE`) and the versions of torch (which
+        draws the held-out sequences) and numpy.
 
         Returns
         -------
@@ -571,10 +589,34 @@ class TinyRun:
             ``scores[name][c]`` is ``head_scores(step=steps[c])[name]``.
         """
         if self._score_history is None:
-            scores = [self.head_scores(step=step) for step in self.steps]
-            self._score_history = (np.array(self.steps),
-                                   {k: np.stack([s[k] for s in scores]) for k in scores[0]})
+            def compute() -> dict:
+                scores = [self.head_scores(step=step) for step in self.steps]
+                return {k: np.stack([s[k] for s in scores]) for k in scores[0]}
+
+            arguments = {"task": self.task, "config": self.config, "n": 256,
+                         "steps": self.steps, "weights": self._weights_digest()}
+            history = diskcache.cached_arrays(
+                "scores", arguments, diskcache.module_digest(*_SCORE_CODE), compute,
+                versions=torch_versions())
+            for c, step in enumerate(self.steps):  # head_scores(step=...) reads them now
+                self._scores.setdefault((256, step, self.config["period"]),
+                                        {k: v[c] for k, v in history.items()})
+            self._score_history = (np.array(self.steps), history)
         return self._score_history
+
+    def _weights_digest(self) -> str:
+        """sha256 of the weights at every checkpoint (names, dtypes, shapes and bytes)."""
+        return diskcache.source_digest(
+            part for step, state in self.checkpoints for name, w in state.items()
+            for part in (f"{step} {name} {w.dtype} {w.shape}".encode(),
+                         np.ascontiguousarray(w).tobytes()))
+
+
+#: The modules whose source decides :meth:`TinyRun.head_scores` (the held-out sequences, the
+#: book's numpy forward pass and the scores; tests/test_chapter8_cache.py checks the list).
+_SCORE_CODE = ("attention_book.training", "attention_book.heads", "attention_book.block",
+               "attention_book.attention", "attention_book.multihead",
+               "attention_book.masking", "attention_book._validate")
 
 
 def _nanmean(values: np.ndarray, axes) -> np.ndarray:

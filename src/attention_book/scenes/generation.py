@@ -29,7 +29,7 @@ from .core import HasTokens, Note, Scene, choice, compare, seed_slider, slider, 
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
 
 __all__ = ["GENERATION_PROMPTS", "generation_run", "GENERATION_TEMPERATURES", "MAX_GENERATED",
-           "continuation_counts", "GenerationState", "generation_state"]
+           "continuation_counts", "continuations", "GenerationState", "generation_state"]
 
 #: The model's positions (the induction task's length): prompt and generated tokens share them.
 _LENGTH = 24
@@ -140,12 +140,76 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1,
     return {**out, "top": arrays.get("top"), "chance": float(arrays["chance"])}
 
 
+def continuations(prompts, temperature: float = 0.0, seeds=None,
+                  checkpoint: int = TRAINING_CHECKPOINTS - 1,
+                  weights: str = "float32") -> list[np.ndarray]:
+    """The induction model's continuation of each prompt: ``decoding.generate`` on the
+    model's key/value cached decoder, greedy or sampled.
+
+    Parameters
+    ----------
+    prompts : sequence of (prompt, n)
+        Each prompt a sequence of symbols 0..31, and the number of tokens to generate
+        after it (prompt + n <= 25: the last token is chosen, never fed).
+    temperature : float
+        0: greedy; else sampling from softmax(logits / T).
+    seeds : sequence of int, optional
+        One a prompt (the sampling's seed), when temperature > 0.
+    checkpoint : int
+    weights : {"float32", "page"}
+        The model as trained, or as the lab runs it (:func:`generation_run`).
+
+    Returns
+    -------
+    list of numpy.ndarray of int64, shape (n,) each
+        ``generate(run.numpy_model(step).decoder(), prompt, n, temperature=temperature,
+        seed=seed)[0]`` for each prompt.
+
+    Notes
+    -----
+    Kept on disk (``_build/cache/continuation``) as :func:`continuation_counts` is, with the
+    temperature and the seeds in the key.
+    """
+    from .. import decoding, diskcache, training  # noqa: F401 (in the digest)
+
+    prompts = [(tuple(int(x) for x in prompt), int(n)) for prompt, n in prompts]
+    temperature = float(temperature)
+    seeds = [None] * len(prompts) if seeds is None else [int(seed) for seed in seeds]
+    if len(seeds) != len(prompts):
+        raise ValueError(f"give one seed a prompt: {len(seeds)} seeds for {len(prompts)} "
+                         f"prompts")
+    run = generation_run(weights)
+    step = run.steps[whole_number(checkpoint, "checkpoint", 0, len(run.steps) - 1)]
+    net = run.numpy_model(step)
+
+    def compute() -> dict:
+        out = [decoding.generate(net.decoder(), np.array(prompt, dtype=np.int64), n,
+                                 temperature=temperature, seed=seed)[0]
+               for (prompt, n), seed in zip(prompts, seeds)]
+        return {"tokens": np.concatenate(out + [np.zeros(0, np.int64)]).astype(np.int64),
+                "lengths": np.array([len(o) for o in out], dtype=np.int64)}
+
+    names = list(_CONTINUATION_CODE)
+    if weights == "page":
+        names.append("attention_book.web_export.training")
+    arrays = diskcache.cached_arrays(
+        "continuation", {"prompts": prompts, "temperature": temperature, "seeds": seeds,
+                         "checkpoint": int(checkpoint), "weights": weights},
+        diskcache.module_digest(*names), compute, versions=training.torch_versions())
+    ends = np.cumsum(arrays["lengths"])  # (prompts,)
+    return [arrays["tokens"][end - n:end] for n, end in zip(arrays["lengths"], ends)]
+
+
 #: The modules a generation runs through besides this one: the training (the weights), the
 #: decoder and its blocks, the decoding loop and the induction targets.
 _DECODING_MODULES = ("attention_book.training", "attention_book.attention",
                      "attention_book.block", "attention_book.multihead",
                      "attention_book.masking", "attention_book.decoding",
                      "attention_book.heads")
+#: The modules whose source decides :func:`continuations` (tests/test_chapter8_cache.py checks
+#: the list): these, this one, the runs' and the checks' of the arguments.
+_CONTINUATION_CODE = (__name__, "attention_book.scenes.training", *_DECODING_MODULES,
+                      "attention_book._validate")
 
 
 def _counts(prompts, step: int, weights: str) -> dict:
