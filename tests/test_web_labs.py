@@ -1,8 +1,8 @@
 """Every lab that computes in the reader's browser, driven as a reader drives it.
 
-For each scene with a state module (``Scene.web``), on a page opened as ``file://`` in
-chromium (the lab's scripts inlined, as ``controls.web.standalone_html`` writes it) and in the
-built book (over http; as ``file://`` three values a control, each drawn as over http):
+For each scene with a state module (``Scene.web``), in chromium, in the built book over
+http; as ``file://``, the built book and the lab's own page (its scripts inlined, as
+``controls.web.standalone_html`` writes it), three values a control, each drawn as over http:
 
 - every control is set to every value the live lab accepts (long ranges sampled; a control
   whose choices follow other controls, to every choice it offers then), through the page's
@@ -274,28 +274,42 @@ def pages(tmp_path_factory, web_data):
     return out
 
 
-@pytest.mark.parametrize("name", BROWSER_LABS)
-def test_every_control_of_every_lab_draws_pythons_state(browser, pages, name):
-    from conftest import PageWatch
-
+def check_standalone(watch, path, name: str, over_http: dict) -> None:
+    """The lab's page as ``controls.web.standalone_html`` writes it (its scripts and data
+    inlined), opened as ``file://``: the drive's checks on three values a control (first,
+    middle, last; a text box, the reader's texts), each drawn as the built book drew it over
+    http (``over_http``: values -> what they drew, the same alt text and readout, the same
+    pixels on a canvas of the same size); a label names every control; the numbers download
+    as JSON; nothing typed ran (the title); only the page's own files are requested.
+    Every value of every control is driven over http, and the labs' code reads nothing of
+    where the page came from (test_lab_code_reads_nothing_of_where_the_page_came_from): a
+    standalone page drove every value too before, another 40 s of chromium's CPU."""
     scene = SCENES[name]
-    watch = PageWatch(browser, width=1100)
-    page = watch.open(pages[name].as_uri())
+    page = watch.open(path.as_uri())
     lab_id = page.locator(".ab-lab").get_attribute("id")
     page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
     assert page.is_visible(f"#{lab_id}-controls")
-    checked = drive(page, lab_id, scene)
-    assert checked >= 2 * len(scene.controls)
+    checked, drawn = drawings(page, lab_id, scene, most=3)
+    assert checked >= 2 * len(scene.controls), (name, checked)
+    assert drawn.keys() <= over_http.keys(), (name, sorted(drawn.keys() - over_http.keys()))
+    for values, (alt, text, picture) in drawn.items():
+        http_alt, http_text, http_picture = over_http[values]
+        assert (alt, text) == (http_alt, http_text), (name, values)
+        if picture[0] == http_picture[0]:  # on a canvas of the same size
+            assert picture == http_picture, (name, values)
     for control in scene.controls:  # labelled controls: a label names every input
         if control.kind != "multi":
             assert page.locator(f"#{lab_id} label", has_text=control.label).count() >= 1
     data = check_download(page, lab_id)
     assert data and ("tokens" in data or name in ("positional", "scaling")), sorted(data)
     assert page.title() == name  # nothing typed ran
+    watch.settle()
     assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
-        watch.console_errors, watch.outside, watch.failed)
+        name, watch.console_errors, watch.outside, watch.failed)
     assert all(u.startswith(("file:", "blob:", "data:")) for u in watch.requested), watch.requested
-    watch.close()
+    page.goto("about:blank")
+    for seen in (watch.console_errors, watch.outside, watch.failed, watch.requested):
+        seen.clear()
 
 
 def chapter_labs() -> dict:
@@ -312,7 +326,27 @@ def chapter_labs() -> dict:
     return out
 
 
-def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book):
+def sources(page) -> list[str]:
+    """The page's scripts from the site's ``ab-web/`` folder, as their ``src`` says."""
+    return page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
+                         ".filter(s => s && s.includes('ab-web/'))")
+
+
+def check_chapter_2(page, lab_id: str, how: str, count: int, scripts: list[str]) -> None:
+    """Chapter 2's page (once over http, once as file://): one positional lab, its scripts
+    lab.js and positional.js, held-out states computed in the page equal to Python's
+    (test_web_lab.browser_parity), the base slider disabled with its hint at d = 2. Was
+    test_web_lab's test_built_chapter_2_computes_in_the_browser, which opened the page
+    twice more (14 s of chromium's CPU)."""
+    from test_web_lab import browser_parity, check_disabled_base
+
+    assert count == 1, count
+    assert [s.split("?")[0].split("/")[-1] for s in scripts] == ["lab.js", "positional.js"]
+    browser_parity(page, 12, seed=11 if how == "http" else 12)
+    check_disabled_base(page, lab_id)
+
+
+def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book, pages):
     """In the built book, every lab whose scene has a state module computes in the page:
     every control is labelled (a disabled one with its hint), takes every value (long ranges
     sampled) and a novel sentence, each drawn as Python's state, and moving it changes the
@@ -325,7 +359,8 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book)
     keeps the tallest height it was given: chapter 8's generation lab). What differs between
     the two is how the page and its scripts load, which every page's load shows; the labs'
     code reads nothing of where the page came from (test_lab_code_reads_nothing_of_where_
-    the_page_came_from), so the other values draw as over http. One tab for every page: a
+    the_page_came_from), so the other values draw as over http. Chapter 2's page both ways
+    also computes held-out states in the page (check_chapter_2). One tab for every page: a
     new context a page cost 0.2-0.7 s of chromium's CPU. (Chromium's CPU, at a load of 20:
     the whole drive both ways, a context a page, 67 s; this, 53 s.)"""
     from conftest import PageWatch
@@ -346,6 +381,8 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book)
                 assert labs.count() >= 1, (rel, name)
                 lab_id = labs.first.get_attribute("id")
                 page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
+                if name == "positional":  # what test_web_lab checks of chapter 2's lab
+                    check_chapter_2(page, lab_id, how, labs.count(), sources(page))
                 if how == "http":  # the page's markup, the same over file://
                     for lab in labs.all():
                         check_labels(page, lab.get_attribute("id"))
@@ -359,15 +396,21 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book)
                         if picture[0] == http_picture[0]:  # on a canvas of the same size
                             assert picture == http_picture, (rel, name, values)
                 assert checked >= 2 * len(scene.controls), (rel, name, how)
-            sources = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))"
-                                    ".filter(s => s && s.includes('ab-web/'))")
-            assert sources and all(s.split("?")[0].endswith(".js") for s in sources), sources
+            scripts = sources(page)
+            assert scripts and all(s.split("?")[0].endswith(".js") for s in scripts), scripts
             watch.settle()
             assert watch.console_errors == [] and watch.outside == [] and watch.failed == [], (
                 rel, how, watch.console_errors, watch.outside, watch.failed)
             page.goto("about:blank")  # this page's late requests (a font) end here, unrecorded
             for seen in (watch.console_errors, watch.outside, watch.failed, watch.requested):
                 seen.clear()
+    watch.close()
+    watch = PageWatch(browser, width=1100)  # each lab's standalone page, in one tab
+    for name in BROWSER_LABS:
+        drawn = {}  # what each values drew over http, on any page with the lab
+        for (_, lab), seen in over_http.items():
+            drawn.update(seen if lab == name else {})
+        check_standalone(watch, pages[name], name, drawn)
     watch.close()
 
 

@@ -41,7 +41,7 @@ from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
 from close_all import assert_close
 from node_esm import esm
 
-from js_view import views
+from js_view import text_views, views
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
@@ -511,11 +511,25 @@ PARITY = {
 
 def checked(lab: str, values: list, rows: list) -> list[float]:
     """The lab's check of each values' row (the module's state, readout and alt text) against
-    Python's state and the module's readout and alt text of it; the largest differences."""
+    Python's state and the module's readout and alt text of it (js_view.text_views: without
+    the arrays they never read); the largest differences."""
     check, state = PARITY[lab][1], SCENES[lab].state
     states = [state(**v) for v in values]
     return [check(v, row, st, view) for v, row, st, view
-            in zip(values, rows, states, views(lab, *states), strict=True)]
+            in zip(values, rows, states, text_views(lab, *states), strict=True)]
+
+
+def test_an_emptied_array_the_texts_read_changes_them(monkeypatch):
+    """js_view.text_views can only fail a parity test, never pass it wrongly: emptying an
+    array the texts do read (masking's weights, whose row sums the alt text prints) changes
+    them."""
+    import js_view
+
+    st = masking_state(text="!!!", kind="window", method="before", length=16, window=14,
+                       lower=9, upper=7)
+    assert text_views("masking", st) == views("masking", st)
+    monkeypatch.setitem(js_view.UNREAD, "masking", ("scores", "output", "weights"))
+    assert text_views("masking", st)[0]["alt"] != views("masking", st)[0]["alt"]
 
 
 @pytest.mark.parametrize("lab", PARITY)
