@@ -14,7 +14,6 @@ is counted by wrapping the function that computes, never timed.
 
 import dataclasses
 import functools
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +23,8 @@ import torch
 from attention_book import decoding, diskcache
 from attention_book import training as T
 from attention_book.scenes import generation as G
+from modules_run import package_modules_run
 
-PACKAGE = Path(T.__file__).parent
 pytestmark = pytest.mark.slow  # trains tiny models (torch: 1-2 s a process's first)
 
 
@@ -50,23 +49,6 @@ def root(tmp_path, monkeypatch) -> Path:
 
 def files(root: Path, name: str) -> list:
     return sorted((root / name).glob("*.npz")) if (root / name).exists() else []
-
-
-def package_modules_run(call) -> set:
-    """The package's modules whose code runs while ``call()`` runs."""
-    ran = set()
-
-    def record(frame, event, arg):
-        if event == "call":
-            ran.add(frame.f_code.co_filename)
-
-    sys.setprofile(record)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
-    return {"attention_book." + Path(f).relative_to(PACKAGE).with_suffix("").as_posix()
-            .replace("/", ".") for f in ran if Path(f).is_relative_to(PACKAGE)}
 
 
 # ---------------------------------------------------------------- head scores at every checkpoint

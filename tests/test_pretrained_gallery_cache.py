@@ -8,7 +8,6 @@ sentences in place of the gallery's 157 (``load_sentences`` patched). Whether a 
 is counted by wrapping ``head_scores`` (once per sentence), never timed.
 """
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 
 from attention_book import diskcache
 from attention_book import pretrained as P
+from modules_run import package_modules_run
 
 SENTENCES = ["The cat sat on the mat.", "It was too tired."]
 
@@ -78,22 +78,9 @@ def test_a_changed_key_computes_again(change, computed, tmp_path, monkeypatch):
 def test_the_code_digest_covers_every_module_the_computation_runs(computed):
     """Every module of the package that runs while the scores are computed (the disk
     cache's own aside) is in the key's digest."""
-    ran = set()
-
-    def record(frame, event, arg):
-        if event == "call":
-            ran.add(frame.f_code.co_filename)
-
     P._single_thread_run.cache_clear()  # memoised per text: run it afresh
-    sys.setprofile(record)
-    try:
-        P.gallery_scores()
-    finally:
-        sys.setprofile(None)
+    modules = package_modules_run(P.gallery_scores)
     assert len(computed) == 2  # computed, not loaded
-    package = Path(P.__file__).parent
-    modules = {"attention_book." + Path(f).relative_to(package).with_suffix("").as_posix()
-               .replace("/", ".") for f in ran if Path(f).is_relative_to(package)}
     assert {"attention_book.block", "attention_book.heads"} <= modules  # it saw the package
     missing = modules - {"attention_book.diskcache"} - set(P._GALLERY_CODE)
     assert not missing, missing

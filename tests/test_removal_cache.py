@@ -16,6 +16,7 @@ import pytest
 
 from attention_book import diskcache
 from attention_book import pretrained as P
+from modules_run import package_modules_run
 
 SENTENCES = ["The cat sat on the mat.", "It was too tired."]
 GROUPS = [[(5, 0)], [(4, 1), (5, 11)]]
@@ -122,21 +123,8 @@ def test_a_changed_key_computes_again(change, folder, computed, monkeypatch):
 def test_the_code_digest_covers_every_module_the_computation_runs(folder):
     """An edit anywhere in the code that computes the turns changes the key: every module
     of the package that runs during a computation is in the digest."""
-    ran = set()
-
-    def record(frame, event, arg):
-        if event == "call":
-            ran.add(frame.f_code.co_filename)
-
-    sys.setprofile(record)
-    try:
-        P._removal_turns(SENTENCES, GROUPS, True)
-        P._removal_turns(SENTENCES, GROUPS, False)
-    finally:
-        sys.setprofile(None)
-    package = Path(P.__file__).parent
-    modules = {"attention_book." + Path(f).relative_to(package).with_suffix("").as_posix()
-               .replace("/", ".") for f in ran if Path(f).is_relative_to(package)}
+    modules = package_modules_run(lambda: [P._removal_turns(SENTENCES, GROUPS, causal)
+                                           for causal in (True, False)])
     assert "attention_book.block" in modules  # the tracer saw the package
     assert modules <= set(P._REMOVAL_CODE), modules - set(P._REMOVAL_CODE)
     source = Path(sys.modules["attention_book.block"].__file__).read_bytes()
