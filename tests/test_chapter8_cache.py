@@ -18,12 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from attention_book import decoding, diskcache
 from attention_book import training as T
 from attention_book.scenes import generation as G
-from modules_run import package_modules_run
+from cache_keys import change_code_or_version, package_modules_run
 
 pytestmark = pytest.mark.slow  # trains tiny models (torch: 1-2 s a process's first)
 
@@ -94,13 +93,8 @@ def test_a_changed_score_key_computes_again(change, root, scored, monkeypatch):
         run = tiny(seed=10)
     elif change == "config":
         run = tiny(positions=False)
-    elif change == "code":  # as if heads.py (or any module of _SCORE_CODE) had been edited
-        digest = diskcache.module_digest
-        monkeypatch.setattr(diskcache, "module_digest", lambda *names: digest(*names)[::-1])
-    elif change == "numpy":
-        monkeypatch.setattr(np, "__version__", "9.9.9")
-    else:
-        monkeypatch.setattr(torch, "__version__", "9.9.9")
+    else:  # code: as if heads.py (or any module of _SCORE_CODE) had been edited
+        assert change_code_or_version(change, monkeypatch)
     run.score_history()
     assert len(scored) == 4 and len(files(root, "scores")) == 2
 
@@ -182,13 +176,8 @@ def test_a_changed_continuation_key_computes_again(change, root, generated, monk
         seeds = [3, 4, 6]
     elif change == "checkpoint":
         checkpoint = 0
-    elif change == "code":
-        digest = diskcache.module_digest
-        monkeypatch.setattr(diskcache, "module_digest", lambda *names: digest(*names)[::-1])
-    elif change == "numpy":
-        monkeypatch.setattr(np, "__version__", "9.9.9")
     else:
-        monkeypatch.setattr(torch, "__version__", "9.9.9")
+        assert change_code_or_version(change, monkeypatch)
     G.continuations(prompts, temperature, seeds, checkpoint)
     assert len(generated) == 6 and len(files(root, "continuation")) == 2
 

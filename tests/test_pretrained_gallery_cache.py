@@ -10,12 +10,11 @@ is counted by wrapping ``head_scores`` (once per sentence), never timed.
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from attention_book import diskcache
 from attention_book import pretrained as P
-from modules_run import package_modules_run
+from cache_keys import change_code_or_version, package_modules_run
 
 SENTENCES = ["The cat sat on the mat.", "It was too tired."]
 
@@ -61,14 +60,11 @@ def test_scores_from_disk_equal_fresh_ones(computed, tmp_path):
 @pytest.mark.parametrize("change", ["code", "numpy", "model", "sentences"])
 def test_a_changed_key_computes_again(change, computed, tmp_path, monkeypatch):
     P.gallery_scores()
-    if change == "code":  # as if block.py (or any module of _GALLERY_CODE) had been edited
-        digest = diskcache.module_digest
-        monkeypatch.setattr(diskcache, "module_digest", lambda *names: digest(*names)[::-1])
-    elif change == "numpy":
-        monkeypatch.setattr(np, "__version__", "9.9.9")
-    elif change == "model":
+    # code: as if block.py (or any module of _GALLERY_CODE) had been edited; numpy
+    change_code_or_version(change, monkeypatch)
+    if change == "model":
         monkeypatch.setattr(P, "_model_version", lambda: "0.2.0")
-    else:
+    elif change == "sentences":
         monkeypatch.setattr(P, "load_sentences", lambda: SENTENCES[:1] + ["Another one."])
     P.gallery_scores.cache_clear()
     P.gallery_scores()  # not the stale scores

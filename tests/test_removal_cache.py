@@ -16,7 +16,7 @@ import pytest
 
 from attention_book import diskcache
 from attention_book import pretrained as P
-from modules_run import package_modules_run
+from cache_keys import change_code_or_version, package_modules_run
 
 SENTENCES = ["The cat sat on the mat.", "It was too tired."]
 GROUPS = [[(5, 0)], [(4, 1), (5, 11)]]
@@ -89,16 +89,9 @@ def test_a_result_from_disk_equals_a_fresh_one(folder, computed):
 
 def change_key(change, monkeypatch) -> dict:
     """Change one thing the key depends on; return head_removal_turns' keywords to use."""
-    if change == "code":  # as if block.py (or any module of _REMOVAL_CODE) had been edited
-        digest = diskcache.module_digest
-
-        def edited(*names):
-            return digest(*names)[::-1]
-
-        monkeypatch.setattr(diskcache, "module_digest", edited)
-    elif change == "numpy":
-        monkeypatch.setattr(np, "__version__", "9.9.9")
-    elif change == "model":
+    # code: as if block.py (or any module of _REMOVAL_CODE) had been edited; numpy
+    change_code_or_version(change, monkeypatch)
+    if change == "model":
         monkeypatch.setattr(P, "_model_version", lambda: "0.2.0")
     elif change == "sentences":
         return dict(sentences=SENTENCES[:1] + ["Another sentence."])

@@ -11,12 +11,11 @@ counted by wrapping ``most_attended_word`` (once per sentence), never timed.
 import dataclasses
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from attention_book import diskcache
 from attention_book import pretrained as P
-from modules_run import package_modules_run
+from cache_keys import change_code_or_version, package_modules_run
 
 SENTENCES = P.load_relations()[:3]
 
@@ -64,16 +63,13 @@ def test_scores_from_disk_equal_fresh_ones(computed, tmp_path):
 @pytest.mark.parametrize("change", ["code", "numpy", "model", "sentences", "relations"])
 def test_a_changed_key_computes_again(change, computed, tmp_path, monkeypatch):
     P.syntax_scores()
-    if change == "code":  # as if heads.py (or any module of _GALLERY_CODE) had been edited
-        digest = diskcache.module_digest
-        monkeypatch.setattr(diskcache, "module_digest", lambda *names: digest(*names)[::-1])
-    elif change == "numpy":
-        monkeypatch.setattr(np, "__version__", "9.9.9")
-    elif change == "model":
+    # code: as if heads.py (or any module of _GALLERY_CODE) had been edited; numpy
+    change_code_or_version(change, monkeypatch)
+    if change == "model":
         monkeypatch.setattr(P, "_model_version", lambda: "0.2.0")
     elif change == "sentences":
         monkeypatch.setattr(P, "_relations", lambda: tuple(SENTENCES[:2]))
-    else:  # the same sentences, one relation fewer
+    elif change == "relations":  # the same sentences, one relation fewer
         first = dataclasses.replace(SENTENCES[0], relations=SENTENCES[0].relations[1:])
         monkeypatch.setattr(P, "_relations", lambda: (first, *SENTENCES[1:]))
     P.syntax_scores.cache_clear()
