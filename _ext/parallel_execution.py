@@ -5,9 +5,10 @@ cache (jupyter-cache, ``_build/.jupyter_cache``) lacks while Sphinx reads it, on
 another. Before reading starts (``env-before-read-docs``), this executes those notebooks in
 a pool of one process per CPU, with jupyter-cache's own execution (``single_nb_execution``,
 what ``jcache project execute --executor local-parallel`` runs in each process), into the
-same cache, so that myst-nb then finds every one there. It is myst-nb's execution in every way that matters: the same cache, the
-kernel environment of this process (which offline_book sets), the notebook's folder as the
-working directory, the same timeout and allow_errors.
+same cache, so that myst-nb then finds every one there. It is myst-nb's execution in every
+way that matters: the same cache, the kernel environment of this process (which
+offline_book sets), the notebook's folder as the working directory, the same timeout and
+allow_errors.
 
 A notebook that fails here is not cached, so myst-nb executes it again and reports the
 error as it always did: the build's verdict does not depend on this extension.

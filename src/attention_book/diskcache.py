@@ -5,8 +5,8 @@ JupyterLab: a result that takes seconds (chapter 8's trained models, head scores
 checkpoint, continuations and generation counts; chapter 9's gallery scores, syntax scores
 and head removals) is kept in a file, so that the second execution reads what the first
 computed. A file is used only when its key matches: the arguments, a digest of the source
-code that computes the result, and the versions of what computes it. Editing that code, or passing other arguments, computes again; a damaged file
-is computed again and replaced.
+code that computes the result, and the versions of what computes it. Editing that code, or
+passing other arguments, computes again; a damaged file is computed again and replaced.
 
 The folder is ``$ATTENTION_BOOK_CACHE/<name>`` when the variable is set, else
 ``_build/cache/<name>`` in the source checkout the package lives in (``make clean``

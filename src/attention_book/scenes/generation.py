@@ -127,12 +127,9 @@ def continuation_counts(prompts, checkpoint: int = TRAINING_CHECKPOINTS - 1,
 
     prompts = [(tuple(int(x) for x in prompt), int(n)) for prompt, n in prompts]
     run = generation_run(weights)
-    names = [__name__, "attention_book.scenes.training", *_DECODING_MODULES]
-    if weights == "page":
-        names.append("attention_book.web_export.training")
     arrays = diskcache.cached_arrays(
         "generation", {"prompts": prompts, "checkpoint": int(checkpoint), "weights": weights},
-        diskcache.module_digest(*names),
+        _code_digest(_COUNT_CODE, weights),
         lambda: {k: np.asarray(v) for k, v in _counts(prompts, run.steps[checkpoint],
                                                       weights).items() if v is not None},
         versions=training.torch_versions())
@@ -189,13 +186,10 @@ def continuations(prompts, temperature: float = 0.0, seeds=None,
         return {"tokens": np.concatenate(out + [np.zeros(0, np.int64)]).astype(np.int64),
                 "lengths": np.array([len(o) for o in out], dtype=np.int64)}
 
-    names = list(_CONTINUATION_CODE)
-    if weights == "page":
-        names.append("attention_book.web_export.training")
     arrays = diskcache.cached_arrays(
         "continuation", {"prompts": prompts, "temperature": temperature, "seeds": seeds,
                          "checkpoint": int(checkpoint), "weights": weights},
-        diskcache.module_digest(*names), compute, versions=training.torch_versions())
+        _code_digest(_CONTINUATION_CODE, weights), compute, versions=training.torch_versions())
     ends = np.cumsum(arrays["lengths"])  # (prompts,)
     return [arrays["tokens"][end - n:end] for n, end in zip(arrays["lengths"], ends)]
 
@@ -206,10 +200,21 @@ _DECODING_MODULES = ("attention_book.training", "attention_book.attention",
                      "attention_book.block", "attention_book.multihead",
                      "attention_book.masking", "attention_book.decoding",
                      "attention_book.heads")
-#: The modules whose source decides :func:`continuations` (tests/test_chapter8_cache.py checks
-#: the list): these, this one, the runs' and the checks' of the arguments.
-_CONTINUATION_CODE = (__name__, "attention_book.scenes.training", *_DECODING_MODULES,
-                      "attention_book._validate")
+#: The modules whose source decides :func:`continuation_counts`: these, this one and the runs'.
+_COUNT_CODE = (__name__, "attention_book.scenes.training", *_DECODING_MODULES)
+#: ... and :func:`continuations` (tests/test_chapter8_cache.py checks the list): the same and
+#: the checks' of the arguments.
+_CONTINUATION_CODE = (*_COUNT_CODE, "attention_book._validate")
+
+
+def _code_digest(code: tuple, weights: str) -> str | None:
+    """:func:`attention_book.diskcache.module_digest` of the modules ``code`` names and, for
+    the page's weights, of the module that gives them as the page carries them
+    (:func:`attention_book.web_export.page_checkpoints`)."""
+    from .. import diskcache
+
+    page = ("attention_book.web_export.training",) if weights == "page" else ()
+    return diskcache.module_digest(*code, *page)
 
 
 def _counts(prompts, step: int, weights: str) -> dict:
