@@ -573,6 +573,7 @@ def _readers(graph: dict) -> dict:
     return readers
 
 
+@functools.lru_cache(maxsize=256)
 def layers_to_connect(kind: str, s: int, k: int = 3, dilated: bool = True) -> int:
     """The fewest stacked layers after which the last output depends on every input.
 
@@ -580,6 +581,8 @@ def layers_to_connect(kind: str, s: int, k: int = 3, dilated: bool = True) -> in
     convolutions need about log_k s dilated layers (the receptive field multiplies by k
     each layer) or (s - 1)/(k - 1) contiguous ones (it grows by k - 1). Found by stacking
     layers until a breadth-first search back from the last output reaches every input.
+    Remembered for each (kind, s, k, dilated): :func:`maximum_path_length` asks again, and
+    contiguous kernels over 100 positions take 50 searches (0.26 s).
 
     Parameters
     ----------
