@@ -573,7 +573,6 @@ def _readers(graph: dict) -> dict:
     return readers
 
 
-@functools.lru_cache(maxsize=256)
 def layers_to_connect(kind: str, s: int, k: int = 3, dilated: bool = True) -> int:
     """The fewest stacked layers after which the last output depends on every input.
 
@@ -598,7 +597,13 @@ def layers_to_connect(kind: str, s: int, k: int = 3, dilated: bool = True) -> in
     -------
     int
     """
-    s = positive_int(s, "s")
+    return _layers_to_connect(_kind(kind), positive_int(s, "s"), positive_int(k, "k"),
+                              bool(dilated))
+
+
+@functools.lru_cache(maxsize=256)
+def _layers_to_connect(kind: str, s: int, k: int, dilated: bool) -> int:
+    """:func:`layers_to_connect`, its arguments positional (one key per question)."""
     layers = 1
     while True:
         graph = dependency_graph(kind, s, k, layers, dilated)
