@@ -19,6 +19,12 @@ export CHROMIUM
 # and on a 2-core machine OpenBLAS's worker threads made them 10-25x slower whenever the
 # other core was busy (measured on MiniLM's forward pass and the block tests).
 export OPENBLAS_NUM_THREADS ?= 1
+# And one OpenMP thread for torch's operations (its intra-op pool): the chapters call torch on
+# small tensors, where a second thread only spins. Chapter 6's 400 float16 softmaxes of
+# (32, 32) took 1.9 s of kernel CPU with torch's default of 2 threads, 0.03 s with 1; the
+# kernels of chapters 1-7 and the appendix used 12% less CPU in all (issue 24). Training
+# and time_torch_sdpa already run on one thread.
+export OMP_NUM_THREADS ?= 1
 # Python writes the bytecode of what it imports (the venv's is not compiled ahead: see env).
 unexport PYTHONDONTWRITEBYTECODE
 

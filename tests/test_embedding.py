@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attention_book.tokens import RUNNING_IDS
 from attention_book.embedding import (chance_similarities, cosine_similarity, embed,
                                       embedding_table, one_hot)
 
@@ -81,6 +82,18 @@ def test_chance_similarities_are_the_pairs_of_each_table():
     upper = np.triu_indices(4, 1)
     for row, seed in zip(sims, (0, 3, 5)):
         assert np.allclose(row, cosine_similarity(embed(ids, embedding_table(10, 8, seed)))[upper])
+
+
+@pytest.mark.parametrize("ids, vocab_size, d", [(RUNNING_IDS, 246, 8), (RUNNING_IDS, 246, 64),
+                                                ([9, 0], 10, 3), ([0, 0, 1], 10, 5)])
+def test_chance_similarities_draw_the_tables_first_rows_bit_for_bit(ids, vocab_size, d):
+    # chance_similarities draws only rows 0..max(ids) of each table: the same numbers as the
+    # whole table's (chapter 1's 1000 tables of the running sentence, at d = 8 and 64)
+    upper = np.triu_indices(len(ids), 1)
+    seeds = [0, 1, 7, 999]
+    whole = [cosine_similarity(embed(ids, embedding_table(vocab_size, d, seed)))[upper]
+             for seed in seeds]
+    assert np.array_equal(chance_similarities(ids, vocab_size, d, seeds), np.stack(whole))
 
 
 def test_chance_similarities_match_torch():

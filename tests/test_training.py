@@ -248,13 +248,19 @@ def test_cache_fills_in_defaults(reverse):
 
 @pytest.mark.slow  # trains (3 steps; a process's first training costs ~1 s)
 def test_global_torch_settings_restored():
-    threads = torch.get_num_threads()
-    deterministic = torch.are_deterministic_algorithms_enabled()
-    rng = torch.get_rng_state()
-    T.train_tiny("reverse", seed=9, steps=3, checkpoints=2, cache=False)
-    assert torch.get_num_threads() == threads
-    assert torch.are_deterministic_algorithms_enabled() == deterministic
-    assert torch.equal(torch.get_rng_state(), rng)
+    before = torch.get_num_threads()
+    # 2, not the environment's: `make test` exports OMP_NUM_THREADS=1, which would hide a
+    # missing restore of the 1 thread training sets
+    torch.set_num_threads(threads := 2)
+    try:
+        deterministic = torch.are_deterministic_algorithms_enabled()
+        rng = torch.get_rng_state()
+        T.train_tiny("reverse", seed=9, steps=3, checkpoints=2, cache=False)
+        assert torch.get_num_threads() == threads
+        assert torch.are_deterministic_algorithms_enabled() == deterministic
+        assert torch.equal(torch.get_rng_state(), rng)
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.slow  # trains (3 steps; a process's first training costs ~1 s)

@@ -155,14 +155,20 @@ def test_the_chapter_loop_reproduces_train_tiny_bit_for_bit():
 
 @pytest.mark.slow  # a process's first deterministic_cpu() costs ~1.5 s (torch's lazy imports)
 def test_deterministic_cpu_restores_the_settings():
-    threads = torch.get_num_threads()
-    rng = torch.get_rng_state()
-    with T.deterministic_cpu():
-        assert torch.get_num_threads() == 1
-        assert torch.are_deterministic_algorithms_enabled()
-        torch.manual_seed(123)
-    assert torch.get_num_threads() == threads
-    assert torch.equal(torch.get_rng_state(), rng)
+    before = torch.get_num_threads()
+    # 2, not the environment's: `make test` exports OMP_NUM_THREADS=1, which would hide a
+    # missing restore of the 1 thread deterministic_cpu sets
+    torch.set_num_threads(threads := 2)
+    try:
+        rng = torch.get_rng_state()
+        with T.deterministic_cpu():
+            assert torch.get_num_threads() == 1
+            assert torch.are_deterministic_algorithms_enabled()
+            torch.manual_seed(123)
+        assert torch.get_num_threads() == threads
+        assert torch.equal(torch.get_rng_state(), rng)
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.slow  # trains the roll model

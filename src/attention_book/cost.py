@@ -580,6 +580,8 @@ def layers_to_connect(kind: str, s: int, k: int = 3, dilated: bool = True) -> in
     convolutions need about log_k s dilated layers (the receptive field multiplies by k
     each layer) or (s - 1)/(k - 1) contiguous ones (it grows by k - 1). Found by stacking
     layers until a breadth-first search back from the last output reaches every input.
+    Remembered for each (kind, s, k, dilated): :func:`maximum_path_length` asks again, and
+    contiguous kernels over 100 positions take 50 searches (0.26 s).
 
     Parameters
     ----------
@@ -595,7 +597,13 @@ def layers_to_connect(kind: str, s: int, k: int = 3, dilated: bool = True) -> in
     -------
     int
     """
-    s = positive_int(s, "s")
+    return _layers_to_connect(_kind(kind), positive_int(s, "s"), positive_int(k, "k"),
+                              bool(dilated))
+
+
+@functools.lru_cache(maxsize=256)
+def _layers_to_connect(kind: str, s: int, k: int, dilated: bool) -> int:
+    """:func:`layers_to_connect`, its arguments positional (one key per question)."""
     layers = 1
     while True:
         graph = dependency_graph(kind, s, k, layers, dilated)
