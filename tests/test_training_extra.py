@@ -157,12 +157,15 @@ def test_the_chapter_loop_reproduces_train_tiny_bit_for_bit():
 def test_deterministic_cpu_restores_the_settings():
     threads = torch.get_num_threads()
     rng = torch.get_rng_state()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
     with T.deterministic_cpu():
         assert torch.get_num_threads() == 1
         assert torch.are_deterministic_algorithms_enabled()
+        assert not torch.utils.deterministic.fill_uninitialized_memory
         torch.manual_seed(123)
     assert torch.get_num_threads() == threads
     assert torch.equal(torch.get_rng_state(), rng)
+    assert torch.utils.deterministic.fill_uninitialized_memory == fill
 
 
 @pytest.mark.slow  # trains the roll model
