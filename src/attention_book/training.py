@@ -42,7 +42,6 @@ import contextlib
 import functools
 import json
 import logging
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -324,7 +323,7 @@ def deterministic_cpu():
     fill = torch.utils.deterministic.fill_uninitialized_memory
     # one thread: with the other core busy, two threads ran 30x slower here
     torch.set_num_threads(1)
-    _set_deterministic(True)
+    torch.use_deterministic_algorithms(True)
     # Deterministic mode also fills every new tensor with NaN (to expose a read of memory
     # never written): 8,844 fills in 30 induction steps, 10% of the training's CPU. No
     # kernel here reads such memory: the weights and curves are the same bit for bit
@@ -335,24 +334,8 @@ def deterministic_cpu():
             yield
     finally:
         torch.set_num_threads(threads)
-        _set_deterministic(deterministic, warn_only=warn_only)
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
         torch.utils.deterministic.fill_uninitialized_memory = fill
-
-
-def _set_deterministic(mode: bool, warn_only: bool = False) -> None:
-    """``torch.use_deterministic_algorithms(mode, warn_only=...)`` for eager CPU code.
-
-    The public function also sets the compiler's flag, importing ``torch._inductor.config``
-    to do so: 822 modules and 1.5 s of CPU in each new process (a kernel executing
-    chapter 8, a test worker), for a compiler the book never runs. The flag the kernels
-    read is the same; once the compiler's config is imported (by anyone), the public
-    function is used, so that the two flags never disagree.
-    """
-    if "torch._inductor.config" in sys.modules or not hasattr(
-            torch._C, "_set_deterministic_algorithms"):
-        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
-    else:
-        torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 # ------------------------------------------------------------------ the trained run
@@ -380,7 +363,9 @@ class TinyRun:
         On 1000 held-out sequences from a generator of their own: whole sequences
         right for "reverse", counted positions right for "induction".
     train_seconds : float
-        Wall time of the training, checkpoints and held-out evaluation included.
+        Wall time of the training, checkpoints and held-out evaluation included (not
+        torch's one-time set-up: the first ``use_deterministic_algorithms`` call in a
+        process imports torch's compiler stack, about 1-2 s).
     checkpoints : list of (int, dict of numpy.ndarray)
         (step, state) at about 26 evenly spaced steps from 0 (before any update) to
         ``steps`` (the final weights): ``state`` is the model's state_dict as numpy
@@ -937,7 +922,7 @@ def _train(task: str, seed: int, n_layers: int, n_heads: int, period, steps: int
     _log.info("training %s: seed %d, %d layer(s) x %d head(s), %d steps", task, seed,
               n_layers, n_heads, steps)
     with deterministic_cpu():
-        start = time.perf_counter()
+        start = time.perf_counter()  # after the one-time import use_deterministic_... does
         torch.manual_seed(seed)  # the initial weights
         model = TinyTransformer(spec.vocab, spec.length, n_layers, n_heads, spec.causal,
                                 positions=positions)
