@@ -161,12 +161,15 @@ def test_deterministic_cpu_restores_the_settings():
     torch.set_num_threads(threads := 2)
     try:
         rng = torch.get_rng_state()
+        fill = torch.utils.deterministic.fill_uninitialized_memory
         with T.deterministic_cpu():
             assert torch.get_num_threads() == 1
             assert torch.are_deterministic_algorithms_enabled()
+            assert not torch.utils.deterministic.fill_uninitialized_memory
             torch.manual_seed(123)
         assert torch.get_num_threads() == threads
         assert torch.equal(torch.get_rng_state(), rng)
+        assert torch.utils.deterministic.fill_uninitialized_memory == fill
     finally:
         torch.set_num_threads(before)
 

@@ -176,6 +176,26 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.where(y <= 0.46875, inner, outer)
 
 
+_GELU_CHUNK = 16384  # elements: the float64 temporaries of a chunk stay in the CPU's cache
+
+
+def _exact_gelu(x: np.ndarray) -> np.ndarray:
+    """``x Phi(x)`` with Cody's erf, in float64, chunk by chunk; x's dtype out.
+
+    Elementwise, so a chunk's numbers are those of the whole array at once, bit for bit;
+    but the twenty-odd temporaries of a (150, 1536) array (1.8 MB each in float64) did not
+    fit in the cache: by chunks of 16,384 elements, 3 times faster (measured 26 -> 9 ms;
+    chapter 9's head removals spent more than half their time here).
+    """
+    flat = np.ascontiguousarray(x).reshape(-1)  # (n,)
+    out = np.empty(flat.shape, x.dtype)  # (n,)
+    for start in range(0, flat.size, _GELU_CHUNK):
+        x64 = flat[start:start + _GELU_CHUNK].astype(np.float64)  # (chunk,)
+        phi = 0.5 * (1.0 + _erf(x64 * (1.0 / math.sqrt(2.0))))
+        out[start:start + _GELU_CHUNK] = x64 * phi  # rounded to x's dtype
+    return out.reshape(x.shape)
+
+
 def gelu(x, approximate: str = "none") -> np.ndarray:
     """Gaussian error linear unit: ``x * Phi(x)``, Phi the standard normal CDF.
 
@@ -197,11 +217,10 @@ def gelu(x, approximate: str = "none") -> np.ndarray:
         float32 in, float32 out (computed in float64); otherwise float64.
     """
     x = as_float_array(x, "x", min_ndim=0)
-    x64 = x.astype(np.float64, copy=False)
     if approximate == "none":
-        erf = _erf(x64 * (1.0 / math.sqrt(2.0)))  # same shape as x
-        phi = 0.5 * (1.0 + erf)
-    elif approximate == "tanh":
+        return _exact_gelu(x)
+    x64 = x.astype(np.float64, copy=False)
+    if approximate == "tanh":
         with np.errstate(over="ignore"):  # x**3 overflows for |x| > 1e102; tanh(inf) = 1
             phi = 0.5 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64**3)))
     else:
