@@ -436,8 +436,9 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     ("defer", `make lab`'s and the benchmark's) renders the cells one an idle callback, so
     that a chapter's markdown was rendered over and over. Opening chapters 2, 6, 7 and 8
     with every cell rendered, chromium's renderer: 49-58 s by default, 39 s so, 26 s without
-    jupyterlab-myst; this test's 2-6-7-8, side by side: renderer 80 -> 70 s, the whole tree
-    168 -> 155 s. Every cell is rendered either way; Notebook 7 keeps its default.
+    jupyterlab-myst; this test side by side, renderer (the whole tree): 2-6-7-8 80 -> 70 s
+    and 82 -> 72 (168 -> 155, 167 -> 157), 1-3-4-5-9 110 -> 94. Every cell is rendered
+    either way; Notebook 7 keeps its default.
     """
     # as a reader runs them: live labs, whatever the environment says about a static build
     monkeypatch.delenv("ATTENTION_BOOK_STATIC", raising=False)
