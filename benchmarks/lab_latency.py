@@ -418,6 +418,14 @@ def pick_notebooks(args) -> list[Path]:
     return found
 
 
+def write_windowing(state: Path, mode: str) -> None:
+    """JupyterLab's notebook windowing mode ``mode`` in the server's user settings
+    (``state/settings``, :func:`lab_command`); Notebook 7 keeps its own."""
+    folder = state / "settings" / "@jupyterlab" / "notebook-extension"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": mode}))
+
+
 def copy_notebook(source: Path, root: Path) -> Path:
     """A fresh copy of ``source`` in ``root``."""
     copy = root / source.name
@@ -436,6 +444,8 @@ class Options:
     # move only a lab's first control of each kind (slider, text, ...), enabled if one is
     each_kind: bool = False
     start: dict = field(default_factory=dict)  # lab name -> the values to measure from
+    # JupyterLab's notebook windowing mode (None: its default, "defer", what `make lab` has)
+    windowing: str | None = None
 
 
 #: Uncaught errors of Notebook 7 itself, not of the book, ignored on its pages (message, and
@@ -748,6 +758,8 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
         root, state = Path(tmp) / "notebooks", Path(tmp) / "state"
         root.mkdir()
         state.mkdir()
+        if options.windowing:
+            write_windowing(state, options.windowing)
         jobs = [(source, how, None) for group, how in more for source in group]
         jobs += [(source, options, then) for source in notebooks]
         with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser, \
