@@ -64,6 +64,7 @@ def test_cosine_similarity_properties(s, d, seed):
     (lambda: chance_similarities([3], 5, 4, [0]), "s >= 2"),
     (lambda: chance_similarities([0, 9], 5, 4, [0]), r"0\.\.4"),
     (lambda: chance_similarities([0, 1], 5, 4, []), "seeds is empty"),
+    (lambda: chance_similarities([0, 1], 5, 0, [0]), "d must be at least 1"),
 ])
 def test_bad_input_is_refused_clearly(call, message):
     with pytest.raises(ValueError, match=message):

@@ -137,12 +137,13 @@ def chance_similarities(ids, vocab_size: int, d: int, seeds) -> np.ndarray:
         raise ValueError("seeds is empty: give at least one seed")
     upper = np.triu_indices(len(ids), 1)  # the s (s - 1) / 2 pairs i < j
     # Only the table's rows up to the largest id: the generator draws a table row after row,
-    # so these are the first rows of embedding_table(vocab_size, d, seed), bit for bit, at
-    # a fraction of the draws (108 of 246 rows for the running sentence; tests check it).
+    # so embedding_table(rows, d, seed) is the first rows of embedding_table(vocab_size, d,
+    # seed), bit for bit, at a fraction of the draws (108 of 246 rows for the running
+    # sentence; tests check it).
     rows = int(ids.max()) + 1
     return np.stack([
         # (rows, d) -> (s, d) -> (s, s) -> the pairs i < j
-        cosine_similarity(embed(ids, np.random.default_rng(seed).standard_normal((rows, d))))[upper]
+        cosine_similarity(embed(ids, embedding_table(rows, d, seed)))[upper]
         for seed in seeds
     ])  # (n, s (s - 1) / 2)
 
