@@ -418,10 +418,11 @@ def pick_notebooks(args) -> list[Path]:
     return found
 
 
-def write_windowing(state: Path, mode: str) -> None:
-    """JupyterLab's notebook windowing mode ``mode`` in the server's user settings
-    (``state/settings``, :func:`lab_command`); Notebook 7 keeps its own."""
-    folder = state / "settings" / "@jupyterlab" / "notebook-extension"
+def write_windowing(settings: Path, mode: str) -> None:
+    """JupyterLab's notebook windowing mode ``mode`` in the user settings folder
+    ``settings`` (the server's is ``state/settings``, :func:`lab_command`); Notebook 7
+    keeps its own."""
+    folder = settings / "@jupyterlab" / "notebook-extension"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": mode}))
 
@@ -759,7 +760,7 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
         root.mkdir()
         state.mkdir()
         if options.windowing:
-            write_windowing(state, options.windowing)
+            write_windowing(state / "settings", options.windowing)
         jobs = [(source, how, None) for group, how in more for source in group]
         jobs += [(source, options, then) for source in notebooks]
         with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser, \

@@ -71,9 +71,7 @@ def lab(tmp_path_factory):
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     config = home / "config"
     # Render every cell, not only those scrolled into view (JupyterLab 4's windowing).
-    tracker = config / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    _lab_latency().write_windowing(config / "lab" / "user-settings", "none")
 
     port = _free_port()
     jupyter = Path(sys.executable).with_name("jupyter")
