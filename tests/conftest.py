@@ -28,6 +28,11 @@ LOCAL_HOSTS = {"127.0.0.1"}
 # PYTHONDONTWRITEBYTECODE): where that variable is set, every worker rewrote the asserts of
 # all 55 test modules and compiled them again at each start (2.5 s of CPU a worker).
 sys.dont_write_bytecode = False
+# Node reads and parses the certificates NODE_EXTRA_CA_CERTS names at every start (the CI
+# machines set it for npm: 150 certificates, 0.10 against 0.03 s of CPU for `node -e 0`).
+# The tests start Node about 140 times in the edit loop alone (Node parity, the labs' texts,
+# playwright's driver), and JupyterLab's kernels start it too, always offline: no TLS.
+os.environ.pop("NODE_EXTRA_CA_CERTS", None)
 
 
 #: The tests that take longest, with their seconds on a quiet 2-core machine (rounded, from
