@@ -510,9 +510,10 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     (its panel, outputs and labs gone) before the next opens, with the page's errors going
     to the chapter open then (``Options.one_page``, lab_latency.Tab; a chapter that fails
     closes the page and the next boots JupyterLab in a new one, as each chapter did in a
-    page of its own before): the whole tree side by side, twice, 2-6-7-8 131 -> 111 and
-    154 -> 135 CPU-s, 1-3-4-5-9 161 -> 134 and 164 -> 139 (chromium's renderer -12 to -17 s
-    a run, jupyter-server -4 to -5, chromium's browser and gpu -2 to -4).
+    page of its own before): the whole tree side by side, three times, 2-6-7-8 131 -> 111,
+    154 -> 135 and 148 -> 130 CPU-s, 1-3-4-5-9 161 -> 134, 164 -> 139 and 175 -> 152
+    (chromium's renderer -11 to -17 s a run, jupyter-server -4 to -6, chromium's browser
+    and gpu -2 to -4).
     """
     # as a reader runs them: live labs, whatever the environment says about a static build
     monkeypatch.delenv("ATTENTION_BOOK_STATIC", raising=False)
