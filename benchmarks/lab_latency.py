@@ -79,23 +79,29 @@ RUN_ALL_MS = 600_000  # a notebook's Run All (chapter 8 trains two models) or it
 
 # The harness: finds the live labs (anywidget outputs of controls/widget.py, each with its
 # front end's Lab as `element.abLab`, the handle tests/test_web_labs.py drives in the book),
-# moves their controls and watches their canvases' pixels.
+# moves their controls and watches their canvases' pixels. It is the notebook panel's
+# (window.__panel): a page that opens notebooks in turn (Tab) installs it again for each,
+# and the one before lets go of the page's keys.
 HARNESS = r"""
 (() => {
-  if (window.__lab) return;
+  if (window.__lab && window.__lab.panel === window.__panel) return;
+  if (window.__lab) window.__lab.stop();
+  const panel = window.__panel;
   const labs = [];
   const rec = {armed: false, t0: null};
   let pending = null;
   // a key pressed (a slider's arrow, a character typed): the change starts here
-  document.addEventListener('keydown', (event) => {
+  const keydown = (event) => {
     if (rec.armed && rec.t0 === null) {
       rec.t0 = performance.now();
       rec.hit = event.target === rec.input;  // not: the app took the focus before the key
     }
-  }, true);
+  };
+  document.addEventListener('keydown', keydown, true);
+  const stop = () => document.removeEventListener('keydown', keydown, true);
 
   function discover() {
-    for (const el of document.querySelectorAll('.jp-OutputArea-output .ab-lab[data-ab-widget]')) {
+    for (const el of panel.node.querySelectorAll('.jp-OutputArea-output .ab-lab[data-ab-widget]')) {
       if (!el.abLab || labs.some(l => l.el === el)) continue;
       const lab = {el, lab: el.abLab, dirty: false};
       el.addEventListener('ab-lab-drawn', () => { lab.dirty = true; });
@@ -106,7 +112,7 @@ HARNESS = r"""
                                         disabled: !!c.disabled}))}));
   }
   // how many widgets the notebook shows (each renders its lab a moment after its output)
-  const outputs = () => window.__panel.content.widgets.reduce((n, cell) => n + (
+  const outputs = () => panel.content.widgets.reduce((n, cell) => n + (
     cell.model.type !== 'code' ? 0 : cell.model.outputs.toJSON().filter(
       o => o.data && o.data['application/vnd.jupyter.widget-view+json']).length), 0);
   function pixels(l) {
@@ -210,20 +216,22 @@ HARNESS = r"""
   function start(l, values) {
     for (const [name, value] of Object.entries(values)) labs[l].lab.set(name, value);
   }
-  window.__lab = {discover, outputs, begin, end, quiet, drawn, start};
+  window.__lab = {panel, stop, discover, outputs, begin, end, quiet, drawn, start};
 })();
 """
 
-# The notebook's panel, once its document and kernel session are ready (window.__panel).
+# The notebook's panel, once its document and kernel session are ready (window.__panel):
+# the current one whose path is ``path`` (a name in the server's root; any, if null).
 # JupyterLab and Notebook 7 (both expose their app as window.jupyterapp) alike.
 READY = r"""
-async () => {
+async (path) => {
   const app = window.jupyterapp;
   await app.restored;
   let panel = null;
   for (let i = 0; i < 600 && !panel; i++) {
     const w = app.shell.currentWidget;
-    if (w && w.sessionContext && w.content && w.content.widgets) panel = w;
+    if (w && w.sessionContext && w.content && w.content.widgets
+        && (!path || w.context.path === path)) panel = w;
     else await new Promise(r => setTimeout(r, 100));
   }
   if (!panel) return 'no notebook panel opened';
@@ -231,6 +239,35 @@ async () => {
   await panel.sessionContext.ready;
   window.__panel = panel;
   return null;
+}
+"""
+
+# JupyterLab, already booted in the page (Tab), opens notebook ``path`` as a reader does from
+# its file browser; READY then waits for its panel.
+OPEN = "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }"
+
+# The notebook of window.__panel closed (Tab): its panel disposed, and no notebook, output
+# area or lab left in the page, so that the next notebook's harness sees only its own. It
+# is closed as it is, unsaved, with no "Save your work?" dialog (its copy is thrown away).
+# Its kernel is left running, as JupyterLab's default ("kernelShutdown": false) does;
+# measure() shuts it down. False if it is still there after ``ms``.
+CLOSE = r"""
+async (ms) => {
+  const panel = window.__panel;
+  window.__panel = null;
+  if (window.__lab) window.__lab.stop();
+  window.__lab = null;
+  if (!panel) return true;
+  panel.context.model.dirty = false;
+  panel.close();
+  const start = performance.now();
+  const gone = () => panel.isDisposed && !panel.node.isConnected
+    && !document.querySelector('.jp-NotebookPanel, .jp-OutputArea, .ab-lab');
+  while (!gone()) {
+    if (performance.now() - start > ms) return false;
+    await new Promise(r => setTimeout(r, 50));
+  }
+  return true;
 }
 """
 
@@ -447,6 +484,9 @@ class Options:
     start: dict = field(default_factory=dict)  # lab name -> the values to measure from
     # JupyterLab's notebook windowing mode (None: its default, "defer", what `make lab` has)
     windowing: str | None = None
+    # JupyterLab booted once, in one page that opens the notebooks in turn (Tab); False: a
+    # page a notebook (Notebook 7's pages are one a notebook either way)
+    one_page: bool = False
 
 
 #: Uncaught errors of Notebook 7 itself, not of the book, ignored on its pages (message, and
@@ -461,25 +501,95 @@ def _known(app: str, err) -> bool:
                                      for message, where in NOTEBOOK7_KNOWN)
 
 
+def new_page(context, server: Server, notebook: Path, index: int, errors, app: str = "lab"):
+    """A new page of ``context`` with ``app`` booted on ``notebook`` (JupyterLab in a
+    workspace of its own, ``bench<index>``). Every uncaught page error and console error of
+    the page, from opening on, is appended to ``errors()`` (the list it gives then)."""
+    page = context.new_page()
+    try:  # the page closed on a failure too (its context serves the next ones)
+        page.on("pageerror", lambda err: _known(app, err) or errors().append(f"page error: {err}"))
+        page.on("console", lambda msg: msg.type == "error" and errors().append(
+            f"console error: {msg.text} ({msg.location.get('url', '')})"))
+        path = (f"lab/workspaces/bench{index}/tree/{notebook.name}" if app == "lab"
+                else f"notebooks/{notebook.name}")
+        page.goto(f"{server.url}/{path}?token={server.token}", wait_until="load")
+        page.wait_for_function("() => window.jupyterapp", timeout=120_000)
+    except BaseException:
+        page.close()
+        raise
+    return page
+
+
+class Tab:
+    """JupyterLab booted once, in one page that opens the notebooks in turn (``Options.
+    one_page``): each opened from the app (``docmanager:open``, as from its file browser)
+    once the one before is closed, its panel, outputs and labs gone (CLOSE), so that READY,
+    RUN_ALL and the HARNESS see only the current notebook. The page's uncaught errors and
+    console errors go to the current notebook's list, from its opening until the next one
+    opens (its closing included). After a failure the page is closed: the next notebook
+    boots JupyterLab in a new page, as every notebook does without a Tab.
+
+    JupyterLab's boot was 3-5 s of CPU (renderer and server) a notebook (stop 34's
+    measures): 7 of the 9 in the two runs of tests/test_jupyterlab.py. What a closed
+    notebook leaves: its panel's elements, detached, are still reachable (JupyterLab's;
+    disconnecting the labs' observers of the document did not free them), and the JS heap
+    after a garbage collection grew 55 -> 62 -> 64 MB over chapters 1, 4 and 5; nothing of
+    it is in the document, which the harness and the tests' drive search. The benchmark
+    keeps a page a notebook (the default), so that its timings do not depend on the
+    notebooks measured before.
+    """
+
+    def __init__(self, context):
+        self.context = context
+        self.page = None
+        self.errors: list = []  # the current notebook's
+
+    def open(self, server: Server, notebook: Path, index: int, errors: list):
+        """The page, with ``notebook`` opening in it (READY waits for its panel)."""
+        self.errors = errors
+        if self.page is None:
+            self.page = new_page(self.context, server, notebook, index, lambda: self.errors)
+        else:
+            try:
+                self.page.evaluate(OPEN, notebook.name)
+            except BaseException:
+                self.discard()
+                raise
+        return self.page
+
+    def done(self, ok: bool) -> None:
+        """The notebook closed; after a failure (``ok`` False), or if it would not close,
+        the page."""
+        if self.page is None:
+            return
+        if ok:
+            with contextlib.suppress(PlaywrightError):
+                if self.page.evaluate(CLOSE, 30_000):
+                    return
+            self.errors.append("the notebook did not close in 30 s")
+        self.discard()
+
+    def discard(self) -> None:
+        if self.page is not None:
+            page, self.page = self.page, None
+            page.close()
+
+
 def open_and_run(context, server: Server, notebook: Path, index: int, errors: list,
-                 app: str = "lab"):
+                 app: str = "lab", tab: Tab | None = None):
     """A page with ``notebook`` open, all cells run, the labs drawn.
 
     ``app``: "lab" (JupyterLab, Run All by its command) or "notebook" (Notebook 7's page
     ``/notebooks/<name>``, Run All chosen from its Run menu, as a reader does). Every
     uncaught page error and console error of the page, from opening on, is appended to
     ``errors`` (a reader sees none of them, but each is a bug: the test fails on them).
+    ``tab``: JupyterLab's page that opens the notebooks in turn (else a new page of
+    ``context``); on a failure it closes its page, as a new page is closed.
     """
-    page = context.new_page()
-    try:  # the page closed on a failure too (its context serves the next ones)
-        page.on("pageerror", lambda err: _known(app, err) or errors.append(f"page error: {err}"))
-        page.on("console", lambda msg: msg.type == "error" and errors.append(
-            f"console error: {msg.text} ({msg.location.get('url', '')})"))
-        path = (f"lab/workspaces/bench{index}/tree/{notebook.name}" if app == "lab"
-                else f"notebooks/{notebook.name}")
-        page.goto(f"{server.url}/{path}?token={server.token}", wait_until="load")
-        page.wait_for_function("() => window.jupyterapp", timeout=120_000)
-        problem = page.evaluate(READY)
+    page = (tab.open(server, notebook, index, errors) if tab is not None
+            else new_page(context, server, notebook, index, lambda: errors, app))
+    try:
+        problem = page.evaluate(READY, notebook.name)
         if problem is None and app == "notebook":
             page.get_by_role("menuitem", name="Run", exact=True).click()
             page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
@@ -493,7 +603,7 @@ def open_and_run(context, server: Server, notebook: Path, index: int, errors: li
         labs = page.evaluate("() => __lab.discover()")
         page.wait_for_function("() => __lab.drawn()", timeout=60_000, polling=50)
     except BaseException:
-        page.close()
+        tab.discard() if tab is not None else page.close()
         raise
     return page, labs
 
@@ -573,10 +683,23 @@ def measure_labs(page, controls: list[Control], options: Options) -> None:
 
 
 def measure_notebook(context, server: Server, notebook: Path, index: int,
-                     options: Options, errors: list, then=None) -> list[dict]:
+                     options: Options, errors: list, then=None, tab: Tab | None = None
+                     ) -> list[dict]:
     """Run ``notebook`` and move every control of its labs; ``then(page, labs)``, if
-    given, runs on the page before it closes (a test's own checks)."""
-    page, labs = open_and_run(context, server, notebook, index, errors, options.app)
+    given, runs on the page before the notebook closes (a test's own checks). ``tab``:
+    JupyterLab's page that opens the notebooks in turn (else a new page of ``context``)."""
+    page, labs = open_and_run(context, server, notebook, index, errors, options.app, tab=tab)
+    ok = False
+    try:
+        rows = _measure_page(page, notebook, labs, options, then)
+        ok = True
+    finally:
+        tab.done(ok) if tab is not None else page.close()
+    return rows
+
+
+def _measure_page(page, notebook: Path, labs: list[dict], options: Options, then) -> list[dict]:
+    """measure_notebook's changes on the page of ``notebook`` (open, run, its labs drawn)."""
     if options.repeats:  # time the labs, not JupyterLab's rendering of the cells it deferred
         page.wait_for_function(RENDERED, timeout=RUN_ALL_MS, polling=250)
     for l, lab in enumerate(labs):
@@ -598,12 +721,9 @@ def measure_notebook(context, server: Server, notebook: Path, index: int,
             controls.append(Control(l, c, {
                 "chapter": notebook.stem, "app": options.app, "lab": name, "id": lab["id"],
                 "control": control["label"], "kind": control["kind"]}))
-    try:
-        measure_labs(page, controls, options)
-        if then is not None:
-            then(page, labs)
-    finally:
-        page.close()
+    measure_labs(page, controls, options)
+    if then is not None:
+        then(page, labs)
     if not labs:
         return [{"chapter": notebook.stem, "app": options.app, "lab": "-", "control": "-",
                  "kind": "-", "status": "no labs found"}]
@@ -751,8 +871,10 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
     not registered"; JupyterLab after Notebook 7 throws nothing.) Every notebook is opened
     from a fresh copy, over the one a page before may have saved, in a page of its own (an
     app's pages share a browser context: its scripts come from the cache after the first)
-    and with a kernel of its own; untimed, the next notebook's kernel starts meanwhile, and
-    a notebook's kernel shuts down while the next one runs (2-3 s each, at load 15-20).
+    or, with ``one_page`` (JupyterLab), in the page of the notebook before once that one is
+    closed (:class:`Tab`), and with a kernel of its own; untimed, the next notebook's kernel
+    starts meanwhile, and a notebook's kernel shuts down (once its page or panel closed)
+    while the next one runs (2-3 s each, at load 15-20).
     """
     rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="lab-latency-") as tmp:
@@ -766,6 +888,7 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
         with jupyter_lab(root, state, pythonpath) as server, chromium(browser) as browser, \
                 contextlib.ExitStack() as stack:
             contexts = {}  # one an app: its pages load the app's scripts from its cache
+            tabs = {}  # the Options whose JupyterLab opens its notebooks in one page -> its Tab
             closing = []  # untimed: kernels that shut down while the next notebook runs
             stack.callback(lambda: [thread.join(30) for thread in closing if thread])
             for index, (source, how, after) in enumerate(jobs):
@@ -777,11 +900,14 @@ def measure(notebooks: list[Path], options: Options, *, pythonpath: str | None =
                 if how.app not in contexts:
                     contexts[how.app] = browser.new_context(viewport=VIEWPORT)
                     stack.callback(contexts[how.app].close)
+                if how.app == "lab" and how.one_page and id(how) not in tabs:
+                    tabs[id(how)] = Tab(contexts[how.app])
+                    stack.callback(tabs[id(how)].discard)
                 key = notebook.stem if how.app == "lab" else f"{notebook.stem} ({how.app})"
                 found = errors.setdefault(key, [])
                 try:
                     rows += measure_notebook(contexts[how.app], server, notebook, index, how,
-                                             found, after)
+                                             found, after, tab=tabs.get(id(how)))
                 except (RuntimeError, PlaywrightError) as err:  # report it, go on
                     print(err, file=sys.stderr)
                     rows.append({"chapter": notebook.stem, "app": how.app, "lab": "-",

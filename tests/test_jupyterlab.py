@@ -257,7 +257,7 @@ def test_timed_changes_start_when_jupyterlab_rendered_every_cell(monkeypatch):
         def close(self):
             pass
 
-    monkeypatch.setattr(bench, "open_and_run", lambda *_: (Page(), []))
+    monkeypatch.setattr(bench, "open_and_run", lambda *_, **__: (Page(), []))
     monkeypatch.setattr(bench, "measure_labs", lambda *_: calls.append("measure"))
     for repeats, expected in ((8, [bench.RENDERED, "measure"]), (0, ["measure"])):
         calls.clear()
@@ -265,6 +265,74 @@ def test_timed_changes_start_when_jupyterlab_rendered_every_cell(monkeypatch):
                                bench.Options(repeats=repeats, timeout_ms=3_000), [])
         assert calls == expected
     assert "isPlaceholder()" in bench.RENDERED
+
+
+def test_one_page_opens_the_notebooks_in_turn_and_a_failure_boots_a_new_one():
+    """With ``Options.one_page`` JupyterLab boots once and opens the notebooks in turn in
+    its page (a notebook closed before the next opens); the page's errors go to the list of
+    the notebook open then; a notebook that fails closes the page, it is reported, and the
+    next one boots JupyterLab in a new page (as every notebook does without it)."""
+    bench = _lab_latency()
+    failing = "b.ipynb"
+
+    class Page:
+        def __init__(self):
+            self.handlers, self.calls, self.closed = {}, [], False
+
+        def on(self, event, handler):
+            self.handlers[event] = handler
+
+        def goto(self, url, **_):
+            self.calls.append(("goto", url.split("?")[0].rsplit("/", 1)[-1]))
+
+        def wait_for_function(self, *_, **__):
+            pass
+
+        def evaluate(self, js, arg=None):
+            name = {bench.OPEN: "open", bench.READY: "ready", bench.RUN_ALL: "run",
+                    bench.CLOSE: "close"}.get(js)
+            if name:
+                self.calls.append((name, arg if name in ("open", "ready") else None))
+            if name == "run":  # an error while the notebook runs: the current one's
+                self.handlers["pageerror"](f"thrown by {self.calls[-2][1]}")
+                return {"errors": ["cell 3: ValueError"]} if self.calls[-2][1] == failing \
+                    else {"errors": []}
+            return True if name == "close" else [] if "discover()" in js else None
+
+        def close(self):
+            self.closed = True
+
+    class Context:
+        def __init__(self):
+            self.pages = []
+
+        def new_page(self):
+            self.pages.append(Page())
+            return self.pages[-1]
+
+    context, errors, outcome = Context(), {}, {}
+    tab = bench.Tab(context)
+    server = SimpleNamespace(url="http://127.0.0.1:1", token="t")
+    for index, name in enumerate(["a.ipynb", failing, "c.ipynb", "d.ipynb"]):
+        try:
+            outcome[name] = bench.measure_notebook(
+                context, server, Path(name), index, bench.Options(0, 5_000, one_page=True),
+                errors.setdefault(name, []), tab=tab)[0]["status"]
+        except RuntimeError as err:
+            outcome[name] = str(err)
+    assert outcome == {"a.ipynb": "no labs found", failing: "b.ipynb: ['cell 3: ValueError']",
+                       "c.ipynb": "no labs found", "d.ipynb": "no labs found"}
+    assert errors == {name: [f"page error: thrown by {name}"] for name in errors}
+    first, second = context.pages
+    assert first.calls == [
+        ("goto", "a.ipynb"), ("ready", "a.ipynb"), ("run", None), ("close", None),
+        ("open", failing), ("ready", failing), ("run", None)] and first.closed
+    assert second.calls == [
+        ("goto", "c.ipynb"), ("ready", "c.ipynb"), ("run", None), ("close", None),
+        ("open", "d.ipynb"), ("ready", "d.ipynb"), ("run", None), ("close", None)]
+    assert not second.closed and tab.page is second
+    tab.discard()
+    assert second.closed and tab.page is None
 
 
 #: The numbered chapters, each with a lab (an appendix, such as appendix_cost, has none: the
@@ -437,6 +505,15 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     jupyterlab-myst; this test side by side, renderer (the whole tree): 2-6-7-8 80 -> 70 s
     and 82 -> 72 (168 -> 155, 167 -> 157), 1-3-4-5-9 110 -> 94. Every cell is rendered
     either way; Notebook 7 keeps its default.
+
+    JupyterLab boots once a run, in one page that opens the chapters in turn, each closed
+    (its panel, outputs and labs gone) before the next opens, with the page's errors going
+    to the chapter open then (``Options.one_page``, lab_latency.Tab; a chapter that fails
+    closes the page and the next boots JupyterLab in a new one, as each chapter did in a
+    page of its own before): the whole tree side by side, three times, 2-6-7-8 131 -> 111,
+    154 -> 135 and 148 -> 130 CPU-s, 1-3-4-5-9 161 -> 134, 164 -> 139 and 175 -> 152
+    (chromium's renderer -11 to -17 s a run, jupyter-server -4 to -6, chromium's browser
+    and gpu -2 to -4).
     """
     # as a reader runs them: live labs, whatever the environment says about a static build
     monkeypatch.delenv("ATTENTION_BOOK_STATIC", raising=False)
@@ -460,7 +537,8 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     chapters = RUNS[run]
     notebook7 = [c for c in NOTEBOOK7 if c in chapters]
     rows, errors = bench.measure(
-        chapters, bench.Options(repeats=0, timeout_ms=5_000, each_kind=True, windowing="none"),
+        chapters, bench.Options(repeats=0, timeout_ms=5_000, each_kind=True, windowing="none",
+                                one_page=True),
         browser=browser,
         then=drive_every_lab,
         more=[(notebook7, bench.Options(repeats=0, timeout_ms=5_000, app="notebook",
