@@ -42,9 +42,9 @@ os.environ.pop("NODE_EXTRA_CA_CERTS", None)
 LONG_TESTS = {
     # 1-3-4-5-9 (with Notebook 7's chapters 4 and 5) and 2-6-7-8: 155 s and 165 s on a quiet
     # machine for the split before (1-3-4-9, 2-5-6-7-8), about equal since (409 s, 408 s at
-    # load 9-32)
-    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[2": 160,
-    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[1": 160,
+    # load 9-32); one JupyterLab page a run since: 111-135 and 134-152 CPU-s (the whole tree)
+    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[2": 130,
+    "tests/test_jupyterlab.py::test_run_all_and_every_control_without_page_errors[1": 140,
     # one test a page, a load a width, each checked in light then dark in the same tab: a
     # numbered chapter's page 12-33 s of CPU (pytest and chromium), the others 5-13
     "tests/test_pages.py::test_every_page_loads_reads_and_passes_axe[chapters/0": 20,
