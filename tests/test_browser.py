@@ -56,3 +56,48 @@ def test_chapter1_lab_answers_its_controls(site, browser):
     if os.environ.get("SCREENSHOT_DIR"):  # to look at the page as a reader does
         page.screenshot(path=str(Path(os.environ["SCREENSHOT_DIR"]) / "chapter1.png"))
     watch.close()
+
+
+def test_a_request_off_the_machine_is_recorded_and_never_answered(site, browser):
+    """PageWatch keeps a page offline: a fetch, an <img> and a <script> to a host off the
+    machine, and a fetch of the site itself by the name localhost (not 127.0.0.1, which
+    chromium would let past a proxy on its own), are each recorded in ``outside`` and fail,
+    unanswered; the site on 127.0.0.1, a data: and a blob: URL load and are not recorded
+    (file: pages: tests/test_web_labs.py and tests/test_web_lab.py)."""
+    watch = PageWatch(browser)
+    try:
+        page = watch.open(f"{site}/search.html")
+        port = site.rsplit(":", 1)[1]
+        shown = page.evaluate("""async (port) => {
+          const fetched = (url) => fetch(url).then((r) => r.status, (e) => "failed");
+          const loaded = (tag, url) => new Promise((resolve) => {
+            const el = document.createElement(tag);
+            el.onload = () => resolve("loaded");
+            el.onerror = () => resolve("failed");
+            el.src = url;
+            document.body.append(el);
+          });
+          const blob = URL.createObjectURL(new Blob(["x"]));
+          return {
+            fetch: await fetched("https://example.com/data.json"),
+            img: await loaded("img", "http://example.org/picture.png"),
+            script: await loaded("script", "https://cdn.example.net/library.js"),
+            localhost: await fetched(`http://localhost:${port}/search.html`),
+            site: await fetched(`http://127.0.0.1:${port}/search.html`),
+            data: await fetched("data:text/plain,x"),
+            blob: await fetched(blob),
+          };
+        }""", port)
+        watch.settle()
+    finally:
+        watch.close()
+    assert shown == {"fetch": "failed", "img": "failed", "script": "failed", "localhost": "failed",
+                     "site": 200, "data": 200, "blob": 200}, shown
+    outside = ["https://example.com/data.json", "http://example.org/picture.png",
+               "https://cdn.example.net/library.js", f"http://localhost:{port}/search.html"]
+    assert sorted(watch.outside) == sorted(outside), watch.outside
+    # never answered: each failed at the proxy, with no response
+    failed = {f.split(" ", 1)[0]: f for f in watch.failed}
+    assert sorted(failed) == sorted(outside), watch.failed
+    assert all("ERR_PROXY_CONNECTION_FAILED" in f or "ERR_TUNNEL_CONNECTION_FAILED" in f
+               for f in failed.values()), watch.failed
