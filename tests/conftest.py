@@ -282,32 +282,45 @@ def dead_proxy() -> str:
     return f"http://127.0.0.1:{port.getsockname()[1]}"
 
 
+def offline_context(browser, outside: list[str], **options):
+    """A new context of ``browser`` (``options``: playwright's) that reaches LOCAL_HOSTS only:
+    its proxy is :func:`dead_proxy`, bypassed for LOCAL_HOSTS alone (``<-loopback>`` drops
+    chromium's own bypass of localhost and the rest of 127/8), so that a request to any other
+    host fails at the proxy, unanswered (no name is looked up either: a proxy does that).
+    Each such request is appended to ``outside``. data:, blob: and file: URLs use no proxy."""
+    bypass = ",".join(["<-loopback>", *sorted(LOCAL_HOSTS)])
+    context = browser.new_context(proxy={"server": dead_proxy(), "bypass": bypass}, **options)
+
+    def record(request):
+        url = urlparse(request.url)
+        if url.scheme not in ("data", "blob", "file") and url.hostname not in LOCAL_HOSTS:
+            outside.append(request.url)
+
+    context.on("request", record)
+    return context
+
+
 class PageWatch:
     """A page with its console errors, its requests and its failed requests recorded;
     ``width`` and ``scale`` (device pixels per CSS pixel) set the screen, ``init_script``
     runs before each page's own scripts.
 
-    Offline: the context's proxy is :func:`dead_proxy`, bypassed for LOCAL_HOSTS only
-    (``<-loopback>`` drops chromium's own bypass of localhost and the rest of 127/8), so
-    that a request to any other host fails at the proxy, unanswered (no name is looked up
-    either: a proxy does that); each such request the context sends is recorded in ``outside``
-    (and, failed, in ``failed``). data:, blob: and file: URLs use no proxy. Until now every
-    request went through playwright (``context.route``): a round trip from the browser to
-    playwright's driver and to this process and back, for each file of each page, and
-    chromium's cache was off (interception turns it off).
+    Offline: its context is :func:`offline_context`'s, each request to a host past
+    LOCAL_HOSTS recorded in ``outside`` (and, failed at the dead proxy, in ``failed``).
+    Until stop 35 every request went through playwright (``context.route``): a round trip
+    from the browser to playwright's driver and to this process and back, for each file of
+    each page, and chromium's cache was off (interception turns it off).
     """
 
     def __init__(self, browser, *, width: int = 1280, scale: float = 1,
                  init_script: str | None = None):
-        bypass = ",".join(["<-loopback>", *sorted(LOCAL_HOSTS)])
-        self.context = browser.new_context(viewport={"width": width, "height": 900},
-                                           device_scale_factor=scale,
-                                           proxy={"server": dead_proxy(), "bypass": bypass})
+        self.outside: list[str] = []
+        self.context = offline_context(browser, self.outside, device_scale_factor=scale,
+                                       viewport={"width": width, "height": 900})
         if init_script:
             self.context.add_init_script(init_script)
         self.page = self.context.new_page()
         self.console_errors: list[str] = []
-        self.outside: list[str] = []
         self.failed: list[str] = []
         self.requested: list[str] = []
         self.in_flight: set = set()
@@ -317,7 +330,6 @@ class PageWatch:
         self.page.on("requestfinished", lambda r: self.in_flight.discard(r))
         self.page.on("requestfailed", self._failed)
         self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} {r.status}"))
-        self.context.on("request", self._outside)
 
     def _console(self, msg):
         if msg.type == "error":
@@ -330,11 +342,6 @@ class PageWatch:
     def _failed(self, request):
         self.in_flight.discard(request)
         self.failed.append(f"{request.url} ({request.failure})")
-
-    def _outside(self, request):
-        url = urlparse(request.url)
-        if url.scheme not in ("data", "blob", "file") and url.hostname not in LOCAL_HOSTS:
-            self.outside.append(request.url)
 
     def open(self, url, idle: bool = True):
         """The page at ``url`` once loaded and, with ``idle``, once the network has been

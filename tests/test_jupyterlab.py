@@ -35,11 +35,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import urlparse
 
 import pytest
 
-from conftest import CHAPTERS, LOCAL_HOSTS, ROOT
+from conftest import CHAPTERS, ROOT, offline_context
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -131,18 +130,8 @@ def chapter(lab, browser):
     its markdown cells are rendered by jupyterlab-myst (or 30 s passed)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     outside: list[str] = []
-
-    def route(route):
-        url = urlparse(route.request.url)
-        if url.scheme in ("data", "blob") or url.hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", route)
+    context = offline_context(browser, outside, viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.goto(f"{lab}/lab/tree/chapters/{CHAPTER}?token={TOKEN}", wait_until="load")
     # With no kernelspec JupyterLab asks which kernel to use; "No Kernel" is the only choice.
