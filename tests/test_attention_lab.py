@@ -1,27 +1,78 @@
 """Chapter 3's labs' state functions (scenes/attention.py) and the cost figure.
 
 Expected values come from the math layer directly (tokenize, embed, projection_weights,
-project_qkv, scaled_dot_product_attention, softmax_saturation, dot_product_variance), not
-from the state functions under test. Speed is measured by benchmarks/lab_latency.py.
+a softmax written out, softmax_saturation, dot_product_variance), not from the state
+functions under test. Speed is measured by benchmarks/lab_latency.py.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
 import pytest
 
-from attention_book.attention import dot_product_variance, softmax_saturation
-from attention_book.scenes import (SCALING_DKS, attention_state,
+from attention_book.attention import (dot_product_variance, projection_weights,
+                                      softmax_saturation)
+from attention_book.embedding import embed, embedding_table
+from attention_book.scenes import (CROSS_SENTENCE, SCALING_DKS, attention_state,
                                    scaling_curves)
-from attention_book.tokens import RUNNING_SENTENCE
+from attention_book.scenes.attention import ATTENTION_D
+from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
 from attention_book.controls import live_lab
 from attention_book.scenes.attention import scaling_state
 from js_view import readout as readout_of
 
 
-# ------------------------------------------------------------------ thinning
+def expected_attention(text, d_k=4, temperature=1.0, seed=0, kv_text=None):
+    """Tokens, weights (s_q, s_k) and output (s_q, d_k) from the math layer's pieces, the
+    softmax written out here (the state function calls scaled_dot_product_attention)."""
+    vocab = Vocabulary.default()
+    table = embedding_table(len(vocab), ATTENTION_D, 0)  # (V, d)
+    q_tok = tokenize(text)
+    k_tok = q_tok if kv_text is None else tokenize(kv_text)
+    X_q, X_kv = embed(vocab.encode(q_tok), table), embed(vocab.encode(k_tok), table)
+    W_q, W_k, W_v = projection_weights(ATTENTION_D, d_k, seed=seed)  # (d, d_k) each
+    Q, K, V = X_q @ W_q, X_kv @ W_k, X_kv @ W_v  # (s_q, d_k), (s_k, d_k), (s_k, d_k)
+    scores = Q @ K.T / (temperature * math.sqrt(d_k))  # (s_q, d_k) @ (d_k, s_k) -> (s_q, s_k)
+    w = np.exp(scores - scores.max(axis=1, keepdims=True))
+    w /= w.sum(axis=1, keepdims=True)
+    return q_tok, k_tok, w, w @ V  # (s_q, s_k) @ (s_k, d_k) -> (s_q, d_k)
+
+
+# ------------------------------------------------------------------ the attention lab
+
+
+@pytest.mark.parametrize("values, expect", [
+    ({}, {}),
+    ({"query": 3}, {}),
+    ({"d_k": 16}, {"d_k": 16}),
+    ({"temperature": 0.25}, {"temperature": 0.25}),
+    ({"seed": 5}, {"seed": 5}),
+    ({"mode": "cross", "kv_text": "the sun was warm"}, {"kv_text": "the sun was warm"}),
+    ({"mode": "cross"}, {"kv_text": CROSS_SENTENCE}),
+    ({"text": "the dog saw the cat"}, {"text": "the dog saw the cat"}),
+    ({"text": "the dog", "query": 4}, {"text": "the dog"}),
+])
+def test_attention_state_is_the_math_layers(values, expect):
+    """What the lab shows (weights, output, tokens, the query clamped) is the math layer's
+    attention of the sentence: the check the matplotlib lab's tests made on its heatmap."""
+    st = attention_state(**values)
+    q_tok, k_tok, w, out = expected_attention(**{"text": RUNNING_SENTENCE, **expect})
+    assert st.query_tokens == tuple(q_tok) and st.key_tokens == tuple(k_tok)
+    assert st.weights.shape == (len(q_tok), len(k_tok))  # (5, 4) for "the sun was warm"
+    np.testing.assert_allclose(st.weights, w, atol=1e-12)
+    np.testing.assert_allclose(st.output, out, atol=1e-12)
+    assert st.query == min(values.get("query", 0), len(q_tok) - 1)
+    np.testing.assert_array_equal(st.row, w[st.query])
+
+
+def test_kv_text_matters_only_in_cross_mode():
+    plain = attention_state()
+    other = attention_state(kv_text="the sun was warm")
+    np.testing.assert_array_equal(other.weights, plain.weights)
+    assert attention_state(mode="cross", kv_text="the sun was warm").weights.shape == (5, 4)
 
 
 # ------------------------------------------------------------------ the sqrt(d_k) lab
