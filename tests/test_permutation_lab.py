@@ -14,18 +14,66 @@ import pytest
 
 from attention_book import controls
 from attention_book.controls import lab as book_lab
+from attention_book.attention import projection_weights, scaled_dot_product_attention
 from attention_book.controls.widget import LabWidget
-from attention_book.permutation import PERMUTATION_NAMES
+from attention_book.embedding import embed, embedding_table
+from attention_book.masking import causal_mask
+from attention_book.permutation import PERMUTATION_NAMES, named_permutation
+from attention_book.positional import sinusoidal_encoding
 from attention_book.scenes import (
     ORDER_CHOICES,
     SCENES,
     permutation_state,
 )
-from attention_book.tokens import RUNNING_SENTENCE
+from attention_book.tokens import RUNNING_SENTENCE, Vocabulary, tokenize
 from attention_book.controls import live_lab
 from js_view import alt as alt_of, readout as readout_of, views
 
 SCENE = SCENES["permutation"]
+D = 8  # the lab's d = d_k = d_v
+
+
+def expected(text, perm, pe, causal):
+    """(P X_in, P A P^T, P f(X)), ((PX)_in, A(PX), f(PX)) straight from the math layer."""
+    vocab = Vocabulary.default()
+    x = embed(vocab.encode(tokenize(text)), embedding_table(len(vocab), D, 0))  # (s, d)
+    s = x.shape[0]
+    W_q, W_k, W_v = projection_weights(D, D, seed=0)  # (d, d) each
+    add = sinusoidal_encoding(s, D) if pe else 0.0
+    mask = causal_mask(s) if causal else None
+
+    def f(a):  # (s, d) @ (d, d) -> (s, d) for Q, K and V
+        return scaled_dot_product_attention(a @ W_q, a @ W_k, a @ W_v, mask=mask)
+    perm = np.asarray(perm)
+    out, w = f(x + add)  # (s, d), (s, s)
+    out_p, w_p = f(x[perm] + add)
+    return ((x + add)[perm], w[perm][:, perm], out[perm]), (x[perm] + add, w_p, out_p)
+
+
+@pytest.mark.parametrize("values, text, perm", [
+    ({}, RUNNING_SENTENCE, [4, 3, 2, 1, 0]),
+    ({"pe": True}, RUNNING_SENTENCE, [4, 3, 2, 1, 0]),
+    ({"causal": True}, RUNNING_SENTENCE, [4, 3, 2, 1, 0]),
+    ({"pe": True, "causal": True, "order": "rotate"}, RUNNING_SENTENCE,
+     named_permutation("rotate", 5)),
+    ({"order": "shuffle", "seed": 7}, RUNNING_SENTENCE, named_permutation("shuffle", 5, 7)),
+    ({"order": "custom", "custom": "1 0 2 4 3"}, RUNNING_SENTENCE, [1, 0, 2, 4, 3]),
+    ({"text": "the dog bit the man", "order": "custom", "custom": "0 4 2 3 1"},
+     "the dog bit the man", [0, 4, 2, 3, 1]),
+])
+def test_state_arrays_are_the_math_layers(values, text, perm):
+    """Both rows of panels and their difference are the math layer's attention of the
+    sentence before and after the permutation (the matplotlib lab's check of its panels)."""
+    st = permutation_state(**values)
+    after, before = expected(text, perm, values.get("pe", False), values.get("causal", False))
+    np.testing.assert_array_equal(st.perm, perm)
+    for shown, want in zip((*st.after, *st.before), (*after, *before)):
+        np.testing.assert_allclose(shown, want, atol=1e-12)
+    diff = np.abs(before[2] - after[2])  # (s, d) |f(PX) - P f(X)|
+    np.testing.assert_allclose(st.difference, diff, atol=1e-12)
+    assert st.max_error == pytest.approx(diff.max(), abs=1e-15)
+    assert st.verdict == f"equivariant: {'yes' if diff.max() <= 1e-9 else 'no'} " \
+                         f"(max error {diff.max():.1e})"
 
 
 def test_every_order_offered_is_a_named_permutation_or_custom():
