@@ -611,8 +611,21 @@ FIGURE_CHECK = """const out = [];
 for (const [module, list] of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
 const M = (await load(module));
 out.push(list.map(v => {
-  const f = M.figure(M.state(v)), bad = [];
+  const f = M.figure(M.state(v)), bad = [], labelled = [];
   f.panels.forEach((p, k) => {
+    if (!p.title) bad.push(k + ": no title");
+    if (p.kind === "heatmap" || p.kind === "lines") {
+      // named axes: an x label, and a y label or a label a row, or rows shared with the
+      // panel to the left (newRow false: chapter 5's pairs); a heatmap without a colour bar
+      // the shape of an earlier one with both (chapter 7's layers 2..L) may leave them to it
+      const named = !!p.xlabel && (!!p.ylabel || (p.rowLabels || []).length === p.rows
+                                   || p.newRow === false);
+      const shape = p.rows + "x" + p.cols;
+      if (named) labelled.push(shape);
+      else if (!(p.colorbar === false && labelled.includes(shape))) bad.push(k + ": axis labels");
+    }
+    if (p.kind === "heatmap" && p.colorbar !== false && p.colorbar !== "" && !p.colorbar)
+      bad.push(k + ": colour bar label");
     if (p.kind === "heatmap") {
       if (p.data.length !== p.rows * p.cols) bad.push(k + ": data " + p.data.length);
       if (!Array.from(p.data).every(Number.isFinite)) bad.push(k + ": not finite");
@@ -656,8 +669,9 @@ def figure_check(cases: dict) -> dict:
 def test_figures_are_panels_lab_js_can_draw():
     """figure(state): heatmaps whose data fill rows x cols with finite numbers and labels to
     match (and masks), lines of n points (a log axis above 0), arcs of one weight a key, bars
-    of one value a label (web/lab.js's panel kinds),
-    for every lab, with no tokens too."""
+    of one value a label (web/lab.js's panel kinds), every panel titled, every heatmap and
+    lines panel with named axes and every colour bar with a name (the matplotlib views'
+    check), for every lab, with no tokens too."""
     cases = {"embedding": embedding_values(6, 21), "attention": attention_values(6, 22),
              "multihead": multihead_values(6, 23), "permutation": permutation_values(6, 24),
              "masking": masking_values(6, 25),

@@ -6179,7 +6179,7 @@ var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] };
 var MAX_LABELS = 16;
 function figure8(st) {
   const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
-  function heat(title, data2, cols, kind2, xlabel, right, colLabels2) {
+  function heat(title, data2, cols, kind2, xlabel, right, colLabels2, rows2 = !right) {
     const lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
     return {
       kind: "heatmap",
@@ -6192,9 +6192,11 @@ function figure8(st) {
       vmin: lim[0],
       vmax: lim[1],
       xlabel,
-      ylabel: "",
+      // the rows' names on the panels that show them (a pair's left one); past
+      // MAX_LABELS the rows are numbered, and the axis says what the numbers are
+      ylabel: rows2 && !labels ? "position" : "",
+      rowLabels: rows2 ? labels : void 0,
       colorbar: right ? kind2 === "difference" ? title : kind2 : false,
-      rowLabels: right ? void 0 : labels,
       colLabels: colLabels2,
       fillRow: true,
       newRow: !right
@@ -6209,10 +6211,16 @@ function figure8(st) {
       heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
       heat("P f(X)", st.after[2], d, "output", "dimension", false),
       heat("f(PX)", st.before[2], d, "output", "dimension", true),
-      Object.assign(
-        heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true),
-        { newRow: true, fillRow: false }
-      )
+      Object.assign(heat(
+        "|f(PX) \u2212 P f(X)|",
+        st.difference,
+        d,
+        "difference",
+        "dimension",
+        true,
+        void 0,
+        true
+      ), { newRow: true, fillRow: false })
     ]
   };
 }

@@ -209,14 +209,16 @@ import rng from "../shared/rng.js";
    *  pair of inputs or outputs fits side by side on a phone. */
   function figure(st) {
     const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
-    function heat(title, data, cols, kind, xlabel, right, colLabels) {
+    function heat(title, data, cols, kind, xlabel, right, colLabels, rows = !right) {
       const lim = kind === "weight" ? [0, 1] : LIMITS[kind];
       return {kind: "heatmap", title: title, data: data, rows: s, cols: cols, extent: [s, cols],
               cmap: kind === "weight" || kind === "difference" ? "viridis" : "cividis",
-              vmin: lim[0], vmax: lim[1], xlabel: xlabel, ylabel: "",
+              vmin: lim[0], vmax: lim[1], xlabel: xlabel,
+              // the rows' names on the panels that show them (a pair's left one); past
+              // MAX_LABELS the rows are numbered, and the axis says what the numbers are
+              ylabel: rows && !labels ? "position" : "", rowLabels: rows ? labels : undefined,
               colorbar: right ? (kind === "difference" ? title : kind) : false,
-              rowLabels: right ? undefined : labels, colLabels: colLabels, fillRow: true,
-              newRow: !right};
+              colLabels: colLabels, fillRow: true, newRow: !right};
     }
     // P A P^T moves A's rows and columns alike: its keys are in the permuted order too
     return {
@@ -228,8 +230,8 @@ import rng from "../shared/rng.js";
         heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
         heat("P f(X)", st.after[2], d, "output", "dimension", false),
         heat("f(PX)", st.before[2], d, "output", "dimension", true),
-        Object.assign(heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true),
-                      {newRow: true, fillRow: false}),
+        Object.assign(heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true,
+                           undefined, true), {newRow: true, fillRow: false}),
       ],
     };
   }
