@@ -170,8 +170,10 @@ def _axes(texts: list) -> list[list[str]]:
     return list(groups.values())
 
 
-def problems(look: dict) -> list[str]:
-    """Every defect of one drawing (LOOK_JS's answer), as sentences."""
+def problems(look: dict, names: bool = True) -> list[str]:
+    """Every defect of one drawing (LOOK_JS's answer), as sentences; ``names``: also the
+    tokens' names on the axes (for the states of at most NAME_ALL tokens the naming is
+    designed for: a stress state's 23-40 tokens are named every few rows, by design)."""
     out = []
     texts = [t for t in look["texts"] if t["text"].strip()]
     lost = [t for t in texts if any(v != v for corner in t["corners"] for v in corner)]
@@ -191,7 +193,7 @@ def problems(look: dict) -> list[str]:
             if _overlap(a["corners"], b["corners"]):
                 out.append(f"overlap: {a['text']!r} and {b['text']!r} at "
                            f"({a['corners'][0][0]:.0f}, {a['corners'][0][1]:.0f})")
-    tokens = look["tokens"]
+    tokens = look["tokens"] if names else []
     if tokens:
         need: dict = {}
         for tok in tokens:
@@ -256,14 +258,48 @@ MORE_VIEWS = {
 }
 
 
+#: the far ends of each lab's controls, each from the lab's defaults (the states the
+#: matplotlib views were checked in: long and many tokens, the widest d, the most heads,
+#: the deepest stack, an empty sentence)
+CAT_DOG = "the cat saw the dog and the dog saw the cat"
+STRESS = {
+    "scaling": [[("d_k", 512), ("scaled", True)], [("d_k", 1)]],
+    "attention": [[("mode", "cross"), ("query", 4)],
+                  [("text", "extraordinarily complicated internationalisation")],
+                  [("text", " ".join(["tok"] * 40))]],
+    "block": [[("depth", 12), ("norm_first", True)],
+              [("text", "in the morning the sun was warm, so we went to the river")]],
+    "embedding": [[("d", 64)], [("text", "In the morning the sun was warm, so we went to the "
+                                         "river and read a book under a big tree.")],
+                  [("text", "")]],
+    "masking": [[("kind", "causal"), ("method", "after")],
+                [("text", CAT_DOG), ("kind", "window")],
+                [("text", CAT_DOG), ("kind", "padding"), ("length", 0)]],
+    "multihead": [[("h", 8), ("heads_on", [0, 1, 2, 3])], [("d", 64), ("h", 16)],
+                  [("text", " ".join(["tok"] * 40))]],
+    "permutation": [[("order", "rotate"), ("pe", True)], [("order", "reverse"), ("causal", True)],
+                    [("text", " ".join(["tok"] * 40))]],
+    "positional": [[("s", 64), ("d", 512)], [("d", 2)], [("s", 8), ("k", 16)]],
+    "training": [[("task", "induction"), ("checkpoint", 6)]],
+}
+
+
 def scenarios(name: str) -> list[tuple[str, list]]:
-    """(what, the controls to set) for each view of lab ``name`` the test looks at."""
+    """(what, the controls to set) for each view of lab ``name`` the test looks at: its
+    default, a held-out sentence, more views, and STRESS (each from the defaults)."""
     out = [("default", [])]
     if name in HELD_OUT_VALUES:
         out.append(("held-out", HELD_OUT_VALUES[name]))
     elif name in TEXT_LABS:
         out.append(("held-out", [("text", HELD_OUT)]))
-    return out + MORE_VIEWS.get(name, [])
+    out += MORE_VIEWS.get(name, [])
+    defaults = SCENES[name].defaults
+    for k, settings in enumerate(STRESS.get(name, [])):
+        touched = dict.fromkeys(c for _, earlier in out for c, _ in earlier)
+        reset = [(c, list(defaults[c]) if isinstance(defaults[c], tuple) else defaults[c])
+                 for c in touched if c not in dict(settings)]
+        out.append((f"stress {k}", reset + settings))
+    return out
 
 
 def look_at(page, lab_id: str, settings: list) -> dict:
@@ -287,7 +323,8 @@ def test_every_text_of_every_lab_is_whole_apart_and_inside(browser, lab_pages, n
             assert look["texts"], (name, width, what, mode, "no text recorded")
             if what == "held-out" and name in TEXT_LABS | {"pretrained"}:
                 assert 10 <= len(look["tokens"]) <= 16, look["tokens"]
-            found += [f"{name} {width}px {what} {mode}: {p}" for p in problems(look)]
+            found += [f"{name} {width}px {what} {mode}: {p}"
+                      for p in problems(look, names=not what.startswith("stress"))]
     assert watch.console_errors == [], watch.console_errors
     watch.close()
     assert not found, "\n".join(found)
@@ -646,3 +683,29 @@ def test_a_dense_line_fills_what_its_stroke_covers(browser):
     assert watch.console_errors == []
     watch.close()
     assert not low, low
+
+
+#: The multi-head lab's h and its choices, the heads switched on and the state's h.
+HEADS_JS = r"""(id) => {
+  const lab = document.getElementById(id).abLab;
+  const h = lab.controls.find((c) => c.name === "h");
+  return {h: lab.values.h, options: h.options.map((o) => o[1]), on: lab.values.heads_on,
+          state: lab.state.h};
+}"""
+
+
+def test_a_new_width_keeps_the_readers_heads_or_the_most_below(browser, lab_pages):
+    """Chapter 4's lab: a new d offers h the divisors of d (16 heads at most), keeps the
+    reader's h when it divides d, else takes the largest divisor below it, and switches
+    every head on (the matplotlib lab's test, now of the front end both pages share)."""
+    watch, page, lab_id = open_lab(browser, lab_pages["multihead"], 1280)
+    for control, value, h, options in [
+            ("h", 4, 4, [1, 2, 4, 8]), ("d", 12, 4, [1, 2, 3, 4, 6, 12]),
+            ("h", 6, 6, [1, 2, 3, 4, 6, 12]), ("d", 8, 4, [1, 2, 4, 8]),
+            ("d", 64, 4, [1, 2, 4, 8, 16])]:
+        page.evaluate(SET_JS, [lab_id, control, value])
+        seen = page.evaluate(HEADS_JS, lab_id)
+        assert seen == {"h": h, "options": options, "on": list(range(h)), "state": h}, \
+            (control, value, seen)
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()
