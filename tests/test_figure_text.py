@@ -7,7 +7,7 @@ labels), no text runs into a panel it does not belong to or off the figure; (b) 
 is at least 9 pt, tick labels of a dense axis (more than 12 labels) at least 6 pt; (c) an
 axis label is at most 12 px from its tick labels; and no figure is wider than 9.5 inches.
 What is checked is what is drawn: each text is recorded as the canvas draws it. (The labs
-are drawn by the browser front end: tests/test_readable.py checks their text on the page.)
+are drawn by the browser front end: tests/test_lab_legibility.py checks their text.)
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 typed), switch positional encoding and the causal mask, and compare "permute after
 attention" (P X_in, P A P^T, P f(X)) with "permute before" ((PX)_in, A(PX), f(PX)).
 :func:`permutation_state` is the pure state function; :data:`SCENE` declares the controls
-(the typed order and the seed are active only for their permutation) and the shuffle button."""
+(the typed order and the seed are active only for their permutation)."""
 
 from __future__ import annotations
 
