@@ -418,9 +418,12 @@ def test_chromium_loads_the_model_and_runs_new_sentences(browser, tmp_path, int8
 @pytest.mark.slow
 @pytest.mark.browser
 def test_chromium_missing_weights_file(browser, tmp_path):
-    """A copy of the book without minilm-weights.js: the page says so once, to the reader."""
+    """A copy of the book without minilm-weights.js: the page says so once, to the reader,
+    and tells a developer in the console how to make the file."""
     page_path = _site(tmp_path, weights=None)
     page = browser.new_page()
+    warnings = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
     page.goto(page_path.as_uri())
     button = page.locator("button.ab-load-model")
     assert button.text_content() == "Load the model"  # no size known without the file
@@ -436,3 +439,6 @@ def test_chromium_missing_weights_file(browser, tmp_path):
     assert "could not be loaded" in status and "not part of this copy" not in status
     assert "not part of this copy of the book" in readout and "make book" not in readout
     assert preset == "package"  # the presets still work
+    told = [w for w in warnings if "minilm-weights.js is missing" in w]
+    assert told and "make book" in told[0] and "export_browser_weights" in told[0], \
+        warnings
