@@ -101,3 +101,47 @@ def test_a_request_off_the_machine_is_recorded_and_never_answered(site, browser)
     assert sorted(failed) == sorted(outside), watch.failed
     assert all("ERR_PROXY_CONNECTION_FAILED" in f or "ERR_TUNNEL_CONNECTION_FAILED" in f
                for f in failed.values()), watch.failed
+
+
+#: Two views of a notebook's lab (web/widget.mjs's render, over a model that has not
+#: answered yet); the first view's cleanup is called, as anywidget does when the view goes,
+#: then the theme changes: [elements left in the view's node, its Lab's theme] of each.
+REMOVED_VIEW_JS = r"""async (declaration) => {
+  const data = {declaration, values: {}, state: {}};
+  const model = {get: (name) => data[name], set() {}, save_changes() {}, send() {},
+                 on() {}, off() {}};
+  const views = [0, 1].map(() => {
+    const el = document.createElement("div");
+    document.body.append(el);
+    const cleanup = window.__widget.render({model, el});
+    return {el, cleanup, lab: el.querySelector(".ab-lab").abLab};
+  });
+  views[0].cleanup();
+  views.forEach((v) => { v.lab.looks.theme = "before"; });
+  document.documentElement.setAttribute("data-theme", "dark");
+  await new Promise((resolve) => setTimeout(resolve, 0));  // the observers' turn
+  return views.map((v) => [v.el.childElementCount, v.lab.looks.theme]);
+}"""
+
+
+def test_a_removed_notebook_lab_stops_watching_the_theme(browser):
+    """anywidget calls render's cleanup when a view goes (its cell run again): the lab's
+    element goes and so do its observers of the theme and its width, which kept a removed
+    lab redrawing its detached picture at each change of theme. The view still shown
+    notices the change (its theme read again), so the check can fail."""
+    from attention_book.controls.web import WEB_DIR, declaration
+    from attention_book.scenes import SCENES
+
+    bundle = (WEB_DIR / "widget.mjs").read_text(encoding="utf-8")
+    bundle = bundle[:bundle.rindex("export {")] + "window.__widget = widget_default;"
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.set_content("<!doctype html><html><body></body></html>")
+    page.add_script_tag(content=bundle, type="module")
+    page.wait_for_function("!!window.__widget")
+    removed, shown = page.evaluate(REMOVED_VIEW_JS, declaration(SCENES["embedding"]))
+    page.close()
+    assert errors == []
+    assert removed == [0, "before"], "a removed lab still follows the theme"
+    assert shown[0] == 1 and shown[1] != "before", "the lab shown missed the change"

@@ -1969,11 +1969,12 @@ var Lab = class {
   }
   /** Redraw when the column's width or the theme's mode changes: they change the drawing,
    *  not the state. The frame's height, which each drawing sets, changes neither
-   *  (redrawing on it drew twice). */
+   *  (redrawing on it drew twice). Returns what stops it: a notebook's lab removed from
+   *  the page (its cell run again) would otherwise still redraw at each change of theme. */
   observeLooks() {
-    let pending = null;
+    let pending = null, sizes = null;
     if (globalThis.ResizeObserver) {
-      new ResizeObserver((entries) => {
+      sizes = new ResizeObserver((entries) => {
         const w = Math.round(entries[entries.length - 1].contentRect.width);
         if (pending === null && w !== Math.round(this.looks.width)) {
           pending = requestAnimationFrame(() => {
@@ -1982,7 +1983,8 @@ var Lab = class {
             this.redraw();
           });
         }
-      }).observe(this.figure);
+      });
+      sizes.observe(this.figure);
     }
     const modes = new MutationObserver(() => {
       this.looks.theme = null;
@@ -1990,6 +1992,15 @@ var Lab = class {
     });
     modes.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme", "data-mode"] });
     modes.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+    return () => {
+      if (sizes) {
+        sizes.disconnect();
+      }
+      modes.disconnect();
+      if (pending !== null) {
+        cancelAnimationFrame(pending);
+      }
+    };
   }
 };
 
@@ -8512,13 +8523,16 @@ function render({ model, el }) {
   el.append(lab);
   const kernel = new KernelModel(model);
   const shown = new Lab(lab, declaration, module, kernel, false);
-  shown.observeLooks();
+  const unobserve = shown.observeLooks();
   lab.abLab = shown;
   const first = kernel.get("state");
   if ("state" in first || "error" in first) {
     shown.answered(first);
   }
-  return () => lab.remove();
+  return () => {
+    unobserve();
+    lab.remove();
+  };
 }
 var widget_default = { render };
 export {

@@ -279,11 +279,12 @@ export class Lab {
 
   /** Redraw when the column's width or the theme's mode changes: they change the drawing,
    *  not the state. The frame's height, which each drawing sets, changes neither
-   *  (redrawing on it drew twice). */
+   *  (redrawing on it drew twice). Returns what stops it: a notebook's lab removed from
+   *  the page (its cell run again) would otherwise still redraw at each change of theme. */
   observeLooks() {
-    let pending = null;
+    let pending = null, sizes = null;
     if (globalThis.ResizeObserver) {
-      new ResizeObserver((entries) => {
+      sizes = new ResizeObserver((entries) => {
         const w = Math.round(entries[entries.length - 1].contentRect.width);
         if (pending === null && w !== Math.round(this.looks.width)) {
           pending = requestAnimationFrame(() => {
@@ -292,7 +293,8 @@ export class Lab {
             this.redraw();
           });
         }
-      }).observe(this.figure);
+      });
+      sizes.observe(this.figure);
     }
     const modes = new MutationObserver(() => {
       this.looks.theme = null;
@@ -301,6 +303,11 @@ export class Lab {
     modes.observe(document.documentElement, {attributes: true, attributeFilter: ["data-theme", "data-mode"]});
     // JupyterLab's theme: on its <body>
     modes.observe(document.body, {attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"]});
+    return () => {
+      if (sizes) { sizes.disconnect(); }
+      modes.disconnect();
+      if (pending !== null) { cancelAnimationFrame(pending); }
+    };
   }
 }
 

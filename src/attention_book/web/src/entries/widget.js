@@ -130,11 +130,12 @@ function render({model, el}) {
   el.append(lab);
   const kernel = new KernelModel(model);
   const shown = new Lab(lab, declaration, module, kernel, false);  // no data scripts, no mountExtra
-  shown.observeLooks();
+  const unobserve = shown.observeLooks();
   lab.abLab = shown;
   const first = kernel.get("state");
   if ("state" in first || "error" in first) { shown.answered(first); }  // else it follows
-  return () => lab.remove();
+  // anywidget's cleanup, when the view goes: the model's listeners it removes itself
+  return () => { unobserve(); lab.remove(); };
 }
 
 export default {render};
