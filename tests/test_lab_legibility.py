@@ -262,11 +262,12 @@ MORE_VIEWS = {
 #: matplotlib views were checked in: long and many tokens, the widest d, the most heads,
 #: the deepest stack, an empty sentence)
 CAT_DOG = "the cat saw the dog and the dog saw the cat"
+FORTY = " ".join(["tok"] * 40)  # past NAME_ALL: labels thinned
 STRESS = {
     "scaling": [[("d_k", 512), ("scaled", True)], [("d_k", 1)]],
     "attention": [[("mode", "cross"), ("query", 4)],
                   [("text", "extraordinarily complicated internationalisation")],
-                  [("text", " ".join(["tok"] * 40))]],
+                  [("text", FORTY)]],
     "block": [[("depth", 12), ("norm_first", True)],
               [("text", "in the morning the sun was warm, so we went to the river")]],
     "embedding": [[("d", 64)], [("text", "In the morning the sun was warm, so we went to the "
@@ -276,9 +277,9 @@ STRESS = {
                 [("text", CAT_DOG), ("kind", "window")],
                 [("text", CAT_DOG), ("kind", "padding"), ("length", 0)]],
     "multihead": [[("h", 8), ("heads_on", [0, 1, 2, 3])], [("d", 64), ("h", 16)],
-                  [("text", " ".join(["tok"] * 40))]],
+                  [("text", FORTY)]],
     "permutation": [[("order", "rotate"), ("pe", True)], [("order", "reverse"), ("causal", True)],
-                    [("text", " ".join(["tok"] * 40))]],
+                    [("text", FORTY)]],
     "positional": [[("s", 64), ("d", 512)], [("d", 2)], [("s", 8), ("k", 16)]],
     "training": [[("task", "induction"), ("checkpoint", 6)]],
 }

@@ -624,9 +624,8 @@ out.push(list.map(v => {
       if (named) labelled.push(shape);
       else if (!(p.colorbar === false && labelled.includes(shape))) bad.push(k + ": axis labels");
     }
-    if (p.kind === "heatmap" && p.colorbar !== false && p.colorbar !== "" && !p.colorbar)
-      bad.push(k + ": colour bar label");
     if (p.kind === "heatmap") {
+      if (p.colorbar !== false && p.colorbar !== "" && !p.colorbar) bad.push(k + ": colour bar label");
       if (p.data.length !== p.rows * p.cols) bad.push(k + ": data " + p.data.length);
       if (!Array.from(p.data).every(Number.isFinite)) bad.push(k + ": not finite");
       if (!(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
