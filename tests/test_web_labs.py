@@ -234,9 +234,12 @@ LABELS_JS = """(labId) => {
 
 
 def check_labels(page, lab_id: str) -> None:
-    """As the page opened: the picture has alt text, one label names each select and slider
-    (a text box's list of suggestions: its aria-label), and a disabled one says why beside it
-    (its ``-hint``)."""
+    """As the page opened, once the lab drew its first state: the picture has alt text, one
+    label names each select and slider (a text box's list of suggestions: its aria-label),
+    and a disabled one says why beside it (its ``-hint``). (Chapter 3's sqrt(d_k) lab
+    computes its first state in steps, after the page's load: read before it, its picture
+    had no alt yet, in 1 of about 20 fresh-clone runs.)"""
+    page.wait_for_function(f"document.getElementById('{lab_id}').abLab?.draws > 0")
     found = page.evaluate(LABELS_JS, lab_id)
     assert found["alt"], f"{lab_id}: no alt"
     for control in found["controls"]:
