@@ -463,6 +463,38 @@ def test_rotary_is_x_times_t_minus_p():
     assert P.rotary_embedding(x[None]).shape == (1, 5, 8)
 
 
+def test_rotary_halves_is_adjacent_with_columns_permuted():
+    """The two layouts are one rotation seen through a column permutation: the adjacent
+    layout's pair i is columns (2i, 2i+1), the halves layout's is (i, i + d/2)."""
+    x = np.random.default_rng(4).standard_normal((7, 12))
+    order = np.concatenate([np.arange(0, 12, 2), np.arange(1, 12, 2)])  # adjacent -> halves
+    np.testing.assert_allclose(P.rotary_embedding(x[:, order], pairs="halves"),
+                               P.rotary_embedding(x)[:, order], atol=1e-12)
+
+
+def test_rotary_positions_rotate_each_row_at_its_own_position():
+    x = np.random.default_rng(5).standard_normal((6, 8))
+    for pairs in ("adjacent", "halves"):
+        whole = P.rotary_embedding(x, pairs=pairs)
+        one = P.rotary_embedding(x[4:5], pairs=pairs, positions=[4])  # a cache's new token
+        np.testing.assert_allclose(one, whole[4:5], atol=1e-12)
+        np.testing.assert_allclose(P.rotary_embedding(x, pairs=pairs, positions=np.arange(6)), whole)
+
+
+@pytest.mark.slow  # loads transformers (2 s)
+def test_rotary_halves_matches_llama():
+    torch = pytest.importorskip("torch")
+    llama = pytest.importorskip("transformers.models.llama.modeling_llama")
+    s, d, base = 9, 16, 100000.0
+    x = np.random.default_rng(6).standard_normal((s, d))
+    angles = np.outer(np.arange(s), P.frequencies(d, base))  # (s, d/2)
+    emb = torch.from_numpy(np.concatenate([angles, angles], axis=-1))  # (s, d), HF's layout
+    q = torch.from_numpy(x)[None, None]  # (1, 1, s, d)
+    theirs, _ = llama.apply_rotary_pos_emb(q, q, emb.cos()[None], emb.sin()[None])
+    np.testing.assert_allclose(P.rotary_embedding(x, base, pairs="halves"), theirs[0, 0].numpy(),
+                               atol=1e-12)
+
+
 def test_attention_with_zero_bias_is_attention():
     rng = np.random.default_rng(3)
     q, k, v = rng.standard_normal((3, 2, 5, 4))  # (h, s, d_k) each
@@ -497,6 +529,9 @@ def test_attention_with_alibi_matches_torch_sdpa_with_a_float_mask():
     (lambda: P.t5_relative_bias(4, np.zeros(32)), "at least 2 axes"),
     (lambda: P.rotary_embedding(np.zeros((3, 5))), "even number of columns"),
     (lambda: P.rotary_embedding(np.zeros(4)), "at least 2 axes"),
+    (lambda: P.rotary_embedding(np.zeros((3, 4)), pairs="interleaved"), "adjacent"),
+    (lambda: P.rotary_embedding(np.zeros((3, 4)), positions=[0, 1]), "positions must be 3"),
+    (lambda: P.rotary_embedding(np.zeros((3, 4)), positions=[0, -1, 2]), "whole numbers >= 0"),
     (lambda: P.attention_with_bias(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((3, 2)),
                                    np.zeros((4, 4))), "does not broadcast"),
     (lambda: P.attention_with_bias(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((2, 2)),

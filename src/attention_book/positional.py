@@ -596,26 +596,39 @@ def learned_positional_encoding(s: int, table) -> np.ndarray:
     return table[:s]  # (s_max, d) -> (s, d)
 
 
-def rotary_embedding(x, base: float = 10000.0) -> np.ndarray:
+def rotary_embedding(x, base: float = 10000.0, *, pairs: str = "adjacent",
+                     positions=None) -> np.ndarray:
     """Rotary position embedding (RoPE, Su et al.): turn row p of x by the angles p omega_i.
 
-    Each pair of columns (2i, 2i+1) of row p is rotated counterclockwise by
-    ``p * omega_i``, the angle of frequency pair i at position p::
+    Each pair of columns of row p is rotated counterclockwise by ``p * omega_i``, the angle
+    of frequency pair i at position p. Which columns form pair i is a layout choice:
+
+    - ``pairs="adjacent"``: columns (2i, 2i+1), as RoFormer, GPT-J and llama.cpp rotate
+      them (and as the paper's sinusoidal encoding interleaves sin and cos)::
 
         [x_2i, x_2i+1] -> [x_2i cos(p w_i) - x_2i+1 sin(p w_i),
                            x_2i sin(p w_i) + x_2i+1 cos(p w_i)]
 
-    In the book's row-vector form that is ``x[p] @ T(-p)`` with T of
-    :func:`relative_rotation`. Applied to queries and keys, the score of a query at p and
-    a key at q is ``q_p T(-p) T(-q)^T k_q^T = q_p T(q - p) k_q^T``: it depends on the two
-    positions only through their offset q - p. Nothing is added to X.
+    - ``pairs="halves"``: columns (i, i + d/2), as Hugging Face's Llama code does it
+      (``rotate_half``). A model trained in one layout runs in the other once the columns
+      of each head's W^Q and W^K are permuted to match (chapter 10 does this for a GGUF file).
+
+    In the book's row-vector form the adjacent layout is ``x[p] @ T(-p)`` with T of
+    :func:`relative_rotation`. Applied to queries and keys, the score of a query at m and
+    a key at n is ``q_m T(-m) T(-n)^T k_n^T = q_m T(n - m) k_n^T``: it depends on the two
+    positions only through their offset n - m, in either layout. Nothing is added to X.
 
     Parameters
     ----------
     x : array_like, shape (..., s, d)
-        Queries or keys, one row per position 0..s-1; d even.
+        Queries or keys, one row per position; d even.
     base : float
         Base of the frequencies, greater than 1 (10000 in RoFormer and most models).
+    pairs : {"adjacent", "halves"}
+        Which columns are rotated together (above).
+    positions : array_like of int, shape (s,), optional
+        The position of each row; ``0..s-1`` when omitted. A key/value cache rotates a new
+        token at its own position ``t`` with ``positions=[t]``.
 
     Returns
     -------
@@ -626,12 +639,23 @@ def rotary_embedding(x, base: float = 10000.0) -> np.ndarray:
     s, d = x.shape[-2:]
     if d < 2 or d % 2:
         raise ValueError(f"x must have an even number of columns d (pairs are rotated), got d={d}")
-    angles = _angles(s, d, base)  # (s, d/2): p * omega_i
+    if pairs not in ("adjacent", "halves"):
+        raise ValueError(f'pairs must be "adjacent" (2i, 2i+1) or "halves" (i, i + d/2), got {pairs!r}')
+    if positions is None:
+        angles = _angles(s, d, base)  # (s, d/2): p * omega_i
+    else:
+        p = np.asarray(positions)
+        if p.shape != (s,) or not np.issubdtype(p.dtype, np.integer) or (p < 0).any():
+            raise ValueError(f"positions must be {s} whole numbers >= 0, one a row of x, "
+                             f"got {np.asarray(positions).tolist()!r}")
+        angles = np.outer(p.astype(np.float64), frequencies(d, base))  # (s,) outer (d/2,) -> (s, d/2)
     c, sn = np.cos(angles), np.sin(angles)
-    even, odd = x[..., 0::2], x[..., 1::2]  # (..., s, d/2) each
+    first, second = ((slice(0, None, 2), slice(1, None, 2)) if pairs == "adjacent"
+                     else (slice(0, d // 2), slice(d // 2, d)))
+    a, b = x[..., first], x[..., second]  # (..., s, d/2) each: the two halves of every pair
     out = np.empty_like(x)
-    out[..., 0::2] = even * c - odd * sn
-    out[..., 1::2] = even * sn + odd * c
+    out[..., first] = a * c - b * sn
+    out[..., second] = a * sn + b * c
     return out
 
 
