@@ -16,6 +16,8 @@ from importlib import resources
 
 import numpy as np
 
+from ._validate import whole_number
+
 #: The notes' running example, used in every chapter.
 RUNNING_SENTENCE = "THE WEATHER IS LOVELY TODAY"
 #: Its ids in :func:`Vocabulary.default`.
@@ -168,3 +170,41 @@ class Vocabulary:
         if bad.size:
             raise ValueError(f"ids must lie in 0..{len(self) - 1}, got {bad.tolist()}")
         return [self.words[i] for i in ids]
+
+
+def next_token_pairs(ids, context: int, stride: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Cut a text's ids into (input, target) windows for next-token prediction.
+
+    A language model learns p(x_t | x_0..x_{t-1}) at every position at once: each window
+    of ``context`` ids is an input, and its target is the same window one id later, so
+    target j is the token that follows input j. Window k starts at id ``k * stride``;
+    ``stride = context`` (the default) gives windows that do not overlap, a smaller
+    stride gives overlapping ones (more pairs from the same text, each id seen in more
+    contexts).
+
+    Parameters
+    ----------
+    ids : array_like of int, shape (n,)
+        The ids of one text (documents joined by an end-of-text token, if several).
+    context : int
+        The length s of each window, >= 1.
+    stride : int, optional
+        How far each window starts after the one before, >= 1; ``context`` if omitted.
+
+    Returns
+    -------
+    inputs, targets : numpy.ndarray of int64, each shape (m, s)
+        ``targets[k] = ids[k * stride + 1 : k * stride + 1 + s]``: the inputs shifted by one.
+        Every window whose target fits in the text, m = (n - 1 - s) // stride + 1.
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be a 1-D array of integers, got {ids.dtype} {ids.shape}")
+    context = whole_number(context, "context", low=1)
+    stride = context if stride is None else whole_number(stride, "stride", low=1)
+    if len(ids) < context + 1:
+        raise ValueError(f"a window of context={context} needs {context + 1} ids (its targets "
+                         f"reach one further), got {len(ids)}")
+    starts = np.arange(0, len(ids) - context, stride)  # (m,): every window whose target fits
+    window = starts[:, None] + np.arange(context)  # (m, 1) + (s,) -> (m, s): input positions
+    return ids[window].astype(np.int64), ids[window + 1].astype(np.int64)
