@@ -13,14 +13,17 @@ Everything here takes and returns numpy arrays, so the book can compare
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._validate import as_float_array, check_mask
+from ._validate import as_float_array, check_mask, whole_number
 from .attention import scaled_dot_product_attention
 from .multihead import MultiHeadAttention
 
@@ -32,6 +35,7 @@ __all__ = [
     "embedding_from_torch",
     "softmax_grad_norm_torch",
     "time_torch_sdpa",
+    "torch_sdpa_peak_bytes",
     "additive_attention_torch",
     "nadaraya_watson_torch",
     "bfloat16_torch",
@@ -361,6 +365,67 @@ def time_torch_sdpa(s: int, d_k: int = 64, *, repeats: int = 3, seed: int = 0,
         torch.set_num_threads(threads)
     return {"s": s, "seconds": best, "score_bytes": s * s * 4,
             "clock": "thread CPU" if one_thread else "wall"}
+
+
+@contextlib.contextmanager
+def _stderr_fd_silenced():
+    """Send what C++ code writes to file descriptor 2 to /dev/null for a while: torch's
+    profiler (kineto) logs two lines there at every start and stop, which a notebook's
+    kernel would show as a warning."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def torch_sdpa_peak_bytes(s: int, d_k: int = 64, *, fused: bool = False, seed: int = 0) -> int:
+    """The most memory ``torch.nn.functional.scaled_dot_product_attention`` holds at once
+    during one call on random float32 Q, K, V, measured by torch's profiler.
+
+    The profiler (``profile_memory=True``) records every allocation and free of the call,
+    in order; the peak of their running sum is what the call holds at once beyond its
+    inputs. Shapes as in :func:`time_torch_sdpa`: (s, d_k) takes torch's "math" kernel,
+    which forms whole (s, s) matrices (about 2.25 of them in float32: the scores, the
+    weights and a boolean (s, s) mask of the infinite scores its safe softmax checks),
+    (1, 1, s, d_k) the fused kernel, which works in tiles.
+
+    Parameters
+    ----------
+    s : int
+        Sequence length, >= 1.
+    d_k : int
+        Query, key and value dimension, >= 1.
+    fused : bool
+        Inputs (1, 1, s, d_k) (the fused kernel) or (s, d_k) (the math kernel).
+    seed : int
+
+    Returns
+    -------
+    int
+        Bytes: the peak of allocations minus frees during the call.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    s = whole_number(s, "s", low=1)
+    d_k = whole_number(d_k, "d_k", low=1)
+    rng = np.random.default_rng(seed)
+    shape = (1, 1, s, d_k) if fused else (s, d_k)
+    Q, K, V = (to_torch(rng.standard_normal(shape).astype(np.float32)) for _ in range(3))
+    with torch.no_grad():
+        F.scaled_dot_product_attention(Q, K, V)  # warm-up: the kernel chosen, pools started
+        with _stderr_fd_silenced(), profile(activities=[ProfilerActivity.CPU],
+                                            profile_memory=True) as prof:
+            F.scaled_dot_product_attention(Q, K, V)
+    # every allocation (+bytes) and free (-bytes) of the call, in the order they happened
+    changes = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
+                     if e.name() == "[memory]")
+    held = np.cumsum([0] + [nbytes for _, nbytes in changes])  # bytes held after each change
+    return int(held.max())
 
 
 def additive_attention_torch(q, k, v, W_q, W_k, w):
