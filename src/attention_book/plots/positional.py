@@ -1,5 +1,5 @@
-"""Chapter 2's five figures: layouts, the encoding and its waves, the wavelengths, the
-similarity of positions, and PE added to the embeddings."""
+"""Chapter 2's six figures: layouts, the encoding and its waves, the wavelengths, the
+similarity of positions, PE added to the embeddings, and RoPE turning a query and a key."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from .core import notebook_figure
 
 __all__ = ["WAVE_COLORS", "layouts_figure", "encoding_figure", "wavelengths_figure",
-           "similarity_figure", "sum_figure"]
+           "similarity_figure", "sum_figure", "rope_pair_figure"]
 
 #: Colours of the wave lines (from cividis and viridis, told apart also by line width).
 WAVE_COLORS = ("#00204c", "#31688e", "#35b779", "#c9a227")
@@ -116,4 +116,32 @@ def sum_figure(X, pe, tokens: Sequence[str]) -> Figure:
     for ax, ylabel in zip(axes, ("token (position p)", "", "")):
         ax.set_ylabel(ylabel)
     axes[0].set_yticks(range(len(tokens)), tokens)
+    return fig
+
+
+def rope_pair_figure(q, k, placements) -> Figure:
+    """RoPE in one frequency pair: a query q:(2,) and a key k:(2,) as arrows in the plane,
+    one panel per placement ``(m, n, q_m, k_n)``: the query at position m and the key at
+    position n, turned (q_m, k_n: (2,) each, computed by the caller). The unturned q and k
+    are drawn faint and dashed; each title gives the two positions and the turned pair's dot
+    product."""
+    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
+    reach = 1.25 * max(np.linalg.norm(q), np.linalg.norm(k))
+    fig = notebook_figure(3.1 * len(placements), 3.4)
+    axes = np.atleast_1d(fig.subplots(1, len(placements)))
+    for ax, (m, n, q_m, k_n) in zip(axes, placements):
+        for vector, color in ((q, WAVE_COLORS[0]), (k, WAVE_COLORS[2])):
+            ax.plot([0, vector[0]], [0, vector[1]], color=color, linewidth=1.0,
+                    linestyle="--", alpha=0.45)
+        for vector, color, name in ((q_m, WAVE_COLORS[0], f"q at m = {m}"),
+                                    (k_n, WAVE_COLORS[2], f"k at n = {n}")):
+            ax.annotate("", xy=tuple(vector), xytext=(0, 0),
+                        arrowprops={"arrowstyle": "-|>", "color": color, "linewidth": 2.0})
+            ax.plot([], [], color=color, linewidth=2.0, label=name)  # the legend's entry
+        ax.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal",
+               title=f"m = {m}, n = {n}:  q\u00b7k = {float(np.dot(q_m, k_n)):.2f}",
+               xlabel="column 2i", ylabel="column 2i + 1" if ax is axes[0] else "")
+        ax.axhline(0, color="0.8", linewidth=0.6, zorder=0)
+        ax.axvline(0, color="0.8", linewidth=0.6, zorder=0)
+        ax.legend(loc="lower left", fontsize=9, frameon=False)
     return fig
