@@ -17,13 +17,15 @@ _UNSCALED_COLOR = "#c8641e"  # orange (blue/orange: distinguishable in common co
 
 # ------------------------------------------------------------------ what it costs
 def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
-                caches: Mapping[str, int] | None = None, itemsize: int = 4) -> NotebookFigure:
+                caches: Mapping[str, int] | None = None, itemsize: float = 4, *,
+                held: str = "one (s, s) matrix") -> NotebookFigure:
     """Measured attention time against the sequence length, on log-log axes.
 
     Left: seconds against s for each implementation, with a dashed guide of slope 2
     (time proportional to s^2) through the last point of the first. Right: the time per
     score, seconds / s^2 in nanoseconds (flat where doubling s quadruples the time), with
-    dotted lines where one (s, s) matrix of ``itemsize`` bytes fills each cache level.
+    dotted lines where ``itemsize`` bytes per score (one (s, s) float32 matrix by default;
+    a kernel's measured working set, ``held``) fill each cache level.
 
     Parameters
     ----------
@@ -33,8 +35,11 @@ def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
         Name of the implementation -> measured seconds.
     caches : mapping of str to int, optional
         Cache level -> bytes (:func:`attention_book.cost.cache_sizes`).
-    itemsize : int
-        Bytes per score (4 for float32).
+    itemsize : float
+        Bytes held per score: 4 for one float32 (s, s) matrix; about 9 for torch's math
+        kernel (:func:`attention_book.reference.torch_sdpa_peak_bytes` divided by s^2).
+    held : str
+        What those bytes are, for the lines' labels and the alt text.
     """
     s = np.asarray(sizes, dtype=float)  # (n,)
     figure = notebook_figure(8.8, 4.0)
@@ -56,11 +61,11 @@ def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
     ax_per.set(ylim=(0, None), ylabel=r"ns per score (time / $s^2$)")
     lines = []
     for level, size in (caches or {}).items():
-        fill = math.sqrt(size / itemsize)  # one (s, s) matrix of this many bytes
+        fill = math.sqrt(size / itemsize)  # s at which s^2 * itemsize bytes fill the level
         if s[0] <= fill <= s[-1]:
             ax_per.axvline(fill, color="0.4", ls=":", lw=1)
             right = fill > math.sqrt(s[0] * s[-1])  # past the middle: written to its left
-            ax_per.text(fill, 0.02 + 0.16 * len(lines), f" one (s, s) matrix \n fills {level} ",
+            ax_per.text(fill, 0.02 + 0.16 * len(lines), f" {held} \n fills {level} ",
                         fontsize=9,
                         ha="right" if right else "left", color="0.3",
                         transform=ax_per.get_xaxis_transform())
@@ -70,7 +75,8 @@ def cost_figure(sizes: Sequence[int], seconds: Mapping[str, Sequence[float]],
         f"axes. Left: the measured time of {' and '.join(seconds)}, in milliseconds on a log "
         "axis, with a dashed line of slope 2 (time proportional to s squared). Right: the "
         "time divided by s squared, in nanoseconds per score"
-        + (", with dotted lines where one s by s matrix fills the cache: " + "; ".join(lines)
+        + (f", with dotted lines where {held.replace('(s, s)', 's by s')} fills the cache: "
+           + "; ".join(lines)
            if lines else "") + ".")
     return figure
 
