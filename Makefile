@@ -35,7 +35,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # end: the cores are busy).
 TEST_WORKERS ?= auto
 
-.PHONY: book test lab notebook bench env js browser clean check-inputs
+.PHONY: book test lint lab notebook bench env js browser clean check-inputs
 
 # The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
 # warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
@@ -56,8 +56,18 @@ book:
 # The integration tier waits on chromium, JupyterLab's kernels and Node for about half its
 # time (`make test` used 105% of 2 cores), so more workers may pay: see TEST_WORKERS above.
 # --durations: the slowest tests, printed for issue 24's profile of a fresh clone's run.
-test: book browser $(VENV)/.test-installed
+test: book browser lint $(VENV)/.test-installed
 	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS) --durations=40
+
+# The linters, pinned (ruff in requirements-test.txt, eslint in package-lock.json) and configured
+# in the repository (pyproject.toml's [tool.ruff], eslint.config.mjs): `ruff check` (no
+# formatter), eslint (one JS dialect, @stylistic's formatting rules: `npx eslint --fix .`
+# applies them), and a `# noqa` must say why on its line.
+lint: $(VENV)/.test-installed node_modules/.package-lock.json
+	$(VENV)/bin/ruff check .
+	node_modules/.bin/eslint .
+	@if grep -rnE '# noqa(: [A-Z0-9, ]+)?$$' --include='*.py' src tests benchmarks _ext; then \
+		echo 'a `# noqa` says why on its line: `# noqa: E402 - why`'; exit 1; fi
 
 # The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
 # does not see a change to the package the chapters import, to the pinned packages (and

@@ -135,8 +135,8 @@ def test_torch_timing_uses_the_fused_kernel_only_with_4d_inputs():
 
 # ------------------------------------------------ Table 1: attention vs recurrent vs convolution
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def smallest_power_reaching(k, s):
@@ -164,7 +164,7 @@ def test_dependency_graphs_have_the_edges_each_layer_reads():
 @settings(max_examples=40, deadline=None)
 @given(s=st.integers(1, 30), d=st.integers(1, 64), k=st.integers(2, 5), gates=st.sampled_from([1, 4]))
 def test_operation_counts_compare_like_with_like(s, d, k, gates):
-    ops = lambda kind, **kw: C.layer_operations(kind, s, d, k, **kw)  # noqa: E731
+    ops = lambda kind, **kw: C.layer_operations(kind, s, d, k, **kw)
     # all the work: attention's W^Q, W^K, W^V counted as the recurrent layer's U is
     assert ops("self-attention") == 2 * s * s * d + 3 * s * d * d
     assert ops("recurrent", gates=gates) == 2 * gates * s * d * d  # W h_{t-1} and U x_t

@@ -55,7 +55,6 @@ def test_the_sources_are_es_modules_of_a_reviewable_size():
     for path in files:
         text = path.read_text(encoding="utf-8")
         rel = path.relative_to(WEB_DIR)
-        name = path.relative_to(SOURCES).as_posix()
         found = old_style(text)
         assert found == [], (rel, found)
         assert re.search(r"^(export|import) ", text, re.M), (rel, "neither imports nor exports")
@@ -107,15 +106,8 @@ def test_the_bundle_is_a_classic_script_with_the_api_in_node():
 
 
 def test_the_state_modules_format_with_the_front_ends_format():
-    """core.js (and through it every state module) imports format.js itself, not the DOM
-    front end, and a lab's bundle installs its module where the front end looks for it."""
-    out = subprocess.run(
-        [node(), "--input-type=module", "-e",
-         f"const C = (await import({json.dumps((SOURCES / 'shared' / 'core.js').as_uri())})).default;"
-         f"const F = await import({json.dumps((SOURCES / 'format.js').as_uri())});"
-         "process.stdout.write(String(C.format === F.format))"],
-        check=True, capture_output=True, text=True, timeout=60)
-    assert out.stdout == "true"
+    """The shared code imports format.js itself, not the DOM front end, and a lab's bundle
+    installs its module where the front end looks for it."""
     for path in (SOURCES / "shared").glob("*.js"):  # shared code: no DOM front end in it
         imports = re.findall(r'^import .* from "(.*)";', path.read_text(encoding="utf-8"), re.M)
         assert all(i.startswith("./") or i == "../format.js" for i in imports), (path, imports)
@@ -127,7 +119,7 @@ def test_the_state_modules_format_with_the_front_ends_format():
     assert out.stdout == "function"
 
 
-#: A text only the shared code has: vocab.js's word list (core.js's tokenizer).
+#: A text only the shared code has: vocab.js's word list (tokens.js's tokenizer).
 VOCAB_MARK = '"<pad>","<unk>"'
 
 
@@ -144,11 +136,11 @@ def test_a_page_loads_the_shared_code_once():
         [node(), "-e", "require(process.argv[1]); const A = require(process.argv[2]),"
          " S = require(process.argv[3]), C = globalThis.AttentionBook.common;"
          "process.stdout.write(JSON.stringify([Object.keys(C), typeof A.state, typeof S.state,"
-         " C['shared/core.js'].default.tokenize('The weather')]))",
+         " C['shared/tokens.js'].tokenize('The weather')]))",
          *(str(WEB_DIR / name) for name in ("lab.js", "attention.js", "scaling.js"))],
         check=True, capture_output=True, text=True, timeout=60)
     common, *kinds, tokens = json.loads(out.stdout)
-    assert set(common) >= {"shared/core.js", "shared/rng.js", "format.js"}, common
+    assert set(common) >= {"shared/tokens.js", "shared/rng.js", "format.js"}, common
     assert kinds == ["function", "function"] and tokens == ["the", "weather"]
     alone = subprocess.run([node(), "-e", "require(process.argv[1])", str(WEB_DIR / "scaling.js")],
                            capture_output=True, text=True, timeout=60)
@@ -199,7 +191,7 @@ def test_node_imports_the_sources_without_a_flag_or_a_warning():
     out = subprocess.run(
         [node(), *esm("const c = await load(process.argv[1]);"
                       " process.stdout.write(c.tokenize('The weather').join(' '));"),
-         str(SOURCES / "shared" / "core.js")], capture_output=True, text=True, timeout=60)
+         str(SOURCES / "shared" / "tokens.js")], capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stdout, out.stderr) == (0, "the weather", "")
     flag = re.compile(r"""["']--experimental-require-module["']""")
     scripts = [*ROOT.glob("tests/*.py"), *ROOT.glob("tests/*.js"), *ROOT.glob("benchmarks/*.py"),

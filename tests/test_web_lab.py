@@ -4,7 +4,8 @@
 - Parity: web/positional.js computes what scenes.positional.positional_state computes, within
   1e-5, on held-out values sampled over the whole live range (s 1..512, d even 2..512, every
   base, k -64..64): PE, the similarity, the wavelengths, the rotation check; the readout and
-  the alt text of its own state equal to those of Python's state (``js_view``). In Node (fast, many samples) and in chromium (window.AttentionBook).
+  the alt text of its own state equal to those of Python's state (``js_view``). In Node (fast,
+  many samples) and in chromium (window.AttentionBook).
 - In chromium, on a page opened as file:// (on a 2x screen: a sharp canvas): the held-out
   states computed in the page, every value of every control taken (set without events),
   the base slider disabled with its hint at d = 2, nothing requested from outside, no

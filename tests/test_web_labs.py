@@ -8,7 +8,8 @@ http; as ``file://``, the built book and the lab's own page (its scripts inlined
   whose choices follow other controls, to every choice it offers then), through the page's
   own input events; each change draws the state the scene's Python state function gives for
   the values the page shows: the alt text and the readout's text equal to the lab's module's
-  of Python's state (``controls.web.present``: what the live lab shows), a slider's output and aria-valuetext its value's label, the picture
+  of Python's state (``controls.web.present``: what the live lab shows), a slider's output and
+  aria-valuetext its value's label, the picture
   redrawn whenever an active control changed the values, and the alt text changed by it;
 - in the built book, every select and slider has one label and a disabled one its hint;
 - every text control takes a sentence that appears nowhere in the book, an empty text, a

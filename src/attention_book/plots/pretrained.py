@@ -101,7 +101,7 @@ def entropy_figure(groups: Mapping[str, np.ndarray]) -> NotebookFigure:
     """
     figure = notebook_figure(8.0, 0.75 * len(groups) + 1.0)
     ax = figure.subplots()
-    for row, (name, values) in enumerate(groups.items()):
+    for row, values in enumerate(groups.values()):
         v = np.sort(np.ravel(np.asarray(values, dtype=float)))
         jitter = 0.25 * np.sin(np.arange(len(v)) * 2.4)  # fixed, spreads equal values
         ax.plot(v, row + jitter, "o", ms=4, alpha=0.7, color=_DARK)

@@ -1,9 +1,9 @@
 // Bundles the browser front end's ES modules (web/src/) with esbuild (pinned in
 // package.json) into
 //   web/lab.js      the classic script the book's pages load first: the front end and the
-//                   code the labs share (COMMON: shared/core.js with the tokenizer, rng.js,
-//                   format.js), installed as globalThis.AttentionBook.common. Classic, not a
-//                   module: a page opened as file:// gets an opaque origin, and chromium
+//                   code the labs share (COMMON: the tokenizer, vocabulary, messages,
+//                   readout HTML, matrix helpers, rng.js, format.js), installed as
+//                   globalThis.AttentionBook.common. Classic, not a module: a page opened as file:// gets an opaque origin, and chromium
 //                   refuses module scripts there (so no ES-module chunks either);
 //   web/<lab>.js    one classic script per lab: its state module (src/labs/<lab>.js) with
 //                   what it imports, except COMMON, which it reads from AttentionBook.common
@@ -35,12 +35,12 @@ const FOOTER = 'if (typeof module === "object" && module.exports) { module.expor
 
 /** The labs: each has its state module src/labs/<lab>.js and a bundle web/<lab>.js. */
 export const LABS = ["attention", "block", "embedding", "generation", "masking", "multihead",
-                     "permutation", "positional", "pretrained", "scaling", "training"];
+  "permutation", "positional", "pretrained", "scaling", "training"];
 
-/** An entry that installs a module's default export as globalThis.AttentionBook[name] (a
- *  lab's bundle: where the front end, src/lab.js, looks for it). */
-const installEntry = (file, name) => [
-  `import api from "./${file}";`,
+/** An entry that installs a module's default export (a lab's: where the front end, src/lab.js,
+ *  looks for it), or with `namespace` its named exports, as globalThis.AttentionBook[name]. */
+const installEntry = (file, name, namespace = false) => [
+  namespace ? `import * as api from "./${file}";` : `import api from "./${file}";`,
   "const book = globalThis.AttentionBook || (globalThis.AttentionBook = {});",
   `book[${JSON.stringify(name)}] = api;`,
 ].join("\n");
@@ -51,11 +51,12 @@ const installEntry = (file, name) => [
  * @param {string} file @param {string} name @returns {Promise<string>}
  */
 export const classicScript = (file, name) => bundle(
-  {entry: `src/${file}`, stdin: installEntry(file, name), format: "iife", footer: "", what: ""});
+  {entry: `src/${file}`, stdin: installEntry(file, name, true), format: "iife", footer: "", what: ""});
 
 /** The modules (under web/src/) the labs share: web/lab.js carries them, once a page, as
  *  AttentionBook.common[<module>] (the module's namespace); the labs' bundles read them there. */
-export const COMMON = ["shared/core.js", "shared/rng.js", "format.js"];
+export const COMMON = ["format.js", "shared/vocab.js", "shared/tokens.js", "shared/messages.js", "shared/html.js",
+  "shared/matrices.js", "shared/rng.js"];
 
 /** lab.js's entry: the front end (entries/lab.js), then COMMON installed for the labs. */
 const labEntry = [
@@ -75,20 +76,20 @@ const labEntry = [
  */
 const fromLabJs = (lab) => ({
   name: "from-lab-js",
-  setup(build) {
+  setup(esb) {
     const SRC = path.join(WEB, "src");
-    build.onResolve({filter: /^\.\.?\//}, (args) => {
+    esb.onResolve({filter: /^\.\.?\//}, (args) => {
       const file = path.relative(SRC, path.resolve(args.resolveDir, args.path)).split(path.sep).join("/");
       const other = /^labs\/(\w+)\.js$/.exec(file);
       if (other && other[1] !== lab && LABS.includes(other[1])) { return {path: other[1], namespace: "other-lab"}; }
       return COMMON.includes(file) ? {path: file, namespace: "lab-js"} : undefined;
     });
-    build.onLoad({filter: /.*/, namespace: "other-lab"}, (args) => ({loader: "js", contents: [
+    esb.onLoad({filter: /.*/, namespace: "other-lab"}, (args) => ({loader: "js", contents: [
       `const m = (globalThis.AttentionBook || {})[${JSON.stringify(args.path)}];`,
       `if (!m) { throw new Error("web/${args.path}.js must load before web/${lab}.js"); }`,
       "export default m;",
     ].join("\n")}));
-    build.onLoad({filter: /.*/, namespace: "lab-js"}, async (args) => {
+    esb.onLoad({filter: /.*/, namespace: "lab-js"}, async (args) => {
       const names = Object.keys(await import(pathToFileURL(path.join(SRC, args.path)).href));
       const named = names.filter((name) => name !== "default"), key = JSON.stringify(args.path);
       return {loader: "js", contents: [
@@ -104,20 +105,21 @@ const fromLabJs = (lab) => ({
 /** The bundles: an entry under web/src/ -> a file in web/, an IIFE or an ES module. */
 const BUNDLES = [
   {entry: "src/entries/lab.js", stdin: labEntry, out: "lab.js", format: "iife", footer: FOOTER,
-   what: "A classic script (an IIFE), not a module: pages opened as file:// refuse module scripts."},
+    what: "A classic script (an IIFE), not a module: pages opened as file:// refuse module scripts."},
   {entry: "src/entries/widget.js", out: "widget.mjs", format: "esm", footer: "",
-   what: "An ES module: anywidget's render({model, el}) for the notebook's live lab."},
+    what: "An ES module: anywidget's render({model, el}) for the notebook's live lab."},
   ...LABS.map((lab) => ({
     entry: `src/labs/${lab}.js`, stdin: installEntry(`labs/${lab}.js`, lab), out: `${lab}.js`, format: "iife",
     plugins: [fromLabJs(lab)],
-    footer: `if (typeof module === "object" && module.exports) { module.exports = globalThis.AttentionBook[${JSON.stringify(lab)}]; }`,
+    footer: "if (typeof module === \"object\" && module.exports) { module.exports = " +
+      `globalThis.AttentionBook[${JSON.stringify(lab)}]; }`,
     what: "A classic script (an IIFE): one lab's state module, as AttentionBook." + lab +
           ", after web/lab.js (" + COMMON.join(", ") + ")."})),
 ];
 
 /** The Worker's program, bundled on its own: its text goes into the pretrained lab's bundles. */
 const WORKER = {entry: "src/entries/minilm-worker.js", format: "iife", footer: "",
-                what: "The Web Worker of chapter 9's model."};
+  what: "The Web Worker of chapter 9's model."};
 
 const banner = (entry, what) => [
   `// GENERATED by src/attention_book/web/build.mjs (esbuild ${esbuild.version}) from`,
@@ -157,7 +159,7 @@ async function build({entry, stdin, format, footer, what, plugins = []}, worker 
     logLevel: "warning",
   });
   return {text: result.outputFiles[0].text,
-          inputs: Object.keys(result.metafile.inputs).filter((file) => file.startsWith("src/"))};
+    inputs: Object.keys(result.metafile.inputs).filter((file) => file.startsWith("src/"))};
 }
 
 /** The text of one bundle (build's arguments). @returns {Promise<string>} */

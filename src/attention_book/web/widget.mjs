@@ -2,11 +2,6 @@
 // src/attention_book/web/src/entries/widget.js and the modules it imports: do not edit; edit
 // web/src/ and run `make js`. An ES module: anywidget's render({model, el}) for the notebook's live lab.
 "use strict";
-var __defProp = Object.defineProperty;
-var __export = (target, all) => {
-  for (var name in all)
-    __defProp(target, name, { get: all[name], enumerable: true });
-};
 
 // src/dom.js
 function make(tag, attrs = {}, textContent = void 0) {
@@ -812,7 +807,7 @@ function drawBars(ctx, panel, region, th) {
 var STEPS = [1, 2, 5, 10];
 function wholeTicks(n, most) {
   const top = Math.max(n - 1, 1);
-  let step = 1;
+  let step;
   for (let mag = 1; ; mag *= 10) {
     const s = STEPS.find((k) => Math.floor(top / (k * mag)) + 1 <= most);
     if (s !== void 0) {
@@ -1589,19 +1584,6 @@ function addPictureDownload(lab) {
 }
 
 // src/shared/html.js
-var html_exports = {};
-__export(html_exports, {
-  escapeHtml: () => escapeHtml,
-  linesHtml: () => linesHtml,
-  noTokensAlt: () => noTokensAlt,
-  notesHtml: () => notesHtml,
-  positionsHtml: () => positionsHtml,
-  positiveInt: () => positiveInt,
-  pyRepr: () => pyRepr,
-  readoutHtml: () => readoutHtml,
-  tracerHtml: () => tracerHtml,
-  wholeNumber: () => wholeNumber
-});
 function escapeHtml(s) {
   return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
 }
@@ -1612,105 +1594,33 @@ var NOTE_STYLE = {
   info: ["&#8505;", "#0b3d6b", "#e8f1fb"]
 };
 function notesHtml(notes) {
-  const items = notes.map(function(note) {
+  const items = notes.map((note) => {
     const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
     return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" + st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level + ":</b> " + escapeHtml(note.text) + "</li>";
   });
   return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' + items.join("") + "</ul>" : "";
 }
-function readoutHtml(body, notes, style) {
+function wrapReadout(body, notes, style) {
   return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body + notesHtml(notes || []) + "</div>";
 }
 function linesHtml(lines, notes) {
-  return readoutHtml(lines.map(function(line) {
+  return wrapReadout(lines.map((line) => {
     return '<div style="font-family:monospace">' + escapeHtml(line) + "</div>";
   }).join(""), notes);
 }
 function noTokensAlt(picture, notes, why) {
-  return picture + ": " + (why || "there are no tokens") + ". " + notes.map(function(n) {
+  return picture + ": " + (why || "there are no tokens") + ". " + notes.map((n) => {
     return n.text;
   }).join(" ");
 }
-var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-function hex(c, width) {
-  let s = c.toString(16);
-  while (s.length < width) {
-    s = "0" + s;
-  }
-  return s;
-}
-function pyRepr(v) {
-  if (v === null || v === void 0) {
-    return "None";
-  }
-  if (typeof v === "boolean") {
-    return v ? "True" : "False";
-  }
-  if (Array.isArray(v)) {
-    return "[" + v.map(pyRepr).join(", ") + "]";
-  }
-  if (typeof v === "number") {
-    if (v !== v) {
-      return "nan";
-    }
-    if (!isFinite(v)) {
-      return v > 0 ? "inf" : "-inf";
-    }
-    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
-  }
-  if (typeof v !== "string") {
-    return String(v);
-  }
-  const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
-  let out = quote;
-  for (const ch of v) {
-    const c = ch.codePointAt(0);
-    if (ch === quote || ch === "\\") {
-      out += "\\" + ch;
-    } else if (ch === "	") {
-      out += "\\t";
-    } else if (ch === "\n") {
-      out += "\\n";
-    } else if (ch === "\r") {
-      out += "\\r";
-    } else if (c < 32 || c === 127) {
-      out += "\\x" + hex(c, 2);
-    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
-      out += ch;
-    } else if (c <= 255) {
-      out += "\\x" + hex(c, 2);
-    } else if (c <= 65535) {
-      out += "\\u" + hex(c, 4);
-    } else {
-      out += "\\U" + hex(c, 8);
-    }
-  }
-  return out + quote;
-}
-function positiveInt(value, name) {
-  if (typeof value !== "number" || !Number.isInteger(value)) {
-    throw new Error(name + " must be a whole number, got " + pyRepr(value));
-  }
-  if (value < 1) {
-    throw new Error(name + " must be at least 1, got " + value);
-  }
-  return value;
-}
-function wholeNumber(value, name, low, high) {
-  const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
-    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
-  }
-  return value;
-}
 function positionsHtml(tokens) {
-  const listed = tokens.map(function(t, i) {
+  const listed = tokens.map((t, i) => {
     return i + ":" + escapeHtml(t);
   }).join(" ") || "<i>none</i>";
   return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
 }
 function tracerHtml(summary, trace, more, empty) {
-  const rows2 = trace.map(function(row2) {
+  const rows2 = trace.map((row2) => {
     return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row2[0]) + "</td><td><code>(" + row2[1].join(", ") + ")</code></td></tr>";
   }).join("") || (empty || "");
   return '<details class="ab-trace" open><summary>' + summary + '</summary><table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows2 + "</table>" + (more || "") + "</details>";
@@ -1878,7 +1788,7 @@ var Lab = class {
   }
   /** A clear message in the readout; the last good picture stays. */
   showError(err) {
-    this.caption.innerHTML = readoutHtml("", [{ level: "error", text: String(err && err.message || err) }]);
+    this.caption.innerHTML = wrapReadout("", [{ level: "error", text: String(err && err.message || err) }]);
   }
   /** Show state `st` of `values`: figure, alt text, readout. */
   show(st, values) {
@@ -2049,30 +1959,6 @@ var vocab = {
   "invisible": [0, 8, 14, 27, 127, 132, 134, 159, 173, 173, 1536, 1541, 1564, 1564, 1757, 1757, 1807, 1807, 2192, 2193, 2274, 2274, 6158, 6158, 8203, 8207, 8234, 8238, 8288, 8292, 8294, 8303, 65279, 65279, 65529, 65531, 69821, 69821, 69837, 69837, 78896, 78904, 113824, 113827, 119155, 119162, 917505, 917505, 917536, 917631]
 };
 var vocab_default = vocab;
-
-// src/shared/matrices.js
-var matrices_exports = {};
-__export(matrices_exports, {
-  argmax: () => argmax,
-  attentionParameters: () => attentionParameters,
-  cache: () => cache,
-  clearCaches: () => clearCaches,
-  cosineSimilarity: () => cosineSimilarity,
-  embed: () => embed,
-  embedTokens: () => embedTokens,
-  embeddingTable: () => embeddingTable,
-  kept: () => kept,
-  layerNorm: () => layerNorm,
-  matmul: () => matmul,
-  matmulT: () => matmulT,
-  nested: () => nested,
-  projectionWeights: () => projectionWeights,
-  repeated: () => repeated,
-  sinusoidalEncoding: () => sinusoidalEncoding,
-  softmaxRows: () => softmaxRows,
-  stacked: () => stacked,
-  unique: () => unique
-});
 
 // src/shared/rng-tables.js
 var KI = new Float64Array([
@@ -3109,21 +2995,21 @@ function Generator(seed) {
   }
   return {
     /** n draws of N(0, 1): Generator.standard_normal(n) (float64). */
-    standardNormal: function(n) {
+    standardNormal(n) {
       const out = new Float64Array(count2(n, "n"));
       for (let i = 0; i < out.length; i++) out[i] = standardNormal1();
       return out;
     },
     /** n draws of N(loc, scale^2): Generator.normal(loc, scale, n), which is
      * loc + scale * standard_normal (distributions.c random_normal). */
-    normal: function(loc, scale, n) {
+    normal(loc, scale, n) {
       if (!(scale >= 0)) throw new RangeError("scale must be >= 0, got " + String(scale));
       const out = new Float64Array(count2(n, "n"));
       for (let i = 0; i < out.length; i++) out[i] = loc + scale * standardNormal1();
       return out;
     },
     /** n doubles in [0, 1): Generator.random(n) (random_standard_uniform_fill). */
-    random: function(n) {
+    random(n) {
       const out = new Float64Array(count2(n, "n"));
       for (let i = 0; i < out.length; i++) out[i] = nextDouble();
       return out;
@@ -3131,7 +3017,7 @@ function Generator(seed) {
     /** A permutation of 0..n-1: Generator.permutation(n), i.e. arange(n) shuffled by
      * Generator.shuffle's Fisher-Yates (_shuffle_raw: i from n-1 down to 1, swap with
      * j = random_interval(i)). */
-    permutation: function(n) {
+    permutation(n) {
       count2(n, "n");
       if (n > 2147483647) throw new RangeError("n must be at most 2^31 - 1, got " + n);
       const out = new Int32Array(n);
@@ -3146,7 +3032,7 @@ function Generator(seed) {
       return out;
     },
     /** The next raw 64-bit output as [hi, lo] uint32 (PCG64.random_raw()). */
-    nextUint64: function() {
+    nextUint64() {
       const i = next64();
       return [HI[i], LO[i]];
     }
@@ -3155,24 +3041,8 @@ function Generator(seed) {
 function defaultRng(seed) {
   return Generator(seed);
 }
-var api = {
-  defaultRng,
-  seedSequenceState
-};
-var rng_default = api;
 
 // src/shared/tokens.js
-var tokens_exports = {};
-__export(tokens_exports, {
-  MAX_WIDGET_TOKENS: () => MAX_WIDGET_TOKENS,
-  codePoints: () => codePoints,
-  encode: () => encode,
-  isKnown: () => isKnown,
-  isSpace: () => isSpace,
-  readTokens: () => readTokens,
-  tokenOptions: () => tokenOptions,
-  tokenize: () => tokenize
-});
 var MAX_WIDGET_TOKENS = 32;
 function inRanges(table, c) {
   let lo = 0, hi = table.length / 2 - 1;
@@ -3194,7 +3064,7 @@ var UNDERSCORE = 3;
 var OTHER = 0;
 var bmpClass = new Uint8Array(65536);
 var lowerOf = /* @__PURE__ */ new Map();
-(function() {
+{
   let c;
   for (c = 0; c < 65536; c++) {
     bmpClass[c] = inRanges(vocab_default.word, c) ? WORD : inRanges(vocab_default.space, c) ? SPACE : OTHER;
@@ -3209,7 +3079,7 @@ var lowerOf = /* @__PURE__ */ new Map();
   for (let m = 0; m < vocab_default.lowerMulti.length; m += 2) {
     lowerOf.set(vocab_default.lowerMulti[m], vocab_default.lowerMulti[m + 1]);
   }
-})();
+}
 function classOf(c) {
   if (c < 65536) {
     return bmpClass[c];
@@ -3273,7 +3143,7 @@ function tokenize(text2) {
   if (cps.length > vocab_default.maxTextChars) {
     throw new Error("text is " + format.grouped(cps.length) + " characters long; the limit is " + format.grouped(vocab_default.maxTextChars));
   }
-  cps = lowerCodePoints(cps.filter(function(c) {
+  cps = lowerCodePoints(cps.filter((c) => {
     return !inRanges(vocab_default.invisible, c);
   }));
   const tokens = [], n = cps.length;
@@ -3303,14 +3173,14 @@ function tokenize(text2) {
   }
   return tokens;
 }
-var index = new Map(vocab_default.words.map(function(w, i) {
+var index = new Map(vocab_default.words.map((w, i) => {
   return [w, i];
 }));
 function isKnown(token) {
   return index.has(token);
 }
 function encode(tokens) {
-  return tokens.map(function(t) {
+  return tokens.map((t) => {
     const i = index.get(t);
     return i === void 0 ? vocab_default.unkId : i;
   });
@@ -3332,16 +3202,90 @@ function readTokens(text2, maxTokens, which) {
   return { tokens: tokens.slice(0, maxTokens), notes, total: tokens.length };
 }
 function tokenOptions(tokens) {
-  return tokens.length ? tokens.map(function(t, i) {
+  return tokens.length ? tokens.map((t, i) => {
     return [i + ": " + t, i];
   }) : [["(no tokens)", 0]];
+}
+
+// src/shared/messages.js
+var NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+function hex(c, width) {
+  let s = c.toString(16);
+  while (s.length < width) {
+    s = "0" + s;
+  }
+  return s;
+}
+function pyRepr(v) {
+  if (v === null || v === void 0) {
+    return "None";
+  }
+  if (typeof v === "boolean") {
+    return v ? "True" : "False";
+  }
+  if (Array.isArray(v)) {
+    return "[" + v.map(pyRepr).join(", ") + "]";
+  }
+  if (typeof v === "number") {
+    if (v !== v) {
+      return "nan";
+    }
+    if (!isFinite(v)) {
+      return v > 0 ? "inf" : "-inf";
+    }
+    return String(v).replace(/e([+-])(\d)$/, "e$10$2");
+  }
+  if (typeof v !== "string") {
+    return String(v);
+  }
+  const quote = v.indexOf("'") >= 0 && v.indexOf('"') < 0 ? '"' : "'";
+  let out = quote;
+  for (const ch of v) {
+    const c = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") {
+      out += "\\" + ch;
+    } else if (ch === "	") {
+      out += "\\t";
+    } else if (ch === "\n") {
+      out += "\\n";
+    } else if (ch === "\r") {
+      out += "\\r";
+    } else if (c < 32 || c === 127) {
+      out += "\\x" + hex(c, 2);
+    } else if (c < 127 || c !== 32 && !NOT_PRINTABLE.test(ch)) {
+      out += ch;
+    } else if (c <= 255) {
+      out += "\\x" + hex(c, 2);
+    } else if (c <= 65535) {
+      out += "\\u" + hex(c, 4);
+    } else {
+      out += "\\U" + hex(c, 8);
+    }
+  }
+  return out + quote;
+}
+function positiveInt(value, name) {
+  if (typeof value !== "number" || !Number.isInteger(value)) {
+    throw new Error(name + " must be a whole number, got " + pyRepr(value));
+  }
+  if (value < 1) {
+    throw new Error(name + " must be at least 1, got " + value);
+  }
+  return value;
+}
+function wholeNumber(value, name, low, high) {
+  const bounds = high === void 0 ? " >= " + low : " in " + low + ".." + high;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < low || high !== void 0 && value > high) {
+    throw new Error(name + " must be a whole number" + bounds + ", got " + pyRepr(value));
+  }
+  return value;
 }
 
 // src/shared/matrices.js
 var tables2 = /* @__PURE__ */ new Map();
 function embeddingTable(d, seed) {
-  return kept(tables2, d + "," + seed, function() {
-    return rng_default.defaultRng(seed).standardNormal(vocab_default.words.length * d);
+  return kept(tables2, d + "," + seed, () => {
+    return defaultRng(seed).standardNormal(vocab_default.words.length * d);
   }, 32);
 }
 function embed(ids, table, d) {
@@ -3355,11 +3299,6 @@ function embedTokens(tokens, d, seed) {
   return embed(encode(tokens), embeddingTable(d, seed || 0), d);
 }
 var caches = [tables2];
-function clearCaches() {
-  caches.forEach(function(c) {
-    c.clear();
-  });
-}
 function cache() {
   const c = /* @__PURE__ */ new Map();
   caches.push(c);
@@ -3380,8 +3319,8 @@ var projections = cache();
 function projectionWeights(d, d_k, seed) {
   positiveInt(d_k, "d_k");
   wholeNumber(seed, "seed", 0);
-  return kept(projections, d + "," + d_k + "," + seed, function() {
-    const g = rng_default.defaultRng(seed), std = 1 / Math.sqrt(d);
+  return kept(projections, d + "," + d_k + "," + seed, () => {
+    const g = defaultRng(seed), std = 1 / Math.sqrt(d);
     return [g.normal(0, std, d * d_k), g.normal(0, std, d * d_k), g.normal(0, std, d * d_k)];
   });
 }
@@ -3470,10 +3409,10 @@ function cosineSimilarity(X, s, d) {
 }
 function repeated(tokens) {
   const count2 = /* @__PURE__ */ new Map();
-  tokens.forEach(function(t) {
+  tokens.forEach((t) => {
     count2.set(t, (count2.get(t) || 0) + 1);
   });
-  return Array.from(count2.keys()).filter(function(t) {
+  return Array.from(count2.keys()).filter((t) => {
     return count2.get(t) > 1;
   });
 }
@@ -3488,7 +3427,7 @@ function nested(a, n, m) {
   return out;
 }
 function stacked(a, k, n, m) {
-  return Array.from({ length: k }, function(_, i) {
+  return Array.from({ length: k }, (_, i) => {
     return nested(a.subarray(i * n * m, (i + 1) * n * m), n, m);
   });
 }
@@ -3535,55 +3474,49 @@ function argmax(a) {
   return best;
 }
 
-// src/shared/core.js
-var api2 = { vocab: vocab_default, format, ...tokens_exports, ...matrices_exports, ...html_exports };
-var core_default = api2;
-
 // src/labs/attention.js
-var fmt = core_default.format;
-var esc = core_default.escapeHtml;
 var ATTENTION_D = 8;
 var MAX_ATTENTION_TOKENS = 128;
 var TEMPERATURES = [0.125, 0.25, 0.5, 1, 2, 4, 8];
-var projectedCache = core_default.cache();
-var weighedCache = core_default.cache();
-function lastOne(cache3, key, make2) {
-  let hit = key === null ? void 0 : cache3.get(key);
+var projectedCache = cache();
+var weighedCache = cache();
+function lastOne(kept2, key, make2) {
+  let hit = key === null ? void 0 : kept2.get(key);
   if (hit === void 0) {
     hit = make2();
     if (key !== null) {
-      cache3.clear();
-      cache3.set(key, hit);
+      kept2.clear();
+      kept2.set(key, hit);
     }
   }
   return hit;
 }
 function project(mode, text2, kvText, d_k, seed, maxTokens) {
-  const d = ATTENTION_D, W = core_default.projectionWeights(d, d_k, seed);
-  const q = core_default.readTokens(text2, maxTokens, "query sentence");
+  const d = ATTENTION_D, W = projectionWeights(d, d_k, seed);
+  const q = readTokens(text2, maxTokens, "query sentence");
   let notes = q.notes;
   let qTokens = q.tokens, kTokens = qTokens;
   if (mode === "cross") {
-    const kv = core_default.readTokens(kvText, maxTokens, "keys/values sentence");
+    const kv = readTokens(kvText, maxTokens, "keys/values sentence");
     kTokens = kv.tokens;
     notes = notes.concat(kv.notes);
   }
   if (!qTokens.length || !kTokens.length) {
     qTokens = kTokens = [];
   }
-  const unknown = core_default.unique(qTokens.concat(kTokens)).filter(function(t) {
-    return !core_default.isKnown(t);
+  const unknown = unique(qTokens.concat(kTokens)).filter((t) => {
+    return !isKnown(t);
   });
   if (unknown.length) {
-    notes.push({ level: "info", text: "not in the vocabulary (shown with the <unk> embedding): " + unknown.slice(0, 8).map(function(t) {
+    notes.push({ level: "info", text: "not in the vocabulary (shown with the <unk> embedding): " + unknown.slice(0, 8).map((t) => {
       return "'" + t + "'";
     }).join(", ") + (unknown.length > 8 ? ", \u2026" : "") });
   }
   const s_q = qTokens.length, s_k = kTokens.length;
-  const X_q = core_default.embedTokens(qTokens, d, 0), X_kv = core_default.embedTokens(kTokens, d, 0);
-  const Q = core_default.matmul(X_q, W[0], s_q, d, d_k);
-  const K = core_default.matmul(X_kv, W[1], s_k, d, d_k);
-  const V = core_default.matmul(X_kv, W[2], s_k, d, d_k);
+  const X_q = embedTokens(qTokens, d, 0), X_kv = embedTokens(kTokens, d, 0);
+  const Q = matmul(X_q, W[0], s_q, d, d_k);
+  const K = matmul(X_kv, W[1], s_k, d, d_k);
+  const V = matmul(X_kv, W[2], s_k, d, d_k);
   return {
     qTokens,
     kTokens,
@@ -3601,11 +3534,11 @@ function project(mode, text2, kvText, d_k, seed, maxTokens) {
 function scores(X_q, X_kv, Q, K, W, d_k) {
   const d = ATTENTION_D, s_q = X_q.length / d, s_k = X_kv.length / d;
   if (d_k <= d) {
-    return core_default.matmulT(Q, K, s_q, d_k, s_k);
+    return matmulT(Q, K, s_q, d_k, s_k);
   }
-  const M = core_default.matmulT(W[0], W[1], d, d_k, d);
-  const XM = core_default.matmul(X_q, M, s_q, d, d);
-  return core_default.matmulT(XM, X_kv, s_q, d, s_k);
+  const M = matmulT(W[0], W[1], d, d_k, d);
+  const XM = matmul(X_q, M, s_q, d, d);
+  return matmulT(XM, X_kv, s_q, d, s_k);
 }
 function state(values) {
   const text2 = values.text, kvText = values.kv_text, mode = values.mode || "self";
@@ -3617,21 +3550,21 @@ function state(values) {
   if (typeof temperature !== "number" || !isFinite(temperature) || !(temperature > 0)) {
     throw new Error("temperature must be a positive number, got " + temperature);
   }
-  core_default.wholeNumber(query, "query", 0);
+  wholeNumber(query, "query", 0);
   const cacheable = typeof text2 === "string" && (mode === "self" || typeof kvText === "string");
   const key = cacheable ? [mode, text2, mode === "cross" ? kvText : "", d_k, seed, maxTokens].join("\0") : null;
-  const p = lastOne(projectedCache, key, function() {
+  const p = lastOne(projectedCache, key, () => {
     return project(mode, text2, kvText, d_k, seed, maxTokens);
   });
   const s_q = p.s_q, s_k = p.s_k, scale = 1 / (temperature * Math.sqrt(d_k));
-  const w = lastOne(weighedCache, key === null ? null : key + "\0" + temperature, function() {
-    const scaled = p.scores.map(function(x) {
+  const w = lastOne(weighedCache, key === null ? null : key + "\0" + temperature, () => {
+    const scaled = p.scores.map((x) => {
       return x * scale;
     });
-    const weights = core_default.softmaxRows(scaled, s_q, s_k);
+    const weights = softmaxRows(scaled, s_q, s_k);
     let output = null;
-    return { weights, output: function() {
-      return output || (output = core_default.matmul(weights, p.V, s_q, s_k, d_k));
+    return { weights, output() {
+      return output || (output = matmul(weights, p.V, s_q, s_k, d_k));
     } };
   });
   return {
@@ -3691,7 +3624,7 @@ function equalKeys(st) {
   return groups.slice(0, 8);
 }
 function topKey(st) {
-  const top = core_default.argmax(row(st));
+  const top = argmax(row(st));
   for (let j = 0; j < top; j++) {
     if (sameKey(st, j, top)) {
       return j;
@@ -3699,16 +3632,16 @@ function topKey(st) {
   }
   return top;
 }
-function readoutHtml2(st) {
-  const parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q + ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k + "), V : (" + st.s_k + ", " + st.d_k + "), with W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup> : (" + ATTENTION_D + ", " + st.d_k + ") shared by every position; weights : (" + st.s_q + ", " + st.s_k + "); scale = 1/(" + fmt.general(st.temperature, 6) + "\xB7\u221A" + st.d_k + ") = " + fmt.fixed(st.scale, 3)];
+function readoutHtml(st) {
+  const parts = ["<b>" + st.mode + "-attention</b>: Q = X<sub>q</sub>W<sup>Q</sup> : (" + st.s_q + ", " + st.d_k + "), K = X<sub>kv</sub>W<sup>K</sup> : (" + st.s_k + ", " + st.d_k + "), V : (" + st.s_k + ", " + st.d_k + "), with W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup> : (" + ATTENTION_D + ", " + st.d_k + ") shared by every position; weights : (" + st.s_q + ", " + st.s_k + "); scale = 1/(" + format.general(st.temperature, 6) + "\xB7\u221A" + st.d_k + ") = " + format.fixed(st.scale, 3)];
   if (st.s_q) {
     const r = row(st), top = topKey(st), keys = st.keyTokens;
     let total = 0, j;
     for (j = 0; j < r.length; j++) {
       total += r[j];
     }
-    const chips = keys.slice(0, 16).map(function(t, n) {
-      return '<span style="font-family:monospace;margin-right:4px">' + esc(t) + "&nbsp;" + fmt.fixed(r[n], 2) + "</span>";
+    const chips = keys.slice(0, 16).map((t, n) => {
+      return '<span style="font-family:monospace;margin-right:4px">' + escapeHtml(t) + "&nbsp;" + format.fixed(r[n], 2) + "</span>";
     }).join(" ");
     const tied = [];
     for (j = 0; j < st.s_k; j++) {
@@ -3716,45 +3649,45 @@ function readoutHtml2(st) {
         tied.push(j);
       }
     }
-    let line = "query " + st.query + " ('" + esc(st.queryTokens[st.query]) + "') attends most to key " + top + " ('" + esc(keys[top]) + "', weight " + fmt.fixed(r[top], 2) + ")";
+    let line = "query " + st.query + " ('" + escapeHtml(st.queryTokens[st.query]) + "') attends most to key " + top + " ('" + escapeHtml(keys[top]) + "', weight " + format.fixed(r[top], 2) + ")";
     if (tied.length) {
-      line += ", tied exactly with key " + tied.map(function(k) {
-        return k + " ('" + esc(keys[k]) + "')";
+      line += ", tied exactly with key " + tied.map((k) => {
+        return k + " ('" + escapeHtml(keys[k]) + "')";
       }).join(", ");
     }
     if (st.mode === "self") {
-      line += top === st.query ? ": itself" : ", not to itself (weight " + fmt.fixed(r[st.query], 2) + ")";
+      line += top === st.query ? ": itself" : ", not to itself (weight " + format.fixed(r[st.query], 2) + ")";
     }
-    parts.push(line, "its row (sums to " + fmt.fixed(total, 2) + "): " + chips + (st.s_k > 16 ? " \u2026" : ""));
+    parts.push(line, "its row (sums to " + format.fixed(total, 2) + "): " + chips + (st.s_k > 16 ? " \u2026" : ""));
     const same = equalKeys(st);
     if (same.length) {
-      parts.push("weighed exactly alike by every query (equal rows of X: no positions tell them apart): " + same.map(function(g) {
-        return "keys " + g.map(function(k) {
-          return k + " ('" + esc(keys[k]) + "')";
+      parts.push("weighed exactly alike by every query (equal rows of X: no positions tell them apart): " + same.map((g) => {
+        return "keys " + g.map((k) => {
+          return k + " ('" + escapeHtml(keys[k]) + "')";
         }).join(", ");
       }).join("; "));
     }
   }
-  return core_default.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
+  return wrapReadout(parts.join("<br>"), st.notes, "font-size:90%");
 }
 function alt(st) {
   if (st.s_q === 0) {
-    return core_default.noTokensAlt("Empty heatmap, arcs and bars", st.notes);
+    return noTokensAlt("Empty heatmap, arcs and bars", st.notes);
   }
   const r = row(st), top = topKey(st);
   let min = Infinity;
   for (let j = 0; j < r.length; j++) {
     min = Math.min(min, r[j]);
   }
-  return "Left: heatmap of the " + st.s_q + " by " + st.s_k + " attention weights (" + st.mode + "-attention, d_k = " + st.d_k + ", temperature " + fmt.general(st.temperature, 6) + ", seed " + st.seed + "), query tokens (" + st.queryTokens.slice(0, 16).join(", ") + ") down and key tokens (" + st.keyTokens.slice(0, 16).join(", ") + ") across, colour 0 to 1, row " + st.query + " outlined. Right: arcs and bars from query " + st.query + " '" + st.queryTokens[st.query] + "' to every key; the heaviest goes to key " + top + " '" + st.keyTokens[top] + "' with weight " + fmt.fixed(r[top], 2) + ", the lightest has " + fmt.fixed(min, 2) + ".";
+  return "Left: heatmap of the " + st.s_q + " by " + st.s_k + " attention weights (" + st.mode + "-attention, d_k = " + st.d_k + ", temperature " + format.general(st.temperature, 6) + ", seed " + st.seed + "), query tokens (" + st.queryTokens.slice(0, 16).join(", ") + ") down and key tokens (" + st.keyTokens.slice(0, 16).join(", ") + ") across, colour 0 to 1, row " + st.query + " outlined. Right: arcs and bars from query " + st.query + " '" + st.queryTokens[st.query] + "' to every key; the heaviest goes to key " + top + " '" + st.keyTokens[top] + "' with weight " + format.fixed(r[top], 2) + ", the lightest has " + format.fixed(min, 2) + ".";
 }
 function queryOptions(values) {
-  const tokens = core_default.readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
-  const keys = values.mode === "self" || core_default.readTokens(values.kv_text).tokens.length > 0;
-  return core_default.tokenOptions(keys ? tokens : []);
+  const tokens = readTokens(values.text, MAX_ATTENTION_TOKENS).tokens;
+  const keys = values.mode === "self" || readTokens(values.kv_text).tokens.length > 0;
+  return tokenOptions(keys ? tokens : []);
 }
 function numbers(st) {
-  const n = core_default.nested;
+  const n = nested;
   return {
     lab: "attention",
     mode: st.mode,
@@ -3806,7 +3739,7 @@ function figure(st) {
       {
         kind: "bars",
         title: st.s_q ? "query " + st.query + "'s weights over the keys" : "no tokens",
-        labels: st.s_q ? st.keyTokens.map(function(t, j) {
+        labels: st.s_q ? st.keyTokens.map((t, j) => {
           return j + ": " + t;
         }) : [],
         series: [{ label: "weight", color: "#0072b2", dark: "#56b4e9", values: Array.from(row(st)) }],
@@ -3816,26 +3749,24 @@ function figure(st) {
     ]
   };
 }
-var api3 = {
+var api = {
   ATTENTION_D,
   TEMPERATURES,
-  projectionWeights: core_default.projectionWeights,
+  projectionWeights,
   state,
-  choices: function(name, values) {
+  choices(name, values) {
     return name === "query" ? queryOptions(values) : null;
   },
-  readoutHtml: readoutHtml2,
+  readoutHtml,
   alt,
   queryOptions,
   row,
   numbers,
   figure
 };
-var attention_default = api3;
+var attention_default = api;
 
 // src/labs/block.js
-var fmt2 = core_default.format;
-var esc2 = core_default.escapeHtml;
 var BLOCK_D = 8;
 var BLOCK_H = 2;
 var D_K = BLOCK_D / BLOCK_H;
@@ -3844,7 +3775,7 @@ var MAX_DEPTH = 12;
 var MAX_SEED = 999999;
 var EPS = 1e-5;
 var SQRT_D = Math.sqrt(BLOCK_D);
-var RUNNING_SENTENCE = core_default.vocab.runningSentence;
+var RUNNING_SENTENCE = vocab_default.runningSentence;
 var BLOCK_SENTENCES = [
   RUNNING_SENTENCE,
   "the dog saw the cat",
@@ -3859,7 +3790,7 @@ var LN_SHORT = { false: "post-LN (BERT)", true: "pre-LN (GPT-2)" };
 var N_PARAMETERS = 12 * BLOCK_D * BLOCK_D + 13 * BLOCK_D;
 function flag(value, name) {
   if (typeof value !== "boolean") {
-    throw new Error(name + " must be True or False, got " + core_default.pyRepr(value));
+    throw new Error(name + " must be True or False, got " + pyRepr(value));
   }
   return value;
 }
@@ -3869,12 +3800,12 @@ function truthy(value) {
   }
   return !!value;
 }
-var stacks = core_default.cache();
+var stacks = cache();
 var drawn = 0;
 function drawBlock(seed_i) {
   drawn++;
-  const { W, b } = core_default.attentionParameters(rng_default.defaultRng(seed_i), BLOCK_D);
-  const f = rng_default.defaultRng([seed_i, 1]);
+  const { W, b } = attentionParameters(defaultRng(seed_i), BLOCK_D);
+  const f = defaultRng([seed_i, 1]);
   const W_1 = f.normal(0, 1 / Math.sqrt(BLOCK_D), BLOCK_D * D_FF);
   const W_2 = f.normal(0, 1 / Math.sqrt(D_FF), D_FF * BLOCK_D);
   const b_1 = f.normal(0, 0.1, D_FF);
@@ -3895,14 +3826,14 @@ function drawBlock(seed_i) {
   };
 }
 function stack(seed) {
-  return core_default.kept(stacks, seed, function() {
-    return Array.from({ length: MAX_DEPTH }, function(_, i) {
+  return kept(stacks, seed, () => {
+    return Array.from({ length: MAX_DEPTH }, (_, i) => {
       return drawBlock(1e3 * seed + i);
     });
   });
 }
 function affine(X, W, b, s, k, m) {
-  const Y = core_default.matmul(X, W, s, k, m);
+  const Y = matmul(X, W, s, k, m);
   for (let r = 0; r < s; r++) {
     for (let j = 0; j < m; j++) {
       Y[r * m + j] += b[j];
@@ -3927,7 +3858,7 @@ function attention(B, x, s, causal, wMean) {
         v[r * D_K + c] = V[r * d + hd * D_K + c];
       }
     }
-    const scores2 = core_default.matmulT(q, k, s, D_K, s, scale);
+    const scores2 = matmulT(q, k, s, D_K, s, scale);
     if (causal) {
       for (r = 0; r < s; r++) {
         for (c = r + 1; c < s; c++) {
@@ -3935,9 +3866,9 @@ function attention(B, x, s, causal, wMean) {
         }
       }
     }
-    const w = core_default.softmaxRows(scores2, s, s);
+    const w = softmaxRows(scores2, s, s);
     heads.push(w);
-    const H = core_default.matmul(w, v, s, s, D_K);
+    const H = matmul(w, v, s, s, D_K);
     for (r = 0; r < s; r++) {
       merged.set(H.subarray(r * D_K, (r + 1) * D_K), r * d + hd * D_K);
     }
@@ -3969,16 +3900,16 @@ function add(a, b) {
 }
 function runBlock(B, x, s, normFirst, residual, causal, wMean) {
   const d = BLOCK_D;
-  let y = attention(B, normFirst ? core_default.layerNorm(x, s, d, EPS) : x, s, causal, wMean);
+  let y = attention(B, normFirst ? layerNorm(x, s, d, EPS) : x, s, causal, wMean);
   x = residual ? add(x, y) : y;
   if (!normFirst) {
-    x = core_default.layerNorm(x, s, d, EPS);
+    x = layerNorm(x, s, d, EPS);
   }
   const mid = x;
-  y = ffn(B, normFirst ? core_default.layerNorm(x, s, d, EPS) : x, s);
+  y = ffn(B, normFirst ? layerNorm(x, s, d, EPS) : x, s);
   x = residual ? add(x, y) : y;
   if (!normFirst) {
-    x = core_default.layerNorm(x, s, d, EPS);
+    x = layerNorm(x, s, d, EPS);
   }
   return { mid, out: x };
 }
@@ -4025,16 +3956,16 @@ function blockTrace(s, normFirst, residual) {
   out.push(["output", [s, d]]);
   return out;
 }
-var runs = core_default.cache();
+var runs = cache();
 function run(tokens, seed, depth, residual, causal) {
-  return core_default.kept(runs, JSON.stringify([tokens, seed, depth, residual, causal]), function() {
+  return kept(runs, JSON.stringify([tokens, seed, depth, residual, causal]), () => {
     const s = tokens.length, d = BLOCK_D;
-    const X = core_default.embedTokens(tokens, d, 0), pe = core_default.sinusoidalEncoding(s, d);
+    const X = embedTokens(tokens, d, 0), pe = sinusoidalEncoding(s, d);
     for (let k = 0; k < X.length; k++) {
       X[k] += pe[k];
     }
     const blocks = stack(seed), result = { X, norms: {}, weights: {}, output: {} };
-    [false, true].forEach(function(nf) {
+    [false, true].forEach((nf) => {
       const norms = new Float64Array(2 * depth + 1), weights = new Float64Array(depth * s * s);
       let x = X;
       norms[0] = meanNorm(x, s, d);
@@ -4064,11 +3995,11 @@ function state2(values) {
   const normFirst = values.norm_first === void 0 ? false : values.norm_first;
   const residual = values.residual === void 0 ? true : truthy(values.residual);
   const causal = values.causal === void 0 ? false : truthy(values.causal);
-  const depth = core_default.wholeNumber(values.depth === void 0 ? 6 : values.depth, "depth", 1, MAX_DEPTH);
-  const seed = core_default.wholeNumber(values.seed === void 0 ? 0 : values.seed, "seed", 0);
-  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
-  core_default.wholeNumber(seed, "seed", 0, MAX_SEED);
+  const depth = wholeNumber(values.depth === void 0 ? 6 : values.depth, "depth", 1, MAX_DEPTH);
+  const seed = wholeNumber(values.seed === void 0 ? 0 : values.seed, "seed", 0);
+  const maxTokens = values.maxTokens === void 0 ? MAX_WIDGET_TOKENS : values.maxTokens;
+  const read = readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  wholeNumber(seed, "seed", 0, MAX_SEED);
   flag(normFirst, "norm_first");
   const s = tokens.length, d = BLOCK_D;
   let X, norms, weights, output, trace;
@@ -4091,7 +4022,7 @@ function state2(values) {
   }
   if (s && normFirst && residual) {
     const n = norms[true];
-    notes.push({ level: "info", text: "pre-LN: the stream's norm grew from " + fmt2.fixed(n[0], 2) + " to " + fmt2.fixed(n[n.length - 1], 2) + " over " + depth + " block(s); post-LN holds it at \u221Ad = " + fmt2.fixed(SQRT_D, 2) + " after every sub-layer" });
+    notes.push({ level: "info", text: "pre-LN: the stream's norm grew from " + format.fixed(n[0], 2) + " to " + format.fixed(n[n.length - 1], 2) + " over " + depth + " block(s); post-LN holds it at \u221Ad = " + format.fixed(SQRT_D, 2) + " after every sub-layer" });
   }
   return {
     text: typeof text2 === "string" ? text2 : "",
@@ -4118,21 +4049,21 @@ function state2(values) {
 function chosenNorms(st) {
   return st.normFirst ? st.normsPre : st.normsPost;
 }
-function readoutHtml3(st) {
+function readoutHtml2(st) {
   const d = st.d, L = st.depth, n = st.n_parameters;
   const stackText = L + " block(s), " + LN_LABELS[st.normFirst] + ", residuals " + (st.residual ? "on" : "off") + ", " + (st.causal ? "causal mask" : "no mask") + "; d=" + d + ", h=" + st.h + ", d<sub>ff</sub>=" + st.d_ff + ", seed=" + st.seed;
-  const params = "one block: 12 d\xB2 + 13 d = 12\xB7" + d * d + " + 13\xB7" + d + " = " + fmt2.grouped(n) + " (attention " + (4 * d * d + 4 * d) + ", feed-forward " + (8 * d * d + 5 * d) + ", two LayerNorms " + 4 * d + "); " + L + " block(s): " + fmt2.grouped(n * L);
+  const params = "one block: 12 d\xB2 + 13 d = 12\xB7" + d * d + " + 13\xB7" + d + " = " + format.grouped(n) + " (attention " + (4 * d * d + 4 * d) + ", feed-forward " + (8 * d * d + 5 * d) + ", two LayerNorms " + 4 * d + "); " + L + " block(s): " + format.grouped(n * L);
   const chosen = chosenNorms(st), after = [];
   for (let i = 0; i < chosen.length; i += 2) {
-    after.push(fmt2.fixed(chosen[i], 2));
+    after.push(format.fixed(chosen[i], 2));
   }
-  return core_default.readoutHtml(
-    core_default.positionsHtml(st.tokens) + "<div><b>stack:</b> " + stackText + "</div>" + core_default.tracerHtml(
+  return wrapReadout(
+    positionsHtml(st.tokens) + "<div><b>stack:</b> " + stackText + "</div>" + tracerHtml(
       "<b>shape tracer, layer 1</b> (every block maps (s, d) = (" + st.s + ", " + d + ") to (" + st.s + ", " + d + "))",
       st.trace,
       "",
       "<tr><td><i>no tokens: s = 0</i></td></tr>"
-    ) + '<div style="font-size:90%"><b>parameters:</b> ' + esc2(params) + '</div><div style="font-size:90%"><b>mean \u2016token\u2016 after each block:</b> ' + esc2(after.join(" \u2192 ") || "none") + "</div>",
+    ) + '<div style="font-size:90%"><b>parameters:</b> ' + escapeHtml(params) + '</div><div style="font-size:90%"><b>mean \u2016token\u2016 after each block:</b> ' + escapeHtml(after.join(" \u2192 ") || "none") + "</div>",
     st.notes
   );
 }
@@ -4157,21 +4088,21 @@ function peaks(st) {
 }
 function alt2(st) {
   if (st.s === 0) {
-    return core_default.noTokensAlt("Empty panels", st.notes);
+    return noTokensAlt("Empty panels", st.notes);
   }
   const post = st.normsPost, pre = st.normsPre;
   let largest = -Infinity;
   for (let i = 0; i < pre.length; i++) {
     largest = Math.max(largest, pre[i]);
   }
-  let text2 = "Left: the mean norm of a token's vector in the residual stream after each of the " + 2 * st.depth + " sub-layers of " + st.depth + " random block(s), residuals " + (st.residual ? "on" : "off") + ", on a log scale: post-LN goes from " + fmt2.fixed(post[0], 2) + " to " + fmt2.fixed(post[post.length - 1], 2) + " (sqrt(d) = " + fmt2.fixed(SQRT_D, 2) + "), pre-LN from " + fmt2.fixed(pre[0], 2) + " to " + fmt2.fixed(pre[pre.length - 1], 2) + " (largest " + fmt2.fixed(largest, 2) + "); " + LN_LABELS[st.normFirst] + " is highlighted. ";
-  text2 += "Right: " + st.depth + " heatmap(s) of " + st.s + " by " + st.s + " attention weights, one per layer (mean over the " + st.h + " heads), for the tokens " + st.tokens.join(", ") + (st.causal ? ", zero above the diagonal (causal mask)" : "") + ". Most-attended key per layer: " + peaks(st).map(function(p, l) {
+  let text2 = "Left: the mean norm of a token's vector in the residual stream after each of the " + 2 * st.depth + " sub-layers of " + st.depth + " random block(s), residuals " + (st.residual ? "on" : "off") + ", on a log scale: post-LN goes from " + format.fixed(post[0], 2) + " to " + format.fixed(post[post.length - 1], 2) + " (sqrt(d) = " + format.fixed(SQRT_D, 2) + "), pre-LN from " + format.fixed(pre[0], 2) + " to " + format.fixed(pre[pre.length - 1], 2) + " (largest " + format.fixed(largest, 2) + "); " + LN_LABELS[st.normFirst] + " is highlighted. ";
+  text2 += "Right: " + st.depth + " heatmap(s) of " + st.s + " by " + st.s + " attention weights, one per layer (mean over the " + st.h + " heads), for the tokens " + st.tokens.join(", ") + (st.causal ? ", zero above the diagonal (causal mask)" : "") + ". Most-attended key per layer: " + peaks(st).map((p, l) => {
     return "layer " + (l + 1) + " '" + st.tokens[p] + "'";
   }).join("; ") + ".";
   return text2;
 }
 function numbers2(st) {
-  const s = st.s, layers = core_default.stacked(st.weights, st.depth, s, s);
+  const s = st.s, layers = stacked(st.weights, st.depth, s, s);
   return {
     lab: "block",
     norm_first: st.normFirst,
@@ -4184,8 +4115,8 @@ function numbers2(st) {
     tokens: st.tokens,
     weights: layers,
     norms: { "post-LN": Array.from(st.normsPost), "pre-LN": Array.from(st.normsPre) },
-    X: core_default.nested(st.X, s, st.d),
-    output: core_default.nested(st.output, s, st.d)
+    X: nested(st.X, s, st.d),
+    output: nested(st.output, s, st.d)
   };
 }
 function figure2(st) {
@@ -4196,7 +4127,7 @@ function figure2(st) {
   }
   const lines = [];
   if (s) {
-    [false, true].forEach(function(nf) {
+    [false, true].forEach((nf) => {
       const chosen = nf === st.normFirst;
       lines.push({
         label: LN_SHORT[nf],
@@ -4253,54 +4184,52 @@ var block_default = {
   BLOCK_SENTENCES,
   LN_LABELS,
   stack,
-  blocksDrawn: function() {
+  blocksDrawn() {
     return drawn;
   },
   state: state2,
-  readoutHtml: readoutHtml3,
+  readoutHtml: readoutHtml2,
   alt: alt2,
   numbers: numbers2,
   figure: figure2
 };
 
 // src/labs/embedding.js
-var fmt3 = core_default.format;
-var esc3 = core_default.escapeHtml;
-var UNK = core_default.vocab.unkToken;
+var UNK = vocab_default.unkToken;
 var X_COLOR_LIMITS = [-3, 3];
 function state3(values) {
   const text2 = values.text, d = values.d, seed = values.seed === void 0 ? 0 : values.seed;
-  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  core_default.positiveInt(d, "d");
-  const table = core_default.embeddingTable(d, seed);
-  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
-  const ids = core_default.encode(tokens), known = tokens.map(core_default.isKnown);
-  const unknown = core_default.unique(tokens.filter(function(t, i) {
+  const maxTokens = values.maxTokens === void 0 ? MAX_WIDGET_TOKENS : values.maxTokens;
+  positiveInt(d, "d");
+  const table = embeddingTable(d, seed);
+  const read = readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  const ids = encode(tokens), known = tokens.map(isKnown);
+  const unknown = unique(tokens.filter((t, i) => {
     return !known[i];
   }));
-  const unk = UNK + " (id " + core_default.vocab.unkId + ")";
+  const unk = UNK + " (id " + vocab_default.unkId + ")";
   if (unknown.length <= 3) {
-    unknown.forEach(function(w) {
+    unknown.forEach((w) => {
       notes.push({ level: "info", text: "'" + w + "' is not in the vocabulary: it maps to " + unk });
     });
   } else {
-    notes.push({ level: "info", text: unknown.length + " words are not in the vocabulary: " + unknown.map(function(w) {
+    notes.push({ level: "info", text: unknown.length + " words are not in the vocabulary: " + unknown.map((w) => {
       return "'" + w + "'";
     }).join(", ") + "; each maps to " + unk });
   }
   if (unknown.length > 1) {
     notes.push({ level: "info", text: "every unknown word shares the one embedding of " + UNK + ", so their rows of X are identical (similarity 1)" });
   }
-  const rep = core_default.repeated(tokens);
+  const rep = repeated(tokens);
   if (rep.length) {
-    const counts = rep.map(function(w) {
-      return "'" + w + "' (" + tokens.filter(function(t) {
+    const counts = rep.map((w) => {
+      return "'" + w + "' (" + tokens.filter((t) => {
         return t === w;
       }).length + " times)";
     });
     notes.push({ level: "info", text: "repeated tokens: " + counts.join(", ") + "; a repeated token has identical rows of X, so their cosine similarity is 1" });
   }
-  const s = tokens.length, X = core_default.embed(ids, table, d);
+  const s = tokens.length, X = embed(ids, table, d);
   return {
     text: typeof text2 === "string" ? text2 : "",
     d,
@@ -4311,7 +4240,7 @@ function state3(values) {
     known,
     totalTokens: read.total,
     X,
-    similarity: core_default.cosineSimilarity(X, s, d),
+    similarity: cosineSimilarity(X, s, d),
     // (s, s)
     notes
   };
@@ -4319,17 +4248,17 @@ function state3(values) {
 function shapeLine(st) {
   return "X : (s, d) = (" + st.s + ", " + st.d + ")" + (st.s ? "" : ": no tokens");
 }
-function readoutHtml4(st) {
-  const chips = st.tokens.map(function(token, i) {
-    let label = esc3(token) + " &rarr; " + st.ids[i];
+function readoutHtml3(st) {
+  const chips = st.tokens.map((token, i) => {
+    let label = escapeHtml(token) + " &rarr; " + st.ids[i];
     if (!st.known[i]) {
-      label += " <i>(" + esc3(UNK) + ", unknown)</i>";
+      label += " <i>(" + escapeHtml(UNK) + ", unknown)</i>";
     }
     const border = st.known[i] ? "1px solid #999" : "2px dashed #8a1c1c";
     return '<span class="ab-token" style="display:inline-block;margin:2px;padding:1px 5px;border-radius:3px;font-family:monospace;border:' + border + '">' + label + "</span>";
   });
   const shapes = shapeLine(st) + (st.s ? ";  similarity : (s, s) = (" + st.s + ", " + st.s + ")" : "");
-  return core_default.readoutHtml('<div class="ab-tokens"><b>tokens &rarr; ids:</b> ' + (chips.join("") || "<i>none</i>") + '</div><div class="ab-shape" style="font-family:monospace">' + esc3(shapes) + "</div>", st.notes);
+  return wrapReadout('<div class="ab-tokens"><b>tokens &rarr; ids:</b> ' + (chips.join("") || "<i>none</i>") + '</div><div class="ab-shape" style="font-family:monospace">' + escapeHtml(shapes) + "</div>", st.notes);
 }
 function mostSimilarPair(st) {
   const s = st.s, S = st.similarity;
@@ -4352,24 +4281,24 @@ function mostSimilarPair(st) {
 }
 function alt3(st) {
   if (st.s === 0) {
-    return core_default.noTokensAlt("Two empty heatmaps", st.notes, "there are no tokens to embed");
+    return noTokensAlt("Two empty heatmaps", st.notes, "there are no tokens to embed");
   }
   let text2 = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") + ") and " + st.d + " columns (dimensions), values coloured from -3 to 3. Right: the " + st.s + " by " + st.s + " cosine-similarity matrix of the rows, coloured from -1 to 1, with 1 on the diagonal.";
   if (st.s > 1) {
     const p = mostSimilarPair(st), i = p[0], j = p[1];
-    text2 += " The most similar pair of positions is " + i + " and " + j + " ('" + st.tokens[i] + "' and '" + st.tokens[j] + "', " + fmt3.fixed(st.similarity[i * st.s + j], 2) + ").";
+    text2 += " The most similar pair of positions is " + i + " and " + j + " ('" + st.tokens[i] + "' and '" + st.tokens[j] + "', " + format.fixed(st.similarity[i * st.s + j], 2) + ").";
   }
-  const rep = core_default.repeated(st.tokens);
+  const rep = repeated(st.tokens);
   if (rep.length) {
-    text2 += " Repeated tokens have identical rows and similarity 1: " + rep.map(function(t) {
+    text2 += " Repeated tokens have identical rows and similarity 1: " + rep.map((t) => {
       return "'" + t + "'";
     }).join(", ") + ".";
   }
-  const unknown = core_default.unique(st.tokens.filter(function(t, k) {
+  const unknown = unique(st.tokens.filter((t, k) => {
     return !st.known[k];
   }));
   if (unknown.length) {
-    text2 += " Unknown words mapped to <unk>: " + unknown.map(function(t) {
+    text2 += " Unknown words mapped to <unk>: " + unknown.map((t) => {
       return "'" + t + "'";
     }).join(", ") + ".";
   }
@@ -4422,14 +4351,14 @@ function numbers3(st) {
     tokens: st.tokens,
     ids: st.ids,
     known: st.known,
-    weights: core_default.nested(st.X, st.s, st.d),
-    X: core_default.nested(st.X, st.s, st.d),
-    similarity: core_default.nested(st.similarity, st.s, st.s)
+    weights: nested(st.X, st.s, st.d),
+    X: nested(st.X, st.s, st.d),
+    similarity: nested(st.similarity, st.s, st.s)
   };
 }
 var embedding_default = {
   state: state3,
-  readoutHtml: readoutHtml4,
+  readoutHtml: readoutHtml3,
   alt: alt3,
   figure: figure3,
   numbers: numbers3
@@ -4437,8 +4366,6 @@ var embedding_default = {
 
 // src/labs/training.js
 var root = globalThis;
-var fmt4 = core_default.format;
-var esc4 = core_default.escapeHtml;
 var TASKS = ["reverse", "induction"];
 var MEANING = {
   "anti-diagonal": "weight on key 7 \u2212 i",
@@ -4448,9 +4375,9 @@ var MEANING = {
 var INT64_MIN = -(BigInt(2) ** BigInt(63));
 var INT64_MAX = BigInt(2) ** BigInt(63) - BigInt(1);
 var given = null;
-var decoded = core_default.cache();
-function useData(data2) {
-  given = data2;
+var decoded = cache();
+function useData(checkpoints) {
+  given = checkpoints;
   decoded.clear();
 }
 function data() {
@@ -4484,7 +4411,8 @@ function decodeMatrix(t, base, group) {
   return w;
 }
 function weightsAt(task, c) {
-  let spec = data().tasks[task], group = data().group, chain = decoded.get(task);
+  const spec = data().tasks[task], group = data().group;
+  let chain = decoded.get(task);
   if (chain === void 0) {
     chain = [];
     decoded.set(task, chain);
@@ -4503,7 +4431,8 @@ function linear(x, W, b, s, nIn, nOut) {
   const y = new Float64Array(s * nOut);
   for (let i = 0; i < s; i++) {
     for (let o = 0; o < nOut; o++) {
-      let sum = b[o], wo = o * nIn, xi = i * nIn;
+      const wo = o * nIn, xi = i * nIn;
+      let sum = b[o];
       for (let t = 0; t < nIn; t++) {
         sum += x[xi + t] * W[wo + t];
       }
@@ -4515,7 +4444,8 @@ function linear(x, W, b, s, nIn, nOut) {
 function forward(task, c, tokens) {
   const cfg2 = data().tasks[task].config, W = weightsAt(task, c);
   const s = tokens.length, d = cfg2.d, h = cfg2.n_heads, dk = d / h, V = cfg2.vocab, eps = cfg2.eps;
-  let x = new Float64Array(s * d), i, j, t;
+  const x = new Float64Array(s * d);
+  let i, j, t;
   for (i = 0; i < s; i++) {
     for (j = 0; j < d; j++) {
       x[i * d + j] = W["embed.weight"][tokens[i] * d + j] + W["position.weight"][i * d + j];
@@ -4524,7 +4454,7 @@ function forward(task, c, tokens) {
   const maps = new Float64Array(cfg2.n_layers * h * s * s), scale = 1 / Math.sqrt(dk);
   for (let l = 0; l < cfg2.n_layers; l++) {
     const p = "layers." + l + ".";
-    const a = core_default.layerNorm(x, s, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+    const a = layerNorm(x, s, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
     const qkv = linear(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], s, d, 3 * d);
     const z = new Float64Array(s * d);
     for (let hh = 0; hh < h; hh++) {
@@ -4542,7 +4472,7 @@ function forward(task, c, tokens) {
           w[i * s + j] = sum * scale;
         }
       }
-      core_default.softmaxRows(w, s, s);
+      softmaxRows(w, s, s);
       for (i = 0; i < s; i++) {
         for (j = 0; j < s; j++) {
           const wij = w[i * s + j];
@@ -4559,7 +4489,7 @@ function forward(task, c, tokens) {
     for (t = 0; t < x.length; t++) {
       x[t] += out[t];
     }
-    const a2 = core_default.layerNorm(x, s, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+    const a2 = layerNorm(x, s, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
     const hidden = linear(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], s, d, 4 * d);
     for (t = 0; t < hidden.length; t++) {
       if (hidden[t] < 0) {
@@ -4571,7 +4501,7 @@ function forward(task, c, tokens) {
       x[t] += ffn2[t];
     }
   }
-  const normed = core_default.layerNorm(x, s, d, eps, W["norm.weight"], W["norm.bias"]);
+  const normed = layerNorm(x, s, d, eps, W["norm.weight"], W["norm.bias"]);
   return { logits: linear(normed, W["unembed.weight"], W["unembed.bias"], s, d, V), maps };
 }
 var DIGIT = /^\p{Nd}$/u;
@@ -4583,7 +4513,8 @@ function digitValue(c) {
   return k % 10;
 }
 function symbol(word) {
-  let cps = core_default.codePoints(word), sign = 1, i = 0, text2 = "";
+  const cps = codePoints(word);
+  let sign = 1, i = 0, text2 = "";
   if (cps[0] === 43 || cps[0] === 45) {
     sign = cps[0] === 45 ? -1 : 1;
     i = 1;
@@ -4605,8 +4536,8 @@ function readSymbols(text2) {
   const words = [];
   if (typeof text2 === "string") {
     let word = [];
-    core_default.codePoints(text2.replace(/,/g, " ")).forEach(function(c) {
-      if (core_default.isSpace(c)) {
+    codePoints(text2.replace(/,/g, " ")).forEach((c) => {
+      if (isSpace(c)) {
         if (word.length) {
           words.push(String.fromCodePoint.apply(null, word));
           word = [];
@@ -4626,15 +4557,16 @@ function readSymbols(text2) {
   for (let k = 0; k < words.length; k++) {
     const v = symbol(words[k]);
     if (v === null) {
-      return { symbols: [], notes: [{ level: "error", text: core_default.pyRepr(words[k]) + " is not a symbol: " + EXAMPLE }] };
+      return { symbols: [], notes: [{ level: "error", text: pyRepr(words[k]) + " is not a symbol: " + EXAMPLE }] };
     }
     symbols.push(v);
   }
   return { symbols, notes: [] };
 }
 function tokenError(task, cfg2, symbols) {
-  let V = cfg2.vocab, L = cfg2.length, s = symbols.length, lo = symbols[0], hi = symbols[0];
-  symbols.forEach(function(v) {
+  const V = cfg2.vocab, L = cfg2.length, s = symbols.length;
+  let lo = symbols[0], hi = symbols[0];
+  symbols.forEach((v) => {
     if (v < lo) {
       lo = v;
     }
@@ -4658,7 +4590,7 @@ function tokenError(task, cfg2, symbols) {
 }
 function correctOutputs(task, tokens, predicted) {
   const s = tokens.length;
-  return tokens.map(function(_, i) {
+  return tokens.map((_, i) => {
     if (task === "reverse") {
       return predicted[i] === tokens[s - 1 - i];
     }
@@ -4667,12 +4599,13 @@ function correctOutputs(task, tokens, predicted) {
   });
 }
 function headlineScores(task, maps, tokens) {
-  let s = tokens.length, i, j, sum;
+  const s = tokens.length;
+  let i, j, sum;
   function at(head, q, k) {
     return maps[head * s * s + q * s + k];
   }
   if (task === "reverse") {
-    return [0, 1].map(function(head) {
+    return [0, 1].map((head) => {
       for (sum = 0, i = 0; i < s; i++) {
         sum += at(head, i, s - 1 - i);
       }
@@ -4712,18 +4645,19 @@ function headlineScores(task, maps, tokens) {
 function state4(values) {
   const task = values.task === void 0 ? "reverse" : values.task;
   if (TASKS.indexOf(task) < 0) {
-    throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? core_default.pyRepr(task) : String(task)));
+    throw new Error("task must be one of ['" + TASKS.join("', '") + "'], got " + (typeof task === "string" ? pyRepr(task) : String(task)));
   }
   const spec = data().tasks[task], cfg2 = spec.config, n = spec.steps.length;
-  const c = core_default.wholeNumber(
+  const c = wholeNumber(
     values.checkpoint === void 0 ? n - 1 : values.checkpoint,
     "checkpoint",
     0,
     n - 1
   );
   const text2 = task === "reverse" ? values.reverse_input : values.induction_input;
-  let read = readSymbols(text2), notes = read.notes, tokens = [], predicted = [];
-  let L = cfg2.n_layers, h = cfg2.n_heads, maps = new Float64Array(0);
+  const read = readSymbols(text2), notes = read.notes, predicted = [];
+  const L = cfg2.n_layers, h = cfg2.n_heads;
+  let tokens = [], maps = new Float64Array(0);
   if (read.symbols.length) {
     const error = tokenError(task, cfg2, read.symbols);
     if (error !== null) {
@@ -4733,12 +4667,12 @@ function state4(values) {
       const run2 = forward(task, c, tokens), s = tokens.length, V = cfg2.vocab;
       maps = run2.maps;
       for (let i = 0; i < s; i++) {
-        predicted.push(core_default.argmax(run2.logits.subarray(i * V, (i + 1) * V)));
+        predicted.push(argmax(run2.logits.subarray(i * V, (i + 1) * V)));
       }
     }
   }
   const right = correctOutputs(task, tokens, predicted);
-  if (task === "induction" && tokens.length && right.every(function(r) {
+  if (task === "induction" && tokens.length && right.every((r) => {
     return r === null;
   })) {
     notes.push({ level: "info", text: "no symbol occurs twice: nothing to copy, so no output is predictable" });
@@ -4761,7 +4695,7 @@ function state4(values) {
     weights: maps,
     predicted,
     right,
-    inputScores: tokens.length ? headlineScores(task, maps, tokens) : heads.map(function() {
+    inputScores: tokens.length ? headlineScores(task, maps, tokens) : heads.map(() => {
       return null;
     }),
     loss: spec.loss,
@@ -4774,51 +4708,51 @@ function state4(values) {
   };
 }
 function score(v) {
-  return v === null ? "n/a" : fmt4.fixed(v, 2);
+  return v === null ? "n/a" : format.fixed(v, 2);
 }
 function curvesAt(st) {
-  return st.scoreCurves.map(function(curve) {
+  return st.scoreCurves.map((curve) => {
     return curve[st.checkpoint];
   });
 }
-function readoutHtml5(st) {
+function readoutHtml4(st) {
   const end = st.step === st.steps;
   const what = end ? "held-out accuracy (1000 sequences)" : "accuracy on step " + st.step + "\u2019s fresh batch";
-  const loss = end ? "last training loss " + fmt4.fixed(st.lossNow, 3) : "loss " + fmt4.fixed(st.lossNow, 3);
-  const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + fmt4.fixed(st.accuracyNow, 3) + "</div>"];
+  const loss = end ? "last training loss " + format.fixed(st.lossNow, 3) : "loss " + format.fixed(st.lossNow, 3);
+  const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "): " + loss + ", " + what + " " + format.fixed(st.accuracyNow, 3) + "</div>"];
   if (st.s) {
-    const marks2 = st.predicted.map(function(p, i) {
+    const marks2 = st.predicted.map((p, i) => {
       const r = st.right[i];
       return p + (r === null ? "" : r ? "\u2713" : "\u2717");
     }).join(" ");
     const told = st.task === "reverse" ? "output (should be the input reversed)" : "predicted next symbol (\u2713/\u2717 at symbols seen before)";
-    const counted = st.right.filter(function(r) {
+    const counted = st.right.filter((r) => {
       return r !== null;
     }).length;
-    const got = st.right.filter(function(r) {
+    const got = st.right.filter((r) => {
       return r === true;
     }).length;
-    parts.push("<div>input <code>" + st.tokens.join(" ") + "</code><br>" + told + ": <code>" + esc4(marks2) + "</code> (" + got + " of " + counted + " right)</div>");
+    parts.push("<div>input <code>" + st.tokens.join(" ") + "</code><br>" + told + ": <code>" + escapeHtml(marks2) + "</code> (" + got + " of " + counted + " right)</div>");
   }
-  const rows2 = st.heads.map(function(head, i) {
+  const rows2 = st.heads.map((head, i) => {
     const name = st.scoreNames[i];
-    return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) + "</td><td>" + fmt4.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
+    return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) + "</td><td>" + format.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
   }).join("");
   parts.push('<table style="font-size:90%"><tr><th>head</th><th>score</th><th>this input</th><th>held-out</th></tr>' + rows2 + "</table>");
-  return core_default.readoutHtml(parts.join(""), st.notes);
+  return wrapReadout(parts.join(""), st.notes);
 }
 function alt4(st) {
   let text2 = "Training of the " + st.task + " model, step " + st.step + " of " + st.steps + ". ";
   if (st.s) {
-    text2 += "Two attention heatmaps for the input " + st.tokens.join(" ") + " (" + st.s + " by " + st.s + ", rows are queries): " + st.heads.map(function(head, i) {
+    text2 += "Two attention heatmaps for the input " + st.tokens.join(" ") + " (" + st.s + " by " + st.s + ", rows are queries): " + st.heads.map((head, i) => {
       return head + ", " + st.scoreNames[i] + " score " + score(st.inputScores[i]);
     }).join("; ") + ". ";
   } else {
     text2 += "No heatmaps: the input is not valid. ";
   }
-  const names = core_default.unique(st.scoreNames).join(" and ");
-  return text2 + "Right, the training loss falling from " + fmt4.fixed(st.loss[0], 2) + " to " + fmt4.fixed(st.loss[st.loss.length - 1], 3) + " over " + st.steps + " steps, and each head's held-out " + names + " score over training, with step " + st.step + " marked (loss " + fmt4.fixed(st.lossNow, 3) + "; " + curvesAt(st).map(function(v) {
-    return fmt4.fixed(v, 2);
+  const names = unique(st.scoreNames).join(" and ");
+  return text2 + "Right, the training loss falling from " + format.fixed(st.loss[0], 2) + " to " + format.fixed(st.loss[st.loss.length - 1], 3) + " over " + st.steps + " steps, and each head's held-out " + names + " score over training, with step " + st.step + " marked (loss " + format.fixed(st.lossNow, 3) + "; " + curvesAt(st).map((v) => {
+    return format.fixed(v, 2);
   }).join(", ") + ").";
 }
 function numbers4(st) {
@@ -4830,7 +4764,7 @@ function numbers4(st) {
     step: st.step,
     tokens: st.tokens,
     heads: st.heads,
-    weights: core_default.stacked(st.weights, st.heads.length, s, s),
+    weights: stacked(st.weights, st.heads.length, s, s),
     predicted: st.predicted,
     right: st.right,
     input_scores: st.inputScores,
@@ -4843,11 +4777,11 @@ var COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"];
 var DARK = ["#6ea8d8", "#e09a5a", "#5fd39a", "#b48fd8"];
 function figure4(st) {
   const s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
-  const maps = st.heads.map(function(head, k) {
+  const maps = st.heads.map((head, k) => {
     const v = st.inputScores[k];
     return {
       kind: "heatmap",
-      title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : fmt4.fixed(v, 2)),
+      title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : format.fixed(v, 2)),
       data: st.weights.subarray(k * s * s, (k + 1) * s * s),
       rows: s,
       cols: s,
@@ -4862,10 +4796,10 @@ function figure4(st) {
       colLabels: labels
     };
   });
-  const lo = 0.5 * Math.min(Math.min.apply(null, st.loss), chance), hi = 2 * Math.max(Math.max.apply(null, st.loss), chance);
-  const xs = st.loss.map(function(_, k) {
+  const lo = 0.5 * Math.min(...st.loss, chance), hi = 2 * Math.max(...st.loss, chance);
+  const xs = st.loss.map((_, k) => {
     return k;
-  }), flat = st.loss.map(function() {
+  }), flat = st.loss.map(() => {
     return chance;
   });
   return {
@@ -4885,7 +4819,7 @@ function figure4(st) {
         lines: [
           { label: "training loss", color: COLORS[0], dark: DARK[0], width: 1.4, y: st.loss },
           {
-            label: "uniform guess ln V = " + fmt4.fixed(chance, 2),
+            label: "uniform guess ln V = " + format.fixed(chance, 2),
             color: "#555555",
             dark: "#aaaaaa",
             width: 1,
@@ -4904,7 +4838,7 @@ function figure4(st) {
         ylim: [-0.03, 1.03],
         yticks: [0, 0.5, 1],
         marker: st.checkpoint,
-        lines: st.heads.map(function(head, k) {
+        lines: st.heads.map((head, k) => {
           return {
             label: head + ": " + st.scoreNames[k],
             color: COLORS[k % 4],
@@ -4924,23 +4858,21 @@ var training_default = {
   weightsAt,
   linear,
   forward,
-  pyRepr: core_default.pyRepr,
+  pyRepr,
   readSymbols,
   tokenError,
   state: state4,
-  readoutHtml: readoutHtml5,
+  readoutHtml: readoutHtml4,
   alt: alt4,
   numbers: numbers4,
   figure: figure4
 };
 
 // src/labs/generation.js
-var fmt5 = core_default.format;
-var esc5 = core_default.escapeHtml;
 var LENGTH = 24;
 var MAX_GENERATED = LENGTH - 1;
 var TEMPERATURES2 = [0, 0.5, 1, 2];
-var generations = core_default.cache();
+var generations = cache();
 function cfg() {
   return training_default.data().tasks.induction.config;
 }
@@ -4965,7 +4897,7 @@ function decoder(c) {
     length++;
     for (let l = 0; l < conf.n_layers; l++) {
       const p = "layers." + l + ".";
-      const a = core_default.layerNorm(x, 1, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
+      const a = layerNorm(x, 1, d, eps, W[p + "norm1.weight"], W[p + "norm1.bias"]);
       const qkv = linear2(a, W[p + "self_attn.in_proj_weight"], W[p + "self_attn.in_proj_bias"], d, 3 * d);
       keys[l].push(qkv.subarray(d, 2 * d));
       values[l].push(qkv.subarray(2 * d));
@@ -4979,7 +4911,7 @@ function decoder(c) {
           }
           w[j] = sum * scale;
         }
-        core_default.softmaxRows(w, 1, length);
+        softmaxRows(w, 1, length);
         for (j = 0; j < length; j++) {
           for (t = 0; t < dk; t++) {
             z[off + t] += w[j] * values[l][j][off + t];
@@ -4991,7 +4923,7 @@ function decoder(c) {
       for (t = 0; t < d; t++) {
         x[t] += out[t];
       }
-      const a2 = core_default.layerNorm(x, 1, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
+      const a2 = layerNorm(x, 1, d, eps, W[p + "norm2.weight"], W[p + "norm2.bias"]);
       const hidden = linear2(a2, W[p + "linear1.weight"], W[p + "linear1.bias"], d, 4 * d);
       for (t = 0; t < hidden.length; t++) {
         if (hidden[t] < 0) {
@@ -5003,15 +4935,15 @@ function decoder(c) {
         x[t] += ffn2[t];
       }
     }
-    const normed = core_default.layerNorm(x, 1, d, eps, W["norm.weight"], W["norm.bias"]);
+    const normed = layerNorm(x, 1, d, eps, W["norm.weight"], W["norm.bias"]);
     return { logits: linear2(normed, W["unembed.weight"], W["unembed.bias"], d, V), rows: rows2 };
   };
 }
 function softmaxT(logits, T) {
-  const p = Float64Array.from(logits, function(v) {
+  const p = Float64Array.from(logits, (v) => {
     return v / T;
   });
-  core_default.softmaxRows(p, 1, p.length);
+  softmaxRows(p, 1, p.length);
   return p;
 }
 function generate(c, prompt, n, T, seed) {
@@ -5020,7 +4952,7 @@ function generate(c, prompt, n, T, seed) {
   if (hit) {
     return hit;
   }
-  const feed = decoder(c), draw = T ? rng_default.defaultRng(seed) : null;
+  const feed = decoder(c), draw = T ? defaultRng(seed) : null;
   let out, k;
   for (k = 0; k < prompt.length; k++) {
     out = feed(prompt[k]);
@@ -5031,7 +4963,7 @@ function generate(c, prompt, n, T, seed) {
     let token;
     const p = softmaxT(out.logits, T || 1);
     if (!T) {
-      token = core_default.argmax(out.logits);
+      token = argmax(out.logits);
     } else {
       const u = draw.random(1)[0];
       let cum = 0;
@@ -5064,17 +4996,17 @@ function inductionTargets(tokens, q) {
 }
 function state5(values) {
   const spec = training_default.data().tasks.induction, conf = spec.config, last = spec.steps.length - 1;
-  const get = function(name, dflt) {
+  const get = (name, dflt) => {
     return values[name] === void 0 ? dflt : values[name];
   };
-  const c = core_default.wholeNumber(get("checkpoint", last), "checkpoint", 0, last);
-  let n = core_default.wholeNumber(get("n", 7), "n", 1, MAX_GENERATED);
+  const c = wholeNumber(get("checkpoint", last), "checkpoint", 0, last);
+  let n = wholeNumber(get("n", 7), "n", 1, MAX_GENERATED);
   const asked = n;
-  let t = core_default.wholeNumber(get("t", 7), "t", 1, MAX_GENERATED);
+  let t = wholeNumber(get("t", 7), "t", 1, MAX_GENERATED);
   const tAsked = t;
-  const seed = core_default.wholeNumber(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
+  const seed = wholeNumber(get("seed", 0), "seed", 0, 20), T = get("temperature", 0);
   if (typeof T !== "number" || TEMPERATURES2.indexOf(T) < 0) {
-    throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + core_default.pyRepr(T));
+    throw new Error("temperature must be one of [0.0, 0.5, 1.0, 2.0], got " + pyRepr(T));
   }
   const heads = [];
   for (let l = 0; l < conf.n_layers; l++) {
@@ -5116,7 +5048,7 @@ function state5(values) {
       weights.set(run2.rows[k][i], (i * t + k) * width);
     }
   }
-  const targets = run2.generated.map(function(_, k) {
+  const targets = run2.generated.map((_, k) => {
     return inductionTargets(sequence, s0 + k - 1);
   });
   return {
@@ -5134,9 +5066,9 @@ function state5(values) {
     s: width,
     heads,
     weights,
-    top: t ? run2.rows[t - 1].map(core_default.argmax) : [],
+    top: t ? run2.rows[t - 1].map(argmax) : [],
     targets,
-    expected: targets.map(function(keys) {
+    expected: targets.map((keys) => {
       return keys.length ? sequence[keys[keys.length - 1]] : null;
     }),
     probability: run2.probability,
@@ -5144,10 +5076,10 @@ function state5(values) {
   };
 }
 function decoding(st) {
-  return st.temperature ? "sampled at T = " + fmt5.general(st.temperature) + ", seed " + st.seed : "greedy";
+  return st.temperature ? "sampled at T = " + format.general(st.temperature) + ", seed " + st.seed : "greedy";
 }
 function marks(st) {
-  return st.generated.map(function(g, k) {
+  return st.generated.map((g, k) => {
     const e = st.expected[k];
     return g + (e === null ? "" : g === e ? "\u2713" : "\u2717");
   }).join(" ");
@@ -5155,41 +5087,41 @@ function marks(st) {
 function weightAt(st, i, k) {
   return st.weights[(i * st.t + st.t - 1) * st.s + k];
 }
-function readoutHtml6(st) {
+function readoutHtml5(st) {
   const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " + decoding(st) + "</div>"];
   if (st.t) {
     const s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
     const keys = st.targets[t - 1], expected = st.expected[t - 1];
     const copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")" : "symbol " + st.tokens[q] + " did not occur before: nothing to copy";
-    parts.push("<div><b>step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q + " (symbol " + st.tokens[q] + ") chose <b>" + chosen + "</b> with probability " + fmt5.fixed(st.probability[t - 1], 2) + "; " + copy + ".</div>");
-    const rows2 = st.heads.map(function(head, i) {
+    parts.push("<div><b>step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q + " (symbol " + st.tokens[q] + ") chose <b>" + chosen + "</b> with probability " + format.fixed(st.probability[t - 1], 2) + "; " + copy + ".</div>");
+    const rows2 = st.heads.map((head, i) => {
       const k = st.top[i];
-      return "<tr><td>" + head + "</td><td>key " + k + " (symbol " + st.tokens[k] + ")</td><td>" + fmt5.fixed(weightAt(st, i, k), 2) + "</td><td>" + (keys.indexOf(k) >= 0 ? "yes" : "no") + "</td></tr>";
+      return "<tr><td>" + head + "</td><td>key " + k + " (symbol " + st.tokens[k] + ")</td><td>" + format.fixed(weightAt(st, i, k), 2) + "</td><td>" + (keys.indexOf(k) >= 0 ? "yes" : "no") + "</td></tr>";
     }).join("");
     parts.push('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th><th>weight</th><th>after an earlier copy?</th></tr>' + rows2 + "</table>");
-    const counted = st.expected.filter(function(e) {
+    const counted = st.expected.filter((e) => {
       return e !== null;
     }).length;
-    const right = st.generated.filter(function(g, k) {
+    const right = st.generated.filter((g, k) => {
       return st.expected[k] !== null && g === st.expected[k];
     }).length;
-    parts.push("<div>prompt <code>" + st.prompt.join(" ") + "</code><br>generated (\u2713/\u2717 where a copy tells the token): <code>" + esc5(marks(st)) + "</code> (" + right + " of " + counted + " right)</div>");
+    parts.push("<div>prompt <code>" + st.prompt.join(" ") + "</code><br>generated (\u2713/\u2717 where a copy tells the token): <code>" + escapeHtml(marks(st)) + "</code> (" + right + " of " + counted + " right)</div>");
   }
-  return core_default.readoutHtml(parts.join(""), st.notes);
+  return wrapReadout(parts.join(""), st.notes);
 }
 function alt5(st) {
   let text2 = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
   if (!st.t) {
-    return text2 + "No heatmaps: the prompt is not valid. " + st.notes.map(function(n) {
+    return text2 + "No heatmaps: the prompt is not valid. " + st.notes.map((n) => {
       return n.text;
     }).join(" ");
   }
   text2 += "Prompt " + st.prompt.join(" ") + "; generated so far " + st.generated.slice(0, st.t).join(" ") + ". One heatmap a head, rows the steps 1 to " + st.t + ", columns the " + st.s + " positions so far; each row is the attention of the query that produced that step's token, over the keys before it, step " + st.t + " outlined: ";
-  text2 += st.heads.map(function(head, i) {
+  text2 += st.heads.map((head, i) => {
     const k = st.top[i];
-    return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + fmt5.fixed(weightAt(st, i, k), 2);
+    return head + " weighs key " + k + " (symbol " + st.tokens[k] + ") most, " + format.fixed(weightAt(st, i, k), 2);
   }).join("; ");
-  return text2 + ". Below, a bar for each of the " + st.generated.length + " generated tokens: the probability it was chosen with, " + fmt5.fixed(st.probability[st.t - 1], 2) + " at step " + st.t + ".";
+  return text2 + ". Below, a bar for each of the " + st.generated.length + " generated tokens: the probability it was chosen with, " + format.fixed(st.probability[st.t - 1], 2) + " at step " + st.t + ".";
 }
 function numbers5(st) {
   return {
@@ -5203,7 +5135,7 @@ function numbers5(st) {
     t: st.t,
     tokens: st.tokens,
     heads: st.heads,
-    weights: core_default.stacked(st.weights, st.heads.length, st.t, st.s),
+    weights: stacked(st.weights, st.heads.length, st.t, st.s),
     heaviest_key: st.top,
     probability: st.probability
   };
@@ -5230,11 +5162,11 @@ function figure5(st) {
       masked[k * s + j] = 1;
     }
   }
-  const rowLabels2 = st.generated.slice(0, t).map(function(g) {
+  const rowLabels2 = st.generated.slice(0, t).map((g) => {
     return "\u2192 " + g;
   });
-  const split = function(before) {
-    return st.probability.map(function(p, k) {
+  const split = (before) => {
+    return st.probability.map((p, k) => {
       return k < t === before ? p : 0;
     });
   };
@@ -5242,7 +5174,7 @@ function figure5(st) {
     kind: "bars",
     xlim: [0, 1],
     xlabel: "probability of the token chosen",
-    labels: st.generated.map(function(g) {
+    labels: st.generated.map((g) => {
       return "\u2192 " + g;
     }),
     title: "step " + st.step + ", " + decoding(st) + ": each token's probability" + (st.asked > st.generated.length ? " (" + st.generated.length + " fit of " + st.asked + " asked)" : "") + (st.t_asked > t ? " (step " + st.t_asked + " asked: " + t + " is the last)" : ""),
@@ -5253,11 +5185,11 @@ function figure5(st) {
   };
   return {
     columns: st.heads.length,
-    panels: st.heads.map(function(head, i) {
+    panels: st.heads.map((head, i) => {
       const top = st.top[i];
       return {
         kind: "heatmap",
-        title: head + ": key " + top + " most (" + fmt5.fixed(weightAt(st, i, top), 2) + ")",
+        title: head + ": key " + top + " most (" + format.fixed(weightAt(st, i, top), 2) + ")",
         data: st.weights.subarray(i * t * s, (i + 1) * t * s),
         rows: t,
         cols: s,
@@ -5284,15 +5216,13 @@ var generation_default = {
   useData: useData2,
   generate,
   state: state5,
-  readoutHtml: readoutHtml6,
+  readoutHtml: readoutHtml5,
   alt: alt5,
   numbers: numbers5,
   figure: figure5
 };
 
 // src/labs/masking.js
-var fmt6 = core_default.format;
-var esc6 = core_default.escapeHtml;
 var MASK_KINDS = ["none", "causal", "padding", "window", "band"];
 var MASKING_D = 8;
 var MASKING_D_K = 4;
@@ -5335,18 +5265,18 @@ function description(st) {
 function state6(values) {
   const text2 = values.text, kind2 = values.kind === void 0 ? "causal" : values.kind;
   const method = values.method === void 0 ? "before" : values.method;
-  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
+  const maxTokens = values.maxTokens === void 0 ? MAX_WIDGET_TOKENS : values.maxTokens;
   if (MASK_KINDS.indexOf(kind2) < 0) {
     throw new Error("kind must be one of ['" + MASK_KINDS.join("', '") + "'], got '" + kind2 + "'");
   }
   if (method !== "before" && method !== "after") {
     throw new Error("method must be 'before' or 'after', got '" + method + "'");
   }
-  const length = core_default.wholeNumber(values.length === void 0 ? 3 : values.length, "length (real tokens)", 0);
-  const window = core_default.wholeNumber(values.window === void 0 ? 2 : values.window, "window", 1);
-  const lower = core_default.wholeNumber(values.lower === void 0 ? 1 : values.lower, "lower", 0);
-  const upper = core_default.wholeNumber(values.upper === void 0 ? 1 : values.upper, "upper", 0);
-  const read = core_default.readTokens(text2, maxTokens);
+  const length = wholeNumber(values.length === void 0 ? 3 : values.length, "length (real tokens)", 0);
+  const window = wholeNumber(values.window === void 0 ? 2 : values.window, "window", 1);
+  const lower = wholeNumber(values.lower === void 0 ? 1 : values.lower, "lower", 0);
+  const upper = wholeNumber(values.upper === void 0 ? 1 : values.upper, "upper", 0);
+  const read = readTokens(text2, maxTokens);
   let tokens = read.tokens;
   const notes = read.notes;
   const s = tokens.length;
@@ -5355,11 +5285,11 @@ function state6(values) {
     real.push(true);
   }
   if (kind2 === "padding" && s) {
-    real = real.map(function(_, k) {
+    real = real.map((_, k) => {
       return k < Math.min(length, s);
     });
-    tokens = tokens.map(function(t, k) {
-      return real[k] ? t : core_default.vocab.padToken;
+    tokens = tokens.map((t, k) => {
+      return real[k] ? t : vocab_default.padToken;
     });
     if (length >= s) {
       notes.push({ level: "info", text: "length " + length + " \u2265 s = " + s + ": every token is real, nothing is padded" });
@@ -5367,25 +5297,25 @@ function state6(values) {
       notes.push({ level: "info", text: "the <pad> query rows " + length + ".." + (s - 1) + " still compute an output, which the loss ignores; no query gives a <pad> key any weight" });
     }
   }
-  const d = MASKING_D, d_k = MASKING_D_K, P = core_default.projectionWeights(d, d_k, 0);
-  const X = core_default.embedTokens(tokens, d, 0);
-  const Q = core_default.matmul(X, P[0], s, d, d_k);
-  const K = core_default.matmul(X, P[1], s, d, d_k);
-  const V = core_default.matmul(X, P[2], s, d, d_k);
+  const d = MASKING_D, d_k = MASKING_D_K, P = projectionWeights(d, d_k, 0);
+  const X = embedTokens(tokens, d, 0);
+  const Q = matmul(X, P[0], s, d, d_k);
+  const K = matmul(X, P[1], s, d, d_k);
+  const V = matmul(X, P[2], s, d, d_k);
   const mask = namedMask(kind2, s, real, window, lower, upper);
-  const scores2 = core_default.matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
+  const scores2 = matmulT(Q, K, s, d_k, s, 1 / Math.sqrt(d_k));
   let weights;
   if (method === "before") {
-    weights = scores2.map(function(x, k) {
+    weights = scores2.map((x, k) => {
       return mask[k] ? x : -Infinity;
     });
-    core_default.softmaxRows(weights, s, s);
+    softmaxRows(weights, s, s);
   } else {
-    weights = core_default.softmaxRows(scores2.slice(), s, s).map(function(x, k) {
+    weights = softmaxRows(scores2.slice(), s, s).map((x, k) => {
       return x * mask[k];
     });
   }
-  const output = core_default.matmul(weights, V, s, s, d_k);
+  const output = matmul(weights, V, s, s, d_k);
   const seen = [], rowSums = new Float64Array(s), empty = [];
   for (i = 0; i < s; i++) {
     let n = 0, sum = 0;
@@ -5418,7 +5348,7 @@ function state6(values) {
     }
   }
   if (method === "after" && sums.length && Math.min.apply(null, sums) < 1 - 1e-9) {
-    notes.push({ level: "warning", text: "masked after the softmax: the rows sum to " + fmt6.fixed(Math.min.apply(null, sums), 2) + ".." + fmt6.fixed(Math.max.apply(null, sums), 2) + ", not 1; the hidden keys kept their share of the softmax" });
+    notes.push({ level: "warning", text: "masked after the softmax: the rows sum to " + format.fixed(Math.min.apply(null, sums), 2) + ".." + format.fixed(Math.max.apply(null, sums), 2) + ", not 1; the hidden keys kept their share of the softmax" });
   }
   return {
     text: typeof text2 === "string" ? text2 : "",
@@ -5437,30 +5367,30 @@ function state6(values) {
     output,
     rowSums,
     seen,
-    fullyMasked: seen.map(function(n) {
+    fullyMasked: seen.map((n) => {
       return n === 0;
     }),
     notes
   };
 }
-function readoutHtml7(st) {
+function readoutHtml6(st) {
   const s = st.s, d_k = MASKING_D_K;
   const parts = [
-    "<b>" + esc6(description(st)) + "</b>",
+    "<b>" + escapeHtml(description(st)) + "</b>",
     "X : (" + s + ", " + MASKING_D + "); Q, K, V : (" + s + ", " + d_k + "); mask, scores, weights : (" + s + ", " + s + "); output : (" + s + ", " + d_k + ")"
   ];
   if (s) {
     const shown = Math.min(s, 16), more = s > shown ? ", \u2026" : "";
     parts.push("keys each query may see: " + st.seen.slice(0, shown).join(", ") + more);
-    parts.push("row sums of the weights: " + Array.from(st.rowSums.subarray(0, shown)).map(function(x) {
-      return fmt6.fixed(x, 2);
+    parts.push("row sums of the weights: " + Array.from(st.rowSums.subarray(0, shown)).map((x) => {
+      return format.fixed(x, 2);
     }).join(", ") + more);
   }
-  return core_default.readoutHtml(parts.join("<br>"), st.notes, "font-size:90%");
+  return wrapReadout(parts.join("<br>"), st.notes, "font-size:90%");
 }
 function alt6(st) {
   if (st.s === 0) {
-    return core_default.noTokensAlt("Four empty heatmaps", st.notes);
+    return noTokensAlt("Four empty heatmaps", st.notes);
   }
   const s = st.s;
   let hidden = 0, k;
@@ -5470,7 +5400,7 @@ function alt6(st) {
   const sums = Array.from(st.rowSums);
   const how = st.method === "before" ? "set to minus infinity before the softmax, so each row is renormalised over the keys it may see" : "zeroed after the softmax, so rows lose the share of the hidden keys";
   const middle = hidden ? "masked cells " + how : "nothing masked";
-  let text2 = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) + " of " + s * s + " cells. Third: the weights, " + middle + "; row sums from " + fmt6.fixed(Math.min.apply(null, sums), 2) + " to " + fmt6.fixed(Math.max.apply(null, sums), 2) + ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
+  let text2 = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" + description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + s * s + " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) + " of " + s * s + " cells. Third: the weights, " + middle + "; row sums from " + format.fixed(Math.min.apply(null, sums), 2) + " to " + format.fixed(Math.max.apply(null, sums), 2) + ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
   const empty = st.fullyMasked.filter(Boolean).length;
   if (empty) {
     text2 += " " + empty + " rows are fully masked: zero weights and a zero output row.";
@@ -5478,7 +5408,7 @@ function alt6(st) {
   return text2;
 }
 function numbers6(st) {
-  const n = core_default.nested, s = st.s, mask = [];
+  const n = nested, s = st.s, mask = [];
   for (let i = 0; i < s; i++) {
     mask.push(Array.from(st.mask.subarray(i * s, (i + 1) * s), Boolean));
   }
@@ -5580,20 +5510,18 @@ var masking_default = {
   MASKING_D_K,
   description,
   state: state6,
-  readoutHtml: readoutHtml7,
+  readoutHtml: readoutHtml6,
   alt: alt6,
   numbers: numbers6,
   figure: figure6
 };
 
 // src/labs/multihead.js
-var fmt7 = core_default.format;
-var esc7 = core_default.escapeHtml;
 var MAX_HEADS = 16;
 var MH_D_CHOICES = [8, 12, 16, 32, 64];
 var MH_DEFAULT_SEED = 10;
 function divides(h, d) {
-  core_default.positiveInt(h, "h");
+  positiveInt(h, "h");
   if (d % h) {
     throw new Error("h=" + h + " does not divide d=" + d + ": each head gets d_k = d/h columns, so h must be a divisor of d");
   }
@@ -5609,7 +5537,7 @@ function divisors(d) {
   return out;
 }
 function headChoices(d) {
-  return divisors(d).filter(function(h) {
+  return divisors(d).filter((h) => {
     return h <= MAX_HEADS;
   });
 }
@@ -5630,7 +5558,7 @@ function missingHeadsText(d) {
     }
     text2 += " h = " + missing.join(", ") + " cannot be chosen: each head gets d_k = d/h whole columns, and the API says \u201C" + message + "\u201D.";
   }
-  const bigger = divisors(d).filter(function(h) {
+  const bigger = divisors(d).filter((h) => {
     return h > MAX_HEADS;
   });
   if (bigger.length) {
@@ -5655,14 +5583,14 @@ function shapeTrace(b, s, d, h) {
     ["output = concat(...) W^O + b_o", [b, s, d]]
   ];
 }
-var paramsCache = core_default.cache();
+var paramsCache = cache();
 function parameters(d, seed) {
-  return core_default.kept(paramsCache, d + "," + seed, function() {
-    return core_default.attentionParameters(rng_default.defaultRng(seed), d);
+  return kept(paramsCache, d + "," + seed, () => {
+    return attentionParameters(defaultRng(seed), d);
   }, 32);
 }
 function project2(X, W, b, s, d) {
-  const Y = core_default.matmul(X, W, s, d, d);
+  const Y = matmul(X, W, s, d, d);
   for (let r = 0; r < s; r++) {
     for (let j = 0; j < d; j++) {
       Y[r * d + j] += b[j];
@@ -5674,16 +5602,16 @@ function state7(values) {
   const text2 = values.text, d = values.d, h = values.h;
   const seed = values.seed === void 0 ? MH_DEFAULT_SEED : values.seed;
   const positional = !!values.positional, headsOn = values.heads_on;
-  const maxTokens = values.maxTokens === void 0 ? core_default.MAX_WIDGET_TOKENS : values.maxTokens;
-  core_default.positiveInt(d, "d");
+  const maxTokens = values.maxTokens === void 0 ? MAX_WIDGET_TOKENS : values.maxTokens;
+  positiveInt(d, "d");
   divides(h, d);
   const P = parameters(d, seed), d_k = d / h;
-  const onSet = new Set(headsOn === void 0 || headsOn === null ? Array.from({ length: h }, function(_, i) {
+  const onSet = new Set(headsOn === void 0 || headsOn === null ? Array.from({ length: h }, (_, i) => {
     return i;
   }) : headsOn);
-  const bad = Array.from(onSet).filter(function(i) {
+  const bad = Array.from(onSet).filter((i) => {
     return !(i >= 0 && i < h);
-  }).sort(function(a, b) {
+  }).sort((a, b) => {
     return a - b;
   });
   if (bad.length) {
@@ -5693,11 +5621,11 @@ function state7(values) {
   for (let i = 0; i < h; i++) {
     on.push(onSet.has(i));
   }
-  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  const read = readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
   const s = tokens.length;
-  const X = core_default.embedTokens(tokens, d, seed);
+  const X = embedTokens(tokens, d, seed);
   if (positional && s) {
-    const pe = core_default.sinusoidalEncoding(s, d);
+    const pe = sinusoidalEncoding(s, d);
     for (let k = 0; k < X.length; k++) {
       X[k] += pe[k];
     }
@@ -5716,13 +5644,13 @@ function state7(values) {
         v[r * d_k + c] = V[r * d + hd * d_k + c];
       }
     }
-    const w = core_default.softmaxRows(core_default.matmulT(q, kk, s, d_k, s, scale), s, s);
+    const w = softmaxRows(matmulT(q, kk, s, d_k, s, scale), s, s);
     weights.set(w, hd * s * s);
-    const H = core_default.matmul(w, v, s, s, d_k);
+    const H = matmul(w, v, s, s, d_k);
     for (let r = 0; r < s; r++) {
       merged.set(H.subarray(r * d_k, (r + 1) * d_k), r * d + hd * d_k);
     }
-    contributions.set(core_default.matmul(H, P.W[3].subarray(hd * d_k * d, (hd + 1) * d_k * d), s, d_k, d), hd * s * d);
+    contributions.set(matmul(H, P.W[3].subarray(hd * d_k * d, (hd + 1) * d_k * d), s, d_k, d), hd * s * d);
   }
   const output = project2(merged, P.W[3], P.b[3], s, d);
   const onOutput = new Float64Array(s * d), offOutput = new Float64Array(s * d);
@@ -5775,20 +5703,20 @@ function state7(values) {
     notes
   };
 }
-function readoutHtml8(st) {
+function readoutHtml7(st) {
   const sizes = "b=1, s=" + st.s + ", d=" + st.d + ", h=" + st.h + ", d<sub>k</sub>=d<sub>v</sub>=d/h=" + st.d_k + (st.positional ? "  (X includes positional encoding)" : "") + (st.s === 0 ? "  (no tokens: s = 0)" : "");
-  const heads = st.on.map(function(on, i) {
-    return i + (on ? "" : " (off)") + ": " + fmt7.fixed(st.headNorms[i], 2);
+  const heads = st.on.map((on, i) => {
+    return i + (on ? "" : " (off)") + ": " + format.fixed(st.headNorms[i], 2);
   }).join(", ");
-  const missing = '<div style="font-size:90%">' + esc7(missingHeadsText(st.d)) + "</div>";
-  return core_default.readoutHtml(core_default.positionsHtml(st.tokens) + core_default.tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) + '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> ' + esc7(heads) + "<br>sum of all heads\u2019 writes + b<sub>o</sub> vs the output: max difference " + fmt7.exponent(st.checkError, 1) + "</div>", st.notes);
+  const missing = '<div style="font-size:90%">' + escapeHtml(missingHeadsText(st.d)) + "</div>";
+  return wrapReadout(positionsHtml(st.tokens) + tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) + '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> ' + escapeHtml(heads) + "<br>sum of all heads\u2019 writes + b<sub>o</sub> vs the output: max difference " + format.exponent(st.checkError, 1) + "</div>", st.notes);
 }
 function alt7(st) {
   if (st.s === 0) {
-    return core_default.noTokensAlt("Empty heatmaps", st.notes);
+    return noTokensAlt("Empty heatmaps", st.notes);
   }
   const s = st.s, off = [], peaks2 = [];
-  st.on.forEach(function(on, i) {
+  st.on.forEach((on, i) => {
     if (!on) {
       off.push(String(i));
     }
@@ -5811,7 +5739,7 @@ function alt7(st) {
   return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " + (st.positional ? "X + PE" : "X, no positions") + "); " + (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") + "Most-attended key per head: " + peaks2.join("; ") + ". Right: two " + s + " by " + st.d + " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads would add; their sum is the full output.";
 }
 function numbers7(st) {
-  const n = core_default.nested, s = st.s, d = st.d, heads = core_default.stacked(st.weights, st.h, s, s);
+  const n = nested, s = st.s, d = st.d, heads = stacked(st.weights, st.h, s, s);
   return {
     lab: "multihead",
     d,
@@ -5885,12 +5813,12 @@ function figure7(st) {
 }
 function choices(name, values) {
   if (name === "h") {
-    return headChoices(values.d).map(function(h) {
+    return headChoices(values.d).map((h) => {
       return [String(h), h];
     });
   }
   if (name === "heads_on") {
-    return Array.from({ length: values.h }, function(_, i) {
+    return Array.from({ length: values.h }, (_, i) => {
       return ["head " + i, i];
     });
   }
@@ -5903,7 +5831,7 @@ var multihead_default = {
   missingHeadsText,
   parameters,
   state: state7,
-  readoutHtml: readoutHtml8,
+  readoutHtml: readoutHtml7,
   alt: alt7,
   choices,
   numbers: numbers7,
@@ -5911,8 +5839,6 @@ var multihead_default = {
 };
 
 // src/labs/permutation.js
-var fmt8 = core_default.format;
-var esc8 = core_default.escapeHtml;
 var PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
 var EQUIVARIANCE_TOL = 1e-9;
 var SHUFFLE_SEEDS = [0, 99];
@@ -5935,12 +5861,12 @@ function namedPermutation(name, s, seed) {
     return perm.reverse();
   }
   if (name === "rotate") {
-    return perm.map(function(i) {
+    return perm.map((i) => {
       return (i + 1) % s;
     });
   }
   if (name === "shuffle") {
-    return Array.from(rng_default.defaultRng(seed).permutation(s));
+    return Array.from(defaultRng(seed).permutation(s));
   }
   if (name === "swap") {
     const t = perm[0];
@@ -5957,9 +5883,10 @@ function parsePermutation(text2, s) {
   if (typeof text2 !== "string") {
     throw new Error("the order must be text such as '4 3 2 1 0', got " + text2);
   }
-  let parts = [], cur = [];
-  core_default.codePoints(text2).forEach(function(c) {
-    if (c === 44 || core_default.isSpace(c)) {
+  const parts = [];
+  let cur = [];
+  codePoints(text2).forEach((c) => {
+    if (c === 44 || isSpace(c)) {
       if (cur.length) {
         parts.push(String.fromCodePoint.apply(null, cur));
         cur = [];
@@ -5974,7 +5901,7 @@ function parsePermutation(text2, s) {
   if (!parts.length) {
     throw new Error("type " + s + " positions, e.g. '" + range(s).reverse().join(" ") + "'");
   }
-  const bad = parts.filter(function(p) {
+  const bad = parts.filter((p) => {
     return !/^[0-9]+$/.test(p);
   });
   if (bad.length) {
@@ -5984,19 +5911,19 @@ function parsePermutation(text2, s) {
     throw new Error("the sentence has s=" + s + " tokens, so type " + s + " positions, got " + parts.length);
   }
   const texts = parts.map(intText);
-  const out = texts.filter(function(t) {
+  const out = texts.filter((t) => {
     return t.length > 15 || parseInt(t, 10) >= s;
   });
   if (out.length) {
     throw new Error("position " + out[0] + " does not exist: positions run 0.." + (s - 1));
   }
-  const values = texts.map(function(t) {
+  const values = texts.map((t) => {
     return parseInt(t, 10);
   }), count2 = new Array(s).fill(0);
-  values.forEach(function(v) {
+  values.forEach((v) => {
     count2[v]++;
   });
-  const repeated2 = count2.findIndex(function(c) {
+  const repeated2 = count2.findIndex((c) => {
     return c > 1;
   });
   if (repeated2 >= 0) {
@@ -6005,10 +5932,10 @@ function parsePermutation(text2, s) {
   return values;
 }
 function attend(x, W, s, causal) {
-  const Q = core_default.matmul(x, W[0], s, D, D);
-  const K = core_default.matmul(x, W[1], s, D, D);
-  const V = core_default.matmul(x, W[2], s, D, D);
-  const scores2 = core_default.matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
+  const Q = matmul(x, W[0], s, D, D);
+  const K = matmul(x, W[1], s, D, D);
+  const V = matmul(x, W[2], s, D, D);
+  const scores2 = matmulT(Q, K, s, D, s, 1 / Math.sqrt(D));
   if (causal) {
     for (let i = 0; i < s; i++) {
       for (let j = i + 1; j < s; j++) {
@@ -6016,12 +5943,12 @@ function attend(x, W, s, causal) {
       }
     }
   }
-  const weights = core_default.softmaxRows(scores2, s, s);
-  return [core_default.matmul(weights, V, s, s, D), weights];
+  const weights = softmaxRows(scores2, s, s);
+  return [matmul(weights, V, s, s, D), weights];
 }
 function rows(A, perm, n) {
   const out = new Float64Array(perm.length * n);
-  perm.forEach(function(j, i) {
+  perm.forEach((j, i) => {
     out.set(A.subarray(j * n, (j + 1) * n), i * n);
   });
   return out;
@@ -6054,9 +5981,10 @@ function state8(values) {
   const custom = values.custom === void 0 ? "" : values.custom, seed = values.seed || 0;
   const pe = !!values.pe, causal = !!values.causal, d = D;
   const maxTokens = values.maxTokens === void 0 ? MAX_TOKENS : values.maxTokens;
-  const W = core_default.projectionWeights(d, d, MODEL_SEED);
-  const read = core_default.readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
-  let s = tokens.length, perm;
+  const W = projectionWeights(d, d, MODEL_SEED);
+  const read = readTokens(text2, maxTokens), tokens = read.tokens, notes = read.notes;
+  const s = tokens.length;
+  let perm;
   if (s === 0) {
     const e = new Float64Array(0);
     return {
@@ -6086,14 +6014,14 @@ function state8(values) {
   } else {
     perm = namedPermutation(order, s, seed);
   }
-  const X = core_default.embedTokens(tokens, d, MODEL_SEED);
+  const X = embedTokens(tokens, d, MODEL_SEED);
   let xIn = X, pxIn = rows(X, perm, d);
   if (pe) {
-    const PE = core_default.sinusoidalEncoding(s, d);
-    xIn = X.map(function(x, k2) {
+    const PE = sinusoidalEncoding(s, d);
+    xIn = X.map((x, k2) => {
       return x + PE[k2];
     });
-    pxIn = pxIn.map(function(x, k2) {
+    pxIn = pxIn.map((x, k2) => {
       return x + PE[k2];
     });
   }
@@ -6105,7 +6033,8 @@ function state8(values) {
     }
   }
   const after = [rows(xIn, perm, d), pw, rows(f[0], perm, d)];
-  let difference = new Float64Array(s * d), maxError = 0, weightsError = 0, k;
+  const difference = new Float64Array(s * d);
+  let maxError = 0, weightsError = 0, k;
   for (k = 0; k < s * d; k++) {
     difference[k] = Math.abs(fp[0][k] - after[2][k]);
     maxError = Math.max(maxError, difference[k]);
@@ -6113,7 +6042,7 @@ function state8(values) {
   for (k = 0; k < s * s; k++) {
     weightsError = Math.max(weightsError, Math.abs(fp[1][k] - pw[k]));
   }
-  const identity = perm.every(function(p, n) {
+  const identity = perm.every((p, n) => {
     return p === n;
   });
   if (identity) {
@@ -6130,7 +6059,7 @@ function state8(values) {
     tokens,
     s,
     perm,
-    permutedTokens: perm.map(function(j) {
+    permutedTokens: perm.map((j) => {
       return tokens[j];
     }),
     pe,
@@ -6146,31 +6075,31 @@ function state8(values) {
   };
 }
 function verdict(st) {
-  return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + fmt8.exponent(st.maxError, 1) + ")";
+  return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + format.exponent(st.maxError, 1) + ")";
 }
-function readoutHtml9(st) {
+function readoutHtml8(st) {
   if (st.s === 0) {
-    return core_default.readoutHtml("", st.notes);
+    return wrapReadout("", st.notes);
   }
   const mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
   const symbol2 = st.equivariant ? "&#10004;" : "&#10008;";
-  const identity = Array.from(st.perm).every(function(j, i) {
+  const identity = Array.from(st.perm).every((j, i) => {
     return j === i;
   });
   const same = !st.sameSet ? "no: the rows themselves changed" : identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
-  return core_default.readoutHtml(
-    "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc8(st.permutedTokens.join(" ")) + '</div><div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol2 + " " + esc8(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " + fmt8.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " + same + "</div>",
+  return wrapReadout(
+    "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + escapeHtml(st.permutedTokens.join(" ")) + '</div><div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol2 + " " + escapeHtml(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " + format.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " + same + "</div>",
     st.notes
   );
 }
 function alt8(st) {
   if (st.s === 0) {
-    return core_default.noTokensAlt("Seven empty heatmaps", st.notes);
+    return noTokensAlt("Seven empty heatmaps", st.notes);
   }
   return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") + "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") + ". Left column: input, weights and output of the original sentence, permuted after attention. Right column: the same computed from the permuted sentence. Below: their difference. " + (st.equivariant ? "The two columns are identical and the difference map is all zero: " : "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
 }
 function numbers8(st) {
-  const n = core_default.nested, s = st.s, d = D;
+  const n = nested, s = st.s, d = D;
   return {
     lab: "permutation",
     pe: st.pe,
@@ -6190,7 +6119,7 @@ var LIMITS = { input: [-3, 3], output: [-2, 2], difference: [0, 0.5] };
 var MAX_LABELS = 16;
 function figure8(st) {
   const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : void 0;
-  function heat(title, data2, cols, kind2, xlabel, right, colLabels2, rows2 = !right) {
+  function heat(title, data2, cols, kind2, xlabel, right, colLabels2, named = !right) {
     const lim = kind2 === "weight" ? [0, 1] : LIMITS[kind2];
     return {
       kind: "heatmap",
@@ -6205,8 +6134,8 @@ function figure8(st) {
       xlabel,
       // the rows' names on the panels that show them (a pair's left one); past
       // MAX_LABELS the rows are numbered, and the axis says what the numbers are
-      ylabel: rows2 && !labels ? "position" : "",
-      rowLabels: rows2 ? labels : void 0,
+      ylabel: named && !labels ? "position" : "",
+      rowLabels: named ? labels : void 0,
       colorbar: right ? kind2 === "difference" ? title : kind2 : false,
       colLabels: colLabels2,
       fillRow: true,
@@ -6239,7 +6168,7 @@ var permutation_default = {
   PERMUTATION_NAMES,
   SHUFFLE_SEEDS,
   state: state8,
-  readoutHtml: readoutHtml9,
+  readoutHtml: readoutHtml8,
   alt: alt8,
   numbers: numbers8,
   figure: figure8
@@ -6254,8 +6183,8 @@ function imageStride(n) {
   return Math.max(1, Math.ceil(n / MAX_IMAGE_SIDE));
 }
 function check(s, d, base, k) {
-  core_default.positiveInt(s, "s");
-  core_default.positiveInt(d, "d");
+  positiveInt(s, "s");
+  positiveInt(d, "d");
   if (d < 2 || d % 2) {
     throw new Error("d must be even for sinusoidal encoding (sin and cos come in pairs), got d=" + d);
   }
@@ -6386,13 +6315,13 @@ function state9(values) {
   if (!(p + k >= 0 && p + k < s)) {
     notes.push({ level: "info", text: "p + k = " + (p + k) + " lies outside 0.." + (s - 1) + ": the formula still encodes it, and the rotation still holds" });
   }
-  const strided2 = [["rows", s], ["columns", d]].filter(function(x) {
+  const thinned = [["rows", s], ["columns", d]].filter((x) => {
     return imageStride(x[1]) > 1;
-  }).map(function(x) {
+  }).map((x) => {
     return "1 in " + imageStride(x[1]) + " " + x[0];
   });
-  if (strided2.length) {
-    notes.push({ level: "info", text: "the heatmaps show " + strided2.join(" and ") + " (the picture has fewer pixels than cells); the numbers are exact" });
+  if (thinned.length) {
+    notes.push({ level: "info", text: "the heatmaps show " + thinned.join(" and ") + " (the picture has fewer pixels than cells); the numbers are exact" });
   }
   const pairs = [0, Math.floor(d / 8), Math.floor(d / 4), half - 1];
   const st = {
@@ -6401,7 +6330,7 @@ function state9(values) {
     base,
     k,
     pe,
-    waveColumns: pairs.map(function(i) {
+    waveColumns: pairs.map((i) => {
       return 2 * i;
     }),
     wavelengths: lam,
@@ -6414,7 +6343,7 @@ function state9(values) {
     notes
   };
   let filled = null;
-  Object.defineProperty(st, "similarity", { enumerable: true, get: function() {
+  Object.defineProperty(st, "similarity", { enumerable: true, get() {
     return filled || (filled = similarity());
   } });
   return st;
@@ -6431,9 +6360,9 @@ function readout(st) {
     notes: st.notes
   };
 }
-function readoutHtml10(st) {
+function readoutHtml9(st) {
   const r = readout(st);
-  return core_default.linesHtml(r.lines, r.notes);
+  return linesHtml(r.lines, r.notes);
 }
 function alt9(st) {
   const mean = st.meanSimilarity === null ? "" : ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
@@ -6473,13 +6402,13 @@ function column(st, j) {
   return y;
 }
 function distinct(columns) {
-  return columns.filter(function(j, n) {
+  return columns.filter((j, n) => {
     return columns.indexOf(j) === n;
   });
 }
 function waveLabels(columns) {
   const firsts = distinct(columns);
-  return firsts.map(function(j) {
+  return firsts.map((j) => {
     const n = columns.indexOf(j);
     return { n, label: firsts.length === WAVES.length ? WAVES[n].label : "i = " + j / 2 };
   });
@@ -6499,8 +6428,8 @@ function numbers9(st) {
     base: st.base,
     k: st.k,
     tokens: [],
-    weights: core_default.nested(st.pe, st.s, st.d),
-    similarity: core_default.nested(st.similarity, st.s, st.s),
+    weights: nested(st.pe, st.s, st.d),
+    similarity: nested(st.similarity, st.s, st.s),
     wavelengths: Array.from(st.wavelengths),
     p: st.p,
     shifted: Array.from(st.shifted),
@@ -6540,7 +6469,7 @@ function figure9(st) {
         yticks: [-1, 0, 1],
         zero: true,
         legendTitle: "column j = 2i",
-        lines: waveLabels(st.waveColumns).map(function(entry) {
+        lines: waveLabels(st.waveColumns).map((entry) => {
           const w = WAVES[entry.n];
           return {
             label: entry.label,
@@ -6583,19 +6512,19 @@ function figure9(st) {
     ]
   };
 }
-var api4 = {
+var api2 = {
   BASE_CHOICES,
   K_RANGE,
   MAX_IMAGE_SIDE,
   frequencies,
   state: state9,
   readout,
-  readoutHtml: readoutHtml10,
+  readoutHtml: readoutHtml9,
   alt: alt9,
   figure: figure9,
   numbers: numbers9
 };
-var positional_default = api4;
+var positional_default = api2;
 
 // src/shared/bert-tables.js
 var TABLES = {
@@ -6607,7 +6536,6 @@ var TABLES = {
 };
 
 // src/shared/wordpiece.js
-var LAB_MAX_TOKENS = 128;
 var MAX_TEXT_CHARS = 1e5;
 function MiniLMError(code, message) {
   const error = new Error(message);
@@ -6670,133 +6598,145 @@ function normalizeCodePoint(c, out) {
   }
   if (cjk) out.push(32);
 }
-function Tokenizer(spec) {
-  if (!spec || !Array.isArray(spec.vocab)) {
-    throw MiniLMError("bad-weights", "the weights file holds no tokenizer vocabulary");
+var Tokenizer = class {
+  constructor(spec) {
+    if (!spec || !Array.isArray(spec.vocab)) {
+      throw MiniLMError("bad-weights", "the weights file holds no tokenizer vocabulary");
+    }
+    this.vocab = spec.vocab;
+    this.ids = /* @__PURE__ */ new Map();
+    for (let i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);
+    this.unk = spec.unk_token;
+    this.cls = spec.cls_token;
+    this.sep = spec.sep_token;
+    this.prefix = spec.continuing_subword_prefix;
+    this.maxChars = spec.max_input_chars_per_word;
+    const specials = (spec.special_tokens || []).slice().sort((a, b) => {
+      return b.length - a.length;
+    });
+    this.special = specials.length ? new RegExp(specials.map((s) => {
+      return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    }).join("|"), "g") : null;
   }
-  this.vocab = spec.vocab;
-  this.ids = /* @__PURE__ */ new Map();
-  for (let i = 0; i < spec.vocab.length; i++) this.ids.set(spec.vocab[i], i);
-  this.unk = spec.unk_token;
-  this.cls = spec.cls_token;
-  this.sep = spec.sep_token;
-  this.prefix = spec.continuing_subword_prefix;
-  this.maxChars = spec.max_input_chars_per_word;
-  const specials = (spec.special_tokens || []).slice().sort(function(a, b) {
-    return b.length - a.length;
-  });
-  this.special = specials.length ? new RegExp(specials.map(function(s) {
-    return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  }).join("|"), "g") : null;
-}
-Tokenizer.prototype._words = function(text2, from, to, words) {
-  let word = null;
-  const buffer = [];
-  for (let i = from; i < to; ) {
-    const c = text2.codePointAt(i);
-    const width = c > 65535 ? 2 : 1;
-    buffer.length = 0;
-    normalizeCodePoint(c, buffer);
-    for (let k = 0; k < buffer.length; k++) {
-      const n = buffer[k];
-      if (n === 32 || inRanges2(SPLIT, n)) {
-        word = null;
-      } else if (n < 128 && isAsciiPunct(n) || inRanges2(PUNCT, n)) {
-        words.push({ cps: [n], starts: [i], ends: [i + width] });
-        word = null;
-      } else {
-        if (word === null) {
-          word = { cps: [], starts: [], ends: [] };
-          words.push(word);
+  /**
+   * Words of one stretch of raw text (no special token in it): [{cps, starts, ends}],
+   * each a word or a punctuation mark, with each normalised code point's source span in
+   * UTF-16 units of the whole text.
+   */
+  _words(text2, from, to, words) {
+    let word = null;
+    const buffer = [];
+    for (let i = from; i < to; ) {
+      const c = text2.codePointAt(i);
+      const width = c > 65535 ? 2 : 1;
+      buffer.length = 0;
+      normalizeCodePoint(c, buffer);
+      for (let k = 0; k < buffer.length; k++) {
+        const n = buffer[k];
+        if (n === 32 || inRanges2(SPLIT, n)) {
+          word = null;
+        } else if (n < 128 && isAsciiPunct(n) || inRanges2(PUNCT, n)) {
+          words.push({ cps: [n], starts: [i], ends: [i + width] });
+          word = null;
+        } else {
+          if (word === null) {
+            word = { cps: [], starts: [], ends: [] };
+            words.push(word);
+          }
+          word.cps.push(n);
+          word.starts.push(i);
+          word.ends.push(i + width);
         }
-        word.cps.push(n);
-        word.starts.push(i);
-        word.ends.push(i + width);
+      }
+      i += width;
+    }
+  }
+  /** WordPiece of one word: greedy longest match first; [UNK] for the whole word. */
+  _pieces(word, out) {
+    const cps = word.cps;
+    const n = cps.length;
+    let start = 0;
+    let pieces = [];
+    if (n <= this.maxChars) {
+      while (start < n) {
+        let end = n;
+        let found = null;
+        while (start < end) {
+          let piece = String.fromCodePoint.apply(null, cps.slice(start, end));
+          if (start > 0) piece = this.prefix + piece;
+          if (this.ids.has(piece)) {
+            found = piece;
+            break;
+          }
+          end -= 1;
+        }
+        if (found === null) {
+          pieces = null;
+          break;
+        }
+        pieces.push([found, start, end]);
+        start = end;
+      }
+    } else {
+      pieces = null;
+    }
+    if (pieces === null) {
+      out.push([this.unk, word.starts[0], word.ends[n - 1]]);
+      return;
+    }
+    for (let p = 0; p < pieces.length; p++) {
+      out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);
+    }
+  }
+  /**
+   * Every token of `text`, [CLS] first and [SEP] last, as tokenizers' encode gives them.
+   *
+   * @param {string} text  any string (no limit here: see Model.tokenize)
+   * @returns {{tokens: string[], ids: Int32Array, offsets: number[][]}}  T of each;
+   *   offsets[t] = [start, end) in UTF-16 units of `text` ([0, 0] for [CLS] and [SEP]).
+   */
+  encode(text2) {
+    const triples = [[this.cls, 0, 0]];
+    let at = 0;
+    let match;
+    if (this.special) {
+      this.special.lastIndex = 0;
+      while ((match = this.special.exec(text2)) !== null) {
+        this._stretch(text2, at, match.index, triples);
+        triples.push([match[0], match.index, match.index + match[0].length]);
+        at = match.index + match[0].length;
       }
     }
-    i += width;
+    this._stretch(text2, at, text2.length, triples);
+    triples.push([this.sep, 0, 0]);
+    const T = triples.length;
+    const tokens = new Array(T);
+    const ids = new Int32Array(T);
+    const offsets = new Array(T);
+    for (let t = 0; t < T; t++) {
+      tokens[t] = triples[t][0];
+      ids[t] = this.ids.get(triples[t][0]);
+      offsets[t] = [triples[t][1], triples[t][2]];
+    }
+    return { tokens, ids, offsets };
+  }
+  _stretch(text2, from, to, out) {
+    if (from >= to) return;
+    const words = [];
+    this._words(text2, from, to, words);
+    for (let w = 0; w < words.length; w++) this._pieces(words[w], out);
   }
 };
 function isAsciiPunct(c) {
   return c >= 33 && c <= 47 || c >= 58 && c <= 64 || c >= 91 && c <= 96 || c >= 123 && c <= 126;
 }
-Tokenizer.prototype._pieces = function(word, out) {
-  const cps = word.cps;
-  const n = cps.length;
-  let start = 0;
-  let pieces = [];
-  if (n <= this.maxChars) {
-    while (start < n) {
-      let end = n;
-      let found = null;
-      while (start < end) {
-        let piece = String.fromCodePoint.apply(null, cps.slice(start, end));
-        if (start > 0) piece = this.prefix + piece;
-        if (this.ids.has(piece)) {
-          found = piece;
-          break;
-        }
-        end -= 1;
-      }
-      if (found === null) {
-        pieces = null;
-        break;
-      }
-      pieces.push([found, start, end]);
-      start = end;
-    }
-  } else {
-    pieces = null;
-  }
-  if (pieces === null) {
-    out.push([this.unk, word.starts[0], word.ends[n - 1]]);
-    return;
-  }
-  for (let p = 0; p < pieces.length; p++) {
-    out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);
-  }
-};
-Tokenizer.prototype.encode = function(text2) {
-  const triples = [[this.cls, 0, 0]];
-  let at = 0;
-  let match;
-  if (this.special) {
-    this.special.lastIndex = 0;
-    while ((match = this.special.exec(text2)) !== null) {
-      this._stretch(text2, at, match.index, triples);
-      triples.push([match[0], match.index, match.index + match[0].length]);
-      at = match.index + match[0].length;
-    }
-  }
-  this._stretch(text2, at, text2.length, triples);
-  triples.push([this.sep, 0, 0]);
-  const T = triples.length;
-  const tokens = new Array(T);
-  const ids = new Int32Array(T);
-  const offsets = new Array(T);
-  for (let t = 0; t < T; t++) {
-    tokens[t] = triples[t][0];
-    ids[t] = this.ids.get(triples[t][0]);
-    offsets[t] = [triples[t][1], triples[t][2]];
-  }
-  return { tokens, ids, offsets };
-};
-Tokenizer.prototype._stretch = function(text2, from, to, out) {
-  if (from >= to) return;
-  const words = [];
-  this._words(text2, from, to, words);
-  for (let w = 0; w < words.length; w++) this._pieces(words[w], out);
-};
-function isPunctuation(c) {
-  return c < 128 && isAsciiPunct(c) || inRanges2(PUNCT, c);
-}
 
 // src/shared/tensors.js
 var B64 = new Int16Array(128).fill(-1);
-(function() {
+{
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   for (let i = 0; i < 64; i++) B64[alphabet.charCodeAt(i)] = i;
-})();
+}
 function decodeBase64(text2) {
   const n = text2.length;
   const pad = n && text2.charCodeAt(n - 1) === 61 ? text2.charCodeAt(n - 2) === 61 ? 2 : 1 : 0;
@@ -6812,8 +6752,8 @@ function decodeBase64(text2) {
   }
   if (pad) {
     const w = B64[text2.charCodeAt(full)] << 18 | B64[text2.charCodeAt(full + 1)] << 12 | (pad === 1 ? B64[text2.charCodeAt(full + 2)] << 6 : 0);
-    bytes2[o++] = w >> 16;
-    if (pad === 1) bytes2[o++] = w >> 8 & 255;
+    bytes2[o] = w >> 16;
+    if (pad === 1) bytes2[o + 1] = w >> 8 & 255;
   }
   return bytes2;
 }
@@ -6835,7 +6775,7 @@ function halfTable() {
 }
 function decodeTensor(name, stored) {
   const bytes2 = decodeBase64(stored.data);
-  const size = stored.shape.reduce(function(a, b) {
+  const size = stored.shape.reduce((a, b) => {
     return a * b;
   }, 1);
   let out;
@@ -7010,169 +6950,218 @@ var LAYER_TENSORS = [
   "norm2.gamma",
   "norm2.beta"
 ];
-function Model(weights) {
-  if (!weights || !weights.config || !weights.tokenizer) {
-    throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");
-  }
-  const cfg2 = weights.config;
-  this.config = cfg2;
-  this.dtype = weights.dtype;
-  this.nLayers = cfg2.num_hidden_layers;
-  this.h = cfg2.num_attention_heads;
-  this.d = cfg2.hidden_size;
-  this.dK = this.d / this.h;
-  this.dFF = cfg2.intermediate_size;
-  this.maxPositions = cfg2.max_position_embeddings;
-  this.eps = cfg2.layer_norm_eps;
-  this.tokenizer = new Tokenizer(weights.tokenizer);
-  this._stored = weights.tensors;
-  this.ready = false;
-}
-Model.prototype.prepare = function() {
-  if (this.ready) return this;
-  const stored = this._stored;
-  const self = this;
-  function get(name) {
-    if (!stored || !stored[name]) {
-      throw MiniLMError("bad-weights", "the weights file lacks the tensor " + name);
+var Model = class {
+  constructor(weights) {
+    if (!weights || !weights.config || !weights.tokenizer) {
+      throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");
     }
-    return decodeTensor(name, stored[name]).data;
+    const cfg2 = weights.config;
+    this.config = cfg2;
+    this.dtype = weights.dtype;
+    this.nLayers = cfg2.num_hidden_layers;
+    this.h = cfg2.num_attention_heads;
+    this.d = cfg2.hidden_size;
+    this.dK = this.d / this.h;
+    this.dFF = cfg2.intermediate_size;
+    this.maxPositions = cfg2.max_position_embeddings;
+    this.eps = cfg2.layer_norm_eps;
+    this.tokenizer = new Tokenizer(weights.tokenizer);
+    this._stored = weights.tensors;
+    this.ready = false;
   }
-  this.word = get("embeddings.word");
-  this.position = get("embeddings.position");
-  this.tokenType = get("embeddings.token_type");
-  this.embNorm = [get("embeddings.norm.gamma"), get("embeddings.norm.beta")];
-  this.layers = [];
-  for (let l = 0; l < this.nLayers; l++) {
-    const layer = {};
-    LAYER_TENSORS.forEach(function(n) {
-      layer[n] = get("layers." + l + "." + n);
-    });
-    self.layers.push(layer);
-  }
-  this._stored = null;
-  this.ready = true;
-  return this;
-};
-Model.prototype.tokenize = function(text2, options) {
-  const maxTokens = options && options.maxTokens || this.maxPositions;
-  if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {
-    throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." + this.maxPositions + ", got " + maxTokens);
-  }
-  if (typeof text2 !== "string") {
-    throw MiniLMError("not-text", "text must be a string, got " + typeof text2);
-  }
-  if (!text2.trim()) {
-    throw MiniLMError("empty", "the text is empty (or only spaces): type at least one word");
-  }
-  if (text2.length > MAX_TEXT_CHARS) {
-    throw MiniLMError("too-long-text", "the text is " + text2.length + " characters long; the limit is " + MAX_TEXT_CHARS);
-  }
-  const enc = this.tokenizer.encode(text2);
-  const T = enc.ids.length;
-  if (T <= 2) {
-    throw MiniLMError("no-tokens", "the text holds no token the model can read (only control or formatting characters): type at least one word");
-  }
-  enc.total = T;
-  enc.kept = T;
-  enc.text = text2;
-  if (T > maxTokens) {
-    if (!(options && options.cut)) {
-      throw MiniLMError("too-many-tokens", "the text is " + T + " tokens long (" + (T - 2) + " word pieces plus [CLS] and [SEP]), but the limit is " + maxTokens + " tokens: shorten it to at most " + (maxTokens - 2) + " word pieces");
+  /**
+   * Decode the tensors (base64, dequantisation) into Float32Arrays: the slow part of
+   * loading, done once, by load() or by the first forward(). tokenize() never needs it.
+   */
+  prepare() {
+    if (this.ready) return this;
+    const stored = this._stored;
+    const self = this;
+    function get(name) {
+      if (!stored || !stored[name]) {
+        throw MiniLMError("bad-weights", "the weights file lacks the tensor " + name);
+      }
+      return decodeTensor(name, stored[name]).data;
     }
-    let keep = maxTokens - 2;
-    while (keep > 1 && enc.tokens[keep + 1].indexOf(this.tokenizer.prefix) === 0) {
-      keep -= 1;
+    this.word = get("embeddings.word");
+    this.position = get("embeddings.position");
+    this.tokenType = get("embeddings.token_type");
+    this.embNorm = [get("embeddings.norm.gamma"), get("embeddings.norm.beta")];
+    this.layers = [];
+    for (let l = 0; l < this.nLayers; l++) {
+      const layer = {};
+      LAYER_TENSORS.forEach((n) => {
+        layer[n] = get("layers." + l + "." + n);
+      });
+      self.layers.push(layer);
     }
-    enc.text = text2.slice(0, enc.offsets[keep][1]);
-    enc.tokens = enc.tokens.slice(0, keep + 1).concat([this.tokenizer.sep]);
-    enc.offsets = enc.offsets.slice(0, keep + 1).concat([[0, 0]]);
-    const ids = new Int32Array(keep + 2);
-    ids.set(enc.ids.subarray(0, keep + 1));
-    ids[keep + 1] = enc.ids[T - 1];
-    enc.ids = ids;
-    enc.kept = keep + 2;
+    this._stored = null;
+    this.ready = true;
+    return this;
   }
-  return enc;
-};
-Model.prototype.forward = function(ids) {
-  this.prepare();
-  const T = ids.length;
-  const d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;
-  const V = this.word.length / d;
-  if (!(T >= 1 && T <= this.maxPositions)) {
-    throw MiniLMError("bad-ids", T + " ids, but the model reads 1.." + this.maxPositions);
-  }
-  for (let t = 0; t < T; t++) {
-    if (!(ids[t] >= 0 && ids[t] < V && ids[t] % 1 === 0)) {
-      throw MiniLMError("bad-ids", "ids must be whole numbers in 0.." + (V - 1) + ", got " + ids[t]);
+  /**
+   * Tokens of a text the model can read, with [CLS] and [SEP].
+   *
+   * @param {string} text
+   * @param {object} [options]  maxTokens: the most tokens allowed (default the model's
+   *   max_position_embeddings, 512); cut: true to keep the text's beginning that fits,
+   *   cut after a whole word, instead of refusing a longer text.
+   * @returns {{tokens, ids, offsets, total, kept, text}}  total: tokens of the whole text;
+   *   kept: tokens used ([CLS], pieces, [SEP]); text: the part of the text used.
+   * @throws {MiniLMError} not a string, empty, no readable character, too long.
+   */
+  tokenize(text2, options) {
+    const maxTokens = options && options.maxTokens || this.maxPositions;
+    if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {
+      throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." + this.maxPositions + ", got " + maxTokens);
     }
-  }
-  const attention2 = new Float32Array(L * h * T * T);
-  const hidden = new Float32Array((L + 1) * T * d);
-  const valueNorms = new Float32Array(L * h * T);
-  const x = new Float32Array(T * d);
-  for (let t = 0; t < T; t++) {
-    for (let j = 0; j < d; j++) {
-      x[t * d + j] = this.word[ids[t] * d + j] + this.position[t * d + j] + this.tokenType[j];
+    if (typeof text2 !== "string") {
+      throw MiniLMError("not-text", "text must be a string, got " + typeof text2);
     }
+    if (!text2.trim()) {
+      throw MiniLMError("empty", "the text is empty (or only spaces): type at least one word");
+    }
+    if (text2.length > MAX_TEXT_CHARS) {
+      throw MiniLMError("too-long-text", "the text is " + text2.length + " characters long; the limit is " + MAX_TEXT_CHARS);
+    }
+    const enc = this.tokenizer.encode(text2);
+    const T = enc.ids.length;
+    if (T <= 2) {
+      throw MiniLMError("no-tokens", "the text holds no token the model can read (only control or formatting characters): type at least one word");
+    }
+    enc.total = T;
+    enc.kept = T;
+    enc.text = text2;
+    if (T > maxTokens) {
+      if (!(options && options.cut)) {
+        throw MiniLMError("too-many-tokens", "the text is " + T + " tokens long (" + (T - 2) + " word pieces plus [CLS] and [SEP]), but the limit is " + maxTokens + " tokens: shorten it to at most " + (maxTokens - 2) + " word pieces");
+      }
+      let keep = maxTokens - 2;
+      while (keep > 1 && enc.tokens[keep + 1].indexOf(this.tokenizer.prefix) === 0) {
+        keep -= 1;
+      }
+      enc.text = text2.slice(0, enc.offsets[keep][1]);
+      enc.tokens = enc.tokens.slice(0, keep + 1).concat([this.tokenizer.sep]);
+      enc.offsets = enc.offsets.slice(0, keep + 1).concat([[0, 0]]);
+      const ids = new Int32Array(keep + 2);
+      ids.set(enc.ids.subarray(0, keep + 1));
+      ids[keep + 1] = enc.ids[T - 1];
+      enc.ids = ids;
+      enc.kept = keep + 2;
+    }
+    return enc;
   }
-  layerNorm2(x, T, d, this.embNorm[0], this.embNorm[1], this.eps);
-  hidden.set(x, 0);
-  const q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);
-  const context = new Float32Array(T * d), out = new Float32Array(T * d);
-  const inner = new Float32Array(T * dFF);
-  const row2 = new Float64Array(T);
-  const scale = 1 / Math.sqrt(dK);
-  for (let l = 0; l < L; l++) {
-    const p = this.layers[l];
-    linear3(x, T, d, p.W_q, p.b_q, d, q);
-    linear3(x, T, d, p.W_k, p.b_k, d, k);
-    linear3(x, T, d, p.W_v, p.b_v, d, v);
-    if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);
-    writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);
-    for (let head = 0; head < h; head++) {
-      const c0 = head * dK;
-      const base = (l * h + head) * T * T;
-      for (let i = 0; i < T; i++) {
-        let max = -Infinity;
-        for (let jj = 0; jj < T; jj++) {
-          let s = 0;
-          for (let c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];
-          s *= scale;
-          row2[jj] = s;
-          if (s > max) max = s;
-        }
-        let sum = 0;
-        for (let jj = 0; jj < T; jj++) {
-          row2[jj] = Math.exp(row2[jj] - max);
-          sum += row2[jj];
-        }
-        for (let jj = 0; jj < T; jj++) attention2[base + i * T + jj] = row2[jj] / sum;
-        for (let c = 0; c < dK; c++) {
-          let acc = 0;
-          for (let jj = 0; jj < T; jj++) acc += attention2[base + i * T + jj] * v[jj * d + c0 + c];
-          context[i * d + c0 + c] = acc;
-        }
+  /**
+   * The forward pass on token ids.
+   *
+   * @param {Int32Array|number[]} ids  (T,), T <= max_position_embeddings
+   * @returns {{T, attention: Float32Array, hidden: Float32Array, valueNorms: Float32Array,
+   *   shape: object}}
+   *   attention (n_layers, h, T, T): [l, i, q, k] is how much token q attends to token k
+   *   in head i of layer l (rows sum to 1); hidden (n_layers + 1, T, d): the embeddings'
+   *   output, then each layer's; valueNorms (n_layers, h, T): [l, i, j] = ||f_i(x_j)||,
+   *   f_i(x_j) = (x_j W^V + b^V)_i W^O_i, the length of what head i of layer l writes from
+   *   token j before its weight scales it (heads.value_writes, pretrained.MiniLM.weighted_norms).
+   */
+  forward(ids) {
+    this.prepare();
+    const T = ids.length;
+    const d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;
+    const V = this.word.length / d;
+    if (!(T >= 1 && T <= this.maxPositions)) {
+      throw MiniLMError("bad-ids", T + " ids, but the model reads 1.." + this.maxPositions);
+    }
+    for (let t = 0; t < T; t++) {
+      if (!(ids[t] >= 0 && ids[t] < V && ids[t] % 1 === 0)) {
+        throw MiniLMError("bad-ids", "ids must be whole numbers in 0.." + (V - 1) + ", got " + ids[t]);
       }
     }
-    linear3(context, T, d, p.W_o, p.b_o, d, out);
-    for (let i = 0; i < T * d; i++) x[i] += out[i];
-    layerNorm2(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);
-    linear3(x, T, d, p.W_1, p.b_1, dFF, inner);
-    gelu(inner);
-    linear3(inner, T, dFF, p.W_2, p.b_2, d, out);
-    for (let i = 0; i < T * d; i++) x[i] += out[i];
-    layerNorm2(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);
-    hidden.set(x, (l + 1) * T * d);
+    const attention2 = new Float32Array(L * h * T * T);
+    const hidden = new Float32Array((L + 1) * T * d);
+    const valueNorms = new Float32Array(L * h * T);
+    const x = new Float32Array(T * d);
+    for (let t = 0; t < T; t++) {
+      for (let j = 0; j < d; j++) {
+        x[t * d + j] = this.word[ids[t] * d + j] + this.position[t * d + j] + this.tokenType[j];
+      }
+    }
+    layerNorm2(x, T, d, this.embNorm[0], this.embNorm[1], this.eps);
+    hidden.set(x, 0);
+    const q = new Float32Array(T * d), k = new Float32Array(T * d), v = new Float32Array(T * d);
+    const context = new Float32Array(T * d), out = new Float32Array(T * d);
+    const inner = new Float32Array(T * dFF);
+    const row2 = new Float64Array(T);
+    const scale = 1 / Math.sqrt(dK);
+    for (let l = 0; l < L; l++) {
+      const p = this.layers[l];
+      linear3(x, T, d, p.W_q, p.b_q, d, q);
+      linear3(x, T, d, p.W_k, p.b_k, d, k);
+      linear3(x, T, d, p.W_v, p.b_v, d, v);
+      if (!p.gram) p.gram = headGrams(p.W_o, d, h, dK);
+      writeNorms(v, T, d, h, dK, p.gram, valueNorms, l * h * T);
+      for (let head = 0; head < h; head++) {
+        const c0 = head * dK;
+        const base = (l * h + head) * T * T;
+        for (let i = 0; i < T; i++) {
+          let max = -Infinity;
+          for (let jj = 0; jj < T; jj++) {
+            let s = 0;
+            for (let c = 0; c < dK; c++) s += q[i * d + c0 + c] * k[jj * d + c0 + c];
+            s *= scale;
+            row2[jj] = s;
+            if (s > max) max = s;
+          }
+          let sum = 0;
+          for (let jj = 0; jj < T; jj++) {
+            row2[jj] = Math.exp(row2[jj] - max);
+            sum += row2[jj];
+          }
+          for (let jj = 0; jj < T; jj++) attention2[base + i * T + jj] = row2[jj] / sum;
+          for (let c = 0; c < dK; c++) {
+            let acc = 0;
+            for (let jj = 0; jj < T; jj++) acc += attention2[base + i * T + jj] * v[jj * d + c0 + c];
+            context[i * d + c0 + c] = acc;
+          }
+        }
+      }
+      linear3(context, T, d, p.W_o, p.b_o, d, out);
+      for (let i = 0; i < T * d; i++) x[i] += out[i];
+      layerNorm2(x, T, d, p["norm1.gamma"], p["norm1.beta"], this.eps);
+      linear3(x, T, d, p.W_1, p.b_1, dFF, inner);
+      gelu(inner);
+      linear3(inner, T, dFF, p.W_2, p.b_2, d, out);
+      for (let i = 0; i < T * d; i++) x[i] += out[i];
+      layerNorm2(x, T, d, p["norm2.gamma"], p["norm2.beta"], this.eps);
+      hidden.set(x, (l + 1) * T * d);
+    }
+    return {
+      T,
+      attention: attention2,
+      hidden,
+      valueNorms,
+      shape: { attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T] }
+    };
   }
-  return {
-    T,
-    attention: attention2,
-    hidden,
-    valueNorms,
-    shape: { attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T] }
-  };
+  /**
+   * Tokenize and run: model.run(text, {maxTokens: 128, cut: true}).
+   * @returns the tokenize result with forward's attention, hidden and shape.
+   */
+  run(text2, options) {
+    const enc = this.tokenize(text2, options);
+    const result = this.forward(enc.ids);
+    enc.T = result.T;
+    enc.attention = result.attention;
+    enc.hidden = result.hidden;
+    enc.valueNorms = result.valueNorms;
+    enc.shape = result.shape;
+    return enc;
+  }
+  /** One query's attention row in head `head` of layer `layer`: a (T,) view. */
+  attentionAt(run2, layer, head, query) {
+    const T = run2.T;
+    const start = ((layer * this.h + head) * T + query) * T;
+    return run2.attention.subarray(start, start + T);
+  }
 };
 function headGrams(Wt, d, h, dK) {
   const G2 = new Float64Array(h * dK * dK);
@@ -7203,48 +7192,9 @@ function writeNorms(v, T, d, h, dK, G2, out, at) {
     }
   }
 }
-Model.prototype.run = function(text2, options) {
-  const enc = this.tokenize(text2, options);
-  const result = this.forward(enc.ids);
-  enc.T = result.T;
-  enc.attention = result.attention;
-  enc.hidden = result.hidden;
-  enc.valueNorms = result.valueNorms;
-  enc.shape = result.shape;
-  return enc;
-};
-Model.prototype.attentionAt = function(run2, layer, head, query) {
-  const T = run2.T;
-  const start = ((layer * this.h + head) * T + query) * T;
-  return run2.attention.subarray(start, start + T);
-};
-function load(weights) {
-  if (weights === void 0 && typeof globalThis !== "undefined" && globalThis.AttentionBook) {
-    weights = globalThis.AttentionBook.minilmWeights;
-  }
-  return new Model(weights).prepare();
-}
-var api5 = {
-  load,
-  Model,
-  Tokenizer,
-  MiniLMError,
-  LAB_MAX_TOKENS,
-  MAX_TEXT_CHARS,
-  // exposed for the tests and the benchmark
-  decodeBase64,
-  decodeTensor,
-  normalizeCodePoint,
-  writeNorms,
-  headGrams,
-  isPunctuation,
-  erf
-};
-var minilm_default = api5;
 
 // src/labs/pretrained-data.js
 var root2 = globalThis;
-var fmt9 = core_default.format;
 var SCORE_NAMES = ["previous", "next", "cls", "sep", "self", "spread"];
 var SCORE_LABELS = {
   previous: "previous token",
@@ -7280,8 +7230,8 @@ function gallery() {
   }
   const spec = Object.assign({}, data2.tokenizer, { vocab: data2.tokenizer.vocab.split("\n") });
   const presets = /* @__PURE__ */ new Map();
-  data2.presets.forEach(function(p) {
-    const bytes2 = minilm_default.decodeBase64(p.maps), norms = minilm_default.decodeBase64(p.norms);
+  data2.presets.forEach((p) => {
+    const bytes2 = decodeBase64(p.maps), norms = decodeBase64(p.norms);
     presets.set(p.text, {
       label: p.label,
       text: p.text,
@@ -7294,7 +7244,7 @@ function gallery() {
   });
   G = {
     data: data2,
-    tokenizer: new minilm_default.Tokenizer(spec),
+    tokenizer: new Tokenizer(spec),
     presets,
     maxPositions: cfg2.max_position_embeddings
   };
@@ -7319,12 +7269,12 @@ function textError(text2, g) {
   if (typeof text2 !== "string") {
     return "text must be a string, got " + pyType(text2);
   }
-  const cps = core_default.codePoints(text2), n = cps.length;
-  if (cps.every(core_default.isSpace)) {
-    return "text is empty (or only spaces): type at least one word, e.g. " + core_default.pyRepr(g.data.running_sentence);
+  const cps = codePoints(text2), n = cps.length;
+  if (cps.every(isSpace)) {
+    return "text is empty (or only spaces): type at least one word, e.g. " + pyRepr(g.data.running_sentence);
   }
   if (n > g.data.max_text_chars) {
-    return "text is " + fmt9.grouped(n) + " characters long; the limit is " + fmt9.grouped(g.data.max_text_chars) + " (and the model reads at most " + g.maxPositions + " tokens)";
+    return "text is " + format.grouped(n) + " characters long; the limit is " + format.grouped(g.data.max_text_chars) + " (and the model reads at most " + g.maxPositions + " tokens)";
   }
   return null;
 }
@@ -7344,7 +7294,7 @@ function readPieces(text2, maxTokens) {
       enc = g.tokenizer.encode(used);
     }
     if (enc.ids.length <= 2) {
-      message = "text " + core_default.pyRepr(used) + " holds no token the model can read (only control or formatting characters): type at least one word";
+      message = "text " + pyRepr(used) + " holds no token the model can read (only control or formatting characters): type at least one word";
     }
   }
   if (message !== null) {
@@ -7421,23 +7371,23 @@ function headScores(weights, T) {
   }
   const meanEntropy = pairwiseSum(entropy, 0, T) / T;
   return {
-    previous: mean(function(q) {
+    previous: mean((q) => {
       return w[q * T + q - 1];
-    }, function(q) {
+    }, (q) => {
       return q >= 1;
     }, T - 1),
-    next: mean(function(q) {
+    next: mean((q) => {
       return w[q * T + q + 1];
-    }, function(q) {
+    }, (q) => {
       return q + 1 <= T - 1;
     }, T - 1),
-    cls: mean(function(q) {
+    cls: mean((q) => {
       return w[q * T];
     }, all, T),
-    sep: mean(function(q) {
+    sep: mean((q) => {
       return w[q * T + T - 1];
     }, all, T),
-    self: mean(function(q) {
+    self: mean((q) => {
       return w[q * T + q];
     }, all, T),
     entropy: meanEntropy,
@@ -7452,11 +7402,11 @@ function shownMaps(maps, valueNorms, T, measure2, single) {
   for (let r = 0; r < out.length / T; r++) {
     const at = r * T, nAt = Math.floor(r / T) * T;
     const sum = pairwiseSum(out, at, T);
-    let total = 0, j;
+    let j;
     for (j = 0; j < T; j++) {
       out[at + j] = out[at + j] / sum * valueNorms[nAt + j];
     }
-    total = pairwiseSum(out, at, T);
+    const total = pairwiseSum(out, at, T);
     for (j = 0; j < T; j++) {
       out[at + j] /= total;
     }
@@ -7466,9 +7416,8 @@ function shownMaps(maps, valueNorms, T, measure2, single) {
 
 // src/labs/pretrained-model.js
 var root3 = globalThis;
-var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(()=>{var TABLES={drop:"0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",space:"9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",cjk:"3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",punct:"21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",split:"9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"};var LAB_MAX_TOKENS=128,MAX_TEXT_CHARS=1e5;function MiniLMError(code,message){let error=new Error(message);return error.name="MiniLMError",error.code=code,error}function parseRanges(text){let parts=text?text.split(","):[],out=new Int32Array(2*parts.length);for(let i=0;i<parts.length;i++){let pair=parts[i].split("-");out[2*i]=parseInt(pair[0],16),out[2*i+1]=parseInt(pair.length>1?pair[1]:pair[0],16)}return out}function inRanges(ranges,c){let lo=0,hi=ranges.length/2-1;for(;lo<=hi;){let mid=lo+hi>>1;if(c<ranges[2*mid])hi=mid-1;else if(c>ranges[2*mid+1])lo=mid+1;else return!0}return!1}var DROP=parseRanges(TABLES.drop),SPACE=parseRanges(TABLES.space),CJK=parseRanges(TABLES.cjk),PUNCT=parseRanges(TABLES.punct),SPLIT=parseRanges(TABLES.split);function normalizeCodePoint(c,out){if(c<128){if(c===9||c===10||c===13||c===32)out.push(32);else{if(c<32||c===127)return;c>=65&&c<=90?out.push(c+32):out.push(c)}return}if(inRanges(DROP,c))return;if(inRanges(SPACE,c)){out.push(32);return}let cjk=inRanges(CJK,c);cjk&&out.push(32);let nfd=String.fromCodePoint(c).normalize("NFD");for(let i=0;i<nfd.length;i++){let d=nfd.codePointAt(i);if(d>65535&&i++,inRanges(DROP,d))continue;let lower=String.fromCodePoint(d).toLowerCase();for(let j=0;j<lower.length;j++){let e=lower.codePointAt(j);e>65535&&j++,out.push(e)}}cjk&&out.push(32)}function Tokenizer(spec){if(!spec||!Array.isArray(spec.vocab))throw MiniLMError("bad-weights","the weights file holds no tokenizer vocabulary");this.vocab=spec.vocab,this.ids=new Map;for(let i=0;i<spec.vocab.length;i++)this.ids.set(spec.vocab[i],i);this.unk=spec.unk_token,this.cls=spec.cls_token,this.sep=spec.sep_token,this.prefix=spec.continuing_subword_prefix,this.maxChars=spec.max_input_chars_per_word;let specials=(spec.special_tokens||[]).slice().sort(function(a,b){return b.length-a.length});this.special=specials.length?new RegExp(specials.map(function(s){return s.replace(/[.*+?^${}()|[\\]\\\\]/g,"\\\\$&")}).join("|"),"g"):null}Tokenizer.prototype._words=function(text,from,to,words){let word=null,buffer=[];for(let i=from;i<to;){let c=text.codePointAt(i),width=c>65535?2:1;buffer.length=0,normalizeCodePoint(c,buffer);for(let k=0;k<buffer.length;k++){let n=buffer[k];n===32||inRanges(SPLIT,n)?word=null:n<128&&isAsciiPunct(n)||inRanges(PUNCT,n)?(words.push({cps:[n],starts:[i],ends:[i+width]}),word=null):(word===null&&(word={cps:[],starts:[],ends:[]},words.push(word)),word.cps.push(n),word.starts.push(i),word.ends.push(i+width))}i+=width}};function isAsciiPunct(c){return c>=33&&c<=47||c>=58&&c<=64||c>=91&&c<=96||c>=123&&c<=126}Tokenizer.prototype._pieces=function(word,out){let cps=word.cps,n=cps.length,start=0,pieces=[];if(n<=this.maxChars)for(;start<n;){let end=n,found=null;for(;start<end;){let piece=String.fromCodePoint.apply(null,cps.slice(start,end));if(start>0&&(piece=this.prefix+piece),this.ids.has(piece)){found=piece;break}end-=1}if(found===null){pieces=null;break}pieces.push([found,start,end]),start=end}else pieces=null;if(pieces===null){out.push([this.unk,word.starts[0],word.ends[n-1]]);return}for(let p=0;p<pieces.length;p++)out.push([pieces[p][0],word.starts[pieces[p][1]],word.ends[pieces[p][2]-1]])};Tokenizer.prototype.encode=function(text){let triples=[[this.cls,0,0]],at=0,match;if(this.special)for(this.special.lastIndex=0;(match=this.special.exec(text))!==null;)this._stretch(text,at,match.index,triples),triples.push([match[0],match.index,match.index+match[0].length]),at=match.index+match[0].length;this._stretch(text,at,text.length,triples),triples.push([this.sep,0,0]);let T=triples.length,tokens=new Array(T),ids=new Int32Array(T),offsets=new Array(T);for(let t=0;t<T;t++)tokens[t]=triples[t][0],ids[t]=this.ids.get(triples[t][0]),offsets[t]=[triples[t][1],triples[t][2]];return{tokens,ids,offsets}};Tokenizer.prototype._stretch=function(text,from,to,out){if(from>=to)return;let words=[];this._words(text,from,to,words);for(let w=0;w<words.length;w++)this._pieces(words[w],out)};function isPunctuation(c){return c<128&&isAsciiPunct(c)||inRanges(PUNCT,c)}var B64=new Int16Array(128).fill(-1);(function(){let alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";for(let i=0;i<64;i++)B64[alphabet.charCodeAt(i)]=i})();function decodeBase64(text){let n=text.length,pad=n&&text.charCodeAt(n-1)===61?text.charCodeAt(n-2)===61?2:1:0;if(n%4!==0)throw MiniLMError("bad-weights","a tensor\'s base64 is cut short");let bytes=new Uint8Array(n/4*3-pad),o=0,full=pad?n-4:n;for(let i=0;i<full;i+=4){let v=B64[text.charCodeAt(i)]<<18|B64[text.charCodeAt(i+1)]<<12|B64[text.charCodeAt(i+2)]<<6|B64[text.charCodeAt(i+3)];bytes[o++]=v>>16,bytes[o++]=v>>8&255,bytes[o++]=v&255}if(pad){let w=B64[text.charCodeAt(full)]<<18|B64[text.charCodeAt(full+1)]<<12|(pad===1?B64[text.charCodeAt(full+2)]<<6:0);bytes[o++]=w>>16,pad===1&&(bytes[o++]=w>>8&255)}return bytes}var HALF=null;function halfTable(){if(HALF)return HALF;HALF=new Float32Array(65536);for(let h=0;h<65536;h++){let sign=h&32768?-1:1,exponent=h>>10&31,mantissa=h&1023,value;exponent===0?value=mantissa*Math.pow(2,-24):exponent===31?value=mantissa?NaN:1/0:value=(1024+mantissa)*Math.pow(2,exponent-25),HALF[h]=sign*value}return HALF}function decodeTensor(name,stored){let bytes=decodeBase64(stored.data),size=stored.shape.reduce(function(a,b){return a*b},1),out;if(stored.dtype==="float32")out=new Float32Array(bytes.buffer,0,size);else if(stored.dtype==="float16"){let halves=new Uint16Array(bytes.buffer,0,size),table=halfTable();out=new Float32Array(size);for(let i=0;i<size;i++)out[i]=table[halves[i]]}else if(stored.dtype==="int8"){let q=new Int8Array(bytes.buffer,0,size),rows=stored.shape[0],cols=size/rows,group=stored.group||cols,groups=Math.ceil(cols/group),scale=new Float32Array(decodeBase64(stored.scale).buffer),colScale=stored.col_scale?new Float32Array(decodeBase64(stored.col_scale).buffer):new Float32Array(cols).fill(1);out=new Float32Array(size);for(let r=0;r<rows;r++)for(let c=0,at=r*cols;c<cols;c++,at++)out[at]=q[at]*scale[r*groups+Math.floor(c/group)]*colScale[c]}else throw MiniLMError("bad-weights","tensor "+name+" has unknown dtype "+stored.dtype);if(out.length!==size)throw MiniLMError("bad-weights","tensor "+name+" holds "+out.length+" numbers, its shape "+stored.shape.join("x")+" needs "+size);return{shape:stored.shape,data:out}}function linear(x,T,nIn,Wt,b,nOut,y){for(let i0=0;i0<T;i0+=4){let n=Math.min(4,T-i0),r0=i0*nIn,r1=(i0+Math.min(1,n-1))*nIn,r2=(i0+Math.min(2,n-1))*nIn,r3=(i0+Math.min(3,n-1))*nIn;for(let j=0;j<nOut;j+=2){let j1=Math.min(j+1,nOut-1),wa=j*nIn,wb=j1*nIn,a0=0,a1=0,a2=0,a3=0,c0=0,c1=0,c2=0,c3=0;for(let k=0;k<nIn;k++){let u=Wt[wa+k],v=Wt[wb+k],x0=x[r0+k],x1=x[r1+k],x2=x[r2+k],x3=x[r3+k];a0+=x0*u,a1+=x1*u,a2+=x2*u,a3+=x3*u,c0+=x0*v,c1+=x1*v,c2+=x2*v,c3+=x3*v}let o=i0*nOut,bj=b[j],bj1=b[j1];y[o+j]=a0+bj,y[o+j1]=c0+bj1,n>1&&(y[o+nOut+j]=a1+bj,y[o+nOut+j1]=c1+bj1),n>2&&(y[o+2*nOut+j]=a2+bj,y[o+2*nOut+j1]=c2+bj1),n>3&&(y[o+3*nOut+j]=a3+bj,y[o+3*nOut+j1]=c3+bj1)}}return y}function layerNorm(x,T,d,gamma,beta,eps){for(let i=0;i<T;i++){let o=i*d,mean=0;for(let j=0;j<d;j++)mean+=x[o+j];mean/=d;let variance=0;for(let j=0;j<d;j++){let c=x[o+j]-mean;variance+=c*c}let inv=1/Math.sqrt(variance/d+eps);for(let j=0;j<d;j++)x[o+j]=(x[o+j]-mean)*inv*gamma[j]+beta[j]}}var ERF_A=[3.1611237438705655,113.86415415105016,377.485237685302,3209.3775891384694],ERF_A_LEAD=.18577770618460315,ERF_B=[23.601290952344122,244.02463793444417,1282.6165260773723,2844.236833439171],ERF_C=[.5641884969886701,8.883149794388377,66.11919063714163,298.6351381974001,881.952221241769,1712.0476126340707,2051.0783778260716,1230.3393547979972],ERF_C_LEAD=21531153547440383e-24,ERF_D=[15.744926110709835,117.6939508913125,537.1811018620099,1621.3895745666903,3290.7992357334597,4362.619090143247,3439.3676741437216,1230.3393548037495];function rational(t,lead,num,den){let p=lead*t,q=t;for(let i=0;i<num.length;i++)p+=num[i],q+=den[i],i<num.length-1&&(p*=t,q*=t);return p/q}function erf(x){let y=Math.min(Math.abs(x),6);if(y<=.46875)return x*rational(y*y,ERF_A_LEAD,ERF_A,ERF_B);let erfc=rational(y,ERF_C_LEAD,ERF_C,ERF_D)*Math.exp(-y*y);return x<0?erfc-1:1-erfc}function gelu(x){for(let i=0;i<x.length;i++){let v=x[i];x[i]=.5*v*(1+erf(v*Math.SQRT1_2))}}var LAYER_TENSORS=["W_q","b_q","W_k","b_k","W_v","b_v","W_o","b_o","norm1.gamma","norm1.beta","W_1","b_1","W_2","b_2","norm2.gamma","norm2.beta"];function Model(weights){if(!weights||!weights.config||!weights.tokenizer)throw MiniLMError("bad-weights","no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");let cfg=weights.config;this.config=cfg,this.dtype=weights.dtype,this.nLayers=cfg.num_hidden_layers,this.h=cfg.num_attention_heads,this.d=cfg.hidden_size,this.dK=this.d/this.h,this.dFF=cfg.intermediate_size,this.maxPositions=cfg.max_position_embeddings,this.eps=cfg.layer_norm_eps,this.tokenizer=new Tokenizer(weights.tokenizer),this._stored=weights.tensors,this.ready=!1}Model.prototype.prepare=function(){if(this.ready)return this;let stored=this._stored,self2=this;function get(name){if(!stored||!stored[name])throw MiniLMError("bad-weights","the weights file lacks the tensor "+name);return decodeTensor(name,stored[name]).data}this.word=get("embeddings.word"),this.position=get("embeddings.position"),this.tokenType=get("embeddings.token_type"),this.embNorm=[get("embeddings.norm.gamma"),get("embeddings.norm.beta")],this.layers=[];for(let l=0;l<this.nLayers;l++){let layer={};LAYER_TENSORS.forEach(function(n){layer[n]=get("layers."+l+"."+n)}),self2.layers.push(layer)}return this._stored=null,this.ready=!0,this};Model.prototype.tokenize=function(text,options){let maxTokens=options&&options.maxTokens||this.maxPositions;if(!(maxTokens>=3&&maxTokens<=this.maxPositions&&maxTokens%1===0))throw MiniLMError("bad-ids","maxTokens must be a whole number in 3.."+this.maxPositions+", got "+maxTokens);if(typeof text!="string")throw MiniLMError("not-text","text must be a string, got "+typeof text);if(!text.trim())throw MiniLMError("empty","the text is empty (or only spaces): type at least one word");if(text.length>MAX_TEXT_CHARS)throw MiniLMError("too-long-text","the text is "+text.length+" characters long; the limit is "+MAX_TEXT_CHARS);let enc=this.tokenizer.encode(text),T=enc.ids.length;if(T<=2)throw MiniLMError("no-tokens","the text holds no token the model can read (only control or formatting characters): type at least one word");if(enc.total=T,enc.kept=T,enc.text=text,T>maxTokens){if(!(options&&options.cut))throw MiniLMError("too-many-tokens","the text is "+T+" tokens long ("+(T-2)+" word pieces plus [CLS] and [SEP]), but the limit is "+maxTokens+" tokens: shorten it to at most "+(maxTokens-2)+" word pieces");let keep=maxTokens-2;for(;keep>1&&enc.tokens[keep+1].indexOf(this.tokenizer.prefix)===0;)keep-=1;enc.text=text.slice(0,enc.offsets[keep][1]),enc.tokens=enc.tokens.slice(0,keep+1).concat([this.tokenizer.sep]),enc.offsets=enc.offsets.slice(0,keep+1).concat([[0,0]]);let ids=new Int32Array(keep+2);ids.set(enc.ids.subarray(0,keep+1)),ids[keep+1]=enc.ids[T-1],enc.ids=ids,enc.kept=keep+2}return enc};Model.prototype.forward=function(ids){this.prepare();let T=ids.length,d=this.d,h=this.h,dK=this.dK,dFF=this.dFF,L=this.nLayers,V=this.word.length/d;if(!(T>=1&&T<=this.maxPositions))throw MiniLMError("bad-ids",T+" ids, but the model reads 1.."+this.maxPositions);for(let t=0;t<T;t++)if(!(ids[t]>=0&&ids[t]<V&&ids[t]%1===0))throw MiniLMError("bad-ids","ids must be whole numbers in 0.."+(V-1)+", got "+ids[t]);let attention=new Float32Array(L*h*T*T),hidden=new Float32Array((L+1)*T*d),valueNorms=new Float32Array(L*h*T),x=new Float32Array(T*d);for(let t=0;t<T;t++)for(let j=0;j<d;j++)x[t*d+j]=this.word[ids[t]*d+j]+this.position[t*d+j]+this.tokenType[j];layerNorm(x,T,d,this.embNorm[0],this.embNorm[1],this.eps),hidden.set(x,0);let q=new Float32Array(T*d),k=new Float32Array(T*d),v=new Float32Array(T*d),context=new Float32Array(T*d),out=new Float32Array(T*d),inner=new Float32Array(T*dFF),row=new Float64Array(T),scale=1/Math.sqrt(dK);for(let l=0;l<L;l++){let p=this.layers[l];linear(x,T,d,p.W_q,p.b_q,d,q),linear(x,T,d,p.W_k,p.b_k,d,k),linear(x,T,d,p.W_v,p.b_v,d,v),p.gram||(p.gram=headGrams(p.W_o,d,h,dK)),writeNorms(v,T,d,h,dK,p.gram,valueNorms,l*h*T);for(let head=0;head<h;head++){let c0=head*dK,base=(l*h+head)*T*T;for(let i=0;i<T;i++){let max=-1/0;for(let jj=0;jj<T;jj++){let s=0;for(let c=0;c<dK;c++)s+=q[i*d+c0+c]*k[jj*d+c0+c];s*=scale,row[jj]=s,s>max&&(max=s)}let sum=0;for(let jj=0;jj<T;jj++)row[jj]=Math.exp(row[jj]-max),sum+=row[jj];for(let jj=0;jj<T;jj++)attention[base+i*T+jj]=row[jj]/sum;for(let c=0;c<dK;c++){let acc=0;for(let jj=0;jj<T;jj++)acc+=attention[base+i*T+jj]*v[jj*d+c0+c];context[i*d+c0+c]=acc}}}linear(context,T,d,p.W_o,p.b_o,d,out);for(let i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm1.gamma"],p["norm1.beta"],this.eps),linear(x,T,d,p.W_1,p.b_1,dFF,inner),gelu(inner),linear(inner,T,dFF,p.W_2,p.b_2,d,out);for(let i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm2.gamma"],p["norm2.beta"],this.eps),hidden.set(x,(l+1)*T*d)}return{T,attention,hidden,valueNorms,shape:{attention:[L,h,T,T],hidden:[L+1,T,d],valueNorms:[L,h,T]}}};function headGrams(Wt,d,h,dK){let G=new Float64Array(h*dK*dK);for(let i=0;i<h;i++)for(let a=0;a<dK;a++)for(let b=a;b<dK;b++){let s=0;for(let o=0;o<d;o++)s+=Wt[o*d+i*dK+a]*Wt[o*d+i*dK+b];G[(i*dK+a)*dK+b]=G[(i*dK+b)*dK+a]=s}return G}function writeNorms(v,T,d,h,dK,G,out,at){for(let i=0;i<h;i++){let c0=i*dK,g0=i*dK*dK;for(let j=0;j<T;j++){let sq=0,vj=j*d+c0;for(let a=0;a<dK;a++){let row=0,ga=g0+a*dK;for(let b=0;b<dK;b++)row+=G[ga+b]*v[vj+b];sq+=v[vj+a]*row}out[at+i*T+j]=Math.sqrt(Math.max(sq,0))}}}Model.prototype.run=function(text,options){let enc=this.tokenize(text,options),result=this.forward(enc.ids);return enc.T=result.T,enc.attention=result.attention,enc.hidden=result.hidden,enc.valueNorms=result.valueNorms,enc.shape=result.shape,enc};Model.prototype.attentionAt=function(run,layer,head,query){let T=run.T,start=((layer*this.h+head)*T+query)*T;return run.attention.subarray(start,start+T)};function load(weights){return weights===void 0&&typeof globalThis<"u"&&globalThis.AttentionBook&&(weights=globalThis.AttentionBook.minilmWeights),new Model(weights).prepare()}var api={load,Model,Tokenizer,MiniLMError,LAB_MAX_TOKENS,MAX_TEXT_CHARS,decodeBase64,decodeTensor,normalizeCodePoint,writeNorms,headGrams,isPunctuation,erf},minilm_default=api;function workerMain(){let model=null;self.onmessage=function(event){let m=event.data,t=performance.now();try{if(m.kind==="weights")model=new minilm_default.Model(m.weights).prepare(),self.postMessage({kind:"ready",ms:performance.now()-t,dtype:model.dtype});else if(m.kind==="run"){let run=model.forward(m.ids);self.postMessage({kind:"result",id:m.id,T:run.T,maps:run.attention,valueNorms:run.valueNorms,ms:performance.now()-t},[run.attention.buffer,run.valueNorms.buffer])}}catch(err){self.postMessage({kind:"error",id:m.id,message:String(err&&err.message||err)})}}}workerMain();})();\n' : null;
+var WORKER_SOURCE = true ? '// GENERATED by src/attention_book/web/build.mjs (esbuild 0.28.2) from\n// src/attention_book/web/src/entries/minilm-worker.js and the modules it imports: do not edit; edit\n// web/src/ and run `make js`. The Web Worker of chapter 9\'s model.\n"use strict";\n(()=>{var TABLES={drop:"0-8,b-c,e-1f,7f-9f,ad,300-36f,483-487,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7,600-605,610-61a,61c,64b-65f,670,6d6-6dd,6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,816-819,81b-823,825-827,829-82d,859-85b,8e3-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9c1-9c4,9cd,9e2-9e3,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,ac7-ac8,acd,ae2-ae3,b01,b3c,b3f,b41-b44,b4d,b56,b62-b63,b82,bc0,bcd,c00,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf,cc6,ccc-ccd,ce2-ce3,d01,d41-d44,d4d,d62-d63,dca,dd2-dd4,dd6,e31,e34-e3a,e47-e4e,eb1,eb4-eb9,ebb-ebc,ec8-ecd,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,1085-1086,108d,109d,135d-135f,1712-1714,1732-1734,1752-1753,1772-1773,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17dd,180b-180e,18a9,1920-1922,1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,1ab0-1abd,1b00-1b03,1b34,1b36-1b3a,1b3c,1b42,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1ba9,1bab-1bad,1be6,1be8-1be9,1bed,1bef-1bf1,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,1cf8-1cf9,1dc0-1df5,1dfc-1dff,200b-200f,202a-202e,2060-2064,2066-206f,20d0-20dc,20e1,20e5-20f0,2cef-2cf1,2d7f,2de0-2dff,302a-302d,3099-309a,a66f,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,a825-a826,a8c4,a8e0-a8f1,a926-a92d,a947-a951,a980-a982,a9b3,a9b6-a9b9,a9bc,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,e000-f8ff,fb1e,fe00-fe0f,fe20-fe2f,feff,fff9-fffb,fffd,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,11001,11038-11046,1107f-11081,110b3-110b6,110b9-110ba,110bd,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,111b6-111be,111ca-111cc,1122f-11231,11234,11236-11237,112df,112e3-112ea,11300-11301,1133c,11340,11366-1136c,11370-11374,114b3-114b8,114ba,114bf-114c0,114c2-114c3,115b2-115b5,115bc-115bd,115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b5,116b7,1171d-1171f,11722-11725,11727-1172b,16af0-16af4,16b30-16b36,16f8f-16f92,1bc9d-1bc9e,1bca0-1bca3,1d167-1d169,1d173-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,1e8d0-1e8d6,e0001,e0020-e007f,e0100-e01ef,f0000-ffffd,100000-10fffd",space:"9-a,d,a0,1680,2000-200a,2028-2029,202f,205f,3000",cjk:"3400-4dbf,4e00-9fff,f900-faff,20000-2a6df,2a700-2b81f,2b920-2ceaf,2f800-2fa1f",punct:"21-2f,3a-40,5b-60,7b-7e,a1,a7,ab,b6-b7,bb,bf,37e,387,55a-55f,589-58a,5be,5c0,5c3,5c6,5f3-5f4,609-60a,60c-60d,61b,61e-61f,66a-66d,6d4,700-70d,7f7-7f9,830-83e,85e,964-965,970,af0,df4,e4f,e5a-e5b,f04-f12,f14,f3a-f3d,f85,fd0-fd4,fd9-fda,104a-104f,10fb,1360-1368,1400,166d-166e,169b-169c,16eb-16ed,1735-1736,17d4-17d6,17d8-17da,1800-180a,1944-1945,1a1e-1a1f,1aa0-1aa6,1aa8-1aad,1b5a-1b60,1bfc-1bff,1c3b-1c3f,1c7e-1c7f,1cc0-1cc7,1cd3,2010-2027,2030-2043,2045-2051,2053-205e,207d-207e,208d-208e,2308-230b,2329-232a,2768-2775,27c5-27c6,27e6-27ef,2983-2998,29d8-29db,29fc-29fd,2cf9-2cfc,2cfe-2cff,2d70,2e00-2e2e,2e30-2e42,3001-3003,3008-3011,3014-301f,3030,303d,30a0,30fb,a4fe-a4ff,a60d-a60f,a673,a67e,a6f2-a6f7,a874-a877,a8ce-a8cf,a8f8-a8fa,a8fc,a92e-a92f,a95f,a9c1-a9cd,a9de-a9df,aa5c-aa5f,aade-aadf,aaf0-aaf1,abeb,fd3e-fd3f,fe10-fe19,fe30-fe52,fe54-fe61,fe63,fe68,fe6a-fe6b,ff01-ff03,ff05-ff0a,ff0c-ff0f,ff1a-ff1b,ff1f-ff20,ff3b-ff3d,ff3f,ff5b,ff5d,ff5f-ff65,10100-10102,1039f,103d0,1056f,10857,1091f,1093f,10a50-10a58,10a7f,10af0-10af6,10b39-10b3f,10b99-10b9c,11047-1104d,110bb-110bc,110be-110c1,11140-11143,11174-11175,111c5-111c9,111cd,111db,111dd-111df,11238-1123d,112a9,114c6,115c1-115d7,11641-11643,1173c-1173e,12470-12474,16a6e-16a6f,16af5,16b37-16b3b,16b44,1bc9f,1da87-1da8b",split:"9-d,20,85,a0,1680,2000-200a,2028-2029,202f,205f,3000"};var MAX_TEXT_CHARS=1e5;function MiniLMError(code,message){let error=new Error(message);return error.name="MiniLMError",error.code=code,error}function parseRanges(text){let parts=text?text.split(","):[],out=new Int32Array(2*parts.length);for(let i=0;i<parts.length;i++){let pair=parts[i].split("-");out[2*i]=parseInt(pair[0],16),out[2*i+1]=parseInt(pair.length>1?pair[1]:pair[0],16)}return out}function inRanges(ranges,c){let lo=0,hi=ranges.length/2-1;for(;lo<=hi;){let mid=lo+hi>>1;if(c<ranges[2*mid])hi=mid-1;else if(c>ranges[2*mid+1])lo=mid+1;else return!0}return!1}var DROP=parseRanges(TABLES.drop),SPACE=parseRanges(TABLES.space),CJK=parseRanges(TABLES.cjk),PUNCT=parseRanges(TABLES.punct),SPLIT=parseRanges(TABLES.split);function normalizeCodePoint(c,out){if(c<128){if(c===9||c===10||c===13||c===32)out.push(32);else{if(c<32||c===127)return;c>=65&&c<=90?out.push(c+32):out.push(c)}return}if(inRanges(DROP,c))return;if(inRanges(SPACE,c)){out.push(32);return}let cjk=inRanges(CJK,c);cjk&&out.push(32);let nfd=String.fromCodePoint(c).normalize("NFD");for(let i=0;i<nfd.length;i++){let d=nfd.codePointAt(i);if(d>65535&&i++,inRanges(DROP,d))continue;let lower=String.fromCodePoint(d).toLowerCase();for(let j=0;j<lower.length;j++){let e=lower.codePointAt(j);e>65535&&j++,out.push(e)}}cjk&&out.push(32)}var Tokenizer=class{constructor(spec){if(!spec||!Array.isArray(spec.vocab))throw MiniLMError("bad-weights","the weights file holds no tokenizer vocabulary");this.vocab=spec.vocab,this.ids=new Map;for(let i=0;i<spec.vocab.length;i++)this.ids.set(spec.vocab[i],i);this.unk=spec.unk_token,this.cls=spec.cls_token,this.sep=spec.sep_token,this.prefix=spec.continuing_subword_prefix,this.maxChars=spec.max_input_chars_per_word;let specials=(spec.special_tokens||[]).slice().sort((a,b)=>b.length-a.length);this.special=specials.length?new RegExp(specials.map(s=>s.replace(/[.*+?^${}()|[\\]\\\\]/g,"\\\\$&")).join("|"),"g"):null}_words(text,from,to,words){let word=null,buffer=[];for(let i=from;i<to;){let c=text.codePointAt(i),width=c>65535?2:1;buffer.length=0,normalizeCodePoint(c,buffer);for(let k=0;k<buffer.length;k++){let n=buffer[k];n===32||inRanges(SPLIT,n)?word=null:n<128&&isAsciiPunct(n)||inRanges(PUNCT,n)?(words.push({cps:[n],starts:[i],ends:[i+width]}),word=null):(word===null&&(word={cps:[],starts:[],ends:[]},words.push(word)),word.cps.push(n),word.starts.push(i),word.ends.push(i+width))}i+=width}}_pieces(word,out){let cps=word.cps,n=cps.length,start=0,pieces=[];if(n<=this.maxChars)for(;start<n;){let end=n,found=null;for(;start<end;){let piece=String.fromCodePoint.apply(null,cps.slice(start,end));if(start>0&&(piece=this.prefix+piece),this.ids.has(piece)){found=piece;break}end-=1}if(found===null){pieces=null;break}pieces.push([found,start,end]),start=end}else pieces=null;if(pieces===null){out.push([this.unk,word.starts[0],word.ends[n-1]]);return}for(let p=0;p<pieces.length;p++)out.push([pieces[p][0],word.starts[pieces[p][1]],word.ends[pieces[p][2]-1]])}encode(text){let triples=[[this.cls,0,0]],at=0,match;if(this.special)for(this.special.lastIndex=0;(match=this.special.exec(text))!==null;)this._stretch(text,at,match.index,triples),triples.push([match[0],match.index,match.index+match[0].length]),at=match.index+match[0].length;this._stretch(text,at,text.length,triples),triples.push([this.sep,0,0]);let T=triples.length,tokens=new Array(T),ids=new Int32Array(T),offsets=new Array(T);for(let t=0;t<T;t++)tokens[t]=triples[t][0],ids[t]=this.ids.get(triples[t][0]),offsets[t]=[triples[t][1],triples[t][2]];return{tokens,ids,offsets}}_stretch(text,from,to,out){if(from>=to)return;let words=[];this._words(text,from,to,words);for(let w=0;w<words.length;w++)this._pieces(words[w],out)}};function isAsciiPunct(c){return c>=33&&c<=47||c>=58&&c<=64||c>=91&&c<=96||c>=123&&c<=126}var B64=new Int16Array(128).fill(-1);{let alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";for(let i=0;i<64;i++)B64[alphabet.charCodeAt(i)]=i}function decodeBase64(text){let n=text.length,pad=n&&text.charCodeAt(n-1)===61?text.charCodeAt(n-2)===61?2:1:0;if(n%4!==0)throw MiniLMError("bad-weights","a tensor\'s base64 is cut short");let bytes=new Uint8Array(n/4*3-pad),o=0,full=pad?n-4:n;for(let i=0;i<full;i+=4){let v=B64[text.charCodeAt(i)]<<18|B64[text.charCodeAt(i+1)]<<12|B64[text.charCodeAt(i+2)]<<6|B64[text.charCodeAt(i+3)];bytes[o++]=v>>16,bytes[o++]=v>>8&255,bytes[o++]=v&255}if(pad){let w=B64[text.charCodeAt(full)]<<18|B64[text.charCodeAt(full+1)]<<12|(pad===1?B64[text.charCodeAt(full+2)]<<6:0);bytes[o]=w>>16,pad===1&&(bytes[o+1]=w>>8&255)}return bytes}var HALF=null;function halfTable(){if(HALF)return HALF;HALF=new Float32Array(65536);for(let h=0;h<65536;h++){let sign=h&32768?-1:1,exponent=h>>10&31,mantissa=h&1023,value;exponent===0?value=mantissa*Math.pow(2,-24):exponent===31?value=mantissa?NaN:1/0:value=(1024+mantissa)*Math.pow(2,exponent-25),HALF[h]=sign*value}return HALF}function decodeTensor(name,stored){let bytes=decodeBase64(stored.data),size=stored.shape.reduce((a,b)=>a*b,1),out;if(stored.dtype==="float32")out=new Float32Array(bytes.buffer,0,size);else if(stored.dtype==="float16"){let halves=new Uint16Array(bytes.buffer,0,size),table=halfTable();out=new Float32Array(size);for(let i=0;i<size;i++)out[i]=table[halves[i]]}else if(stored.dtype==="int8"){let q=new Int8Array(bytes.buffer,0,size),rows=stored.shape[0],cols=size/rows,group=stored.group||cols,groups=Math.ceil(cols/group),scale=new Float32Array(decodeBase64(stored.scale).buffer),colScale=stored.col_scale?new Float32Array(decodeBase64(stored.col_scale).buffer):new Float32Array(cols).fill(1);out=new Float32Array(size);for(let r=0;r<rows;r++)for(let c=0,at=r*cols;c<cols;c++,at++)out[at]=q[at]*scale[r*groups+Math.floor(c/group)]*colScale[c]}else throw MiniLMError("bad-weights","tensor "+name+" has unknown dtype "+stored.dtype);if(out.length!==size)throw MiniLMError("bad-weights","tensor "+name+" holds "+out.length+" numbers, its shape "+stored.shape.join("x")+" needs "+size);return{shape:stored.shape,data:out}}function linear(x,T,nIn,Wt,b,nOut,y){for(let i0=0;i0<T;i0+=4){let n=Math.min(4,T-i0),r0=i0*nIn,r1=(i0+Math.min(1,n-1))*nIn,r2=(i0+Math.min(2,n-1))*nIn,r3=(i0+Math.min(3,n-1))*nIn;for(let j=0;j<nOut;j+=2){let j1=Math.min(j+1,nOut-1),wa=j*nIn,wb=j1*nIn,a0=0,a1=0,a2=0,a3=0,c0=0,c1=0,c2=0,c3=0;for(let k=0;k<nIn;k++){let u=Wt[wa+k],v=Wt[wb+k],x0=x[r0+k],x1=x[r1+k],x2=x[r2+k],x3=x[r3+k];a0+=x0*u,a1+=x1*u,a2+=x2*u,a3+=x3*u,c0+=x0*v,c1+=x1*v,c2+=x2*v,c3+=x3*v}let o=i0*nOut,bj=b[j],bj1=b[j1];y[o+j]=a0+bj,y[o+j1]=c0+bj1,n>1&&(y[o+nOut+j]=a1+bj,y[o+nOut+j1]=c1+bj1),n>2&&(y[o+2*nOut+j]=a2+bj,y[o+2*nOut+j1]=c2+bj1),n>3&&(y[o+3*nOut+j]=a3+bj,y[o+3*nOut+j1]=c3+bj1)}}return y}function layerNorm(x,T,d,gamma,beta,eps){for(let i=0;i<T;i++){let o=i*d,mean=0;for(let j=0;j<d;j++)mean+=x[o+j];mean/=d;let variance=0;for(let j=0;j<d;j++){let c=x[o+j]-mean;variance+=c*c}let inv=1/Math.sqrt(variance/d+eps);for(let j=0;j<d;j++)x[o+j]=(x[o+j]-mean)*inv*gamma[j]+beta[j]}}var ERF_A=[3.1611237438705655,113.86415415105016,377.485237685302,3209.3775891384694],ERF_A_LEAD=.18577770618460315,ERF_B=[23.601290952344122,244.02463793444417,1282.6165260773723,2844.236833439171],ERF_C=[.5641884969886701,8.883149794388377,66.11919063714163,298.6351381974001,881.952221241769,1712.0476126340707,2051.0783778260716,1230.3393547979972],ERF_C_LEAD=21531153547440383e-24,ERF_D=[15.744926110709835,117.6939508913125,537.1811018620099,1621.3895745666903,3290.7992357334597,4362.619090143247,3439.3676741437216,1230.3393548037495];function rational(t,lead,num,den){let p=lead*t,q=t;for(let i=0;i<num.length;i++)p+=num[i],q+=den[i],i<num.length-1&&(p*=t,q*=t);return p/q}function erf(x){let y=Math.min(Math.abs(x),6);if(y<=.46875)return x*rational(y*y,ERF_A_LEAD,ERF_A,ERF_B);let erfc=rational(y,ERF_C_LEAD,ERF_C,ERF_D)*Math.exp(-y*y);return x<0?erfc-1:1-erfc}function gelu(x){for(let i=0;i<x.length;i++){let v=x[i];x[i]=.5*v*(1+erf(v*Math.SQRT1_2))}}var LAYER_TENSORS=["W_q","b_q","W_k","b_k","W_v","b_v","W_o","b_o","norm1.gamma","norm1.beta","W_1","b_1","W_2","b_2","norm2.gamma","norm2.beta"],Model=class{constructor(weights){if(!weights||!weights.config||!weights.tokenizer)throw MiniLMError("bad-weights","no model weights: load minilm-weights.js first (AttentionBook.minilmWeights is missing)");let cfg=weights.config;this.config=cfg,this.dtype=weights.dtype,this.nLayers=cfg.num_hidden_layers,this.h=cfg.num_attention_heads,this.d=cfg.hidden_size,this.dK=this.d/this.h,this.dFF=cfg.intermediate_size,this.maxPositions=cfg.max_position_embeddings,this.eps=cfg.layer_norm_eps,this.tokenizer=new Tokenizer(weights.tokenizer),this._stored=weights.tensors,this.ready=!1}prepare(){if(this.ready)return this;let stored=this._stored,self2=this;function get(name){if(!stored||!stored[name])throw MiniLMError("bad-weights","the weights file lacks the tensor "+name);return decodeTensor(name,stored[name]).data}this.word=get("embeddings.word"),this.position=get("embeddings.position"),this.tokenType=get("embeddings.token_type"),this.embNorm=[get("embeddings.norm.gamma"),get("embeddings.norm.beta")],this.layers=[];for(let l=0;l<this.nLayers;l++){let layer={};LAYER_TENSORS.forEach(n=>{layer[n]=get("layers."+l+"."+n)}),self2.layers.push(layer)}return this._stored=null,this.ready=!0,this}tokenize(text,options){let maxTokens=options&&options.maxTokens||this.maxPositions;if(!(maxTokens>=3&&maxTokens<=this.maxPositions&&maxTokens%1===0))throw MiniLMError("bad-ids","maxTokens must be a whole number in 3.."+this.maxPositions+", got "+maxTokens);if(typeof text!="string")throw MiniLMError("not-text","text must be a string, got "+typeof text);if(!text.trim())throw MiniLMError("empty","the text is empty (or only spaces): type at least one word");if(text.length>MAX_TEXT_CHARS)throw MiniLMError("too-long-text","the text is "+text.length+" characters long; the limit is "+MAX_TEXT_CHARS);let enc=this.tokenizer.encode(text),T=enc.ids.length;if(T<=2)throw MiniLMError("no-tokens","the text holds no token the model can read (only control or formatting characters): type at least one word");if(enc.total=T,enc.kept=T,enc.text=text,T>maxTokens){if(!(options&&options.cut))throw MiniLMError("too-many-tokens","the text is "+T+" tokens long ("+(T-2)+" word pieces plus [CLS] and [SEP]), but the limit is "+maxTokens+" tokens: shorten it to at most "+(maxTokens-2)+" word pieces");let keep=maxTokens-2;for(;keep>1&&enc.tokens[keep+1].indexOf(this.tokenizer.prefix)===0;)keep-=1;enc.text=text.slice(0,enc.offsets[keep][1]),enc.tokens=enc.tokens.slice(0,keep+1).concat([this.tokenizer.sep]),enc.offsets=enc.offsets.slice(0,keep+1).concat([[0,0]]);let ids=new Int32Array(keep+2);ids.set(enc.ids.subarray(0,keep+1)),ids[keep+1]=enc.ids[T-1],enc.ids=ids,enc.kept=keep+2}return enc}forward(ids){this.prepare();let T=ids.length,d=this.d,h=this.h,dK=this.dK,dFF=this.dFF,L=this.nLayers,V=this.word.length/d;if(!(T>=1&&T<=this.maxPositions))throw MiniLMError("bad-ids",T+" ids, but the model reads 1.."+this.maxPositions);for(let t=0;t<T;t++)if(!(ids[t]>=0&&ids[t]<V&&ids[t]%1===0))throw MiniLMError("bad-ids","ids must be whole numbers in 0.."+(V-1)+", got "+ids[t]);let attention=new Float32Array(L*h*T*T),hidden=new Float32Array((L+1)*T*d),valueNorms=new Float32Array(L*h*T),x=new Float32Array(T*d);for(let t=0;t<T;t++)for(let j=0;j<d;j++)x[t*d+j]=this.word[ids[t]*d+j]+this.position[t*d+j]+this.tokenType[j];layerNorm(x,T,d,this.embNorm[0],this.embNorm[1],this.eps),hidden.set(x,0);let q=new Float32Array(T*d),k=new Float32Array(T*d),v=new Float32Array(T*d),context=new Float32Array(T*d),out=new Float32Array(T*d),inner=new Float32Array(T*dFF),row=new Float64Array(T),scale=1/Math.sqrt(dK);for(let l=0;l<L;l++){let p=this.layers[l];linear(x,T,d,p.W_q,p.b_q,d,q),linear(x,T,d,p.W_k,p.b_k,d,k),linear(x,T,d,p.W_v,p.b_v,d,v),p.gram||(p.gram=headGrams(p.W_o,d,h,dK)),writeNorms(v,T,d,h,dK,p.gram,valueNorms,l*h*T);for(let head=0;head<h;head++){let c0=head*dK,base=(l*h+head)*T*T;for(let i=0;i<T;i++){let max=-1/0;for(let jj=0;jj<T;jj++){let s=0;for(let c=0;c<dK;c++)s+=q[i*d+c0+c]*k[jj*d+c0+c];s*=scale,row[jj]=s,s>max&&(max=s)}let sum=0;for(let jj=0;jj<T;jj++)row[jj]=Math.exp(row[jj]-max),sum+=row[jj];for(let jj=0;jj<T;jj++)attention[base+i*T+jj]=row[jj]/sum;for(let c=0;c<dK;c++){let acc=0;for(let jj=0;jj<T;jj++)acc+=attention[base+i*T+jj]*v[jj*d+c0+c];context[i*d+c0+c]=acc}}}linear(context,T,d,p.W_o,p.b_o,d,out);for(let i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm1.gamma"],p["norm1.beta"],this.eps),linear(x,T,d,p.W_1,p.b_1,dFF,inner),gelu(inner),linear(inner,T,dFF,p.W_2,p.b_2,d,out);for(let i=0;i<T*d;i++)x[i]+=out[i];layerNorm(x,T,d,p["norm2.gamma"],p["norm2.beta"],this.eps),hidden.set(x,(l+1)*T*d)}return{T,attention,hidden,valueNorms,shape:{attention:[L,h,T,T],hidden:[L+1,T,d],valueNorms:[L,h,T]}}}run(text,options){let enc=this.tokenize(text,options),result=this.forward(enc.ids);return enc.T=result.T,enc.attention=result.attention,enc.hidden=result.hidden,enc.valueNorms=result.valueNorms,enc.shape=result.shape,enc}attentionAt(run,layer,head,query){let T=run.T,start=((layer*this.h+head)*T+query)*T;return run.attention.subarray(start,start+T)}};function headGrams(Wt,d,h,dK){let G=new Float64Array(h*dK*dK);for(let i=0;i<h;i++)for(let a=0;a<dK;a++)for(let b=a;b<dK;b++){let s=0;for(let o=0;o<d;o++)s+=Wt[o*d+i*dK+a]*Wt[o*d+i*dK+b];G[(i*dK+a)*dK+b]=G[(i*dK+b)*dK+a]=s}return G}function writeNorms(v,T,d,h,dK,G,out,at){for(let i=0;i<h;i++){let c0=i*dK,g0=i*dK*dK;for(let j=0;j<T;j++){let sq=0,vj=j*d+c0;for(let a=0;a<dK;a++){let row=0,ga=g0+a*dK;for(let b=0;b<dK;b++)row+=G[ga+b]*v[vj+b];sq+=v[vj+a]*row}out[at+i*T+j]=Math.sqrt(Math.max(sq,0))}}}function workerMain(){let model=null;self.onmessage=event=>{let m=event.data,t=performance.now();try{if(m.kind==="weights")model=new Model(m.weights).prepare(),self.postMessage({kind:"ready",ms:performance.now()-t,dtype:model.dtype});else if(m.kind==="run"){let run=model.forward(m.ids);self.postMessage({kind:"result",id:m.id,T:run.T,maps:run.attention,valueNorms:run.valueNorms,ms:performance.now()-t},[run.attention.buffer,run.valueNorms.buffer])}}catch(err){self.postMessage({kind:"error",id:m.id,message:String(err&&err.message||err)})}}}workerMain();})();\n' : null;
 var scriptSrc = typeof document !== "undefined" && document.currentScript ? document.currentScript.src : null;
-var fmt10 = core_default.format;
 var WEIGHTS_FILE = "minilm-weights.js";
 var CACHE_BYTES = 64 * 1048576;
 var engine = {
@@ -7496,7 +7445,7 @@ var engine = {
 function setStatus(status, message) {
   engine.status = status;
   engine.message = message || "";
-  engine.listeners.forEach(function(f) {
+  engine.listeners.forEach((f) => {
     f(engine.status, engine.message);
   });
 }
@@ -7506,7 +7455,7 @@ function weightsBytes() {
 }
 function sizeText() {
   const bytes2 = weightsBytes();
-  return bytes2 ? fmt10.fixed(bytes2 / 1e6, 1) + " MB" : "";
+  return bytes2 ? format.fixed(bytes2 / 1e6, 1) + " MB" : "";
 }
 function weightsUrl() {
   if (engine.url) {
@@ -7552,7 +7501,7 @@ function pump() {
     engine.worker.postMessage({ kind: "run", id: job.id, ids: job.ids });
     return;
   }
-  setTimeout(function() {
+  setTimeout(() => {
     const t = performance.now();
     let run2;
     try {
@@ -7572,11 +7521,11 @@ function finish(m) {
       engine.timing.forward = m.ms;
       const entry = { T: m.T, maps: m.maps, valueNorms: m.valueNorms };
       remember(job.used, entry);
-      job.waiters.forEach(function(w) {
+      job.waiters.forEach((w) => {
         w.resolve(entry);
       });
     } else {
-      job.waiters.forEach(function(w) {
+      job.waiters.forEach((w) => {
         w.reject(new Error("the model failed on this sentence: " + m.message));
       });
     }
@@ -7584,7 +7533,7 @@ function finish(m) {
   pump();
 }
 function compute(used, ids) {
-  return new Promise(function(resolve, reject) {
+  return new Promise((resolve, reject) => {
     const waiter = { resolve, reject };
     const job = engine.inFlight && engine.inFlight.used === used ? engine.inFlight : engine.queued && engine.queued.used === used ? engine.queued : null;
     if (job) {
@@ -7592,7 +7541,7 @@ function compute(used, ids) {
       return;
     }
     if (engine.queued) {
-      engine.queued.waiters.forEach(function(w) {
+      engine.queued.waiters.forEach((w) => {
         w.resolve(null);
       });
     }
@@ -7605,11 +7554,11 @@ function startModel(weights, options) {
   setStatus("preparing");
   engine.dtype = weights && weights.dtype;
   if (!useWorker) {
-    return new Promise(function(resolve, reject) {
-      setTimeout(function() {
+    return new Promise((resolve, reject) => {
+      setTimeout(() => {
         const t = performance.now();
         try {
-          engine.model = new minilm_default.Model(weights).prepare();
+          engine.model = new Model(weights).prepare();
         } catch (err) {
           setStatus("failed", "The model could not be read: " + err.message);
           reject(err);
@@ -7624,13 +7573,13 @@ function startModel(weights, options) {
   const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
   const worker = new Worker(url);
   URL.revokeObjectURL(url);
-  return new Promise(function(resolve, reject) {
-    worker.onmessage = function(event) {
+  return new Promise((resolve, reject) => {
+    worker.onmessage = (event) => {
       const m = event.data;
       if (m.kind === "ready") {
         engine.worker = worker;
         engine.timing.prepare = m.ms;
-        worker.onmessage = function(e) {
+        worker.onmessage = (e) => {
           finish(e.data);
         };
         setStatus("ready");
@@ -7640,7 +7589,7 @@ function startModel(weights, options) {
         reject(new Error(m.message));
       }
     };
-    worker.onerror = function(event) {
+    worker.onerror = (event) => {
       event.preventDefault();
       worker.terminate();
       startModel(weights, { worker: false }).then(resolve, reject);
@@ -7656,7 +7605,7 @@ function loadModel() {
     return engine.loading;
   }
   const url = weightsUrl();
-  engine.loading = new Promise(function(resolve, reject) {
+  engine.loading = new Promise((resolve, reject) => {
     const AB = root3.AttentionBook;
     if (AB.minilmWeights && AB.minilmWeights.tensors) {
       resolve(AB.minilmWeights);
@@ -7667,7 +7616,7 @@ function loadModel() {
     const script = document.createElement("script");
     script.src = url;
     script.async = true;
-    script.onload = function() {
+    script.onload = () => {
       engine.timing.load = performance.now() - t;
       if (AB.minilmWeights && AB.minilmWeights.tensors) {
         resolve(AB.minilmWeights);
@@ -7676,20 +7625,20 @@ function loadModel() {
         setStatus("failed", "The file " + url + " ran but holds no model weights.");
       }
     };
-    script.onerror = function() {
+    script.onerror = () => {
       setStatus("missing", missingMessage(url));
       reject(new Error("missing"));
     };
     document.head.appendChild(script);
-  }).then(function(weights) {
-    return startModel(weights).then(function(e) {
+  }).then((weights) => {
+    return startModel(weights).then((e) => {
       if (engine.worker && root3.AttentionBook.minilmWeights === weights) {
         root3.AttentionBook.minilmWeights = void 0;
       }
       return e;
     });
   });
-  engine.loading.catch(function() {
+  engine.loading.catch(() => {
     engine.loading = null;
   });
   return engine.loading;
@@ -7728,18 +7677,18 @@ function routeClicks(lab) {
   if (!lab || !lab.canvas || typeof lab.set !== "function") {
     return;
   }
-  lab.canvas.addEventListener("click", function(event) {
+  lab.canvas.addEventListener("click", (event) => {
     const at = thumbAt(lab, event);
     if (!at) {
       return;
     }
-    const layer = lab.controls.find(function(c) {
+    const layer = lab.controls.find((c) => {
       return c.name === "layer";
     });
     layer.value = at[0];
     lab.set("head", at[1]);
   });
-  lab.canvas.addEventListener("mousemove", function(event) {
+  lab.canvas.addEventListener("mousemove", (event) => {
     lab.canvas.style.cursor = thumbAt(lab, event) ? "pointer" : "";
   });
 }
@@ -7758,14 +7707,14 @@ function mountExtra(lab, container) {
   status.setAttribute("aria-live", "polite");
   status.textContent = "The preset sentences are shown from the book's own numbers. For your own sentence, load all-MiniLM-L6-v2" + (size ? " (" + size + ", once)" : "") + ": it then runs in your browser.";
   let timer = null, started = 0;
-  function show(st, message) {
+  function show(st) {
     if (timer !== null && st !== "loading") {
       clearInterval(timer);
       timer = null;
     }
     if (st === "loading") {
       started = performance.now();
-      const tick = function() {
+      const tick = () => {
         status.textContent = "Loading the model" + (size ? " (" + size + ")" : "") + "\u2026 " + Math.round((performance.now() - started) / 1e3) + " s";
       };
       tick();
@@ -7776,7 +7725,7 @@ function mountExtra(lab, container) {
     } else if (st === "preparing") {
       status.textContent = "Preparing the weights\u2026";
     } else if (st === "ready") {
-      status.textContent = "Model loaded" + (engine.timing.load ? " in " + fmt10.fixed((engine.timing.load + (engine.timing.prepare || 0)) / 1e3, 1) + " s" : "") + ": type any sentence (up to " + gallery().data.max_tokens + " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
+      status.textContent = "Model loaded" + (engine.timing.load ? " in " + format.fixed((engine.timing.load + (engine.timing.prepare || 0)) / 1e3, 1) + " s" : "") + ": type any sentence (up to " + gallery().data.max_tokens + " tokens), it runs in your browser" + (engine.worker ? "" : " (on the page's thread)") + ".";
       button.hidden = true;
     } else if (st === "missing" || st === "failed") {
       status.textContent = "The model could not be loaded (the note below says why).";
@@ -7789,7 +7738,7 @@ function mountExtra(lab, container) {
   }
   engine.listeners.push(show);
   let ready = "";
-  engine.busy.push(function(tokens) {
+  engine.busy.push((tokens) => {
     if (tokens) {
       ready = ready || status.textContent;
       status.textContent = "Computing this sentence (" + tokens + " tokens) in your browser\u2026";
@@ -7801,8 +7750,8 @@ function mountExtra(lab, container) {
       lab.canvas.style.opacity = tokens ? "0.45" : "";
     }
   });
-  button.addEventListener("click", function() {
-    loadModel().catch(function() {
+  button.addEventListener("click", () => {
+    loadModel().catch(() => {
     });
   });
   routeClicks(lab);
@@ -7810,7 +7759,7 @@ function mountExtra(lab, container) {
   box.appendChild(status);
   container.appendChild(box);
   if (engine.status !== "none") {
-    show(engine.status, engine.message);
+    show(engine.status);
   }
 }
 function modelStatus() {
@@ -7826,24 +7775,22 @@ function modelStatus() {
 }
 
 // src/labs/pretrained.js
-var fmt11 = core_default.format;
-var esc9 = core_default.escapeHtml;
 function state10(values) {
   const g = gallery();
   const text2 = values.text === void 0 ? g.data.running_sentence : values.text;
-  const layer = core_default.wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, LAYERS - 1);
-  const head = core_default.wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, HEADS - 1);
-  const query = core_default.wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
+  const layer = wholeNumber(values.layer === void 0 ? 0 : values.layer, "layer", 0, LAYERS - 1);
+  const head = wholeNumber(values.head === void 0 ? 2 : values.head, "head", 0, HEADS - 1);
+  const query = wholeNumber(values.query === void 0 ? 2 : values.query, "query", 0);
   const measure2 = values.measure === void 0 ? "weight" : values.measure;
   const view = values.view === void 0 ? "head" : values.view;
-  [["measure", measure2, MEASURES], ["view", view, VIEWS]].forEach(function(c) {
+  [["measure", measure2, MEASURES], ["view", view, VIEWS]].forEach((c) => {
     if (typeof c[1] !== "string" || !Object.prototype.hasOwnProperty.call(c[2], c[1])) {
-      throw new Error(c[0] + " must be one of " + core_default.pyRepr(Object.keys(c[2])) + ", got " + core_default.pyRepr(c[1]));
+      throw new Error(c[0] + " must be one of " + pyRepr(Object.keys(c[2])) + ", got " + pyRepr(c[1]));
     }
   });
   const read = readPieces(text2, values.maxTokens);
   const galleryScores = {}, k = layer * HEADS + head;
-  Object.keys(g.data.gallery.mean).forEach(function(name) {
+  Object.keys(g.data.gallery.mean).forEach((name) => {
     galleryScores[name] = g.data.gallery.mean[name][k];
   });
   const base = {
@@ -7873,16 +7820,16 @@ function state10(values) {
   if (engine.status !== "ready") {
     return build(base, null, query, "pending");
   }
-  engine.busy.forEach(function(f) {
+  engine.busy.forEach((f) => {
     f(T);
   });
-  return compute(read.used, read.ids).then(function(done) {
-    engine.busy.forEach(function(f) {
+  return compute(read.used, read.ids).then((done) => {
+    engine.busy.forEach((f) => {
       f(0);
     });
     return done ? build(base, done, query, "browser") : build(base, null, query, "pending");
-  }, function(err) {
-    engine.busy.forEach(function(f) {
+  }, (err) => {
+    engine.busy.forEach((f) => {
       f(0);
     });
     throw err;
@@ -7924,7 +7871,7 @@ function build(st, from, query, source) {
         st.norms[i * T + j] = st.weights[i * T + j] / sum * st.valueNorms[j];
       }
       const rowW = st.weights.subarray(i * T, (i + 1) * T), rowN = st.norms.subarray(i * T, (i + 1) * T);
-      if (core_default.argmax(rowW) !== core_default.argmax(rowN)) {
+      if (argmax(rowW) !== argmax(rowN)) {
         st.differs += 1;
       }
     }
@@ -7946,70 +7893,70 @@ function has(st) {
   return st.T > 0 && st.source !== "pending";
 }
 function topKeys(row2, k) {
-  const idx = Array.from(row2, function(_, i) {
+  const idx = Array.from(row2, (_, i) => {
     return i;
   });
-  idx.sort(function(a, b) {
+  idx.sort((a, b) => {
     return row2[a] - row2[b] || a - b;
   });
   return idx.reverse().slice(0, k);
 }
-function readoutHtml11(st) {
+function readoutHtml10(st) {
   const T = st.T;
   const parts = ["<b>layer " + st.layer + ", head " + st.head + "</b> of all-MiniLM-L6-v2: weights : (T, T) = (" + T + ", " + T + ")"];
   let columns = ["gallery (" + st.gallerySentences + " sentences)"];
   if (has(st)) {
-    const who = esc9(st.tokens[st.query]), q = st.query;
+    const who = escapeHtml(st.tokens[st.query]), q = st.query;
     const norms = st.norms.subarray(q * T, (q + 1) * T), total = pairwiseSum(norms, 0, T);
-    const top = function(row2) {
-      return topKeys(row2, 3).map(function(j) {
-        return j + " '" + esc9(st.tokens[j]) + "' " + fmt11.fixed(row2[j], 2);
+    const top = (row2) => {
+      return topKeys(row2, 3).map((j) => {
+        return j + " '" + escapeHtml(st.tokens[j]) + "' " + format.fixed(row2[j], 2);
       }).join(", ");
     };
     parts.push("query " + q + " '" + who + "' attends most to: " + top(st.row));
-    parts.push("by \u2016\u03B1 f(x)\u2016 (share of the row): " + top(norms.map(function(v) {
+    parts.push("by \u2016\u03B1 f(x)\u2016 (share of the row): " + top(norms.map((v) => {
       return v / total;
     })));
     parts.push(st.differs + " of " + T + " queries have another strongest key by \u2016\u03B1 f(x)\u2016 than by weight");
     columns = ["this sentence"].concat(columns, ["uniform head"]);
   } else if (T) {
-    parts.push("tokens: " + st.tokens.map(function(t, i) {
-      return i + ":" + esc9(t);
+    parts.push("tokens: " + st.tokens.map((t, i) => {
+      return i + ":" + escapeHtml(t);
     }).join(" "));
   }
-  const rows2 = SCORE_NAMES.map(function(name) {
+  const rows2 = SCORE_NAMES.map((name) => {
     let values = [st.gallery[name]];
     if (has(st)) {
       values = [st.scores[name], values[0], name === "spread" ? 1 : 1 / T];
     }
-    return "<tr><td>" + esc9(SCORE_LABELS[name]) + "</td>" + values.map(function(v) {
-      return "<td>" + fmt11.fixed(v, 3) + "</td>";
+    return "<tr><td>" + escapeHtml(SCORE_LABELS[name]) + "</td>" + values.map((v) => {
+      return "<td>" + format.fixed(v, 3) + "</td>";
     }).join("") + "</tr>";
   });
-  const table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' + ["score"].concat(columns).map(function(c) {
+  const table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' + ["score"].concat(columns).map((c) => {
     return "<th>" + c + "</th>";
   }).join("") + "</tr>" + rows2.join("") + "</table>";
-  return core_default.readoutHtml(parts.join("<br>") + table, st.notes, "font-size:90%");
+  return wrapReadout(parts.join("<br>") + table, st.notes, "font-size:90%");
 }
 function alt10(st) {
   const what = st.measure === "weight" ? "attention weights" : "shares of \u2016\u03B1 f(x)\u2016 (each row scaled to sum to 1)";
-  const galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map(function(n) {
-    return SCORE_LABELS[n] + " " + fmt11.fixed(st.gallery[n], 2);
+  const galleryText = "bars of the head's scores averaged over the gallery: " + SCORE_NAMES.map((n) => {
+    return SCORE_LABELS[n] + " " + format.fixed(st.gallery[n], 2);
   }).join(", ") + ".";
   const model = st.view === "model";
   const grid2 = !model ? "" : has(st) ? "Panel 1: the model view, " + LAYERS * HEADS + " thumbnails of the " + what + " of every head (" + LAYERS + " rows of layers 0 to " + (LAYERS - 1) + ", " + HEADS + " columns of heads 0 to " + (HEADS - 1) + "), layer " + st.layer + ", head " + st.head + " outlined. " : "Panel 1: the model view's grid of " + LAYERS * HEADS + " heads (" + LAYERS + " layers by " + HEADS + " heads), empty. ";
   const first = model ? 2 : 1;
   if (!has(st)) {
     const empty = "Empty heatmap and arcs (" + (model ? "panels 2 and 3" : "panels 1 and 2") + ")";
-    return grid2 + (st.T ? core_default.noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : core_default.noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
+    return grid2 + (st.T ? noTokensAlt(empty, st.notes, "the model has not run on this sentence yet") : noTokensAlt(empty, st.notes)) + (model ? "" : " Panel 3: " + galleryText);
   }
-  const row2 = st.shownRow, top = core_default.argmax(row2), T = st.T;
-  const out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + fmt11.fixed(row2[top], 2) + ".";
+  const row2 = st.shownRow, top = argmax(row2), T = st.T;
+  const out = grid2 + "Panel " + first + ": heatmap of the " + T + " by " + T + " " + what + " of layer " + st.layer + ", head " + st.head + ", tokens (" + st.tokens.slice(0, 20).join(", ") + (T > 20 ? ", ..." : "") + ") on both axes, colour 0 to 1, row " + st.query + " outlined. Panel " + (first + 1) + ": arcs from query " + st.query + " '" + st.tokens[st.query] + "' to every token; the heaviest goes to " + top + " '" + st.tokens[top] + "' with " + (st.measure === "weight" ? "weight" : "share") + " " + format.fixed(row2[top], 2) + ".";
   if (model) {
     return out;
   }
-  const mine = SCORE_NAMES.map(function(n) {
-    return SCORE_LABELS[n] + " " + fmt11.fixed(st.scores[n], 2);
+  const mine = SCORE_NAMES.map((n) => {
+    return SCORE_LABELS[n] + " " + format.fixed(st.scores[n], 2);
   }).join(", ");
   return out + " Panel 3: bars of the head's scores on this sentence (" + mine + ") beside its " + galleryText;
 }
@@ -8021,8 +7968,8 @@ function numbers10(st) {
     head: st.head,
     query: st.query,
     tokens: st.tokens,
-    weights: has(st) ? core_default.nested(st.weights, st.T, st.T) : [],
-    weighted_norms: has(st) ? core_default.nested(st.norms, st.T, st.T) : [],
+    weights: has(st) ? nested(st.weights, st.T, st.T) : [],
+    weighted_norms: has(st) ? nested(st.norms, st.T, st.T) : [],
     value_norms: Array.from(st.valueNorms),
     computed: st.source === "package" ? "the book's float32 model" : st.source === "browser" ? "in the browser (" + engine.dtype + " weights)" : "not yet",
     scores: st.scores,
@@ -8088,7 +8035,7 @@ function figure10(st) {
       label: "this sentence",
       color: "#1f5fa8",
       dark: "#6fa8e8",
-      values: SCORE_NAMES.map(function(n) {
+      values: SCORE_NAMES.map((n) => {
         return st.scores[n];
       })
     });
@@ -8097,11 +8044,11 @@ function figure10(st) {
     label: "gallery mean",
     color: "#9dbfe3",
     dark: "#3d5f85",
-    values: SCORE_NAMES.map(function(n) {
+    values: SCORE_NAMES.map((n) => {
       return st.gallery[n];
     })
   });
-  panels.push({ kind: "bars", title: "head scores of the weights (0 to 1)", labels: SCORE_NAMES.map(function(n) {
+  panels.push({ kind: "bars", title: "head scores of the weights (0 to 1)", labels: SCORE_NAMES.map((n) => {
     return SCORE_LABELS[n];
   }), series, xlim: [0, 1], xlabel: "score" });
   return { columns: 2, panels };
@@ -8111,7 +8058,7 @@ function choices2(name, values) {
     return null;
   }
   const tokens = readPieces(values.text === void 0 ? gallery().data.running_sentence : values.text).tokens;
-  return core_default.tokenOptions(tokens);
+  return tokenOptions(tokens);
 }
 var pretrained_default = {
   SCORE_NAMES,
@@ -8119,7 +8066,7 @@ var pretrained_default = {
   MEASURES,
   VIEWS,
   state: state10,
-  readoutHtml: readoutHtml11,
+  readoutHtml: readoutHtml10,
   alt: alt10,
   numbers: numbers10,
   figure: figure10,
@@ -8128,22 +8075,21 @@ var pretrained_default = {
   readPieces,
   headScores,
   pairwiseSum,
-  pyRepr: core_default.pyRepr,
+  pyRepr,
   loadModel,
   startModel,
   modelStatus,
-  setWeightsUrl: function(url) {
+  setWeightsUrl(url) {
     engine.url = url;
   }
 };
 
 // src/labs/scaling.js
-var fmt12 = core_default.format;
 var SCALING_DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 var SCALING_KEYS = 16;
 var SCALING_QUERIES = 300;
 var SEED = 0;
-var measured = core_default.cache();
+var measured = cache();
 var CHUNK = 1 << 15;
 var inSteps = false;
 function* normals(gen, count2) {
@@ -8170,7 +8116,7 @@ function measure(d_k) {
 }
 function measureSoon(d_k) {
   const steps = measureSteps(d_k);
-  return new Promise(function(resolve) {
+  return new Promise((resolve) => {
     (function next() {
       const step = steps.next();
       if (step.done) {
@@ -8182,7 +8128,7 @@ function measureSoon(d_k) {
   });
 }
 function* measureSteps(d_k) {
-  const n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = rng_default.defaultRng(SEED);
+  const n = SCALING_QUERIES, s_k = SCALING_KEYS, g0 = defaultRng(SEED);
   const q = yield* normals(g0, n * d_k);
   const K = yield* normals(g0, n * s_k * d_k);
   const g = yield* normals(g0, n * s_k);
@@ -8198,12 +8144,12 @@ function* measureSteps(d_k) {
     }
   }
   const got = {};
-  [false, true].forEach(function(scaled) {
+  [false, true].forEach((scaled) => {
     const scale = scaled ? 1 / Math.sqrt(d_k) : 1, w = new Float64Array(n * s_k);
     for (let k = 0; k < w.length; k++) {
       w[k] = dots2[k] * scale;
     }
-    core_default.softmaxRows(w, n, s_k);
+    softmaxRows(w, n, s_k);
     let maxW = 0, ent = 0, gn = 0;
     for (let r = 0; r < n; r++) {
       const o = r * s_k;
@@ -8222,7 +8168,7 @@ function* measureSteps(d_k) {
       ent += -h;
       gn += Math.sqrt(sq);
     }
-    const first = Array.from(w.subarray(0, s_k)).sort(function(a, b) {
+    const first = Array.from(w.subarray(0, s_k)).sort((a, b) => {
       return b - a;
     });
     got[scaled] = {
@@ -8232,7 +8178,7 @@ function* measureSteps(d_k) {
       weights: Float64Array.from(first)
     };
   });
-  const m = 4 * n, g1 = rng_default.defaultRng(SEED), qv = yield* normals(g1, m * d_k), kv = yield* normals(g1, m * d_k);
+  const m = 4 * n, g1 = defaultRng(SEED), qv = yield* normals(g1, m * d_k), kv = yield* normals(g1, m * d_k);
   const vals = new Float64Array(m);
   let mean = 0;
   for (let a = 0; a < m; a++) {
@@ -8296,27 +8242,27 @@ var CURVES_TABLE = {
 };
 function curves(scaled) {
   const out = {};
-  Object.keys(CURVES_TABLE[scaled]).forEach(function(k) {
+  Object.keys(CURVES_TABLE[scaled]).forEach((k) => {
     out[k] = Float64Array.from(CURVES_TABLE[scaled][k]);
   });
   return out;
 }
-function readoutHtml12(st) {
+function readoutHtml11(st) {
   const mode = st.scaled ? "scaled: scores = q\xB7k / \u221Ad<sub>k</sub>" : "unscaled: scores = q\xB7k";
-  const row2 = Array.from(st.weights.subarray(0, 6)).map(function(w) {
-    return fmt12.fixed(w, 2);
+  const row2 = Array.from(st.weights.subarray(0, 6)).map((w) => {
+    return format.fixed(w, 2);
   }).join(", ");
   const lines = [
     "<b>" + mode + "</b>, d<sub>k</sub> = " + st.d_k,
-    "variance of the scores: " + fmt12.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
-    "mean over " + SCALING_QUERIES + " queries: largest weight " + fmt12.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + fmt12.fixed(1 / st.s_k, 3) + "); entropy " + fmt12.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + fmt12.fixed(Math.log(st.s_k), 3) + "); gradient norm " + fmt12.fixed(st.gradNorm, 3),
+    "variance of the scores: " + format.general(st.variance, 3) + " (q\xB7k alone has variance \u2248 d<sub>k</sub> = " + st.d_k + ")",
+    "mean over " + SCALING_QUERIES + " queries: largest weight " + format.fixed(st.maxWeight, 3) + " (uniform would be 1/" + st.s_k + " = " + format.fixed(1 / st.s_k, 3) + "); entropy " + format.fixed(st.entropy, 3) + " nats (max log " + st.s_k + " = " + format.fixed(Math.log(st.s_k), 3) + "); gradient norm " + format.fixed(st.gradNorm, 3),
     "an example row of " + st.s_k + " weights, largest first: " + row2 + ", \u2026"
   ];
-  return core_default.readoutHtml(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
+  return wrapReadout(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
 }
 function alt11(st) {
   const mode = st.scaled ? "scaled by 1/sqrt(d_k)" : "unscaled";
-  return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled (orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k + " is circled. Top left: the variance of the score, which for unscaled q.k follows the dashed line d_k and for the scaled score stays near 1; here " + fmt12.general(st.variance, 3) + ". Top right: the mean largest softmax weight, here " + fmt12.fixed(st.maxWeight, 2) + ". Bottom left: the mean entropy, here " + fmt12.fixed(st.entropy, 2) + " nats. Bottom right: the mean gradient norm through the softmax, here " + fmt12.fixed(st.gradNorm, 3) + ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all stay flat.";
+  return "Four panels against d_k from 1 to 512 on log axes, each with an unscaled (orange) and a scaled (blue) curve; the " + mode + " curve is bold and d_k = " + st.d_k + " is circled. Top left: the variance of the score, which for unscaled q.k follows the dashed line d_k and for the scaled score stays near 1; here " + format.general(st.variance, 3) + ". Top right: the mean largest softmax weight, here " + format.fixed(st.maxWeight, 2) + ". Bottom left: the mean entropy, here " + format.fixed(st.entropy, 2) + " nats. Bottom right: the mean gradient norm through the softmax, here " + format.fixed(st.gradNorm, 3) + ". Unscaled, the largest weight climbs towards 1 and entropy and gradient fall towards 0 as d_k grows; scaled, all stay flat.";
 }
 function numbers11(st) {
   return {
@@ -8358,13 +8304,13 @@ function figure11(st) {
   };
   return {
     columns: 2,
-    panels: CURVES.map(function(c) {
+    panels: CURVES.map((c) => {
       const lines = [
         { label: "unscaled", color: "#d55e00", dark: "#f0a060", width: st.scaled ? 1 : 2.4, y: un[c[0]] },
         { label: "scaled", color: "#0072b2", dark: "#56b4e9", width: st.scaled ? 2.4 : 1, y: sc[c[0]] }
       ].concat(extra[c[0]]);
       let lo = Infinity, hi = 0;
-      lines.forEach(function(l) {
+      lines.forEach((l) => {
         for (let i = 0; i < l.y.length; i++) {
           lo = Math.min(lo, l.y[i]);
           hi = Math.max(hi, l.y[i]);
@@ -8383,7 +8329,7 @@ function figure11(st) {
       if (c[0] === "variance") {
         panel.ylog = true;
         panel.ylim = [lo / 1.5, hi * 1.5];
-        panel.yticks = [1, 8, 64, 512].filter(function(v) {
+        panel.yticks = [1, 8, 64, 512].filter((v) => {
           return v >= lo / 1.5 && v <= hi * 1.5;
         });
       } else {
@@ -8400,14 +8346,14 @@ var scaling_default = {
   state: state11,
   curves,
   // the d_k measured so far (the page's load must measure only the default's)
-  measuredDks: function() {
+  measuredDks() {
     return Array.from(measured.keys());
   },
-  readoutHtml: readoutHtml12,
+  readoutHtml: readoutHtml11,
   alt: alt11,
   numbers: numbers11,
   figure: figure11,
-  mountExtra: function() {
+  mountExtra() {
     inSteps = true;
   }
 };

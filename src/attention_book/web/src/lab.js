@@ -22,7 +22,7 @@ import {active, makeControl} from "./controls.js";
 import {make} from "./dom.js";
 import {addPictureDownload, save} from "./download.js";
 import {drawFigure} from "./figure.js";
-import {readoutHtml} from "./shared/html.js";
+import {wrapReadout} from "./shared/html.js";
 import {theme} from "./theme.js";
 
 const DEFAULT_WIDTH = 600;  // CSS px, for a lab whose column has no width yet
@@ -183,7 +183,7 @@ export class Lab {
 
   /** A clear message in the readout; the last good picture stays. */
   showError(err) {
-    this.caption.innerHTML = readoutHtml("", [{level: "error", text: String((err && err.message) || err)}]);
+    this.caption.innerHTML = wrapReadout("", [{level: "error", text: String((err && err.message) || err)}]);
   }
 
   /** Show state `st` of `values`: figure, alt text, readout. */

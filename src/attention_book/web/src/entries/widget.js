@@ -27,7 +27,7 @@ import training from "../labs/training.js";
 export {decode};  // the kernel's answers as the modules hold them
 
 const MODULES = {attention, block, embedding, generation, masking, multihead, permutation, positional,
-                 pretrained, scaling, training};
+  pretrained, scaling, training};
 
 // Per kernel model (shared by its views): the answer decoded last and the state decoded
 // last, which a new answer's {$same} arrays refer to.
@@ -110,8 +110,8 @@ function render({model, el}) {
   const controls = make("div", {class: "ab-lab-controls", id: id + "-controls"});
   controls.append(make("div", {class: "ab-lab-inputs"}));
   lab.append(make("div", {class: "ab-lab-title"}, declaration.title), controls,
-             make("div", {class: "ab-lab-figure"}),
-             make("div", {class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite"}));
+    make("div", {class: "ab-lab-figure"}),
+    make("div", {class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite"}));
   // JupyterLab's document handler takes the arrow keys from a range input: keep them here.
   lab.addEventListener("keydown", (event) => event.stopPropagation());
   // Notebook 7's handles them before the lab does (in the capture phase) and runs its
