@@ -97,15 +97,15 @@ check-inputs:
 # JupyterLab on 127.0.0.1 only; as root (a container) it needs --allow-root. MyST (admonitions,
 # dropdown solutions, math) renders through jupyterlab-myst, a prebuilt extension that
 # requirements.txt installs: nothing to enable or build.
-lab: env
+lab: env js
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
 
 # The same chapters in Jupyter Notebook 7 (pinned in requirements.txt; a jupyter-server
 # extension, so `make lab`'s server also serves its pages at /notebooks/<chapter>.ipynb).
-notebook: env
+notebook: env js
 	$(VENV)/bin/jupyter notebook --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
 
-bench: env
+bench: env js
 	$(PY) benchmarks/lab_latency.py
 
 env: $(VENV)/.installed $(LABCONFIG)
@@ -162,8 +162,10 @@ $(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt | $(UV)
 	touch $@
 
 # MathJax, served by the built site (no CDN), and esbuild, which bundles the front end's ES
-# modules (src/attention_book/web/src/) into the classic script the pages load, web/lab.js
-# (committed; rewritten only when it changes; tests/test_web_bundle.py fails when stale).
+# modules (src/attention_book/web/src/) into the classic scripts the pages load (web/lab.js,
+# web/<lab>.js) and the notebook's ES module (web/widget.mjs), with web/labs.json. Built, never
+# committed (.gitignore): every target that shows or tests a lab depends on js. Rewritten
+# only when they change; tests/test_web_bundle.py fails when one is stale (`make js`).
 js: node_modules/.package-lock.json
 	node src/attention_book/web/build.mjs
 

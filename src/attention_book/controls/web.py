@@ -14,7 +14,8 @@ Without JavaScript the element shows the default state's alt text and readout (n
 no controls), as the lab's module presents them: :func:`present` runs its bundle in Node.js
 on the Python state (the readout and alt text are written once, in the module). The
 scripts the lab needs (the front end ``lab.js``, the data scripts the build writes,
-:mod:`attention_book.web_export`, the lab's bundle) are named in ``data-ab-scripts``; the
+:mod:`attention_book.web_export`, the bundles of the labs it imports, its own: the order
+:func:`registry` gives) are named in ``data-ab-scripts``; the
 book's Sphinx extension serves them from ``_static/ab-web`` and adds them to the pages that
 name them. :func:`standalone_html` inlines them instead, for a page outside the book (tests,
 benchmarks).
@@ -33,27 +34,17 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..bundles import WEB_DIR, registry
 from ..scenes.core import Condition, Scene, to_js
 
-__all__ = ["WEB_DIR", "BrowserLab", "declaration", "present",
-           "standalone_html"]
-
-#: The browser side: lab.js (the front end) and one bundle a lab (``make js`` builds them).
-WEB_DIR = Path(__file__).resolve().parents[1] / "web"
+__all__ = ["WEB_DIR", "BrowserLab", "declaration", "present", "standalone_html"]
 
 _IDS = itertools.count(1)
-
-#: What a lab's page loads between lab.js and the lab's bundle: data scripts (of
-#: :data:`DATA`; the others, MiniLM's weights, the lab loads when the reader asks) and the
-#: bundles of other labs whose module it imports (build.mjs's ``fromLabJs``).
-_PAGE_SCRIPTS = {"pretrained": ("pretrained-gallery.js",),
-                 "training": ("training-checkpoints.js",),
-                 "generation": ("training-checkpoints.js", "training.js")}
 
 
 def _scripts(web: str) -> tuple[str, ...]:
     """The files of ``web/`` (or data scripts) a page loads for lab module ``web``, in order."""
-    return ("lab.js", *_PAGE_SCRIPTS.get(web, ()), f"{web}.js")
+    return tuple(registry()[web]["scripts"])
 
 
 def _range(values: tuple):

@@ -15,14 +15,14 @@
 // Chapter 9's Worker (src/entries/minilm-worker.js) is bundled first and its text written
 // into the bundles that hold labs/pretrained.js (__MINILM_WORKER__), which start it from a
 // Blob URL: a page opened as file:// cannot start a worker from a script's URL.
-// The bundles are committed (they are package data); tests/test_web_bundle.py rebuilds them
-// and fails when a committed one differs.
+// The bundles are package data built by `make js`, not committed (.gitignore);
+// tests/test_web_bundle.py rebuilds them and fails when one is stale.
 //
 //   node src/attention_book/web/build.mjs [OUTDIR]    (make js; OUTDIR defaults to web/)
 //
 // A file is rewritten only when its text changes, so an unchanged bundle keeps its mtime.
 
-import {mkdirSync, readFileSync, writeFileSync} from "node:fs";
+import {mkdirSync, readFileSync, readdirSync, writeFileSync} from "node:fs";
 import path from "node:path";
 import {fileURLToPath, pathToFileURL} from "node:url";
 
@@ -33,9 +33,11 @@ const WEB = path.dirname(fileURLToPath(import.meta.url));
 // Node's require() of the classic script gets the API the entry installed.
 const FOOTER = 'if (typeof module === "object" && module.exports) { module.exports = globalThis.AttentionBook.lab; }';
 
-/** The labs: each has its state module src/labs/<lab>.js and a bundle web/<lab>.js. */
-export const LABS = ["attention", "block", "embedding", "generation", "masking", "multihead",
-  "permutation", "positional", "pretrained", "scaling", "training"];
+/** The labs: every module src/labs/<lab>.js (a lab's helpers live in src/labs/<lab>/), each
+ *  bundled into web/<lab>.js and into the widget. Nothing else lists them: labs.json (below)
+ *  tells Python and the tests which there are, what each page loads and what data they read. */
+export const LABS = readdirSync(path.join(WEB, "src", "labs"))
+  .filter((name) => name.endsWith(".js")).map((name) => name.slice(0, -3)).sort();
 
 /** An entry that installs a module's default export (a lab's: where the front end, src/lab.js,
  *  looks for it), or with `namespace` its named exports, as globalThis.AttentionBook[name]. */
@@ -102,11 +104,21 @@ const fromLabJs = (lab) => ({
   },
 });
 
+/** widget.mjs's entry: the front end's anywidget (entries/widget.js) over every lab's module. */
+const widgetEntry = [
+  'import {widget} from "./entries/widget.js";',
+  ...LABS.map((lab, i) => `import m${i} from "./labs/${lab}.js";`),
+  'export {decode} from "./decode.js";',
+  'export {KernelModel} from "./entries/widget.js";',
+  `export const labs = ${JSON.stringify(LABS)};`,
+  `export default widget({${LABS.map((lab, i) => `${JSON.stringify(lab)}: m${i}`).join(", ")}});`,
+].join("\n");
+
 /** The bundles: an entry under web/src/ -> a file in web/, an IIFE or an ES module. */
 const BUNDLES = [
   {entry: "src/entries/lab.js", stdin: labEntry, out: "lab.js", format: "iife", footer: FOOTER,
     what: "A classic script (an IIFE), not a module: pages opened as file:// refuse module scripts."},
-  {entry: "src/entries/widget.js", out: "widget.mjs", format: "esm", footer: "",
+  {entry: "src/entries/widget.js", stdin: widgetEntry, out: "widget.mjs", format: "esm", footer: "",
     what: "An ES module: anywidget's render({model, el}) for the notebook's live lab."},
   ...LABS.map((lab) => ({
     entry: `src/labs/${lab}.js`, stdin: installEntry(`labs/${lab}.js`, lab), out: `${lab}.js`, format: "iife",
@@ -147,9 +159,11 @@ async function build({entry, stdin, format, footer, what, plugins = []}, worker 
     format,
     target: "es2020",
     // the pages' bundles without layout or dead code (names kept): chapter 8 loads two labs
-    // beside 4.2 MB of checkpoints, within tests/test_site_weight.py's 5 MB a page
-    minifyWhitespace: format === "iife",
-    minifySyntax: format === "iife",
+    // beside 4.2 MB of checkpoints, within tests/test_site_weight.py's 5 MB a page; the
+    // widget's whole (every LabWidget view syncs it): 328 -> 172 kB
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: format === "esm",
     legalComments: "none",
     banner: {js: banner(entry, what)},
     footer: {js: footer},
@@ -158,36 +172,73 @@ async function build({entry, stdin, format, footer, what, plugins = []}, worker 
     write: false,
     logLevel: "warning",
   });
-  return {text: result.outputFiles[0].text,
-    inputs: Object.keys(result.metafile.inputs).filter((file) => file.startsWith("src/"))};
+  return {text: result.outputFiles[0].text, inputs: Object.keys(result.metafile.inputs)};
 }
 
 /** The text of one bundle (build's arguments). @returns {Promise<string>} */
 export const bundle = async (spec, worker = null) => (await build(spec, worker)).text;
 
+/** Write `text` to `file` unless it holds it already (an unchanged bundle keeps its mtime). */
+function update(file, text, written) {
+  let old = null;
+  try { old = readFileSync(file, "utf8"); } catch { /* a new file */ }
+  if (old !== text) {
+    writeFileSync(file, text);
+    written.push(file);
+  }
+}
+
 /**
- * Build every bundle into `outdir`, rewriting only those whose text changed.
+ * The registry, labs.json: per lab, its bundle, the other labs' modules it imports (from
+ * esbuild's metafile: the plugin's "other-lab:" inputs), the data scripts its page loads
+ * first (its module's and those labs' `pageData`) and those it loads on request
+ * (`requestData`), and `scripts`, everything its page loads, in order. Read by
+ * controls/web.py (a lab's element), attention_book.web_export (which data to write) and
+ * the tests (which labs there are).
+ * @param {Object<string, string[]>} inputs each lab's bundle's metafile inputs
+ */
+async function registry(inputs) {
+  const modules = {};
+  for (const lab of LABS) {
+    modules[lab] = (await import(pathToFileURL(path.join(WEB, "src", "labs", `${lab}.js`)).href)).default;
+  }
+  const imports = (lab) => inputs[lab].filter((i) => i.startsWith("other-lab:")).map((i) => i.slice(10));
+  const labs = {};
+  for (const lab of LABS) {
+    const uses = [...imports(lab), lab];
+    const pageData = [...new Set(uses.flatMap((m) => modules[m].pageData || []))];
+    labs[lab] = {
+      bundle: `${lab}.js`,
+      imports: imports(lab),
+      pageData,
+      requestData: modules[lab].requestData || [],
+      scripts: ["lab.js", ...pageData, ...uses.map((m) => `${m}.js`)],
+    };
+  }
+  return labs;
+}
+
+/**
+ * Build every bundle and labs.json into `outdir`, rewriting only those whose text changed.
  * @param {string} outdir
  * @returns {Promise<string[]>} the files written
  */
 export async function buildAll(outdir) {
   mkdirSync(outdir, {recursive: true});
-  const written = [], worker = await bundle(WORKER), inLabJs = new Set();
+  const written = [], worker = await bundle(WORKER), inLabJs = new Set(), inputs = {};
   for (const spec of BUNDLES) {
-    const file = path.join(outdir, spec.out), {text, inputs} = await build(spec, worker);
+    const file = path.join(outdir, spec.out), built = await build(spec, worker);
+    const sources = built.inputs.filter((input) => input.startsWith("src/"));
     if (spec.out === "lab.js") {
-      inputs.forEach((input) => inLabJs.add(input));
+      sources.forEach((input) => inLabJs.add(input));
     } else if (spec.format === "iife") {  // a page loads each module once: lab.js or its lab's
-      const twice = inputs.filter((input) => inLabJs.has(input));
+      const twice = sources.filter((input) => inLabJs.has(input));
       if (twice.length) { throw new Error(`web/${spec.out} repeats ${twice.join(", ")} of web/lab.js: add it to COMMON`); }
+      inputs[spec.out.slice(0, -3)] = built.inputs;
     }
-    let old = null;
-    try { old = readFileSync(file, "utf8"); } catch { /* a new file */ }
-    if (old !== text) {
-      writeFileSync(file, text);
-      written.push(file);
-    }
+    update(file, built.text, written);
   }
+  update(path.join(outdir, "labs.json"), JSON.stringify(await registry(inputs), null, 1) + "\n", written);
   return written;
 }
 

@@ -12,23 +12,6 @@ import {Lab} from "../lab.js";
 import {Unsent, decode} from "../decode.js";
 import {make} from "../dom.js";
 
-import attention from "../labs/attention.js";
-import block from "../labs/block.js";
-import embedding from "../labs/embedding.js";
-import generation from "../labs/generation.js";
-import masking from "../labs/masking.js";
-import multihead from "../labs/multihead.js";
-import permutation from "../labs/permutation.js";
-import positional from "../labs/positional.js";
-import pretrained from "../labs/pretrained.js";
-import scaling from "../labs/scaling.js";
-import training from "../labs/training.js";
-
-export {decode};  // the kernel's answers as the modules hold them
-
-const MODULES = {attention, block, embedding, generation, masking, multihead, permutation, positional,
-  pretrained, scaling, training};
-
 // Per kernel model (shared by its views): the answer decoded last and the state decoded
 // last, which a new answer's {$same} arrays refer to.
 const decoded = new WeakMap();
@@ -100,11 +83,14 @@ export class KernelModel {
 
 let count = 0;
 
-/** anywidget's render: the lab's element (as controls/web.py writes it for the book), then
- *  the Lab over the kernel's model. */
-function render({model, el}) {
+/** anywidget's module over the labs' modules ({name: module}, build.mjs's generated entry):
+ *  its render draws the lab's element (as controls/web.py writes it for the book), then the
+ *  Lab over the kernel's model. */
+export const widget = (modules) => ({render: ({model, el}) => render(modules, model, el)});
+
+function render(modules, model, el) {
   const declaration = model.get("declaration");
-  const module = MODULES[declaration.module];
+  const module = modules[declaration.module];
   const id = `ab-widget-${++count}-${declaration.name}`;
   const lab = make("div", {class: "ab-lab ab-lab-live", id, "data-ab-widget": declaration.name});
   const controls = make("div", {class: "ab-lab-controls", id: id + "-controls"});
@@ -138,4 +124,3 @@ function render({model, el}) {
   return () => { unobserve(); lab.remove(); };
 }
 
-export default {render};

@@ -20,8 +20,8 @@
 // It needs pretrained-gallery.js (AttentionBook.pretrainedGallery) before state() is first
 // called.
 //
-// Split by concern: pretrained-data.js (the gallery file, Python's text rules, head scores),
-// pretrained-model.js (the model on request, in a worker; the model view's clicks), and
+// Split by concern: pretrained/data.js (the gallery file, Python's text rules, head scores),
+// pretrained/model.js (the model on request, in a worker; the model view's clicks), and
 // this file (the state, readout, alt text, numbers and figure).
 //
 // Row-major: a head's weights (T, T) as a Float64Array (Python: float32 maps .astype(float64)).
@@ -31,9 +31,9 @@ import {argmax, nested} from "../shared/matrices.js";
 import {pyRepr, wholeNumber} from "../shared/messages.js";
 import {tokenOptions} from "../shared/tokens.js";
 import {HEADS, LAYERS, MEASURES, SCORE_LABELS, SCORE_NAMES, VIEWS, gallery, headScores, pairwiseSum,
-  readPieces, shownMaps} from "./pretrained-data.js";
+  readPieces, shownMaps} from "./pretrained/data.js";
 import {compute, engine, loadModel, lookup, modelStatus, mountExtra, pendingNote,
-  startModel} from "./pretrained-model.js";
+  startModel} from "./pretrained/model.js";
 
 // ------------------------------------------------------------------ state
 
@@ -256,6 +256,9 @@ function choices(name, values) {
 }
 
 export default {
+  // the data scripts the page loads before this lab, and the one it loads on the reader's
+  // request (build.mjs writes them into labs.json; attention_book.web_export writes them)
+  pageData: ["pretrained-gallery.js"], requestData: ["minilm-weights.js"],
   SCORE_NAMES, SCORE_LABELS, MEASURES, VIEWS, state, readoutHtml, alt, numbers, figure, choices,
   mountExtra, readPieces, headScores, pairwiseSum, pyRepr, loadModel, startModel,
   modelStatus, setWeightsUrl (url) { engine.url = url; },

@@ -395,6 +395,6 @@ function figure(st) {
 }
 
 export default {
-  TASKS, useData, data, weightsAt, linear, forward, pyRepr, readSymbols, tokenError, state,
+  pageData: ["training-checkpoints.js"], TASKS, useData, data, weightsAt, linear, forward, pyRepr, readSymbols, tokenError, state,
   readoutHtml, alt, numbers, figure,
 };

@@ -2,10 +2,10 @@
 // file pretrained-gallery.js decoded (the tokenizer, the gallery's scores, the presets' maps
 // and value norms), Python's rules for reader-typed text (scenes.pretrained.read_pieces),
 // heads.head_scores with numpy's summation, and scenes.pretrained.shown_maps.
-import {format} from "../format.js";
-import {pyRepr} from "../shared/messages.js";
-import {codePoints, isSpace} from "../shared/tokens.js";
-import {Tokenizer, decodeBase64} from "../shared/minilm.js";
+import {format} from "../../format.js";
+import {pyRepr} from "../../shared/messages.js";
+import {codePoints, isSpace} from "../../shared/tokens.js";
+import {Tokenizer, decodeBase64} from "../../shared/minilm.js";
 
 const root = globalThis;
 
@@ -43,7 +43,7 @@ export function gallery() {
   if (cfg.num_hidden_layers !== LAYERS || cfg.num_attention_heads !== HEADS) {
     throw new Error("pretrained-gallery.js holds a model of " + cfg.num_hidden_layers + " layers and " +
                     cfg.num_attention_heads + " heads, but this pretrained.js draws " + LAYERS + " layers and " +
-                    HEADS + " heads (LAYERS, HEADS in labs/pretrained-data.js): rebuild the book");
+                    HEADS + " heads (LAYERS, HEADS in labs/pretrained/data.js): rebuild the book");
   }
   const spec = Object.assign({}, data.tokenizer, {vocab: data.tokenizer.vocab.split("\n")});
   const presets = new Map();

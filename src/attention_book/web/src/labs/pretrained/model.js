@@ -2,9 +2,9 @@
 // "Load the model" button (mountExtra) loads minilm-weights.js (int8, 32.5 MB) and starts
 // minilm.js's forward pass in a Web Worker; each new sentence runs once, and its maps and
 // value norms are kept (LRU, 64 MB). Also the model view's clicks: a thumbnail opens its head.
-import {format} from "../format.js";
-import {Model} from "../shared/minilm.js";
-import {gallery} from "./pretrained-data.js";
+import {format} from "../../format.js";
+import {Model} from "../../shared/minilm.js";
+import {gallery} from "./data.js";
 
 const root = globalThis;
 // The Worker's program (entries/minilm-worker.js, bundled by build.mjs and written into this
