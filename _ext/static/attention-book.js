@@ -63,7 +63,7 @@
     document.querySelectorAll('summary[aria-label="Toggle hidden content"]').forEach(
       (el) => { el.removeAttribute("aria-label"); });
     // the theme's icons (drawn from its icon font: the page loads no fontawesome.js, see
-    // _ext/offline_book.py) are pictures of what their button or link says: hidden from
+    // _ext/ab_theme_fixes.py) are pictures of what their button or link says: hidden from
     // screen readers, as fontawesome.js hid the SVGs it drew; the mode switch is named
     // "Color mode", and its icons' titles (Light, Dark...) were read as its text
     document.querySelectorAll('i[class*="fa-"]').forEach((icon) => {
@@ -91,7 +91,7 @@
   // the theme did, the sections took 85-121 ms of CPU in one task (chapter 3). So each LAZY
   // section's own elements are measured in a task of their own, after the page loads and
   // after any change inside them (the theme's script leaves them to this one:
-  // _ext/offline_book.py's THEME_TAB_STOPS); until then each has a tab stop, so that none
+  // _ext/ab_theme_fixes.py's THEME_TAB_STOPS); until then each has a tab stop, so that none
   // that scrolls is ever without one.
   const SCROLLERS = "pre, .nboutput > .output_area, .cell_output > .output, " +
     ".jp-RenderedHTMLCommon, .pst-scrollable-table-container";

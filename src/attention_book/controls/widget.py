@@ -50,6 +50,7 @@ class LabWidget(anywidget.AnyWidget):
 
     # built by `make js`; a missing one is said when a lab is made (__init__), not at import
     _esm = WEB_DIR / "widget.mjs" if (WEB_DIR / "widget.mjs").is_file() else ""
+    _css = WEB_DIR / "lab.css"  # the book's pages load it too (_ext/ab_labs.py)
     declaration = traitlets.Dict().tag(sync=True)
     values = traitlets.Dict().tag(sync=True)
     state = traitlets.Dict().tag(sync=True)

@@ -218,10 +218,7 @@ export class TextControl extends Control {
   constructor(c, id) {
     super(c, id);
     this.input = make("textarea", {id, name: c.name, placeholder: c.placeholder || "", rows: "1",
-      autocomplete: "off", spellcheck: "false", class: "ab-text",
-      // as tall as its text also where the book's CSS is not
-      // loaded (a notebook)
-      style: "field-sizing: content; resize: none"});
+      autocomplete: "off", spellcheck: "false", class: "ab-text"});  // lab.css: as tall as its text
     this.input.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); } });
     const after = [];
     if (c.suggestions && c.suggestions.length) {

@@ -8,7 +8,7 @@
 // tests/test_web_twins.py checks that state equal to the module's own, key by key, so the
 // notebook draws what the book draws. Bundled by web/build.mjs as an ES module.
 
-import {Lab} from "../lab.js";
+import {Lab, skeleton} from "../lab.js";
 import {Unsent, decode} from "../decode.js";
 import {make} from "../dom.js";
 
@@ -92,12 +92,8 @@ function render(modules, model, el) {
   const declaration = model.get("declaration");
   const module = modules[declaration.module];
   const id = `ab-widget-${++count}-${declaration.name}`;
-  const lab = make("div", {class: "ab-lab ab-lab-live", id, "data-ab-widget": declaration.name});
-  const controls = make("div", {class: "ab-lab-controls", id: id + "-controls"});
-  controls.append(make("div", {class: "ab-lab-inputs"}));
-  lab.append(make("div", {class: "ab-lab-title"}, declaration.title), controls,
-    make("div", {class: "ab-lab-figure"}),
-    make("div", {class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite"}));
+  const lab = skeleton(make("div", {class: "ab-lab ab-lab-live", id, "data-ab-widget": declaration.name}),
+    declaration);
   // JupyterLab's document handler takes the arrow keys from a range input: keep them here.
   lab.addEventListener("keydown", (event) => event.stopPropagation());
   // Notebook 7's handles them before the lab does (in the capture phase) and runs its

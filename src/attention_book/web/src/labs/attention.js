@@ -150,7 +150,7 @@ function readoutHtml(st) {
     const r = row(st), top = topKey(st), keys = st.keyTokens; let total = 0, j;
     for (j = 0; j < r.length; j++) { total += r[j]; }
     const chips = keys.slice(0, 16).map((t, n) => {
-      return '<span style="font-family:monospace;margin-right:4px">' + escapeHtml(t) + "&nbsp;" +
+      return '<span class="ab-weight">' + escapeHtml(t) + "&nbsp;" +
         format.fixed(r[n], 2) + "</span>";
     }).join(" ");
     const tied = [];
@@ -172,7 +172,7 @@ function readoutHtml(st) {
         }).join("; "));
     }
   }
-  return wrapReadout(parts.join("<br>"), st.notes, "font-size:90%");
+  return wrapReadout(parts.join("<br>"), st.notes, "ab-small");
 }
 
 /** The alt text: the figure in plain text (set it as text, never as HTML). */

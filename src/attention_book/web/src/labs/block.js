@@ -287,8 +287,8 @@ function readoutHtml(st) {
     tracerHtml("<b>shape tracer, layer 1</b> (every block maps (s, d) = (" + st.s + ", " + d +
                ") to (" + st.s + ", " + d + "))", st.trace, "",
     "<tr><td><i>no tokens: s = 0</i></td></tr>") +
-    '<div style="font-size:90%"><b>parameters:</b> ' + escapeHtml(params) + "</div>" +
-    '<div style="font-size:90%"><b>mean \u2016token\u2016 after each block:</b> ' +
+    '<div class="ab-small"><b>parameters:</b> ' + escapeHtml(params) + "</div>" +
+    '<div class="ab-small"><b>mean \u2016token\u2016 after each block:</b> ' +
     escapeHtml(after.join(" \u2192 ") || "none") + "</div>", st.notes);
 }
 

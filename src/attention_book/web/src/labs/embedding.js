@@ -64,13 +64,11 @@ function readoutHtml(st) {
   const chips = st.tokens.map((token, i) => {
     let label = escapeHtml(token) + " &rarr; " + st.ids[i];
     if (!st.known[i]) { label += " <i>(" + escapeHtml(UNK) + ", unknown)</i>"; }
-    const border = st.known[i] ? "1px solid #999" : "2px dashed #8a1c1c";
-    return '<span class="ab-token" style="display:inline-block;margin:2px;padding:1px 5px;' +
-      "border-radius:3px;font-family:monospace;border:" + border + '">' + label + "</span>";
+    return '<span class="ab-token' + (st.known[i] ? "" : " ab-token-unknown") + '">' + label + "</span>";
   });
   const shapes = shapeLine(st) + (st.s ? ";  similarity : (s, s) = (" + st.s + ", " + st.s + ")" : "");
   return wrapReadout('<div class="ab-tokens"><b>tokens &rarr; ids:</b> ' +
-    (chips.join("") || "<i>none</i>") + '</div><div class="ab-shape" style="font-family:monospace">' +
+    (chips.join("") || "<i>none</i>") + '</div><div class="ab-shape ab-mono">' +
     escapeHtml(shapes) + "</div>", st.notes);
 }
 

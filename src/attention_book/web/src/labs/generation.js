@@ -194,7 +194,7 @@ function readoutHtml(st) {
       return "<tr><td>" + head + "</td><td>key " + k + " (symbol " + st.tokens[k] + ")</td><td>" +
         format.fixed(weightAt(st, i, k), 2) + "</td><td>" + (keys.indexOf(k) >= 0 ? "yes" : "no") + "</td></tr>";
     }).join("");
-    parts.push('<table style="font-size:90%"><tr><th>head</th><th>heaviest key</th>' +
+    parts.push('<table class="ab-small"><tr><th>head</th><th>heaviest key</th>' +
                "<th>weight</th><th>after an earlier copy?</th></tr>" + rows + "</table>");
     const counted = st.expected.filter((e) => { return e !== null; }).length;
     const right = st.generated.filter((g, k) => { return st.expected[k] !== null && g === st.expected[k]; }).length;

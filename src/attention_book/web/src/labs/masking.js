@@ -133,7 +133,7 @@ function readoutHtml(st) {
       return format.fixed(x, 2);
     }).join(", ") + more);
   }
-  return wrapReadout(parts.join("<br>"), st.notes, "font-size:90%");
+  return wrapReadout(parts.join("<br>"), st.notes, "ab-small");
 }
 
 /** The alt text (plain text). */

@@ -171,10 +171,10 @@ function readoutHtml(st) {
     st.d_k + (st.positional ? "  (X includes positional encoding)" : "") +
     (st.s === 0 ? "  (no tokens: s = 0)" : "");
   const heads = st.on.map((on, i) => { return i + (on ? "" : " (off)") + ": " + format.fixed(st.headNorms[i], 2); }).join(", ");
-  const missing = '<div style="font-size:90%">' + escapeHtml(missingHeadsText(st.d)) + "</div>";
+  const missing = '<div class="ab-small">' + escapeHtml(missingHeadsText(st.d)) + "</div>";
   return wrapReadout(positionsHtml(st.tokens) +
     tracerHtml("<b>shape tracer</b> <code>" + sizes + "</code>", st.trace, missing) +
-    '<div class="ab-contrib" style="font-size:90%"><b>each head\u2019s write \u2016' +
+    '<div class="ab-contrib ab-small"><b>each head\u2019s write \u2016' +
     "H<sub>i</sub>W<sup>O</sup><sub>i</sub>\u2016:</b> " + escapeHtml(heads) + "<br>sum of all " +
     "heads\u2019 writes + b<sub>o</sub> vs the output: max difference " +
     format.exponent(st.checkError, 1) + "</div>", st.notes);

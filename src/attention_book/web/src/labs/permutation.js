@@ -169,14 +169,14 @@ function verdict(st) { return "equivariant: " + (st.equivariant ? "yes" : "no") 
 /** The readout as HTML (every text escaped). */
 function readoutHtml(st) {
   if (st.s === 0) { return wrapReadout("", st.notes); }
-  const mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
+  const mono = 'class="ab-mono"', answer = st.equivariant ? "yes" : "no";
   const symbol = st.equivariant ? "&#10004;" : "&#10008;";
   const identity = Array.from(st.perm).every((j, i) => { return j === i; });
   const same = !st.sameSet ? "no: the rows themselves changed" :
     identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
   return wrapReadout(
     "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + escapeHtml(st.permutedTokens.join(" ")) + "</div>" +
-    '<div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol + " " +
+    '<div class="ab-verdict ab-verdict-' + answer + '">' + symbol + " " +
     escapeHtml(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " +
     format.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " +
     same + "</div>", st.notes);

@@ -163,10 +163,10 @@ function readoutHtml(st) {
     return "<tr><td>" + escapeHtml(SCORE_LABELS[name]) + "</td>" +
       values.map((v) => { return "<td>" + format.fixed(v, 3) + "</td>"; }).join("") + "</tr>";
   });
-  const table = '<table style="font-size:90%;border-collapse:collapse" cellpadding="2"><tr>' +
+  const table = '<table class="ab-small ab-scores"><tr>' +
     ["score"].concat(columns).map((c) => { return "<th>" + c + "</th>"; }).join("") + "</tr>" +
     rows.join("") + "</table>";
-  return wrapReadout(parts.join("<br>") + table, st.notes, "font-size:90%");
+  return wrapReadout(parts.join("<br>") + table, st.notes, "ab-small");
 }
 
 /** The alt text: the panels in the order drawn. */

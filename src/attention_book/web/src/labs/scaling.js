@@ -20,7 +20,6 @@ const SEED = 0;
 const measured = cache();  // d_k -> {false: stats, true: stats}
 
 const CHUNK = 1 << 15;  // normals drawn between two pauses of a measurement in steps
-let inSteps = false;  // whether state() measures in steps: once a lab is mounted (mountExtra)
 
 /** `count` normals of generator `gen`, CHUNK at a time (the same stream as one draw),
  *  pausing (yield) between chunks; returns them. */
@@ -111,8 +110,10 @@ function* measureSteps(d_k) {
   return got;
 }
 
-/** scaling_state(d_k, scaled): the measurements at d_k. Throws as Python does. */
-function state(values) {
+/** scaling_state(d_k, scaled): the measurements at d_k. Throws as Python does. With
+ *  `{steps: true}` (the page's lab: lab.js's LocalModel) a d_k not measured yet is measured
+ *  in steps, and the state is a Promise. */
+function state(values, {steps = false} = {}) {
   const d_k = values.d_k, scaled = values.scaled;
   if (SCALING_DKS.indexOf(d_k) < 0) {
     throw new Error("d_k must be one of (" + SCALING_DKS.join(", ") + "), got " + d_k);
@@ -124,10 +125,10 @@ function state(values) {
       entropy: m.entropy, gradNorm: m.grad_norm, weights: m.weights, s_k: SCALING_KEYS};
   }
   const got = measured.get(d_k);
-  // in a mounted lab, a d_k not measured yet is measured in steps: a Promise of the state,
-  // which the lab draws when it comes (lab.js), without blocking the page meanwhile; a
-  // direct call (the parity tests) measures at once
-  if (got === undefined && inSteps) { return measureSoon(d_k).then(of); }
+  // in the page, a d_k not measured yet is measured in steps: a Promise of the state, which
+  // the lab draws when it comes (lab.js), without blocking the page meanwhile; a direct
+  // call (the parity tests) measures at once
+  if (got === undefined && steps) { return measureSoon(d_k).then(of); }
   return of(got === undefined ? measure(d_k) : got);
 }
 
@@ -166,7 +167,7 @@ function readoutHtml(st) {
       st.s_k + " = " + format.fixed(Math.log(st.s_k), 3) + "); gradient norm " + format.fixed(st.gradNorm, 3),
     "an example row of " + st.s_k + " weights, largest first: " + row + ", \u2026",
   ];
-  return wrapReadout(lines.join("<br>"), [], "font-family:monospace;font-size:90%");
+  return wrapReadout(lines.join("<br>"), [], "ab-mono ab-small");
 }
 
 /** The alt text. */
@@ -244,5 +245,5 @@ export default {
   SCALING_DKS, measure, state, curves,
   // the d_k measured so far (the page's load must measure only the default's)
   measuredDks () { return Array.from(measured.keys()); }, readoutHtml, alt, numbers,
-  figure, mountExtra () { inSteps = true; },
+  figure,
 };

@@ -325,7 +325,7 @@ function readoutHtml(st) {
     return "<tr><td>" + head + "</td><td>" + name + " (" + MEANING[name] + ")</td><td>" + score(st.inputScores[i]) +
       "</td><td>" + format.fixed(st.scoreCurves[i][st.checkpoint], 2) + "</td></tr>";
   }).join("");
-  parts.push('<table style="font-size:90%"><tr><th>head</th><th>score</th>' +
+  parts.push('<table class="ab-small"><tr><th>head</th><th>score</th>' +
              "<th>this input</th><th>held-out</th></tr>" + rows + "</table>");
   return wrapReadout(parts.join(""), st.notes);
 }

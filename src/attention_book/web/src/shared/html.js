@@ -9,34 +9,29 @@ function escapeHtml(s) {
     .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
 }
 
-const NOTE_STYLE = {  // a note level's symbol, text colour, background
-  error: ["&#9888;", "#8a1c1c", "#fdecea"],
-  warning: ["&#9888;", "#6b4e00", "#fff4d6"],
-  info: ["&#8505;", "#0b3d6b", "#e8f1fb"],
-};
+const NOTE_SYMBOL = {error: "&#9888;", warning: "&#9888;", info: "&#8505;"};
 
 /** The notes as an HTML list, each text escaped. */
 function notesHtml(notes) {
-  const items = notes.map((note) => {
-    const st = NOTE_STYLE[note.level] || NOTE_STYLE.info, level = escapeHtml(note.level);
-    return '<li class="ab-note ab-note-' + level + '" style="color:' + st[1] + ";background:" +
-      st[2] + ';padding:2px 6px;margin:2px 0;border-radius:3px">' + st[0] + " <b>" + level +
-      ":</b> " + escapeHtml(note.text) + "</li>";
+  const items = notes.map((note) => {  // coloured by lab.css's .ab-note-<kind>
+    const kind = Object.hasOwn(NOTE_SYMBOL, note.level) ? note.level : "info";
+    return '<li class="ab-note ab-note-' + kind + '">' + NOTE_SYMBOL[kind] + " <b>" +
+      escapeHtml(note.level) + ":</b> " + escapeHtml(note.text) + "</li>";
   });
-  return items.length ? '<ul class="ab-notes" style="list-style:none;padding:0;margin:4px 0">' +
-    items.join("") + "</ul>" : "";
+  return items.length ? '<ul class="ab-notes">' + items.join("") + "</ul>" : "";
 }
 
-/** A lab's readout: body (HTML, reader text already escaped), then the notes. */
-function wrapReadout(body, notes, style) {
-  return '<div class="ab-readout"' + (style ? ' style="' + style + '"' : "") + ">" + body +
+/** A lab's readout: body (HTML, reader text already escaped), then the notes; `classes`
+ *  (lab.css's: "ab-small", "ab-mono") style the whole. */
+function wrapReadout(body, notes, classes) {
+  return '<div class="ab-readout' + (classes ? " " + classes : "") + '">' + body +
     notesHtml(notes || []) + "</div>";
 }
 
 /** A readout of plain-text lines (each escaped, in monospace) and notes. */
 function linesHtml(lines, notes) {
   return wrapReadout(lines.map((line) => {
-    return '<div style="font-family:monospace">' + escapeHtml(line) + "</div>";
+    return '<div class="ab-mono">' + escapeHtml(line) + "</div>";
   }).join(""), notes);
 }
 
@@ -55,11 +50,11 @@ function positionsHtml(tokens) {
 /** A shape tracer's rows (name, shape) as an open <details> table. */
 function tracerHtml(summary, trace, more, empty) {
   const rows = trace.map((row) => {
-    return "<tr><td style='padding:0 8px 0 0;text-align:left'>" + escapeHtml(row[0]) + "</td><td><code>(" +
+    return '<tr><td class="ab-trace-name">' + escapeHtml(row[0]) + "</td><td><code>(" +
       row[1].join(", ") + ")</code></td></tr>";
   }).join("") || (empty || "");
   return '<details class="ab-trace" open><summary>' + summary + "</summary>" +
-    '<table class="ab-shape" style="font-size:90%;margin:0 0 0 1em">' + rows + "</table>" +
+    '<table class="ab-shape">' + rows + "</table>" +
     (more || "") + "</details>";
 }
 
