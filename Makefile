@@ -28,14 +28,11 @@ export OMP_NUM_THREADS ?= 1
 # Python writes the bytecode of what it imports (the venv's is not compiled ahead: see env).
 unexport PYTHONDONTWRITEBYTECODE
 
-# pytest-xdist workers for `make test`: one a core (auto). More was slower on a quiet fresh
-# clone (stop 31, be814b6): 3 workers, pytest 537 s and the JupyterLab runs 209-226 s,
-# against 2 workers, 498.5 s and 131-138 s (the CPU time `time` counts for the run, 105% of
-# a core, must miss what chromium and the kernels use, which are not its children when they
-# end: the cores are busy).
+# pytest-xdist workers for `make test`: one a core (auto). A third worker on two cores was
+# slower on a quiet fresh clone (measured: commit be814b6).
 TEST_WORKERS ?= auto
 
-.PHONY: book test lab notebook bench env js browser clean check-inputs
+.PHONY: book test lint lab notebook bench env js browser clean check-inputs
 
 # The strict build, its output also kept in _build/build.log (tests/test_book.py fails on any
 # warning in it). --all: Sphinx reads every page again, so the log holds every warning, not
@@ -56,8 +53,20 @@ book:
 # The integration tier waits on chromium, JupyterLab's kernels and Node for about half its
 # time (`make test` used 105% of 2 cores), so more workers may pay: see TEST_WORKERS above.
 # --durations: the slowest tests, printed for issue 24's profile of a fresh clone's run.
-test: book browser $(VENV)/.test-installed
+test: book browser lint $(VENV)/.test-installed
 	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS) --durations=40
+
+# The linters, pinned (ruff and import-linter in requirements-test.txt, eslint in
+# package-lock.json) and configured in the repository (pyproject.toml's [tool.ruff] and
+# [tool.importlinter], eslint.config.mjs): `ruff check` (no formatter), eslint (one JS
+# dialect, @stylistic's formatting rules: `npx eslint --fix .` applies them), the package's
+# layers as import contracts, and a `# noqa` must say why on its line.
+lint: $(VENV)/.test-installed node_modules/.package-lock.json
+	$(VENV)/bin/ruff check .
+	node_modules/.bin/eslint .
+	$(VENV)/bin/lint-imports --no-cache
+	@if grep -rnE '# noqa(: [A-Z0-9, ]+)?$$' --include='*.py' src tests benchmarks _ext; then \
+		echo 'a `# noqa` says why on its line: `# noqa: E402 - why`'; exit 1; fi
 
 # The execution cache (_build/.jupyter_cache) matches a chapter by its code cells only: it
 # does not see a change to the package the chapters import, to the pinned packages (and
@@ -87,15 +96,15 @@ check-inputs:
 # JupyterLab on 127.0.0.1 only; as root (a container) it needs --allow-root. MyST (admonitions,
 # dropdown solutions, math) renders through jupyterlab-myst, a prebuilt extension that
 # requirements.txt installs: nothing to enable or build.
-lab: env
+lab: env js
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
 
 # The same chapters in Jupyter Notebook 7 (pinned in requirements.txt; a jupyter-server
 # extension, so `make lab`'s server also serves its pages at /notebooks/<chapter>.ipynb).
-notebook: env
+notebook: env js
 	$(VENV)/bin/jupyter notebook --ip=127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) chapters/
 
-bench: env
+bench: env js
 	$(PY) benchmarks/lab_latency.py
 
 env: $(VENV)/.installed $(LABCONFIG)
@@ -152,8 +161,10 @@ $(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt | $(UV)
 	touch $@
 
 # MathJax, served by the built site (no CDN), and esbuild, which bundles the front end's ES
-# modules (src/attention_book/web/src/) into the classic script the pages load, web/lab.js
-# (committed; rewritten only when it changes; tests/test_web_bundle.py fails when stale).
+# modules (src/attention_book/web/src/) into the classic scripts the pages load (web/lab.js,
+# web/<lab>.js) and the notebook's ES module (web/widget.mjs), with web/labs.json. Built, never
+# committed (.gitignore): every target that shows or tests a lab depends on js. Rewritten
+# only when they change; tests/test_web_bundle.py fails when one is stale (`make js`).
 js: node_modules/.package-lock.json
 	node src/attention_book/web/build.mjs
 

@@ -7,7 +7,7 @@ a pool of one process per CPU, with jupyter-cache's own execution (``single_nb_e
 what ``jcache project execute --executor local-parallel`` runs in each process), into the
 same cache, so that myst-nb then finds every one there. It is myst-nb's execution in every
 way that matters: the same cache, the kernel environment of this process (which
-offline_book sets), the notebook's folder as the working directory, the same timeout and
+ab_labs sets), the notebook's folder as the working directory, the same timeout and
 allow_errors.
 
 A notebook that fails here is not cached, so myst-nb executes it again and reports the

@@ -30,12 +30,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK_JS = ROOT / "src" / "attention_book" / "web" / "src" / "labs" / "block.js"
-CORE_JS = ROOT / "src" / "attention_book" / "web" / "src" / "shared" / "core.js"
+MATRICES_JS = ROOT / "src" / "attention_book" / "web" / "src" / "shared" / "matrices.js"
 
 SCRIPT = r"""
 const load = async (file) => (await import(require("url").pathToFileURL(file).href)).default;
 (async () => {
-const B = await load(process.argv[1]), core = await load(process.argv[2]);
+const B = await load(process.argv[1]);
+const core = await import(require("url").pathToFileURL(process.argv[2]).href);
 const repeats = parseInt(process.argv[3], 10);
 const words = ("the quick brown fox jumps over the lazy dog while the weather is lovely " +
   "today and we walk to the river to read a book under a big green tree in the morning sun " +
@@ -76,7 +77,7 @@ def measure(repeats: int) -> dict:
     node = shutil.which("node")
     if node is None:
         raise SystemExit("node is not on PATH")
-    done = subprocess.run([node, "-e", SCRIPT, str(BLOCK_JS), str(CORE_JS), str(repeats)],
+    done = subprocess.run([node, "-e", SCRIPT, str(BLOCK_JS), str(MATRICES_JS), str(repeats)],
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 

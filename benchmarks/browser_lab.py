@@ -73,10 +73,10 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from attention_book.controls import web_lab  # noqa: E402
-from attention_book.controls.web import standalone_html  # noqa: E402
-from attention_book.web_export import DATA, write_data  # noqa: E402
-from attention_book.scenes import SCENES  # noqa: E402
+from attention_book.controls import web_lab
+from attention_book.controls.web import standalone_html
+from attention_book.web_export import DATA, write_data
+from attention_book.scenes import SCENES
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -246,8 +246,8 @@ def measure(labs, repeats: int = 20, site: Path | None = None, controls=None,
                     if cpu:
                         cdp = page.context.new_cdp_session(page)
                         events, traced = [], threading.Event()
-                        cdp.on("Tracing.dataCollected", lambda m: events.extend(m["value"]))
-                        cdp.on("Tracing.tracingComplete", lambda m: traced.set())
+                        cdp.on("Tracing.dataCollected", lambda m, events=events: events.extend(m["value"]))
+                        cdp.on("Tracing.tracingComplete", lambda m, traced=traced: traced.set())
                         cdp.send("Tracing.start", {"categories": CPU_CATEGORIES,
                                                    "transferMode": "ReportEvents"})
                     times = page.evaluate(TIME_JS, [lab_id, control.name, start, list(pair),
@@ -378,8 +378,8 @@ def page_loads(site: Path, pages: list[str], loads: int = 5, busy: int = 0,
                     page.add_init_script(LONG_TASKS_JS)
                     cdp = context.new_cdp_session(page)
                     events, traced = [], threading.Event()
-                    cdp.on("Tracing.dataCollected", lambda m: events.extend(m["value"]))
-                    cdp.on("Tracing.tracingComplete", lambda m: traced.set())
+                    cdp.on("Tracing.dataCollected", lambda m, events=events: events.extend(m["value"]))
+                    cdp.on("Tracing.tracingComplete", lambda m, traced=traced: traced.set())
                     cdp.send("Tracing.start", {"categories": TRACE_CATEGORIES,
                                                "transferMode": "ReportEvents"})
                     load = os.getloadavg()[0]

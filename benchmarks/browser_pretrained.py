@@ -37,7 +37,6 @@ Medians on a 2-core machine shared with other work: compare runs made under the 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import tempfile
@@ -74,7 +73,9 @@ RUN = """async (texts) => {
   const fresh = [], stalls = [], switches = [];
   for (const text of texts) {
     let last = performance.now(), stall = 0;
-    const tick = setInterval(() => { const now = performance.now(); stall = Math.max(stall, now - last); last = now; }, 5);
+    const tick = setInterval(() => {
+      const now = performance.now(); stall = Math.max(stall, now - last); last = now;
+    }, 5);
     const t = performance.now();
     const st = await P.state({text, layer: 0, head: 0, query: 1});
     fresh.push(performance.now() - t);
@@ -105,11 +106,15 @@ PRESET = """(text) => { const P = AttentionBook.pretrained, times = [];
 #: minilm.js's writeNorms alone on random values of T tokens, for 6 layers (the Gram
 #: matrices made once, as the forward pass keeps them), in Node: median ms of 7.
 WRITE_NORMS = """
-const M = (await import(process.argv[1])).default, T = Number(process.argv[2]), d = 384, h = 12, dK = 32;
+const M = await import(process.argv[1]), T = Number(process.argv[2]), d = 384, h = 12, dK = 32;
 const v = new Float32Array(T * d).map(() => Math.random() - 0.5);
 const W = new Float32Array(d * d).map(() => Math.random() - 0.5), out = new Float32Array(h * T);
 const G = M.headGrams(W, d, h, dK), times = [];
-for (let i = 0; i < 7; i++) { const t = performance.now(); for (let l = 0; l < 6; l++) { M.writeNorms(v, T, d, h, dK, G, out, 0); } times.push(performance.now() - t); }
+for (let i = 0; i < 7; i++) {
+  const t = performance.now();
+  for (let l = 0; l < 6; l++) { M.writeNorms(v, T, d, h, dK, G, out, 0); }
+  times.push(performance.now() - t);
+}
 times.sort((a, b) => a - b);
 process.stdout.write(String(times[3]));
 """

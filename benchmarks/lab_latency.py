@@ -950,4 +950,4 @@ if __name__ == "__main__":
         raise SystemExit(main())
     except KeyboardInterrupt:  # the server and the browser are already stopped
         print("interrupted", file=sys.stderr)
-        raise SystemExit(130)
+        raise SystemExit(130) from None

@@ -18,7 +18,7 @@ import {pathToFileURL} from "node:url";
 const require = createRequire(import.meta.url);
 const [minilmPath, weightsPath, requestPath, outPath] = process.argv.slice(2);
 const request = JSON.parse(fs.readFileSync(requestPath, "utf-8"));
-const minilm = (await import(pathToFileURL(minilmPath).href)).default;  // an ES module
+const minilm = await import(pathToFileURL(minilmPath).href);  // an ES module
 const ms = () => Number(process.hrtime.bigint()) / 1e6;
 let t = ms();
 require(weightsPath);  // a classic script: sets globalThis.AttentionBook.minilmWeights

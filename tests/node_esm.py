@@ -1,14 +1,16 @@
 """Node.js runs the browser's ES modules (web/src/) for the tests by ``import()``, not by
 ``require`` (Node 20 requires an ES module only with ``--experimental-require-module``, and
 warns). A test's inline script runs as an ES module (top-level ``await``) with the prelude
-:data:`PRELUDE`: ``load(path)`` is a module's default export, ``require`` stays for Node's
-own modules and the classic scripts (data files such as ``pretrained-gallery.js``)."""
+:data:`PRELUDE`: ``load(path)`` is a module's default export (or its namespace, when it has
+none), ``require`` stays for Node's own modules and the classic scripts (data files such
+as ``pretrained-gallery.js``)."""
 
 from __future__ import annotations
 
 PRELUDE = ('import {createRequire} from "node:module"; import {pathToFileURL} from "node:url";'
            ' const require = createRequire(process.cwd() + "/");'
-           " const load = async (file) => (await import(pathToFileURL(file).href)).default;\n")
+           " const load = async (file) => {"
+           " const m = await import(pathToFileURL(file).href); return m.default ?? m; };\n")
 
 
 def esm(script: str) -> list[str]:

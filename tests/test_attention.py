@@ -244,7 +244,8 @@ q34, k54, v52 = np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2))
         ((np.ones(4), k54, v52), {}, r"q must have at least 2 axes, got shape \(4,\)"),
         ((q34, k54, np.ones(5)), {}, r"v must have at least 2 axes"),
         ((np.ones((2, 3, 4)), np.ones((3, 5, 4)), np.ones((3, 5, 2))), {}, r"leading \(batch\) axes do not broadcast"),
-        ((q34, k54, v52), dict(mask=np.ones((3, 4), bool)), r"mask has shape \(3, 4\).*must broadcast to \(\.\.\., 3, 5\)"),
+        ((q34, k54, v52), dict(mask=np.ones((3, 4), bool)),
+         r"mask has shape \(3, 4\).*must broadcast to \(\.\.\., 3, 5\)"),
         ((q34, k54, v52), dict(mask=np.ones((5, 3), bool)), r"mask has shape \(5, 3\)"),
         ((np.ones((1, 4)), k54, v52), dict(mask=np.ones((3, 5), bool)), r"mask has shape \(3, 5\)"),
         ((q34, k54, v52), dict(mask=np.ones((3, 5))), r"mask must be boolean with True = may attend.*float64"),
@@ -277,11 +278,11 @@ def test_scores_and_mask_errors():
 
 # ---------------------------------------------------------------- chapter 3 additions
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
-from attention_book import cost as C  # noqa: E402
+from attention_book import cost as C
 
 
 def test_projection_weights_shapes_seed_and_variance():

@@ -59,11 +59,11 @@ def test_none_when_no_seed_gives_one_and_checks():
 
 # ---------------------------------------------------------------- gradient_norms
 
-import math  # noqa: E402
+import math
 
-import torch  # noqa: E402
+import torch
 
-from attention_book.attention import gradient_norms, softmax_saturation  # noqa: E402
+from attention_book.attention import gradient_norms, softmax_saturation
 
 
 @pytest.mark.parametrize("d_k,scaled", [(4, True), (64, False), (512, False), (512, True)])

@@ -63,7 +63,7 @@ def test_additive_parameters_have_the_stated_shapes_and_scale():
 
 
 def test_additive_bad_input_is_explained():
-    q, k, v = np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2))
+    q, k = np.ones((3, 4)), np.ones((5, 4))
     W_q, W_k, w = additive_parameters(4, 4, 6)
     with pytest.raises(ValueError, match="W_q must be"):
         additive_scores(np.ones((3, 5)), k, W_q, W_k, w)

@@ -139,7 +139,7 @@ def test_feed_forward_matches_torch(activation):
     x = rand(2, 5, d)
     with torch.no_grad():
         t = lin2(act[activation](lin1(torch.from_numpy(x)))).numpy()
-    w = lambda p: p.detach().numpy()  # noqa: E731
+    w = lambda p: p.detach().numpy()
     ours = B.feed_forward(x, w(lin1.weight).T, w(lin1.bias), w(lin2.weight).T, w(lin2.bias),
                           activation)
     assert ours.shape == (2, 5, d)
@@ -441,8 +441,8 @@ def test_residual_false(norm_first):
     block = B.EncoderBlock.from_seed(8, 2, seed=3, norm_first=norm_first)
     x = rand(2, 4, 8, seed=1)
     ln1, ln2 = (lambda z: B.layer_norm(z, *block.norm1)), (lambda z: B.layer_norm(z, *block.norm2))
-    ffn = lambda z: B.feed_forward(z, block.W_1, block.b_1, block.W_2, block.b_2)  # noqa: E731
-    mha = lambda z: block.attention(z)[0]  # noqa: E731
+    ffn = lambda z: B.feed_forward(z, block.W_1, block.b_1, block.W_2, block.b_2)
+    mha = lambda z: block.attention(z)[0]
     want = ffn(ln2(mha(ln1(x)))) if norm_first else ln2(ffn(ln1(mha(x))))
     np.testing.assert_allclose(block(x, residual=False), want, atol=1e-13)
     names = [n for n, _ in block.trace(x, residual=False)]
@@ -473,7 +473,7 @@ def test_residual_stream_norm_grows_in_pre_ln():
     x = rand(6, 16)
     pre = dict(B.EncoderBlock.from_seed(16, 4, seed=5, norm_first=True).trace(x))
     post = dict(B.EncoderBlock.from_seed(16, 4, seed=5).trace(x))
-    rms = lambda a: float(np.sqrt((a**2).mean()))  # noqa: E731
+    rms = lambda a: float(np.sqrt((a**2).mean()))
     np.testing.assert_allclose(rms(post["output"]), 1.0, atol=1e-4)  # LN with gamma=1, beta=0
     assert rms(pre["output"]) != pytest.approx(1.0, abs=1e-3)
 

@@ -8,6 +8,7 @@ tests fail (they never skip) when the browser is missing: `make test` installs i
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -133,7 +134,9 @@ def test_a_removed_notebook_lab_stops_watching_the_theme(browser):
     from attention_book.scenes import SCENES
 
     bundle = (WEB_DIR / "widget.mjs").read_text(encoding="utf-8")
-    bundle = bundle[:bundle.rindex("export {")] + "window.__widget = widget_default;"
+    exports = bundle.rindex("export{")  # minified: export{x as default, ...}
+    default = re.search(r"(\w+) as default\b", bundle[exports:]).group(1)
+    bundle = bundle[:exports] + f"window.__widget = {default};"
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda err: errors.append(str(err)))

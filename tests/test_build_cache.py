@@ -81,10 +81,10 @@ def _edit(path: Path) -> None:
 
 @pytest.mark.parametrize("changed", [
     "src/attention_book/attention.py",
-    "src/attention_book/web/core.js",
+    "src/attention_book/web/src/lab.js",
     "src/attention_book/data/" + sorted(p.name for p in (ROOT / "src" / "attention_book" /
                                                         "data").glob("*.txt"))[0],
-    "_ext/offline_book.py",
+    "_ext/ab_labs.py",
     *INPUTS,
 ])
 def test_a_change_to_what_the_chapters_import_empties_the_build(repo, changed):

@@ -58,17 +58,34 @@ def test_best_time_warms_up_repeats_and_keeps_the_minimum():
         C.best_time(fn, repeats=0)
 
 
+def _blas_threads_now() -> int:
+    """The thread count of numpy's OpenBLAS, read by threadpoolctl (not by cost.py)."""
+    from threadpoolctl import threadpool_info
+
+    counts = {i["num_threads"] for i in threadpool_info() if i["internal_api"] == "openblas"}
+    assert len(counts) == 1, threadpool_info()  # numpy's wheel loads one OpenBLAS
+    return counts.pop()
+
+
 def test_blas_threads_sets_and_restores():
+    """Inside the block the count is n, after it what it was, nested blocks too (a mutant that
+    neither sets nor restores fails: it asserted only a bool before)."""
     a = np.ones((64, 64))
-    with C.blas_threads(1) as pinned:
-        assert isinstance(pinned, bool)
+    outside = _blas_threads_now()  # 1 under make (OPENBLAS_NUM_THREADS), else the cores
+    inner, other = (2, 1) if outside == 1 else (1, 2)  # counts differing from it and each other
+    with C.blas_threads(inner) as pinned:
+        assert pinned is True and _blas_threads_now() == inner
         np.testing.assert_allclose(a @ a, 64.0)
-    with C.blas_threads(1):
-        with C.blas_threads(2):
-            pass
-    with pytest.raises(ValueError):
-        with C.blas_threads(0):
-            pass
+        with C.blas_threads(other):
+            assert _blas_threads_now() == other
+        assert _blas_threads_now() == inner
+    assert _blas_threads_now() == outside
+    with pytest.raises(RuntimeError), C.blas_threads(inner):
+        assert _blas_threads_now() == inner
+        raise RuntimeError  # restored when the block fails too
+    assert _blas_threads_now() == outside
+    with pytest.raises(ValueError), C.blas_threads(0):
+        pass
 
 
 def test_measure_attention_reports_its_clock():
@@ -135,8 +152,8 @@ def test_torch_timing_uses_the_fused_kernel_only_with_4d_inputs():
 
 # ------------------------------------------------ Table 1: attention vs recurrent vs convolution
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def smallest_power_reaching(k, s):
@@ -164,7 +181,7 @@ def test_dependency_graphs_have_the_edges_each_layer_reads():
 @settings(max_examples=40, deadline=None)
 @given(s=st.integers(1, 30), d=st.integers(1, 64), k=st.integers(2, 5), gates=st.sampled_from([1, 4]))
 def test_operation_counts_compare_like_with_like(s, d, k, gates):
-    ops = lambda kind, **kw: C.layer_operations(kind, s, d, k, **kw)  # noqa: E731
+    ops = lambda kind, **kw: C.layer_operations(kind, s, d, k, **kw)
     # all the work: attention's W^Q, W^K, W^V counted as the recurrent layer's U is
     assert ops("self-attention") == 2 * s * s * d + 3 * s * d * d
     assert ops("recurrent", gates=gates) == 2 * gates * s * d * d  # W h_{t-1} and U x_t

@@ -89,7 +89,7 @@ def test_key_padding_to_attention_mask_broadcasts_over_queries():
     m = K.key_padding_to_attention_mask(p)
     assert m.shape == (2, 1, 4)
     full = np.broadcast_to(m, (2, 4, 4))
-    assert (full[0, :, 2:] == False).all() and full[1].all()  # noqa: E712
+    assert (full[0, :, 2:] == False).all() and full[1].all()  # noqa: E712 - numpy's elementwise ==
     assert K.key_padding_to_attention_mask(p[0]).shape == (1, 4)
     # used as an SDPA mask: padded keys get weight 0, rows still sum to 1
     q = rand(2, 4, 3)

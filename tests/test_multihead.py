@@ -271,8 +271,6 @@ def test_call_errors():
 
 # ---------------------------------------------------------------- chapter 4 additions
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 @st.composite

@@ -511,12 +511,12 @@ def test_math_is_typeset_by_the_local_mathjax(built_book, site, browser):
 
 def test_mathjax_typesets_a_page_in_batches(site, browser):
     """Chapter 3's formulas are typeset in several batches of at most BATCH, each its own task
-    (``_ext/offline_book.py``, MATHJAX_IN_BATCHES), which together cover every outermost
+    (``_ext/ab_theme_fixes.py``, MATHJAX_IN_BATCHES), which together cover every outermost
     element MathJax processes: in one call they blocked the page for 398-523 ms (issue 23).
     The page's own pageReady is run again with MathJax's typesetPromise counted."""
     import re
 
-    batch = int(re.search(r"const BATCH = (\d+);", (ROOT / "_ext/offline_book.py").read_text())[1])
+    batch = int(re.search(r"const BATCH = (\d+);", (ROOT / "_ext/ab_theme_fixes.py").read_text())[1])
     watch = PageWatch(browser)
     try:
         page = watch.open(f"{site}/chapters/03_attention.html")
@@ -808,7 +808,7 @@ def test_the_reading_checks_find_overflow_low_contrast_and_small_text(browser, s
 
 # Each element that may scroll, in the sections laid out only near the screen: whether its
 # tab stop says what it does once every section is laid out (attention-book.js measures them
-# a section a task; pydata-sphinx-theme.js, patched by _ext/offline_book.py, leaves them).
+# a section a task; pydata-sphinx-theme.js, patched by _ext/ab_theme_fixes.py, leaves them).
 # ``spoil``: first take a scrolling formula's tab stop away and give one to a code block that
 # does not scroll (the check must find both).
 LAZY_TAB_STOPS_JS = """async (spoil) => {

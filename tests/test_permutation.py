@@ -89,12 +89,12 @@ def test_permute_rows_errors():
 
 # ------------------------------------------------ equivariance / invariance helpers
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from attention_book.attention import causal_mask, scaled_dot_product_attention  # noqa: E402
-from attention_book.multihead import MultiHeadAttention  # noqa: E402
-from attention_book.positional import sinusoidal_encoding  # noqa: E402
+from attention_book.attention import causal_mask, scaled_dot_product_attention
+from attention_book.multihead import MultiHeadAttention
+from attention_book.positional import sinusoidal_encoding
 
 
 def _self_attention(W, mask=None, pe=None):
@@ -157,7 +157,7 @@ def test_equivariance_error_detects_pe_and_causal_mask():
 def test_equivariance_error_measures_the_right_difference():
     x = np.arange(6.0).reshape(3, 2)
     # f adds the position index to each row: f(PX) - P f(X) = (arange - perm) in each column
-    f = lambda a: a + np.arange(a.shape[0])[:, None]  # noqa: E731
+    f = lambda a: a + np.arange(a.shape[0])[:, None]
     assert Pm.equivariance_error(f, x, [2, 1, 0]) == pytest.approx(2.0)
     assert Pm.equivariance_error(lambda a: 2 * a, x, [2, 0, 1]) == 0.0
     with pytest.raises(ValueError, match="lengths must match"):
@@ -172,7 +172,7 @@ def test_invariance_error_joint_key_value_permutation():
     perm = Pm.random_permutation(6, seed=1)
     assert Pm.invariance_error(scaled_dot_product_attention, q, k, v, perm) < 1e-12
     # permuting keys alone is not harmless: the pairing of keys and values breaks
-    keys_only = lambda q_, k_, v_: scaled_dot_product_attention(q_, k_, v)  # noqa: E731
+    keys_only = lambda q_, k_, v_: scaled_dot_product_attention(q_, k_, v)
     assert Pm.invariance_error(keys_only, q, k, v, perm) > 1e-3
     with pytest.raises(ValueError, match="must match"):
         Pm.invariance_error(scaled_dot_product_attention, q, k, v, [1, 0])

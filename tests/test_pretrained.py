@@ -434,7 +434,7 @@ def test_gallery_scores_every_head_on_every_sentence(model):
     n = len(P.load_sentences())
     assert gallery.sentences == tuple(P.load_sentences()) and n == 157
     assert gallery.lengths.tolist() == [len(model.tokenize(s)) for s in gallery.sentences]
-    for name, scores in gallery.scores.items():
+    for scores in gallery.scores.values():
         assert scores.shape == (n, 6, 12) and not scores.flags.writeable
     # one sentence, recomputed from the model and the heads module
     k = gallery.sentences.index(P.ANIMAL_SENTENCE)

@@ -6,7 +6,6 @@ within 1e-12 (the same roundings in a different order).
 """
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,8 +118,8 @@ def test_output_shapes(b, s_q, s_k, d_k, d_v, params):
 
 def _equivariance_gap(x, perm, mask=None, pe=None):
     """max |f(PX) - P f(X)| for self-attention with an optional mask and added PE."""
-    f = lambda z: A.scaled_dot_product_attention(z, z, z, mask=mask)[0]  # noqa: E731
-    add = (lambda z: z) if pe is None else (lambda z: z + pe)  # noqa: E731
+    f = lambda z: A.scaled_dot_product_attention(z, z, z, mask=mask)[0]
+    add = (lambda z: z) if pe is None else (lambda z: z + pe)
     return np.abs(f(add(Pm.permute_rows(x, perm))) - Pm.permute_rows(f(add(x)), perm)).max()
 
 

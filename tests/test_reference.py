@@ -153,7 +153,7 @@ def test_sdpa_torch_validates_like_ours():
 
 # ---------------------------------------------------------------- chapter 3 additions
 
-from attention_book import attention as A  # noqa: E402
+from attention_book import attention as A
 
 
 @pytest.mark.parametrize("d_k", [1, 16, 256])

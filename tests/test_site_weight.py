@@ -1,7 +1,7 @@
 """The built site stays small: it serves only the JavaScript its pages load.
 
 The book is read offline and copied around as a folder, so its weight matters. MathJax is
-copied from node_modules by _ext/offline_book.py, which names the files the pages load (not
+copied from node_modules by _ext/ab_theme_fixes.py, which names the files the pages load (not
 whole packages). The browser test of every page (tests/test_pages.py) is what keeps that
 list honest: it fails on any request to _static/vendor/ that fails, which is how a file
 MathJax starts to need (a TeX extension, a font) shows up.

@@ -12,7 +12,6 @@ training), but every test that trains is marked slow, as in test_training.py.
 """
 
 import json
-import logging
 import os
 import subprocess
 import sys

@@ -202,7 +202,7 @@ def test_bad_reverse_input_gives_a_note_and_no_maps(text, match, bad_reverse_vie
 
 # ---------------------------------------------------------------- the generation lab
 
-from attention_book.scenes import (  # noqa: E402
+from attention_book.scenes import (
     GENERATION_PROMPTS,
     continuation_counts,
     generation_state,

@@ -145,7 +145,7 @@ const at = v => { B.state(Object.assign({text: "the cat sat", seed: 4}, v)); cou
 at({}); at({depth: 12}); at({depth: 1, residual: false}); at({norm_first: true}); at({causal: true});
 at({text: "a dog ran"}); at({seed: 5}); at({seed: 4}); core.clearCaches(); at({seed: 4});
 process.stdout.write(JSON.stringify(counts));"""
-    got = node(script, WEB / "src" / "labs" / "block.js", WEB / "src" / "shared" / "core.js")
+    got = node(script, WEB / "src" / "labs" / "block.js", WEB / "src" / "shared" / "matrices.js")
     assert got == [12, 12, 12, 12, 12, 12, 24, 24, 36], got
 
 

@@ -4,7 +4,8 @@
 - Parity: web/positional.js computes what scenes.positional.positional_state computes, within
   1e-5, on held-out values sampled over the whole live range (s 1..512, d even 2..512, every
   base, k -64..64): PE, the similarity, the wavelengths, the rotation check; the readout and
-  the alt text of its own state equal to those of Python's state (``js_view``). In Node (fast, many samples) and in chromium (window.AttentionBook).
+  the alt text of its own state equal to those of Python's state (``js_view``). In Node (fast,
+  many samples) and in chromium (window.AttentionBook).
 - In chromium, on a page opened as file:// (on a 2x screen: a sharp canvas): the held-out
   states computed in the page, every value of every control taken (set without events),
   the base slider disabled with its hint at d = 2, nothing requested from outside, no
@@ -62,7 +63,7 @@ NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding error, printed
 
 def readout_lines(body: str) -> list[str]:
     """The lines of text of the readout's HTML ``body``."""
-    return [html.unescape(x) for x in re.findall(r'<div style="font-family:monospace">(.*?)</div>',
+    return [html.unescape(x) for x in re.findall(r'<div class="ab-mono">(.*?)</div>',
                                                  body)]
 
 
@@ -194,12 +195,12 @@ def test_without_node_the_texts_cannot_be_written_and_the_error_says_why(monkeyp
 
 
 def test_a_readout_of_lines_is_written_as_the_front_end_writes_it():
-    """positional.js's readout is lines and notes (core.linesHtml writes them): the
+    """positional.js's readout is lines and notes (html.js's linesHtml writes them): the
     <noscript> page gets them as HTML, each text escaped, the notes marked by symbol and word."""
     view = present(SCENE, [positional_state(8, 64, 10000, 16)])[0]
-    assert view["readout"].startswith('<div class="ab-readout"><div style="font-family:monospace">'
+    assert view["readout"].startswith('<div class="ab-readout"><div class="ab-mono">'
                                       "PE : (s, d) = (8, 64)")
-    assert '<li class="ab-note ab-note-info" style="color:#0b3d6b;background:#e8f1fb;' in view["readout"]
+    assert '<li class="ab-note ab-note-info">' in view["readout"]  # coloured by lab.css
     assert "&#8505; <b>info:</b> p + k = 20 lies outside 0..7" in view["readout"]
 
 
@@ -210,16 +211,30 @@ def test_browser_lab_html_is_escaped_and_names_its_scripts(monkeypatch):
     assert made.scripts == ("lab.js", "positional.js")
     data = re.search(r'<script type="application/json" class="ab-lab-data">(.*?)</script>',
                      page).group(1)
-    assert "<" not in data and json.loads(data) == json.loads(json.dumps(declaration(SCENE)))
+    assert "<" not in data and json.loads(data) == {**json.loads(json.dumps(declaration(SCENE))),
+                                                    "note": made.note}
     assert made.reachable({"s": 511, "d": 510, "base": 100000, "k": -64})
     assert not made.reachable({"d": 3}) and not made.reachable({"s": 513})
     for values in SCENE.suggested:
         assert made.reachable(values), values
     # the built book shows every scene's lab computed in the browser
     monkeypatch.setenv("ATTENTION_BOOK_STATIC", "1")
-    monkeypatch.setattr("attention_book.controls.web_lab", lambda name: ("web", name))
+    monkeypatch.setattr("attention_book.controls.web_lab", lambda name, **v: ("web", name, v))
     for name, scene in SCENES.items():
-        assert scene.web and lab(name) == ("web", name)
+        assert scene.web and lab(name) == ("web", name, {})
+    assert lab("positional", s=9) == ("web", "positional", {"s": 9})
+
+
+def test_a_book_lab_starts_where_the_chapter_says():
+    """lab(name, **values) starts the book's lab at those values, as the notebook's: the
+    declaration's defaults are them, the <noscript> shows their state, and a value the live
+    lab refuses is refused here too."""
+    made = BrowserLab(SCENE, s=9, k=3)
+    start = {c["name"]: c["default"] for c in made.declaration["controls"]}
+    assert start == {**SCENE.defaults, "s": 9, "k": 3}
+    assert "(9, " in made._repr_html_().split("<noscript>")[1]
+    with pytest.raises(ValueError):
+        BrowserLab(SCENE, s=513)
 
 
 def test_colour_maps_are_matplotlibs():

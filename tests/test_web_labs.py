@@ -8,7 +8,8 @@ http; as ``file://``, the built book and the lab's own page (its scripts inlined
   whose choices follow other controls, to every choice it offers then), through the page's
   own input events; each change draws the state the scene's Python state function gives for
   the values the page shows: the alt text and the readout's text equal to the lab's module's
-  of Python's state (``controls.web.present``: what the live lab shows), a slider's output and aria-valuetext its value's label, the picture
+  of Python's state (``controls.web.present``: what the live lab shows), a slider's output and
+  aria-valuetext its value's label, the picture
   redrawn whenever an active control changed the values, and the alt text changed by it;
 - in the built book, every select and slider has one label and a disabled one its hint;
 - every text control takes a sentence that appears nowhere in the book, an empty text, a
@@ -44,10 +45,17 @@ NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
 
 # Set control `name` to each of `values` as a reader would, wait for each drawing, and
 # record what the lab shows. A value of null: every choice the control offers at that time.
-#: A fingerprint of a lab's canvas pixels (in the page; ``lab`` in scope).
+#: A fingerprint of the pixels a lab shows (in the page; ``lab`` in scope): the canvas's rows
+#: inside its frame, as tall as the figure drawn (the canvas keeps the tallest height it was
+#: given, figure.js's fit, so rows below the frame are an earlier drawing's).
 PIXELS_JS = r"""
+  function shownRows() {
+    const c = lab.canvas, frame = parseFloat(lab.figure.style.height);
+    const dpr = c.width / parseFloat(c.style.width);
+    return Number.isFinite(frame) ? Math.min(c.height, Math.round(frame * dpr)) : c.height;
+  }
   function pixels() {
-    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, shownRows()).data;
     let h1 = 0, h2 = 0;
     for (let i = 0; i < d.length; i += 4) {
       h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
@@ -77,7 +85,7 @@ MOVE_JS = r"""async ([labId, name, values]) => {
     const caption = el.querySelector(".ab-lab-readout");
     const control = lab.controls[index];
     seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
-               caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, lab.canvas.height],
+               caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, shownRows()],
                disabled: !!control.disabled,
                output: control.output ? control.output.textContent : null,
                valuetext: control.input.getAttribute("aria-valuetext"),
@@ -157,10 +165,28 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
     return drawings(page, lab_id, scene, controls, most)[0]
 
 
+def same_drawings(drawn: dict, reference: dict, where) -> int:
+    """Assert each of ``drawn`` (values -> (alt, text, (canvas size, pixels))) drew what
+    ``reference`` did for the same values: the same alt text and readout, and the same
+    pixels wherever the canvas had the same size (a canvas keeps the tallest height it was
+    given: the size compared is the figure's, shownRows). Returns how many pictures were
+    compared, and fails when none was: a comparison that never runs checks nothing."""
+    compared = 0
+    for values, (alt, text, picture) in drawn.items():
+        ref_alt, ref_text, ref_picture = reference[values]
+        assert (alt, text) == (ref_alt, ref_text), (where, values)
+        if picture[0] == ref_picture[0]:  # on a canvas of the same size
+            assert picture == ref_picture, (where, values)
+            compared += 1
+    assert compared > 0, (where, "no picture was compared: every canvas size differed",
+                          [(drawn[v][2][0], reference[v][2][0]) for v in list(drawn)[:4]])
+    return compared
+
+
 def drawings(page, lab_id: str, scene, controls=None, most: int | None = None) -> tuple:
     """:func:`drive`'s drive and checks: the number of changes checked, and what each values
     checked drew (their JSON -> alt text and readout's text, rounding errors folded, and the
-    canvas's size and pixels' fingerprint: a canvas keeps the tallest height it was given)."""
+    size and fingerprint of the pixels shown: PIXELS_JS)."""
     moves = []
     for control in scene.controls:
         if controls is not None and control.name not in controls:
@@ -277,6 +303,16 @@ def pages(tmp_path_factory, web_data):
     return out
 
 
+#: Draw the lab's figure as wide as a canvas ``width`` device pixels wide (the book's column).
+SAME_WIDTH_JS = """([labId, width]) => {
+  const lab = document.getElementById(labId).abLab;
+  const dpr = lab.canvas.width / parseFloat(lab.canvas.style.width);
+  lab.figure.style.width = width / dpr + "px";
+  lab.looks.width = null;
+  lab.redraw();
+}"""
+
+
 def check_standalone(watch, path, name: str, over_http: dict) -> None:
     """The lab's page as ``controls.web.standalone_html`` writes it (its scripts and data
     inlined), opened as ``file://``: the drive's checks on three values a control (first,
@@ -292,14 +328,14 @@ def check_standalone(watch, path, name: str, over_http: dict) -> None:
     lab_id = page.locator(".ab-lab").get_attribute("id")
     page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
     assert page.is_visible(f"#{lab_id}-controls")
+    # as wide as the book's column drew it, so that the pixels can be compared
+    widths = {picture[0][0] for _, _, picture in over_http.values()}
+    assert len(widths) == 1, (name, widths)
+    page.evaluate(SAME_WIDTH_JS, [lab_id, widths.pop()])
     checked, drawn = drawings(page, lab_id, scene, most=3)
     assert checked >= 2 * len(scene.controls), (name, checked)
     assert drawn.keys() <= over_http.keys(), (name, sorted(drawn.keys() - over_http.keys()))
-    for values, (alt, text, picture) in drawn.items():
-        http_alt, http_text, http_picture = over_http[values]
-        assert (alt, text) == (http_alt, http_text), (name, values)
-        if picture[0] == http_picture[0]:  # on a canvas of the same size
-            assert picture == http_picture, (name, values)
+    same_drawings(drawn, over_http, name)
     for control in scene.controls:  # labelled controls: a label names every input
         if control.kind != "multi":
             assert page.locator(f"#{lab_id} label", has_text=control.label).count() >= 1
@@ -393,11 +429,7 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
                 else:
                     checked, drawn = drawings(page, lab_id, scene, most=3)
                     assert drawn.keys() <= over_http[rel, name].keys(), (rel, name)
-                    for values, (alt, text, picture) in drawn.items():
-                        http_alt, http_text, http_picture = over_http[rel, name][values]
-                        assert (alt, text) == (http_alt, http_text), (rel, name, values)
-                        if picture[0] == http_picture[0]:  # on a canvas of the same size
-                            assert picture == http_picture, (rel, name, values)
+                    same_drawings(drawn, over_http[rel, name], (rel, name))
                 assert checked >= 2 * len(scene.controls), (rel, name, how)
             scripts = sources(page)
             assert scripts and all(s.split("?")[0].endswith(".js") for s in scripts), scripts

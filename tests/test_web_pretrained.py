@@ -143,13 +143,13 @@ def test_gallery_file_errors(tmp_path):
 
 
 def test_one_grid_size_checked_against_the_gallery(gallery_js):
-    """The model's grid is written once (LAYERS, HEADS in labs/pretrained-data.js): it is the
+    """The model's grid is written once (LAYERS, HEADS in labs/pretrained/data.js): it is the
     gallery file's model, and a gallery of another model is refused with a clear message."""
     script = (
         "const url = (p) => require('url').pathToFileURL(p).href;"
         "const [src, galleryJs] = process.argv.slice(1);"
         "(async () => {"
-        " const D = await import(url(src + '/labs/pretrained-data.js'));"
+        " const D = await import(url(src + '/labs/pretrained/data.js'));"
         " const P = (await import(url(src + '/labs/pretrained.js'))).default;"
         " require(galleryJs); const data = globalThis.AttentionBook.pretrainedGallery;"
         " const out = {grid: [D.LAYERS, D.HEADS], file: [data.config.num_hidden_layers,"

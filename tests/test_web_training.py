@@ -5,7 +5,8 @@ against the package, in Node:
 - on THE SAME decoded weights (``decode_training_data``, the browser's decoding redone in
   numpy and checked to be the encoder's own reconstruction): every attention map within
   TOL = 1e-5 of ``training_state`` (the book's NumpyModel, float32), the predictions and
-  notes equal, the readout HTML and alt text equal to the module's of Python's state, at every checkpoint of both tasks on held-out inputs
+  notes equal, the readout HTML and alt text equal to the module's of Python's state, at every
+  checkpoint of both tasks on held-out inputs
   (random and task-like sequences, wrong lengths and symbols, markup, Unicode digits, empty
   text): 1,344 cases, 1,105 of them valid inputs; largest difference measured 1.0e-6;
 - against the float32 model (what the book trained): the compressed weights (5-bit changes
@@ -18,7 +19,8 @@ against the package, in Node:
 
 The generation lab (``web/generation.js``, scenes/generation.py) runs the same file's
 induction checkpoints, which Python's lab runs too (``web_export.page_checkpoints``): its
-tokens and notes equal, its readout and alt text the module's of Python's state, its rows and probabilities within TOL, on
+tokens and notes equal, its readout and alt text the module's of Python's state, its rows and
+probabilities within TOL, on
 held-out values at every checkpoint (greedy and sampled, n and t anywhere in 1..23).
 
 The fast tests use a synthetic run (random weights walking over 3 checkpoints, no training)

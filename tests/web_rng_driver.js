@@ -22,66 +22,66 @@ const WEB = path.join(__dirname, "..", "src", "attention_book", "web");
 const RNG_JS = path.join(WEB, "src", "shared", "rng.js");
 
 (async () => {  // the source is an ES module: imported, not required
-const rng = (await import(pathToFileURL(RNG_JS).href)).default;
+  const rng = await import(pathToFileURL(RNG_JS).href);
 
-function seedOf(spec) {
-  if (Array.isArray(spec)) return spec.map(seedOf);
-  if (spec !== null && typeof spec === "object" && "bigint" in spec) return BigInt(spec.bigint);
-  return spec;
-}
-
-function encode(array, dtype) {
-  const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-  return { dtype: dtype, b64: bytes.toString("base64") };
-}
-
-function run(job) {
-  const seed = seedOf(job.seed);
-  let generator = null;
-  return job.calls.map(function (call) {
-    const name = call[0];
-    if (name === "state") {
-      return encode(Uint32Array.from(rng.seedSequenceState(seed, call[1])), "<u4");
-    }
-    generator = generator || rng.defaultRng(seed);
-    if (name === "standardNormal") return encode(generator.standardNormal(call[1]), "<f8");
-    if (name === "normal") return encode(generator.normal(call[1], call[2], call[3]), "<f8");
-    if (name === "random") return encode(generator.random(call[1]), "<f8");
-    if (name === "permutation") return encode(generator.permutation(call[1]), "<i4");
-    if (name === "raw") {
-      const out = new Uint32Array(2 * call[1]);
-      for (let i = 0; i < call[1]; i++) out.set(generator.nextUint64(), 2 * i);
-      return encode(out, "<u4");
-    }
-    throw new Error("unknown call " + name);
-  });
-}
-
-function errorOf(f) {
-  try {
-    f();
-    return null;
-  } catch (error) {
-    return error.constructor.name + ": " + error.message;
+  function seedOf(spec) {
+    if (Array.isArray(spec)) return spec.map(seedOf);
+    if (spec !== null && typeof spec === "object" && "bigint" in spec) return BigInt(spec.bigint);
+    return spec;
   }
-}
 
-const request = JSON.parse(fs.readFileSync(0, "utf8"));
-const reply = { jobs: (request.jobs || []).map(run) };
-if (request.bad_seeds) {
-  reply.bad_seeds = request.bad_seeds.map((s) => errorOf(() => rng.defaultRng(seedOf(s))));
-}
-if (request.bad_counts) {
-  const g = rng.defaultRng(0);
-  reply.bad_counts = request.bad_counts.map((n) => errorOf(() => g.standardNormal(n)));
-}
-if (request.browser) {
+  function encode(array, dtype) {
+    const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+    return {dtype, b64: bytes.toString("base64")};
+  }
+
+  function run(job) {
+    const seed = seedOf(job.seed);
+    let generator = null;
+    return job.calls.map((call) => {
+      const name = call[0];
+      if (name === "state") {
+        return encode(Uint32Array.from(rng.seedSequenceState(seed, call[1])), "<u4");
+      }
+      generator = generator || rng.defaultRng(seed);
+      if (name === "standardNormal") return encode(generator.standardNormal(call[1]), "<f8");
+      if (name === "normal") return encode(generator.normal(call[1], call[2], call[3]), "<f8");
+      if (name === "random") return encode(generator.random(call[1]), "<f8");
+      if (name === "permutation") return encode(generator.permutation(call[1]), "<i4");
+      if (name === "raw") {
+        const out = new Uint32Array(2 * call[1]);
+        for (let i = 0; i < call[1]; i++) out.set(generator.nextUint64(), 2 * i);
+        return encode(out, "<u4");
+      }
+      throw new Error("unknown call " + name);
+    });
+  }
+
+  function errorOf(f) {
+    try {
+      f();
+      return null;
+    } catch (error) {
+      return error.constructor.name + ": " + error.message;
+    }
+  }
+
+  const request = JSON.parse(fs.readFileSync(0, "utf8"));
+  const reply = {jobs: (request.jobs || []).map(run)};
+  if (request.bad_seeds) {
+    reply.bad_seeds = request.bad_seeds.map((s) => errorOf(() => rng.defaultRng(seedOf(s))));
+  }
+  if (request.bad_counts) {
+    const g = rng.defaultRng(0);
+    reply.bad_counts = request.bad_counts.map((n) => errorOf(() => g.standardNormal(n)));
+  }
+  if (request.browser) {
   // As a page loads it: bundled by build.mjs into a classic script, run in a global without
   // `module` (file:// pages).
-  const build = await import(pathToFileURL(path.join(WEB, "build.mjs")).href);
-  const page = {};
-  vm.runInNewContext(await build.classicScript("shared/rng.js", "rng"), page, { filename: "rng.js" });
-  reply.browser = Array.from(page.AttentionBook.rng.defaultRng(0).standardNormal(3));
-}
-process.stdout.write(JSON.stringify(reply));
+    const build = await import(pathToFileURL(path.join(WEB, "build.mjs")).href);
+    const page = {};
+    vm.runInNewContext(await build.classicScript("shared/rng.js", "rng"), page, {filename: "rng.js"});
+    reply.browser = Array.from(page.AttentionBook.rng.defaultRng(0).standardNormal(3));
+  }
+  process.stdout.write(JSON.stringify(reply));
 })().catch((err) => { console.error(err); process.exit(1); });

@@ -6,26 +6,26 @@
   "use strict";
 
   function open(figure, opener) {
-    var dialog = document.createElement("dialog");
+    const dialog = document.createElement("dialog");
     dialog.className = "ab-zoom";
     dialog.setAttribute("aria-label", "Enlarged figure");
-    var close = document.createElement("button");
+    const close = document.createElement("button");
     close.type = "button";
     close.className = "ab-zoom-close";
     close.textContent = "Close \u00d7";
-    close.addEventListener("click", function () { dialog.close(); });
+    close.addEventListener("click", () => { dialog.close(); });
     dialog.appendChild(close);
-    var copy = figure.cloneNode(true);
+    const copy = figure.cloneNode(true);
     copy.removeAttribute("id");
     copy.classList.remove("ab-zoomable");
-    copy.querySelectorAll("[id]").forEach(function (el) { el.removeAttribute("id"); });
-    var img = figure.tagName === "IMG" ? figure : figure.querySelector("img");
+    copy.querySelectorAll("[id]").forEach((el) => { el.removeAttribute("id"); });
+    const img = figure.tagName === "IMG" ? figure : figure.querySelector("img");
     // full resolution: one picture pixel to one CSS pixel (the page shows it at half)
     copy.style.width = img.naturalWidth + "px";
     copy.style.maxWidth = "none";
     dialog.appendChild(copy);
-    dialog.addEventListener("close", function () { dialog.remove(); opener.focus(); });
-    dialog.addEventListener("click", function (event) {
+    dialog.addEventListener("close", () => { dialog.remove(); opener.focus(); });
+    dialog.addEventListener("click", (event) => {
       if (event.target === dialog) { dialog.close(); }  // a click on the backdrop
     });
     document.body.appendChild(dialog);
@@ -38,14 +38,14 @@
   // A chapter figure that Sphinx scaled sits in a link to its file: the button goes after
   // the link, and a click opens the dialog rather than leaving the page.
   function zoomable(figure) {
-    var holder = figure.closest("a.image-reference") || figure;
-    var button = document.createElement("button");
+    const holder = figure.closest("a.image-reference") || figure;
+    const button = document.createElement("button");
     button.type = "button";
     button.className = "ab-zoom-button";
     button.textContent = "Enlarge figure";
-    button.addEventListener("click", function () { open(figure, button); });
+    button.addEventListener("click", () => { open(figure, button); });
     figure.classList.add("ab-zoomable");
-    holder.addEventListener("click", function (event) {
+    holder.addEventListener("click", (event) => {
       event.preventDefault();
       open(figure, button);
     });
@@ -53,7 +53,7 @@
   }
 
   // Keyboard and screen-reader fixes to markup that the theme and its extensions write
-  // (tests/test_accessibility.py runs axe-core on every page):
+  // (tests/test_pages.py runs axe-core on every page):
   // - a control's accessible name contains its visible text (WCAG 2.5.3): sphinx-togglebutton
   //   names "Show code cell source" "Toggle hidden content", and the theme's buttons show
   //   icon titles and a shortcut hint that their names leave out;
@@ -61,24 +61,24 @@
   // - tab stops (tabStops, below).
   function accessible() {
     document.querySelectorAll('summary[aria-label="Toggle hidden content"]').forEach(
-      function (el) { el.removeAttribute("aria-label"); });
+      (el) => { el.removeAttribute("aria-label"); });
     // the theme's icons (drawn from its icon font: the page loads no fontawesome.js, see
-    // _ext/offline_book.py) are pictures of what their button or link says: hidden from
+    // _ext/ab_theme_fixes.py) are pictures of what their button or link says: hidden from
     // screen readers, as fontawesome.js hid the SVGs it drew; the mode switch is named
     // "Color mode", and its icons' titles (Light, Dark...) were read as its text
-    document.querySelectorAll('i[class*="fa-"]').forEach(function (icon) {
+    document.querySelectorAll('i[class*="fa-"]').forEach((icon) => {
       icon.setAttribute("aria-hidden", "true");
       if (icon.closest(".theme-switch-button")) { icon.removeAttribute("title"); }
     });
     // the search field is named by its text, "Search"; the shortcut hint becomes a property
-    document.querySelectorAll(".search-button-field").forEach(function (el) {
+    document.querySelectorAll(".search-button-field").forEach((el) => {
       el.removeAttribute("aria-label");
       el.setAttribute("aria-keyshortcuts", "Control+K");
-      el.querySelectorAll(".search-button__kbd-shortcut").forEach(function (hint) {
+      el.querySelectorAll(".search-button__kbd-shortcut").forEach((hint) => {
         hint.setAttribute("aria-hidden", "true");
       });
     });
-    document.querySelectorAll('[role="doc-biblioentry"]').forEach(function (el) {
+    document.querySelectorAll('[role="doc-biblioentry"]').forEach((el) => {
       el.setAttribute("role", "listitem");
     });
   }
@@ -91,12 +91,12 @@
   // the theme did, the sections took 85-121 ms of CPU in one task (chapter 3). So each LAZY
   // section's own elements are measured in a task of their own, after the page loads and
   // after any change inside them (the theme's script leaves them to this one:
-  // _ext/offline_book.py's THEME_TAB_STOPS); until then each has a tab stop, so that none
+  // _ext/ab_theme_fixes.py's THEME_TAB_STOPS); until then each has a tab stop, so that none
   // that scrolls is ever without one.
-  var SCROLLERS = "pre, .nboutput > .output_area, .cell_output > .output, " +
+  const SCROLLERS = "pre, .nboutput > .output_area, .cell_output > .output, " +
     ".jp-RenderedHTMLCommon, .pst-scrollable-table-container";
-  var MATH = 'mjx-container[display="true"]';
-  var LAZY = ".bd-article section section";
+  const MATH = 'mjx-container[display="true"]';
+  const LAZY = ".bd-article section section";
 
   function scrolls(el) {
     return el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
@@ -105,21 +105,21 @@
   // the elements whose nearest LAZY section is `section` (null: those in none)
   function own(section, selector) {
     return Array.from((section || document).querySelectorAll(selector)).filter(
-      function (el) { return el.closest(LAZY) === section; });
+      (el) => { return el.closest(LAZY) === section; });
   }
 
   function tabStops(section) {
     if (section) {  // the theme's rule (outside the sections, the theme applies it)
-      own(section, SCROLLERS).forEach(function (el) { el.tabIndex = scrolls(el) ? 0 : -1; });
+      own(section, SCROLLERS).forEach((el) => { el.tabIndex = scrolls(el) ? 0 : -1; });
     }
-    own(section, MATH).forEach(function (el) {
+    own(section, MATH).forEach((el) => {
       if (scrolls(el)) { el.tabIndex = 0; } else { el.removeAttribute("tabindex"); }
     });
   }
 
-  var waiting = new Set(), next = null;
+  const waiting = new Set(); let next = null;
   function measureOne() {
-    var section = waiting.values().next().value;
+    const section = waiting.values().next().value;
     waiting.delete(section);
     tabStops(section);
     next = waiting.size ? setTimeout(measureOne, 0) : null;
@@ -127,9 +127,9 @@
   }
   // the elements outside the sections at once (laid out already), each section in a task
   function measure(sections) {
-    sections.forEach(function (section) {
+    sections.forEach((section) => {
       if (section === null) { tabStops(null); return; }
-      own(section, SCROLLERS + ", " + MATH).forEach(function (el) {
+      own(section, SCROLLERS + ", " + MATH).forEach((el) => {
         if (!el.hasAttribute("tabindex") || el.tabIndex < 0) { el.tabIndex = 0; }
       });
       waiting.add(section);
@@ -141,29 +141,29 @@
   }
 
   function debounced(f, ms) {
-    var timer = null;
+    let timer = null;
     return function () { clearTimeout(timer); timer = setTimeout(f, ms); };
   }
 
   function init() {
-    document.querySelectorAll(".cell_output img").forEach(function (img) {
+    document.querySelectorAll(".cell_output img").forEach((img) => {
       if (!img.closest(".ab-lab")) { zoomable(img); }
     });
     // again whenever the page's elements change (MathJax, the labs), its width or its
     // fonts: the fixes, and the tab stops of the sections that changed
-    var fix = function (sections) {
+    const fix = function (sections) {
       accessible();
       measure(sections);
       document.documentElement.dataset.abAccessible = "done";
     };
-    var all = function () {
+    const all = function () {
       fix([null].concat(Array.from(document.querySelectorAll(LAZY))));
     };
-    var changed = new Set();
-    var again = debounced(function () { fix(changed); changed = new Set(); }, 100);
-    new MutationObserver(function (records) {
-      records.forEach(function (r) {
-        var el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+    let changed = new Set();
+    const again = debounced(() => { fix(changed); changed = new Set(); }, 100);
+    new MutationObserver((records) => {
+      records.forEach((r) => {
+        const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
         changed.add(el ? el.closest(LAZY) : null);
       });
       again();
@@ -172,8 +172,9 @@
     // a web font that arrives (MathJax's) widens what it draws, with no change to the page
     document.fonts.addEventListener("loadingdone", debounced(all, 100));
     window.addEventListener("load", all);
-    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-      MathJax.startup.promise.then(all);
+    const mathjax = window.MathJax;
+    if (mathjax && mathjax.startup && mathjax.startup.promise) {
+      mathjax.startup.promise.then(all);
     }
   }
 

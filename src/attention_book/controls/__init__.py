@@ -39,14 +39,14 @@ def live_lab(name: str, **values):
     return LabWidget(_scene(name), **values)
 
 
-def web_lab(name: str) -> BrowserLab:
-    """The lab of scene ``name`` computed in the reader's browser."""
-    return BrowserLab(_scene(name))
+def web_lab(name: str, **values) -> BrowserLab:
+    """The lab of scene ``name`` computed in the reader's browser, starting at ``values``."""
+    return BrowserLab(_scene(name), **values)
 
 
 def lab(name: str, **values):
-    """The lab of scene ``name`` (a key of :data:`attention_book.scenes.SCENES`): the live
-    lab starting at ``values`` in a notebook; in the built book the lab computed in the
-    reader's browser, starting at the scene's defaults (as the HTML has no kernel). Not
-    displayed: make it the last expression of a cell."""
-    return live_lab(name, **values) if not is_static_build() else web_lab(name)
+    """The lab of scene ``name`` (a key of :data:`attention_book.scenes.SCENES`) starting at
+    ``values`` (the scene's defaults for the others): in a notebook the live lab, in the
+    built book the lab computed in the reader's browser. Not displayed: make it the last
+    expression of a cell."""
+    return live_lab(name, **values) if not is_static_build() else web_lab(name, **values)

@@ -14,7 +14,8 @@ Without JavaScript the element shows the default state's alt text and readout (n
 no controls), as the lab's module presents them: :func:`present` runs its bundle in Node.js
 on the Python state (the readout and alt text are written once, in the module). The
 scripts the lab needs (the front end ``lab.js``, the data scripts the build writes,
-:mod:`attention_book.web_export`, the lab's bundle) are named in ``data-ab-scripts``; the
+:mod:`attention_book.web_export`, the bundles of the labs it imports, its own: the order
+:func:`registry` gives) are named in ``data-ab-scripts``; the
 book's Sphinx extension serves them from ``_static/ab-web`` and adds them to the pages that
 name them. :func:`standalone_html` inlines them instead, for a page outside the book (tests,
 benchmarks).
@@ -33,27 +34,17 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..bundles import WEB_DIR, registry
 from ..scenes.core import Condition, Scene, to_js
 
-__all__ = ["WEB_DIR", "BrowserLab", "declaration", "present",
-           "standalone_html"]
-
-#: The browser side: lab.js (the front end) and one bundle a lab (``make js`` builds them).
-WEB_DIR = Path(__file__).resolve().parents[1] / "web"
+__all__ = ["WEB_DIR", "BrowserLab", "declaration", "present", "standalone_html"]
 
 _IDS = itertools.count(1)
-
-#: What a lab's page loads between lab.js and the lab's bundle: data scripts (of
-#: :data:`DATA`; the others, MiniLM's weights, the lab loads when the reader asks) and the
-#: bundles of other labs whose module it imports (build.mjs's ``fromLabJs``).
-_PAGE_SCRIPTS = {"pretrained": ("pretrained-gallery.js",),
-                 "training": ("training-checkpoints.js",),
-                 "generation": ("training-checkpoints.js", "training.js")}
 
 
 def _scripts(web: str) -> tuple[str, ...]:
     """The files of ``web/`` (or data scripts) a page loads for lab module ``web``, in order."""
-    return ("lab.js", *_PAGE_SCRIPTS.get(web, ()), f"{web}.js")
+    return tuple(registry()[web]["scripts"])
 
 
 def _range(values: tuple):
@@ -67,12 +58,13 @@ def _range(values: tuple):
     return [values[0], values[-1], step]
 
 
-def _control(c) -> dict:
+def _control(c, start=None) -> dict:
+    """Control ``c`` as data; it starts at ``start`` (default: its default)."""
     if c.active_when is not None and not isinstance(c.active_when, Condition):
         raise ValueError(f"control {c.name!r}: active_when must be a Condition (when(), "
                          "compare()) for the browser to evaluate it")
-    out = {"name": c.name, "label": c.label, "kind": c.kind, "default": c.default,
-           "hint": c.hint}
+    out = {"name": c.name, "label": c.label, "kind": c.kind,
+           "default": c.default if start is None else start, "hint": c.hint}
     if c.kind == "text":
         out["placeholder"] = c.placeholder
         out["suggestions"] = list(c.suggestions)  # offered as the reader types; any text goes
@@ -86,7 +78,7 @@ def _control(c) -> dict:
         if out["range"] is not None:
             del out["values"]  # first, last, step say it all (s: 1..512)
         if c.kind == "multi":
-            out["default"] = list(c.default)
+            out["default"] = list(out["default"])
     if c.options_for is not None:
         # the choices follow other controls: the state module's choices(name, values)
         # offers them in the page, as options_for(values) does in the live lab
@@ -97,12 +89,15 @@ def _control(c) -> dict:
     return out
 
 
-def declaration(scene: Scene) -> dict:
-    """The lab as data for ``web/lab.js``: its controls (all values) and the state module."""
+def declaration(scene: Scene, start: Mapping | None = None) -> dict:
+    """The lab as data for ``web/lab.js``: its controls (all values) and the state module;
+    each control's ``default`` is where it starts, ``start``'s value if given (a chapter's
+    ``lab(name, **values)``)."""
     if not scene.web:
         raise ValueError(f"scene {scene.name!r} has no browser state function (Scene.web)")
+    start = start or {}
     return {"name": scene.name, "module": scene.web, "title": scene.title,
-            "controls": [_control(c) for c in scene.controls]}
+            "controls": [_control(c, start.get(c.name)) for c in scene.controls]}
 
 
 def _wire(value):
@@ -150,9 +145,13 @@ class BrowserLab:
     """A lab computed in the reader's browser. :meth:`_repr_html_` returns its element."""
 
     def __init__(self, scene: Scene,
-                 note: str = "Computed in your browser: every value the live lab offers."):
+                 note: str = "Computed in your browser: every value the live lab offers.",
+                 **values):
         self.scene = scene
-        self.declaration = declaration(scene)
+        #: where the lab starts: the scene's defaults with ``values`` (checked as the live
+        #: lab checks them: a value a control does not offer raises ValueError)
+        self.values = scene.values(**values)
+        self.declaration = declaration(scene, values and self.values)
         self.note = note
         digest = hashlib.sha256(_script_json(self.declaration).encode()).hexdigest()[:10]
         self.id = f"ab-lab-{next(_IDS)}-{digest}"
@@ -178,23 +177,19 @@ class BrowserLab:
     def _repr_html_(self) -> str:
         if self._html is not None:
             return self._html
-        shown = present(self.scene, [self.scene.compute(self.scene.values())])[0]
+        shown = present(self.scene, [self.scene.compute(self.values)])[0]
         title = html.escape(self.scene.title)
+        # the declaration, and for a reader without JavaScript what the figure shows, in
+        # words; web/lab.js builds the lab's skeleton (title, note, controls, figure, readout)
         self._html = (
             f'<div class="ab-lab" id="{self.id}" '
             f'data-ab-lab="{html.escape(self.scene.name)}" '
             f'data-ab-scripts="{" ".join(self.scripts)}">'
-            f'<div class="ab-lab-title">{title}</div>'
-            f'<div class="ab-lab-note">{html.escape(self.note)}</div>'
-            f'<div class="ab-lab-controls" id="{self.id}-controls" hidden>'
-            '<div class="ab-lab-inputs"></div></div>'
-            # without JavaScript: what the figure would show, in words
-            f'<div class="ab-lab-figure"><noscript><p class="ab-lab-alt">'
-            f"{html.escape(shown['alt'])}</p></noscript></div>"
-            f'<div class="ab-lab-readout" id="{self.id}-caption" aria-live="polite">'
-            f"{shown['readout']}</div>"
+            f'<noscript><div class="ab-lab-title">{title}</div>'
+            f'<div class="ab-lab-figure"><p class="ab-lab-alt">{html.escape(shown["alt"])}</p></div>'
+            f'<div class="ab-lab-readout" id="{self.id}-caption">{shown["readout"]}</div></noscript>'
             f'<script type="application/json" class="ab-lab-data">'
-            f"{_script_json(self.declaration)}</script></div>")
+            f"{_script_json({**self.declaration, 'note': self.note})}</script></div>")
         return self._html
 
 
@@ -213,6 +208,7 @@ def standalone_html(lab: BrowserLab, title: str = "lab", data: Path | None = Non
         return path.read_text(encoding="utf-8")
 
     scripts = "".join(f"<script>{source(name)}</script>" for name in lab.scripts)
+    style = (WEB_DIR / "lab.css").read_text(encoding="utf-8")
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>{html.escape(title)}</title></head><body>"
+            f"<title>{html.escape(title)}</title><style>{style}</style></head><body>"
             f"{lab._repr_html_()}{scripts}</body></html>")

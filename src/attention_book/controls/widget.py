@@ -26,7 +26,8 @@ import anywidget
 import traitlets
 
 from ..scenes.core import Scene, as_options, to_js
-from .web import WEB_DIR, declaration
+from ..bundles import WEB_DIR, built
+from .web import declaration
 
 __all__ = ["LabWidget"]
 
@@ -47,12 +48,15 @@ class LabWidget(anywidget.AnyWidget):
         ``n`` (a count: every answer is new to the page).
     """
 
-    _esm = WEB_DIR / "widget.mjs"
+    # built by `make js`; a missing one is said when a lab is made (__init__), not at import
+    _esm = WEB_DIR / "widget.mjs" if (WEB_DIR / "widget.mjs").is_file() else ""
+    _css = WEB_DIR / "lab.css"  # the book's pages load it too (_ext/ab_labs.py)
     declaration = traitlets.Dict().tag(sync=True)
     values = traitlets.Dict().tag(sync=True)
     state = traitlets.Dict().tag(sync=True)
 
     def __init__(self, scene: Scene, **values):
+        built("widget.mjs")  # else: run make js
         self.scene = scene
         self._answers = itertools.count(1)
         self._sent = None  # the state the page has: the last one sent

@@ -5,7 +5,7 @@ its ``__all__`` are re-exported). Imports the math layer and matplotlib, never p
 
 from .._chapters import chapter_modules
 from . import core
-from .core import *  # noqa: F401,F403
+from .core import *  # noqa: F401,F403 - core.__all__, the shared parts, re-exported
 
 __all__ = [*core.__all__]
-chapter_modules(__name__, __path__, globals())
+chapter_modules(__name__, __path__, globals())  # noqa: F405 - the package's own __path__

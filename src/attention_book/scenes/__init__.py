@@ -8,11 +8,11 @@ matplotlib.
 
 from .._chapters import chapter_modules
 from . import core
-from .core import *  # noqa: F401,F403
+from .core import *  # noqa: F401,F403 - core.__all__, the scenes' vocabulary, re-exported
 
 #: Every scene of the book, by name.
 SCENES: dict = {}
 __all__ = ["SCENES", *core.__all__]
 
-for _module in chapter_modules(__name__, __path__, globals()):
+for _module in chapter_modules(__name__, __path__, globals()):  # noqa: F405 - the package's own __path__
     SCENES.update({scene.name: scene for scene in getattr(_module, "SCENES", ())})

@@ -6,5 +6,5 @@
 const loaded = process.argv.slice(2).map((name) => require(`${__dirname}/${name}`));
 const {decode} = loaded[0], M = loaded[loaded.length - 1];
 const sent = JSON.parse(require("node:fs").readFileSync(0, "utf8"),
-                        (k, v) => (k === "buffer" && typeof v === "string" ? Buffer.from(v, "base64") : v));
+  (k, v) => (k === "buffer" && typeof v === "string" ? Buffer.from(v, "base64") : v));
 process.stdout.write(JSON.stringify(sent.map(decode).map((st) => ({alt: M.alt(st), readout: M.readoutHtml(st)}))));

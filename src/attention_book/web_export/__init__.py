@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..bundles import registry
 from .char_tables import (BERT_TABLES_JS, MINILM_JS, bert_char_tables, char_tables_js,
                           write_char_tables)
 from .gallery import GALLERY_FORMAT, export_pretrained_gallery
@@ -53,21 +54,23 @@ def _training_data(folder: Path) -> None:
     write_training_script(folder / "training-checkpoints.js")
 
 
-#: Browser modules that read data the package computes (a model's weights, the trained
-#: checkpoints): the module's name -> (the files it reads, a function writing them into a
-#: folder). Not in web/: they are made when the book is built.
+#: The data the package computes for the browser labs (a model's weights, the trained
+#: checkpoints): a name -> (the files, a function writing them into a folder). Not in web/:
+#: they are made when the book is built. Which lab reads which file, its module says
+#: (``pageData``, ``requestData``: ``web/labs.json``).
 DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data),
-        "training": (("training-checkpoints.js",), _training_data),
-        "generation": (("training-checkpoints.js",), _training_data)}
+        "training": (("training-checkpoints.js",), _training_data)}
 
 
 def write_data(web: str, folder) -> tuple[Path, ...]:
-    """Write the data files of browser module ``web`` into ``folder``; return their paths."""
-    folder = Path(folder)
-    names, writer = DATA.get(web, ((), None))
-    if writer is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        writer(folder)
+    """Write the data files browser module ``web`` reads (``web/labs.json``) into
+    ``folder``; return their paths."""
+    folder, entry = Path(folder), registry()[web]
+    names = (*entry["pageData"], *entry["requestData"])
+    for files, writer in DATA.values():
+        if set(files) & set(names):
+            folder.mkdir(parents=True, exist_ok=True)
+            writer(folder)
     return tuple(folder / name for name in names)
 
 

@@ -218,16 +218,13 @@ export class TextControl extends Control {
   constructor(c, id) {
     super(c, id);
     this.input = make("textarea", {id, name: c.name, placeholder: c.placeholder || "", rows: "1",
-                                   autocomplete: "off", spellcheck: "false", class: "ab-text",
-                                   // as tall as its text also where the book's CSS is not
-                                   // loaded (a notebook)
-                                   style: "field-sizing: content; resize: none"});
+      autocomplete: "off", spellcheck: "false", class: "ab-text"});  // lab.css: as tall as its text
     this.input.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); } });
     const after = [];
     if (c.suggestions && c.suggestions.length) {
       this.suggest = make("select", {id: id + "-list", class: "ab-suggest", "aria-label": "texts the book suggests for " + c.label});
       this.suggest.append(make("option", {value: ""}, "suggested\u2026"),
-                          ...[c.default, ...c.suggestions].map((t) => make("option", {value: t}, t)));
+        ...[c.default, ...c.suggestions].map((t) => make("option", {value: t}, t)));
       this.suggest.addEventListener("change", () => {
         if (this.suggest.value) {
           this.input.value = this.suggest.value;
@@ -255,7 +252,7 @@ export class TextControl extends Control {
 }
 
 const KINDS = {slider: SliderControl, choice: ChoiceControl, multi: MultiControl,
-               toggle: ToggleControl, text: TextControl};
+  toggle: ToggleControl, text: TextControl};
 
 /**
  * The controller of a declared control.

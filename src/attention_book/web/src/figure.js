@@ -12,8 +12,8 @@ import {TEXT_PX, fontReset} from "./panels/style.js";
 
 /** Each panel kind's [draw(ctx, panel, region, theme, scratch), measure(ctx, panel, w)]. */
 const KINDS = new Map([["heatmap", [drawHeatmap, measureHeatmap]], ["lines", [drawLines, measureLines]],
-                       ["arcs", [drawArcs, measureArcs]], ["bars", [drawBars, measureBars]],
-                       ["thumbs", [drawThumbs, measureThumbs]]]);
+  ["arcs", [drawArcs, measureArcs]], ["bars", [drawBars, measureBars]],
+  ["thumbs", [drawThumbs, measureThumbs]]]);
 
 const ROW_GAP = 8;  // px between rows of panels
 
@@ -22,7 +22,6 @@ function kind(panel) {
   if (!k) { throw new Error("unknown panel kind " + panel.kind); }
   return k;
 }
-
 
 /**
  * Where each panel of `spec` goes in a figure `width` CSS px wide: rows filled in order,

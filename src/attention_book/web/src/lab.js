@@ -22,7 +22,7 @@ import {active, makeControl} from "./controls.js";
 import {make} from "./dom.js";
 import {addPictureDownload, save} from "./download.js";
 import {drawFigure} from "./figure.js";
-import {readoutHtml} from "./shared/html.js";
+import {wrapReadout} from "./shared/html.js";
 import {theme} from "./theme.js";
 
 const DEFAULT_WIDTH = 600;  // CSS px, for a lab whose column has no width yet
@@ -59,7 +59,7 @@ export class LocalModel {
     const failed = (err) => answer({values, error: String((err && err.message) || err)});
     let st;
     try {
-      st = this.module.state(values);
+      st = this.module.state(values, {steps: true});  // a module may answer in steps (a Promise)
     } catch (err) {
       failed(err);
       return;
@@ -95,9 +95,7 @@ export class Lab {
     this.figure = el.querySelector(".ab-lab-figure");
     this.controls = declaration.controls.map((c, i) => makeControl(c, `${el.id}-c${i}`));
     el.querySelector(".ab-lab-inputs").append(...this.controls.map((c) => c.element));
-    this.canvas = make("canvas", {role: "img", class: "ab-lab-canvas"});
-    this.canvas.style.display = "block";
-    this.canvas.style.maxWidth = "100%";
+    this.canvas = make("canvas", {role: "img", class: "ab-lab-canvas"});  // lab.css: a block
     this.figure.replaceChildren(this.canvas);  // the no-script text goes; the canvas draws the state
     this.scratch = document.createElement("canvas");
     this.state = null;
@@ -183,7 +181,7 @@ export class Lab {
 
   /** A clear message in the readout; the last good picture stays. */
   showError(err) {
-    this.caption.innerHTML = readoutHtml("", [{level: "error", text: String((err && err.message) || err)}]);
+    this.caption.innerHTML = wrapReadout("", [{level: "error", text: String((err && err.message) || err)}]);
   }
 
   /** Show state `st` of `values`: figure, alt text, readout. */
@@ -312,15 +310,36 @@ export class Lab {
 }
 
 /**
- * Mount the lab of element `el` once: its controls, canvas and first drawing. Its state
- * module must have loaded (else the readout says so and this returns null; a later call
- * mounts it).
+ * A lab's skeleton, built once here for both places (the page's element holds only its
+ * declaration and, for readers without JavaScript, a <noscript>): title, note, the controls'
+ * box, the figure and the readout, appended to `el`, whose id names its parts.
+ * @param {HTMLElement} el the lab's element (`.ab-lab`, with an id)
+ * @param {object} declaration its declaration (controls/web.py): title, and a note in the book
+ * @returns {HTMLElement} el
+ */
+export function skeleton(el, declaration) {
+  const controls = make("div", {class: "ab-lab-controls", id: `${el.id}-controls`});
+  controls.append(make("div", {class: "ab-lab-inputs"}));
+  el.append(make("div", {class: "ab-lab-title"}, declaration.title),
+    ...(declaration.note ? [make("div", {class: "ab-lab-note"}, declaration.note)] : []),
+    controls, make("div", {class: "ab-lab-figure"}),
+    make("div", {class: "ab-lab-readout", id: `${el.id}-caption`, "aria-live": "polite"}));
+  return el;
+}
+
+/**
+ * Mount the lab of element `el` once: its skeleton, controls, canvas and first drawing. Its
+ * state module must have loaded (else the readout says so and this returns null; a later
+ * call mounts it).
  * @param {HTMLElement} el `.ab-lab[data-ab-lab]`
  * @returns {Lab|null} also `el.abLab`
  */
 export function mount(el) {
   if (el.abLab) { return el.abLab; }  // mounted already
   const declaration = JSON.parse(el.querySelector("script.ab-lab-data").textContent);
+  if (!el.querySelector(".ab-lab-controls")) {
+    skeleton(el, declaration).querySelector(".ab-lab-controls").hidden = true;
+  }
   const book = globalThis.AttentionBook;
   const module = book && book[declaration.module];
   if (!module) {

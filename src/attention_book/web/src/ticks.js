@@ -11,7 +11,7 @@ const STEPS = [1, 2, 5, 10];
  */
 export function wholeTicks(n, most) {
   const top = Math.max(n - 1, 1);
-  let step = 1;
+  let step;
   for (let mag = 1; ; mag *= 10) {
     const s = STEPS.find((k) => Math.floor(top / (k * mag)) + 1 <= most);
     if (s !== undefined) {

@@ -17,7 +17,7 @@ import {wholeTicks} from "../ticks.js";
 
 /** The front end's API: AttentionBook.lab in a page, the bundle's exports in Node. */
 const api = {format, lut, colorize, wholeTicks, drawFigure, mount, start, LUT_HEX, Lab, fillColumns,
-             decode};
+  decode};
 
 const book = globalThis.AttentionBook || {};
 globalThis.AttentionBook = book;

@@ -1,33 +1,16 @@
 // The entry of web/widget.mjs, the live lab of a notebook: an anywidget module,
 // `render({model, el})`, over the same front end as the book's pages (lab.js, controls,
-// figure, panels) and the same presentation code (each state module's figure, readoutHtml
-// or readout, alt, numbers, choices). The kernel (attention_book/controls/widget.py) runs
+// figure, panels) and the same presentation code (each state module's figure, readoutHtml,
+// alt, numbers, choices). The kernel (attention_book/controls/widget.py) runs
 // the scene's Python state function and answers each "values" with a "state":
 // {values, state, choices, n} or {values, error, choices, n}, the state as
 // scenes.core.to_js writes it (arrays as binary buffers {$array: dtype, shape, buffer}).
 // tests/test_web_twins.py checks that state equal to the module's own, key by key, so the
 // notebook draws what the book draws. Bundled by web/build.mjs as an ES module.
 
-import {Lab} from "../lab.js";
+import {Lab, skeleton} from "../lab.js";
 import {Unsent, decode} from "../decode.js";
 import {make} from "../dom.js";
-
-import attention from "../labs/attention.js";
-import block from "../labs/block.js";
-import embedding from "../labs/embedding.js";
-import generation from "../labs/generation.js";
-import masking from "../labs/masking.js";
-import multihead from "../labs/multihead.js";
-import permutation from "../labs/permutation.js";
-import positional from "../labs/positional.js";
-import pretrained from "../labs/pretrained.js";
-import scaling from "../labs/scaling.js";
-import training from "../labs/training.js";
-
-export {decode};  // the kernel's answers as the modules hold them
-
-const MODULES = {attention, block, embedding, generation, masking, multihead, permutation, positional,
-                 pretrained, scaling, training};
 
 // Per kernel model (shared by its views): the answer decoded last and the state decoded
 // last, which a new answer's {$same} arrays refer to.
@@ -100,18 +83,17 @@ export class KernelModel {
 
 let count = 0;
 
-/** anywidget's render: the lab's element (as controls/web.py writes it for the book), then
- *  the Lab over the kernel's model. */
-function render({model, el}) {
+/** anywidget's module over the labs' modules ({name: module}, build.mjs's generated entry):
+ *  its render draws the lab's element (as controls/web.py writes it for the book), then the
+ *  Lab over the kernel's model. */
+export const widget = (modules) => ({render: ({model, el}) => render(modules, model, el)});
+
+function render(modules, model, el) {
   const declaration = model.get("declaration");
-  const module = MODULES[declaration.module];
+  const module = modules[declaration.module];
   const id = `ab-widget-${++count}-${declaration.name}`;
-  const lab = make("div", {class: "ab-lab ab-lab-live", id, "data-ab-widget": declaration.name});
-  const controls = make("div", {class: "ab-lab-controls", id: id + "-controls"});
-  controls.append(make("div", {class: "ab-lab-inputs"}));
-  lab.append(make("div", {class: "ab-lab-title"}, declaration.title), controls,
-             make("div", {class: "ab-lab-figure"}),
-             make("div", {class: "ab-lab-readout", id: id + "-caption", "aria-live": "polite"}));
+  const lab = skeleton(make("div", {class: "ab-lab ab-lab-live", id, "data-ab-widget": declaration.name}),
+    declaration);
   // JupyterLab's document handler takes the arrow keys from a range input: keep them here.
   lab.addEventListener("keydown", (event) => event.stopPropagation());
   // Notebook 7's handles them before the lab does (in the capture phase) and runs its
@@ -138,4 +120,3 @@ function render({model, el}) {
   return () => { unobserve(); lab.remove(); };
 }
 
-export default {render};

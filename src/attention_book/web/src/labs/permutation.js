@@ -1,240 +1,244 @@
 // Chapter 5's permutation playground computed in the reader's browser: the twin of
-// attention_book/scenes/permutation.py (permutation_state, its readout and alt text) at
+// attention_book/scenes/permutation.py's permutation_state (readout and alt text: here only) at
 // every control's full live range: any sentence (up to 128 tokens), every named order, any
 // typed order (parse_permutation's messages), shuffle seeds 0..99 (rng.js's permutation is
 // numpy's Generator.permutation), positional encoding and the causal mask on or off.
 // W^Q, W^K, W^V = projection_weights(8, 8, seed=0) and X from chapter 1's table (d = 8).
-// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// tests/test_web_twins.py checks it against Python (tests/test_web_states.py, slow: 1e-12).
 //
 // Row-major Float64Arrays; a permutation is an array: new position i holds old token perm[i].
-import core from "../shared/core.js";
-import rng from "../shared/rng.js";
+import {format} from "../format.js";
+import {escapeHtml, noTokensAlt, wrapReadout} from "../shared/html.js";
+import {embedTokens, matmul, matmulT, nested, projectionWeights, sinusoidalEncoding, softmaxRows} from "../shared/matrices.js";
+import {codePoints, isSpace, readTokens} from "../shared/tokens.js";
+import {defaultRng} from "../shared/rng.js";
 
-  const fmt = core.format, esc = core.escapeHtml;
+const PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
+const EQUIVARIANCE_TOL = 1e-9;   // scenes.permutation.EQUIVARIANCE_TOL
+const SHUFFLE_SEEDS = [0, 99];
+const D = 8, MODEL_SEED = 0, MAX_TOKENS = 128;
 
-  const PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
-  const EQUIVARIANCE_TOL = 1e-9;   // scenes.permutation.EQUIVARIANCE_TOL
-  const SHUFFLE_SEEDS = [0, 99];
-  const D = 8, MODEL_SEED = 0, MAX_TOKENS = 128;
+function range(s) { const p = []; for (let i = 0; i < s; i++) { p.push(i); } return p; }
 
-  function range(s) { const p = []; for (let i = 0; i < s; i++) { p.push(i); } return p; }
-
-  /** permutation.named_permutation(name, s, seed). */
-  function namedPermutation(name, s, seed) {
-    if (PERMUTATION_NAMES.indexOf(name) < 0) {
-      throw new Error("unknown permutation '" + name + "': choose one of ['" + PERMUTATION_NAMES.join("', '") + "']");
-    }
-    const perm = range(s);
-    if (name === "reverse") { return perm.reverse(); }
-    if (name === "rotate") { return perm.map(function (i) { return (i + 1) % s; }); }
-    if (name === "shuffle") { return Array.from(rng.defaultRng(seed).permutation(s)); }
-    if (name === "swap") { const t = perm[0]; perm[0] = perm[s - 1]; perm[s - 1] = t; }
-    return perm;
+/** permutation.named_permutation(name, s, seed). */
+function namedPermutation(name, s, seed) {
+  if (PERMUTATION_NAMES.indexOf(name) < 0) {
+    throw new Error("unknown permutation '" + name + "': choose one of ['" + PERMUTATION_NAMES.join("', '") + "']");
   }
+  const perm = range(s);
+  if (name === "reverse") { return perm.reverse(); }
+  if (name === "rotate") { return perm.map((i) => { return (i + 1) % s; }); }
+  if (name === "shuffle") { return Array.from(defaultRng(seed).permutation(s)); }
+  if (name === "swap") { const t = perm[0]; perm[0] = perm[s - 1]; perm[s - 1] = t; }
+  return perm;
+}
 
-  /** A run of ASCII digits as Python's int() prints it ("007" -> "7"). */
-  function intText(p) { const t = p.replace(/^0+/, ""); return t === "" ? "0" : t; }
+/** A run of ASCII digits as Python's int() prints it ("007" -> "7"). */
+function intText(p) { const t = p.replace(/^0+/, ""); return t === "" ? "0" : t; }
 
-  /** permutation.parse_permutation(text, s): the typed order, or throws Python's message. */
-  function parsePermutation(text, s) {
-    if (typeof text !== "string") { throw new Error("the order must be text such as '4 3 2 1 0', got " + text); }
-    let parts = [], cur = [];  // text.replace(",", " ").split(): Python's whitespace
-    core.codePoints(text).forEach(function (c) {
-      if (c === 44 || core.isSpace(c)) {
-        if (cur.length) { parts.push(String.fromCodePoint.apply(null, cur)); cur = []; }
-      } else { cur.push(c); }
-    });
-    if (cur.length) { parts.push(String.fromCodePoint.apply(null, cur)); }
-    if (!parts.length) { throw new Error("type " + s + " positions, e.g. '" + range(s).reverse().join(" ") + "'"); }
-    const bad = parts.filter(function (p) { return !/^[0-9]+$/.test(p); });
-    if (bad.length) { throw new Error("'" + bad[0] + "' is not a position: use whole numbers 0.." + (s - 1)); }
-    if (parts.length !== s) {
-      throw new Error("the sentence has s=" + s + " tokens, so type " + s + " positions, got " + parts.length);
-    }
-    const texts = parts.map(intText);
-    const out = texts.filter(function (t) { return t.length > 15 || parseInt(t, 10) >= s; });
-    if (out.length) { throw new Error("position " + out[0] + " does not exist: positions run 0.." + (s - 1)); }
-    const values = texts.map(function (t) { return parseInt(t, 10); }), count = new Array(s).fill(0);
-    values.forEach(function (v) { count[v]++; });
-    const repeated = count.findIndex(function (c) { return c > 1; });
-    if (repeated >= 0) {
-      throw new Error("position " + repeated + " appears twice and " + count.indexOf(0) +
-                      " is missing: each of 0.." + (s - 1) + " must appear exactly once");
-    }
-    return values;
+/** permutation.parse_permutation(text, s): the typed order, or throws Python's message. */
+function parsePermutation(text, s) {
+  if (typeof text !== "string") { throw new Error("the order must be text such as '4 3 2 1 0', got " + text); }
+  const parts = []; let cur = [];  // text.replace(",", " ").split(): Python's whitespace
+  codePoints(text).forEach((c) => {
+    if (c === 44 || isSpace(c)) {
+      if (cur.length) { parts.push(String.fromCodePoint.apply(null, cur)); cur = []; }
+    } else { cur.push(c); }
+  });
+  if (cur.length) { parts.push(String.fromCodePoint.apply(null, cur)); }
+  if (!parts.length) { throw new Error("type " + s + " positions, e.g. '" + range(s).reverse().join(" ") + "'"); }
+  const bad = parts.filter((p) => { return !/^[0-9]+$/.test(p); });
+  if (bad.length) { throw new Error("'" + bad[0] + "' is not a position: use whole numbers 0.." + (s - 1)); }
+  if (parts.length !== s) {
+    throw new Error("the sentence has s=" + s + " tokens, so type " + s + " positions, got " + parts.length);
   }
-
-  /** f(x_in) = softmax(Q K^T / sqrt(d) [causal]) V with Q = x_in W^Q, ...: [output, weights]. */
-  function attend(x, W, s, causal) {
-    const Q = core.matmul(x, W[0], s, D, D);  // (s, d) @ (d, d) -> (s, d)
-    const K = core.matmul(x, W[1], s, D, D);
-    const V = core.matmul(x, W[2], s, D, D);
-    const scores = core.matmulT(Q, K, s, D, s, 1.0 / Math.sqrt(D));  // (s, d) @ (d, s) -> (s, s)
-    if (causal) {  // True = may attend: key j <= query i
-      for (let i = 0; i < s; i++) { for (let j = i + 1; j < s; j++) { scores[i * s + j] = -Infinity; } }
-    }
-    const weights = core.softmaxRows(scores, s, s);
-    return [core.matmul(weights, V, s, s, D), weights];  // (s, s) @ (s, d) -> (s, d)
+  const texts = parts.map(intText);
+  const out = texts.filter((t) => { return t.length > 15 || parseInt(t, 10) >= s; });
+  if (out.length) { throw new Error("position " + out[0] + " does not exist: positions run 0.." + (s - 1)); }
+  const values = texts.map((t) => { return parseInt(t, 10); }), count = new Array(s).fill(0);
+  values.forEach((v) => { count[v]++; });
+  const repeated = count.findIndex((c) => { return c > 1; });
+  if (repeated >= 0) {
+    throw new Error("position " + repeated + " appears twice and " + count.indexOf(0) +
+                    " is missing: each of 0.." + (s - 1) + " must appear exactly once");
   }
+  return values;
+}
 
-  /** Rows perm of a (s, n) matrix: P A. */
-  function rows(A, perm, n) {
-    const out = new Float64Array(perm.length * n);
-    perm.forEach(function (j, i) { out.set(A.subarray(j * n, (j + 1) * n), i * n); });
-    return out;
+/** f(x_in) = softmax(Q K^T / sqrt(d) [causal]) V with Q = x_in W^Q, ...: [output, weights]. */
+function attend(x, W, s, causal) {
+  const Q = matmul(x, W[0], s, D, D);  // (s, d) @ (d, d) -> (s, d)
+  const K = matmul(x, W[1], s, D, D);
+  const V = matmul(x, W[2], s, D, D);
+  const scores = matmulT(Q, K, s, D, s, 1.0 / Math.sqrt(D));  // (s, d) @ (d, s) -> (s, s)
+  if (causal) {  // True = may attend: key j <= query i
+    for (let i = 0; i < s; i++) { for (let j = i + 1; j < s; j++) { scores[i * s + j] = -Infinity; } }
   }
+  const weights = softmaxRows(scores, s, s);
+  return [matmul(weights, V, s, s, D), weights];  // (s, s) @ (s, d) -> (s, d)
+}
 
-  /** permutation.same_rows_up_to_order(a, b, atol): greedy pairing of equal rows. */
-  function sameRowsUpToOrder(a, b, s, d, atol) {
-    const used = new Uint8Array(s);
-    for (let i = 0; i < s; i++) {
-      let found = -1;
-      for (let j = 0; j < s && found < 0; j++) {
-        if (used[j]) { continue; }
-        let ok = true;
-        for (let t = 0; t < d && ok; t++) { ok = Math.abs(a[i * d + t] - b[j * d + t]) <= atol; }
-        if (ok) { found = j; }
-      }
-      if (found < 0) { return false; }
-      used[found] = 1;
+/** Rows perm of a (s, n) matrix: P A. */
+function rows(A, perm, n) {
+  const out = new Float64Array(perm.length * n);
+  perm.forEach((j, i) => { out.set(A.subarray(j * n, (j + 1) * n), i * n); });
+  return out;
+}
+
+/** permutation.same_rows_up_to_order(a, b, atol): greedy pairing of equal rows. */
+function sameRowsUpToOrder(a, b, s, d, atol) {
+  const used = new Uint8Array(s);
+  for (let i = 0; i < s; i++) {
+    let found = -1;
+    for (let j = 0; j < s && found < 0; j++) {
+      if (used[j]) { continue; }
+      let ok = true;
+      for (let t = 0; t < d && ok; t++) { ok = Math.abs(a[i * d + t] - b[j * d + t]) <= atol; }
+      if (ok) { found = j; }
     }
-    return true;
+    if (found < 0) { return false; }
+    used[found] = 1;
   }
+  return true;
+}
 
-  /** permutation_state: attention before and after a permutation of the tokens. */
-  function state(values) {
-    const text = values.text, order = values.order === undefined ? "reverse" : values.order;
-    const custom = values.custom === undefined ? "" : values.custom, seed = values.seed || 0;
-    const pe = !!values.pe, causal = !!values.causal, d = D;
-    const maxTokens = values.maxTokens === undefined ? MAX_TOKENS : values.maxTokens;
-    const W = core.projectionWeights(d, d, MODEL_SEED);  // (d, d) each
-    const read = core.readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
-    let s = tokens.length, perm;
-    if (s === 0) {
-      const e = new Float64Array(0);
-      return {tokens: [], s: 0, perm: [], permutedTokens: [], pe: pe, causal: causal,
-              after: [e, e, e], before: [e, e, e], difference: e, maxError: 0, weightsError: 0,
-              sameSet: true, equivariant: true, notes: notes};
+/** permutation_state: attention before and after a permutation of the tokens. */
+function state(values) {
+  const text = values.text, order = values.order === undefined ? "reverse" : values.order;
+  const custom = values.custom === undefined ? "" : values.custom, seed = values.seed || 0;
+  const pe = !!values.pe, causal = !!values.causal, d = D;
+  const maxTokens = values.maxTokens === undefined ? MAX_TOKENS : values.maxTokens;
+  const W = projectionWeights(d, d, MODEL_SEED);  // (d, d) each
+  const read = readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+  const s = tokens.length; let perm;
+  if (s === 0) {
+    const e = new Float64Array(0);
+    return {tokens: [], s: 0, perm: [], permutedTokens: [], pe, causal,
+      after: [e, e, e], before: [e, e, e], difference: e, maxError: 0, weightsError: 0,
+      sameSet: true, equivariant: true, notes};
+  }
+  if (order === "custom") {
+    try {
+      perm = parsePermutation(custom, s);
+    } catch (err) {
+      notes.push({level: "error", text: "custom order: " + err.message + "; showing the identity"});
+      perm = range(s);
     }
-    if (order === "custom") {
-      try {
-        perm = parsePermutation(custom, s);
-      } catch (err) {
-        notes.push({level: "error", text: "custom order: " + err.message + "; showing the identity"});
-        perm = range(s);
-      }
-    } else {
-      perm = namedPermutation(order, s, seed);
-    }
-    const X = core.embedTokens(tokens, d, MODEL_SEED);  // (s, d)
-    let xIn = X, pxIn = rows(X, perm, d);  // the tokens move, the positions do not
+  } else {
+    perm = namedPermutation(order, s, seed);
+  }
+  const X = embedTokens(tokens, d, MODEL_SEED);  // (s, d)
+  let xIn = X, pxIn = rows(X, perm, d);  // the tokens move, the positions do not
+  if (pe) {
+    const PE = sinusoidalEncoding(s, d);  // (s, d)
+    xIn = X.map((x, k) => { return x + PE[k]; });
+    pxIn = pxIn.map((x, k) => { return x + PE[k]; });
+  }
+  const f = attend(xIn, W, s, causal), fp = attend(pxIn, W, s, causal);
+  const pw = new Float64Array(s * s);  // P A P^T: (s, s)
+  for (let i = 0; i < s; i++) { for (let j = 0; j < s; j++) { pw[i * s + j] = f[1][perm[i] * s + perm[j]]; } }
+  const after = [rows(xIn, perm, d), pw, rows(f[0], perm, d)];
+  const difference = new Float64Array(s * d); let maxError = 0, weightsError = 0, k;
+  for (k = 0; k < s * d; k++) {
+    difference[k] = Math.abs(fp[0][k] - after[2][k]);
+    maxError = Math.max(maxError, difference[k]);
+  }
+  for (k = 0; k < s * s; k++) { weightsError = Math.max(weightsError, Math.abs(fp[1][k] - pw[k])); }
+  const identity = perm.every((p, n) => { return p === n; });
+  if (identity) {
+    notes.push({level: "info", text: "the identity moves nothing, so both rows agree trivially: choose another order"});
+  } else if (maxError > EQUIVARIANCE_TOL) {
     if (pe) {
-      const PE = core.sinusoidalEncoding(s, d);  // (s, d)
-      xIn = X.map(function (x, k) { return x + PE[k]; });
-      pxIn = pxIn.map(function (x, k) { return x + PE[k]; });
+      notes.push({level: "info", text: "positional encoding is added by position, not moved with the tokens: PX + PE is not P(X + PE)"});
     }
-    const f = attend(xIn, W, s, causal), fp = attend(pxIn, W, s, causal);
-    const pw = new Float64Array(s * s);  // P A P^T: (s, s)
-    for (let i = 0; i < s; i++) { for (let j = 0; j < s; j++) { pw[i * s + j] = f[1][perm[i] * s + perm[j]]; } }
-    const after = [rows(xIn, perm, d), pw, rows(f[0], perm, d)];
-    let difference = new Float64Array(s * d), maxError = 0, weightsError = 0, k;
-    for (k = 0; k < s * d; k++) { difference[k] = Math.abs(fp[0][k] - after[2][k]); maxError = Math.max(maxError, difference[k]); }
-    for (k = 0; k < s * s; k++) { weightsError = Math.max(weightsError, Math.abs(fp[1][k] - pw[k])); }
-    const identity = perm.every(function (p, n) { return p === n; });
-    if (identity) {
-      notes.push({level: "info", text: "the identity moves nothing, so both rows agree trivially: choose another order"});
-    } else if (maxError > EQUIVARIANCE_TOL) {
-      if (pe) {
-        notes.push({level: "info", text: "positional encoding is added by position, not moved with the tokens: PX + PE is not P(X + PE)"});
-      }
-      if (causal) {
-        notes.push({level: "info", text: "the causal mask lets position i see only positions 0..i: a moved token sees a different set of tokens"});
-      }
+    if (causal) {
+      notes.push({level: "info", text: "the causal mask lets position i see only positions 0..i: a moved token sees a different set of tokens"});
     }
-    return {
-      tokens: tokens, s: s, perm: perm, permutedTokens: perm.map(function (j) { return tokens[j]; }),
-      pe: pe, causal: causal, after: after, before: [pxIn, fp[1], fp[0]], difference: difference,
-      maxError: maxError, weightsError: weightsError,
-      sameSet: sameRowsUpToOrder(fp[0], f[0], s, d, 1e-9), equivariant: maxError <= EQUIVARIANCE_TOL,
-      notes: notes,
-    };
   }
+  return {
+    tokens, s, perm, permutedTokens: perm.map((j) => { return tokens[j]; }),
+    pe, causal, after, before: [pxIn, fp[1], fp[0]], difference,
+    maxError, weightsError,
+    sameSet: sameRowsUpToOrder(fp[0], f[0], s, d, 1e-9), equivariant: maxError <= EQUIVARIANCE_TOL,
+    notes,
+  };
+}
 
-  function verdict(st) { return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + fmt.exponent(st.maxError, 1) + ")"; }
+function verdict(st) { return "equivariant: " + (st.equivariant ? "yes" : "no") + " (max error " + format.exponent(st.maxError, 1) + ")"; }
 
-  /** The readout as HTML (every text escaped). */
-  function readoutHtml(st) {
-    if (st.s === 0) { return core.readoutHtml("", st.notes); }
-    const mono = 'style="font-family:monospace"', answer = st.equivariant ? "yes" : "no";
-    const symbol = st.equivariant ? "&#10004;" : "&#10008;";
-    const identity = Array.from(st.perm).every(function (j, i) { return j === i; });
-    const same = !st.sameSet ? "no: the rows themselves changed" :
-      identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
-    return core.readoutHtml(
-      "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + esc(st.permutedTokens.join(" ")) + "</div>" +
-      '<div class="ab-verdict ab-verdict-' + answer + '" style="font-weight:bold">' + symbol + " " +
-      esc(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " +
-      fmt.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " +
-      same + "</div>", st.notes);
+/** The readout as HTML (every text escaped). */
+function readoutHtml(st) {
+  if (st.s === 0) { return wrapReadout("", st.notes); }
+  const mono = 'class="ab-mono"', answer = st.equivariant ? "yes" : "no";
+  const symbol = st.equivariant ? "&#10004;" : "&#10008;";
+  const identity = Array.from(st.perm).every((j, i) => { return j === i; });
+  const same = !st.sameSet ? "no: the rows themselves changed" :
+    identity ? "yes, in the same order (the identity permutation)" : "yes: only their order differs";
+  return wrapReadout(
+    "<div " + mono + ">perm = [" + st.perm.join(" ") + "] &rarr; " + escapeHtml(st.permutedTokens.join(" ")) + "</div>" +
+    '<div class="ab-verdict ab-verdict-' + answer + '">' + symbol + " " +
+    escapeHtml(verdict(st)) + "</div><div " + mono + ">max |A(PX) &minus; P A(X) P&#7488;| = " +
+    format.exponent(st.weightsError, 1) + "</div><div>f(PX) and f(X) hold the same rows up to order: " +
+    same + "</div>", st.notes);
+}
+
+/** The alt text (plain text). */
+function alt(st) {
+  if (st.s === 0) { return noTokensAlt("Seven empty heatmaps", st.notes); }
+  return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") +
+    "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") +
+    ". Left column: input, weights and output of the original sentence, permuted after attention. " +
+    "Right column: the same computed from the permuted sentence. Below: their difference. " +
+    (st.equivariant ? "The two columns are identical and the difference map is all zero: " :
+      "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
+}
+
+/** The numbers the lab shows, for download: the weights of the permuted sentence A(PX)
+ *  (one row per query) and P A(X) P^T, the tokens and the order, both outputs. */
+function numbers(st) {
+  const n = nested, s = st.s, d = D;
+  return {lab: "permutation", pe: st.pe, causal: st.causal, tokens: st.tokens, perm: st.perm,
+    permuted_tokens: st.permutedTokens, weights: n(st.before[1], s, s),
+    weights_permuted_after: n(st.after[1], s, s), output_permuted_before: n(st.before[2], s, d),
+    output_permuted_after: n(st.after[2], s, d), max_error: st.maxError, equivariant: st.equivariant};
+}
+
+// the colour scales of the inputs, outputs and differences; the most tick labels named
+const LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
+
+/** The picture as panels for lab.js: each row a pair, permuted after attention (left) and
+ *  computed from the permuted sentence (right), which should be equal: the inputs, the
+ *  weights, the outputs; then their difference. A pair shares its rows (the permuted
+ *  tokens, named on the left) and its colour bar (on the right), and is one height; so a
+ *  pair of inputs or outputs fits side by side on a phone. */
+function figure(st) {
+  const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
+  function heat(title, data, cols, kind, xlabel, right, colLabels, named = !right) {
+    const lim = kind === "weight" ? [0, 1] : LIMITS[kind];
+    return {kind: "heatmap", title, data, rows: s, cols, extent: [s, cols],
+      cmap: kind === "weight" || kind === "difference" ? "viridis" : "cividis",
+      vmin: lim[0], vmax: lim[1], xlabel,
+      // the rows' names on the panels that show them (a pair's left one); past
+      // MAX_LABELS the rows are numbered, and the axis says what the numbers are
+      ylabel: named && !labels ? "position" : "", rowLabels: named ? labels : undefined,
+      colorbar: right ? (kind === "difference" ? title : kind) : false,
+      colLabels, fillRow: true, newRow: !right};
   }
-
-  /** The alt text (plain text). */
-  function alt(st) {
-    if (st.s === 0) { return core.noTokensAlt("Seven empty heatmaps", st.notes); }
-    return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") +
-      "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") +
-      ". Left column: input, weights and output of the original sentence, permuted after attention. " +
-      "Right column: the same computed from the permuted sentence. Below: their difference. " +
-      (st.equivariant ? "The two columns are identical and the difference map is all zero: " :
-        "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
-  }
-
-  /** The numbers the lab shows, for download: the weights of the permuted sentence A(PX)
-   *  (one row per query) and P A(X) P^T, the tokens and the order, both outputs. */
-  function numbers(st) {
-    const n = core.nested, s = st.s, d = D;
-    return {lab: "permutation", pe: st.pe, causal: st.causal, tokens: st.tokens, perm: st.perm,
-            permuted_tokens: st.permutedTokens, weights: n(st.before[1], s, s),
-            weights_permuted_after: n(st.after[1], s, s), output_permuted_before: n(st.before[2], s, d),
-            output_permuted_after: n(st.after[2], s, d), max_error: st.maxError, equivariant: st.equivariant};
-  }
-
-  // the colour scales of the inputs, outputs and differences; the most tick labels named
-  const LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
-
-  /** The picture as panels for lab.js: each row a pair, permuted after attention (left) and
-   *  computed from the permuted sentence (right), which should be equal: the inputs, the
-   *  weights, the outputs; then their difference. A pair shares its rows (the permuted
-   *  tokens, named on the left) and its colour bar (on the right), and is one height; so a
-   *  pair of inputs or outputs fits side by side on a phone. */
-  function figure(st) {
-    const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
-    function heat(title, data, cols, kind, xlabel, right, colLabels, rows = !right) {
-      const lim = kind === "weight" ? [0, 1] : LIMITS[kind];
-      return {kind: "heatmap", title: title, data: data, rows: s, cols: cols, extent: [s, cols],
-              cmap: kind === "weight" || kind === "difference" ? "viridis" : "cividis",
-              vmin: lim[0], vmax: lim[1], xlabel: xlabel,
-              // the rows' names on the panels that show them (a pair's left one); past
-              // MAX_LABELS the rows are numbered, and the axis says what the numbers are
-              ylabel: rows && !labels ? "position" : "", rowLabels: rows ? labels : undefined,
-              colorbar: right ? (kind === "difference" ? title : kind) : false,
-              colLabels: colLabels, fillRow: true, newRow: !right};
-    }
-    // P A P^T moves A's rows and columns alike: its keys are in the permuted order too
-    return {
-      columns: 2,
-      panels: [
-        heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", false),
-        heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", true),
-        heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", false, labels),
-        heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
-        heat("P f(X)", st.after[2], d, "output", "dimension", false),
-        heat("f(PX)", st.before[2], d, "output", "dimension", true),
-        Object.assign(heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true,
-                           undefined, true), {newRow: true, fillRow: false}),
-      ],
-    };
-  }
+  // P A P^T moves A's rows and columns alike: its keys are in the permuted order too
+  return {
+    columns: 2,
+    panels: [
+      heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", false),
+      heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", true),
+      heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", false, labels),
+      heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
+      heat("P f(X)", st.after[2], d, "output", "dimension", false),
+      heat("f(PX)", st.before[2], d, "output", "dimension", true),
+      Object.assign(heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true,
+        undefined, true), {newRow: true, fillRow: false}),
+    ],
+  };
+}
 
 export default {
   PERMUTATION_NAMES, SHUFFLE_SEEDS, state, readoutHtml, alt, numbers, figure,

@@ -7,7 +7,7 @@
 import {rgb} from "../colormaps.js";
 import {contrast} from "../theme.js";
 import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, drawTitle, emptyMessage, font, remembered, text,
-        thin, thinNote, titleBlock, turnedText, widest, widthOf} from "./style.js";
+  thin, thinNote, titleBlock, turnedText, widest, widthOf} from "./style.js";
 
 const ARC_SPACE = 110;  // px from the query's node to the keys'
 const SIDE = 24;        // px at least left and right of the outer nodes
@@ -69,8 +69,8 @@ function layoutOnce(ctx, panel, w) {
   if (named.step > 1) { title += " (keys: " + thinNote(named.step) + ")"; }
   const block = titleBlock(ctx, title, w - 2 * PAD);
   return {n, named, labels, turn, left, right, extent, block,
-          height: block.height + 14 + ARC_SPACE + 10 + extent + PAD,
-          minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)};  // every key named, turned
+    height: block.height + 14 + ARC_SPACE + 10 + extent + PAD,
+    minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)};  // every key named, turned
 }
 
 const layout = remembered(layoutOnce);
@@ -98,7 +98,7 @@ function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
   const most = Math.max(0, ...weights), [a, b] = levels(th.background);
   const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
   const style = (w) => [Math.round(a + (b - a) * w / Math.max(most, 1e-12)),
-                        Math.max(w >= SHOWN ? SEEN : 0, Math.round(4 * (0.5 + 8 * w)) / 4)];
+    Math.max(w >= SHOWN ? SEEN : 0, Math.round(4 * (0.5 + 8 * w)) / 4)];
   ctx.lineCap = "round";
   let k = 0;
   while (k < order.length) {

@@ -4,7 +4,7 @@
 
 import {general} from "../format.js";
 import {LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, font, labelLines, remembered,
-        text, thin, titleBlock, widest, widthOf} from "./style.js";
+  text, thin, titleBlock, widest, widthOf} from "./style.js";
 
 const KEY = 16;  // px of a legend entry's swatch and gap
 
@@ -34,7 +34,7 @@ function layoutOnce(ctx, panel, w) {
   const xlabel = labelLines(ctx, axisLabel(panel.xlabel, named.step), pw + left);
   const bottom = 6 + LINE + 4 + xlabel.length * LINE + 2;
   return {title, named, labels, left, pw, ph, places, legendH, xlabel, bottom,
-          height: title.height + legendH + ph + bottom, minW: left + right + 80};
+    height: title.height + legendH + ph + bottom, minW: left + right + 80};
 }
 
 const layout = remembered(layoutOnce);

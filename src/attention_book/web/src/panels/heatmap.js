@@ -6,8 +6,8 @@ import {colorize, lut} from "../colormaps.js";
 import {general} from "../format.js";
 import {wholeTicks} from "../ticks.js";
 import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, emptyMessage, font,
-        labelLines, remembered, rotatedText, text, thin, tickFit, titleBlock, widest,
-        widthOf} from "./style.js";
+  labelLines, remembered, rotatedText, text, thin, tickFit, titleBlock, widest,
+  widthOf} from "./style.js";
 
 const MASKED = {light: [230, 230, 230], dark: [90, 90, 90]};  // grey, not a colour of the map
 const TURNED_SPACING = 12;  // px: the least room between two turned (vertical) tick labels
@@ -125,7 +125,7 @@ function layoutOnce(ctx, panel, w, h = 0) {
   // maps of a row are one size; none (false): no room
   const bar = panel.colorbar === false ? null
     : {ticks: panel.colorbarTicks || [panel.vmin, (panel.vmin + panel.vmax) / 2, panel.vmax],
-       shared: panel.colorbar === ""};
+      shared: panel.colorbar === ""};
   if (bar) { bar.tickW = widest(ctx, bar.ticks.map((v) => general(v, 3))); }
   const xNamed = panel.colLabels && panel.colLabels.length === cols;
   const g = {title, rows, cols, y, bar};

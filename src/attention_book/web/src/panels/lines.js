@@ -6,7 +6,7 @@ import {general} from "../format.js";
 import {contrasted} from "../theme.js";
 import {logTicks, niceTicks, wholeTicks} from "../ticks.js";
 import {ACCENT, LINE, PAD, TEXT_PX, axes, drawTitle, font, labelLines, remembered, text,
-        titleBlock, widest, widthOf} from "./style.js";
+  titleBlock, widest, widthOf} from "./style.js";
 
 const LEGEND_ROW = 16;  // px a legend entry
 const SWATCH = 28;      // px of line and gap before a legend entry's text

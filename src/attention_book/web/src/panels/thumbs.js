@@ -2,9 +2,10 @@
 // chosen one outlined (chapter 9's model view, all 72 heads of MiniLM). Every map is T x T
 // values through one colour map; the n maps are painted as one image (T wide, n*T tall: the
 // C order of (rows, cols, T, T)) with one putImageData, each scaled into its cell with one
-// drawImage on a canvas of the grid, which is kept for the next drawing of the same maps. Where the maps went is kept on the panel (`panel.hit`: the first map's
-// corner, the step from one to the next, a map's size), so that the lab's module can tell
-// which map a click on the canvas fell on.
+// drawImage on a canvas of the grid, which is kept for the next drawing of the same maps.
+// Where the maps went is kept on the panel (`panel.hit`: the first map's corner, the step
+// from one to the next, a map's size), so that the lab's module can tell which map a click
+// on the canvas fell on.
 
 import {colorize} from "../colormaps.js";
 import {ACCENT, LINE, PAD, TEXT_PX, drawTitle, emptyMessage, font, text, titleBlock, widest} from "./style.js";
@@ -28,7 +29,7 @@ function layout(ctx, panel, w) {
   const fits = widest(ctx, colLabels(panel)) + 4 <= size + GAP;
   const top = title.height + LINE + 2;
   return {title, left, size, step: size + GAP, top, prefixed: fits,
-          height: top + panel.rows * (size + GAP), minW: left + PAD + panel.cols * (40 + GAP)};
+    height: top + panel.rows * (size + GAP), minW: left + PAD + panel.cols * (40 + GAP)};
 }
 
 /** The least width (CSS px) a thumbnails panel would like, and its height at width `w`. */
@@ -86,9 +87,9 @@ export function drawThumbs(ctx, panel, region, th, scratch) {
   panel.hit = {x: x0, y: y0, step: g.step, size: g.size, rows: panel.rows, cols: panel.cols};
   const cols = colLabels(panel), rows = rowLabels(panel);
   cols.forEach((label, j) => text(ctx, g.prefixed ? label : String(j), x0 + j * g.step + g.size / 2,
-                                  y0 - 4, "center", "bottom", TEXT_PX, th.text));
+    y0 - 4, "center", "bottom", TEXT_PX, th.text));
   rows.forEach((label, i) => text(ctx, label, x0 - 6, y0 + i * g.step + g.size / 2, "right", "middle",
-                                  TEXT_PX, th.text));
+    TEXT_PX, th.text));
   const whole = {x: x0, y: y0, w: panel.cols * g.step - GAP, h: panel.rows * g.step - GAP};
   if (!(T && panel.data && panel.data.length === n * T * T)) {
     ctx.strokeStyle = th.muted;

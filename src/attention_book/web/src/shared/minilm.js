@@ -47,16 +47,17 @@ import {LAB_MAX_TOKENS, MAX_TEXT_CHARS, MiniLMError, Tokenizer, isPunctuation, n
 import {decodeBase64, decodeTensor} from "./tensors.js";
 import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
 
-  const LAYER_TENSORS = ["W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o",
-    "norm1.gamma", "norm1.beta", "W_1", "b_1", "W_2", "b_2", "norm2.gamma", "norm2.beta"];
+const LAYER_TENSORS = ["W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o",
+  "norm1.gamma", "norm1.beta", "W_1", "b_1", "W_2", "b_2", "norm2.gamma", "norm2.beta"];
 
-  /**
-   * all-MiniLM-L6-v2 (or any post-LN BERT encoder with GELU) from a weights object.
-   * The constructor reads the config and the vocabulary; prepare() decodes the tensors.
-   *
-   * @param {object} weights  AttentionBook.minilmWeights: {config, tokenizer, tensors}
-   */
-  function Model(weights) {
+/**
+ * all-MiniLM-L6-v2 (or any post-LN BERT encoder with GELU) from a weights object.
+ * The constructor reads the config and the vocabulary; prepare() decodes the tensors.
+ *
+ * @param {object} weights  AttentionBook.minilmWeights: {config, tokenizer, tensors}
+ */
+class Model {
+  constructor(weights) {
     if (!weights || !weights.config || !weights.tokenizer) {
       throw MiniLMError("bad-weights", "no model weights: load minilm-weights.js first " +
         "(AttentionBook.minilmWeights is missing)");
@@ -80,7 +81,7 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    * Decode the tensors (base64, dequantisation) into Float32Arrays: the slow part of
    * loading, done once, by load() or by the first forward(). tokenize() never needs it.
    */
-  Model.prototype.prepare = function () {
+  prepare() {
     if (this.ready) return this;
     const stored = this._stored;
     const self = this;
@@ -97,13 +98,13 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
     this.layers = [];
     for (let l = 0; l < this.nLayers; l++) {
       const layer = {};
-      LAYER_TENSORS.forEach(function (n) { layer[n] = get("layers." + l + "." + n); });
+      LAYER_TENSORS.forEach((n) => { layer[n] = get("layers." + l + "." + n); });
       self.layers.push(layer);
     }
     this._stored = null;  // the base64 strings can go
     this.ready = true;
     return this;
-  };
+  }
 
   /**
    * Tokens of a text the model can read, with [CLS] and [SEP].
@@ -116,7 +117,7 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    *   kept: tokens used ([CLS], pieces, [SEP]); text: the part of the text used.
    * @throws {MiniLMError} not a string, empty, no readable character, too long.
    */
-  Model.prototype.tokenize = function (text, options) {
+  tokenize(text, options) {
     const maxTokens = (options && options.maxTokens) || this.maxPositions;
     if (!(maxTokens >= 3 && maxTokens <= this.maxPositions && maxTokens % 1 === 0)) {
       throw MiniLMError("bad-ids", "maxTokens must be a whole number in 3.." +
@@ -161,7 +162,7 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
       enc.kept = keep + 2;
     }
     return enc;
-  };
+  }
 
   /**
    * The forward pass on token ids.
@@ -175,7 +176,7 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
    *   f_i(x_j) = (x_j W^V + b^V)_i W^O_i, the length of what head i of layer l writes from
    *   token j before its weight scales it (heads.value_writes, pretrained.MiniLM.weighted_norms).
    */
-  Model.prototype.forward = function (ids) {
+  forward(ids) {
     this.prepare();
     const T = ids.length;
     const d = this.d, h = this.h, dK = this.dK, dFF = this.dFF, L = this.nLayers;
@@ -247,61 +248,16 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
       hidden.set(x, (l + 1) * T * d);
     }
     return {
-      T: T, attention: attention, hidden: hidden, valueNorms: valueNorms,
+      T, attention, hidden, valueNorms,
       shape: {attention: [L, h, T, T], hidden: [L + 1, T, d], valueNorms: [L, h, T]},
     };
-  };
-
-  /**
-   * The Gram matrices G_i = W^O_i (W^O_i)^T, (d_k, d_k) for each head i of one layer, where
-   * W^O_i:(d_k, d) are the d_k rows of W^O that multiply head i's output. W^O is stored
-   * transposed, Wt:(d, d_in), so G_i[a, b] = sum_o Wt[o, i d_k + a] Wt[o, i d_k + b].
-   * @returns {Float64Array} (h, d_k, d_k)
-   */
-  function headGrams(Wt, d, h, dK) {
-    const G = new Float64Array(h * dK * dK);
-    for (let i = 0; i < h; i++) {
-      for (let a = 0; a < dK; a++) {
-        for (let b = a; b < dK; b++) {
-          let s = 0;
-          for (let o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
-          G[(i * dK + a) * dK + b] = G[(i * dK + b) * dK + a] = s;
-        }
-      }
-    }
-    return G;
-  }
-
-  /**
-   * ||f_i(x_j)|| for every head i and token j of one layer: f_i(x_j) = v_j[i] W^O_i, where
-   * v_j[i] are head i's d_k columns of token j's value and W^O_i the d_k rows of W^O that
-   * multiply them. ||f||^2 = v_j[i] G_i v_j[i]^T with G_i from headGrams: d_k^2 products a
-   * head and token instead of d_k d (12 times fewer; about 0.07 MFLOP a token for the 6
-   * layers, 0.3 % of the forward pass).
-   * @param {Float32Array} v (T, d) the layer's values, x W^V + b^V
-   * @param {Float64Array} G (h, d_k, d_k) headGrams of the layer's W^O
-   * @param {Float32Array} out written at out[at + i T + j]: (h, T)
-   */
-  function writeNorms(v, T, d, h, dK, G, out, at) {
-    for (let i = 0; i < h; i++) {
-      const c0 = i * dK, g0 = i * dK * dK;
-      for (let j = 0; j < T; j++) {
-        let sq = 0; const vj = j * d + c0;
-        for (let a = 0; a < dK; a++) {
-          let row = 0; const ga = g0 + a * dK;
-          for (let b = 0; b < dK; b++) row += G[ga + b] * v[vj + b];
-          sq += v[vj + a] * row;
-        }
-        out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));
-      }
-    }
   }
 
   /**
    * Tokenize and run: model.run(text, {maxTokens: 128, cut: true}).
    * @returns the tokenize result with forward's attention, hidden and shape.
    */
-  Model.prototype.run = function (text, options) {
+  run(text, options) {
     const enc = this.tokenize(text, options);
     const result = this.forward(enc.ids);
     enc.T = result.T;
@@ -310,39 +266,71 @@ import {erf, gelu, layerNorm, linear} from "./encoder-math.js";
     enc.valueNorms = result.valueNorms;
     enc.shape = result.shape;
     return enc;
-  };
+  }
 
   /** One query's attention row in head `head` of layer `layer`: a (T,) view. */
-  Model.prototype.attentionAt = function (run, layer, head, query) {
+  attentionAt(run, layer, head, query) {
     const T = run.T;
     const start = ((layer * this.h + head) * T + query) * T;
     return run.attention.subarray(start, start + T);
-  };
-
-  /** A model, decoded, from the weights object (default: AttentionBook.minilmWeights). */
-  function load(weights) {
-    if (weights === undefined && typeof globalThis !== "undefined" &&
-        globalThis.AttentionBook) {
-      weights = globalThis.AttentionBook.minilmWeights;
-    }
-    return new Model(weights).prepare();
   }
+}
 
-  const api = {
-    load: load,
-    Model: Model,
-    Tokenizer: Tokenizer,
-    MiniLMError: MiniLMError,
-    LAB_MAX_TOKENS: LAB_MAX_TOKENS,
-    MAX_TEXT_CHARS: MAX_TEXT_CHARS,
-    // exposed for the tests and the benchmark
-    decodeBase64: decodeBase64,
-    decodeTensor: decodeTensor,
-    normalizeCodePoint: normalizeCodePoint,
-    writeNorms: writeNorms,
-    headGrams: headGrams,
-    isPunctuation: isPunctuation,
-    erf: erf,
-  };
+/**
+ * The Gram matrices G_i = W^O_i (W^O_i)^T, (d_k, d_k) for each head i of one layer, where
+ * W^O_i:(d_k, d) are the d_k rows of W^O that multiply head i's output. W^O is stored
+ * transposed, Wt:(d, d_in), so G_i[a, b] = sum_o Wt[o, i d_k + a] Wt[o, i d_k + b].
+ * @returns {Float64Array} (h, d_k, d_k)
+ */
+function headGrams(Wt, d, h, dK) {
+  const G = new Float64Array(h * dK * dK);
+  for (let i = 0; i < h; i++) {
+    for (let a = 0; a < dK; a++) {
+      for (let b = a; b < dK; b++) {
+        let s = 0;
+        for (let o = 0; o < d; o++) s += Wt[o * d + i * dK + a] * Wt[o * d + i * dK + b];
+        G[(i * dK + a) * dK + b] = G[(i * dK + b) * dK + a] = s;
+      }
+    }
+  }
+  return G;
+}
 
-export default api;
+/**
+ * ||f_i(x_j)|| for every head i and token j of one layer: f_i(x_j) = v_j[i] W^O_i, where
+ * v_j[i] are head i's d_k columns of token j's value and W^O_i the d_k rows of W^O that
+ * multiply them. ||f||^2 = v_j[i] G_i v_j[i]^T with G_i from headGrams: d_k^2 products a
+ * head and token instead of d_k d (12 times fewer; about 0.07 MFLOP a token for the 6
+ * layers, 0.3 % of the forward pass).
+ * @param {Float32Array} v (T, d) the layer's values, x W^V + b^V
+ * @param {Float64Array} G (h, d_k, d_k) headGrams of the layer's W^O
+ * @param {Float32Array} out written at out[at + i T + j]: (h, T)
+ */
+function writeNorms(v, T, d, h, dK, G, out, at) {
+  for (let i = 0; i < h; i++) {
+    const c0 = i * dK, g0 = i * dK * dK;
+    for (let j = 0; j < T; j++) {
+      let sq = 0; const vj = j * d + c0;
+      for (let a = 0; a < dK; a++) {
+        let row = 0; const ga = g0 + a * dK;
+        for (let b = 0; b < dK; b++) row += G[ga + b] * v[vj + b];
+        sq += v[vj + a] * row;
+      }
+      out[at + i * T + j] = Math.sqrt(Math.max(sq, 0));
+    }
+  }
+}
+
+/** A model, decoded, from the weights object (default: AttentionBook.minilmWeights). */
+function load(weights) {
+  if (weights === undefined && typeof globalThis !== "undefined" &&
+      globalThis.AttentionBook) {
+    weights = globalThis.AttentionBook.minilmWeights;
+  }
+  return new Model(weights).prepare();
+}
+
+// decodeBase64 ... erf: exposed for the tests and the benchmark
+export {load, Model, Tokenizer, MiniLMError, LAB_MAX_TOKENS, MAX_TEXT_CHARS, decodeBase64, decodeTensor,
+  normalizeCodePoint, writeNorms, headGrams, isPunctuation, erf};
+

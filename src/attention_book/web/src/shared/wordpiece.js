@@ -21,96 +21,97 @@
 
 import {TABLES} from "./bert-tables.js";
 
-  /** The lab's default cap on tokens ([CLS] and [SEP] included); the model has 512. */
-  const LAB_MAX_TOKENS = 128;
-  /** Longest text accepted, in characters (attention_book.tokens.MAX_TEXT_CHARS). */
-  const MAX_TEXT_CHARS = 100000;
+/** The lab's default cap on tokens ([CLS] and [SEP] included); the model has 512. */
+const LAB_MAX_TOKENS = 128;
+/** Longest text accepted, in characters (attention_book.tokens.MAX_TEXT_CHARS). */
+const MAX_TEXT_CHARS = 100000;
 
-  /**
-   * An error a reader can act on. `code` says which: "not-text", "empty", "no-tokens",
-   * "too-long-text", "too-many-tokens", "bad-ids", "bad-weights".
-   */
-  function MiniLMError(code, message) {
-    const error = new Error(message);
-    error.name = "MiniLMError";
-    error.code = code;
-    return error;
+/**
+ * An error a reader can act on. `code` says which: "not-text", "empty", "no-tokens",
+ * "too-long-text", "too-many-tokens", "bad-ids", "bad-weights".
+ */
+function MiniLMError(code, message) {
+  const error = new Error(message);
+  error.name = "MiniLMError";
+  error.code = code;
+  return error;
+}
+
+// ------------------------------------------------------------------ code point ranges
+
+/** "lo-hi,lo-hi,..." (hex) -> Int32Array [lo0, hi0, lo1, hi1, ...], sorted. */
+function parseRanges(text) {
+  const parts = text ? text.split(",") : [];
+  const out = new Int32Array(2 * parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const pair = parts[i].split("-");
+    out[2 * i] = parseInt(pair[0], 16);
+    out[2 * i + 1] = parseInt(pair.length > 1 ? pair[1] : pair[0], 16);
   }
+  return out;
+}
 
-  // ------------------------------------------------------------------ code point ranges
-
-  /** "lo-hi,lo-hi,..." (hex) -> Int32Array [lo0, hi0, lo1, hi1, ...], sorted. */
-  function parseRanges(text) {
-    const parts = text ? text.split(",") : [];
-    const out = new Int32Array(2 * parts.length);
-    for (let i = 0; i < parts.length; i++) {
-      const pair = parts[i].split("-");
-      out[2 * i] = parseInt(pair[0], 16);
-      out[2 * i + 1] = parseInt(pair.length > 1 ? pair[1] : pair[0], 16);
-    }
-    return out;
+/** Whether code point c lies in one of the sorted ranges (binary search). */
+function inRanges(ranges, c) {
+  let lo = 0;
+  let hi = ranges.length / 2 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (c < ranges[2 * mid]) hi = mid - 1;
+    else if (c > ranges[2 * mid + 1]) lo = mid + 1;
+    else return true;
   }
+  return false;
+}
 
-  /** Whether code point c lies in one of the sorted ranges (binary search). */
-  function inRanges(ranges, c) {
-    let lo = 0;
-    let hi = ranges.length / 2 - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (c < ranges[2 * mid]) hi = mid - 1;
-      else if (c > ranges[2 * mid + 1]) lo = mid + 1;
-      else return true;
-    }
-    return false;
+const DROP = parseRanges(TABLES.drop); // removed: controls, format, private use, marks
+const SPACE = parseRanges(TABLES.space); // whitespace, normalised to " "
+const CJK = parseRanges(TABLES.cjk); // CJK ideographs, padded with spaces
+const PUNCT = parseRanges(TABLES.punct); // punctuation: a token of its own
+const SPLIT = parseRanges(TABLES.split); // whitespace that separates words
+
+// ------------------------------------------------------------------ tokenizer
+
+/**
+ * BertNormalizer (clean text, CJK padding, strip accents, lower case) of one code point,
+ * as code points pushed onto `out`.
+ */
+function normalizeCodePoint(c, out) {
+  if (c < 128) {  // ASCII: no table needed but for controls and case
+    if (c === 9 || c === 10 || c === 13 || c === 32) out.push(32);
+    else if (c < 32 || c === 127) return;
+    else if (c >= 65 && c <= 90) out.push(c + 32);
+    else out.push(c);
+    return;
   }
-
-  const DROP = parseRanges(TABLES.drop); // removed: controls, format, private use, marks
-  const SPACE = parseRanges(TABLES.space); // whitespace, normalised to " "
-  const CJK = parseRanges(TABLES.cjk); // CJK ideographs, padded with spaces
-  const PUNCT = parseRanges(TABLES.punct); // punctuation: a token of its own
-  const SPLIT = parseRanges(TABLES.split); // whitespace that separates words
-
-  // ------------------------------------------------------------------ tokenizer
-
-  /**
-   * BertNormalizer (clean text, CJK padding, strip accents, lower case) of one code point,
-   * as code points pushed onto `out`.
-   */
-  function normalizeCodePoint(c, out) {
-    if (c < 128) {  // ASCII: no table needed but for controls and case
-      if (c === 9 || c === 10 || c === 13 || c === 32) out.push(32);
-      else if (c < 32 || c === 127) return;
-      else if (c >= 65 && c <= 90) out.push(c + 32);
-      else out.push(c);
-      return;
+  if (inRanges(DROP, c)) return;
+  if (inRanges(SPACE, c)) { out.push(32); return; }
+  const cjk = inRanges(CJK, c);
+  if (cjk) out.push(32);
+  const nfd = String.fromCodePoint(c).normalize("NFD");
+  for (let i = 0; i < nfd.length; i++) {
+    const d = nfd.codePointAt(i);
+    if (d > 0xffff) i++;
+    if (inRanges(DROP, d)) continue;  // a non-spacing mark the decomposition split off
+    const lower = String.fromCodePoint(d).toLowerCase();  // one character: no final sigma
+    for (let j = 0; j < lower.length; j++) {
+      const e = lower.codePointAt(j);
+      if (e > 0xffff) j++;
+      out.push(e);
     }
-    if (inRanges(DROP, c)) return;
-    if (inRanges(SPACE, c)) { out.push(32); return; }
-    const cjk = inRanges(CJK, c);
-    if (cjk) out.push(32);
-    const nfd = String.fromCodePoint(c).normalize("NFD");
-    for (let i = 0; i < nfd.length; i++) {
-      const d = nfd.codePointAt(i);
-      if (d > 0xffff) i++;
-      if (inRanges(DROP, d)) continue;  // a non-spacing mark the decomposition split off
-      const lower = String.fromCodePoint(d).toLowerCase();  // one character: no final sigma
-      for (let j = 0; j < lower.length; j++) {
-        const e = lower.codePointAt(j);
-        if (e > 0xffff) j++;
-        out.push(e);
-      }
-    }
-    if (cjk) out.push(32);
   }
+  if (cjk) out.push(32);
+}
 
-  /**
-   * WordPiece over one vocabulary: encode(text) -> {tokens, ids, offsets}.
-   *
-   * @param {object} spec  tokenizer section of the weights file: vocab (array, index = id),
-   *   unk_token, cls_token, sep_token, continuing_subword_prefix,
-   *   max_input_chars_per_word, special_tokens (matched in the raw text, as tokens).
-   */
-  function Tokenizer(spec) {
+/**
+ * WordPiece over one vocabulary: encode(text) -> {tokens, ids, offsets}.
+ *
+ * @param {object} spec  tokenizer section of the weights file: vocab (array, index = id),
+ *   unk_token, cls_token, sep_token, continuing_subword_prefix,
+ *   max_input_chars_per_word, special_tokens (matched in the raw text, as tokens).
+ */
+class Tokenizer {
+  constructor(spec) {
     if (!spec || !Array.isArray(spec.vocab)) {
       throw MiniLMError("bad-weights", "the weights file holds no tokenizer vocabulary");
     }
@@ -122,10 +123,10 @@ import {TABLES} from "./bert-tables.js";
     this.sep = spec.sep_token;
     this.prefix = spec.continuing_subword_prefix;
     this.maxChars = spec.max_input_chars_per_word;
-    const specials = (spec.special_tokens || []).slice().sort(function (a, b) {
+    const specials = (spec.special_tokens || []).slice().sort((a, b) => {
       return b.length - a.length;  // longest first: leftmost-longest matching
     });
-    this.special = specials.length ? new RegExp(specials.map(function (s) {
+    this.special = specials.length ? new RegExp(specials.map((s) => {
       return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     }).join("|"), "g") : null;
   }
@@ -135,7 +136,7 @@ import {TABLES} from "./bert-tables.js";
    * each a word or a punctuation mark, with each normalised code point's source span in
    * UTF-16 units of the whole text.
    */
-  Tokenizer.prototype._words = function (text, from, to, words) {
+  _words(text, from, to, words) {
     let word = null;
     const buffer = [];
     for (let i = from; i < to;) {
@@ -159,15 +160,10 @@ import {TABLES} from "./bert-tables.js";
       }
       i += width;
     }
-  };
-
-  function isAsciiPunct(c) {  // Rust's char::is_ascii_punctuation
-    return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
-      (c >= 123 && c <= 126);
   }
 
   /** WordPiece of one word: greedy longest match first; [UNK] for the whole word. */
-  Tokenizer.prototype._pieces = function (word, out) {
+  _pieces(word, out) {
     const cps = word.cps;
     const n = cps.length;
     let start = 0;
@@ -196,7 +192,7 @@ import {TABLES} from "./bert-tables.js";
     for (let p = 0; p < pieces.length; p++) {
       out.push([pieces[p][0], word.starts[pieces[p][1]], word.ends[pieces[p][2] - 1]]);
     }
-  };
+  }
 
   /**
    * Every token of `text`, [CLS] first and [SEP] last, as tokenizers' encode gives them.
@@ -205,7 +201,7 @@ import {TABLES} from "./bert-tables.js";
    * @returns {{tokens: string[], ids: Int32Array, offsets: number[][]}}  T of each;
    *   offsets[t] = [start, end) in UTF-16 units of `text` ([0, 0] for [CLS] and [SEP]).
    */
-  Tokenizer.prototype.encode = function (text) {
+  encode(text) {
     const triples = [[this.cls, 0, 0]];
     let at = 0;
     let match;
@@ -228,15 +224,21 @@ import {TABLES} from "./bert-tables.js";
       ids[t] = this.ids.get(triples[t][0]);
       offsets[t] = [triples[t][1], triples[t][2]];
     }
-    return {tokens: tokens, ids: ids, offsets: offsets};
-  };
+    return {tokens, ids, offsets};
+  }
 
-  Tokenizer.prototype._stretch = function (text, from, to, out) {
+  _stretch(text, from, to, out) {
     if (from >= to) return;
     const words = [];
     this._words(text, from, to, words);
     for (let w = 0; w < words.length; w++) this._pieces(words[w], out);
-  };
+  }
+}
+
+function isAsciiPunct(c) {  // Rust's char::is_ascii_punctuation
+  return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+    (c >= 123 && c <= 126);
+}
 
 /** Whether code point c is split off as a token of its own by the pre-tokenizer. */
 function isPunctuation(c) { return (c < 128 && isAsciiPunct(c)) || inRanges(PUNCT, c); }

@@ -1,4 +1,5 @@
-"""Sphinx extension that makes the built book readable with no network.
+"""Sphinx extension: the built book readable with no network, and the theme's fixes (the
+labs' plumbing is ``ab_labs.py``).
 
 - Copies the JavaScript the site serves (MathJax) from ``node_modules`` (installed by
   ``npm ci`` from ``package-lock.json``) into ``_static/vendor``, so ``mathjax_path`` in
@@ -8,20 +9,10 @@
   needed: ``nb_ipywidgets_js`` is empty.)
 - Deletes what the theme copies into ``_static`` that no reader's browser fetches
   (``UNFETCHED``: source maps, TrueType copies of the icon fonts, gettext catalogues).
-- Sets ``ATTENTION_BOOK_STATIC=1`` so the kernels that execute the chapters during the build
-  render each lab as the lab the reader's browser computes (a live slider would be inert in
-  HTML, which has no kernel).
 - Drops inline scripts that the theme stack adds to a page twice (sphinx-thebe's
   configuration script), which would otherwise raise a SyntaxError in the browser console.
 - Serves the book's own stylesheet and script (``_ext/static``): labs and outputs in
   the theme's colours (light and dark), phones, print, and figures that enlarge on a click.
-- Labs computed in the reader's browser (``attention_book/controls/web.py``): copies the
-  package's ``web/*.js`` into ``_static/ab-web`` and adds to each page the scripts its labs
-  name (``data-ab-scripts``), as classic deferred scripts: a page opened as file:// refuses
-  ES modules. The data scripts some labs read (MiniLM's weights and preset sentences,
-  chapter 8's checkpoints) are a build step: ``python -m attention_book.web_export build
-  _build/web-data`` runs beside the chapters' execution (files already there are kept) and
-  the build waits for it before copying them beside the scripts.
 - Loads less on each page (issue 23: chapter 3's load blocked the page 134-585 ms at a time):
   no fontawesome.js (:func:`theme_templates`: 1.5 MB of script that redrew the theme's 13
   icons as SVG, which the theme's stylesheet already draws from its icon font), MathJax set up
@@ -35,21 +26,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-STATIC_ENV = "ATTENTION_BOOK_STATIC"
 OWN_STATIC = Path(__file__).parent / "static"
-WEB_URL = "ab-web/"  # under _static: the package's browser side (attention_book/web/*.js)
-WEB_SCRIPTS = re.compile(r'data-ab-scripts="([^"]*)"')
 
 # (source under node_modules, destination under _static/vendor). A source is a file, a folder
 # (copied whole) or a glob pattern (its matches are copied into the destination folder, which
@@ -165,18 +149,6 @@ def drop_duplicate_scripts(app: Sphinx, pagename, templatename, context, doctree
     scripts[:] = kept
 
 
-def _data_folder(app: Sphinx) -> Path:
-    return Path(app.outdir).parent / "web-data"
-
-
-def _web_folder() -> Path:
-    """The package's browser side, ``attention_book/web`` (found without importing it)."""
-    spec = importlib.util.find_spec("attention_book")
-    if spec is None or not spec.submodule_search_locations:
-        raise ExtensionError("the book's package attention_book is not installed: make env")
-    return Path(list(spec.submodule_search_locations)[0]) / "web"
-
-
 # MathJax sets itself up and typesets a page's formulas in tasks of their own, a batch of
 # formulas a task, instead of all in the task that runs its last script: chapter 3's 381
 # formulas blocked its page for 398-523 ms (quiet machine). ready(): MathJax's input and output
@@ -229,7 +201,7 @@ def theme_templates(app: Sphinx, config) -> None:
     text, found = FONTAWESOME_SCRIPT.subn("", macros.read_text(encoding="utf-8"))
     if found != 1:
         raise ExtensionError(f"{macros} no longer loads fontawesome.js as this extension "
-                             "expects: see FONTAWESOME_SCRIPT in _ext/offline_book.py")
+                             "expects: see FONTAWESOME_SCRIPT in _ext/ab_theme_fixes.py")
     folder = Path(app.outdir).parent / "templates"
     (folder / "static").mkdir(parents=True, exist_ok=True)
     (folder / "static" / "webpack-macros.html").write_text(text, encoding="utf-8")
@@ -256,7 +228,7 @@ def patch_theme_tab_stops(app: Sphinx, exception: Exception | None) -> None:
         return
     if text.count(THEME_TAB_STOPS[0]) != 1:
         raise ExtensionError(f"{script} no longer sets its tab stops as this extension expects: "
-                             "see THEME_TAB_STOPS in _ext/offline_book.py")
+                             "see THEME_TAB_STOPS in _ext/ab_theme_fixes.py")
     script.write_text(text.replace(*THEME_TAB_STOPS), encoding="utf-8")
 
 
@@ -264,44 +236,6 @@ def add_mathjax_batches(app: Sphinx, pagename, templatename, context, doctree) -
     """A page with math typesets it in batches (:data:`MATHJAX_IN_BATCHES`)."""
     if 'class="math' in context.get("body", ""):
         app.add_js_file(None, body=MATHJAX_IN_BATCHES, priority=501)
-
-
-def add_web_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """A page with a lab computed in the browser loads the scripts it names
-    (``data-ab-scripts="lab.js positional.js"``), from ``_static/ab-web``, in order."""
-    names = dict.fromkeys(name for found in WEB_SCRIPTS.findall(context.get("body", ""))
-                          for name in found.split())
-    for name in names:
-        app.add_js_file(f"{WEB_URL}{name}", defer="defer")
-
-
-def start_web_data(app: Sphinx) -> None:
-    """Start writing the data scripts (``attention_book.web_export.write_all``) into
-    ``_build/web-data``, in a process of its own while the chapters execute."""
-    app.ab_web_data = subprocess.Popen(
-        [sys.executable, "-m", "attention_book.web_export", "build", str(_data_folder(app))],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def copy_web(app: Sphinx, exception: Exception | None) -> None:
-    """Copy the package's browser side into ``_static/ab-web`` (emptied first)."""
-    writing = getattr(app, "ab_web_data", None)
-    if writing is not None:
-        _, errors = writing.communicate()
-        if writing.returncode and exception is None:
-            raise ExtensionError(f"writing the labs' data scripts failed:\n{errors[-3000:]}")
-    if exception is not None or app.builder.format != "html":
-        return
-    target = Path(app.outdir) / "_static" / WEB_URL
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    for source in sorted(_web_folder().glob("*.js")):
-        shutil.copy2(source, target / source.name)
-    # the data scripts the build step wrote (MiniLM's weights and its preset sentences,
-    # chapter 8's checkpoints: attention_book.web_export.DATA)
-    for source in sorted(_data_folder(app).glob("*.js")):
-        shutil.copy2(source, target / source.name)
 
 
 def add_own_static(app: Sphinx) -> None:
@@ -338,16 +272,12 @@ def author_year_labels() -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    os.environ[STATIC_ENV] = "1"
     author_year_labels()
     app.connect("config-inited", theme_templates)
     app.connect("builder-inited", add_own_static)
-    app.connect("builder-inited", start_web_data)
     app.add_css_file("attention-book.css")
     app.add_js_file("attention-book.js", defer="defer")
-    app.connect("html-page-context", add_web_scripts)
     app.connect("html-page-context", add_mathjax_batches)
-    app.connect("build-finished", copy_web)
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
     app.connect("build-finished", drop_unfetched)
