@@ -56,6 +56,17 @@ def test_the_file_read(tiny, path):
             np.testing.assert_array_equal(tiny.model.blocks[0].attention.W_q, want.T)
 
 
+def test_a_tensor_as_stored(tiny):
+    from attention_book.quants import dequantize
+
+    t = tiny.contents.tensors["blk.1.ffn_down.weight"]
+    raw = tiny.contents.raw("blk.1.ffn_down.weight")  # memory-mapped from the file
+    assert t["shape"] == [64, 96] and raw.dtype == np.uint8
+    np.testing.assert_array_equal(dequantize(raw, t["type"], t["shape"]).T, tiny.model.blocks[1].W_2)
+    with pytest.raises(ValueError, match="has no tensor 'blk.9.attn_q.weight'"):
+        tiny.contents.raw("blk.9.attn_q.weight")
+
+
 def test_a_block_is_chapter_7s_pieces(tiny, ids):
     b = tiny.model.blocks[0]
     x = tiny.model.embedding[ids]  # (s, d)

@@ -40,7 +40,7 @@ from ._validate import whole_number
 from .bpe import PRE_TOKENIZERS, ByteLevelBPE
 from .chat import chatml, chatml_default_system, is_chatml
 from .llama import LlamaConfig, LlamaModel
-from .quants import dequantize, quant_type
+from .quants import dequantize, quant_type, tensor_bytes
 
 __all__ = ["GGUF_FILE", "LICENSE", "MAX_PROMPT_TOKENS", "gguf_path", "GGUFContents",
            "read_gguf", "read_weights", "SmolLM", "write_tiny_gguf", "transformers_model", "torch_logits"]
@@ -93,8 +93,9 @@ class GGUFContents:
         Token ids that begin and end a text (``tokenizer.ggml.bos_token_id``, ...).
     metadata : dict
         Every other key's value (str, number, or list).
-    tensor_types : dict of str -> str
-        Each tensor's GGML type ("Q4_1", ...).
+    tensors : dict of str -> dict
+        Each tensor as stored: ``{"type": "Q4_1", "shape": [576, 576], "offset": ...}``,
+        its GGML type, its numpy shape (rows first) and where its bytes start in the file.
     path : pathlib.Path
     """
 
@@ -104,8 +105,27 @@ class GGUFContents:
     bos: int
     eos: int
     metadata: dict
-    tensor_types: dict
+    tensors: dict
     path: Path
+
+    @property
+    def tensor_types(self) -> dict:
+        """Each tensor's GGML type, by name."""
+        return {name: t["type"] for name, t in self.tensors.items()}
+
+    def raw(self, name: str) -> np.ndarray:
+        """A tensor's bytes as the file stores them (memory-mapped, read-only): e.g. the
+        20-byte Q4_1 blocks of ``"blk.0.attn_q.weight"``; ``quants.dequantize`` decodes them.
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n_bytes,)
+        """
+        if name not in self.tensors:
+            raise ValueError(f"{self.path.name} has no tensor {name!r}")
+        t = self.tensors[name]
+        n = tensor_bytes(t["type"], t["shape"])
+        return np.memmap(self.path, dtype=np.uint8, mode="r", offset=t["offset"], shape=(n,))
 
     def header(self) -> dict:
         """Everything above as plain JSON data (the disk cache keeps it beside the weights)."""
@@ -114,7 +134,7 @@ class GGUFContents:
                 "merges": [" ".join(p) for p in sorted(t.ranks, key=t.ranks.get)],
                 "special": list(t.special), "pre": t.pre_tokenizer,
                 "chat_template": self.chat_template, "bos": self.bos, "eos": self.eos,
-                "metadata": self.metadata, "tensor_types": self.tensor_types}
+                "metadata": self.metadata, "tensors": self.tensors}
 
     @classmethod
     def from_header(cls, header: dict, path) -> "GGUFContents":
@@ -122,7 +142,7 @@ class GGUFContents:
         tokenizer = ByteLevelBPE(header["tokens"], header["merges"], header["special"],
                                  header["pre"])
         return cls(LlamaConfig(**header["config"]), tokenizer, header["chat_template"],
-                   header["bos"], header["eos"], header["metadata"], header["tensor_types"],
+                   header["bos"], header["eos"], header["metadata"], header["tensors"],
                    Path(path))
 
 
@@ -196,11 +216,13 @@ def read_gguf(path):
     types = {}
     for t in reader.tensors:
         try:
-            types[t.name] = quant_type(int(t.tensor_type.value)).name
+            kind = quant_type(int(t.tensor_type.value)).name
         except ValueError:
             raise ValueError(f"{path.name}: tensor {t.name} is stored as "
                              f"{t.tensor_type.name}, which the book does not decode (it reads "
                              f"F32, F16, Q4_0, Q4_1 and Q8_0)") from None
+        types[t.name] = {"type": kind, "shape": [int(n) for n in reversed(t.shape)],
+                         "offset": int(t.data_offset)}
     tokens = _field(reader, "tokenizer.ggml.tokens")
     config = LlamaConfig(
         n_layers=int(_field(reader, "llama.block_count")),

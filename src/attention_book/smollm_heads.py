@@ -35,7 +35,7 @@ from .smollm import SmolLM
 
 __all__ = ["natural_passages", "repeated_random", "uniform_previous", "uniform_first",
            "uniform_induction", "HeadSurvey", "head_survey", "remove_heads",
-           "next_token_loss"]
+           "next_token_loss", "distance_profile"]
 
 _CODE = ("attention_book.smollm_heads", "attention_book.llama", "attention_book.multihead",
          "attention_book.attention", "attention_book.positional", "attention_book.block",
@@ -164,9 +164,21 @@ class HeadSurvey:
         return [tuple(int(v) for v in np.unravel_index(i, grid.shape)) for i in order]
 
 
-def _distance_profile(w: np.ndarray) -> np.ndarray:
-    """(n, L, h, s, s) -> (L, s): mean over inputs, heads and queries of the weight at
-    each distance k = i - j, for keys j >= 1."""
+def distance_profile(w: np.ndarray) -> np.ndarray:
+    """The mean weight at each distance k = i - j, keys j >= 1 (the first token, a sink, is
+    left out).
+
+    Parameters
+    ----------
+    w : numpy.ndarray, shape (n, L, h, s, s)
+        Attention maps of n inputs, L layers, h heads.
+
+    Returns
+    -------
+    numpy.ndarray, shape (L, s)
+        Entry (l, k): the mean over inputs, layer l's heads and the queries i that have a
+        key at distance k (i >= k + 1; for k = 0 every query from 1) of ``w[..., i, i - k]``.
+    """
     s = w.shape[-1]
     out = np.zeros((w.shape[1], s))
     for k in range(s - 1):
@@ -190,7 +202,7 @@ def head_survey(model: SmolLM, *, cache: bool = True) -> HeadSurvey:
         # key 0's weight at queries 1..s-1 (query 0 has no other key): (n, L, h, s-1) -> (L, h)
         return {"previous": previous_token_score(w).mean(axis=0),
                 "first": w[..., 1:, 0].mean(axis=(0, -1)),
-                "first_random": r[..., 1:, 0].mean(axis=(0, -1)), "distance": _distance_profile(w),
+                "first_random": r[..., 1:, 0].mean(axis=(0, -1)), "distance": distance_profile(w),
                 "induction": induction_score(r, repeated[:, None, None, :]).mean(axis=0),
                 "loss": loss, "right": right}
 
