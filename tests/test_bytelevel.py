@@ -15,7 +15,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
 from attention_book.bpe import ByteLevelBPE, bytes_to_unicode, gpt2_split, smollm_split
 from attention_book.chat import chatml, chatml_default_system, is_chatml
-from attention_book.smollm import _TINY_TEMPLATE, _tiny_vocabulary
+from attention_book.smollm import TINY_CHAT_TEMPLATE, tiny_vocabulary
 
 GPT2 = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
 #: Held-out strings: punctuation, digits, code, accented letters, emoji, leading spaces.
@@ -32,7 +32,7 @@ TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cn")), ma
 
 @pytest.fixture(scope="module")
 def tiny():
-    tokens, merges = _tiny_vocabulary(60)
+    tokens, merges = tiny_vocabulary(60)
     return ByteLevelBPE(tokens, merges, special=[0, 1, 2], pre_tokenizer="smollm")
 
 
@@ -103,7 +103,7 @@ def test_special_tokens_are_found_whole(tiny):
 
 
 def test_a_byte_without_a_token_is_dropped():
-    tokens, merges = _tiny_vocabulary(10)
+    tokens, merges = tiny_vocabulary(10)
     missing = bytes_to_unicode()[0x04]
     t = ByteLevelBPE([x for x in tokens if x != missing], merges, pre_tokenizer="gpt2")
     assert t.missing_bytes == (0x04,)
@@ -142,15 +142,15 @@ CONVERSATIONS = [
 @pytest.mark.parametrize("messages", CONVERSATIONS)
 @pytest.mark.parametrize("prompt", [True, False])
 def test_chatml_renders_the_files_template(messages, prompt):
-    jinja = jinja2.Environment().from_string(_TINY_TEMPLATE)
+    jinja = jinja2.Environment().from_string(TINY_CHAT_TEMPLATE)
     want = jinja.render(messages=messages, add_generation_prompt=prompt)
     got = chatml(messages, add_generation_prompt=prompt,
-                 default_system=chatml_default_system(_TINY_TEMPLATE))
+                 default_system=chatml_default_system(TINY_CHAT_TEMPLATE))
     assert got == want
 
 
 def test_chatml_errors():
-    assert is_chatml(_TINY_TEMPLATE) and not is_chatml("{{ bos_token }}{{ content }}")
+    assert is_chatml(TINY_CHAT_TEMPLATE) and not is_chatml("{{ bos_token }}{{ content }}")
     with pytest.raises(ValueError, match="not ChatML"):
         chatml_default_system("{{ messages }}")
     with pytest.raises(ValueError, match="non-empty list"):

