@@ -21,12 +21,19 @@ Names follow llama.cpp's GGUF keys and Hugging Face's config (each field of
 :class:`LlamaConfig` says which). Matrices are row-vector, (in, out): GGUF and PyTorch store
 (out, in), and the loader (``attention_book.smollm``) transposes them.
 
+The public surface, for the chapter, the lab and the browser engine's parity tests:
+``LlamaModel.forward(ids, cache=None, *, heads_off=None, need_weights=True, hidden=False,
+logits_from=0)`` returns :class:`LlamaOutput` (``logits`` (..., s, V); ``weights``, one
+(..., h, s, t + s) array a layer; ``hidden`` (n_layers + 1, ..., s, d)), with ``cache`` from
+``new_cache()`` holding the t earlier tokens; ``generate``, ``logit_lens``, ``unembed``,
+``with_rope_pairs`` and ``parameter_counts`` build on it.
+
 This module imports numpy only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -397,9 +404,7 @@ class LlamaModel:
         perm_q, perm_k = rope_permutation(c.h, c.d_head), rope_permutation(c.g, c.d_head)
         if pairs == "adjacent":  # the inverse permutation: halves -> adjacent
             perm_q, perm_k = np.argsort(perm_q), np.argsort(perm_k)
-        import dataclasses
-
-        config = dataclasses.replace(c, rope_pairs=pairs)
+        config = replace(c, rope_pairs=pairs)
         w = self.weights()
         for i in range(c.n_layers):
             w[f"{i}.W_q"] = w[f"{i}.W_q"][:, perm_q]  # (d, h d_head), columns reordered
