@@ -5,11 +5,12 @@ Parity, on held-out prompts (code, French with accents, digits, a chat turn):
 
 - float64, both sides (transformers keeps its RMSNorm, softmax and RoPE angles in float32
   even then): logits within 1e-4, every layer's attention weights within 1e-5 (measured at
-  most 2.5e-5 and 2.2e-6);
-- float32, both sides: logits within 1e-3 and weights within 1e-4. The two differ by up to
-  1.8e-4 and 1.0e-5 (measured), which is transformers' own float32 rounding: against the
-  book's float64 model it is off by up to 1.6e-4 and 1.2e-5, the book's float32 model by
-  at most 7.3e-5 and 4.3e-6 (asserted below with margin);
+  most 4.3e-5 and 3.0e-6);
+- float32, both sides: logits within 1e-3 and weights within 1e-4. They differ by 1.1e-4 to
+  1.8e-4 and 8.5e-6 to 1.0e-5 (the largest over the prompts, in three runs), which is
+  float32's rounding: against the book's float64 model, transformers' float32 logits are off
+  by up to 1.6e-4 and the book's float32 logits by 0.7e-4 to 1.4e-4, depending on the order
+  in which BLAS sums (asserted below 5e-4, and 5e-5 for the weights);
 - the same greedy continuation for 32 tokens; token ids equal to transformers' tokenizer
   on held-out strings, except where white space stands before a digit: transformers'
   GGUF conversion does not know the file's ``smollm`` pre-tokenizer and splits as GPT-2
@@ -174,9 +175,9 @@ def test_parity_in_float32(book, book64, reference, which):
     out, exact = book.model.forward(ids), book64.forward(ids)
     assert np.abs(out.logits - logits).max() < 1e-3
     assert np.abs(_maps(out) - maps).max() < 1e-4
-    # the book's float32 model is as close to exact arithmetic as transformers' is
-    assert np.abs(out.logits - exact.logits).max() < 3e-4
-    assert np.abs(_maps(out) - _maps(exact)).max() < 2e-5
+    # the book's float32 model is off exact arithmetic by float32's rounding only
+    assert np.abs(out.logits - exact.logits).max() < 5e-4
+    assert np.abs(_maps(out) - _maps(exact)).max() < 5e-5
 
 
 @pytest.mark.parametrize("which", range(len(PROMPTS) + 1))
