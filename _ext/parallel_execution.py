@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 #: takes the notebooks in this order, longest first (a notebook not listed last), so that it
 #: ends with short ones. Chapter 8 trains its models, which chapter 9 then loads (waiting
 #: for chapter 8's run when the two execute together); chapter 9 computes its head removals.
-COST = {"08_training": 62, "09_pretrained": 49, "07_block": 11, "04_multi_head": 7,
+COST = {"08_training": 62, "09_pretrained": 49, "10_decoder": 35, "07_block": 11, "04_multi_head": 7,
         "06_masking": 7, "appendix_cost": 7, "02_positional_encoding": 6, "03_attention": 4,
         "01_embeddings": 3, "05_permutation": 3}
 

@@ -104,3 +104,34 @@ def test_the_private_import_check_can_fail(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("from a import _b, c\nimport d\nd._e\nself._f\n")
     assert private_imports(module) == ["m.py:1 from a import _b", "m.py:3 d._e"]
+
+
+def layered_modules() -> set[str]:
+    """Every module and package the import contracts in pyproject.toml name as a source."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    return {m for c in contracts["contracts"] for m in c.get("source_modules", c.get("modules", ()))}
+
+
+def test_every_module_is_in_a_layer():
+    """A new module of the package is checked by the layers' contracts only once a contract
+    names it: one left out would import anything without lint-imports noticing."""
+    named = layered_modules()
+    found = {f"attention_book.{p.stem}" for p in PACKAGE.glob("*.py")
+             if p.stem not in ("__init__", "_chapters")}  # _chapters: the packages' finder
+    found |= {f"attention_book.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}
+    assert found - named == set(), "add these to a contract in pyproject.toml"
+
+
+def test_the_layer_table_names_what_the_contracts_check():
+    """docs/architecture.md's math and reference rows list the modules their contracts do."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    table = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for layer in ("math", "reference"):
+        row = re.search(rf"^\| {layer} \([^|]*\| ([^|]*)\|", table, re.M).group(1)
+        listed = {f"attention_book.{m}" for m in re.findall(r"`(\w+)`", row)}
+        contract = next(c for c in contracts["contracts"] if c["name"].startswith(f"{layer}:"))
+        assert listed == set(contract["source_modules"]), layer

@@ -1,0 +1,270 @@
+"""Chapter 10's lab: SmolLM2-135M-Instruct writes after the reader's prompt, and each head's
+attention shows what it looked at to write each token.
+
+:func:`decoder_state` is the pure state function. The reader's prompt (plain text, or one
+user turn in the model's chat template) is generated from greedily or by sampling (a
+temperature, top-k, top-p and a seed), with heads switched off or not; the step t picks
+the token being written: the query is the token before it, and its row of weights over
+every earlier token is what each head looked at. One head's map, or all 270 heads' rows
+(the model view); the next token's top-k probabilities; the logit lens (each layer's
+guess, read through the final norm and the tied output layer); and which query heads share
+the chosen head's key/value head.
+
+A generation (prompt, decoding, heads off) is computed once and kept (``functools``
+caches): moving t, the layer, the head or the view only reads it.
+
+The lab's browser module and its registration in ``SCENES`` come with the lab registry;
+until then the scene is declared here (:data:`SCENE`) and tested through its state function.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import whole_number
+from ..decoding import sampling_distribution, softmax_temperature
+from ..multihead import kv_groups
+from .core import Note, Scene, choice, seed_slider, slider, text, when
+
+__all__ = ["DECODER_PROMPTS", "MAX_LAB_TOKENS", "MAX_NEW", "OFF", "DECODER_VIEWS",
+           "DecoderState", "decoder_state", "decoder_generation", "induction_heads"]
+
+#: The lab's suggested prompts: the notes' running sentence, a repeat to continue, a question.
+DECODER_PROMPTS = ("The weather is lovely today", "The cat sat on the mat. The cat sat on the",
+                   "What is the capital of France?")
+#: The most prompt tokens the lab reads (the chapter's functions take 512, the model 8192).
+MAX_LAB_TOKENS = 128
+#: The most tokens the lab writes.
+MAX_NEW = 24
+#: Heads to switch off: value -> label.
+OFF = {"none": "none", "head": "the chosen head", "group": "its key/value group (3 heads)",
+       "layer": "the chosen layer (9 heads)", "induction": "the 4 induction heads"}
+#: The views: value -> label.
+DECODER_VIEWS = {"head": "one head", "model": "all 270 heads", "lens": "logit lens"}
+#: How many next tokens the readout lists.
+TOP_K = 5
+
+
+def _model():
+    from ..smollm import SmolLM  # the reference layer: loaded on first use
+
+    return SmolLM.load()
+
+
+@functools.lru_cache(maxsize=1)
+def induction_heads() -> tuple:
+    """The heads whose induction score on repeated random tokens is above 0.6 (chapter 10's
+    survey: four heads of layers 17 and 18), as (layer, head)."""
+    from ..smollm_heads import head_survey
+
+    survey = head_survey(_model())
+    return tuple(h for h in survey.top("induction", 10) if survey.induction[h] > 0.6)
+
+
+def _off_heads(off: str, layer: int, head: int, h: int, g: int) -> tuple:
+    if off == "head":
+        return ((layer, head),)
+    if off == "group":
+        groups = kv_groups(h, g)
+        return tuple((layer, int(i)) for i in np.flatnonzero(groups == groups[head]))
+    if off == "layer":
+        return tuple((layer, i) for i in range(h))
+    if off == "induction":
+        return induction_heads()
+    return ()
+
+
+@functools.lru_cache(maxsize=32)
+def decoder_generation(prompt_ids: tuple, n_new: int, temperature: float, top_k, top_p,
+                       seed: int, off: tuple):
+    """(generated tokens, the logits each was chosen from (n, V), the forward pass of the
+    whole sequence with weights and the stream), computed once per generation."""
+    model = _model()
+    g = model.generate(np.array(prompt_ids), n_new, temperature=temperature, top_k=top_k,
+                       top_p=top_p, seed=seed if temperature else None, heads_off=off or None)
+    sequence = g.sequence[:-1] if g.tokens.size else g.sequence  # the last token is never read
+    out = model.model.forward(sequence, heads_off=off or None, hidden=True)
+    return g.tokens, g.logits, out
+
+
+@dataclass(frozen=True, eq=False)
+class DecoderState:
+    """What the decoder lab shows at step t (L = 30 layers, h = 9 heads)."""
+
+    prompt: str            # as typed
+    chat: bool             # wrapped in the chat template
+    tokens: tuple          # (query + 2,) the token pieces up to the one written at step t
+    ids: tuple             # their ids
+    n_prompt: int          # s_0, the prompt's tokens
+    generated: str         # the generated text
+    t: int                 # the step shown, 1..n (0: nothing generated)
+    query: int             # the query position: the token before the one written at step t
+    layer: int
+    head: int
+    view: str              # "head", "model" or "lens"
+    weights: np.ndarray    # (query + 1, query + 1) the head's map up to the query (view "head")
+    row: np.ndarray        # (query + 1,) the head's weights at the query
+    rows: np.ndarray       # (L, h, query + 1) float32: every head's row (view "model"; else empty)
+    group: tuple           # the query heads sharing this head's key/value head
+    kv_head: int           # that key/value head
+    off: tuple             # ((layer, head), ...) the heads switched off
+    next_ids: tuple        # (TOP_K,) the most probable next tokens at the query
+    next_tokens: tuple     # their pieces
+    next_p: tuple          # their probabilities, under the decoding's distribution
+    chosen: int            # the token written at step t (-1 when none)
+    lens_tokens: tuple     # (L + 1,) each layer's top guess at the query (view "lens")
+    lens_p: tuple          # (L + 1,) its probability
+    notes: tuple           # of Note
+
+    @property
+    def T(self) -> int:
+        return len(self.tokens)
+
+
+def _readable(piece: str) -> str:
+    """A token's spelling as a reader sees it: "Ġ" a space, "Ċ" a newline."""
+    return piece.replace("Ġ", " ").replace("Ċ", "\\n")
+
+
+def _prompt_ids(model, prompt, chat: bool):
+    """(ids, notes): the prompt's tokens, or () and an error note."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return (), [Note("error", "Type a prompt for the model to continue.")]
+    text = model.chat(prompt) if chat else prompt
+    try:
+        return tuple(int(i) for i in model.encode(text, max_tokens=MAX_LAB_TOKENS)), []
+    except ValueError as err:  # the limit, stated
+        message = str(err)
+        return (), [Note("error", message[:1].upper() + message[1:] + " (the lab reads at "
+                                  "most that many; the chapter's functions take 512).")]
+
+
+def decoder_state(prompt: str = DECODER_PROMPTS[0], chat: bool = False,
+                  decoding: str = "greedy", temperature: float = 1.0, top_k: int = 0,
+                  top_p: float = 1.0, seed: int = 0, n_new: int = 12, t: int = 1,
+                  layer: int = 17, head: int = 4, view: str = "head", off: str = "none"
+                  ) -> DecoderState:
+    """SmolLM2 continuing ``prompt``, shown at step t.
+
+    Pure (every generation is computed once and cached). Bad text never raises: an empty
+    prompt, or one past :data:`MAX_LAB_TOKENS`, gives nothing generated and an error note.
+
+    Parameters
+    ----------
+    prompt : str
+    chat : bool
+        Wrap the prompt as a user turn of the chat template (the model then answers).
+    decoding : {"greedy", "sampled"}
+    temperature, top_k, top_p, seed :
+        The sampling's settings (read only when sampled); top_k 0 and top_p 1 keep every token.
+    n_new : int
+        Tokens to write, 1..24 (fewer when the model ends its turn).
+    t : int
+        The step shown, 1..n_new (past the last written token: the last, with a note).
+    layer, head : int
+        0..29 and 0..8.
+    view : {"head", "model", "lens"}
+    off : str
+        A key of :data:`OFF`: heads switched off while generating.
+    """
+    model = _model()
+    c = model.config
+    layer = whole_number(layer, "layer", 0, c.n_layers - 1)
+    head = whole_number(head, "head", 0, c.h - 1)
+    n_new = whole_number(n_new, "n_new", 1, MAX_NEW)
+    t = whole_number(t, "t", 1, MAX_NEW)
+    for name, value, allowed in (("decoding", decoding, ("greedy", "sampled")),
+                                 ("view", view, DECODER_VIEWS), ("off", off, OFF)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+    sampled = decoding == "sampled"
+    temperature = float(temperature) if sampled else 0.0
+    k = (int(top_k) or None) if sampled else None
+    p = (float(top_p) if top_p < 1 else None) if sampled else None
+    seed = whole_number(seed, "seed", 0)
+    off_heads = _off_heads(off, layer, head, c.h, c.g)
+    prompt_ids, notes = _prompt_ids(model, prompt, bool(chat))
+    s0 = len(prompt_ids)
+    groups = kv_groups(c.h, c.g)
+    empty = np.zeros(0)
+    if not prompt_ids:
+        return DecoderState(
+            prompt=prompt if isinstance(prompt, str) else "", chat=bool(chat), tokens=(),
+            ids=(), n_prompt=0, generated="", t=0, query=0, layer=layer, head=head, view=view,
+            weights=np.zeros((0, 0)), row=empty, rows=empty, kv_head=int(groups[head]),
+            group=tuple(int(i) for i in np.flatnonzero(groups == groups[head])),
+            off=off_heads, next_ids=(), next_tokens=(), next_p=(), chosen=-1, lens_tokens=(),
+            lens_p=(), notes=tuple(notes))
+    tokens, logits, out = decoder_generation(prompt_ids, n_new, temperature, k, p,
+                                             seed if sampled else 0, off_heads)
+    n = tokens.size
+    if n < n_new:
+        notes.append(Note("info", f"the model ended its text after {n} tokens"))
+    if t > n:
+        notes.append(Note("info", f"step {t} is past the last written token: showing step {n}"))
+        t = n
+    query = s0 + t - 2  # token t stands at s0 + t - 1; the one before it chose it
+    ids = prompt_ids + tuple(int(i) for i in tokens)
+    pieces = tuple(_readable(x) for x in model.tokenizer.pieces(ids))
+    maps = out.weights[layer][head]  # (T', T'), T' = s0 + n - 1
+    row_logits = logits[t - 1]
+    probs = (sampling_distribution(row_logits, temperature, k, p) if sampled
+             else softmax_temperature(row_logits))  # (V,)
+    top = np.argsort(-probs, kind="stable")[:TOP_K]
+    lens_tokens, lens_p = (), ()
+    if view == "lens":
+        best, best_p = model.model.logit_lens(out.hidden[:, query], k=1)  # (L+1, 1)
+        lens_tokens = tuple(_readable(model.tokenizer.tokens[int(i)]) for i in best[:, 0])
+        lens_p = tuple(float(v) for v in best_p[:, 0])
+    rows = empty
+    if view == "model":
+        # L x (h, T', T') -> (L, h, query + 1): every head's row at the query, float32
+        rows = np.stack([w[:, query, :query + 1] for w in out.weights]).astype(np.float32)
+    return DecoderState(
+        prompt=prompt, chat=bool(chat), tokens=pieces[:query + 2], ids=ids[:query + 2],
+        n_prompt=s0, generated=model.decode(tokens), t=t, query=query, layer=layer,
+        head=head, view=view,
+        weights=maps[:query + 1, :query + 1].astype(np.float64) if view == "head"
+        else np.zeros((0, 0)),
+        row=maps[query, :query + 1].astype(np.float64), rows=rows,
+        kv_head=int(groups[head]),
+        group=tuple(int(i) for i in np.flatnonzero(groups == groups[head])), off=off_heads,
+        next_ids=tuple(int(i) for i in top),
+        next_tokens=tuple(_readable(model.tokenizer.tokens[int(i)]) for i in top),
+        next_p=tuple(float(probs[i]) for i in top), chosen=int(tokens[t - 1]),
+        lens_tokens=lens_tokens, lens_p=lens_p, notes=tuple(notes))
+
+
+SCENE = Scene(
+    name="decoder",
+    title="A modern decoder writes: SmolLM2's 270 heads, token by token",
+    controls=(
+        text("prompt", "prompt", DECODER_PROMPTS[0], suggestions=DECODER_PROMPTS,
+             placeholder="type a prompt"),
+        choice("chat", "as", [("plain text", False), ("a chat turn", True)], False),
+        choice("decoding", "decoding", [("greedy", "greedy"), ("sampled", "sampled")], "greedy"),
+        choice("temperature", "temperature", [0.5, 0.7, 1.0, 1.5], 1.0,
+               active_when=when("decoding", "sampled"), hint="used when sampling"),
+        choice("top_k", "top-k", [("all", 0), ("5", 5), ("20", 20), ("50", 50)], 0,
+               active_when=when("decoding", "sampled"), hint="used when sampling"),
+        choice("top_p", "top-p", [("1 (all)", 1.0), ("0.95", 0.95), ("0.9", 0.9), ("0.5", 0.5)],
+               1.0, active_when=when("decoding", "sampled"), hint="used when sampling"),
+        seed_slider("seed (sampling)", active_when=when("decoding", "sampled"),
+                    hint="used when sampling"),
+        slider("n_new", "tokens to write", range(1, MAX_NEW + 1), 12),
+        slider("t", "step t shown", range(1, MAX_NEW + 1), 1),
+        slider("layer", "layer", range(30), 17),
+        slider("head", "head", range(9), 4),
+        choice("view", "view", [(label, v) for v, label in DECODER_VIEWS.items()], "head"),
+        choice("off", "heads switched off", [(label, v) for v, label in OFF.items()], "none"),
+    ),
+    state=decoder_state,
+    suggested=({"prompt": DECODER_PROMPTS[1], "layer": 17, "head": 4},
+               {"prompt": DECODER_PROMPTS[1], "off": "induction"},
+               {"prompt": DECODER_PROMPTS[2], "chat": True, "n_new": 12},
+               {"view": "model"}, {"view": "lens", "prompt": DECODER_PROMPTS[1]},
+               {"decoding": "sampled", "temperature": 1.5, "seed": 3}),
+)
