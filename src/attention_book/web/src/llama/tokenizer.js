@@ -33,13 +33,18 @@ export class TokenizerError extends Error {
   }
 }
 
-// GPT-2's pattern (tokenizers' ByteLevel pre-tokenizer, use_regex=True): contractions,
-// letters with one optional leading space, numbers likewise, other symbols likewise, then
-// runs of spaces (a run before a word leaves its last space to the word).
-const GPT2 = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+// White space as Unicode's White_Space property, which Python's and Rust's \s follow;
+// JavaScript's \s differs (it takes U+FEFF and leaves out U+0085), so it is written out.
+const WS = "\\t\\n\\v\\f\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+// GPT-2's pattern (tokenizers' ByteLevel pre-tokenizer, use_regex=True):
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// contractions, letters with one optional leading space, numbers likewise, other symbols
+// likewise, then runs of spaces (a run before a word leaves its last space to the word).
+const GPT2 = new RegExp(`'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^${WS}\\p{L}\\p{N}]+|[${WS}]+(?![^${WS}])|[${WS}]+`, "gu");
 // Llama 3's (tokenizer.ggml.pre = "llama-bpe"): case-blind contractions, numbers of at most
 // three digits, newlines kept apart.
-const LLAMA3 = /(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
+const LLAMA3 = new RegExp("(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|" +
+  `\\p{N}{1,3}| ?[^${WS}\\p{L}\\p{N}]+[\\r\\n]*|[${WS}]*[\\r\\n]+|[${WS}]+(?![^${WS}])|[${WS}]+`, "gu");
 const DIGIT = /\p{N}/u;
 
 /** Each digit alone (tokenizers' Digits(individual_digits=True)); the rest kept in runs. */
