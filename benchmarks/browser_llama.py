@@ -1,0 +1,151 @@
+"""SmolLM2-135M-Instruct (Q4_1) in headless chromium, in the llama engine's Worker (issue 42):
+what a reader of chapter 10's page waits for.
+
+For each run, a fresh page (served on 127.0.0.1, as the built site serves the model file):
+  fetch    the 98.4 MB GGUF over local http (fetchBytes, with progress)
+  load     from the bytes in hand to the model ready: transfer to the worker, GGUF parse,
+           the blocks copied into WebAssembly memory, tokenizer built (goal < 3 s)
+  prefill  a 32-token prompt through the model, every layer's maps kept (goal < 1 s),
+           timed in the worker
+  tokens/s 1000 / the median ms of a generated token (greedy, 64 tokens; goal >= 10)
+  long     the page's longest main-thread task while all this ran (goal <= 50 ms)
+  RSS      the peak resident memory of the browser's processes, less before the page
+The median of --runs runs (default 5), each number's spread, and the load average before and
+after (2 shared cores: compare runs made under the same load).
+
+  .venv/bin/python benchmarks/browser_llama.py [--runs 5] [--new 64] [--backend wasm|js]
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from llama_js import RUN_IN_PAGE, write_page  # noqa: E402
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+PROMPT = ("The history of the printing press begins in the fifteenth century, when Johannes "
+          "Gutenberg combined movable metal type, oil-based ink and a wooden screw press into a "
+          "system that could print books quickly and cheaply.")
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _browser_rss() -> int:
+    """Bytes resident in this process's chromium descendants."""
+    total = 0
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in p.name():
+                total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+class _PeakRss:
+    """The peak of _browser_rss() sampled every 20 ms while in the with block."""
+
+    def __enter__(self):
+        self.base, self.peak, self.done = _browser_rss(), 0, False
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+        return self
+
+    def _poll(self):
+        while not self.done:
+            self.peak = max(self.peak, _browser_rss())
+            time.sleep(0.02)
+
+    def __exit__(self, *exc):
+        self.done = True
+        self.thread.join()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--new", type=int, default=64, help="tokens generated a run")
+    parser.add_argument("--backend", default="wasm", choices=["wasm", "js", "auto"])
+    parser.add_argument("--gguf", default=None, help="another llama GGUF (default: SmolLM2's)")
+    args = parser.parse_args()
+    from attention_book.smollm import gguf_path
+    from playwright.sync_api import sync_playwright
+
+    gguf = Path(args.gguf or gguf_path())
+    load_before = os.getloadavg()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        folder = Path(tmp)
+        write_page(folder)
+        (folder / "model.gguf").symlink_to(gguf)
+        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=tmp))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        for run in range(args.runs):
+            page = browser.new_page()
+            page.goto(f"{base}/index.html")
+            ids = page.evaluate(
+                "async ([url, text]) => { const e = llama.startEngine(llama.WORKER_SOURCE);"
+                " await e.load(await llama.fetchBytes(url), {}); const r = await e.encode({text});"
+                " e.terminate(); return r.ids; }", [f"{base}/model.gguf", PROMPT])[:32]
+            page.close()
+            page = browser.new_page()
+            page.goto(f"{base}/index.html")
+            with _PeakRss() as rss:
+                out = page.evaluate(RUN_IN_PAGE, {
+                    "url": f"{base}/model.gguf", "ids": ids, "text": None, "keep": False, "stopAt": None,
+                    "options": {"load": {"backend": args.backend, "maxContext": 512},
+                                "generate": {"maxNew": args.new, "stop": None}}})
+            page.close()
+            if "error" in out:
+                raise SystemExit(f"run {run}: {out['error']}")
+            steps = [s["ms"] for s in out["steps"] if s["kind"] == "token"]
+            rows.append({
+                "fetch": out["fetchMs"], "load": out["loadMs"],
+                "prefill": next(s["ms"] for s in out["steps"] if s["kind"] == "prompt"),
+                "token": statistics.median(steps), "tps": 1000 / statistics.median(steps),
+                "long": max(out["longTasks"], default=0.0),
+                "rss": (rss.peak - rss.base) / 2**20,
+            })
+            print(f"run {run + 1}: " + ", ".join(f"{k} {v:.1f}" for k, v in rows[-1].items()),
+                  flush=True)
+        browser.close()
+        server.shutdown()
+    info = out["info"]
+    print(f"\n{gguf.name}: backend {info['backend']}, {info['types']}, WebAssembly memory "
+          f"{info['bytes']['memory'] / 2**20:.0f} MiB (weights {info['bytes']['weights'] / 2**20:.0f}, "
+          f"KV cache of {info['maxContext']} positions {info['bytes']['cache'] / 2**20:.0f}); "
+          f"prompt {len(ids)} tokens, {args.new} generated, {args.runs} runs")
+    print("| measure | median | min | max | goal |\n|---|---:|---:|---:|---|")
+    goals = {"fetch": "", "load": "< 3000 ms", "prefill": "< 1000 ms", "token": "",
+             "tps": ">= 10", "long": "<= 50 ms", "rss": "stated"}
+    units = {"fetch": "ms", "load": "ms", "prefill": "ms (32 tokens)", "token": "ms",
+             "tps": "tokens/s", "long": "ms (longest task)", "rss": "MiB (peak RSS added)"}
+    for key in rows[0]:
+        values = [r[key] for r in rows]
+        print(f"| {key} {units[key]} | {statistics.median(values):.1f} | {min(values):.1f} | "
+              f"{max(values):.1f} | {goals[key]} |")
+    print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} "
+          f"(1 min; {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""The browser's llama engine (``src/attention_book/web/src/llama/``) run from Python: the
+tests' and benchmarks' harness.
+
+- :func:`build_engine` writes the engine's two generated files (``wasm-bytes.js``, the
+  kernels compiled by AssemblyScript; ``worker-source.js``, the bundled Worker) with its
+  ``build.mjs``, when they are missing or older than a source file.
+- :func:`run_node` runs ``tests/js/llama_driver.mjs`` on a GGUF file and a list of
+  operations, and returns their results with the arrays read back as numpy.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+LLAMA = ROOT / "src" / "attention_book" / "web" / "src" / "llama"
+DRIVER = ROOT / "tests" / "js" / "llama_driver.mjs"
+GENERATED = (LLAMA / "wasm-bytes.js", LLAMA / "worker-source.js")
+NODE = shutil.which("node")
+
+
+def build_engine() -> None:
+    """Run the engine's build.mjs unless its outputs are newer than every source."""
+    sources = [p for p in LLAMA.iterdir() if p.suffix in (".js", ".ts", ".mjs")
+               and p not in GENERATED] + [ROOT / "package-lock.json"]
+    newest = max(p.stat().st_mtime for p in sources)
+    if all(p.exists() and p.stat().st_mtime >= newest for p in GENERATED):
+        return
+    subprocess.run([NODE, str(LLAMA / "build.mjs")], cwd=ROOT, check=True, capture_output=True,
+                   timeout=300)
+    for p in GENERATED:  # build.mjs leaves an unchanged file's time alone: mark it checked
+        os.utime(p)
+
+
+def _arrays(value, data: bytes):
+    """The driver's {offset, length, dtype} entries replaced by numpy arrays."""
+    if isinstance(value, dict):
+        if set(value) == {"offset", "length", "dtype"}:
+            return np.frombuffer(data, dtype=value["dtype"], count=value["length"],
+                                 offset=value["offset"]).copy()
+        return {k: _arrays(v, data) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_arrays(v, data) for v in value]
+    return value
+
+
+def run_node(gguf: Path, ops: list[dict], *, backend: str = "auto", max_context: int | None = None,
+             timeout: float = 600) -> list:
+    """The results of ``ops`` (llama_driver.mjs's) on the model in ``gguf``, in order."""
+    build_engine()
+    with tempfile.TemporaryDirectory() as tmp:
+        request, out = Path(tmp) / "request.json", Path(tmp) / "out.bin"
+        request.write_text(json.dumps({"gguf": str(gguf), "backend": backend,
+                                       "maxContext": max_context, "ops": ops}))
+        done = subprocess.run([NODE, str(DRIVER), str(request), str(out)], capture_output=True,
+                              text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"llama_driver.mjs failed:\n{done.stderr[-4000:]}")
+        return _arrays(json.loads(done.stdout), out.read_bytes())
+
+
+#: The page harness's entry: the engine and its worker's source on globalThis.llama.
+_HARNESS = """
+import {fetchBytes, startEngine} from "./engine.js";
+import {WORKER_SOURCE} from "./worker-source.js";
+globalThis.llama = {fetchBytes, startEngine, WORKER_SOURCE};
+"""
+
+#: A page that loads the harness as a classic script (module scripts do not run from file://)
+#: and offers a file picker, as the lab will for a reader's own GGUF.
+_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>llama engine</title><link rel="icon" href="data:,">
+<script>
+globalThis.longTasks = [];
+new PerformanceObserver((list) => { for (const e of list.getEntries()) longTasks.push(e.duration); })
+  .observe({type: "longtask", buffered: true});
+</script>
+<script src="harness.js"></script></head>
+<body><label>GGUF file <input type="file" id="file" accept=".gguf"></label></body></html>
+"""
+
+
+def write_page(folder: Path) -> Path:
+    """index.html and harness.js (engine.js + the worker, bundled by esbuild) in ``folder``."""
+    build_engine()
+    script = ("import * as esbuild from 'esbuild';"
+              "const [entry, dir, out] = process.argv.slice(1);"
+              "await esbuild.build({stdin: {contents: entry, resolveDir: dir}, bundle: true,"
+              " format: 'iife', target: 'es2022', outfile: out});")
+    subprocess.run([NODE, "--input-type=module", "-e", script, _HARNESS, str(LLAMA),
+                    str(folder / "harness.js")], cwd=ROOT, check=True, capture_output=True,
+                   timeout=120)
+    (folder / "index.html").write_text(_PAGE)
+    return folder / "index.html"
+
+
+#: In the page: load a GGUF (from `url`, or from the file picker when url is null), then
+#: generate; returns the worker's answers, each step (attention rows as arrays of numbers
+#: when keep is true), the times seen by the page and the main thread's long tasks.
+RUN_IN_PAGE = """
+async ({url, ids, text, options, keep, stopAt}) => {
+  const t0 = performance.now();
+  const bytes = url ? await llama.fetchBytes(url)
+    : await document.getElementById("file").files[0].arrayBuffer();
+  const t1 = performance.now();
+  const engine = llama.startEngine(llama.WORKER_SOURCE);
+  const out = {fetchMs: t1 - t0, steps: []};
+  try {
+    const loaded = await engine.load(bytes, options.load || {});
+    out.loadMs = performance.now() - t1;
+    out.info = loaded.info;
+    out.config = loaded.config;
+    if (text !== null) ids = (await engine.encode({text})).ids;
+    out.ids = ids;
+    const t2 = performance.now();
+    let firstToken = null;
+    const done = await engine.generate(ids, options.generate || {}, (step) => {
+      if (step.kind === "token" && firstToken === null) firstToken = performance.now();
+      out.steps.push({kind: step.kind, id: step.id, ms: step.ms, text: step.text, top: step.top,
+                      attention: keep ? Array.from(step.attention) : null});
+      if (stopAt !== null && step.kind === "token" && step.step === stopAt) engine.stop();
+    });
+    out.generateMs = performance.now() - t2;
+    out.firstTokenMs = firstToken === null ? null : firstToken - t2;
+    out.reason = done.reason;
+  } catch (err) {
+    out.error = {code: err.code, message: err.message};
+  } finally {
+    engine.terminate();
+  }
+  out.longTasks = globalThis.longTasks.slice();
+  return out;
+}
+"""
