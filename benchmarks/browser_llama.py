@@ -111,7 +111,8 @@ def main() -> None:
             page.goto(f"{base}/index.html")
             with _PeakRss() as rss:
                 out = page.evaluate(RUN_IN_PAGE, {
-                    "url": f"{base}/model.gguf", "ids": ids, "text": None, "keep": False, "stopAt": None,
+                    "url": f"{base}/model.gguf", "ids": ids, "prompt": None, "keep": False, "stopAt": None,
+                    "lensAt": None,
                     "options": {"load": {"backend": args.backend, "maxContext": 512},
                                 "generate": {"maxNew": args.new, "stop": None}}})
             page.close()

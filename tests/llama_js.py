@@ -99,11 +99,13 @@ def write_page(folder: Path) -> Path:
     return folder / "index.html"
 
 
-#: In the page: load a GGUF (from `url`, or from the file picker when url is null), then
-#: generate; returns the worker's answers, each step (attention rows as arrays of numbers
-#: when keep is true), the times seen by the page and the main thread's long tasks.
+#: In the page: load a GGUF (from `url`, or from the file picker when url is null), encode
+#: `prompt` ({text} or {messages}) unless ids are given, generate, and ask for the logit lens
+#: of step `lensAt` (options.generate.hidden must be true). Returns the worker's answers,
+#: each step (attention rows as arrays of numbers when keep is true), the times seen by the
+#: page and the main thread's long tasks.
 RUN_IN_PAGE = """
-async ({url, ids, text, options, keep, stopAt}) => {
+async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
   const t0 = performance.now();
   const bytes = url ? await llama.fetchBytes(url)
     : await document.getElementById("file").files[0].arrayBuffer();
@@ -115,16 +117,18 @@ async ({url, ids, text, options, keep, stopAt}) => {
     out.loadMs = performance.now() - t1;
     out.info = loaded.info;
     out.config = loaded.config;
-    if (text !== null) ids = (await engine.encode({text})).ids;
+    if (prompt !== null) ids = (await engine.encode(prompt)).ids;
     out.ids = ids;
     const t2 = performance.now();
-    let firstToken = null;
+    let firstToken = null, hidden = null;
     const done = await engine.generate(ids, options.generate || {}, (step) => {
       if (step.kind === "token" && firstToken === null) firstToken = performance.now();
       out.steps.push({kind: step.kind, id: step.id, ms: step.ms, text: step.text, top: step.top,
                       attention: keep ? Array.from(step.attention) : null});
       if (stopAt !== null && step.kind === "token" && step.step === stopAt) engine.stop();
+      if (lensAt !== null && step.kind === "token" && step.step === lensAt) hidden = step.hidden;
     });
+    if (hidden) out.lens = await engine.lens(hidden, 3);
     out.generateMs = performance.now() - t2;
     out.firstTokenMs = firstToken === null ? null : firstToken - t2;
     out.reason = done.reason;

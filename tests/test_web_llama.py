@@ -279,15 +279,15 @@ def test_prompts_and_settings_the_engine_refuses(tiny):
     path, model = tiny
     V = model.config.vocab_size
     cases = [
-        ({"op": "generate", "ids": []}, "the prompt is empty"),
-        ({"op": "generate", "ids": [5] * 600}, "the lab takes at most 512"),
-        ({"op": "generate", "ids": [5] * 40, "options": {"maxNew": 30}}, "exceed the 64 positions"),
-        ({"op": "forward", "ids": [V]}, f"token id {V} is outside the vocabulary"),
-        ({"op": "forward", "ids": [-1]}, "outside the vocabulary"),
-        ({"op": "generate", "ids": [5], "options": {"temperature": 0.5}}, "needs a seed"),
-        ({"op": "generate", "ids": [5], "options": {"temperature": -1}}, "temperature must be"),
-        ({"op": "generate", "ids": [5], "options": {"temperature": 1, "seed": 0, "topK": 0}}, "top_k must be"),
-        ({"op": "generate", "ids": [5], "options": {"temperature": 1, "seed": 0, "topP": 1.5}}, "top_p must be"),
+        ({"op": "generate", "ids": []}, "empty-prompt", "the prompt is empty"),
+        ({"op": "generate", "ids": [5] * 600}, "long-prompt", "the lab takes at most 512"),
+        ({"op": "generate", "ids": [5] * 40, "options": {"maxNew": 30}}, "context", "exceed the 64 positions"),
+        ({"op": "forward", "ids": [V]}, "token", f"token id {V} is outside the vocabulary"),
+        ({"op": "forward", "ids": [-1]}, "token", "outside the vocabulary"),
+        ({"op": "generate", "ids": [5], "options": {"temperature": 0.5}}, "sampling", "needs a seed"),
+        ({"op": "generate", "ids": [5], "options": {"temperature": -1}}, "sampling", "temperature must be"),
+        ({"op": "generate", "ids": [5], "options": {"temperature": 1, "seed": 0, "topK": 0}}, "sampling", "top_k must be"),
+        ({"op": "generate", "ids": [5], "options": {"temperature": 1, "seed": 0, "topP": 1.5}}, "sampling", "top_p must be"),
     ]
-    for (op, words), err in zip(cases, _errors(path, [op for op, _ in cases])):
-        assert err is not None and words in err["message"], (op, err)
+    for (op, code, words), err in zip(cases, _errors(path, [op for op, _, _ in cases])):
+        assert err is not None and err["code"] == code and words in err["message"], (op, err)

@@ -38,7 +38,8 @@ def served(tmp_path_factory):
     """The harness page and a tiny GGUF in one folder, served on 127.0.0.1."""
     folder = tmp_path_factory.mktemp("llama-page")
     write_page(folder)
-    path = write_tiny_gguf(folder / "tiny.gguf", types=("Q4_1", "Q8_0", "Q4_0", "F16", "F32"))
+    path = write_tiny_gguf(folder / "tiny.gguf", types=("Q4_1", "Q8_0", "Q4_0", "F16", "F32"),
+                           context=256)  # room for the chat template's 63 tokens
     (folder / "not-a-model.gguf").write_bytes(b"<html>404</html>")
     (folder / "cut.gguf").write_bytes(path.read_bytes()[:5000])
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
@@ -56,9 +57,10 @@ def _page(browser, outside):
     return context, page, errors
 
 
-def _run(page, *, url=None, ids=None, text=None, options=None, keep=False, stop_at=None):
-    return page.evaluate(RUN_IN_PAGE, {"url": url, "ids": ids, "text": text, "options": options or {},
-                                       "keep": keep, "stopAt": stop_at})
+def _run(page, *, url=None, ids=None, prompt=None, options=None, keep=False, stop_at=None,
+         lens_at=None):
+    return page.evaluate(RUN_IN_PAGE, {"url": url, "ids": ids, "prompt": prompt, "options": options or {},
+                                       "keep": keep, "stopAt": stop_at, "lensAt": lens_at})
 
 
 def _check_against_numpy(out, model, ids, n_new):
@@ -85,10 +87,21 @@ def test_over_http(browser, served):
         out = _run(page, url=f"{base}/tiny.gguf", ids=ids, keep=True,
                    options={"generate": {"maxNew": 16, "stop": None}})
         _check_against_numpy(out, model, ids, 16)
-        # the tokenizer runs in the worker too: text in, the same ids out
-        again = _run(page, url=f"{base}/tiny.gguf", text="The cat sat on the",
+        # the tokenizer and the chat template run in the worker too: the numpy model's ids;
+        # and the logit lens of a step: each layer's top token, as LlamaModel.logit_lens
+        again = _run(page, url=f"{base}/tiny.gguf", prompt={"text": "The cat sat on the"},
                      options={"generate": {"maxNew": 1}})
         assert again["ids"] == ids
+        messages = [{"role": "user", "content": "Hi <b>there</b>"}]
+        chat = _run(page, url=f"{base}/tiny.gguf", prompt={"messages": messages}, lens_at=1,
+                    options={"generate": {"maxNew": 3, "stop": None, "hidden": True}})
+        assert "error" not in chat, chat.get("error")
+        assert chat["ids"] == list(model.tokenizer.encode(model.chat(messages)))
+        written = [s["id"] for s in chat["steps"] if s["kind"] == "token"]
+        hidden = model.model.forward(chat["ids"] + written[:2], hidden=True).hidden[:, -1]
+        top, p = model.model.logit_lens(hidden, 3)
+        assert [[t["id"] for t in layer] for layer in chat["lens"]["layers"]] == top.tolist()
+        assert np.allclose([[t["p"] for t in layer] for layer in chat["lens"]["layers"]], p, atol=1e-4)
         for name, code in [("not-a-model.gguf", "not-gguf"), ("cut.gguf", "truncated")]:
             bad = _run(page, url=f"{base}/{name}", ids=ids)
             assert bad["error"]["code"] == code, bad

@@ -93,8 +93,8 @@ def test_greedy_in_chromium(smollm, browser, tmp_path):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"{base}/index.html")
         ids = _prompt_ids(smollm, GREEDY[1])
-        out = page.evaluate(RUN_IN_PAGE, {"url": f"{base}/model.gguf", "ids": ids, "text": None,
-                                          "keep": False, "stopAt": None,
+        out = page.evaluate(RUN_IN_PAGE, {"url": f"{base}/model.gguf", "ids": ids, "prompt": None,
+                                          "keep": False, "stopAt": None, "lensAt": None,
                                           "options": {"load": {"maxContext": 256},
                                                       "generate": {"maxNew": 32, "stop": None}}})
         assert "error" not in out, out.get("error")

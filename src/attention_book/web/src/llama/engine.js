@@ -84,14 +84,21 @@ export const fetchBytes = async (url, {onProgress = null, signal = undefined} = 
   if (!response.body || !total) return response.arrayBuffer();
   const bytes = new Uint8Array(total);
   const reader = response.body.getReader();
-  let loaded = 0;
+  let loaded = 0, since = performance.now();
   for (;;) {
     const {done, value} = await reader.read();
     if (done) break;
     if (loaded + value.length > total) throw Object.assign(new Error("the model file is longer than announced"), {code: "fetch"});
     bytes.set(value, loaded);
     loaded += value.length;
-    onProgress?.(loaded, total);
+    // chunks already received resolve one after another without a break: hand the page
+    // its thread back every ~10 ms, so that it can draw the progress and answer the reader
+    if (performance.now() - since > 10) {
+      onProgress?.(loaded, total);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      since = performance.now();
+    }
   }
+  onProgress?.(loaded, total);
   return loaded === total ? bytes.buffer : bytes.buffer.slice(0, loaded);
 };

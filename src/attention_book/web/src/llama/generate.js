@@ -15,7 +15,7 @@
  * A generator, so that a Worker can stop between any two steps (worker.js).
  */
 
-import {sampler, samplingDistribution, softmax, topTokens} from "./sample.js";
+import {inputError, sampler, samplingDistribution, softmax, topTokens} from "./sample.js";
 
 /** The longest prompt the lab takes, in tokens (the lab says so to a reader past it). */
 export const MAX_PROMPT_TOKENS = 512;
@@ -30,21 +30,23 @@ export const MAX_NEW_TOKENS = 256;
  *   promptAttention?: "all"|"last"|"none", top?: number}} [options]
  *   stop: a token that ends the text after it is written (default: the file's EOS);
  *   hidden: each step's residual stream (L + 1, d) too, for the logit lens
- * @throws {RangeError} an empty or too long prompt, or a bad sampling setting
+ * @throws {RangeError} with a `code`: "empty-prompt", "long-prompt", "context" (prompt and
+ *   new tokens past the positions loaded), "sampling" (a bad setting), "token" (an id
+ *   outside the vocabulary)
  */
 export function* generate(model, prompt, {
   maxNew = 32, temperature = 0, topK = null, topP = null, seed = null, stop = model.tokenizer.eos ?? null,
   hidden = false, headMask = null, promptAttention = "all", top = 10,
 } = {}) {
-  if (!prompt || prompt.length === 0) throw new RangeError("the prompt is empty: write something for the model to continue");
+  if (!prompt || prompt.length === 0) throw inputError("empty-prompt", "the prompt is empty: write something for the model to continue");
   if (prompt.length > MAX_PROMPT_TOKENS) {
-    throw new RangeError(`the prompt is ${prompt.length} tokens; the lab takes at most ${MAX_PROMPT_TOKENS}`);
+    throw inputError("long-prompt", `the prompt is ${prompt.length} tokens; the lab takes at most ${MAX_PROMPT_TOKENS}`);
   }
   if (!Number.isInteger(maxNew) || maxNew < 0 || maxNew > MAX_NEW_TOKENS) {
-    throw new RangeError(`maxNew must be a whole number from 0 to ${MAX_NEW_TOKENS}, got ${maxNew}`);
+    throw inputError("sampling", `maxNew must be a whole number from 0 to ${MAX_NEW_TOKENS}, got ${maxNew}`);
   }
   if (prompt.length + maxNew > model.info.maxContext) {
-    throw new RangeError(`${prompt.length} + ${maxNew} tokens exceed the ${model.info.maxContext} positions loaded`);
+    throw inputError("context", `${prompt.length} + ${maxNew} tokens exceed the ${model.info.maxContext} positions loaded`);
   }
   const pick = sampler({temperature, topK, topP, seed});
   model.reset(0);

@@ -29,6 +29,7 @@
 
 import {GGUFError, readGGUF} from "./gguf.js";
 import {KERNEL_TYPES, createKernels} from "./kernels.js";
+import {inputError} from "./sample.js";
 import {Tokenizer} from "./tokenizer.js";
 
 const LAYER_MATRICES = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"];
@@ -334,10 +335,10 @@ class Model {
    */
   forward(ids, {attention = "all", logits = "last", hidden = false, headMask = null} = {}) {
     const c = this.config, T = ids.length, pos0 = this.length, S = pos0 + T;
-    if (T < 1) throw new RangeError("forward() needs at least one token");
-    if (S > this.ctx) throw new RangeError(`${S} tokens exceed the ${this.ctx} positions this model's cache holds`);
+    if (T < 1) throw inputError("empty-prompt", "forward() needs at least one token");
+    if (S > this.ctx) throw inputError("context", `${S} tokens exceed the ${this.ctx} positions this model's cache holds`);
     for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id >= c.vocab) throw new RangeError(`token id ${id} is outside the vocabulary (0 to ${c.vocab - 1})`);
+      if (!Number.isInteger(id) || id < 0 || id >= c.vocab) throw inputError("token", `token id ${id} is outside the vocabulary (0 to ${c.vocab - 1})`);
     }
     const rows = attention === "all" ? T : 1;
     const att = attention === "none" ? null : new Float32Array(c.nLayers * c.nHeads * rows * S);

@@ -17,9 +17,12 @@
 
 import rng from "../shared/rng.js";
 
+/** A RangeError with a `code` the page shows a message for. */
+export const inputError = (code, message) => Object.assign(new RangeError(message), {code});
+
 const number = (value, what, ok, rule) => {
   if (typeof value !== "number" || !Number.isFinite(value) || !ok(value)) {
-    throw new RangeError(`${what} must be ${rule}, got ${String(value)}`);
+    throw inputError("sampling", `${what} must be ${rule}, got ${String(value)}`);
   }
   return value;
 };
@@ -27,7 +30,7 @@ const number = (value, what, ok, rule) => {
 /** Refuse logits with a NaN (a broken model's), which no rule can choose from. */
 const finite = (logits) => {
   for (let i = 0; i < logits.length; i++) {
-    if (Number.isNaN(logits[i])) throw new RangeError(`the logits hold NaN (token ${i}): the model's numbers broke`);
+    if (Number.isNaN(logits[i])) throw inputError("nan", `the logits hold NaN (token ${i}): the model's numbers broke`);
   }
 };
 
@@ -35,7 +38,7 @@ const finite = (logits) => {
 export const softmax = (z) => {
   let max = -Infinity;
   for (let i = 0; i < z.length; i++) if (z[i] > max) max = z[i];
-  if (max === -Infinity) throw new RangeError("a row of logits is all -inf: no token is possible");
+  if (max === -Infinity) throw inputError("nan", "a row of logits is all -inf: no token is possible");
   const p = new Float64Array(z.length);
   let sum = 0;
   for (let i = 0; i < z.length; i++) { p[i] = Math.exp(z[i] - max); sum += p[i]; }
@@ -85,7 +88,7 @@ export const samplingDistribution = (logits, {temperature = 1, topK = null, topP
  *
  * @param {{temperature?: number, topK?: number|null, topP?: number|null, seed?: number|null}} [options]
  * @returns {function(ArrayLike<number>): number}
- * @throws {RangeError} a temperature < 0, top-k < 1, top-p outside (0, 1], or sampling without a seed
+ * @throws {RangeError} (code "sampling") a temperature < 0, top-k < 1, top-p outside (0, 1], or sampling without a seed
  */
 export const sampler = ({temperature = 0, topK = null, topP = null, seed = null} = {}) => {
   number(temperature, "temperature", (t) => t >= 0, "a finite number >= 0 (0 = greedy)");
@@ -99,7 +102,7 @@ export const sampler = ({temperature = 0, topK = null, topP = null, seed = null}
       return best;
     };
   }
-  if (seed === null) throw new RangeError("sampling (temperature > 0) needs a seed, so that the text can be generated again");
+  if (seed === null) throw inputError("sampling", "sampling (temperature > 0) needs a seed, so that the text can be generated again");
   const g = rng.defaultRng(seed);
   return (logits) => {
     finite(logits);
