@@ -23,6 +23,18 @@ const SOURCE = path.join(HERE, "kernels.ts");
 // JavaScript made (kernels.js), and 128-bit SIMD (every current browser has it).
 const FLAGS = ["-O3", "--noAssert", "--runtime", "stub", "--importMemory", "--enable", "simd"];
 
+/** Whether a WebAssembly module has a data section (id 11): its sections are id, LEB128 size, body. */
+const hasDataSection = (bytes) => {
+  for (let at = 8; at < bytes.length;) {
+    const id = bytes[at++];
+    let size = 0, shift = 0, byte;
+    do { byte = bytes[at++]; size |= (byte & 0x7f) << shift; shift += 7; } while (byte & 0x80);
+    if (id === 11 && size > 1) return true;
+    at += size;
+  }
+  return false;
+};
+
 /** The module's bytes, compiled from kernels.ts. @returns {Promise<Uint8Array>} */
 export const compileKernels = async () => {
   let binary = null;
@@ -35,6 +47,11 @@ export const compileKernels = async () => {
     stderr: {write: (text) => { errors.push(String(text)); }},
   });
   if (error || !binary) throw new Error(`asc failed on kernels.ts:\n${errors.join("")}${error ?? ""}`);
+  if (hasDataSection(binary)) {
+    // static data (Math.exp's tables, a string) would be written into memory that
+    // kernels.js hands out from address 64: the kernels must keep to their arguments
+    throw new Error("kernels.ts compiled to a module with static data: keep Math and strings out of it");
+  }
   return binary;
 };
 

@@ -125,6 +125,8 @@ export const createKernels = async (nbytes, {backend = "auto"} = {}) => {
   const half = new Float32Array(buffer, HEAD, 65536);
   half.set(halfTable());
   let top = WORK + MAX_T * 20;
+  let scores = new Float64Array(1024);  // the JS attend's scores, grown to the longest row
+  const grow = (n) => { if (scores.length < n) scores = new Float64Array(2 * n); };
   const m = {u8, f32, u16, half};
   return {
     backend: wasm ? "wasm" : "js",
@@ -147,6 +149,38 @@ export const createKernels = async (nbytes, {backend = "auto"} = {}) => {
           f32[(xs >> 2) + t * (cols >> 5) + b] = s;
         }
       }
+    },
+    /**
+     * One query's attention over n cached keys (kernels.ts's attend): the weights
+     * softmax(q K^T * scale) into `weights` (n,), and out = weights V (dHead,), zero when `skip`.
+     * q, K, V, weights, out are byte addresses of f32; dHead a multiple of 4.
+     */
+    attend: (q, K, V, n, dHead, scale, weights, out, skip) => {
+      grow(n);
+      const w = weights >> 2;
+      if (wasm) {
+        wasm.scores(q, K, n, dHead, scale, weights);
+        for (let j = 0; j < n; j++) scores[j] = f32[w + j];
+      } else {
+        for (let j = 0; j < n; j++) {
+          let dot = 0;
+          const qi = q >> 2, kj = (K >> 2) + j * dHead;
+          for (let i = 0; i < dHead; i++) dot += f32[qi + i] * f32[kj + i];
+          scores[j] = dot * scale;
+        }
+      }
+      let max = -Infinity, sum = 0;
+      for (let j = 0; j < n; j++) if (scores[j] > max) max = scores[j];
+      for (let j = 0; j < n; j++) { scores[j] = Math.exp(scores[j] - max); sum += scores[j]; }
+      for (let j = 0; j < n; j++) f32[w + j] = scores[j] / sum;
+      if (skip) { f32.fill(0, out >> 2, (out >> 2) + dHead); return; }
+      if (wasm) { wasm.mix(weights, V, n, dHead, out); return; }
+      const acc = new Float64Array(dHead);
+      for (let j = 0; j < n; j++) {
+        const p = scores[j] / sum, vj = (V >> 2) + j * dHead;
+        for (let i = 0; i < dHead; i++) acc[i] += p * f32[vj + i];
+      }
+      f32.set(acc, out >> 2);
     },
     /**
      * y = x W^T: x (T, cols) f32 at `x`, W (rows, cols) of `type` at `w`, y (T, rows) f32.

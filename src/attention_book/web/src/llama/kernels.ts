@@ -221,3 +221,35 @@ export function blockSums(x: usize, xs: usize, cols: i32, T: i32): void {
     }
   }
 }
+
+// One query's attention over n cached keys of one key/value head, in two halves around the
+// softmax, which kernels.js computes in double precision between them (a call here to
+// Math.exp would bring its tables as static data, and the memory is all JavaScript's):
+//   scores: weights_j = (q . k_j) * scale           q: (dHead,), K: (n, dHead) f32
+//   mix:    out = sum_j weights_j v_j               V: (n, dHead), out: (dHead,) f32
+// dHead a multiple of 4: four lanes at a time.
+export function scores(q: usize, K: usize, n: i32, dHead: i32, scale: f32, weights: usize): void {
+  const rowBytes = <usize>dHead << 2;
+  let k = K;
+  for (let j = 0; j < n; j++) {
+    let acc = f32x4.splat(0);
+    for (let i: usize = 0; i < rowBytes; i += 16) {
+      acc = f32x4.add(acc, f32x4.mul(v128.load(q + i), v128.load(k + i)));
+    }
+    store<f32>(weights + (<usize>j << 2), hsum(acc) * scale);
+    k += rowBytes;
+  }
+}
+
+export function mix(weights: usize, V: usize, n: i32, dHead: i32, out: usize): void {
+  const rowBytes = <usize>dHead << 2;
+  for (let i: usize = 0; i < rowBytes; i += 16) v128.store(out + i, f32x4.splat(0));
+  let v = V;
+  for (let j = 0; j < n; j++) {
+    const w = f32x4.splat(load<f32>(weights + (<usize>j << 2)));
+    for (let i: usize = 0; i < rowBytes; i += 16) {
+      v128.store(out + i, f32x4.add(v128.load(out + i), f32x4.mul(w, v128.load(v + i))));
+    }
+    v += rowBytes;
+  }
+}

@@ -81,7 +81,7 @@ export const readConfig = (metadata) => {
     vocab: (metadata["tokenizer.ggml.tokens"] ?? []).length || key("vocab_size"),
   };
   if (key("attention.value_length", dHead) !== dHead || !Number.isInteger(dHead) ||
-      nHeads % config.nKvHeads !== 0 || config.nRot > dHead || config.nRot % 2) {
+      dHead % 4 !== 0 || nHeads % config.nKvHeads !== 0 || config.nRot > dHead || config.nRot % 2) {
     throw new GGUFError("model", `heads the book cannot split: d = ${d}, ${nHeads} query heads, ` +
       `${config.nKvHeads} key/value heads, d_head = ${dHead}, RoPE on ${config.nRot}`);
   }
@@ -175,9 +175,10 @@ export const loadModel = async (bytes, {maxContext, backend = "auto"} = {}) => {
   const weightBytes = matrices.reduce((n, t) => n + Math.ceil(t.nbytes / 32) * 32, 0);
   const cacheBytes = 2 * L * kvDim * ctx * 4;
   // the scratch rows (floats), each CHUNK tokens of: the residual stream x, a block's input
-  // a and its block sums, q, k, v, the heads' outputs, an output o, SwiGLU's two halves, logits
+  // a and its block sums, q, k, v, the heads' outputs, an output o, SwiGLU's two halves,
+  // logits, and one row of attention weights (ctx floats in all)
   const rows = {x: d, a: wide, as: wide / 32, q: qDim, kk: kvDim, vv: kvDim, ctxv: qDim, o: d,
-    gate: ffn, up: ffn, logits: config.vocab};
+    gate: ffn, up: ffn, logits: config.vocab, weights: Math.ceil(ctx / CHUNK)};
   const scratchBytes = Object.values(rows).reduce((n, r) => n + Math.ceil(CHUNK * r * 4 / 16) * 16, 0);
   const k = await createKernels(weightBytes + cacheBytes + scratchBytes, {backend});
   const ptr = new Map();
@@ -284,36 +285,20 @@ class Model {
   /**
    * Causal GQA over the cache for T new rows at positions pos0..pos0+T-1, into ctxv (T, h*d_head);
    * each row's weights are written to `att` (L, h, T or 1, stride) when given: every row
-   * (attRows "all") or the last.
+   * (attRows "all") or the last. kernels.attend computes one (row, head).
    */
   attend(l, T, pos0, att, attRows, stride, headMask) {
-    const {nHeads: h, nKvHeads: g, dHead} = this.config, S = pos0 + T, group = h / g;
-    const q = this.views.q, out = this.views.ctxv, scale = 1 / Math.sqrt(dHead);
-    const scores = new Float64Array(S);
+    const {nHeads: h, nKvHeads: g, dHead} = this.config, group = h / g, scale = 1 / Math.sqrt(dHead);
+    const weights = this.views.weights;
     for (let t = 0; t < T; t++) {
       const n = pos0 + t + 1;  // keys 0..pos0+t
       for (let hh = 0; hh < h; hh++) {
-        const base = ((l * g + Math.floor(hh / group)) * this.ctx) * dHead, qAt = (t * h + hh) * dHead;
-        let max = -Infinity;
-        for (let j = 0; j < n; j++) {
-          let dot = 0;
-          const kAt = base + j * dHead;
-          for (let i = 0; i < dHead; i++) dot += q[qAt + i] * this.K[kAt + i];
-          scores[j] = dot * scale;
-          if (scores[j] > max) max = scores[j];
-        }
-        let sum = 0;
-        for (let j = 0; j < n; j++) { scores[j] = Math.exp(scores[j] - max); sum += scores[j]; }
-        const row = att && (attRows === "all" || t === T - 1)
-          ? ((l * h + hh) * (attRows === "all" ? T : 1) + (attRows === "all" ? t : 0)) * stride : -1;
-        const off = headMask && headMask[l * h + hh];
-        for (let i = 0; i < dHead; i++) out[qAt + i] = 0;
-        for (let j = 0; j < n; j++) {
-          const p = scores[j] / sum;
-          if (row >= 0) att[row + j] = p;
-          if (off) continue;
-          const vAt = base + j * dHead;
-          for (let i = 0; i < dHead; i++) out[qAt + i] += p * this.V[vAt + i];
+        const base = (l * g + Math.floor(hh / group)) * this.ctx * dHead * 4, row = (t * h + hh) * dHead * 4;
+        this.k.attend(this.s.q.at + row, this.kCache + base, this.vCache + base, n, dHead, scale,
+                      this.s.weights.at, this.s.ctxv.at + row, headMask && headMask[l * h + hh]);
+        if (att && (attRows === "all" || t === T - 1)) {
+          const at = ((l * h + hh) * (attRows === "all" ? T : 1) + (attRows === "all" ? t : 0)) * stride;
+          att.set(weights.subarray(0, n), at);
         }
       }
     }
