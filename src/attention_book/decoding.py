@@ -6,8 +6,11 @@ row of logits into one token, append it, repeat.
 
 - :func:`softmax_temperature`: the distribution ``softmax(logits / T)``; T < 1 sharpens
   it, T > 1 flattens it.
-- :func:`next_token`: greedy (T = 0: the argmax) or sampled from that distribution with
-  a seeded ``numpy.random.Generator``.
+- :func:`top_k_top_p`: keep only the k most likely tokens (top-k) and/or the smallest set
+  of most likely tokens whose probability reaches p (top-p, nucleus sampling, Holtzman
+  et al. 2020); the others get logit -inf.
+- :func:`next_token`: greedy (T = 0: the argmax) or sampled from that distribution (after
+  top-k/top-p, when asked) with a seeded ``numpy.random.Generator``.
 - :func:`generate`: the loop, around any ``step(new_tokens) -> logits`` function. A step
   that keeps a key/value cache feeds the model only the new tokens
   (``attention_book.training.CachedDecoder``); :class:`FullRerun` runs the whole
@@ -24,7 +27,8 @@ import numpy as np
 
 from ._validate import as_float_array, whole_number
 
-__all__ = ["softmax_temperature", "next_token", "generate", "FullRerun"]
+__all__ = ["softmax_temperature", "top_k_top_p", "sampling_distribution", "next_token",
+           "generate", "FullRerun"]
 
 
 def _temperature(temperature) -> float:
@@ -65,7 +69,84 @@ def softmax_temperature(logits, temperature: float = 1.0) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def next_token(logits, temperature: float = 0.0, rng: np.random.Generator | None = None):
+def _top_k(top_k) -> int | None:
+    return None if top_k is None else whole_number(top_k, "top_k", 1)
+
+
+def _top_p(top_p) -> float | None:
+    if top_p is None:
+        return None
+    if isinstance(top_p, bool) or not isinstance(top_p, (int, float, np.number)) or not (
+            0 < float(top_p) <= 1):
+        raise ValueError(f"top_p must be a number in (0, 1] (1 keeps every token), got {top_p!r}")
+    return float(top_p)
+
+
+def top_k_top_p(logits, top_k: int | None = None, top_p: float | None = None) -> np.ndarray:
+    """Logits with every token outside the top k, or outside the nucleus p, set to -inf.
+
+    As Hugging Face's ``TopKLogitsWarper`` then ``TopPLogitsWarper``: top-k keeps the tokens
+    whose logit is at least the k-th largest (ties with it stay); top-p sorts the remaining
+    probabilities (softmax of the logits) in increasing order and removes a token while the
+    cumulative sum up to it is at most 1 - p, so the kept tokens are the fewest most likely
+    ones whose probability reaches p; the most likely token always stays.
+
+    Parameters
+    ----------
+    logits : array_like, shape (..., V)
+        Already divided by the temperature, if any.
+    top_k : int, optional
+        At least 1; None (or k >= V) keeps every token.
+    top_p : float, optional
+        In (0, 1]; None or 1 keeps every token.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as logits
+    """
+    z = as_float_array(logits, "logits", allow_neg_inf=True).copy()
+    k, p = _top_k(top_k), _top_p(top_p)
+    if k is not None and k < z.shape[-1]:
+        kth = np.partition(z, -k, axis=-1)[..., -k:].min(axis=-1, keepdims=True)  # (..., 1)
+        z[z < kth] = -np.inf
+    if p is not None and p < 1:
+        order = np.argsort(z, axis=-1, kind="stable")  # (..., V): increasing
+        probs = softmax_temperature(np.take_along_axis(z, order, axis=-1))  # (..., V) sorted
+        remove = probs.cumsum(axis=-1) <= 1 - p  # (..., V), in sorted order
+        remove[..., -1] = False  # the most likely token always stays
+        np.put_along_axis(z, order, np.where(remove, -np.inf, np.take_along_axis(z, order, -1)),
+                          axis=-1)
+    return z
+
+
+def sampling_distribution(logits, temperature: float = 1.0, top_k: int | None = None,
+                          top_p: float | None = None) -> np.ndarray:
+    """The distribution a token is sampled from: ``softmax(top_k_top_p(logits / T))``.
+
+    Parameters
+    ----------
+    logits : array_like, shape (..., V)
+    temperature : float
+        T > 0.
+    top_k, top_p : optional
+        As :func:`top_k_top_p`; both None gives :func:`softmax_temperature`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., V)
+        Rows summing to 1, zero outside the kept tokens.
+    """
+    if top_k is None and top_p is None:
+        return softmax_temperature(logits, temperature)
+    t = _temperature(temperature)
+    if t == 0:
+        raise ValueError("temperature 0 is greedy decoding, not a distribution")
+    z = as_float_array(logits, "logits", allow_neg_inf=True)
+    return softmax_temperature(top_k_top_p(z / t, top_k, top_p))
+
+
+def next_token(logits, temperature: float = 0.0, rng: np.random.Generator | None = None, *,
+               top_k: int | None = None, top_p: float | None = None):
     """Choose the next token from a row of logits: greedy or sampled.
 
     Parameters
@@ -74,10 +155,13 @@ def next_token(logits, temperature: float = 0.0, rng: np.random.Generator | None
         The model's logits for the next token (the last row of its output).
     temperature : float
         0 (the default): greedy, the token with the largest logit (the first one on a
-        tie, as ``numpy.argmax``). T > 0: a draw from ``softmax(logits / T)``.
+        tie, as ``numpy.argmax``). T > 0: a draw from ``softmax(logits / T)``, restricted
+        to the top k tokens and/or the nucleus p when those are given.
     rng : numpy.random.Generator
         Needed when T > 0 (e.g. ``np.random.default_rng(seed)``): the same generator
         state gives the same draw.
+    top_k, top_p : optional
+        :func:`top_k_top_p`'s filters (sampling only; greedy ignores them).
 
     Returns
     -------
@@ -85,6 +169,7 @@ def next_token(logits, temperature: float = 0.0, rng: np.random.Generator | None
     """
     z = as_float_array(logits, "logits", allow_neg_inf=True)
     t = _temperature(temperature)
+    _top_k(top_k), _top_p(top_p)  # refuse bad values even when greedy
     if t == 0:
         chosen = z.argmax(axis=-1)  # (...,)
     else:
@@ -92,16 +177,19 @@ def next_token(logits, temperature: float = 0.0, rng: np.random.Generator | None
             raise ValueError(f"sampling (temperature {t} > 0) needs rng, a "
                              f"numpy.random.Generator such as np.random.default_rng(0); "
                              f"got {rng!r}")
-        p = softmax_temperature(z, t)  # (..., V)
+        p = sampling_distribution(z, t, top_k, top_p)  # (..., V)
         u = rng.random(p.shape[:-1])[..., None]  # (..., 1): uniform in [0, 1)
         # inverse CDF: the first token whose cumulative probability exceeds u
         chosen = (p.cumsum(axis=-1) <= u).sum(axis=-1)  # (...,)
-        chosen = np.minimum(chosen, p.shape[-1] - 1)  # u just below 1, rounding
+        # u just below 1 and rounding: at most the last token with any probability
+        last = p.shape[-1] - 1 - np.argmax(p[..., ::-1] > 0, axis=-1)  # (...,)
+        chosen = np.minimum(chosen, last)
     return int(chosen) if np.ndim(chosen) == 0 else chosen.astype(np.int64)
 
 
 def generate(step: Callable, prompt, n_new: int, *, temperature: float = 0.0,
-             seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+             seed: int | None = None, top_k: int | None = None, top_p: float | None = None,
+             stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The decoding loop: feed the prompt, then one chosen token at a time.
 
     ``step(new_tokens)`` must remember what it has seen (a cache, or the whole
@@ -121,12 +209,16 @@ def generate(step: Callable, prompt, n_new: int, *, temperature: float = 0.0,
         0: greedy; > 0: sampled (:func:`next_token`).
     seed : int, optional
         Seeds the sampling (needed when temperature > 0).
+    top_k, top_p : optional
+        Sampling filters (:func:`top_k_top_p`).
+    stop : int, optional
+        A token that ends the text (e.g. end-of-turn): generation stops after it.
 
     Returns
     -------
-    tokens : numpy.ndarray of int64, shape (n_new,)
-        The generated tokens, in order.
-    logits : numpy.ndarray, shape (n_new, V)
+    tokens : numpy.ndarray of int64, shape (n,)
+        The generated tokens, in order: n = n_new, or fewer when ``stop`` came.
+    logits : numpy.ndarray, shape (n, V)
         The logits each token was chosen from.
     """
     prompt = np.asarray(prompt)
@@ -135,6 +227,7 @@ def generate(step: Callable, prompt, n_new: int, *, temperature: float = 0.0,
                          f"{prompt!r}")
     n_new = whole_number(n_new, "n_new", 0)
     t = _temperature(temperature)
+    _top_k(top_k), _top_p(top_p)
     if t > 0 and seed is None:
         raise ValueError("sampling (temperature > 0) needs a seed, so that the text can be "
                          "generated again")
@@ -147,14 +240,16 @@ def generate(step: Callable, prompt, n_new: int, *, temperature: float = 0.0,
         if logits.ndim != 2 or logits.shape[0] < 1:
             raise ValueError(f"step must return logits (t_new, V), got shape {logits.shape}")
         row = logits[-1]  # (V,): the logits for the token after the last one
-        token = next_token(row, t, rng)
+        token = next_token(row, t, rng, top_k=top_k, top_p=top_p)
         tokens.append(token)
         chosen_from.append(row)
+        if token == stop:
+            break
         if n + 1 < n_new:
             logits = np.asarray(step(np.array([token], dtype=np.int64)))  # (1, V)
     V = logits.shape[-1]
     return (np.array(tokens, dtype=np.int64),
-            np.array(chosen_from).reshape(n_new, V))  # n_new x (V,) -> (n_new, V)
+            np.array(chosen_from).reshape(len(tokens), V))  # n x (V,) -> (n, V)
 
 
 class FullRerun:

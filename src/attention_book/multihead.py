@@ -13,7 +13,9 @@ Columns ``i*d_k:(i+1)*d_k`` of W_q are head i's own W_i^Q (likewise W_k, W_v), s
 
 :func:`head_circuits` reads each head as two (d, d) matrices of rank <= d_k, W_QK and W_OV
 (``heads.ov_circuit`` carries W_OV on through the embedding and unembedding);
-:func:`grouped_query_attention` lets groups of query heads share key/value heads (MQA, GQA).
+:func:`grouped_query_attention` lets groups of query heads share key/value heads (MQA, GQA);
+:class:`GroupedQueryAttention` is that attention as Llama computes it (chapter 10): its own
+projections, rotary positions, a causal mask and a key/value cache.
 
 This module imports numpy only.
 """
@@ -26,6 +28,7 @@ import numpy as np
 
 from ._validate import as_float_array, batch_shape, check_mask, positive_int, whole_number
 from .attention import scaled_dot_product_attention
+from .positional import rotary_embedding
 
 __all__ = [
     "split_heads",
@@ -38,6 +41,8 @@ __all__ = [
     "head_circuits",
     "grouped_query_attention",
     "kv_width",
+    "kv_groups",
+    "GroupedQueryAttention",
 ]
 
 
@@ -586,3 +591,182 @@ def grouped_query_attention(q, k, v, mask=None, scale: float | None = None):
     k = np.repeat(k, h // g, axis=-3)  # (..., g, s_k, d_k) -> (..., h, s_k, d_k): 0,0,1,1,...
     v = np.repeat(v, h // g, axis=-3)  # (..., h, s_k, d_v)
     return scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
+
+
+def kv_groups(h: int, g: int) -> np.ndarray:
+    """Which key/value head each query head reads when g key/value heads serve h query heads.
+
+    Query heads are grouped in order: the first h / g read key/value head 0, the next h / g
+    head 1, and so on (``repeat_interleave``, as :func:`grouped_query_attention`, PyTorch's
+    ``enable_gqa`` and Llama's ``repeat_kv`` do).
+
+    Parameters
+    ----------
+    h : int
+        Query heads.
+    g : int
+        Key/value heads, dividing h.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (h,)
+        ``groups[i] = i // (h / g)``; e.g. (0, 0, 0, 1, 1, 1, 2, 2, 2) for h = 9, g = 3.
+    """
+    h, g = positive_int(h, "h"), positive_int(g, "g")
+    if h % g:
+        raise ValueError(f"g={g} does not divide h={h}: each key/value head serves a group of "
+                         f"h / g query heads")
+    return np.arange(h, dtype=np.int64) // (h // g)
+
+
+def _head_switch(heads_off, h: int) -> np.ndarray | None:
+    """``heads_off`` as a (h,) boolean array (True = switched off), or None for none."""
+    if heads_off is None:
+        return None
+    off = np.asarray(heads_off)
+    if off.dtype == bool:
+        if off.shape != (h,):
+            raise ValueError(f"heads_off must be h={h} flags (True = off), got shape {off.shape}")
+        return off if off.any() else None
+    flags = np.zeros(h, dtype=bool)
+    for i in off.ravel().tolist():
+        flags[whole_number(i, "each head switched off", 0, h - 1)] = True
+    return flags if flags.any() else None
+
+
+class GroupedQueryAttention:
+    """Causal self-attention as Llama computes it: h query heads over g key/value heads,
+    rotary positions on the queries and keys, no biases, and a key/value cache.
+
+    Row-vector form, for the s new tokens x:(..., s, d) after t cached ones::
+
+        Q = RoPE(x @ W_q)   split into h heads      (..., h, s, d_k)
+        K = RoPE(x @ W_k)   split into g heads      (..., g, s, d_k)   appended to the cache
+        V = x @ W_v         split into g heads      (..., g, s, d_k)   appended to the cache
+        head_i = attention(Q_i, K_{kv(i)}, V_{kv(i)}), causal   (..., h, s, d_k)
+        output = concat(head_0, ..., head_{h-1}) @ W_o          (..., s, d)
+
+    with ``kv(i) = i // (h / g)`` (:func:`kv_groups`) and RoPE at the positions t..t+s-1
+    (``positional.rotary_embedding``). With g = h it is multi-head attention with RoPE; the
+    attention itself is :func:`grouped_query_attention`.
+
+    Parameters
+    ----------
+    W_q : array_like, shape (d, h d_k)
+    W_k, W_v : array_like, shape (d, g d_k)
+    W_o : array_like, shape (h d_k, d)
+    h, g : int
+        Query heads, and key/value heads (dividing h).
+    rope_base : float or None
+        RoPE's base (Llama's ``rope_theta``); None: no rotation.
+    rope_pairs : {"adjacent", "halves"}
+        Which columns of a head RoPE turns together: (2i, 2i+1) as GGUF files store
+        W_q and W_k, or (i, i + d_k/2) as Hugging Face's Llama does.
+    """
+
+    def __init__(self, W_q, W_k, W_v, W_o, h: int, g: int, *, rope_base: float | None = None,
+                 rope_pairs: str = "adjacent"):
+        self.W_q = as_float_array(W_q, "W_q", min_ndim=2)
+        d = self.W_q.shape[0]
+        self._h = positive_int(h, "h")
+        self._g = int(kv_groups(self._h, g)[-1]) + 1
+        if self.W_q.ndim != 2 or self.W_q.shape[1] % self._h:
+            raise ValueError(f"W_q must have shape (d, h d_k) with h={self._h}, got shape "
+                             f"{self.W_q.shape}")
+        d_k = self.W_q.shape[1] // self._h
+        shapes = {"W_k": (d, self._g * d_k), "W_v": (d, self._g * d_k),
+                  "W_o": (self._h * d_k, d)}
+        for name, w in (("W_k", W_k), ("W_v", W_v), ("W_o", W_o)):
+            w = as_float_array(w, name, min_ndim=2)
+            if w.shape != shapes[name]:
+                raise ValueError(f"{name} must have shape {shapes[name]} (d={d}, h={self._h}, "
+                                 f"g={self._g}, d_k={d_k}), got shape {w.shape}")
+            setattr(self, name, w)
+        if rope_pairs not in ("adjacent", "halves"):
+            raise ValueError(f'rope_pairs must be "adjacent" or "halves", got {rope_pairs!r}')
+        self.rope_base = None if rope_base is None else float(rope_base)
+        self.rope_pairs = rope_pairs
+
+    @property
+    def d(self) -> int:
+        """Model width d."""
+        return self.W_q.shape[0]
+
+    @property
+    def h(self) -> int:
+        """Query heads h."""
+        return self._h
+
+    @property
+    def g(self) -> int:
+        """Key/value heads g (``n_head_kv``)."""
+        return self._g
+
+    @property
+    def d_k(self) -> int:
+        """Width of every head, d_k = d_v."""
+        return self.W_q.shape[1] // self._h
+
+    @property
+    def groups(self) -> np.ndarray:
+        """(h,) the key/value head each query head reads (:func:`kv_groups`)."""
+        return kv_groups(self._h, self._g)
+
+    @property
+    def n_parameters(self) -> int:
+        """``d h d_k + 2 d g d_k + h d_k d``: 2 d^2 + 2 d^2 g / h when h d_k = d."""
+        return sum(w.size for w in (self.W_q, self.W_k, self.W_v, self.W_o))
+
+    def __repr__(self) -> str:
+        return (f"GroupedQueryAttention(d={self.d}, h={self.h}, g={self.g}, d_k={self.d_k}, "
+                f"rope_base={self.rope_base}, rope_pairs={self.rope_pairs!r})")
+
+    def _rope(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        if self.rope_base is None:
+            return x
+        return rotary_embedding(x, self.rope_base, pairs=self.rope_pairs, positions=positions)
+
+    def __call__(self, x, cache=None, *, heads_off=None):
+        """Attend from the new tokens x to every cached token and to themselves (causal).
+
+        Parameters
+        ----------
+        x : array_like, shape (..., s, d)
+            The new tokens (after the block's norm).
+        cache : masking.KVCache, optional
+            ``KVCache(g, d_k, batch)``: holds the t earlier tokens' keys and values; the
+            new ones are appended. None: x is the whole sequence (t = 0).
+        heads_off : array_like, optional
+            Query heads to switch off: their outputs are zeroed before W_o (h booleans,
+            True = off, or head numbers).
+
+        Returns
+        -------
+        output : numpy.ndarray, shape (..., s, d)
+        weights : numpy.ndarray, shape (..., h, s, t + s)
+            Every query head's weights over all t + s keys; zero on the future.
+        """
+        x = as_float_array(x, "x", min_ndim=2)
+        if x.shape[-1] != self.d:
+            raise ValueError(f"x has shape {x.shape} but the layer has d={self.d}: x must have "
+                             f"shape (..., s, {self.d})")
+        s = x.shape[-2]
+        t = 0 if cache is None else cache.length
+        positions = np.arange(t, t + s)  # (s,): each new token's position
+        dt = x.dtype
+        # (..., s, d) @ (d, h d_k) -> (..., s, h d_k) -> (..., h, s, d_k), each head turned
+        q = self._rope(split_heads(x @ self.W_q.astype(dt, copy=False), self.h), positions)
+        k = self._rope(split_heads(x @ self.W_k.astype(dt, copy=False), self.g), positions)
+        v = split_heads(x @ self.W_v.astype(dt, copy=False), self.g)  # (..., g, s, d_k)
+        if cache is not None:
+            cache.append(k, v)  # (..., g, t + s, d_k)
+            k, v = cache.keys, cache.values
+        # new query i (position t + i) may see keys 0..t + i: (s, t + s)
+        mask = np.arange(t + s)[None, :] <= positions[:, None]
+        # (..., h, s, d_k) over (..., g, t+s, d_k) -> (..., h, s, d_k), weights (..., h, s, t+s)
+        heads, weights = grouped_query_attention(q, k, v, mask=mask)
+        off = _head_switch(heads_off, self.h)
+        if off is not None:
+            heads = np.where(off[:, None, None], 0, heads).astype(dt, copy=False)
+        merged = merge_heads(heads)  # (..., h, s, d_k) -> (..., s, h d_k)
+        return merged @ self.W_o.astype(dt, copy=False), weights  # (..., s, h d_k) @ (h d_k, d)
