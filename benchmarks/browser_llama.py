@@ -14,6 +14,10 @@ The median of --runs runs (default 5), each number's spread, and the load averag
 after (2 shared cores: compare runs made under the same load).
 
   .venv/bin/python benchmarks/browser_llama.py [--runs 5] [--new 64] [--backend wasm|js]
+
+--node measures the same engine in Node.js as CPU time (user + system, which a busy shared
+machine inflates far less than wall time): WebAssembly against JavaScript for the products
+of SmolLM2's shapes (G multiply-adds a CPU-second), a 32-token prefill and a generated token.
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from llama_js import RUN_IN_PAGE, write_page  # noqa: E402
+from llama_js import RUN_IN_PAGE, run_node, write_page  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -78,18 +82,64 @@ class _PeakRss:
         self.thread.join()
 
 
+def node_figures(gguf: Path, runs: int, new: int) -> None:
+    """Node's CPU time: the kernels by backend, then the model's prefill and steps."""
+    import numpy as np
+
+    print("| what | backend | CPU ms, median | G multiply-adds / CPU-s |\n|---|---|---:|---:|")
+    shapes = [("blk.0.ffn_gate.weight", 1536, 576, 1), ("blk.0.ffn_gate.weight", 1536, 576, 32),
+              ("blk.0.ffn_down.weight", 576, 1536, 1), ("token_embd.weight", 49152, 576, 1)]
+    with tempfile.TemporaryDirectory() as tmp:
+        for backend in ("wasm", "js"):
+            ops = []
+            for name, rows, cols, T in shapes:
+                x = Path(tmp) / f"x{cols}-{T}.f32"
+                np.random.default_rng(0).standard_normal((T, cols)).astype(np.float32).tofile(x)
+                ops.append({"op": "matmul", "tensor": name, "xFile": str(x), "T": T, "backend": backend,
+                            "repeats": runs * (3 if backend == "js" else 8) + 2})
+            for (name, rows, cols, T), r in zip(shapes, run_node(gguf, ops)):
+                cpu = statistics.median(r["cpuMs"][2:])  # after the compilers' warm-up
+                print(f"| {name} ({r['type']}) x ({T}, {cols}) | {backend} | {cpu:.2f} | "
+                      f"{rows * cols * T / cpu / 1e6:.2f} |")
+    ids = list(range(1000, 1032))
+    for backend in ("wasm", "js"):
+        n = new if backend == "wasm" else max(4, new // 8)
+        load, fwd = run_node(gguf, [{"op": "load"},
+                                    {"op": "forward", "ids": ids, "repeats": runs, "logits": "last",
+                                     "more": list(range(2000, 2000 + n))}],
+                             backend=backend, max_context=512)
+        c = load["config"]
+        # multiply-adds of the products a token: the blocks', and the output layer's
+        block = c["nLayers"] * c["d"] * (2 * c["nHeads"] * c["dHead"] + 2 * c["nKvHeads"] * c["dHead"] + 3 * c["ffn"])
+        out = c["d"] * c["vocab"]
+        steps = statistics.median(s["cpuMs"] for s in fwd["steps"])
+        prefill = statistics.median(fwd["cpuMs"])
+        print(f"| load (parse, copy, tokenizer) | {backend} | {load['cpuMs']:.0f} | |")
+        print(f"| prefill of 32 tokens, maps kept | {backend} | {prefill:.0f} | "
+              f"{(32 * block + out) / prefill / 1e6:.2f} |")
+        print(f"| a generated token ({n} steps) | {backend} | {steps:.1f} | {(block + out) / steps / 1e6:.2f} "
+              f"({1000 / steps:.1f} tokens per CPU-s) |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--new", type=int, default=64, help="tokens generated a run")
     parser.add_argument("--backend", default="wasm", choices=["wasm", "js", "auto"])
     parser.add_argument("--gguf", default=None, help="another llama GGUF (default: SmolLM2's)")
+    parser.add_argument("--node", action="store_true", help="CPU time in Node.js instead")
     args = parser.parse_args()
     from attention_book.smollm import gguf_path
-    from playwright.sync_api import sync_playwright
 
     gguf = Path(args.gguf or gguf_path())
     load_before = os.getloadavg()
+    if args.node:
+        node_figures(gguf, args.runs, args.new)
+        print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} "
+              f"(1 min; {os.cpu_count()} cores)")
+        return
+    from playwright.sync_api import sync_playwright
+
     rows = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         folder = Path(tmp)

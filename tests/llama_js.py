@@ -2,7 +2,7 @@
 tests' and benchmarks' harness.
 
 - :func:`build_engine` writes the engine's two generated files (``wasm-bytes.js``, the
-  kernels compiled by AssemblyScript; ``worker-source.js``, the bundled Worker) with its
+  kernels compiled by AssemblyScript; ``web/llama-worker.js``, the bundled Worker) with its
   ``build.mjs``, when they are missing or older than a source file.
 - :func:`run_node` runs ``tests/js/llama_driver.mjs`` on a GGUF file and a list of
   operations, and returns their results with the arrays read back as numpy.
@@ -21,7 +21,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = ROOT / "src" / "attention_book" / "web" / "src" / "llama"
 DRIVER = ROOT / "tests" / "js" / "llama_driver.mjs"
-GENERATED = (LLAMA / "wasm-bytes.js", LLAMA / "worker-source.js")
+WORKER = ROOT / "src" / "attention_book" / "web" / "llama-worker.js"
+GENERATED = (LLAMA / "wasm-bytes.js", WORKER)
 NODE = shutil.which("node")
 
 
@@ -68,7 +69,7 @@ def run_node(gguf: Path, ops: list[dict], *, backend: str = "auto", max_context:
 #: The page harness's entry: the engine and its worker's source on globalThis.llama.
 _HARNESS = """
 import {fetchBytes, startEngine} from "./engine.js";
-import {WORKER_SOURCE} from "./worker-source.js";
+import {WORKER_SOURCE} from "../../llama-worker.js";
 globalThis.llama = {fetchBytes, startEngine, WORKER_SOURCE};
 """
 

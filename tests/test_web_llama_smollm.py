@@ -36,6 +36,14 @@ def smollm():
     return SmolLM.load()
 
 
+@pytest.fixture(scope="module")
+def greedy_ref(smollm):
+    """The numpy model's 32 greedy tokens after each GREEDY prompt (its ids, the tokens):
+    computed once for Node's test and chromium's."""
+    prompts = [_prompt_ids(smollm, p) for p in GREEDY]
+    return [(ids, list(smollm.model.generate(ids, 32).tokens)) for ids in prompts]
+
+
 def _prompt_ids(model, prompt):
     text = model.chat(prompt["messages"]) if "messages" in prompt else prompt["text"]
     return list(model.tokenizer.encode(text))
@@ -53,10 +61,10 @@ def test_tokenizer_on_the_real_vocabulary(smollm):
     assert out["chats"] == [smollm.chat(m) for m in chats]
 
 
-def test_forward_and_greedy_in_node(smollm):
+def test_forward_and_greedy_in_node(smollm, greedy_ref):
     c = smollm.config
     prompts = [list(smollm.tokenizer.encode(p)) for p in FORWARD_PROMPTS]
-    greedy = [_prompt_ids(smollm, p) for p in GREEDY]
+    greedy = [ids for ids, _ in greedy_ref]
     ops = ([{"op": "forward", "ids": ids} for ids in prompts]
            + [{"op": "generate", "ids": ids, "options": {"maxNew": 32, "stop": None}} for ids in greedy])
     results = [_check(r) for r in run_node(gguf_path(), ops, max_context=256)]
@@ -66,8 +74,8 @@ def test_forward_and_greedy_in_node(smollm):
         assert np.abs(got["logits"].reshape(T, -1) - ref.logits).max() < LOGITS_TOL
         att = got["attention"].reshape(c.n_layers, c.h, T, T)
         assert np.abs(att - np.stack(ref.weights)).max() < ATTENTION_TOL
-    for ids, got in zip(greedy, results[len(prompts):]):
-        assert got["tokens"] == list(smollm.model.generate(ids, 32).tokens)
+    for (_, want), got in zip(greedy_ref, results[len(prompts):]):
+        assert got["tokens"] == want
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -76,7 +84,7 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 
 @pytest.mark.browser
-def test_greedy_in_chromium(smollm, browser, tmp_path):
+def test_greedy_in_chromium(greedy_ref, browser, tmp_path):
     """The real file fetched by the page, run in the Worker: numpy's 32 greedy tokens."""
     from conftest import offline_context
 
@@ -92,14 +100,14 @@ def test_greedy_in_chromium(smollm, browser, tmp_path):
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"{base}/index.html")
-        ids = _prompt_ids(smollm, GREEDY[1])
+        ids, want = greedy_ref[1]
         out = page.evaluate(RUN_IN_PAGE, {"url": f"{base}/model.gguf", "ids": ids, "prompt": None,
                                           "keep": False, "stopAt": None, "lensAt": None,
                                           "options": {"load": {"maxContext": 256},
                                                       "generate": {"maxNew": 32, "stop": None}}})
         assert "error" not in out, out.get("error")
         tokens = [s["id"] for s in out["steps"] if s["kind"] == "token"]
-        assert tokens == list(smollm.model.generate(ids, 32).tokens)
+        assert tokens == want
         assert out["info"]["backend"] == "wasm" and out["info"]["tied"]
     finally:
         context.close()

@@ -37,6 +37,8 @@ const fileBytes = (file) => {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 };
 const ms = () => performance.now();
+/** CPU milliseconds (user + system) of this process: what a busy machine does not inflate. */
+const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
 let model = null;
 const getModel = async () => {
@@ -51,8 +53,8 @@ const getModel = async () => {
 const ops = {
   // the model's info, or the error loading it raises
   load: async () => {
-    const m = await getModel();
-    return {config: m.config, info: m.info};
+    const c = cpuMs(), m = await getModel();
+    return {config: m.config, info: m.info, cpuMs: cpuMs() - c};
   },
   // the tokenizer alone (needs no weights): ids of each text, and of each chat
   encode: async ({texts = [], chats = []}) => {
@@ -63,21 +65,23 @@ const ops = {
   // one forward pass over ids from an empty cache, then optionally more tokens one at a time
   forward: async ({ids, more = [], attention = "all", logits = "all", hidden = false, headMask = null, repeats = 1}) => {
     const m = await getModel();
-    const times = [];
+    const times = [], cpu = [];
     let run;
     for (let r = 0; r < repeats; r++) {
       m.reset(0);
-      const t = ms();
+      const t = ms(), c = cpuMs();
       run = m.forward(ids, {attention, logits, hidden, headMask: headMask && Uint8Array.from(headMask)});
       times.push(ms() - t);
+      cpu.push(cpuMs() - c);
     }
     const steps = more.map((id) => {
-      const t = ms();
+      const t = ms(), c = cpuMs();
       const s = m.forward([id], {attention: "last", logits: "last", hidden, headMask: headMask && Uint8Array.from(headMask)});
-      return {logits: put(s.logits), attention: put(s.attention), hidden: s.hidden && put(s.hidden), ms: ms() - t};
+      return {logits: put(s.logits), attention: put(s.attention), hidden: s.hidden && put(s.hidden), ms: ms() - t,
+        cpuMs: cpuMs() - c};
     });
     return {T: run.T, S: run.S, logits: put(run.logits), attention: run.attention && put(run.attention),
-      hidden: run.hidden && put(run.hidden), steps, ms: times};
+      hidden: run.hidden && put(run.hidden), steps, ms: times, cpuMs: cpu};
   },
   // generate.js's loop: the tokens, each step's attention row and time
   generate: async ({ids, options = {}, keepAttention = false}) => {
@@ -126,14 +130,16 @@ const ops = {
     k.u8.set(file.bytes.subarray(t.offset, t.offset + t.nbytes), w);
     const xb = readFileSync(xFile);
     k.u8.set(new Uint8Array(xb.buffer, xb.byteOffset, xb.byteLength), x);
-    const times = [];
+    const times = [], cpu = [];
     for (let r = 0; r < repeats; r++) {
-      const s = ms();
+      const s = ms(), c = cpuMs();
       k.blockSums(x, xs, cols, T);
       k.matmul(t.typeName, w, x, xs, y, rows, cols, T);
       times.push(ms() - s);
+      cpu.push(cpuMs() - c);
     }
-    return {backend: k.backend, type: t.typeName, y: put(new Float32Array(k.buffer, y, T * rows)), ms: times};
+    return {backend: k.backend, type: t.typeName, y: put(new Float32Array(k.buffer, y, T * rows)), ms: times,
+      cpuMs: cpu};
   },
 };
 

@@ -3,7 +3,7 @@
  * Blob URL (a page opened as file:// cannot start a worker from a script's URL) and turns its
  * messages into promises, so that the page's main thread only posts and draws.
  *
- *   const engine = startEngine(WORKER_SOURCE);           // the bundled worker.js, a string
+ *   const engine = startEngine(WORKER_SOURCE);           // web/llama-worker.js's string
  *   const {config, info} = await engine.load(bytes);     // an ArrayBuffer: transferred
  *   const {ids} = await engine.encode({messages: [{role: "user", content: "Hi"}]});
  *   await engine.generate(ids, {maxNew: 32, temperature: 0}, (step) => draw(step));
