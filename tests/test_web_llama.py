@@ -99,6 +99,41 @@ def test_kernels_match_dequantized_products(tiny, tmp_path):
         assert err.max() < 2e-6, (kind, T, backend, err.max())
 
 
+def test_f16_blocks_with_zeros_subnormals_and_both_signs(tmp_path):
+    """The WebAssembly F16 kernel reads a block fast by bits when no half in it has exponent 0,
+    and exactly otherwise: rows with zeros, subnormals (down to 2^-24), the largest half and
+    signed values, against numpy's float16 -> float64."""
+    import gguf
+
+    rng = np.random.default_rng(3)
+    W = (rng.standard_normal((6, 96)) * 0.5).astype(np.float16)
+    W[1, 5] = 0.0                               # one zero: its block goes the exact way
+    W[2, 40:48] = np.float16(2.0**-24) * np.arange(1, 9)  # subnormals, both signs below
+    W[2, 44:48] *= -1
+    W[3, :] = -W[3, :]                          # a row of negated normals
+    W[4, 64:] = np.float16(65504.0)             # the largest finite half
+    W[5, :] = np.float16(-0.0)                  # negative zeros
+    path = tmp_path / "f16.gguf"
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_tensor("w", W, raw_shape=W.shape, raw_dtype=gguf.GGMLQuantizationType.F16)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    ops, want = [], []
+    for T in (1, 3):
+        x = rng.standard_normal((T, 96)).astype(np.float32)
+        x.tofile(tmp_path / f"x{T}.f32")
+        for backend in ("wasm", "js"):
+            ops.append({"op": "matmul", "tensor": "w", "xFile": str(tmp_path / f"x{T}.f32"), "T": T,
+                        "backend": backend})
+            want.append((x.astype(np.float64) @ W.astype(np.float64).T,
+                         np.abs(x.astype(np.float64)) @ np.abs(W.astype(np.float64)).T))
+    for (exact, scale), got in zip(want, run_node(path, ops)):
+        err = np.abs(_check(got)["y"].reshape(exact.shape) - exact) / np.maximum(scale, 1e-30)
+        assert err.max() < 2e-6, (got["backend"], err.max())
+
+
 # ------------------------------------------------------------------ tokenizer
 
 

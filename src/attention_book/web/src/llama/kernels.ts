@@ -53,9 +53,26 @@ const Z: i8 = -128;
   return v128.or(v128.bitselect(sub, normal, isSub), i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
 }
 
-// Block layout by kind: 0 Q4_0, 1 Q4_1, 2 Q8_0, 3 F16, 4 F32.
+// The same, fast, for halves none of which has exponent 0: the sign-extended half shifted
+// into place (its sign lands in bit 31, its exponent and mantissa in bits 13-27) and the
+// exponent rebased by adding 112. A block with a zero or a subnormal takes halves() instead.
+@inline function halvesFast(v: v128, k: i32): v128 {
+  const h = k == 0 ? i32x4.extend_low_i16x8_s(v) : i32x4.extend_high_i16x8_s(v);
+  return i32x4.add(v128.and(i32x4.shl(h, 13), i32x4.splat(0x8fffe000)), i32x4.splat(112 << 23));
+}
+
+// Whether an F16 block (32 halves at p) holds a half with exponent 0 (a zero or a subnormal).
+@inline function exponentZero(p: usize): bool {
+  const e = i16x8.splat(0x7c00), z = i16x8.splat(0);
+  return v128.any_true(v128.or(
+    v128.or(i16x8.eq(v128.and(v128.load(p, 0), e), z), i16x8.eq(v128.and(v128.load(p, 16), e), z)),
+    v128.or(i16x8.eq(v128.and(v128.load(p, 32), e), z), i16x8.eq(v128.and(v128.load(p, 48), e), z))));
+}
+
+// Block layout by kind: 0 Q4_0, 1 Q4_1, 2 Q8_0, 3 F16, 4 F32; 5 is an F16 block read by the
+// exact halves() (one with a zero or a subnormal: exponentZero).
 @inline function blockBytes(kind: i32): usize {
-  return kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 34 : kind == 3 ? 64 : 128;
+  return kind == 0 ? 18 : kind == 1 ? 20 : kind == 2 ? 34 : kind == 4 ? 128 : 64;
 }
 
 // A block's sources: the vectors its 32 weights are read from (Q4: the low and high
@@ -67,14 +84,15 @@ const Z: i8 = -128;
     return i == 0 ? v128.and(q, i8x16.splat(0x0f)) : i8x16.shr_u(q, 4);
   }
   if (kind == 2) return v128.xor(i == 0 ? v128.load(p, 2) : v128.load(p, 18), i8x16.splat(-128));
-  if (kind == 3) return i == 0 ? v128.load(p, 0) : i == 1 ? v128.load(p, 16) : i == 2 ? v128.load(p, 32) : v128.load(p, 48);
+  if (kind == 3 || kind == 5) return i == 0 ? v128.load(p, 0) : i == 1 ? v128.load(p, 16) : i == 2 ? v128.load(p, 32) : v128.load(p, 48);
   return i8x16.splat(0);
 }
 
 // Weights 4c .. 4c + 3 of the block at p (unscaled), from its sources s0..s3.
 @inline function chunk(kind: i32, p: usize, s0: v128, s1: v128, s2: v128, s3: v128, c: i32): v128 {
   if (kind <= 2) return lanes(c < 4 ? s0 : s1, c & 3);
-  if (kind == 3) return halves(c < 2 ? s0 : c < 4 ? s1 : c < 6 ? s2 : s3, c & 1);
+  if (kind == 3) return halvesFast(c < 2 ? s0 : c < 4 ? s1 : c < 6 ? s2 : s3, c & 1);
+  if (kind == 5) return halves(c < 2 ? s0 : c < 4 ? s1 : c < 6 ? s2 : s3, c & 1);
   return c == 0 ? v128.load(p, 0) : c == 1 ? v128.load(p, 16) : c == 2 ? v128.load(p, 32) :
     c == 3 ? v128.load(p, 48) : c == 4 ? v128.load(p, 64) : c == 5 ? v128.load(p, 80) :
     c == 6 ? v128.load(p, 96) : v128.load(p, 112);
@@ -131,12 +149,41 @@ const Z: i8 = -128;
       let macc: f32 = 0;
       for (let b = 0; b < nb; b++) {
         const d = scaleOf(kind, tab, p);
-        acc = f32x4.add(acc, f32x4.mul(dotBlock(kind, p, xt + (<usize>b << 7)), f32x4.splat(d)));
+        const xb = xt + (<usize>b << 7);
+        const q = kind == 3 && exponentZero(p) ? dotBlock(5, p, xb) : dotBlock(kind, p, xb);
+        acc = f32x4.add(acc, f32x4.mul(q, f32x4.splat(d)));
         macc += offsetOf(kind, tab, p, d) * load<f32>(xst + (<usize>b << 2));
         p += B;
       }
       store<f32>(yt + (<usize>r << 2), hsum(acc) + macc);
     }
+  }
+}
+
+// One block of one row for T tokens (rowsT's step): the block's 32 weights decoded once into
+// eight registers, then each token's 32 multiply-adds added to its sums in `work`.
+@inline function tokensBlock(kind: i32, p: usize, xb: usize, sb: usize, T: i32, xStride: usize,
+                             sStride: usize, tab: usize, work: usize, mWork: usize): void {
+  const s0 = source(kind, p, 0), s1 = source(kind, p, 1), s2 = source(kind, p, 2), s3 = source(kind, p, 3);
+  const d = scaleOf(kind, tab, p), m = offsetOf(kind, tab, p, d), ds = f32x4.splat(d);
+  const w0 = chunk(kind, p, s0, s1, s2, s3, 0), w1 = chunk(kind, p, s0, s1, s2, s3, 1);
+  const w2 = chunk(kind, p, s0, s1, s2, s3, 2), w3 = chunk(kind, p, s0, s1, s2, s3, 3);
+  const w4 = chunk(kind, p, s0, s1, s2, s3, 4), w5 = chunk(kind, p, s0, s1, s2, s3, 5);
+  const w6 = chunk(kind, p, s0, s1, s2, s3, 6), w7 = chunk(kind, p, s0, s1, s2, s3, 7);
+  for (let t = 0; t < T; t++) {
+    let a = f32x4.mul(w0, v128.load(xb, 0));
+    let c = f32x4.mul(w4, v128.load(xb, 64));
+    a = f32x4.add(a, f32x4.mul(w1, v128.load(xb, 16)));
+    c = f32x4.add(c, f32x4.mul(w5, v128.load(xb, 80)));
+    a = f32x4.add(a, f32x4.mul(w2, v128.load(xb, 32)));
+    c = f32x4.add(c, f32x4.mul(w6, v128.load(xb, 96)));
+    a = f32x4.add(a, f32x4.mul(w3, v128.load(xb, 48)));
+    c = f32x4.add(c, f32x4.mul(w7, v128.load(xb, 112)));
+    const at = work + (<usize>t << 4), mt = mWork + (<usize>t << 2);
+    v128.store(at, f32x4.add(v128.load(at), f32x4.mul(f32x4.add(a, c), ds)));
+    store<f32>(mt, load<f32>(mt) + m * load<f32>(sb));
+    xb += xStride;
+    sb += sStride;
   }
 }
 
@@ -155,28 +202,9 @@ const Z: i8 = -128;
     let p = w + <usize>r * rowBytes;
     memory.fill(work, 0, <usize>T * 20);
     for (let b = 0; b < nb; b++) {
-      const s0 = source(kind, p, 0), s1 = source(kind, p, 1), s2 = source(kind, p, 2), s3 = source(kind, p, 3);
-      const d = scaleOf(kind, tab, p), m = offsetOf(kind, tab, p, d), ds = f32x4.splat(d);
-      const w0 = chunk(kind, p, s0, s1, s2, s3, 0), w1 = chunk(kind, p, s0, s1, s2, s3, 1);
-      const w2 = chunk(kind, p, s0, s1, s2, s3, 2), w3 = chunk(kind, p, s0, s1, s2, s3, 3);
-      const w4 = chunk(kind, p, s0, s1, s2, s3, 4), w5 = chunk(kind, p, s0, s1, s2, s3, 5);
-      const w6 = chunk(kind, p, s0, s1, s2, s3, 6), w7 = chunk(kind, p, s0, s1, s2, s3, 7);
-      let xb = x + (<usize>b << 7), sb = xs + (<usize>b << 2);
-      for (let t = 0; t < T; t++) {
-        let a = f32x4.mul(w0, v128.load(xb, 0));
-        let c = f32x4.mul(w4, v128.load(xb, 64));
-        a = f32x4.add(a, f32x4.mul(w1, v128.load(xb, 16)));
-        c = f32x4.add(c, f32x4.mul(w5, v128.load(xb, 80)));
-        a = f32x4.add(a, f32x4.mul(w2, v128.load(xb, 32)));
-        c = f32x4.add(c, f32x4.mul(w6, v128.load(xb, 96)));
-        a = f32x4.add(a, f32x4.mul(w3, v128.load(xb, 48)));
-        c = f32x4.add(c, f32x4.mul(w7, v128.load(xb, 112)));
-        const at = work + (<usize>t << 4), mt = mWork + (<usize>t << 2);
-        v128.store(at, f32x4.add(v128.load(at), f32x4.mul(f32x4.add(a, c), ds)));
-        store<f32>(mt, load<f32>(mt) + m * load<f32>(sb));
-        xb += xStride;
-        sb += sStride;
-      }
+      const xb = x + (<usize>b << 7), sb = xs + (<usize>b << 2);
+      if (kind == 3 && exponentZero(p)) tokensBlock(5, p, xb, sb, T, xStride, sStride, tab, work, mWork);
+      else tokensBlock(kind, p, xb, sb, T, xStride, sStride, tab, work, mWork);
       p += B;
     }
     for (let t = 0; t < T; t++) {
