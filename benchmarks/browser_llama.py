@@ -22,21 +22,19 @@ of SmolLM2's shapes (G multiply-adds a CPU-second), a 32-token prefill and a gen
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from llama_js import RUN_IN_PAGE, run_node, write_page  # noqa: E402
+from llama_js import RUN_IN_PAGE, run_node, serve, write_page  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -44,11 +42,6 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 PROMPT = ("The history of the printing press begins in the fifteenth century, when Johannes "
           "Gutenberg combined movable metal type, oil-based ink and a wooden screw press into a "
           "system that could print books quickly and cheaply.")
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 def _browser_rss() -> int:
@@ -141,45 +134,36 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     rows = []
+    ids = run_node(gguf, [{"op": "encode", "texts": [PROMPT]}])[0]["ids"][0][:32]  # the tokenizer alone
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         folder = Path(tmp)
         write_page(folder)
         (folder / "model.gguf").symlink_to(gguf)
-        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=tmp))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        for run in range(args.runs):
-            page = browser.new_page()
-            page.goto(f"{base}/index.html")
-            ids = page.evaluate(
-                "async ([url, text]) => { const e = llama.startEngine(llama.WORKER_SOURCE);"
-                " await e.load(await llama.fetchBytes(url), {}); const r = await e.encode({text});"
-                " e.terminate(); return r.ids; }", [f"{base}/model.gguf", PROMPT])[:32]
-            page.close()
-            page = browser.new_page()
-            page.goto(f"{base}/index.html")
-            with _PeakRss() as rss:
-                out = page.evaluate(RUN_IN_PAGE, {
-                    "url": f"{base}/model.gguf", "ids": ids, "prompt": None, "keep": False, "stopAt": None,
-                    "lensAt": None,
-                    "options": {"load": {"backend": args.backend, "maxContext": 512},
-                                "generate": {"maxNew": args.new, "stop": None}}})
-            page.close()
-            if "error" in out:
-                raise SystemExit(f"run {run}: {out['error']}")
-            steps = [s["ms"] for s in out["steps"] if s["kind"] == "token"]
-            rows.append({
-                "fetch": out["fetchMs"], "load": out["loadMs"],
-                "prefill": next(s["ms"] for s in out["steps"] if s["kind"] == "prompt"),
-                "token": statistics.median(steps), "tps": 1000 / statistics.median(steps),
-                "long": max(out["longTasks"], default=0.0),
-                "rss": (rss.peak - rss.base) / 2**20,
-            })
-            print(f"run {run + 1}: " + ", ".join(f"{k} {v:.1f}" for k, v in rows[-1].items()),
-                  flush=True)
-        browser.close()
-        server.shutdown()
+        with serve(folder) as base:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            for run in range(args.runs):
+                page = browser.new_page()
+                page.goto(f"{base}/index.html")
+                with _PeakRss() as rss:
+                    out = page.evaluate(RUN_IN_PAGE, {
+                        "url": f"{base}/model.gguf", "ids": ids, "prompt": None, "keep": False, "stopAt": None,
+                        "lensAt": None,
+                        "options": {"load": {"backend": args.backend, "maxContext": 512},
+                                    "generate": {"maxNew": args.new, "stop": None}}})
+                page.close()
+                if "error" in out:
+                    raise SystemExit(f"run {run}: {out['error']}")
+                steps = [s["ms"] for s in out["steps"] if s["kind"] == "token"]
+                rows.append({
+                    "fetch": out["fetchMs"], "load": out["loadMs"],
+                    "prefill": next(s["ms"] for s in out["steps"] if s["kind"] == "prompt"),
+                    "token": statistics.median(steps), "tps": 1000 / statistics.median(steps),
+                    "long": max(out["longTasks"], default=0.0),
+                    "rss": (rss.peak - rss.base) / 2**20,
+                })
+                print(f"run {run + 1}: " + ", ".join(f"{k} {v:.1f}" for k, v in rows[-1].items()),
+                      flush=True)
+            browser.close()
     info = out["info"]
     print(f"\n{gguf.name}: backend {info['backend']}, {info['types']}, WebAssembly memory "
           f"{info['bytes']['memory'] / 2**20:.0f} MiB (weights {info['bytes']['weights'] / 2**20:.0f}, "

@@ -9,11 +9,15 @@ tests' and benchmarks' harness.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -142,3 +146,20 @@ async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
   return out;
 }
 """
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(folder: Path):
+    """``folder`` served on a free port of 127.0.0.1, as the site serves the model file: its
+    base URL while the block runs."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()

@@ -11,26 +11,17 @@ The real SmolLM2 file runs in tests/test_web_llama_smollm.py.
 """
 from __future__ import annotations
 
-import functools
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-
 import numpy as np
 import pytest
 
 from attention_book.smollm import SmolLM, write_tiny_gguf
 from conftest import offline_context
-from llama_js import NODE, RUN_IN_PAGE, write_page
+from llama_js import NODE, RUN_IN_PAGE, serve, write_page
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser,
               pytest.mark.skipif(NODE is None, reason="Node.js (node) is not installed")]
 
 ATTENTION_TOL = 1e-4
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +33,8 @@ def served(tmp_path_factory):
                            context=256)  # room for the chat template's 63 tokens
     (folder / "not-a-model.gguf").write_bytes(b"<html>404</html>")
     (folder / "cut.gguf").write_bytes(path.read_bytes()[:5000])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield folder, f"http://127.0.0.1:{server.server_address[1]}", SmolLM.load(path, cache=False)
-    server.shutdown()
+    with serve(folder) as base:
+        yield folder, base, SmolLM.load(path, cache=False)
 
 
 def _page(browser, outside):

@@ -11,15 +11,11 @@ slow tier): in Node.js and in chromium's Worker.
 """
 from __future__ import annotations
 
-import functools
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-
 import numpy as np
 import pytest
 
 from attention_book.smollm import SmolLM, gguf_path
-from llama_js import NODE, RUN_IN_PAGE, run_node, write_page
+from llama_js import NODE, RUN_IN_PAGE, run_node, serve, write_page
 from test_web_llama import ATTENTION_TOL, HELD_OUT_TEXT, LOGITS_TOL, _check, _hf_tokenizer
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(NODE is None, reason="Node.js (node) is not installed")]
@@ -78,11 +74,6 @@ def test_forward_and_greedy_in_node(smollm, greedy_ref):
         assert got["tokens"] == want
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.mark.browser
 def test_greedy_in_chromium(greedy_ref, browser, tmp_path):
     """The real file fetched by the page, run in the Worker: numpy's 32 greedy tokens."""
@@ -90,26 +81,21 @@ def test_greedy_in_chromium(greedy_ref, browser, tmp_path):
 
     write_page(tmp_path)
     (tmp_path / "model.gguf").symlink_to(gguf_path())
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    outside = []
+    outside, errors = [], []
     context = offline_context(browser, outside)
     try:
-        page = context.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{base}/index.html")
-        ids, want = greedy_ref[1]
-        out = page.evaluate(RUN_IN_PAGE, {"url": f"{base}/model.gguf", "ids": ids, "prompt": None,
-                                          "keep": False, "stopAt": None, "lensAt": None,
-                                          "options": {"load": {"maxContext": 256},
-                                                      "generate": {"maxNew": 32, "stop": None}}})
-        assert "error" not in out, out.get("error")
-        tokens = [s["id"] for s in out["steps"] if s["kind"] == "token"]
-        assert tokens == want
-        assert out["info"]["backend"] == "wasm" and out["info"]["tied"]
+        with serve(tmp_path) as base:
+            page = context.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{base}/index.html")
+            ids, want = greedy_ref[1]
+            out = page.evaluate(RUN_IN_PAGE, {"url": f"{base}/model.gguf", "ids": ids, "prompt": None,
+                                              "keep": False, "stopAt": None, "lensAt": None,
+                                              "options": {"load": {"maxContext": 256},
+                                                          "generate": {"maxNew": 32, "stop": None}}})
     finally:
         context.close()
-        server.shutdown()
+    assert "error" not in out, out.get("error")
+    assert [s["id"] for s in out["steps"] if s["kind"] == "token"] == want
+    assert out["info"]["backend"] == "wasm" and out["info"]["tied"]
     assert errors == [] and outside == []
