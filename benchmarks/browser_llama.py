@@ -75,6 +75,16 @@ class _PeakRss:
         self.thread.join()
 
 
+def _long_tasks(out: dict) -> str:
+    """The page's tasks over 50 ms, each with the phase it started in."""
+    ph = out["phases"]
+    def phase(t):
+        return ("before" if t < ph["start"] else "fetch" if t < ph["fetched"] else
+                "load" if t < ph.get("loaded", 1e18) else "generate" if t < ph.get("generated", 1e18) else "after")
+    tasks = [f"{d:.0f} ms in {phase(t)}" for t, d in out["longTasks"] if d > 50]
+    return f" (long tasks: {', '.join(tasks)})" if tasks else ""
+
+
 def node_figures(gguf: Path, runs: int, new: int) -> None:
     """Node's CPU time: the kernels by backend, then the model's prefill and steps."""
     import numpy as np
@@ -158,11 +168,11 @@ def main() -> None:
                     "fetch": out["fetchMs"], "load": out["loadMs"],
                     "prefill": next(s["ms"] for s in out["steps"] if s["kind"] == "prompt"),
                     "token": statistics.median(steps), "tps": 1000 / statistics.median(steps),
-                    "long": max(out["longTasks"], default=0.0),
+                    "long": max((d for _, d in out["longTasks"]), default=0.0),
                     "rss": (rss.peak - rss.base) / 2**20,
                 })
-                print(f"run {run + 1}: " + ", ".join(f"{k} {v:.1f}" for k, v in rows[-1].items()),
-                      flush=True)
+                print(f"run {run + 1}: " + ", ".join(f"{k} {v:.1f}" for k, v in rows[-1].items())
+                      + _long_tasks(out), flush=True)
             browser.close()
     info = out["info"]
     print(f"\n{gguf.name}: backend {info['backend']}, {info['types']}, WebAssembly memory "

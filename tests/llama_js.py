@@ -82,7 +82,7 @@ globalThis.llama = {fetchBytes, startEngine, WORKER_SOURCE};
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>llama engine</title><link rel="icon" href="data:,">
 <script>
 globalThis.longTasks = [];
-new PerformanceObserver((list) => { for (const e of list.getEntries()) longTasks.push(e.duration); })
+new PerformanceObserver((list) => { for (const e of list.getEntries()) longTasks.push([e.startTime, e.duration]); })
   .observe({type: "longtask", buffered: true});
 </script>
 <script src="harness.js"></script></head>
@@ -108,7 +108,7 @@ def write_page(folder: Path) -> Path:
 #: `prompt` ({text} or {messages}) unless ids are given, generate, and ask for the logit lens
 #: of step `lensAt` (options.generate.hidden must be true). Returns the worker's answers,
 #: each step (attention rows as arrays of numbers when keep is true), the times seen by the
-#: page and the main thread's long tasks.
+#: page, its phases' end times and the main thread's long tasks ([start, duration] ms).
 RUN_IN_PAGE = """
 async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
   const t0 = performance.now();
@@ -116,10 +116,11 @@ async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
     : await document.getElementById("file").files[0].arrayBuffer();
   const t1 = performance.now();
   const engine = llama.startEngine(llama.WORKER_SOURCE);
-  const out = {fetchMs: t1 - t0, steps: []};
+  const out = {fetchMs: t1 - t0, steps: [], phases: {start: t0, fetched: t1}};
   try {
     const loaded = await engine.load(bytes, options.load || {});
     out.loadMs = performance.now() - t1;
+    out.phases.loaded = performance.now();
     out.info = loaded.info;
     out.config = loaded.config;
     if (prompt !== null) ids = (await engine.encode(prompt)).ids;
@@ -135,6 +136,7 @@ async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
     });
     if (hidden) out.lens = await engine.lens(hidden, 3);
     out.generateMs = performance.now() - t2;
+    out.phases.generated = performance.now();
     out.firstTokenMs = firstToken === null ? null : firstToken - t2;
     out.reason = done.reason;
   } catch (err) {

@@ -48,6 +48,7 @@ HELD_OUT_TEXT = [
     "odd spaces:\u00a0\u2003\u3000\x85\ufeff\u200b end",
     "<b>markup</b> &amp; <script>alert(1)</script>",
     "x" * 300,
+    "".join(np.random.default_rng(5).choice(list("abcdefghijklmnopqrstuvwxyz"), 700)),  # one long piece
     "",
 ]
 

@@ -94,6 +94,12 @@ def test_over_http(browser, served):
         for name, code in [("not-a-model.gguf", "not-gguf"), ("cut.gguf", "truncated")]:
             bad = _run(page, url=f"{base}/{name}", ids=ids)
             assert bad["error"]["code"] == code, bad
+        # text past the worker's limit, and a prompt of markup: refused, and kept as text
+        long = _run(page, url=f"{base}/tiny.gguf", prompt={"text": "word " * 5000})
+        assert long["error"]["code"] == "long-prompt" and "at most 20,000" in long["error"]["message"]
+        markup = _run(page, url=f"{base}/tiny.gguf", prompt={"text": "<img src=x onerror=alert(1)>"},
+                      options={"generate": {"maxNew": 2}})
+        assert markup["ids"] == list(model.tokenizer.encode("<img src=x onerror=alert(1)>"))
         stopped = _run(page, url=f"{base}/tiny.gguf", ids=ids, stop_at=2,
                        options={"generate": {"maxNew": 40, "stop": None}})
         assert stopped["reason"] == "stopped"

@@ -19,6 +19,9 @@ import {inputError, sampler, samplingDistribution, softmax, topTokens} from "./s
 
 /** The longest prompt the lab takes, in tokens (the lab says so to a reader past it). */
 export const MAX_PROMPT_TOKENS = 512;
+/** The longest text the worker tokenizes, in characters (a prompt of 512 tokens is at most a
+ * few thousand): a paste of a whole book is refused before it is tokenized. */
+export const MAX_TEXT_CHARS = 20000;
 /** The most tokens one generation writes. */
 export const MAX_NEW_TOKENS = 256;
 

@@ -30,6 +30,7 @@ export class TokenizerError extends Error {
   constructor(message) {
     super(message);
     this.name = "TokenizerError";
+    this.code = "tokenizer";
   }
 }
 
@@ -85,6 +86,39 @@ export const byteChars = () => {
 };
 
 const utf8 = new TextEncoder();
+
+/** A binary min-heap of [rank, position, ...] entries, ordered by rank then position. */
+class MinHeap {
+  constructor() { this.items = []; }
+  get size() { return this.items.length; }
+  static less(a, b) { return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]); }
+  push(item) {
+    const h = this.items;
+    h.push(item);
+    for (let i = h.length - 1; i > 0;) {
+      const up = (i - 1) >> 1;
+      if (!MinHeap.less(h[i], h[up])) break;
+      [h[i], h[up]] = [h[up], h[i]];
+      i = up;
+    }
+  }
+  pop() {
+    const h = this.items, top = h[0], last = h.pop();
+    if (h.length) {
+      h[0] = last;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1, r = l + 1;
+        let m = i;
+        if (l < h.length && MinHeap.less(h[l], h[m])) m = l;
+        if (r < h.length && MinHeap.less(h[r], h[m])) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m], h[i]];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
 const fromUtf8 = new TextDecoder("utf-8");
 
 export class Tokenizer {
@@ -127,31 +161,44 @@ export class Tokenizer {
     this.cache = new Map();
   }
 
-  /** The BPE merges of one pre-tokenized piece: its tokens' ids. */
+  /**
+   * The BPE merges of one pre-tokenized piece: its tokens' ids. The pair of lowest rank is
+   * merged first, the leftmost of equal ranks first (tokenizers' word merges): a heap of the
+   * candidate pairs over a linked list of symbols, so a long piece costs n log n, not n^2
+   * (16,000 random letters: 16.7 s with a rescan a merge).
+   */
   bpe(piece) {
     const known = this.cache.get(piece);
     if (known) return known;
-    let symbols = Array.from(utf8.encode(piece), (b) => this.chars[b]);
-    while (symbols.length > 1) {
-      let best = Infinity, at = -1;
-      for (let i = 0; i + 1 < symbols.length; i++) {
-        const rank = this.ranks.get(symbols[i] + " " + symbols[i + 1]);
-        if (rank !== undefined && rank < best) { best = rank; at = i; }
-      }
-      if (at < 0) break;
-      // merge every occurrence of the best pair, left to right (as tokenizers' word merges)
-      const [a, b] = [symbols[at], symbols[at + 1]], merged = [];
-      for (let i = 0; i < symbols.length; i++) {
-        if (i + 1 < symbols.length && symbols[i] === a && symbols[i + 1] === b) { merged.push(a + b); i++; }
-        else merged.push(symbols[i]);
-      }
-      symbols = merged;
+    const sym = Array.from(utf8.encode(piece), (b) => this.chars[b]);
+    const n = sym.length, next = Int32Array.from(sym, (_, i) => i + 1), prev = Int32Array.from(sym, (_, i) => i - 1);
+    const version = new Int32Array(n);
+    next[n - 1] = -1;
+    const heap = new MinHeap();
+    const consider = (i) => {  // the pair starting at symbol i, if the merges list it
+      const j = next[i];
+      if (i < 0 || j < 0) return;
+      const rank = this.ranks.get(sym[i] + " " + sym[j]);
+      if (rank !== undefined) heap.push([rank, i, j, version[i], version[j]]);
+    };
+    for (let i = 0; i + 1 < n; i++) consider(i);
+    while (heap.size) {
+      const [, i, j, vi, vj] = heap.pop();
+      if (sym[i] === null || next[i] !== j || version[i] !== vi || version[j] !== vj) continue;  // stale
+      sym[i] += sym[j];
+      sym[j] = null;
+      version[i]++;
+      next[i] = next[j];
+      if (next[j] >= 0) prev[next[j]] = i;
+      consider(prev[i]);
+      consider(i);
     }
-    const ids = symbols.map((s) => {
-      const id = this.ids.get(s);
-      if (id === undefined) throw new TokenizerError(`the vocabulary lacks the token "${s}" its merges make`);
-      return id;
-    });
+    const ids = [];
+    for (let i = 0; i >= 0 && i < n; i = next[i]) {
+      const id = this.ids.get(sym[i]);
+      if (id === undefined) throw new TokenizerError(`the vocabulary lacks the token "${sym[i]}" its merges make`);
+      ids.push(id);
+    }
     if (this.cache.size < 50000) this.cache.set(piece, ids);
     return ids;
   }
@@ -204,11 +251,15 @@ export class Tokenizer {
    */
   chat(messages, {addGenerationPrompt = true} = {}) {
     if (!this.template) throw new TokenizerError("this GGUF file declares no chat template (tokenizer.chat_template)");
-    this.compiled ??= new Template(this.template);
-    return this.compiled.render({
-      messages, add_generation_prompt: addGenerationPrompt,
-      bos_token: this.bos === undefined ? "" : this.tokens[this.bos],
-      eos_token: this.eos === undefined ? "" : this.tokens[this.eos],
-    });
+    try {
+      this.compiled ??= new Template(this.template);
+      return this.compiled.render({
+        messages, add_generation_prompt: addGenerationPrompt,
+        bos_token: this.bos === undefined ? "" : this.tokens[this.bos],
+        eos_token: this.eos === undefined ? "" : this.tokens[this.eos],
+      });
+    } catch (err) {
+      throw new TokenizerError(`this GGUF file's chat template could not be rendered: ${err.message}`);
+    }
   }
 }

@@ -15,9 +15,9 @@
  * run (a MessageChannel round, ~0.1 ms), so a "stop" is seen at the next step.
  */
 
-import {generate} from "./generate.js";
+import {MAX_TEXT_CHARS, generate} from "./generate.js";
 import {loadModel} from "./model.js";
-import {softmax, topTokens} from "./sample.js";
+import {inputError, softmax, topTokens} from "./sample.js";
 
 /** A macrotask boundary: lets queued messages (a "stop") run before the next step. */
 const yieldToMessages = () => new Promise((resolve) => {
@@ -49,6 +49,11 @@ export const serve = (scope) => {
     encode: async ({text, messages}) => {
       const tok = need().tokenizer;
       const full = messages ? tok.chat(messages) : text;
+      if (typeof full !== "string") throw inputError("empty-prompt", "the prompt must be text");
+      if (full.length > MAX_TEXT_CHARS) {
+        throw inputError("long-prompt", `the text is ${full.length.toLocaleString("en")} characters; ` +
+          `the lab takes at most ${MAX_TEXT_CHARS.toLocaleString("en")}`);
+      }
       const ids = tok.encode(full);
       return {kind: "encoded", ids, pieces: ids.map((i) => tok.decode([i])), text: full};
     },
