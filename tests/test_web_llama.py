@@ -310,6 +310,16 @@ def test_files_the_engine_refuses(tiny, tmp_path):
         assert err and err["code"] == code and words in err["message"], (kind, err)
 
 
+def test_a_model_past_webassembly_memory(tmp_path):
+    """A KV cache past 4 GiB (a huge context asked for) is refused with code "memory"; by
+    default the cache holds 2048 positions, whatever context the file declares."""
+    path = write_tiny_gguf(tmp_path / "long.gguf", context=2**30)
+    [err] = [r.get("error") for r in run_node(path, [{"op": "load"}], max_context=2**28)]
+    assert err["code"] == "memory" and "past WebAssembly's 4 GiB" in err["message"], err
+    [ok] = run_node(path, [{"op": "load"}])
+    assert ok["info"]["maxContext"] == 2048
+
+
 def test_prompts_and_settings_the_engine_refuses(tiny):
     """An empty prompt, too long a prompt, an id outside the vocabulary, bad sampling."""
     path, model = tiny

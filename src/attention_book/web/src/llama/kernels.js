@@ -114,7 +114,16 @@ export const createKernels = async (nbytes, {backend = "auto"} = {}) => {
   if (backend !== "js") {
     const bytes = wasmBytes();
     if (WebAssembly.validate(bytes)) {
-      memory = new WebAssembly.Memory({initial: total / PAGE, maximum: total / PAGE});
+      if (total > 65536 * PAGE) {
+        throw Object.assign(new RangeError(`the model needs ${Math.round(total / 2 ** 20)} MiB, past ` +
+          "WebAssembly's 4 GiB: choose a smaller model or a smaller quantisation"), {code: "memory"});
+      }
+      try {
+        memory = new WebAssembly.Memory({initial: total / PAGE, maximum: total / PAGE});
+      } catch (err) {
+        throw Object.assign(new RangeError(`the model needs ${Math.round(total / 2 ** 20)} MiB of memory, ` +
+          `which this browser did not give the page (${err.message})`), {code: "memory"});
+      }
       wasm = (await WebAssembly.instantiate(bytes, {env: {memory}})).instance.exports;
     } else if (backend === "wasm") {
       throw new Error("this browser cannot run WebAssembly SIMD: use backend \"js\"");
