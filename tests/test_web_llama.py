@@ -290,6 +290,9 @@ def test_files_the_engine_refuses(tiny, tmp_path):
         "last byte": (good[:-1], "truncated", "truncated"),
         "version": (good[:4] + struct.pack("<I", 1) + good[8:], "version", "version 1"),
         "counts": (good[:8] + struct.pack("<Q", 2**40) + good[16:], "corrupt", "damaged"),
+        # the tokenizer's kind and pre-tokenizer, renamed in place (same lengths)
+        "tokenizer": (good.replace(b"gpt2", b"bert", 1), "tokenizer", 'tokenizer is "bert"'),
+        "pre": (good.replace(b"smollm", b"smolxx", 1), "tokenizer", 'pre-tokenizer "smolxx"'),
     }
     ops, want = [], []
     for name, (data, code, words) in cases.items():

@@ -36,8 +36,8 @@ export const readConfig = (metadata) => {
   const arch = metadata["general.architecture"];
   if (arch !== "llama") {
     throw new GGUFError("architecture", `this is a${/^[aeiou]/i.test(String(arch)) ? "n" : ""} ` +
-      `"${arch ?? "unnamed"}" model; the book runs llama-architecture GGUFs (SmolLM2, TinyLlama, ` +
-      "Llama 2 and 3, ...)");
+      `"${arch ?? "unnamed"}" model; the book runs llama-architecture GGUFs with a byte-level ` +
+      "BPE tokenizer (SmolLM2 135M, 360M and 1.7B; Llama 3.x)");
   }
   const key = (name, fallback) => meta(metadata, `llama.${name}`, fallback);
   if (key("expert_count", 0) > 0) {

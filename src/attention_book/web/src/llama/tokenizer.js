@@ -130,8 +130,9 @@ export class Tokenizer {
     const kind = metadata["tokenizer.ggml.model"];
     if (kind === undefined) throw new TokenizerError("this GGUF file has no tokenizer (tokenizer.ggml.model)");
     if (kind !== "gpt2") {
-      throw new TokenizerError(`this GGUF file's tokenizer is "${kind}"; the book reads byte-level BPE ` +
-        "(tokenizer.ggml.model = \"gpt2\"), as in SmolLM2 and Llama 3");
+      throw new TokenizerError(`this GGUF file's tokenizer is "${kind}"` +
+        (kind === "llama" ? " (SentencePiece, as in TinyLlama and Llama 2)" : "") +
+        "; the book reads byte-level BPE (tokenizer.ggml.model = \"gpt2\"), as in SmolLM2 and Llama 3");
     }
     const pre = metadata["tokenizer.ggml.pre"] ?? "default";
     this.preTokenize = PRE_TOKENIZERS.get(pre);
