@@ -2,9 +2,9 @@
 what a reader of chapter 10's page waits for.
 
 For each run, a fresh page (served on 127.0.0.1, as the built site serves the model file):
-  fetch    the 98.4 MB GGUF over local http (fetchBytes, with progress)
-  load     from the bytes in hand to the model ready: transfer to the worker, GGUF parse,
-           the blocks copied into WebAssembly memory, tokenizer built (goal < 3 s)
+  fetch    the 98.4 MB GGUF over local http, fetched by the worker (with progress)
+  load     from the bytes in hand to the model ready, as the page waits for it: GGUF
+           parse, the blocks copied into WebAssembly memory, tokenizer built (goal < 3 s)
   prefill  a 32-token prompt through the model, every layer's maps kept (goal < 1 s),
            timed in the worker
   tokens/s 1000 / the median ms of a generated token (greedy, 64 tokens; goal >= 10)
@@ -79,7 +79,7 @@ def _long_tasks(out: dict) -> str:
     """The page's tasks over 50 ms, each with the phase it started in."""
     ph = out["phases"]
     def phase(t):
-        return ("before" if t < ph["start"] else "fetch" if t < ph["fetched"] else
+        return ("before" if t < ph["start"] else "fetch" if t < ph.get("fetched", 0) else
                 "load" if t < ph.get("loaded", 1e18) else "generate" if t < ph.get("generated", 1e18) else "after")
     tasks = [f"{d:.0f} ms in {phase(t)}" for t, d in out["longTasks"] if d > 50]
     return f" (long tasks: {', '.join(tasks)})" if tasks else ""

@@ -72,9 +72,9 @@ def run_node(gguf: Path, ops: list[dict], *, backend: str = "auto", max_context:
 
 #: The page harness's entry: the engine and its worker's source on globalThis.llama.
 _HARNESS = """
-import {fetchBytes, startEngine} from "./engine.js";
+import {startEngine} from "./engine.js";
 import {WORKER_SOURCE} from "../../llama-worker.js";
-globalThis.llama = {fetchBytes, startEngine, WORKER_SOURCE};
+globalThis.llama = {startEngine, WORKER_SOURCE};
 """
 
 #: A page that loads the harness as a classic script (module scripts do not run from file://)
@@ -112,14 +112,17 @@ def write_page(folder: Path) -> Path:
 RUN_IN_PAGE = """
 async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
   const t0 = performance.now();
-  const bytes = url ? await llama.fetchBytes(url)
-    : await document.getElementById("file").files[0].arrayBuffer();
-  const t1 = performance.now();
   const engine = llama.startEngine(llama.WORKER_SOURCE);
-  const out = {fetchMs: t1 - t0, steps: [], phases: {start: t0, fetched: t1}};
+  const out = {steps: [], progress: [], phases: {start: t0}};
   try {
-    const loaded = await engine.load(bytes, options.load || {});
-    out.loadMs = performance.now() - t1;
+    // the worker reads the file: it fetches the URL, or reads the picked File
+    const source = url ?? document.getElementById("file").files[0];
+    const loaded = await engine.load(source, options.load || {}, (loaded, total) => {
+      out.progress.push([loaded, total]);
+      if (loaded === total) out.phases.fetched = performance.now();
+    });
+    out.fetchMs = loaded.readMs;
+    out.loadMs = performance.now() - t0 - loaded.readMs;  // the page's wait once the bytes are in
     out.phases.loaded = performance.now();
     out.info = loaded.info;
     out.config = loaded.config;

@@ -76,6 +76,8 @@ def test_over_http(browser, served):
         out = _run(page, url=f"{base}/tiny.gguf", ids=ids, keep=True,
                    options={"generate": {"maxNew": 16, "stop": None}})
         _check_against_numpy(out, model, ids, 16)
+        size = (folder / "tiny.gguf").stat().st_size
+        assert out["progress"][-1] == [size, size]  # the worker fetched it, telling the page
         # the tokenizer and the chat template run in the worker too: the numpy model's ids;
         # and the logit lens of a step: each layer's top token, as LlamaModel.logit_lens
         again = _run(page, url=f"{base}/tiny.gguf", prompt={"text": "The cat sat on the"},
@@ -126,3 +128,18 @@ def test_from_file_url_with_the_picker(browser, served):
     finally:
         context.close()
     assert errors == [] and outside == []
+
+
+def test_a_missing_model_file(browser, served):
+    """A site without the model file: the worker's fetch answers code "fetch" (HTTP 404); the
+    browser's own network line is the only console error."""
+    folder, base, model = served
+    outside = []
+    context, page, errors = _page(browser, outside)
+    try:
+        page.goto(f"{base}/index.html")
+        out = _run(page, url=f"{base}/missing.gguf", ids=[5])
+        assert out["error"]["code"] == "fetch" and "HTTP 404" in out["error"]["message"]
+    finally:
+        context.close()
+    assert all("404" in e for e in errors) and outside == []

@@ -3,15 +3,18 @@
  * works under file://, and speaks to it). Its messages, each with the caller's `id`:
  *
  *   in                                        out
- *   {kind: "load", bytes, options}            {kind: "loaded", config, info}
+ *   {kind: "load", source, options}           {kind: "progress", loaded, total} ... then
+ *                                             {kind: "loaded", config, info, readMs}
  *   {kind: "encode", text} or {messages}      {kind: "encoded", ids, pieces, text}
  *   {kind: "generate", ids, options}          {kind: "step", step} ... then {kind: "done", reason}
  *   {kind: "stop"}                            (the running generation ends: reason "stopped")
  *   {kind: "lens", hidden, top}               {kind: "lens", layers}
  *   any failure                               {kind: "error", code, message}
  *
- * `bytes` is the GGUF file's ArrayBuffer, transferred (not copied); a step's attention and
- * hidden arrays are transferred back. Between two steps the worker lets its message queue
+ * `source` is the GGUF file: a URL the worker fetches itself (the site's copy), a File or Blob
+ * it reads (the reader's own, from a file picker: a page opened as file:// cannot fetch), or
+ * an ArrayBuffer, transferred. So the page's thread never holds or copies the 98 MB. A step's
+ * attention and hidden arrays are transferred back. Between two steps the worker lets its message queue
  * run (a MessageChannel round, ~0.1 ms), so a "stop" is seen at the next step.
  */
 
@@ -26,6 +29,43 @@ const yieldToMessages = () => new Promise((resolve) => {
   channel.port2.postMessage(null);
 });
 
+/**
+ * The bytes of `source` (a URL, a Blob, or an ArrayBuffer), with progress(loaded, total)
+ * while a URL streams in.
+ * @returns {Promise<ArrayBuffer>}
+ */
+const readSource = async (source, progress) => {
+  if (source instanceof ArrayBuffer) return source;
+  if (typeof Blob !== "undefined" && source instanceof Blob) {
+    progress(0, source.size);
+    const bytes = await source.arrayBuffer();
+    progress(bytes.byteLength, bytes.byteLength);
+    return bytes;
+  }
+  if (typeof source !== "string") throw Object.assign(new Error("expected a URL, a File or the file's bytes"), {code: "fetch"});
+  let response;
+  try {
+    response = await fetch(source);
+  } catch (err) {
+    throw Object.assign(new Error(`the model file could not be fetched (${err.message})`), {code: "fetch"});
+  }
+  if (!response.ok) throw Object.assign(new Error(`the model file could not be loaded (HTTP ${response.status})`), {code: "fetch"});
+  const total = Number(response.headers.get("content-length")) || 0;
+  if (!response.body || !total) return response.arrayBuffer();
+  const bytes = new Uint8Array(total), reader = response.body.getReader();
+  let loaded = 0, shown = 0;
+  for (;;) {
+    const {done, value} = await reader.read();
+    if (done) break;
+    if (loaded + value.length > total) throw Object.assign(new Error("the model file is longer than announced"), {code: "fetch"});
+    bytes.set(value, loaded);
+    loaded += value.length;
+    if (loaded - shown > total / 100) { progress(loaded, total); shown = loaded; }  // about 100 updates
+  }
+  progress(loaded, total);
+  return loaded === total ? bytes.buffer : bytes.buffer.slice(0, loaded);
+};
+
 /** The worker's message loop, on `scope` (self in a Worker). */
 export const serve = (scope) => {
   let model = null;
@@ -38,11 +78,14 @@ export const serve = (scope) => {
   };
 
   const handlers = {
-    load: async ({bytes, options}) => {
+    load: async ({id, source, options}) => {
       if (running !== null) throw Object.assign(new Error("a generation is under way: stop it first"), {code: "busy"});
       model = null;
+      const t = performance.now();
+      const bytes = await readSource(source, (loaded, total) => post({kind: "progress", id, loaded, total}));
+      const readMs = performance.now() - t;
       model = await loadModel(bytes, options);
-      return {kind: "loaded", config: model.config, info: model.info,
+      return {kind: "loaded", config: model.config, info: model.info, readMs,
         tokenizer: {bos: model.tokenizer.bos, eos: model.tokenizer.eos, chat: model.tokenizer.template !== null,
           vocab: model.tokenizer.tokens.length}};
     },
