@@ -16,7 +16,6 @@ pytestmark = pytest.mark.slow
 EXTERNAL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", re.I)
 CSS_URL = re.compile(r"""url\(\s*['"]?([^'")]+)""", re.I)
 CSS_IMPORT = re.compile(r"""@import\s+['"]([^'"]+)""", re.I)
-PAGE_BUDGET = 5 * 1024 * 1024
 
 
 class _Resources(HTMLParser):
@@ -109,11 +108,6 @@ def test_mathjax_is_served_locally_and_no_widget_manager_is_needed(built_book):
     for page in built_book.rglob("*.html"):  # no page asks for the widget manager
         text = page.read_text(errors="replace")
         assert "embed-amd.js" not in text and "require.js" not in text, page.name
-
-
-def test_chapter_pages_stay_under_budget(built_book):
-    for page in (built_book / "chapters").glob("*.html"):
-        assert page.stat().st_size < PAGE_BUDGET, f"{page.name}: {page.stat().st_size:,} bytes"
 
 
 def test_no_inert_ipywidgets_in_the_html(built_book):

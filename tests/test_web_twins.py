@@ -88,7 +88,9 @@ def same(js, py, where: str) -> None:
         assert isinstance(py, list) and len(js) == len(py), (where, js, py)
         for k, (a, b) in enumerate(zip(js, py)):
             same(a, b, f"{where}[{k}]")
-    elif isinstance(js, bool) or isinstance(py, bool) or js is None or isinstance(js, str):
+    elif isinstance(js, bool) or isinstance(py, bool):  # JS true is not Python's 1
+        assert isinstance(js, bool) and isinstance(py, bool) and js == py, (where, js, py)
+    elif js is None or isinstance(js, str):
         assert js == py, (where, js, py)
     else:
         assert isinstance(py, (int, float)), (where, js, py)
@@ -309,3 +311,10 @@ def test_pretrained_state_is_the_modules(tmp_path):
                {"text": PRETRAINED_PRESETS[0][1], "layer": 0, "head": 0, "query": 0,
                 "measure": "alpha", "view": "head"}]
     assert check("pretrained", values, path) >= 12
+
+
+@pytest.mark.parametrize("js, py", [(True, 1), (1, True), (False, 0), ([True], [1]), ("1", 1)])
+def test_the_value_check_tells_a_flag_from_a_number(js, py):
+    """JS ``true`` and Python's ``1`` are different states, although ``True == 1``."""
+    with pytest.raises(AssertionError):
+        same(js, py, "x")
