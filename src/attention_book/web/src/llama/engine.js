@@ -28,15 +28,21 @@ const workerError = ({code, message}) => Object.assign(new Error(message), {code
 
 /**
  * Start the worker.
- * @param {string} source  the worker's bundled script (worker.js and what it imports)
+ * @param {string|object} source  the worker's bundled script (worker.js and what it imports),
+ *   or an object that speaks to one as a Worker does (postMessage, onmessage, terminate: the
+ *   tests run worker.js's serve() on a MessageChannel in Node)
  * @returns {{load: Function, encode: Function, generate: Function, stop: Function,
  *            lens: Function, terminate: Function, worker: Worker}}
  */
 export const startEngine = (source = WORKER_SOURCE) => {
-  if (typeof source !== "string") throw new Error("the model's worker was not built into this script: run `make js`");
-  const url = URL.createObjectURL(new Blob([source], {type: "text/javascript"}));
-  const worker = new Worker(url);
-  URL.revokeObjectURL(url);  // the worker has started loading it
+  let worker = source;
+  if (typeof source === "string") {
+    const url = URL.createObjectURL(new Blob([source], {type: "text/javascript"}));
+    worker = new Worker(url);
+    URL.revokeObjectURL(url);  // the worker has started loading it
+  } else if (!source || typeof source.postMessage !== "function") {
+    throw new Error("the model's worker was not built into this script: run `make js`");
+  }
   let next = 0;
   const pending = new Map();  // id -> {resolve, reject, onEvent}
   worker.onmessage = ({data}) => {

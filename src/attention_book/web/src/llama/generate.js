@@ -6,11 +6,12 @@
  *
  * It yields first the prompt, then each new token:
  *   {kind: "prompt", ids, attention (L, h, T, T), hidden, ms}
- *   {kind: "token", step, id, piece, text, p, top, attention (L, h, 1, S), hidden, ends, ms}
+ *   {kind: "token", step, id, piece, text, p, top, drawn, attention (L, h, 1, S), hidden, ends, ms}
  * where a token's attention is its own row as the query (how it looks back at the prompt
  * and at the tokens before it, itself included), computed when it is fed to the model;
  * `top` are the model's 10 most likely tokens at that step (softmax of the logits, T = 1)
- * and `p` the chosen token's probability in the distribution it was drawn from; `ends` is
+ * and `p` the chosen token's probability in the distribution it was drawn from, `drawn`
+ * that distribution's most likely tokens when sampled (null when greedy); `ends` is
  * true for the stop token, the last step.
  * A generator, so that a Worker can stop between any two steps (worker.js).
  */
@@ -68,7 +69,8 @@ export function* generate(model, prompt, {
     const run = model.forward([id], {attention: "last", hidden, headMask});
     yield {
       kind: "token", step, id, piece: model.tokenizer.decode([id]), text: model.tokenizer.decode(written),
-      p: dist ? dist[id] : probs[id], top: topTokens(probs, top), attention: run.attention,
+      p: dist ? dist[id] : probs[id], top: topTokens(probs, top), drawn: dist && topTokens(dist, top),
+      attention: run.attention,
       hidden: run.hidden, ends: id === stop, ms: performance.now() - t,
     };
     if (id === stop) return;

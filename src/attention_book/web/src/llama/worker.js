@@ -4,7 +4,8 @@
  *
  *   in                                        out
  *   {kind: "load", source, options}           {kind: "progress", loaded, total} ... then
- *                                             {kind: "loaded", config, info, readMs}
+ *                                             {kind: "loaded", config, info, readMs, tokenizer}
+ *                                             (options.tokens: the vocabulary's pieces too)
  *   {kind: "encode", text} or {messages}      {kind: "encoded", ids, pieces, text}
  *   {kind: "generate", ids, options}          {kind: "step", step} ... then {kind: "done", reason}
  *   {kind: "stop"}                            (the running generation ends: reason "stopped")
@@ -87,7 +88,7 @@ export const serve = (scope) => {
       model = await loadModel(bytes, options);
       return {kind: "loaded", config: model.config, info: model.info, readMs,
         tokenizer: {bos: model.tokenizer.bos, eos: model.tokenizer.eos, chat: model.tokenizer.template !== null,
-          vocab: model.tokenizer.tokens.length}};
+          vocab: model.tokenizer.tokens.length, tokens: options?.tokens ? model.tokenizer.tokens : undefined}};
     },
     encode: async ({text, messages}) => {
       const tok = need().tokenizer;
