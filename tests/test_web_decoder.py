@@ -35,15 +35,13 @@ from attention_book import smollm
 from attention_book.scenes import decoder as lab
 from attention_book.scenes.core import to_js
 from attention_book.web_export import DATA, export_decoder_gallery
+from conftest import TINY_INDUCTION as INDUCTION
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "js" / "decoder_driver.mjs"
 NODE = shutil.which("node")
 #: The tiny model's shape (write_tiny_gguf): 2 layers of 4 query heads over 2 key/value heads.
 LAYERS, HEADS = 2, 4
-#: The tiny model's induction heads, as the gallery and the scene are told (its survey is
-#: chapter 10's on SmolLM2: the tiny random model has none to find).
-INDUCTION = ((1, 2),)
 #: The page's numbers from the gallery: Python's float32 maps as uint16 (7.7e-6 at most).
 GALLERY_TOL = 1e-5
 #: The page's numbers from its model: the engine's parity bounds against numpy.
@@ -52,29 +50,6 @@ MAP_KEYS = {"weights", "row", "rows", "group_rows"}
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: these tests run "
                                 "web/src/labs/decoder.js in Node.js")
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """The tiny GGUF (room for the lab's 128-token prompts), its numpy model, and the
-    gallery file of it, in one folder."""
-    folder = tmp_path_factory.mktemp("decoder")
-    path = smollm.write_tiny_gguf(folder / "tiny.gguf", seed=2, context=256)
-    model = smollm.SmolLM.load(path, cache=False)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(lab, "induction_heads", lambda model=None: INDUCTION)
-        export_decoder_gallery(folder / "decoder-gallery.js", model=model)
-    return path, model, folder / "decoder-gallery.js"
-
-
-@pytest.fixture()
-def scene(tiny, monkeypatch):
-    """The scene on the tiny model."""
-    monkeypatch.setattr(lab, "_model", lambda: tiny[1])
-    monkeypatch.setattr(lab, "induction_heads", lambda model=None: INDUCTION)
-    lab.decoder_generation.cache_clear()
-    yield lab
-    lab.decoder_generation.cache_clear()
 
 
 def values(**kw) -> dict:
@@ -177,23 +152,24 @@ def gallery_values():
     return out
 
 
-def test_the_gallery_is_pythons_state(scene, tiny):
+def test_the_gallery_is_pythons_state(decoder_scene, tiny_decoder):
     """Without the model, the presets' states are Python's (within the gallery's uint16), and
     the module draws Python's state as it draws its own (what the notebook shows)."""
-    _, _, gallery = tiny
-    rows = [{"values": v, "py": _wire(to_js(scene.decoder_state(**v)))} for v in gallery_values()]
+    _, _, gallery = tiny_decoder
+    rows = [{"values": v, "py": _wire(to_js(decoder_scene.decoder_state(**v)))}
+            for v in gallery_values()]
     out = run(gallery, rows)
     assert out["load"] is None
-    assert compare(scene, rows, out, GALLERY_TOL, GALLERY_TOL) == len(rows)
+    assert compare(decoder_scene, rows, out, GALLERY_TOL, GALLERY_TOL) == len(rows)
     for row, got in zip(rows, out["states"]):
         assert not any("load the model" in n["text"] for n in got["state"]["notes"]), row["values"]
         for part in ("readout", "alt", "kinds"):
             same_text(str(got["drawn"][part]), str(got[part]), (part, row["values"]))
 
 
-def test_the_gallery_file(tiny, tmp_path):
+def test_the_gallery_file(tiny_decoder, tmp_path):
     """Deterministic, light, and the file the lab's module and web_export.DATA name."""
-    path, model, gallery = tiny
+    path, model, gallery = tiny_decoder
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(lab, "induction_heads", lambda model=None: INDUCTION)
         info = export_decoder_gallery(tmp_path / "again.js", model=model)
@@ -232,14 +208,14 @@ def model_values():
     return out
 
 
-def test_the_model_in_the_page_is_pythons(scene, tiny):
+def test_the_model_in_the_page_is_pythons(decoder_scene, tiny_decoder):
     """The tiny GGUF loaded by the page's engine: every state Python's within the engine's
     parity bounds, with the same tokens; the gallery's model recognised."""
-    path, _, gallery = tiny
+    path, _, gallery = tiny_decoder
     rows = model_values()
     out = run(gallery, rows, path)
     assert out["load"]["status"] == "ready" and out["load"]["isGallery"], out["load"]
-    assert compare(scene, rows, out, MAPS_TOL, P_TOL) == len(rows)
+    assert compare(decoder_scene, rows, out, MAPS_TOL, P_TOL) == len(rows)
     sampled = [s["state"] for s in out["states"][10:12]]
     assert sampled[0]["ids"] != sampled[1]["ids"]
     assert [s["state"]["off"] for s in out["states"][12:16]] == [
@@ -249,17 +225,17 @@ def test_the_model_in_the_page_is_pythons(scene, tiny):
 # ------------------------------------------------------------------ bad input
 
 
-def test_bad_input_gets_pythons_message(scene, tiny):
+def test_bad_input_gets_pythons_message(decoder_scene, tiny_decoder):
     """An empty, blank or missing prompt, one past 128 tokens, markup, a layer or head the
     model has not: Python's note or error, with and without the model; markup stays text."""
-    path, _, gallery = tiny
+    path, _, gallery = tiny_decoder
     markup = "<script>alert(1)</script><img src=x onerror=alert(2)>"
     rows = [values(prompt=p) for p in ("", "   \n\t", None)]
     rows += [values(prompt="word " * 200), values(prompt=markup, n_new=3, t=2),
              values(layer=LAYERS), values(head=HEADS), values(view="table"), values(t=0),
              values(seed=-1)]
     loaded = run(gallery, rows, path)
-    assert compare(scene, rows, loaded, MAPS_TOL, P_TOL) == 5
+    assert compare(decoder_scene, rows, loaded, MAPS_TOL, P_TOL) == 5
     texts = [s["state"]["notes"][0]["text"] for s in loaded["states"][:4]]
     assert texts[:3] == ["Type a prompt for the model to continue."] * 3
     assert texts[3].startswith("The prompt has ") and "the limit is 128" in texts[3]
@@ -273,10 +249,10 @@ def test_bad_input_gets_pythons_message(scene, tiny):
         assert "load the model (0.1 MB) to run it in your browser" in got["state"]["notes"][0]["text"]
 
 
-def test_a_file_the_engine_does_not_run(tiny, tmp_path):
+def test_a_file_the_engine_does_not_run(tiny_decoder, tmp_path):
     """A reader's own file that is not a llama GGUF of the types the engine reads: its
     message, and the gallery still answers."""
-    path, _, gallery = tiny
+    path, _, gallery = tiny_decoder
     bad = {"not-gguf.gguf": b"<html>404</html>" * 64, "cut.gguf": path.read_bytes()[:5000]}
     smollm.write_tiny_gguf(tmp_path / "q5.gguf", types=("Q5_0",))
     smollm.write_tiny_gguf(tmp_path / "gpt2.gguf", architecture="gpt2")
@@ -311,11 +287,11 @@ def spelled(data: bytes) -> str:
     return "".join(table[b] for b in data)
 
 
-def test_token_spellings_are_pythons(tiny):
+def test_token_spellings_are_pythons(tiny_decoder):
     """The page spells tokens as the scene does (_readable): every piece of the tiny
     vocabulary (its 256 bytes, merges and special tokens) and byte strings that are text,
     halves of characters, overlong forms, surrogates and control characters."""
-    pieces = list(tiny[1].tokenizer.tokens)
+    pieces = list(tiny_decoder[1].tokenizer.tokens)
     pieces += [spelled(b) for b in (
         "naïve – “quoted” 😀 東京".encode(), "😀".encode()[:2], "😀".encode()[1:], b"\xc0\xaf",
         b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x00\x07\t\r\n\x7f", b"a\xe2\x82", "\u0085\u00a0".encode())]

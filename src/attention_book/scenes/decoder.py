@@ -105,6 +105,7 @@ class DecoderState:
     ids: tuple             # their ids
     n_prompt: int          # s_0, the prompt's tokens
     generated: str         # the generated text
+    n_written: int         # its tokens: n_new, or fewer where the model ended its text
     t: int                 # the step shown, 1..n (0: nothing generated)
     query: int             # the query position: the token before the one written at step t
     layer: int
@@ -113,6 +114,7 @@ class DecoderState:
     h: int                 # its query heads a layer
     g: int                 # its key/value heads a layer
     view: str              # "head", "model" or "lens"
+    decoding: str          # "greedy" or "sampled": how each token was chosen
     weights: np.ndarray    # (query + 1, query + 1) the head's map up to the query (view "head")
     row: np.ndarray        # (query + 1,) the head's weights at the query
     rows: np.ndarray       # (L, h, query + 1) float32: every head's row (view "model"; else empty)
@@ -241,12 +243,12 @@ def decoder_state(prompt: str = DECODER_PROMPTS[0], chat: bool = False,
     groups = kv_groups(c.h, c.g)
     group = tuple(int(i) for i in np.flatnonzero(groups == groups[head]))
     shared = dict(chat=bool(chat), layer=layer, head=head, n_layers=c.n_layers, h=c.h, g=c.g,
-                  view=view, kv_head=int(groups[head]), group=group, off=off_heads)
+                  view=view, decoding=decoding, kv_head=int(groups[head]), group=group, off=off_heads)
     empty = np.zeros(0)
     if not prompt_ids:
         return DecoderState(
             prompt=prompt if isinstance(prompt, str) else "", tokens=(), ids=(), n_prompt=0,
-            generated="", t=0, query=0, weights=np.zeros((0, 0)), row=empty, rows=empty,
+            generated="", n_written=0, t=0, query=0, weights=np.zeros((0, 0)), row=empty, rows=empty,
             group_rows=np.zeros((0, 0)), next_ids=(), next_tokens=(), next_p=(), chosen=-1,
             lens_tokens=(), lens_p=(), notes=tuple(notes), **shared)
     tokens, logits, out = decoder_generation(prompt_ids, n_new, temperature, k, p, seed,
@@ -269,7 +271,7 @@ def decoder_state(prompt: str = DECODER_PROMPTS[0], chat: bool = False,
         rows = np.stack([w[:, query, :query + 1] for w in out.weights]).astype(np.float32)
     return DecoderState(
         prompt=prompt, tokens=pieces[:query + 2], ids=ids[:query + 2], n_prompt=s0,
-        generated=model.decode(tokens), t=t, query=query,
+        generated=model.decode(tokens), n_written=n, t=t, query=query,
         weights=maps[:query + 1, :query + 1].astype(np.float64) if view == "head"
         else np.zeros((0, 0)),
         row=maps[query, :query + 1].astype(np.float64), rows=rows,

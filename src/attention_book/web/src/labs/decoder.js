@@ -52,7 +52,7 @@ function offHeads(off, layer, head, m, notes) {
 
 /** A state with no tokens (no prompt, or none computed yet), as Python's empty state. */
 function emptyState(base, notes) {
-  return Object.assign(base, {tokens: [], ids: [], n_prompt: 0, generated: "", t: 0, query: 0,
+  return Object.assign(base, {tokens: [], ids: [], n_prompt: 0, generated: "", n_written: 0, t: 0, query: 0,
     weights: new Float64Array(0), row: new Float64Array(0), rows: new Float64Array(0),
     groupRows: new Float64Array(0), nextIds: [], nextTokens: [], nextP: [], chosen: -1, lensTokens: [],
     lensP: [], notes, T: 0});
@@ -94,7 +94,8 @@ function state(values) {
   oneOf("off", values.off, OFF);
   const notes = [], prompt = typeof values.prompt === "string" ? values.prompt : "", chat = !!values.chat;
   const per = m.h / m.g, kv = Math.floor(head / per);
-  const st = {prompt, chat, layer, head, n_layers: m.n_layers, h: m.h, g: m.g, view: values.view, kvHead: kv,
+  const st = {prompt, chat, layer, head, n_layers: m.n_layers, h: m.h, g: m.g, view: values.view,
+    decoding: values.decoding, kvHead: kv,
     group: Array.from({length: per}, (_, i) => kv * per + i), off: offHeads(values.off, layer, head, m, notes)};
   if (BLANK.test(prompt)) {
     return emptyState(st, [{level: "error", text: "Type a prompt for the model to continue."}, ...notes]);
@@ -129,7 +130,7 @@ function state(values) {
 function fromRun(st, run, t, n) {
   const s0 = run.nPrompt, q = s0 + t - 2, size = q + 1;
   Object.assign(st, {tokens: run.pieces.slice(0, q + 2), ids: run.ids.slice(0, q + 2), n_prompt: s0,
-    generated: run.generated[n - 1], t, query: q});
+    generated: run.generated[n - 1], n_written: n, t, query: q});
   st.weights = new Float64Array(st.view === "head" ? size * size : 0);
   if (st.view === "head") { for (let i = 0; i < size; i++) { st.weights.set(run.row(st.layer, st.head, i), i * size); } }
   st.row = run.row(st.layer, st.head, q);

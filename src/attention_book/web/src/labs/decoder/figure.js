@@ -12,7 +12,9 @@ export const why = (st) => (st.notes.some((n) => n.level === "error") ? "(no tok
 
 function nextBars(st) {
   const labels = st.nextTokens.map((tok, i) => (st.nextIds[i] === st.chosen ? "\u2192 " : "") + quote(tok));
-  return {kind: "bars", title: st.T ? `step ${st.t}: the next token's top ${st.nextP.length} (\u2192 the one written)`
+  const how = st.decoding === "greedy" ? "the most probable" : "drawn";
+  return {kind: "bars", title: st.T ? `step ${st.t} of ${st.n_written}: top ${st.nextP.length} next tokens ` +
+    `(\u2192 written: ${how})`
     : "the next token's top probabilities", labels: labels.length ? labels : ["(none)"],
   series: [{label: "probability", color: "#1f5fa8", dark: "#6fa8e8", values: st.nextP.length ? st.nextP : [null]}],
   xlim: [0, 1], xlabel: "probability"};
@@ -24,7 +26,7 @@ function lensBars(st) {
     labels: labels.length ? labels : ["(not computed)"],
     series: [{label: "its probability", color: "#1f5fa8", dark: "#6fa8e8",
       values: st.lensP.length ? st.lensP : [null]}],
-    xlim: [0, 1], xlabel: "blocks read: its top guess and probability"};
+    xlim: [0, 1], xlabel: "probability of its top guess"};
 }
 
 /** The picture as panels. */

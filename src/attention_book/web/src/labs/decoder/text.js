@@ -52,8 +52,11 @@ export function alt(st) {
   const tokens = st.tokens.slice(0, size), shown = tokens.slice(0, 20).join(", ") + (size > 20 ? ", ..." : "");
   const arcs = `arcs from query ${q} '${st.tokens[q]}' to every earlier token; the heaviest goes to ${top} ` +
     `'${st.tokens[top]}' with weight ${format.fixed(st.row[top], 2)}.`;
-  const next = `bars of the next token's top ${st.nextP.length} probabilities: ` + st.nextTokens.map((tok, i) =>
-    `'${tok}' ${format.fixed(st.nextP[i], 2)}`).join(", ") + `; the model wrote '${st.tokens[q + 1]}'.`;
+  const how = st.decoding === "greedy" ? "greedy: it writes the most probable"
+    : "sampled: it writes the one drawn";
+  const next = `bars of the next token's top ${st.nextP.length} probabilities (${how}): ` +
+    st.nextTokens.map((tok, i) => `'${tok}' ${format.fixed(st.nextP[i], 2)}`).join(", ") +
+    `; the model wrote '${st.tokens[q + 1]}'.`;
   const group = `a heatmap of the rows at the query of query heads ${st.group.join(", ")}, which share key/value ` +
     `head ${st.kvHead}, head ${st.head} outlined.`;
   let first;
@@ -61,7 +64,7 @@ export function alt(st) {
     first = `Panel 1: the model view, ${st.n_layers * st.h} strips, one a head (${st.n_layers} rows of layers, ` +
       `${st.h} columns of heads), each its weights from query ${q} '${st.tokens[q]}' over the ${size} tokens, colour ` +
       `0 to 1, layer ${st.layer}, head ${st.head} outlined. Panel 2: ${arcs} Panel 3: ${next}`;
-    return `Step ${st.t} of the decoder (${model}). ${first}`;
+    return `Step ${st.t} of ${st.n_written} of the decoder (${model}). ${first}`;
   }
   if (st.view === "lens") {
     first = st.lensTokens.length ? "Panel 1: bars of the logit lens, each layer's top guess for the next token and " +
@@ -71,5 +74,6 @@ export function alt(st) {
     first = `Panel 1: heatmap of the ${size} by ${size} attention weights of layer ${st.layer}, head ${st.head}, ` +
       `tokens (${shown}) on both axes, colour 0 to 1, row ${q} outlined.`;
   }
-  return `Step ${st.t} of the decoder (${model}). ${first} Panel 2: ${arcs} Panel 3: ${group} Panel 4: ${next}`;
+  return `Step ${st.t} of ${st.n_written} of the decoder (${model}). ${first} Panel 2: ${arcs} Panel 3: ${group} ` +
+    `Panel 4: ${next}`;
 }
