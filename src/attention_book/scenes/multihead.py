@@ -50,7 +50,8 @@ def missing_heads_text(d: int, max_heads: int = MAX_HEADS) -> str:
                      f"d_k = d/h whole columns, and the API says \u201c{err}\u201d.")
     bigger = [h for h in divisors(d) if h > max_heads]
     if bigger:
-        text += (f" h = {', '.join(map(str, bigger))} divide d too but are left out: "
+        verbs = "divides d too but is" if len(bigger) == 1 else "divide d too but are"
+        text += (f" h = {', '.join(map(str, bigger))} {verbs} left out: "
                  f"the picture shows at most {max_heads} heads.")
     return text
 

@@ -47,7 +47,8 @@ function missingHeadsText(d) {
   }
   const bigger = divisors(d).filter((h) => { return h > MAX_HEADS; });
   if (bigger.length) {
-    text += " h = " + bigger.join(", ") + " divide d too but are left out: the picture shows at most " +
+    const verbs = bigger.length === 1 ? "divides d too but is" : "divide d too but are";
+    text += " h = " + bigger.join(", ") + " " + verbs + " left out: the picture shows at most " +
       MAX_HEADS + " heads.";
   }
   return text;
