@@ -225,22 +225,37 @@ export class TextControl extends Control {
       this.suggest = make("select", {id: id + "-list", class: "ab-suggest", "aria-label": "texts the book suggests for " + c.label});
       this.suggest.append(make("option", {value: ""}, "suggested\u2026"),
         ...[c.default, ...c.suggestions].map((t) => make("option", {value: t}, t)));
+      // the list shows the text chosen (or "suggested…" for one of the reader's own), so
+      // that arrow keys on the closed list step to the next suggestion: reset to
+      // "suggested…" after each choice, every ArrowDown chose the first one again
       this.suggest.addEventListener("change", () => {
         if (this.suggest.value) {
           this.input.value = this.suggest.value;
-          this.suggest.value = "";
           this.input.dispatchEvent(new Event("input", {bubbles: true}));
         }
       });
+      this.input.addEventListener("input", () => this.showSuggested());
       after.push(this.suggest);
     }
     this.input.value = c.default;
     this.finish(...after);
+    this.showSuggested();
+  }
+
+  /** The suggestion list shows the text in the box if it is one of its own, else "suggested…". */
+  showSuggested() {
+    if (!this.suggest) { return; }
+    const text = this.input.value;
+    const at = Array.from(this.suggest.options).findIndex((o, k) => k > 0 && o.value === text);
+    this.suggest.selectedIndex = Math.max(0, at);
   }
 
   get value() { return this.input.value; }
 
-  set value(v) { this.input.value = v; }
+  set value(v) {
+    this.input.value = v;
+    this.showSuggested();
+  }
 
   get disabled() { return this.input.disabled; }
 
