@@ -28,11 +28,8 @@ export OMP_NUM_THREADS ?= 1
 # Python writes the bytecode of what it imports (the venv's is not compiled ahead: see env).
 unexport PYTHONDONTWRITEBYTECODE
 
-# pytest-xdist workers for `make test`: one a core (auto). More was slower on a quiet fresh
-# clone (stop 31, be814b6): 3 workers, pytest 537 s and the JupyterLab runs 209-226 s,
-# against 2 workers, 498.5 s and 131-138 s (the CPU time `time` counts for the run, 105% of
-# a core, must miss what chromium and the kernels use, which are not its children when they
-# end: the cores are busy).
+# pytest-xdist workers for `make test`: one a core (auto). A third worker on two cores was
+# slower on a quiet fresh clone (measured: commit be814b6).
 TEST_WORKERS ?= auto
 
 .PHONY: book test lint lab notebook bench env js browser clean check-inputs
@@ -59,13 +56,15 @@ book:
 test: book browser lint $(VENV)/.test-installed
 	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS) --durations=40
 
-# The linters, pinned (ruff in requirements-test.txt, eslint in package-lock.json) and configured
-# in the repository (pyproject.toml's [tool.ruff], eslint.config.mjs): `ruff check` (no
-# formatter), eslint (one JS dialect, @stylistic's formatting rules: `npx eslint --fix .`
-# applies them), and a `# noqa` must say why on its line.
+# The linters, pinned (ruff and import-linter in requirements-test.txt, eslint in
+# package-lock.json) and configured in the repository (pyproject.toml's [tool.ruff] and
+# [tool.importlinter], eslint.config.mjs): `ruff check` (no formatter), eslint (one JS
+# dialect, @stylistic's formatting rules: `npx eslint --fix .` applies them), the package's
+# layers as import contracts, and a `# noqa` must say why on its line.
 lint: $(VENV)/.test-installed node_modules/.package-lock.json
 	$(VENV)/bin/ruff check .
 	node_modules/.bin/eslint .
+	$(VENV)/bin/lint-imports --no-cache
 	@if grep -rnE '# noqa(: [A-Z0-9, ]+)?$$' --include='*.py' src tests benchmarks _ext; then \
 		echo 'a `# noqa` says why on its line: `# noqa: E402 - why`'; exit 1; fi
 

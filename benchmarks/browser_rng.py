@@ -1,4 +1,4 @@
-"""Draws per second of the browser's random generator, ``src/attention_book/web/rng.js``.
+"""Draws per second of the browser's random generator, ``src/attention_book/web/src/shared/rng.js``.
 
 The HTML book draws the labs' random weights in the reader's browser with rng.js, numpy's
 ``default_rng`` ported exactly (``tests/test_web_rng.py``). This times it on ``--n`` draws

@@ -58,17 +58,34 @@ def test_best_time_warms_up_repeats_and_keeps_the_minimum():
         C.best_time(fn, repeats=0)
 
 
+def _blas_threads_now() -> int:
+    """The thread count of numpy's OpenBLAS, read by threadpoolctl (not by cost.py)."""
+    from threadpoolctl import threadpool_info
+
+    counts = {i["num_threads"] for i in threadpool_info() if i["internal_api"] == "openblas"}
+    assert len(counts) == 1, threadpool_info()  # numpy's wheel loads one OpenBLAS
+    return counts.pop()
+
+
 def test_blas_threads_sets_and_restores():
+    """Inside the block the count is n, after it what it was, nested blocks too (a mutant that
+    neither sets nor restores fails: it asserted only a bool before)."""
     a = np.ones((64, 64))
-    with C.blas_threads(1) as pinned:
-        assert isinstance(pinned, bool)
+    outside = _blas_threads_now()  # 1 under make (OPENBLAS_NUM_THREADS), else the cores
+    inner, other = (2, 1) if outside == 1 else (1, 2)  # counts differing from it and each other
+    with C.blas_threads(inner) as pinned:
+        assert pinned is True and _blas_threads_now() == inner
         np.testing.assert_allclose(a @ a, 64.0)
-    with C.blas_threads(1):
-        with C.blas_threads(2):
-            pass
-    with pytest.raises(ValueError):
-        with C.blas_threads(0):
-            pass
+        with C.blas_threads(other):
+            assert _blas_threads_now() == other
+        assert _blas_threads_now() == inner
+    assert _blas_threads_now() == outside
+    with pytest.raises(RuntimeError), C.blas_threads(inner):
+        assert _blas_threads_now() == inner
+        raise RuntimeError  # restored when the block fails too
+    assert _blas_threads_now() == outside
+    with pytest.raises(ValueError), C.blas_threads(0):
+        pass
 
 
 def test_measure_attention_reports_its_clock():

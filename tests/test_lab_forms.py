@@ -149,3 +149,20 @@ def test_the_static_build_never_imports_widget_libraries():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_picture_comparison_runs_and_can_fail():
+    """test_web_labs's same_drawings (its browser tests are the slow tier) compares pixels
+    where the sizes match, fails on a different picture, and fails when no picture could be
+    compared (its floor)."""
+    from test_web_labs import same_drawings
+
+    a, b = ("alt", "text", ((600, 300), "f1")), ("alt", "text", ((600, 400), "f2"))
+    assert same_drawings({"x": a, "y": b}, {"x": a, "y": ("alt", "text", ((600, 500), "f3"))},
+                         "t") == 1
+    with pytest.raises(AssertionError):
+        same_drawings({"x": a}, {"x": ("alt", "text", ((600, 300), "other"))}, "t")
+    with pytest.raises(AssertionError, match="no picture was compared"):
+        same_drawings({"y": b}, {"y": ("alt", "text", ((600, 500), "f2"))}, "t")
+    with pytest.raises(AssertionError):
+        same_drawings({"x": a}, {"x": ("other alt", "text", a[2])}, "t")

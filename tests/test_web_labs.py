@@ -158,6 +158,23 @@ def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> i
     return drawings(page, lab_id, scene, controls, most)[0]
 
 
+def same_drawings(drawn: dict, reference: dict, where) -> int:
+    """Assert each of ``drawn`` (values -> (alt, text, (canvas size, pixels))) drew what
+    ``reference`` did for the same values: the same alt text and readout, and the same
+    pixels wherever the canvas had the same size (a canvas keeps the tallest height it was
+    given, so the size depends on what was drawn before). Returns how many pictures were
+    compared, and fails when none was: a comparison that never runs checks nothing."""
+    compared = 0
+    for values, (alt, text, picture) in drawn.items():
+        ref_alt, ref_text, ref_picture = reference[values]
+        assert (alt, text) == (ref_alt, ref_text), (where, values)
+        if picture[0] == ref_picture[0]:  # on a canvas of the same size
+            assert picture == ref_picture, (where, values)
+            compared += 1
+    assert compared > 0, (where, "no picture was compared: every canvas size differed")
+    return compared
+
+
 def drawings(page, lab_id: str, scene, controls=None, most: int | None = None) -> tuple:
     """:func:`drive`'s drive and checks: the number of changes checked, and what each values
     checked drew (their JSON -> alt text and readout's text, rounding errors folded, and the
@@ -296,11 +313,7 @@ def check_standalone(watch, path, name: str, over_http: dict) -> None:
     checked, drawn = drawings(page, lab_id, scene, most=3)
     assert checked >= 2 * len(scene.controls), (name, checked)
     assert drawn.keys() <= over_http.keys(), (name, sorted(drawn.keys() - over_http.keys()))
-    for values, (alt, text, picture) in drawn.items():
-        http_alt, http_text, http_picture = over_http[values]
-        assert (alt, text) == (http_alt, http_text), (name, values)
-        if picture[0] == http_picture[0]:  # on a canvas of the same size
-            assert picture == http_picture, (name, values)
+    same_drawings(drawn, over_http, name)
     for control in scene.controls:  # labelled controls: a label names every input
         if control.kind != "multi":
             assert page.locator(f"#{lab_id} label", has_text=control.label).count() >= 1
@@ -394,11 +407,7 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
                 else:
                     checked, drawn = drawings(page, lab_id, scene, most=3)
                     assert drawn.keys() <= over_http[rel, name].keys(), (rel, name)
-                    for values, (alt, text, picture) in drawn.items():
-                        http_alt, http_text, http_picture = over_http[rel, name][values]
-                        assert (alt, text) == (http_alt, http_text), (rel, name, values)
-                        if picture[0] == http_picture[0]:  # on a canvas of the same size
-                            assert picture == http_picture, (rel, name, values)
+                    same_drawings(drawn, over_http[rel, name], (rel, name))
                 assert checked >= 2 * len(scene.controls), (rel, name, how)
             scripts = sources(page)
             assert scripts and all(s.split("?")[0].endswith(".js") for s in scripts), scripts

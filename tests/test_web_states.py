@@ -499,7 +499,10 @@ MASKING_BAD = [dict(_MASKING_BASE, kind="diagonal"), dict(_MASKING_BASE, method=
 # ------------------------------------------------------------------ every lab: parity, errors
 
 #: each lab's held-out values (values(n, seed)) and its check (check(values, row, state, view)
-#: -> the largest difference), with the (n, seed) of the fast run and of the slow one
+#: -> the largest difference), with the (n, seed) of a fast run and of the slow one. The
+#: edit loop's parity of these labs is the twin contract's (test_web_twins: the same
+#: states within 1e-5 and the same drawing, readout and alt text, on 10 values a lab); this
+#: sweep holds them to 1e-12 on 1,200-1,500 values. A new lab needs no line here.
 PARITY = {
     "embedding": (embedding_values, check_embedding, (60, 101), (1500, 2718)),
     "attention": (attention_values, check_attention, (60, 303), (1500, 31415)),
@@ -530,13 +533,6 @@ def test_an_emptied_array_the_texts_read_changes_them(monkeypatch):
     assert text_views("masking", st) == views("masking", st)
     monkeypatch.setitem(js_view.UNREAD, "masking", ("scores", "output", "weights"))
     assert text_views("masking", st)[0]["alt"] != views("masking", st)[0]["alt"]
-
-
-@pytest.mark.parametrize("lab", PARITY)
-def test_parity_on_held_out_values(lab):
-    values_of, _, (n, seed), _ = PARITY[lab]
-    values = values_of(n, seed=seed)
-    checked(lab, values, run(lab, values, "--no-numbers"))  # the numbers: below
 
 
 @pytest.mark.slow

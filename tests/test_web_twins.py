@@ -16,7 +16,8 @@ notebook draws what the book draws. Checked:
 And the drawing itself (:func:`test_the_widget_and_the_page_draw_the_same`): the module's
 ``figure``, readout and ``alt`` of Python's state decoded as the widget decodes it equal
 those of the module's own state, as the page computes it (the same panel spec; numbers,
-also those printed in texts, within TOL; compared in Node, see DRAW).
+also those printed in texts, within TOL; compared in Node by ``tests/js/twin.mjs``, which
+decodes Python's state with the widget's own ``decode.js``).
 """
 from __future__ import annotations
 
@@ -38,7 +39,6 @@ from test_web_block import block_values
 from test_web_lab import held_out as positional_values
 from test_web_states import (attention_values, embedding_values, masking_values,
                              multihead_values, permutation_values)
-from node_esm import esm
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
@@ -48,29 +48,12 @@ TOL = 1e-5
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the contract runs "
                                 "the browser's state modules in Node.js")
 
-#: Runs a module's state on each values of stdin; typed arrays as {typed, f8} (float64 bytes).
-#: The module is the ES source (web/src/labs/<name>.js), required as Node 20 allows.
-DRIVER = r"""
-const [web, name, data] = process.argv.slice(1);
-const M = (await load(web + "/src/labs/" + name + ".js"));
-if (data && M.useData) M.useData(require(data)); else if (data) require(data);
-const b64 = a => Buffer.from(Float64Array.from(a).buffer).toString("base64");
-const plain = x => ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x)} :
-  Array.isArray(x) ? x.map(plain) : (x !== null && typeof x === "object") ?
-  Object.fromEntries(Object.keys(x).map(k => [k, plain(x[k])])) : x;
-(async () => {
-  const out = [];
-  for (const values of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
-    try { out.push({state: plain(await M.state(values))}); }
-    catch (e) { out.push({error: e.message}); }
-  }
-  process.stdout.write(JSON.stringify(out));
-})();
-"""
+#: The contract's Node side: ``state`` and ``draw`` of a lab's ES source module.
+TWIN = Path(__file__).parent / "js" / "twin.mjs"
 
 
 def run(module: str, values: list, data: Path | None = None) -> list[dict]:
-    out = subprocess.run([NODE, *esm(DRIVER), str(WEB), module, *([str(data)] if data else [])],
+    out = subprocess.run([NODE, str(TWIN), "state", module, *([str(data)] if data else [])],
                          input=json.dumps(values).encode(), capture_output=True, check=True,
                          timeout=600)
     return json.loads(out.stdout)
@@ -149,66 +132,6 @@ def check(lab: str, values: list, data: Path | None = None, sent: list | None = 
     return n
 
 
-#: Draws each {values, py} of stdin twice: from Python's state ``py`` (to_js's, its buffers
-#: as base64), decoded as the widget decodes it (entries/widget.js's decode), and from the
-#: module's own state(values), each {figure, readout, alt}, and compares the two drawings
-#: there (EQUAL), rather than sending both back as JSON
-#: (2 million numbers for positional's 30 values, most of the test's time): per values,
-#: {leaves: how many numbers and texts were compared, diff: the first difference or null}.
-DRAW = r"""
-const [web, name, TOL] = [...process.argv.slice(1, 3), Number(process.argv[3])];
-const M = (await load(web + "/src/labs/" + name + ".js"));
-const TYPED = {float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array};
-const decode = x => Array.isArray(x) ? x.map(decode) : (x === null || typeof x !== "object") ? x :
-  x.$array ? new TYPED[x.$array](new Uint8Array(Buffer.from(x.b64, "base64")).buffer) :
-  Object.fromEntries(Object.entries(x).map(([k, v]) => [k, decode(v)]));
-const plain = x => ArrayBuffer.isView(x) ? Array.from(x) : Array.isArray(x) ? x.map(plain) :
-  (x !== null && typeof x === "object") ? Object.fromEntries(
-    Object.keys(x).map(k => [k, plain(x[k])])) : x;
-const draw = st => plain({figure: M.figure(st), alt: M.alt(st),
-  readout: M.readoutHtml ? M.readoutHtml(st) : M.readout(st)});
-const NUMBER = /(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)/;
-const near = (a, b) => a === b || Math.abs(a - b) <= TOL * Math.max(1, Math.abs(b));
-const isObj = x => x !== null && typeof x === "object" && !Array.isArray(x);
-// as JSON has them: NaN, infinities and undefined are null, keys of undefined left out
-const asJson = x => x === undefined || (typeof x === "number" && !Number.isFinite(x)) ? null : x;
-const keys = x => Object.keys(x).filter(k => x[k] !== undefined).sort();
-let leaves = 0;
-// the first difference between drawings a and b as [where, a, b], or null
-const EQUAL = (a, b, where) => {
-  [a, b] = [asJson(a), asJson(b)];
-  if (isObj(a)) {
-    const ka = keys(a), kb = isObj(b) ? keys(b) : null;
-    if (!kb || ka.join("\n") !== kb.join("\n")) return [where + " (keys)", ka, kb];
-    for (const k of ka) { const d = EQUAL(a[k], b[k], where + "." + k); if (d) return d; }
-    return null;
-  }
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return [where + " (length)", a, b];
-    for (let k = 0; k < a.length; k++) { const d = EQUAL(a[k], b[k], where + "[" + k + "]"); if (d) return d; }
-    return null;
-  }
-  leaves++;
-  if (typeof a === "number" && typeof b === "number") return near(a, b) ? null : [where, a, b];
-  if (typeof a === "string" && typeof b === "string") {  // the numbers in a text within TOL too
-    // (a round-off error printed: "max error 6e-14" from Python's state, "5e-14" from JS's)
-    const pa = a.split(NUMBER), pb = b.split(NUMBER);
-    const ok = pa.length === pb.length && pa.every((p, i) =>
-      i % 2 ? near(Number(p), Number(pb[i])) : p === pb[i]);
-    return ok ? null : [where, a, b];
-  }
-  return a === b ? null : [where, a, b];
-};
-const out = [];
-for (const {values, py} of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
-  leaves = 0;
-  const diff = EQUAL(draw(decode(py)), draw(M.state(values)), "");
-  out.push({leaves, diff});
-}
-process.stdout.write(JSON.stringify(out));
-"""
-
-
 def _wire(value):
     """to_js's output as JSON: its buffers as base64."""
     if isinstance(value, dict):
@@ -223,11 +146,11 @@ def _wire(value):
 def drawn(lab: str, perturb=None, first: int | None = None, part: str = "first") -> list[dict]:
     """The module's drawings of Python's state (``perturb``-ed) and of its own state, on the
     lab's (``first``) held-out values of ``part``, compared in Node: per values that Python
-    accepts, {leaves, diff} (DRAW)."""
+    accepts, {leaves, diff} (tests/js/twin.mjs draw)."""
     values, sent = (x[:first] for x in held_out(lab, part))
     rows = [{"values": v, "py": _wire(perturb(py) if perturb else py)}
             for v, py in zip(values, sent) if not isinstance(py, ValueError)]
-    out = subprocess.run([NODE, *esm(DRAW), str(WEB), SCENES[lab].web, repr(TOL)],
+    out = subprocess.run([NODE, str(TWIN), "draw", SCENES[lab].web, repr(TOL)],
                          input=json.dumps(rows).encode(), capture_output=True,
                          check=True, timeout=600)
     return json.loads(out.stdout)
@@ -254,7 +177,9 @@ def test_to_js_sends_arrays_as_binary():
         to_js(object())
 
 
-#: each lab (no data to read) and its held-out values
+#: Each lab's held-out values (a lab that reads no data: web/labs.json's pageData is empty;
+#: those that do are checked on their data in test_web_training and test_web_pretrained).
+#: A new lab adds its line here: one of the four files a lab is (docs/architecture.md).
 HELD_OUT = {
     "embedding": lambda: embedding_values(30, 11),
     "positional": lambda: positional_values(30, 12),
@@ -270,7 +195,7 @@ HELD_OUT = {
 EDIT_LOOP = 10
 PARTS = [pytest.param(lab, "first", id=lab) for lab in HELD_OUT] + [
     pytest.param(lab, "others", id=f"{lab}-others", marks=pytest.mark.slow)
-    for lab in HELD_OUT if lab != "scaling"]  # scaling has two values
+    for lab in HELD_OUT if len(HELD_OUT[lab]()) > EDIT_LOOP]  # a lab of <= 10 has no others
 
 
 @pytest.mark.parametrize("lab, part", PARTS)
@@ -309,7 +234,15 @@ def test_the_drawing_check_can_fail(lab):
 
 
 def test_every_lab_is_under_contract():
-    assert set(HELD_OUT) | {"training", "generation", "pretrained"} == set(SCENES)
+    """Every lab module build.mjs found (web/labs.json) is a scene's, and every one that
+    reads no data has held-out values here; those that read data are the data tests'."""
+    from attention_book.bundles import registry
+
+    labs = registry()
+    assert {scene.web for scene in SCENES.values()} == set(labs)
+    assert set(HELD_OUT) == {lab for lab, entry in labs.items() if not entry["pageData"]}
+    assert {lab for lab, entry in labs.items() if entry["pageData"]} == {
+        "training", "generation", "pretrained"}  # test_web_training, test_web_pretrained
 
 
 def synthetic_page(tmp_path: Path, seed: int) -> tuple[dict, Path]:

@@ -53,7 +53,7 @@
   }
 
   // Keyboard and screen-reader fixes to markup that the theme and its extensions write
-  // (tests/test_accessibility.py runs axe-core on every page):
+  // (tests/test_pages.py runs axe-core on every page):
   // - a control's accessible name contains its visible text (WCAG 2.5.3): sphinx-togglebutton
   //   names "Show code cell source" "Toggle hidden content", and the theme's buttons show
   //   icon titles and a shortcut hint that their names leave out;

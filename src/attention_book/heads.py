@@ -52,6 +52,7 @@ from ._validate import as_float_array, whole_number
 from .attention import attention_entropy
 
 __all__ = [
+    "SCORE_LABELS",
     "ROW_SUM_TOL",
     "offset_score",
     "previous_token_score",
@@ -853,3 +854,9 @@ def ablation_by_size(subsets, values):
     if any(len(g) == 0 for g in groups):
         raise ValueError("every size 0..n needs at least one subset")
     return tuple(np.stack([f(g, axis=0) for g in groups]) for f in (np.min, np.mean, np.max))
+
+
+#: What each score of :func:`head_scores` measures, in display order (chapter 9's lab and
+#: figures label them so).
+SCORE_LABELS = {"previous": "previous token", "next": "next token", "cls": "[CLS]",
+                "sep": "[SEP]", "self": "itself", "spread": "entropy / log T"}

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..scenes.pretrained import SCORE_LABELS
+from ..heads import SCORE_LABELS
 from .core import NotebookFigure, notebook_figure, token_maps
 
 __all__ = ["head_scores_figure", "head_maps_figure", "neuron_view_figure", "entropy_figure"]
@@ -24,7 +24,7 @@ def head_scores_figure(means: Mapping[str, np.ndarray]) -> NotebookFigure:
     ----------
     means : mapping of str to numpy.ndarray, each of shape (n_layers, h)
         Scores between 0 and 1, keyed like
-        :data:`~attention_book.scenes.pretrained.SCORE_LABELS` (all six are drawn).
+        :data:`~attention_book.heads.SCORE_LABELS` (all six are drawn).
     """
     figure = notebook_figure(9.0, 3.5)
     axes = figure.subplots(2, 3, sharex=True, sharey=True)

@@ -10,7 +10,7 @@ each call's attention (``CachedDecoder.weights``) is the row of the query that p
 the next token, over every key before it. A generation is cached per (prompt, checkpoint,
 n, temperature, seed): scrubbing t never decodes again.
 
-The lab runs the checkpoints the reader's browser runs (``web_export.page_checkpoints``:
+The lab runs the checkpoints the reader's browser runs (``checkpoints.page_checkpoints``:
 5-bit changes from one checkpoint to the next, decoded), in the notebook as in the book, so
 both show the same tokens and numbers; :func:`continuation_counts` measures the model as
 trained (float32) or as the page runs it.
@@ -60,7 +60,7 @@ def generation_run(weights: str = "page"):
     "page" (as ``training-checkpoints.js`` carries them to the reader's browser)."""
     import dataclasses
 
-    from ..web_export import page_checkpoints  # the reference layer: torch
+    from ..checkpoints import page_checkpoints  # the reference layer
 
     if weights not in WEIGHTS:
         raise ValueError(f"weights must be one of {list(WEIGHTS)}, got {weights!r}")
@@ -210,7 +210,7 @@ _CONTINUATION_CODE = (*_COUNT_CODE, "attention_book._validate")
 def _code_digest(code: tuple, weights: str) -> str | None:
     """:func:`attention_book.diskcache.module_digest` of the modules ``code`` names and, for
     the page's weights, of the module that gives them as the page carries them
-    (:func:`attention_book.web_export.page_checkpoints`)."""
+    (:func:`attention_book.checkpoints.page_checkpoints`)."""
     from .. import diskcache
 
     page = ("attention_book.web_export.training",) if weights == "page" else ()

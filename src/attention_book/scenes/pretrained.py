@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import whole_number
-from ..heads import head_scores
+from ..heads import SCORE_LABELS, head_scores
 from ..pretrained import (ANIMAL_SENTENCE, MiniLM, gallery_scores, single_thread_attention,
                           single_thread_value_norms)
 from ..tokens import RUNNING_SENTENCE
@@ -41,10 +41,6 @@ MEASURES = {"weight": ("weights \u03b1", "weight (each row sums to 1)"),
             "norm": ("\u2016\u03b1 f(x)\u2016", "share of \u2016\u03b1 f(x)\u2016 (rows sum to 1)")}
 #: The two views: value -> button label.
 VIEWS = {"head": "one head", "model": "all 72 heads"}
-#: What each head score measures (see :func:`attention_book.heads.head_scores`), in
-#: display order.
-SCORE_LABELS = {"previous": "previous token", "next": "next token", "cls": "[CLS]",
-                "sep": "[SEP]", "self": "itself", "spread": "entropy / log T"}
 
 
 def read_pieces(text, max_tokens: int = MAX_PRETRAINED_TOKENS):

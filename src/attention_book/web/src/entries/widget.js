@@ -1,7 +1,7 @@
 // The entry of web/widget.mjs, the live lab of a notebook: an anywidget module,
 // `render({model, el})`, over the same front end as the book's pages (lab.js, controls,
-// figure, panels) and the same presentation code (each state module's figure, readoutHtml
-// or readout, alt, numbers, choices). The kernel (attention_book/controls/widget.py) runs
+// figure, panels) and the same presentation code (each state module's figure, readoutHtml,
+// alt, numbers, choices). The kernel (attention_book/controls/widget.py) runs
 // the scene's Python state function and answers each "values" with a "state":
 // {values, state, choices, n} or {values, error, choices, n}, the state as
 // scenes.core.to_js writes it (arrays as binary buffers {$array: dtype, shape, buffer}).

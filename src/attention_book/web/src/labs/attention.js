@@ -1,11 +1,11 @@
 // Chapter 3's attention explorer computed in the reader's browser: the twin of
-// attention_book/scenes/attention.py (attention_state), with its readout and
-// alt text, at every control's full live range: any query sentence and
+// attention_book/scenes/attention.py's attention_state; readout and alt text
+// are this module's, at every control's full live range: any query sentence and
 // keys/values sentence (up to 128 tokens each), self or cross, the query, d_k 1..64, every
 // temperature, seeds 0..20. X rows come from chapter 1's table (d = 8, seed 0);
 // W^Q, W^K, W^V are attention.projection_weights(8, d_k, seed=seed), drawn by rng.js as
 // numpy draws them: default_rng(seed).normal(0, 1/sqrt(d), (d, d_k)) three times in a row.
-// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// tests/test_web_twins.py checks it against Python (tests/test_web_states.py, slow: 1e-12).
 // An ES module (its default export); build.mjs bundles it into web/attention.js, a classic
 // script that sets globalThis.AttentionBook.attention.
 //

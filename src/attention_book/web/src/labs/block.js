@@ -1,5 +1,5 @@
 // Chapter 7's block lab computed in the reader's browser: the twin of
-// attention_book/scenes/block.py (block_state), with its readout and alt text, at every
+// attention_book/scenes/block.py's block_state (readout and alt text: this module's), at every
 // control's full live range: any sentence (32 tokens kept), post-LN or pre-LN, residuals on
 // or off, depth 1..12, any seed the package takes (the slider offers 0..20), a causal mask
 // or none. X = chapter 1's embeddings (d = 8, seed 0) + sinusoidal positional encoding.

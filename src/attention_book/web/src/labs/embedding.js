@@ -1,9 +1,9 @@
 // Chapter 1's lab computed in the reader's browser: the twin of
-// attention_book/scenes/embedding.py (embedding_state, its readout and alt text). The
-// reader's own sentence is tokenised by core.js exactly as attention_book.tokens does
+// attention_book/scenes/embedding.py's embedding_state (the readout and alt text are written
+// here only, for both). The reader's own sentence is tokenised by tokens.js exactly as attention_book.tokens does
 // (unknown words -> <unk>), the table is default_rng(seed).standard_normal((V, d)) drawn by
 // rng.js bit for bit, X = table[ids] and the cosine similarity of its rows.
-// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// tests/test_web_twins.py checks it against Python (tests/test_web_states.py, slow: 1e-12).
 //
 // X:(s, d) and similarity:(s, s) row-major in Float64Arrays.
 import vocab from "../shared/vocab.js";

@@ -1,6 +1,6 @@
 // Chapter 8's generation lab computed in the reader's browser: the twin of
-// attention_book/scenes/generation.py (generation_state), with its readout and
-// alt text, at every control's full live range. The induction model's
+// attention_book/scenes/generation.py's generation_state; readout and alt text
+// are this module's, at every control's full live range. The induction model's
 // checkpoints come from training-checkpoints.js through training.js (weightsAt); this module
 // decodes one token at a time with a key/value cache a layer, as training.CachedDecoder
 // does: each new token's query attends to the cached keys of every token before it and to

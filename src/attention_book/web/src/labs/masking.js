@@ -1,10 +1,10 @@
 // Chapter 6's mask editor computed in the reader's browser: the twin of
-// attention_book/scenes/masking.py (masking_state), with its readout and alt text,
+// attention_book/scenes/masking.py's masking_state; the readout and alt text are this module's,
 // at every control's full live range: any sentence (32 tokens shown), every mask kind,
 // padding length 0..32, window 1..16, band 0..16 each way, masked before or after the
 // softmax. X from chapter 1's table (d = 8, seed 0); W^Q, W^K, W^V = projection_weights(8, 4,
 // seed=0), drawn by rng.js as numpy draws them.
-// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// tests/test_web_twins.py checks it against Python (tests/test_web_states.py, slow: 1e-12).
 //
 // Row-major: mask (s, s) as a Uint8Array (1 = query i may attend to key j), scores and
 // weights (s, s), output (s, d_k) as Float64Arrays.

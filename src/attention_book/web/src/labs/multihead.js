@@ -1,11 +1,11 @@
 // Chapter 4's multi-head lab computed in the reader's browser: the twin of
-// attention_book/scenes/multihead.py (multihead_state), with its readout and
-// alt text, at every control's full live range: any sentence (32 tokens shown),
+// attention_book/scenes/multihead.py's multihead_state; readout and alt text
+// are this module's, at every control's full live range: any sentence (32 tokens shown),
 // d in (8, 12, 16, 32, 64), every h dividing d up to 16, seeds 0..20, any heads on, X with or
 // without positional encoding. The weights are MultiHeadAttention.from_seed(d, h, seed,
 // bias=True), drawn by rng.js as numpy draws them: W_q, W_k, W_v, W_o : (d, d) then b_q,
 // b_k, b_v, b_o : (d,), all N(0, 1/d), from one default_rng(seed).
-// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// tests/test_web_twins.py checks it against Python (tests/test_web_states.py, slow: 1e-12).
 //
 // Row-major Float64Arrays: weights (h, s, s), contributions (h, s, d), outputs (s, d).
 import {format} from "../format.js";

@@ -1,10 +1,10 @@
 // Chapter 5's permutation playground computed in the reader's browser: the twin of
-// attention_book/scenes/permutation.py (permutation_state, its readout and alt text) at
+// attention_book/scenes/permutation.py's permutation_state (readout and alt text: here only) at
 // every control's full live range: any sentence (up to 128 tokens), every named order, any
 // typed order (parse_permutation's messages), shuffle seeds 0..99 (rng.js's permutation is
 // numpy's Generator.permutation), positional encoding and the causal mask on or off.
 // W^Q, W^K, W^V = projection_weights(8, 8, seed=0) and X from chapter 1's table (d = 8).
-// tests/test_web_states.py checks it against Python within 1e-5 on held-out values.
+// tests/test_web_twins.py checks it against Python (tests/test_web_states.py, slow: 1e-12).
 //
 // Row-major Float64Arrays; a permutation is an array: new position i holds old token perm[i].
 import {format} from "../format.js";

@@ -1,5 +1,5 @@
 // Chapter 2's lab computed in the reader's browser: the twin of
-// attention_book/scenes/positional.py (positional_state, its readout and alt text) and of
+// attention_book/scenes/positional.py's positional_state (readout, alt text: here only) and of
 // the formulas of attention_book/positional.py, at the live lab's full range (s 1..512, d even
 // 2..512, every base, k -64..64). tests/test_web_lab.py checks it against Python within 1e-5
 // on held-out values. An ES module (its default export); build.mjs bundles it into

@@ -1,6 +1,6 @@
 // Chapter 9's lab computed in the reader's browser: the twin of
 // attention_book/scenes/pretrained.py (pretrained_state and its query's
-// choices), with its readout and alt text: one head of all-MiniLM-L6-v2 on a sentence.
+// choices); the readout and alt text are this module's: one head of all-MiniLM-L6-v2 on a sentence.
 //
 // Two sources of maps:
 //   - pretrained-gallery.js (web_export.export_pretrained_gallery, ~0.5 MB): the tokenizer,

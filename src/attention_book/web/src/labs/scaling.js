@@ -6,7 +6,7 @@
 // d_k), so each d_k is measured once, when first asked for, and kept: the first visit of
 // d_k = 512 costs about 0.2 s of drawing, every later change a lookup. The figure's curves
 // over every d_k come from a table of Python's (CURVES_TABLE).
-// tests/test_web_states.py checks it against Python within 1e-5.
+// tests/test_web_twins.py and tests/test_web_states.py check it against Python.
 import {format} from "../format.js";
 import {wrapReadout} from "../shared/html.js";
 import {cache, softmaxRows} from "../shared/matrices.js";

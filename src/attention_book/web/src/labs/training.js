@@ -1,5 +1,5 @@
 // Chapter 8's training explorer computed in the reader's browser: the twin of
-// attention_book/scenes/training.py (training_state), with its readout and alt text,
+// attention_book/scenes/training.py's training_state (readout, alt text: this module's),
 // at every control's full live range: both tasks, all 26 checkpoints, any input the reader
 // types (the same parsing, limits and messages as Python). The two trained tiny
 // transformers come from training-checkpoints.js (written by

@@ -1,6 +1,5 @@
 // matrices.js: chapter 1's embedding table drawn with rng.js (numpy's default_rng, bit for
-// bit), the caches a lab keeps, the labs' random weights and small matrix helpers. Part of
-// core.js.
+// bit), the caches a lab keeps, the labs' random weights and small matrix helpers.
 //
 // Matrices are row-major Float64Arrays: entry (i, j) of an (n, m) matrix at i * m + j.
 
@@ -36,7 +35,7 @@ function embedTokens(tokens, d, seed) {
 
 const caches = [tables];
 
-/** Empty every cache (the tables of core.js and those a lab registered: benchmarks time a
+/** Empty every cache (the embedding tables and those a lab registered: benchmarks time a
  *  change that must draw its random numbers afresh). */
 function clearCaches() { caches.forEach((c) => { c.clear(); }); }
 

@@ -1,7 +1,7 @@
 // tokens.js: the book's word tokenizer in the reader's browser, the twin of
 // attention_book/tokens.py (exact for any text: vocab.js holds the character tables
 // measured from Python), and reader-typed text read as scenes/core.py's read_tokens does
-// (the same notes and limits). Part of core.js.
+// (the same notes and limits).
 
 import vocab from "./vocab.js";
 import {format} from "../format.js";
