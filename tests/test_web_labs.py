@@ -272,14 +272,16 @@ def check_labels(page, lab_id: str) -> None:
 
 
 def check_download(page, lab_id: str) -> dict:
-    """Click the lab's download button: the file is the numbers shown, as JSON."""
+    """Click the lab's download button: the file is the numbers shown, as JSON, with the
+    settings and the figure's arrays beside them (tests/test_pages.py checks those)."""
     with page.expect_download() as info:
         page.click(f"#{lab_id} button.ab-download")
     data = json.loads(open(info.value.path(), encoding="utf-8").read())
     shown = page.evaluate(
         "([id]) => { const lab = document.getElementById(id).abLab;"
         " return JSON.parse(JSON.stringify(lab.module.numbers(lab.state))); }", [lab_id])
-    assert data == shown and isinstance(data, dict)
+    assert isinstance(data, dict) and {k: data[k] for k in shown} == shown
+    assert set(data) - set(shown) == {"title", "settings", "figure"}
     return data
 
 
