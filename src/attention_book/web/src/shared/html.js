@@ -54,7 +54,7 @@ function notationHtml(text) {
   return escapeHtml(text)
     .replace(/sqrt\(([^()]*)\)/g, "\u221a$1")
     .replace(/([A-Za-z\u221a])_\{([^{}]*)\}/g, "$1<sub>$2</sub>")
-    .replace(/([A-Za-z\u221a])_([A-Za-z0-9])/g, "$1<sub>$2</sub>")
+    .replace(/([A-Za-z\u221a])_([A-Za-z0-9]+)/g, "$1<sub>$2</sub>")
     .replace(/([A-Za-z>])\^([A-Z])/g, "$1<sup>$2</sup>");
 }
 
