@@ -45,10 +45,17 @@ NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
 
 # Set control `name` to each of `values` as a reader would, wait for each drawing, and
 # record what the lab shows. A value of null: every choice the control offers at that time.
-#: A fingerprint of a lab's canvas pixels (in the page; ``lab`` in scope).
+#: A fingerprint of the pixels a lab shows (in the page; ``lab`` in scope): the canvas's rows
+#: inside its frame, as tall as the figure drawn (the canvas keeps the tallest height it was
+#: given, figure.js's fit, so rows below the frame are an earlier drawing's).
 PIXELS_JS = r"""
+  function shownRows() {
+    const c = lab.canvas, frame = parseFloat(lab.figure.style.height);
+    const dpr = c.width / parseFloat(c.style.width);
+    return Number.isFinite(frame) ? Math.min(c.height, Math.round(frame * dpr)) : c.height;
+  }
   function pixels() {
-    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, shownRows()).data;
     let h1 = 0, h2 = 0;
     for (let i = 0; i < d.length; i += 4) {
       h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
@@ -78,7 +85,7 @@ MOVE_JS = r"""async ([labId, name, values]) => {
     const caption = el.querySelector(".ab-lab-readout");
     const control = lab.controls[index];
     seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
-               caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, lab.canvas.height],
+               caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, shownRows()],
                disabled: !!control.disabled,
                output: control.output ? control.output.textContent : null,
                valuetext: control.input.getAttribute("aria-valuetext"),
@@ -162,7 +169,7 @@ def same_drawings(drawn: dict, reference: dict, where) -> int:
     """Assert each of ``drawn`` (values -> (alt, text, (canvas size, pixels))) drew what
     ``reference`` did for the same values: the same alt text and readout, and the same
     pixels wherever the canvas had the same size (a canvas keeps the tallest height it was
-    given, so the size depends on what was drawn before). Returns how many pictures were
+    given: the size compared is the figure's, shownRows). Returns how many pictures were
     compared, and fails when none was: a comparison that never runs checks nothing."""
     compared = 0
     for values, (alt, text, picture) in drawn.items():
@@ -171,14 +178,15 @@ def same_drawings(drawn: dict, reference: dict, where) -> int:
         if picture[0] == ref_picture[0]:  # on a canvas of the same size
             assert picture == ref_picture, (where, values)
             compared += 1
-    assert compared > 0, (where, "no picture was compared: every canvas size differed")
+    assert compared > 0, (where, "no picture was compared: every canvas size differed",
+                          [(drawn[v][2][0], reference[v][2][0]) for v in list(drawn)[:4]])
     return compared
 
 
 def drawings(page, lab_id: str, scene, controls=None, most: int | None = None) -> tuple:
     """:func:`drive`'s drive and checks: the number of changes checked, and what each values
     checked drew (their JSON -> alt text and readout's text, rounding errors folded, and the
-    canvas's size and pixels' fingerprint: a canvas keeps the tallest height it was given)."""
+    size and fingerprint of the pixels shown: PIXELS_JS)."""
     moves = []
     for control in scene.controls:
         if controls is not None and control.name not in controls:
@@ -297,6 +305,16 @@ def pages(tmp_path_factory, web_data):
     return out
 
 
+#: Draw the lab's figure as wide as a canvas ``width`` device pixels wide (the book's column).
+SAME_WIDTH_JS = """([labId, width]) => {
+  const lab = document.getElementById(labId).abLab;
+  const dpr = lab.canvas.width / parseFloat(lab.canvas.style.width);
+  lab.figure.style.width = width / dpr + "px";
+  lab.looks.width = null;
+  lab.redraw();
+}"""
+
+
 def check_standalone(watch, path, name: str, over_http: dict) -> None:
     """The lab's page as ``controls.web.standalone_html`` writes it (its scripts and data
     inlined), opened as ``file://``: the drive's checks on three values a control (first,
@@ -312,6 +330,10 @@ def check_standalone(watch, path, name: str, over_http: dict) -> None:
     lab_id = page.locator(".ab-lab").get_attribute("id")
     page.wait_for_function(f"document.getElementById('{lab_id}').abLab")
     assert page.is_visible(f"#{lab_id}-controls")
+    # as wide as the book's column drew it, so that the pixels can be compared
+    widths = {picture[0][0] for _, _, picture in over_http.values()}
+    assert len(widths) == 1, (name, widths)
+    page.evaluate(SAME_WIDTH_JS, [lab_id, widths.pop()])
     checked, drawn = drawings(page, lab_id, scene, most=3)
     assert checked >= 2 * len(scene.controls), (name, checked)
     assert drawn.keys() <= over_http.keys(), (name, sorted(drawn.keys() - over_http.keys()))
