@@ -366,11 +366,11 @@ def room(prompt) -> int:
 
 
 def _n_options(values) -> tuple:
-    return tuple(range(1, room(values["prompt"]) + 1))
+    return tuple((str(n), n) for n in range(1, room(values["prompt"]) + 1))
 
 
 def _t_options(values) -> tuple:
-    return tuple(range(1, min(values["n"], room(values["prompt"])) + 1))
+    return tuple((str(t), t) for t in range(1, min(values["n"], room(values["prompt"])) + 1))
 
 
 SCENE = Scene(

@@ -7,7 +7,7 @@
 
 import {LINE, NAME_ALL, PAD, TEXT_PX, axes, axisLabel, drawTitle, emptyMessage, font, labelLines,
   remembered, rotatedText, text, tickFit, titleBlock, widest, widthOf} from "./style.js";
-import {CELL_MOST, TURNED_SPACING, axisTicks, barLayout, clips, drawBar, drawCells} from "./heatmap.js";
+import {CELL_MOST, TURNED_SPACING, axisTicks, barLayout, clips, drawBar, drawCells, paintMaps} from "./heatmap.js";
 
 const GAP = 12;     // px between two maps across
 const ROW_GAP = 6;  // px between two rows of maps
@@ -30,10 +30,10 @@ function layoutOnce(ctx, panel, w) {
     g.left = PAD + ylabel.length * LINE + yTickW;
     g.barW = panel.colorbar === false ? 0 : bar.width;
     const room = w - g.left - g.barW - PAD;
-    // a map at least `least` px, and wide enough to name every column up to NAME_ALL (the
-    // labs' legibility contract): the columns follow the width and the tokens' count, never
-    // their labels' widths
-    const least = Math.max(panel.least || LEAST, Math.min(cols, NAME_ALL) * TURNED_SPACING + 8);
+    // a map at least `least` px, and wide enough to name every column of up to NAME_ALL (the
+    // labs' legibility contract; past it every k-th is named, as on any axis): the columns
+    // follow the width and the tokens' count, never their labels' widths
+    const least = Math.max(panel.least || LEAST, cols <= NAME_ALL ? cols * TURNED_SPACING + 8 : 0);
     g.columns = Math.max(1, Math.min(n, panel.columns || n, Math.floor((room + GAP) / (least + GAP))));
     const each = Math.floor((room - (g.columns - 1) * GAP) / g.columns);
     g.pw = Math.max(20, Math.min(each, cols ? cols * CELL_MOST : each));
@@ -101,14 +101,15 @@ export function drawGrid(ctx, panel, region, th, scratch) {
   drawTitle(ctx, g.title, region.x + region.w / 2, region.y, th);
   const boxes = [], x0 = region.x + g.left;
   const {rows, cols} = panel;
+  const maps = panel.maps.map((m) => ({...panel, ...m, masked: m.masked || panel.masked}));
+  if (rows && cols) { paintMaps(maps, rows, cols, scratch, th); }  // every map in one image
   for (const row of g.rowsOf) {
     row.ks.forEach((k, c) => {
       const box = {x: x0 + c * (g.pw + GAP), y: region.y + row.top + row.titleH, w: g.pw, h: g.ph};
       boxes.push(box);
       drawTitle(ctx, row.titles[c], box.x + box.w / 2, region.y + row.top + row.titleH - row.titles[c].height, th);
-      const map = panel.maps[k];
       if (rows && cols) {
-        drawCells(ctx, {...panel, ...map, masked: map.masked || panel.masked}, box, th, scratch);
+        drawCells(ctx, maps[k], box, th, scratch, k);
       } else {
         emptyMessage(ctx, panel.empty, box.x + box.w / 2, box.y + box.h / 2, box.w - 8, th);
       }

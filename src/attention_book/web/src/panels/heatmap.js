@@ -18,26 +18,35 @@ export const CELL_MOST = 48;       // px: the largest cell (a 1 x 1 map is no 24
 const SWATCH = 10;                 // px: a legend entry's square
 const MASKED_LABEL = "masked";
 
-/** The cells' pixels (one a cell) on `scratch`: the map's colours, or a category's; masked
- *  cells MASKED's grey (their hatch is drawn over the scaled image). */
-function paintCells(panel, scratch, th) {
-  const {rows, cols} = panel;
+/**
+ * The cells' pixels (one a cell) of maps of one shape on `scratch`, one map under another
+ * (one putImageData: a grid's 16 maps painted one by one uploaded the canvas 16 times): the
+ * map's colours, or a category's; masked cells MASKED's grey (their hatch is drawn over the
+ * scaled image).
+ * @param {object[]} maps each {data, cmap, vmin, vmax, masked?, categories?}, rows x cols
+ * @returns {HTMLCanvasElement} scratch, map k at rows k*rows..
+ */
+export function paintMaps(maps, rows, cols, scratch, th) {
   // resized only when the size changes (a resize reallocates it; the image covers it whole)
   if (scratch.width !== cols) { scratch.width = cols; }
-  if (scratch.height !== rows) { scratch.height = rows; }
-  const sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows);
-  if (panel.categories) {
-    const colours = panel.categories.map((c) => (c.masked ? MASKED.rgb : channels(c.color || th.background)));
-    for (let m = 0; m < rows * cols; m++) { image.data.set([...colours[panel.data[m]] || MASKED.rgb, 255], 4 * m); }
-  } else {
-    colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, image.data);
-  }
-  if (panel.masked) {
-    for (let m = 0; m < rows * cols; m++) {
-      if (panel.masked[m]) { image.data.set(MASKED.rgb, 4 * m); }
+  if (scratch.height !== rows * maps.length) { scratch.height = rows * maps.length; }
+  const sctx = scratch.getContext("2d"), image = sctx.createImageData(cols, rows * maps.length);
+  maps.forEach((panel, k) => {
+    const out = image.data.subarray(4 * k * rows * cols, 4 * (k + 1) * rows * cols);
+    if (panel.categories) {
+      const colours = panel.categories.map((c) => (c.masked ? MASKED.rgb : channels(c.color || th.background)));
+      for (let m = 0; m < rows * cols; m++) { out.set([...colours[panel.data[m]] || MASKED.rgb, 255], 4 * m); }
+    } else {
+      colorize(panel.data, panel.cmap, panel.vmin, panel.vmax, out);
     }
-  }
+    if (panel.masked) {
+      for (let m = 0; m < rows * cols; m++) {
+        if (panel.masked[m]) { out.set(MASKED.rgb, 4 * m); }
+      }
+    }
+  });
   sctx.putImageData(image, 0, 0);
+  return scratch;
 }
 
 /** Cells masked by a category with `masked` (a 0/1 mask's 0s): the hatch goes on them. */
@@ -54,17 +63,18 @@ function categoryMasked(panel) {
  *   outlineRow?, marks?}
  * @param {{x: number, y: number, w: number, h: number}} box CSS px
  * @param {object} th the theme
- * @param {HTMLCanvasElement} scratch
+ * @param {HTMLCanvasElement} scratch a canvas to paint the cells on
+ * @param {number|null} [at] the map's place on `scratch`, painted already (paintMaps)
  */
-export function drawCells(ctx, panel, box, th, scratch) {
-  paintCells(panel, scratch, th);
+export function drawCells(ctx, panel, box, th, scratch, at = null) {
+  const source = at === null ? paintMaps([panel], panel.rows, panel.cols, scratch, th) : scratch;
   // cells of 4 device px or more: sharp edges; smaller ones (chapter 2's 256 rows in 300
   // px): interpolated, as picking the nearest doubled every sixth row and drew moiré curves
   // that are not in the data
   const dpr = ctx.getTransform().a || 1;
   ctx.imageSmoothingEnabled = Math.min(box.w / panel.cols, box.h / panel.rows) * dpr < 4;
-  ctx.imageSmoothingQuality = "high";
-  ctx.drawImage(scratch, box.x, box.y, box.w, box.h);
+  ctx.imageSmoothingQuality = "low";  // bilinear: "high" cost 8 ms of raster at 512 x 512
+  ctx.drawImage(source, 0, (at || 0) * panel.rows, panel.cols, panel.rows, box.x, box.y, box.w, box.h);
   const masked = panel.categories ? categoryMasked(panel) : panel.masked;
   if (masked) { hatchMasked(ctx, masked, panel.rows, panel.cols, box); }
   if (panel.faded) {
