@@ -522,8 +522,9 @@ def test_every_arc_of_a_weight_shown_keeps_three_to_one(browser):
     0.6 px wide), their heaviest yellow on white (2.4:1). Every arc of a weight the numbers
     show (0.01 to two decimals: 0.005 and up) now has a drawn pixel of 3:1 or more against
     the page (its halo in the page's text colour, round its colour from the weights' map),
-    at 1 and 2 device px a CSS px, in both modes, at every slant; weight 0 may stay faint. The arcs cross the middle row apart: the weights are in the order of their keys,
-    each key 24 px from the next."""
+    at 1 and 2 device px a CSS px, in both modes, at every slant; weight 0 may stay faint.
+    The arcs cross the middle row apart: the weights are in the order of their keys, each
+    key 24 px from the next."""
     from conftest import PageWatch
 
     from attention_book.controls.web import WEB_DIR
