@@ -20,7 +20,9 @@ in a column as wide as the book's at that width. ``test_the_checker_finds_each_d
 draws a figure with every defect and expects each one reported.
 
 Also: the picture downloads as a PNG at twice its size, and chapter 3's sqrt(d_k) lab loads
-without a task over 100 ms (its curves a table of Python's, checked here).
+without a task over 100 ms (its curves a table of Python's, checked here); the controls show
+their true state to keys and a screen reader (the book's texts stepped by arrow keys, sliders
+that end at what is generated, disabled boxes dimmed, one status line spoken).
 """
 from __future__ import annotations
 
@@ -697,5 +699,70 @@ def test_a_new_width_keeps_the_readers_heads_or_the_most_below(browser, lab_page
         seen = page.evaluate(HEADS_JS, lab_id)
         assert seen == {"h": h, "options": options, "on": list(range(h)), "state": h}, \
             (control, value, seen)
+    assert watch.console_errors == [], watch.console_errors
+    watch.close()
+
+
+def test_controls_show_their_true_state_and_speak_once(browser, lab_pages):
+    """QA Q1, Q2, Q17, Q19 in the page, as a reader's keys leave it:
+
+    - arrow keys on a closed list of the book's texts step through them (each press filled
+      the box with the first one again: the list went back to "suggested…");
+    - chapter 8's n and t sliders end at what is generated (24 positions less the prompt's
+      9: End read 23 while the picture showed step 15);
+    - a text box that has no effect now is dimmed as a disabled slider is;
+    - a screen reader hears one short line once the reader pauses, not the readout at every
+      step (it was live: up to 1,436 characters), and a slider's value once (its <output>
+      was a second live status); the buttons name their lab."""
+    # Q1: chapter 1's sentence list, walked with ArrowDown on the closed list
+    watch, page, lab_id = open_lab(browser, lab_pages["embedding"], 390)
+    listed = page.locator(f"#{lab_id} select.ab-suggest")
+    texts = listed.evaluate("s => Array.from(s.options, (o) => o.value)")
+    box = page.locator(f"#{lab_id} [name=text]")
+    assert listed.evaluate("s => s.selectedIndex") == 1 and box.input_value() == texts[1]
+    seen = []
+    for _ in range(3):
+        listed.press("ArrowDown")
+        seen.append(page.evaluate(f"document.getElementById('{lab_id}').abLab.values.text"))
+    assert seen == texts[2:5], seen
+    assert box.input_value() == texts[4]
+
+    # Q19: one live region a lab, its status line; the readout and the values not live
+    live = page.evaluate(f"""Array.from(document.getElementById('{lab_id}').querySelectorAll(
+        '[aria-live], [role=status], output:not([aria-hidden=true])'), (e) => e.className)""")
+    assert live == ["ab-lab-status"], live
+    slider = page.locator(f"#{lab_id} input[type=range][name=d]")
+    slider.press("End")
+    slider.press("Home")
+    slider.press("ArrowRight")
+    status = page.locator(f"#{lab_id} .ab-lab-status")
+    page.wait_for_function(f"document.querySelector('#{lab_id} .ab-lab-status').textContent.length > 0")
+    said = status.text_content()
+    assert said.startswith("d (dimension) ") and len(said) < 120 and "\n" not in said, said
+    names = page.locator(f"#{lab_id} .ab-lab-downloads button").evaluate_all(
+        "bs => bs.map((b) => b.getAttribute('aria-label'))")
+    assert len(names) == 2 and all(":" in n and n.split(":")[0] in ("Download the numbers (JSON)",
+                                   "Download the picture (PNG)") for n in names), names
+    watch.close()
+
+    # Q17: the attention explorer's keys/values box in self-attention mode
+    watch, page, lab_id = open_lab(browser, lab_pages["attention"], 1280)
+    kv, text = (page.locator(f"#{lab_id} [name={n}]") for n in ("kv_text", "text"))
+    assert kv.is_disabled() and text.is_enabled()
+    opacity = "e => parseFloat(getComputedStyle(e).opacity)"
+    assert kv.evaluate(opacity) <= 0.6 and text.evaluate(opacity) == 1
+    watch.close()
+
+    # Q2: chapter 8's generation after a 9-symbol prompt: 15 tokens fit, t <= n
+    watch, page, lab_id = open_lab(browser, lab_pages["generation"], 390)
+    page.locator(f"#{lab_id} [name=prompt]").fill("3 14 15 9 26 5 30 8 9")
+    values = f"document.getElementById('{lab_id}').abLab.values"
+    for name in ("n", "t"):
+        page.locator(f"#{lab_id} input[type=range][name={name}]").press("End")
+    assert (page.evaluate(values)["n"], page.evaluate(values)["t"]) == (15, 15)
+    shown = page.locator(f"#{lab_id} output").evaluate_all("os => os.map((o) => o.textContent)")
+    assert shown.count("15") == 2, shown
+    page.locator(f"#{lab_id} input[type=range][name=n]").press("Home")  # n = 1: t follows
+    assert (page.evaluate(values)["n"], page.evaluate(values)["t"]) == (1, 1)
     assert watch.console_errors == [], watch.console_errors
     watch.close()
