@@ -6,8 +6,8 @@ button in the same tab (which finds what a page loaded in dark mode finds, on to
 site: test_the_axe_plan_finds_what_the_whole_set_finds_in_every_setting). In each of the
 four settings every check runs:
 
-- **it loads cleanly and offline**: no console error, no request that leaves 127.0.0.1, no
-  failed request, every image loaded;
+- **it loads cleanly and offline**: no console error or warning, no request that leaves
+  127.0.0.1, no failed request, every image loaded;
 - **its math is typeset by the MathJax the site serves** (``_static/vendor``), with the
   hidden MathML screen readers read, and no raw LaTeX delimiter left on the page; a file
   MathJax starts to need (a TeX extension, a font) shows up as a failed request there;
@@ -424,7 +424,8 @@ def setting_problems(watch, tab, page: str, width: int, mode: str, built_book,
     requested from _static/vendor; ``ratios``: the lab canvases' pixels per CSS pixel).
     ``memo``: what the page's earlier settings noted (axe_plan, figure_problems). The
     console errors and requests are those since the tab's last setting."""
-    before = [len(watch.console_errors), len(watch.outside), len(watch.failed)]
+    before = [len(watch.console_errors), len(watch.outside), len(watch.failed),
+              len(watch.console_warnings)]
     found = maths_problems(tab)
     shown = {"typeset": tab.locator("mjx-container").count()}
     found += [f"broken image {src}" for src in tab.evaluate(BROKEN_IMAGES)]
@@ -438,6 +439,7 @@ def setting_problems(watch, tab, page: str, width: int, mode: str, built_book,
                   for r in shown["ratios"] if r < 2 - 1e-6]
     watch.settle()  # every request answered: the lists below are complete
     found += [f"console error: {e}" for e in watch.console_errors[before[0]:]]
+    found += [f"console warning: {e}" for e in watch.console_warnings[before[3]:]]
     found += [f"request outside 127.0.0.1: {u}" for u in watch.outside[before[1]:]]
     found += [f"failed request: {f}" for f in watch.failed[before[2]:]]
     shown["vendor"] = {urlparse(u).path.split("/_static/vendor/", 1)[1]
