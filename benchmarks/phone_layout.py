@@ -23,12 +23,16 @@ page prints, in CSS px:
 Usage::
 
     python benchmarks/phone_layout.py --site _build/html [--layout book figure-first
-                                      sticky-controls] [--json]
+                                      sticky-controls] [--width 390 375 360] [--json]
+
+``--width`` measures other phones' widths (CSS px, 844 px tall): the labs' layout changes
+with the width (chapter 4's check boxes go three a row under about 380 px).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -70,7 +74,7 @@ def labs_of(site: Path) -> dict[str, str]:
     return out
 
 
-def measure(site: Path, layouts: list[str]) -> dict:
+def measure(site: Path, layouts: list[str], widths: list[int]) -> dict:
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
     import functools
     import threading
@@ -84,27 +88,26 @@ def measure(site: Path, layouts: list[str]) -> dict:
     out = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=FLAGS)
-        for layout in layouts:
-            for lab, page in labs_of(site).items():
-                context = browser.new_context(viewport=PHONE, device_scale_factor=2)
-                tab = context.new_page()
-                tab.goto(f"{base}/{page}", wait_until="load")
-                if LAYOUTS[layout]:
-                    tab.add_style_tag(content=LAYOUTS[layout])
-                sel = f'.ab-lab[data-ab-lab="{lab}"]'
-                tab.wait_for_function(f"document.querySelector('{sel}')?.abLab?.state")
-                lab_id = tab.evaluate(f"document.querySelector('{sel}').id")
-                tab.locator(sel).scroll_into_view_if_needed()
-                for state, values in [("default", {}), *([("most", MOST[lab])] if lab in MOST else [])]:
-                    for name, value in values.items():
-                        tab.evaluate("([id, n, v]) => document.getElementById(id).abLab.set(n, v)",
-                                     [lab_id, name, value])
-                    tab.wait_for_timeout(200)
-                    g = {k: round(v) for k, v in tab.evaluate(GEOMETRY_JS, lab_id).items()}
-                    if layout == "sticky-controls":
-                        g["window"] = SCREEN - g["controls"]
-                    out[layout, lab, state] = g
-                context.close()
+        for layout, width, (lab, page) in itertools.product(layouts, widths, labs_of(site).items()):
+            context = browser.new_context(viewport={**PHONE, "width": width}, device_scale_factor=2)
+            tab = context.new_page()
+            tab.goto(f"{base}/{page}", wait_until="load")
+            if LAYOUTS[layout]:
+                tab.add_style_tag(content=LAYOUTS[layout])
+            sel = f'.ab-lab[data-ab-lab="{lab}"]'
+            tab.wait_for_function(f"document.querySelector('{sel}')?.abLab?.state")
+            lab_id = tab.evaluate(f"document.querySelector('{sel}').id")
+            tab.locator(sel).scroll_into_view_if_needed()
+            for state, values in [("default", {}), *([("most", MOST[lab])] if lab in MOST else [])]:
+                for name, value in values.items():
+                    tab.evaluate("([id, n, v]) => document.getElementById(id).abLab.set(n, v)",
+                                 [lab_id, name, value])
+                tab.wait_for_timeout(200)
+                g = {k: round(v) for k, v in tab.evaluate(GEOMETRY_JS, lab_id).items()}
+                if layout == "sticky-controls":
+                    g["window"] = SCREEN - g["controls"]
+                out[layout, str(width), lab, state] = g
+            context.close()
         browser.close()
     server.shutdown()
     return out
@@ -114,18 +117,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, default=Path("_build/html"))
     parser.add_argument("--layout", nargs="+", default=["book"], choices=sorted(LAYOUTS))
+    parser.add_argument("--width", nargs="+", type=int, default=[PHONE["width"]])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f}")
-    got = measure(args.site, args.layout)
+    got = measure(args.site, args.layout, args.width)
     if args.json:
         print(json.dumps({" ".join(k): v for k, v in got.items()}, indent=1))
         return
-    print(f"{'layout':16} {'lab':12} {'state':8} {'height':>7} {'figure':>7} {'reach':>6} {'middle':>7} "
+    print(f"{'layout':16} {'width':>5} {'lab':12} {'state':8} {'height':>7} {'figure':>7} {'reach':>6} {'middle':>7} "
           f"{'controls':>8}{'  window' if 'sticky-controls' in args.layout else ''}")
-    for (layout, lab, state), g in got.items():
-        print(f"{layout:16} {lab:12} {state:8} {g['height']:7} {g['figure']:7} {g['reach']:6} {g['middle']:7} "
-              f"{g['controls']:8}" + (f" {g['window']:7}" if "window" in g else ""))
+    for (layout, width, lab, state), g in got.items():
+        print(f"{layout:16} {width:>5} {lab:12} {state:8} {g['height']:7} {g['figure']:7} {g['reach']:6} "
+              f"{g['middle']:7} {g['controls']:8}" + (f" {g['window']:7}" if "window" in g else ""))
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
