@@ -27,6 +27,7 @@ that end at what is generated, disabled boxes dimmed, one status line spoken).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,10 @@ def problems(look: dict, names: bool = True) -> list[str]:
                 max(ys) > look["height"] + 0.5):
             out.append(f"outside the canvas ({look['width']} x {look['height']}): {t['text']!r} "
                        f"x {min(xs):.0f}..{max(xs):.0f}, y {min(ys):.0f}..{max(ys):.0f}")
+    # QA Q8: an axis whose ticks thin out says so after its title, "query i (every 2nd
+    # named)"; the thinning alone ("1 in 4 named") replaced "query" and "key"
+    out += [f"an axis titled only by its thinning: {t['text']!r}" for t in texts
+            if re.fullmatch(r"\(?(every 2nd|1 in \d+) named\)?", t["text"].strip())]
     for i, a in enumerate(texts):
         for b in texts[i + 1:]:
             if _overlap(a["corners"], b["corners"]):
@@ -351,6 +356,7 @@ BAD_JS = r"""() => {
   ctx.fillText("weights (\u2212\u221e bef\u2026", 100, 10);
   ctx.fillText("overlapping", 100, 40); ctx.fillText("overlapped", 110, 44);
   ctx.textAlign = "left"; ctx.fillText("weather", 185, 60);
+  ctx.fillText("1 in 4 named", 4, 60);
 }"""
 
 
@@ -370,6 +376,7 @@ def test_the_checker_finds_each_defect(browser):
     assert "no axis names every token" in text, text  # "the" twice, named once
     assert "an axis names 3 of the 4 tokens" in text, text
     assert "past the lab's right edge: CODE" in text, text
+    assert "an axis titled only by its thinning: '1 in 4 named'" in text, text
     clean = {"texts": [t for t in page.evaluate(LOOK_JS, ["bad"])["texts"]
                        if t["text"] in ("the", "cat", "sat")], "width": 200, "height": 100,
              "tokens": ["the", "cat", "sat"], "past": []}
