@@ -22,7 +22,8 @@ draws a figure with every defect and expects each one reported.
 Also: the picture downloads as a PNG at twice its size, and chapter 3's sqrt(d_k) lab loads
 without a task over 100 ms (its curves a table of Python's, checked here); the controls show
 their true state to keys and a screen reader (the book's texts stepped by arrow keys, sliders
-that end at what is generated, disabled boxes dimmed, one status line spoken).
+that end at what is generated, disabled boxes dimmed, one status line spoken); axes name
+their last value (d_k = 512 on a phone) and whole blocks.
 """
 from __future__ import annotations
 
@@ -773,3 +774,23 @@ def test_controls_show_their_true_state_and_speak_once(browser, lab_pages):
     assert (page.evaluate(values)["n"], page.evaluate(values)["t"]) == (1, 1)
     assert watch.console_errors == [], watch.console_errors
     watch.close()
+
+
+def test_axes_name_their_last_value_and_whole_blocks(browser, lab_pages):
+    """QA Q22, chapters 1-5 review F8, chapters 6-9 review F7: at 390 px the sqrt(d_k) lab's
+    log axes named only 1 and 32, so d_k = 512 was past the last label; chapter 7's stream
+    plot at L = 12 put ticks at 2.5 and 7.5 blocks. Every x axis of the sqrt(d_k) lab names
+    512 on a phone, and chapter 7's names whole blocks at every depth up to 12, at both widths."""
+    watch, page, lab_id = open_lab(browser, lab_pages["scaling"], 390)
+    texts = [t["text"].strip() for t in page.evaluate(LOOK_JS, [lab_id])["texts"]]
+    assert texts.count("512") >= 4, texts  # the four panels' x axes (and one y axis)
+    watch.close()
+    for width in WIDTHS:
+        watch, page, lab_id = open_lab(browser, lab_pages["block"], width)
+        for depth in (5, 7, 9, 12):
+            rows: dict = {}  # the drawn texts by the row they stand on
+            for t in look_at(page, lab_id, [("depth", depth)])["light"]["texts"]:
+                rows.setdefault(round(max(y for _, y in t["corners"])), []).append(t["text"].strip())
+            [ticks] = [row for row in rows.values() if "0" in row and str(depth) in row]  # blocks
+            assert not [t for t in ticks if not t.isdigit()], (width, depth, ticks)
+        watch.close()
