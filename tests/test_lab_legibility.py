@@ -23,7 +23,8 @@ Also: the picture downloads as a PNG at twice its size, and chapter 3's sqrt(d_k
 without a task over 100 ms (its curves a table of Python's, checked here); the controls show
 their true state to keys and a screen reader (the book's texts stepped by arrow keys, sliders
 that end at what is generated, disabled boxes dimmed, one status line spoken); axes name
-their last value (d_k = 512 on a phone) and whole blocks.
+their last value (d_k = 512 on a phone) and whole blocks; past 16 keys only the 16 heaviest
+arcs are drawn.
 """
 from __future__ import annotations
 
@@ -794,3 +795,43 @@ def test_axes_name_their_last_value_and_whole_blocks(browser, lab_pages):
             [ticks] = [row for row in rows.values() if "0" in row and str(depth) in row]  # blocks
             assert not [t for t in ticks if not t.isdigit()], (width, depth, ticks)
         watch.close()
+
+
+#: In the page: the keys an arcs panel of `weights` draws an arc to (each arc's end, matched
+#: to the key it lands on).
+ARC_KEYS_JS = r"""([weights]) => {
+  const L = AttentionBook.lab, c = document.createElement("canvas"), ends = [];
+  const proto = CanvasRenderingContext2D.prototype, curve = proto.bezierCurveTo;
+  proto.bezierCurveTo = function (a, b, d, e, x, y) { ends.push([x, y]); return curve.apply(this, arguments); };
+  const th = {background: "#ffffff", dark: false, text: "#222832", muted: "#9ca4af", border: "#48566b"};
+  const tokens = weights.map((_, j) => "t" + j);
+  try {
+    const {drawn} = L.drawFigure(c, {panels: [{kind: "arcs", title: "", tokens, query: 0, weights}]}, 700, th,
+                                 document.createElement("canvas"), 1);
+    const {xs, bottom} = drawn[0];
+    return ends.filter(([, y]) => Math.abs(y - bottom) < 1e-6)
+      .map(([x]) => xs.findIndex((k) => Math.abs(k - x) < 1e-6)).sort((a, b) => a - b);
+  } finally { proto.bezierCurveTo = curve; }
+}"""
+
+
+def test_past_16_keys_only_the_16_heaviest_arcs_are_drawn(browser):
+    """QA Q6: with 49 or 55 tokens the arcs were a solid fan from which no key could be read.
+    Up to 16 keys every key of a weight gets its arc; past 16, only the 16 heaviest."""
+    import numpy as np
+
+    from conftest import PageWatch
+
+    from attention_book.controls.web import WEB_DIR
+
+    watch = PageWatch(browser, width=800)
+    watch.page.set_content("<!doctype html><body><script>"
+                           + (WEB_DIR / "lab.js").read_text(encoding="utf-8") + "</script></body>")
+    rng = np.random.default_rng(39)
+    for n in (5, 16, 17, 55, 128):
+        weights = rng.dirichlet(np.ones(n) * 0.5)
+        keys = watch.page.evaluate(ARC_KEYS_JS, [weights.tolist()])
+        assert -1 not in keys and len(set(keys)) == len(keys), keys
+        assert sorted(keys) == sorted(np.argsort(-weights, kind="stable")[:16].tolist()), (n, keys)
+    assert watch.console_errors == []
+    watch.close()
