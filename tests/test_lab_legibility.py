@@ -24,7 +24,7 @@ without a task over 100 ms (its curves a table of Python's, checked here); the c
 their true state to keys and a screen reader (the book's texts stepped by arrow keys, sliders
 that end at what is generated, disabled boxes dimmed, one status line spoken); axes name
 their last value (d_k = 512 on a phone) and whole blocks; past 16 keys only the 16 heaviest
-arcs are drawn.
+arcs are drawn; the mask editor's panels keep their places while its slider moves.
 """
 from __future__ import annotations
 
@@ -834,4 +834,34 @@ def test_past_16_keys_only_the_16_heaviest_arcs_are_drawn(browser):
         assert -1 not in keys and len(set(keys)) == len(keys), keys
         assert sorted(keys) == sorted(np.argsort(-weights, kind="stable")[:16].tolist()), (n, keys)
     assert watch.console_errors == []
+    watch.close()
+
+
+#: In the page: the lab's figure laid out as drawn at its width: each panel's region, CSS px.
+REGIONS_JS = r"""([id]) => {
+  const lab = document.getElementById(id).abLab, c = document.createElement("canvas");
+  const {regions} = AttentionBook.lab.drawFigure(c, lab.spec, lab.width(), lab.looks.theme,
+                                                 document.createElement("canvas"), 1);
+  return regions.map((r) => [Math.round(r.x), Math.round(r.w)]);
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_mask_editors_columns_hold_still(browser, lab_pages, width):
+    """QA Q15: masking the padding, then "real tokens" to 0, turned the mask editor's 2 x 2
+    grid into 3 + 1 (the <pad> labels changed the measured widths), and back when a token
+    was real: a reader scrubbing the slider lost their place. The columns come from the lab
+    and the width: every state the slider passes through, and a long sentence, lays the
+    four panels out in the same places."""
+    watch, page, lab_id = open_lab(browser, lab_pages["masking"], width)
+    first = page.evaluate(REGIONS_JS, [lab_id])
+    seen = {}
+    page.evaluate(SET_JS, [lab_id, "kind", "padding"])
+    for length in (3, 2, 1, 0, 5):
+        page.evaluate(SET_JS, [lab_id, "length", length])
+        seen[f"padding, {length} real"] = page.evaluate(REGIONS_JS, [lab_id])
+    page.evaluate(SET_JS, [lab_id, "text", HELD_OUT])
+    seen["14 tokens"] = page.evaluate(REGIONS_JS, [lab_id])
+    assert len(first) == 4 and len({x for x, _ in first}) == (2 if width > 600 else 1), first
+    assert {k: v for k, v in seen.items() if v != first} == {}, first
     watch.close()
