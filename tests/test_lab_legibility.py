@@ -24,7 +24,8 @@ without a task over 100 ms (its curves a table of Python's, checked here); the c
 their true state to keys and a screen reader (the book's texts stepped by arrow keys, sliders
 that end at what is generated, disabled boxes dimmed, one status line spoken); axes name
 their last value (d_k = 512 on a phone) and whole blocks; past 16 keys only the 16 heaviest
-arcs are drawn; the mask editor's panels keep their places while its slider moves.
+arcs are drawn; the mask editor's panels keep their places while its slider moves; chapter
+2's waves and rotation check are windows that say so.
 """
 from __future__ import annotations
 
@@ -864,4 +865,25 @@ def test_the_mask_editors_columns_hold_still(browser, lab_pages, width):
     seen["14 tokens"] = page.evaluate(REGIONS_JS, [lab_id])
     assert len(first) == 4 and len({x for x, _ in first}) == (2 if width > 600 else 1), first
     assert {k: v for k, v in seen.items() if v != first} == {}, first
+    watch.close()
+
+
+def test_positional_waves_are_a_window_that_says_so(browser, lab_pages):
+    """QA Q13, chapters 1-5 review F7: at s = d = 512 the i = 0 wave over 512 positions and
+    the rotation check over 512 dimensions were solid blocks of ink. The waves show the first
+    64 positions and the check the first 32 dimensions, each title saying which ("positions
+    0-63 of 512"); below that every point is drawn, down to s = 1."""
+    watch, page, lab_id = open_lab(browser, lab_pages["positional"], 1280)
+    lines = ("([id]) => { const lab = document.getElementById(id).abLab;"
+             " return lab.spec.panels.filter((p) => p.kind === 'lines')"
+             ".map((p) => [p.title, p.n, p.lines.map((l) => l.y.length)]); }")
+    for (s, d), (waves, dims) in {(512, 512): (64, 32), (40, 24): (40, 24), (1, 2): (1, 2)}.items():
+        page.evaluate(SET_JS, [lab_id, "s", s])
+        page.evaluate(SET_JS, [lab_id, "d", d])
+        (wave_title, wn, wlens), (check_title, cn, clens) = page.evaluate(lines, [lab_id])
+        assert wn == waves and set(wlens) == {waves}, (s, d, wave_title, wn, wlens)
+        assert cn == dims and set(clens) == {dims}, (s, d, check_title, cn, clens)
+        assert (f"positions 0\u201363 of {s}" in wave_title) == (s > 64), wave_title
+        assert (f"dimensions 0\u201331 of {d}" in check_title) == (d > 32), check_title
+    assert watch.console_errors == [], watch.console_errors
     watch.close()
