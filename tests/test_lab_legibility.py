@@ -25,7 +25,7 @@ their true state to keys and a screen reader (the book's texts stepped by arrow 
 that end at what is generated, disabled boxes dimmed, one status line spoken); axes name
 their last value (d_k = 512 on a phone) and whole blocks; past 16 keys only the 16 heaviest
 arcs are drawn; the mask editor's panels keep their places while its slider moves; chapter
-2's waves and rotation check are windows that say so.
+2's waves and rotation check are windows that say so; a tracer's shapes never break.
 """
 from __future__ import annotations
 
@@ -886,4 +886,23 @@ def test_positional_waves_are_a_window_that_says_so(browser, lab_pages):
         assert (f"positions 0\u201363 of {s}" in wave_title) == (s > 64), wave_title
         assert (f"dimensions 0\u201331 of {d}" in check_title) == (d > 32), check_title
     assert watch.console_errors == [], watch.console_errors
+    watch.close()
+
+
+@pytest.mark.parametrize("name", ["multihead", "block"])
+def test_a_tracers_shapes_never_break_on_a_phone(browser, lab_pages, name):
+    """QA Q10, chapters 1-5 review F2: at 390 px the shapes wrapped inside their parentheses,
+    "(1, 16, / 5, 4)" (the readout's code rule, white-space: normal, won over the tracer's).
+    Every shape of chapter 4's and chapter 7's tracers is one line, at their widest states;
+    its notation typeset (no raw ^ or _{ left)."""
+    watch, page, lab_id = open_lab(browser, lab_pages[name], 390)
+    for control, value in {"multihead": [("d", 64), ("h", 16)], "block": [("depth", 12)]}[name]:
+        page.evaluate(SET_JS, [lab_id, control, value])
+    cells = page.evaluate(f"""Array.from(document.querySelectorAll('#{lab_id} .ab-trace table.ab-shape tr'),
+        (tr) => [tr.cells[0].textContent, tr.cells[1].textContent,
+                 tr.cells[1].querySelector('code').getClientRects().length])""")
+    assert len(cells) >= 8, cells
+    broken = [(n, shape) for n, shape, lines in cells if lines != 1]
+    raw = [n for n, _, _ in cells if "^" in n or "_{" in n]
+    assert not broken and not raw, (broken, raw)
     watch.close()
