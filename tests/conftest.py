@@ -321,6 +321,7 @@ class PageWatch:
             self.context.add_init_script(init_script)
         self.page = self.context.new_page()
         self.console_errors: list[str] = []
+        self.console_warnings: list[str] = []  # (MathJax warned on every page: QA Q23)
         self.failed: list[str] = []
         self.requested: list[str] = []
         self.in_flight: set = set()
@@ -334,6 +335,8 @@ class PageWatch:
     def _console(self, msg):
         if msg.type == "error":
             self.console_errors.append(msg.text)
+        elif msg.type == "warning":
+            self.console_warnings.append(msg.text)
 
     def _request(self, request):
         self.requested.append(request.url)
