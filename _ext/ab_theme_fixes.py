@@ -60,7 +60,7 @@ OWN_STATIC = Path(__file__).parent / "static"
 #   autoload extension (a macro outside the packages above, e.g. \boldsymbol or \cancel, loads
 #   input/tex/extensions/<name>.js: add it to MATHJAX_EXTENSIONS) and from the MathJax menu
 #   (explorer, speech, collapsible math, SVG output: a11y/*, sre/*, output/svg.js, ~5 MB),
-#   which _config.yml switches off (mathjax3_config.options.enableMenu) and does not load.
+#   which the book does not load (_config.yml: no ui/menu in mathjax3_config.loader.load).
 MATHJAX_EXTENSIONS: list[str] = []  # TeX package names, e.g. ["boldsymbol"]
 
 MATHJAX_COMPONENTS = ["startup.js", "core.js", "input/tex.js", "output/chtml.js",

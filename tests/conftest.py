@@ -356,6 +356,7 @@ class PageWatch:
             self.context.add_init_script(init_script)
         self.page = self.context.new_page()
         self.console_errors: list[str] = []
+        self.console_warnings: list[str] = []  # (MathJax warned on every page: QA Q23)
         self.failed: list[str] = []
         self.requested: list[str] = []
         self.in_flight: set = set()
@@ -370,6 +371,8 @@ class PageWatch:
         if msg.type == "error":  # with where it came from: a 404's message names no file
             where = (msg.location or {}).get("url")
             self.console_errors.append(f"{msg.text} ({where})" if where else msg.text)
+        elif msg.type == "warning":
+            self.console_warnings.append(msg.text)
 
     def _request(self, request):
         self.requested.append(request.url)

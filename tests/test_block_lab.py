@@ -65,7 +65,7 @@ def test_shapes_parameters_and_post_ln_norms():
     assert st.norms[True][-1] > st.norms[True][0]  # pre-LN grows
     page = readout_of("block", st)
     assert "12 d\u00b2 + 13 d = 12\u00b764 + 13\u00b78 = 872" in page and "5,232" in page
-    assert "(5, 32)" in page and "FFN hidden (d_ff)" in page
+    assert "(5, 32)" in page and "FFN hidden (d<sub>ff</sub>)" in page  # typeset
     np.testing.assert_allclose(st.weights.sum(axis=-1), 1.0)
 
 

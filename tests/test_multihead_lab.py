@@ -82,7 +82,8 @@ def test_missing_heads_text_quotes_the_api_error():
     text = missing_heads_text(8)
     assert "1, 2, 4, 8" in text and "3, 5, 6, 7" in text
     assert "h=3 does not divide d=8" in text
-    assert "32, 64" in missing_heads_text(64)  # divisors left out of the picture
+    assert "h = 32, 64 divide d too but are left out" in missing_heads_text(64)  # past the picture
+    assert "h = 32 divides d too but is left out" in missing_heads_text(32)  # one: singular
 
 
 def test_interactive_picks_the_browser_lab_in_a_static_build(monkeypatch):

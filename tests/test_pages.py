@@ -6,8 +6,8 @@ button in the same tab (which finds what a page loaded in dark mode finds, on to
 site: test_the_axe_plan_finds_what_the_whole_set_finds_in_every_setting). In each of the
 four settings every check runs:
 
-- **it loads cleanly and offline**: no console error, no request that leaves 127.0.0.1, no
-  failed request, every image loaded;
+- **it loads cleanly and offline**: no console error or warning, no request that leaves
+  127.0.0.1, no failed request, every image loaded;
 - **its math is typeset by the MathJax the site serves** (``_static/vendor``), with the
   hidden MathML screen readers read, and no raw LaTeX delimiter left on the page; a file
   MathJax starts to need (a TeX extension, a font) shows up as a failed request there;
@@ -424,7 +424,8 @@ def setting_problems(watch, tab, page: str, width: int, mode: str, built_book,
     requested from _static/vendor; ``ratios``: the lab canvases' pixels per CSS pixel).
     ``memo``: what the page's earlier settings noted (axe_plan, figure_problems). The
     console errors and requests are those since the tab's last setting."""
-    before = [len(watch.console_errors), len(watch.outside), len(watch.failed)]
+    before = [len(watch.console_errors), len(watch.outside), len(watch.failed),
+              len(watch.console_warnings)]
     found = maths_problems(tab)
     shown = {"typeset": tab.locator("mjx-container").count()}
     found += [f"broken image {src}" for src in tab.evaluate(BROKEN_IMAGES)]
@@ -438,6 +439,7 @@ def setting_problems(watch, tab, page: str, width: int, mode: str, built_book,
                   for r in shown["ratios"] if r < 2 - 1e-6]
     watch.settle()  # every request answered: the lists below are complete
     found += [f"console error: {e}" for e in watch.console_errors[before[0]:]]
+    found += [f"console warning: {e}" for e in watch.console_warnings[before[3]:]]
     found += [f"request outside 127.0.0.1: {u}" for u in watch.outside[before[1]:]]
     found += [f"failed request: {f}" for f in watch.failed[before[2]:]]
     shown["vendor"] = {urlparse(u).path.split("/_static/vendor/", 1)[1]
@@ -893,3 +895,472 @@ def test_the_lazy_tab_stop_check_finds_a_missing_one(browser, site):
     wrong = found["wrong"]
     assert any(w.startswith("mjx-container") and "tabindex null" in w for w in wrong), found
     assert any(w.startswith("pre") and "scrolls false, tabindex 0" in w for w in wrong), found
+
+
+# ------------------------------------------------------------------ design (issue 39)
+#
+# What the readers' designer checked by hand (../shared/reviews/html-labs-qa.md) and the two
+# chapter reviewers measured, each a test on the built site: figures true to shape, the
+# reader's colour scheme, a phone's figure in reach of its controls, downloads that hold
+# what the figure draws, no long task on a control change, one masked style.
+
+#: The labs and the page each is on (a lab's id is its element's).
+LAB_PAGES_JS = """() => [...document.querySelectorAll('.ab-lab[data-ab-lab]')].map(
+  (el) => ({id: el.id, lab: el.dataset.abLab}))"""
+
+
+def labs_of_the_book(built_book) -> dict[str, str]:
+    """lab name -> the page it is on, from the built chapters."""
+    import re
+
+    out = {}
+    for html in sorted((built_book / "chapters").glob("*.html")):
+        for name in re.findall(r'data-ab-lab="([a-z]+)"', html.read_text(encoding="utf-8")):
+            out[name] = f"chapters/{html.name}"
+    return out
+
+
+def open_lab_page(browser, site, page: str, width: int, mode: str = "light", height: int = 844):
+    """``page`` at ``width`` px (a phone's 2x pixels under 600), its labs mounted; the page
+    as a reader has it (sections laid out as they near the screen: laid out all at once, a
+    change of a readout's height laid the whole chapter out again, 100-300 ms)."""
+    watch = PageWatch(browser, width=width, scale=2 if width < 600 else 1,
+                      init_script=f'localStorage.setItem("mode", "{mode}");')
+    watch.page.set_viewport_size({"width": width, "height": height})
+    tab = watch.open(f"{site}/{page}", idle=False)
+    tab.wait_for_function("[...document.querySelectorAll('.ab-lab[data-ab-lab]')]"
+                          ".every((el) => el.abLab && el.abLab.state)")
+    return watch, tab
+
+
+#: Each chapter image shown and its file's shape, and, enlarged, the dialog's.
+ASPECTS_JS = """async () => {
+  const out = [];
+  for (const img of document.querySelectorAll('.cell_output img:not(.ab-lab img)')) {
+    if (!img.getClientRects().length || !img.naturalWidth) { continue; }
+    const r = img.getBoundingClientRect(), natural = img.naturalWidth / img.naturalHeight;
+    const row = {src: img.src.slice(-24), shown: r.width / r.height, natural};
+    const button = img.closest('a.image-reference, img').nextElementSibling;
+    if (button && button.classList.contains('ab-zoom-button')) {
+      button.click();
+      const big = document.querySelector('dialog.ab-zoom[open] img');
+      const b = big.getBoundingClientRect();
+      row.enlarged = b.width / b.height;
+      document.querySelector('dialog.ab-zoom[open]').close();
+    }
+    out.push(row);
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_figure_keeps_its_aspect_ratio_shown_and_enlarged(browser, site, width):
+    """Chapters 6-9 review, F1: an inline height on each <img> gave 0.71-0.93 of the
+    figure's aspect ratio at 1280 px and 0.36-0.57 on a phone, and "Enlarge" stretched it 2x
+    the other way. Every chapter figure, at both widths, shown and enlarged: within 2% of
+    its file's width / height."""
+    bad, seen = [], 0
+    for page in [p for p in PAGES if p.startswith("chapters/")]:
+        watch, tab = open_page(browser, site, page, width, "light")
+        try:
+            lay_out_every_section(tab)
+            for row in tab.evaluate(ASPECTS_JS):
+                seen += 1
+                for key in ("shown", "enlarged"):
+                    if key in row and abs(row[key] / row["natural"] - 1) > 0.02:
+                        bad.append(f"{page} {row['src']} {key}: {row[key] / row['natural']:.3f} of its shape")
+        finally:
+            watch.close()
+    assert seen >= 20, seen  # every figure shown (not in a closed dropdown): 23 today
+    assert not bad, bad[:10]
+
+
+def test_the_site_opens_in_the_readers_colour_scheme(browser, site):
+    """QA Q16, F1/F3 of both reviews: with prefers-color-scheme dark, every page opened light
+    (default_mode: light). A reader who never touched the switch gets their system's scheme,
+    in the page and in a lab's note boxes (dark tints, not the light pastels); one who chose
+    a mode keeps it."""
+    from conftest import PageWatch as Watch
+
+    found = {}
+    for scheme in ("dark", "light"):
+        watch = Watch(browser)
+        try:
+            watch.page.emulate_media(color_scheme=scheme)
+            tab = watch.open(f"{site}/chapters/01_embeddings.html", idle=False)
+            tab.wait_for_function("document.querySelector('.ab-lab').abLab?.state")
+            tab.evaluate("() => document.querySelector('.ab-lab').abLab.set('text', 'my own zyxt words')")
+            found[scheme] = tab.evaluate("""() => ({theme: document.documentElement.dataset.theme,
+              note: getComputedStyle(document.querySelector('.ab-lab .ab-note')).backgroundColor})""")
+            tab.evaluate("() => localStorage.setItem('mode', 'light')")
+            tab.reload()
+            found[scheme + " chose light"] = tab.evaluate("document.documentElement.dataset.theme")
+        finally:
+            watch.close()
+    assert found["dark"]["theme"] == "dark" and found["light"]["theme"] == "light", found
+    lum = [sum(int(v) for v in found[s]["note"][found[s]["note"].index("(") + 1:-1].split(",")[:3])
+           for s in ("dark", "light")]
+    assert lum[0] < 3 * 80 < lum[1], found  # a dark note box in dark mode, a light one in light
+    assert found["dark chose light"] == "light", found
+
+
+#: At 390 x 844, the reader's first control at the top of the screen (under the theme's
+#: 56 px header): the figure must start within 0.6 of the 788 px left, so that the figure
+#: and the control that changes it are on screen together. Before issue 39 it started 296-
+#: 656 px below the first control (800 px for the mask editor's top); 9 of 11 labs put the
+#: figure's middle out of reach of the first control.
+PHONE = {"width": 390, "height": 844, "header": 56}
+FIGURE_REACH = 0.6 * (PHONE["height"] - PHONE["header"])  # 473 px
+#: The labs' states with the most controls shown (chapter 4's 16 heads' check boxes, the
+#: mask editor's padding slider), besides every default.
+MOST_CONTROLS = {"multihead": {"d": 64, "h": 16}, "masking": {"kind": "padding"},
+                 "generation": {"temperature": 1.0}}
+
+GEOMETRY_JS = """(id) => {
+  const el = document.getElementById(id), lab = el.getBoundingClientRect();
+  const first = el.querySelector('.ab-lab-control').getBoundingClientRect();
+  const figure = el.querySelector('.ab-lab-figure').getBoundingClientRect();
+  return {height: lab.height, figureTop: figure.top - lab.top, fromControl: figure.top - first.top};
+}"""
+
+
+def test_on_a_phone_each_labs_figure_starts_within_reach_of_its_first_control(browser, site, built_book):
+    """QA Q9 and the chapters 6-9 review, F4: on a phone the controls pushed the figure
+    313-800 px below the lab's top. Now (the controls two a row, inactive ones folded, the
+    downloads and chapter 9's model button under the figure) each lab's figure starts
+    within FIGURE_REACH of its first control, at its default and with its most controls."""
+    far, measured = [], {}
+    labs = labs_of_the_book(built_book)
+    for page in sorted(set(labs.values())):
+        watch, tab = open_lab_page(browser, site, page, PHONE["width"], height=PHONE["height"])
+        try:
+            for lab in tab.evaluate(LAB_PAGES_JS):
+                states = [("default", {})] + ([("most", MOST_CONTROLS[lab["lab"]])]
+                                              if lab["lab"] in MOST_CONTROLS else [])
+                tab.locator(f"#{lab['id']}").scroll_into_view_if_needed()  # as a reader reaches it
+                for name, values in states:
+                    for control, value in values.items():
+                        tab.evaluate("([id, n, v]) => document.getElementById(id).abLab.set(n, v)",
+                                     [lab["id"], control, value])
+                    g = tab.evaluate(GEOMETRY_JS, lab["id"])
+                    measured[lab["lab"], name] = round(g["fromControl"])
+                    if g["fromControl"] > FIGURE_REACH:
+                        far.append(f"{lab['lab']} ({name}): figure {g['fromControl']:.0f} px below its first control")
+        finally:
+            watch.close()
+    assert len(measured) >= 11 + len(MOST_CONTROLS), measured
+    assert not far, (far, measured)
+
+
+#: Every array each panel of the lab's figure draws, read off the figure's spec in the page
+#: (what the canvas was drawn from), by the name drawn on the panel (its title): the test's
+#: own reading, not the download's code.
+DRAWN_ARRAYS_JS = """(id) => {
+  const lab = document.getElementById(id).abLab, out = {};
+  const flat = (a) => Array.from(a || [], (v) => (Number.isFinite(v) ? v : null));
+  for (const p of lab.spec.panels) {
+    const arrays = [];
+    if (p.kind === 'heatmap') { arrays.push(flat(p.data)); }
+    if (p.kind === 'grid') { p.maps.forEach((m) => arrays.push(flat(m.data))); }
+    if (p.kind === 'lines') { p.lines.forEach((l) => arrays.push(flat(l.y))); }
+    if (p.kind === 'bars') { p.series.forEach((s) => arrays.push(flat(s.values))); }
+    if (p.kind === 'arcs' && p.weights) { arrays.push(flat(p.weights)); }
+    if (p.kind === 'thumbs' && p.data && p.data.length) { arrays.push(flat(p.data)); }
+    out[p.title || ''] = arrays;
+  }
+  return {drawn: out, values: lab.values};
+}"""
+
+
+def _numbers_in(tree) -> list:
+    """Every number of a JSON tree, in order (lists flattened)."""
+    if isinstance(tree, dict):
+        return [v for value in tree.values() for v in _numbers_in(value)]
+    if isinstance(tree, list):
+        return [v for value in tree for v in _numbers_in(value)]
+    return [tree] if isinstance(tree, (int, float)) or tree is None else []
+
+
+def test_a_download_holds_every_array_its_figure_draws(browser, site, built_book):
+    """QA Q3, Q18: the JSON lacked the curves the figure draws (chapter 3's four, chapter 8's
+    loss), the view and the measure (chapter 9's model view saved the one-head file), and
+    every file had the same name whatever the state. For every lab, at its default and at
+    another state: the JSON holds, under each panel's drawn name, every array the panel was
+    drawn from, with every control's setting; the file's name holds the settings; and the
+    picture carries a header and is drawn in the light theme at a fixed width."""
+    import json
+    import re
+    import struct
+    from pathlib import Path
+
+    labs, missing, checked = labs_of_the_book(built_book), [], 0
+    other = {"pretrained": {"view": "model"}, "scaling": {"d_k": 512}, "training": {"task": "induction"},
+             "positional": {"s": 100}, "masking": {"kind": "padding"}}
+    for page in sorted(set(labs.values())):
+        watch, tab = open_lab_page(browser, site, page, 1280, "dark")
+        try:
+            for lab in tab.evaluate(LAB_PAGES_JS):
+                for values in ({}, other.get(lab["lab"], {})):
+                    for name, value in values.items():
+                        tab.evaluate("([id, n, v]) => document.getElementById(id).abLab.set(n, v)",
+                                     [lab["id"], name, value])
+                    want = tab.evaluate(DRAWN_ARRAYS_JS, lab["id"])
+                    with tab.expect_download() as info:
+                        tab.click(f"#{lab['id']} button.ab-download")
+                    data = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+                    name = info.value.suggested_filename
+                    assert name.startswith(lab["lab"] + "_") and name.endswith(".json"), name
+                    for control, value in want["values"].items():
+                        if isinstance(value, (int, float)) and not isinstance(value, bool):
+                            key = re.sub(r"[^a-z0-9]", "", control.lower()) + f"{value:g}"
+                            assert f"_{key}_" in name or f"_{key}." in name, (name, control, value)
+                    assert {s["name"]: s["value"] for s in data["settings"]} == want["values"]
+                    panels = {p["panel"]: p for p in data["figure"]}
+                    for title, arrays in want["drawn"].items():
+                        got = _numbers_in(panels.get(title, {}))
+                        for array in arrays:
+                            checked += 1
+                            if not _contains(got, array):
+                                missing.append(f"{lab['lab']} {values}: '{title}' lacks an array of "
+                                               f"{len(array)} it draws")
+                with tab.expect_download() as info:
+                    tab.click(f"#{lab['id']} button.ab-download-picture")
+                png = Path(info.value.path()).read_bytes()
+                width, height = struct.unpack(">II", png[16:24])
+                assert width == 2 * 760 and info.value.suggested_filename.endswith(".png"), width
+        finally:
+            watch.close()
+    assert checked >= 60, checked
+    assert not missing, missing[:10]
+
+
+def _contains(haystack: list, needle: list) -> bool:
+    """Whether ``needle`` appears in ``haystack`` as a run, number for number."""
+    n = len(needle)
+    if n == 0:
+        return True
+    first = needle[0]
+    for i in range(len(haystack) - n + 1):
+        if haystack[i] == first and haystack[i:i + n] == needle:
+            return True
+    return False
+
+
+#: A control's change in the page, three tries at most: the long tasks (the Long Tasks API's:
+#: over 50 ms) from the input event until two frames after the lab drew. The margin for a
+#: shared machine, where a task's wall time grows with the load (on this 2-core machine, at
+#: load 18, a new sentence's 10 ms of multi-head work ran 57-78 ms): a change fails when every
+#: one of three tries has a long task longer than 50 ms x (1 + load / cores), the load read
+#: before the change. A change that blocks the page (chapter 3's first d_k = 512: 177-809 ms
+#: at load 3.5, QA Q4) still fails at any load under about 30 on 2 cores.
+LONG_TASKS_JS = r"""async ([id, name, value]) => {
+  const el = document.getElementById(id), lab = el.abLab;
+  const tries = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const long = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) { long.push(Math.round(e.duration)); }
+    });
+    observer.observe({type: "longtask"});
+    const drawn = new Promise((resolve) => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
+    const before = JSON.stringify(lab.values);
+    lab.set(name, value);
+    if (JSON.stringify(lab.values) !== before || lab.answers === undefined) {
+      await Promise.race([drawn, new Promise((r) => setTimeout(r, 3000))]);
+    }
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await new Promise((r) => setTimeout(r, 60));
+    observer.disconnect();
+    tries.push(long);
+    if (!long.length) { break; }
+    lab.set(name, JSON.parse(before)[name]);  // back, to change it again
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return tries;
+}"""
+
+
+def _extremes(control: dict) -> list:
+    """A control's last and first value (a text: a new sentence), as a reader moves it."""
+    if control["kind"] == "text":
+        return ["a quokka juggles seven lanterns beside the quiet fjord"]
+    if control["kind"] == "multi":
+        return [[]]
+    values = control.get("values") or [control["range"][0], control["range"][1]]
+    return [values[-1], values[0]]
+
+
+def test_no_control_change_runs_a_task_over_50_ms(browser, site, built_book):
+    """QA Q4: chapter 3's first move to d_k = 512 blocked the page for 0.8 s. Every control
+    of every lab, moved to its last and first value: no task over 50 ms (Long Tasks API),
+    with LONG_TASKS_JS's margin. The machine's load is printed beside any failure."""
+    import os
+
+    labs, blocked = labs_of_the_book(built_book), []
+    for page in sorted(set(labs.values())):
+        watch, tab = open_lab_page(browser, site, page, 1280)
+        try:
+            tab.wait_for_timeout(500)  # the page's own load, done
+            for lab in tab.evaluate(LAB_PAGES_JS):
+                tab.locator(f"#{lab['id']}").scroll_into_view_if_needed()  # as a reader reaches it
+                tab.wait_for_timeout(300)
+                controls = tab.evaluate("(id) => document.getElementById(id).abLab.declaration.controls",
+                                        lab["id"])
+                for control in controls:
+                    for value in _extremes(control):
+                        most = long_task_margin()
+                        tries = tab.evaluate(LONG_TASKS_JS, [lab["id"], control["name"], value])
+                        if all(any(ms > most for ms in t) for t in tries):
+                            blocked.append(f"{lab['lab']}.{control['name']} = {value!r}: long tasks {tries} ms "
+                                           f"(over {most:.0f} ms)")
+        finally:
+            watch.close()
+    assert not blocked, (blocked, f"load average {os.getloadavg()}")
+
+
+def long_task_margin() -> float:
+    """50 ms, grown with the machine's load: 50 x (1 + load / cores) (see LONG_TASKS_JS)."""
+    import os
+
+    return 50.0 * (1 + os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+#: In each lab that masks, the masked cells' pixels: drawn again on a canvas at 2 px a CSS px
+#: with each panel's masked cells found from its layout; every pixel inside a masked cell (1
+#: px in from its edges) counted by colour.
+MASKED_PIXELS_JS = r"""(id) => {
+  const lab = document.getElementById(id).abLab, L = AttentionBook.lab;
+  const c = document.createElement("canvas");
+  const layout = L.drawFigure(c, lab.spec, 700, lab.looks.theme, document.createElement("canvas"), 2);
+  const ctx = c.getContext("2d"), colours = {}, panels = [];
+  lab.spec.panels.forEach((p, k) => {
+    const drawn = layout.drawn[k];
+    const maps = p.kind === "grid" ? p.maps.map((m, i) => [m.masked || p.masked, drawn.boxes[i]])
+      : p.kind === "heatmap"
+        ? [[p.masked || (p.categories ? Uint8Array.from(p.data, (v) => v === 0) : null), drawn.box]] : [];
+    for (const [masked, box] of maps) {
+      if (!masked || !box) { continue; }
+      panels.push(p.title);
+      const cw = box.w / p.cols, ch = box.h / p.rows;
+      for (let m = 0; m < masked.length; m++) {
+        // the outlined row (a query, a generation step) has the accent's outline over it
+        if (!masked[m] || Math.floor(m / p.cols) === p.outlineRow) { continue; }
+        const x0 = Math.ceil((box.x + (m % p.cols) * cw) * 2) + 1;
+        const y0 = Math.ceil((box.y + Math.floor(m / p.cols) * ch) * 2) + 1;
+        const w = Math.floor(cw * 2) - 3, h = Math.floor(ch * 2) - 3;
+        if (w < 1 || h < 1) { continue; }
+        const d = ctx.getImageData(x0, y0, w, h).data;
+        for (let i = 0; i < d.length; i += 4) {
+          const key = d[i] + "," + d[i + 1] + "," + d[i + 2];
+          colours[key] = (colours[key] || 0) + 1;
+        }
+      }
+    }
+  });
+  return {panels, colours};
+}"""
+MASKING_LABS = {"masking": {}, "block": {"causal": True}, "training": {"task": "induction"},
+                "generation": {}, "permutation": {"causal": True}}
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_the_masked_style_is_the_same_in_every_lab_that_masks(browser, site, built_book, mode):
+    """QA Q7, chapters 6-9 review F5: "masked" was grey, as was a score of 0 (1.2-1.5:1 in
+    dark mode), the mask panel showed it dark purple, and chapter 8's training lab did not
+    mark it at all. In every lab that masks, in both modes, the masked cells' pixels are the
+    one reserved style: MASKED's grey and its hatch (and their blend at the lines' edges),
+    neutral grey, in no colour map of the labs, the same in every lab."""
+    labs, styles = labs_of_the_book(built_book), {}
+    for name, values in MASKING_LABS.items():
+        watch, tab = open_lab_page(browser, site, labs[name], 1280, mode)
+        try:
+            lab_id = tab.evaluate(f"document.querySelector('.ab-lab[data-ab-lab=\"{name}\"]').id")
+            for control, value in values.items():
+                tab.evaluate("([id, n, v]) => document.getElementById(id).abLab.set(n, v)",
+                             [lab_id, control, value])
+            styles[name] = tab.evaluate(MASKED_PIXELS_JS, lab_id)
+        finally:
+            watch.close()
+    fill, hatch = (154, 154, 154), (69, 69, 69)  # panels/style.js's MASKED
+    for name, found in styles.items():
+        assert found["panels"], f"{name}: no masked cells drawn"
+        total = sum(found["colours"].values())
+        rgb = {tuple(map(int, k.split(","))): n for k, n in found["colours"].items()}
+        odd = {k: n for k, n in rgb.items() if not (k[0] == k[1] == k[2] and hatch[0] <= k[0] <= fill[0])}
+        assert not odd, f"{name}: masked pixels off the masked style: {sorted(odd.items())[:5]}"
+        assert rgb.get(fill, 0) > 0.3 * total and rgb.get(hatch, 0) > 0.05 * total, (name, sorted(rgb.items())[:6])
+
+
+#: The colours a link takes (the theme's link and hover colours, read off the page) and
+#: every background the theme paints boxes of text with, in the mode shown.
+LINK_COLOURS_JS = """() => {
+  const s = getComputedStyle(document.documentElement), v = (n) => s.getPropertyValue(n).trim();
+  const a = document.querySelector('.bd-article a.reference.internal');
+  return {link: getComputedStyle(a).color, vars: [v('--pst-color-link'), v('--pst-color-link-hover')],
+          boxes: ['--pst-color-background', '--pst-color-on-background', '--pst-color-surface']
+            .map((n) => [n, v(n)])};
+}"""
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG's contrast of two CSS colours ("#rrggbb", "#rgb" or "rgb(r, g, b)")."""
+    def rgb(c):
+        c = c.strip()
+        if c.startswith("#"):
+            c = c[1:] if len(c) == 7 else "".join(ch * 2 for ch in c[1:])
+            return [int(c[i:i + 2], 16) for i in (0, 2, 4)]
+        return [int(float(x)) for x in c[c.index("(") + 1:c.index(")")].split(",")[:3]]
+
+    def lum(c):
+        v = [x / 255 for x in rgb(c)]
+        v = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in v]
+        return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]
+    hi, lo = sorted([lum(a), lum(b)], reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_links_keep_their_contrast_on_every_box_the_theme_paints(browser, site):
+    """Why the page tests' axe run missed chapter 7's citation at 4.34:1 (#176de8 on
+    #f3f4f5): they lay every section out before axe runs (content-visibility: auto leaves
+    a section the reader has not reached unlaid, and axe then read backgrounds wrong), so
+    axe saw the link on the white page, where it passed at 4.78:1 (4.5 needed); a held-out
+    run on the page as loaded read it against the code block above, #f3f4f5, where it fails.
+    Either way the theme's link colour passed on white only, and a link in any of the
+    theme's boxes (code, topics, field lists: #f3f4f5) would fail. So here, in both modes,
+    the link and hover colours pass 4.5:1 on every background the theme paints text on,
+    wherever a link lands."""
+    found = []
+    for mode in ("light", "dark"):
+        watch, tab = open_page(browser, site, "chapters/07_block.html", 1280, mode)
+        try:
+            c = tab.evaluate(LINK_COLOURS_JS)
+        finally:
+            watch.close()
+        assert _contrast(c["link"], c["vars"][0]) < 1.01, c  # a citation is drawn in it
+        for colour in c["vars"]:
+            for name, box in c["boxes"]:
+                ratio = _contrast(colour, box)
+                if ratio < MIN_CONTRAST:
+                    found.append(f"{mode}: {colour} on {name} {box}: {ratio:.2f}:1")
+    assert not found, found
+
+
+def test_the_long_task_check_catches_a_change_that_blocks(browser, site):
+    """The check above can fail: a state function made to do a fixed amount of extra work
+    (60 million square roots: about 0.3 s on a quiet core, as long as chapter 3's old first
+    d_k = 512; 1.6 s at load 11 on 2 cores), which grows with the load as the labs' own work
+    does, shows a long task past the margin in every try."""
+    watch, tab = open_lab_page(browser, site, "chapters/01_embeddings.html", 1280)
+    try:
+        lab_id = tab.evaluate("""() => { const el = document.querySelector('.ab-lab');
+          const m = el.abLab.module, state = m.state;
+          el.abLab.model.module = Object.assign({}, m, {state: (v, o) => {
+            let x = 0; for (let i = 0; i < 6e7; i++) { x += Math.sqrt(i) * 1e-9; }
+            return Object.assign(state(v, o), {work: x}); }});
+          return el.id; }""")
+        most = long_task_margin()
+        tries = tab.evaluate(LONG_TASKS_JS, [lab_id, "d", 64])
+    finally:
+        watch.close()
+    assert len(tries) == 3 and all(any(ms > most for ms in t) for t in tries), (tries, most)

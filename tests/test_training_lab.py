@@ -132,6 +132,25 @@ def test_chapter_figures(reverse):
     assert len(fig.axes) == 2 and fig._repr_png_()[0][:4] == b"\x89PNG"
 
 
+def test_heads_figure_names_positions_and_their_symbols():
+    """Figs 8.6 and 8.7 named only the symbols (31 29 28 ...) while the text says "query 11"
+    and "6 positions back" (chapters 6-9 review, F6): every tick names its position and its
+    symbol, "7: 31", and the axes say so; without symbols, the positions alone."""
+    tokens = [31, 29, 28, 3, 10, 4, 12, 31, 29]
+    maps = np.full((2, 9, 9), 1 / 9)
+    fig = heads_figure(maps, ["head 0", "head 1"], tokens)
+    fig.canvas.draw()
+    for ax in fig.axes[:2]:
+        want = [f"{i}: {t}" for i, t in enumerate(tokens)]
+        assert [t.get_text() for t in ax.get_yticklabels()] == want
+        assert [t.get_text() for t in ax.get_xticklabels()] == want
+        assert ax.get_xlabel() == "key position j: its symbol"
+    assert fig.axes[0].get_ylabel() == "query position i: its symbol"  # the row's first map
+    fig = heads_figure(maps, ["head 0", "head 1"])
+    fig.canvas.draw()
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [str(i) for i in range(9)]
+
+
 # ---------------------------------------------------------------- the live lab
 
 

@@ -151,17 +151,19 @@ process.stdout.write(JSON.stringify(counts));"""
 
 def test_figures_are_panels_lab_js_can_draw():
     """A lines panel (both LN settings' norms and sqrt(d), 2 L + 1 points, the
-    matplotlib view's limits, ticks and colours), then one heatmap per layer: data fill rows
-    x cols with finite numbers, tokens as labels, weights within [0, 1]; no tokens too."""
+    matplotlib view's limits, ticks and colours; ticks at whole blocks), then a grid of one
+    map per layer at one size, on one scale: data fill rows x cols with finite numbers,
+    tokens as labels, weights within [0, 1], a causal mask's cells masked; no tokens too."""
     values = [*block_values(6, seed=31), dict(text="", depth=4),
               dict(text="cat " * 40, depth=12, norm_first=True, causal=True)]
     for v, row in zip(values, figure_check({"block": values})["block"], strict=True):
-        assert row["bad"] == [] and row["panels"] == 1 + v["depth"], (v, row)
+        assert row["bad"] == [] and row["panels"] == 2, (v, row)
     script = """const B = (await load(process.argv[1]));
 process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "utf8")).map(v => {
   const f = B.figure(B.state(v));
   return {columns: f.columns, panels: f.panels.map(p => Object.assign({}, p,
-    {data: p.data ? Array.from(p.data) : undefined}))};
+    {data: p.data ? Array.from(p.data) : undefined, masked: p.masked ? Array.from(p.masked) : undefined,
+     maps: p.maps ? p.maps.map(m => ({title: m.title, data: Array.from(m.data)})) : undefined}))};
 })));"""
     figures = node(script, WEB / "src" / "labs" / "block.js", stdin=json.dumps(values))
     for v, fig in zip(values, figures, strict=True):
@@ -185,13 +187,15 @@ process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "ut
         else:
             assert labels == ["\u221ad"], v
         np.testing.assert_allclose(lines["lines"][-1]["y"], np.sqrt(8))
-        assert len(maps) == st.depth
-        for i, p in enumerate(maps):
-            assert p["title"].startswith(f"layer {i + 1}")
-            if i == 0:  # layer 1 names the tokens; the later maps are small, on its axes
-                assert p["rowLabels"] == p["colLabels"] == list(st.tokens) and not p.get("small")
-            else:
-                assert p["small"] and "rowLabels" not in p and p["colorbar"] is False
-            assert (p["rows"], p["cols"], p["vmin"], p["vmax"]) == (st.s, st.s, 0, 1)
+        assert lines["xstep"] == 2  # whole blocks: never a tick at 2.5
+        [grid] = maps
+        assert grid["kind"] == "grid" and len(grid["maps"]) == st.depth
+        assert grid["rowLabels"] == grid["colLabels"] == list(st.tokens)  # every layer's axes
+        assert (grid["rows"], grid["cols"], grid["vmin"], grid["vmax"]) == (st.s, st.s, 0, 1)
+        if st.causal and st.s:
+            np.testing.assert_array_equal(np.reshape(grid["masked"], (st.s, st.s)),
+                                          np.triu(np.ones((st.s, st.s)), 1))
+        for i, p in enumerate(grid["maps"]):
+            assert p["title"] == f"layer {i + 1}"
             np.testing.assert_allclose(np.reshape(p["data"], (st.s, st.s)), st.weights[i],
                                        atol=TOL, rtol=0)

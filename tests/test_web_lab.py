@@ -239,7 +239,7 @@ def test_a_book_lab_starts_where_the_chapter_says():
 
 def test_colour_maps_are_matplotlibs():
     text = (WEB_DIR / "src" / "colormaps.js").read_text()  # the source (the bundles are minified)
-    for name in ("viridis", "cividis"):
+    for name in ("viridis", "RdBu_r"):
         hexes = re.search(name + r': *"([0-9a-f]{1536})"', text).group(1)
         table = np.array([int(hexes[i:i + 2], 16) for i in range(0, 1536, 2)]).reshape(256, 3)
         ref = np.asarray(matplotlib.colormaps[name].resampled(256)(np.arange(256)))[:, :3] * 255

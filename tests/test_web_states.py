@@ -154,6 +154,17 @@ def test_vocab_js_is_generated_from_the_package():
         "vocab.js is stale: run python src/attention_book/web/make_vocab_js.py")
 
 
+@pytest.mark.slow  # 2 s: Python measures every d_k (scaling_curves)
+def test_scaling_table_js_is_generated_from_the_package():
+    """The sqrt(d_k) lab looks its 20 states up (a first visit to d_k = 512 measured in the
+    page held it for 0.2-0.8 s, QA Q4): the table is Python's scaling_curves, current."""
+    spec = importlib.util.spec_from_file_location("make_scaling_table", WEB / "make_scaling_table.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    assert make.TABLE_JS.read_text() == make.scaling_table_js(), (
+        "scaling/table.js is stale: run python src/attention_book/web/make_scaling_table.py")
+
+
 @pytest.mark.parametrize("n", [pytest.param(500, id="500"),
                                pytest.param(20000, id="20000", marks=pytest.mark.slow)])
 def test_tokenizer_equals_python_on_random_unicode(n):
@@ -610,21 +621,31 @@ out.push(list.map(v => {
   const f = M.figure(M.state(v)), bad = [], labelled = [];
   f.panels.forEach((p, k) => {
     if (!p.title) bad.push(k + ": no title");
-    if (p.kind === "heatmap" || p.kind === "lines") {
-      // named axes: an x label, and a y label or a label a row, or rows shared with the
-      // panel to the left (newRow false: chapter 5's pairs); a heatmap without a colour bar
-      // the shape of an earlier one with both (chapter 7's layers 2..L) may leave them to it
-      const named = !!p.xlabel && (!!p.ylabel || (p.rowLabels || []).length === p.rows
-                                   || p.newRow === false);
-      const shape = p.rows + "x" + p.cols;
-      if (named) labelled.push(shape);
-      else if (!(p.colorbar === false && labelled.includes(shape))) bad.push(k + ": axis labels");
+    if (p.kind === "heatmap" || p.kind === "lines" || p.kind === "grid") {
+      // named axes: an x label, and a y label or a label a row (a grid's maps share them)
+      const named = !!p.xlabel && (!!p.ylabel || (p.rowLabels || []).length === p.rows);
+      if (named) labelled.push(p.rows + "x" + p.cols);
+      else bad.push(k + ": axis labels");
     }
-    if (p.kind === "heatmap") {
-      if (p.colorbar !== false && p.colorbar !== "" && !p.colorbar) bad.push(k + ": colour bar label");
+    if (p.kind === "grid") {
+      if (!p.colorbar) bad.push(k + ": colour bar label");
+      if (!(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
+      if (!p.maps.length) bad.push(k + ": no maps");
+      p.maps.forEach((m, i) => {
+        if (!m.title) bad.push(k + "." + i + ": no title");
+        if (m.data.length !== p.rows * p.cols) bad.push(k + "." + i + ": data " + m.data.length);
+        if (!Array.from(m.data).every(Number.isFinite)) bad.push(k + "." + i + ": not finite");
+        const masked = m.masked || p.masked;
+        if (masked && masked.length !== p.rows * p.cols) bad.push(k + "." + i + ": mask");
+      });
+      if (p.rowLabels && p.rowLabels.length !== p.rows) bad.push(k + ": row labels");
+      if (p.colLabels && p.colLabels.length !== p.cols) bad.push(k + ": column labels");
+    } else if (p.kind === "heatmap") {
+      if (p.colorbar !== false && p.colorbar !== "" && !p.colorbar && !p.categories) bad.push(k + ": colour bar label");
       if (p.data.length !== p.rows * p.cols) bad.push(k + ": data " + p.data.length);
       if (!Array.from(p.data).every(Number.isFinite)) bad.push(k + ": not finite");
-      if (!(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
+      if (p.categories ? !Array.from(p.data).every((v) => v >= 0 && v < p.categories.length)
+          : !(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
       if (p.rowLabels && p.rowLabels.length !== p.rows) bad.push(k + ": row labels");
       if (p.colLabels && p.colLabels.length !== p.cols) bad.push(k + ": column labels");
       if (p.masked && p.masked.length !== p.rows * p.cols) bad.push(k + ": mask");

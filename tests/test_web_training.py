@@ -159,8 +159,11 @@ def check(values: dict, row: dict, st, view: dict) -> dict:
     assert numbers["tokens"] == list(st.tokens)
     np.testing.assert_allclose(np.array(numbers["weights"], dtype=float).ravel(), weights, atol=0)
     panels = row["figure"]["panels"]
-    assert [p["kind"] for p in panels] == ["heatmap"] * len(st.heads) + ["lines", "lines"]
-    assert all(p["rows"] == len(st.tokens) for p in panels[:len(st.heads)])
+    assert [p["kind"] for p in panels] == ["grid", "lines", "lines"]  # the heads' maps, one grid
+    assert len(panels[0]["maps"]) == len(st.heads) and panels[0]["rows"] == len(st.tokens)
+    if st.task == "induction" and st.tokens:  # causal: the future keys in the masked style
+        np.testing.assert_array_equal(np.reshape(panels[0]["masked"], (len(st.tokens),) * 2),
+                                      np.triu(np.ones((len(st.tokens),) * 2), 1))
     return {"weights": weights, "predicted": js["predicted"], "tokens": js["tokens"]}
 
 
@@ -378,8 +381,9 @@ def check_generation(values: dict, row: dict, st, view: dict | None) -> dict:
     np.testing.assert_allclose(js["probability"], st.probability, atol=TOL, rtol=0)
     assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     panels = row["figure"]["panels"]
-    assert [p["kind"] for p in panels] == (["heatmap"] * len(st.heads) + ["bars"] if st.t
-                                           else ["heatmap"])
+    assert [p["kind"] for p in panels] == (["grid", "bars"] if st.t else ["heatmap"])
+    if st.t:
+        assert len(panels[0]["maps"]) == len(st.heads)
     return {"generated": js["generated"]}
 
 

@@ -21,15 +21,22 @@ _MARKERS = ("o", "s", "^", "D")
 def heads_figure(maps, titles: Sequence[str], tokens: Sequence | None = None, *,
                  width: float | None = None) -> Figure:
     """A row of attention maps ``maps``:(n, s, s) (rows = queries) on one colour scale
-    [0, 1] (viridis), one title each, labelled with the input ``tokens`` (length s;
-    default the positions). Returns a Figure with ``_repr_png_``."""
+    [0, 1] (viridis), one title each, labelled with the positions and, given the input
+    ``tokens`` (length s), each position's symbol ("7: 31"): the chapter speaks of "query
+    11" and "6 positions back", which a reader counted row by row when only the symbols
+    were named (chapters 6-9 review, F6). Returns a Figure with ``_repr_png_``."""
     maps = np.asarray(maps, dtype=float)
     n, s = maps.shape[0], maps.shape[-1]
     if maps.ndim != 3 or maps.shape[1] != s or len(titles) != n:
         raise ValueError(f"maps must be (n, s, s) with one title each, got {maps.shape} "
                          f"and {len(titles)} titles")
-    fig = token_maps((min(width or 3.2 * n + 0.8, 9.5), 3.5), maps, titles,
-                     [tokens if tokens is not None else range(s)] * n)[0]
+    if tokens is None:
+        labels, axes = range(s), {"xlabel": "key j", "ylabel": "query i"}
+    else:
+        labels = [f"{i}: {t}" for i, t in enumerate(tokens)]
+        axes = {"xlabel": "key position j: its symbol", "ylabel": "query position i: its symbol"}
+    fig = token_maps((min(width or 3.2 * n + 0.8, 9.5), 3.5 if s <= 12 else 4.2), maps, titles,
+                     [labels] * n, **axes)[0]
     fig.draw_without_rendering()  # constrained layout settles in two passes with square maps
     return fig
 

@@ -15,7 +15,7 @@ from ..attention import causal_mask
 from ..block import encoder_stack, stack_trace, stream_norms
 from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens,
+from .core import (as_known, MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens,
                    read_tokens, seed_slider, slider, text, toggle)
 
 __all__ = ["BLOCK_D", "BLOCK_H", "MAX_DEPTH", "BLOCK_SENTENCES", "LN_LABELS", "BlockState",
@@ -134,6 +134,7 @@ def block_state(text: str = RUNNING_SENTENCE, norm_first: bool = False,
     depth = whole_number(depth, "depth", 1, MAX_DEPTH)
     seed = whole_number(seed, "seed", 0)
     tokens, notes, _ = read_tokens(text, max_tokens)
+    tokens = as_known(tokens, notes)
     s, d = len(tokens), BLOCK_D
     block = _stack(seed, norm_first)[0]
     if s:

@@ -77,6 +77,24 @@ def _table(d: int, seed: int) -> np.ndarray:
     return table
 
 
+def as_known(tokens, notes: list) -> list[str]:
+    """``tokens`` as chapter 1's embedding table sees them: a word outside its vocabulary is
+    ``<unk>`` (the one row every unknown word shares), with a note in ``notes`` naming the
+    typed words and how many share that row. A lab that labelled them as typed drew equal
+    rows under different names (chapters 6-9 review, F2)."""
+    vocab = Vocabulary.default()
+    unknown = [t for t in tokens if not vocab.is_known(t)]
+    if not unknown:
+        return list(tokens)
+    n, words = len(unknown), list(dict.fromkeys(unknown))
+    listed = ", ".join(f"'{t}'" for t in words[:8]) + (", \u2026" if len(words) > 8 else "")
+    notes.append(Note("info", f"{n} typed word{'s are' if n != 1 else ' is'} not in chapter "
+                              f"1's vocabulary of {len(vocab)}: shown as {vocab.words[1]}, "
+                              f"{'they share' if n != 1 else 'it has'} its one row of X "
+                              f"({listed})"))
+    return [t if vocab.is_known(t) else vocab.words[1] for t in tokens]
+
+
 def embed_tokens(tokens, d: int, seed: int = 0) -> np.ndarray:
     """Chapter 1's embeddings of the s ``tokens``: a new array (s, d), rows of
     ``embedding_table(V, d, seed)``; (0, d) when there are no tokens."""

@@ -26,9 +26,10 @@ import numpy as np
 from .._validate import whole_number
 from ..heads import induction_targets
 from .core import HasTokens, Note, Scene, choice, compare, seed_slider, slider, text
+from ..training import TASKS
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
 
-__all__ = ["GENERATION_PROMPTS", "generation_run", "GENERATION_TEMPERATURES", "MAX_GENERATED",
+__all__ = ["GENERATION_PROMPTS", "generation_run", "room", "GENERATION_TEMPERATURES", "MAX_GENERATED",
            "continuation_counts", "continuations", "GenerationState", "generation_state"]
 
 #: The model's positions (the induction task's length): prompt and generated tokens share them.
@@ -322,7 +323,9 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
     s0 = len(prompt_tokens)
     if prompt_tokens:
         if s0 + n > _LENGTH:
-            notes.append(Note("warning", f"{_LENGTH - s0} tokens fit after a prompt of {s0} "
+            fit = _LENGTH - s0
+            notes.append(Note("warning", f"{fit} token{'s' if fit != 1 else ''} "
+                                         f"fit{'' if fit != 1 else 's'} after a prompt of {s0} "
                                          f"(the model has {_LENGTH} positions): generating "
                                          f"{_LENGTH - s0}, not {n}"))
             n = _LENGTH - s0
@@ -350,6 +353,26 @@ def generation_state(prompt: str = GENERATION_PROMPTS[0],
         probability=probability, notes=tuple(notes))
 
 
+def room(prompt) -> int:
+    """How many tokens fit after ``prompt`` (the model has 24 positions): what the sliders "n"
+    and "t" offer, so that they never read more than is generated (they read 23 while the
+    picture showed step 15). A prompt the model refuses leaves the most room: its error
+    note says what is wrong, and nothing is generated."""
+    tokens, _ = read_symbols(prompt)
+    vocab = TASKS["induction"].vocab
+    if not tokens or len(tokens) > MAX_GENERATED or not all(0 <= t < vocab for t in tokens):
+        return MAX_GENERATED
+    return _LENGTH - len(tokens)
+
+
+def _n_options(values) -> tuple:
+    return tuple((str(n), n) for n in range(1, room(values["prompt"]) + 1))
+
+
+def _t_options(values) -> tuple:
+    return tuple((str(t), t) for t in range(1, min(values["n"], room(values["prompt"])) + 1))
+
+
 SCENE = Scene(
     name="generation",
     title="Generation explorer: what each head looked at to write each token",
@@ -359,8 +382,9 @@ SCENE = Scene(
         slider("checkpoint", "checkpoint (0 = untrained)", range(TRAINING_CHECKPOINTS),
                TRAINING_CHECKPOINTS - 1),
         # 9 + 7 = 16 positions by default: the axes name every token (they thin beyond 16)
-        slider("n", "tokens to generate", range(1, MAX_GENERATED + 1), 7),
-        slider("t", "step t shown", range(1, MAX_GENERATED + 1), 7),
+        # each as far as the prompt leaves room for (24 positions), t no further than n
+        slider("n", "tokens to generate", range(1, MAX_GENERATED + 1), 7, options_for=_n_options),
+        slider("t", "step t shown", range(1, MAX_GENERATED + 1), 7, options_for=_t_options),
         choice("temperature", "decoding", [("greedy", 0.0), ("T = 0.5", 0.5), ("T = 1", 1.0),
                                            ("T = 2", 2.0)], 0.0),
         seed_slider("seed (sampling)", active_when=compare("temperature", ">", 0),

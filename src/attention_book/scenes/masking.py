@@ -15,7 +15,7 @@ from ..attention import (attention_scores, project_qkv, projection_weights,
                          scaled_dot_product_attention)
 from ..masking import fully_masked_rows, mask_after_softmax, named_mask, padding_mask
 from ..tokens import PAD_TOKEN, RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, compare, embed_tokens,
+from .core import (as_known, MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, compare, embed_tokens,
                    read_tokens, slider, text, when)
 
 __all__ = ["MASK_KINDS", "MASK_METHODS", "MASKING_D", "MASKING_D_K", "MASKING_SENTENCES",
@@ -127,6 +127,7 @@ def masking_state(text: str = RUNNING_SENTENCE, kind: str = "causal", length: in
     lower = whole_number(lower, "lower", 0)
     upper = whole_number(upper, "upper", 0)
     tokens, notes, _ = read_tokens(text, max_tokens)
+    tokens = as_known(tokens, notes)
     s = len(tokens)
     real = np.ones(s, dtype=bool)
     if kind == "padding" and s:

@@ -12,7 +12,7 @@ import numpy as np
 from ..multihead import MultiHeadAttention, divisors, shape_trace
 from ..positional import sinusoidal_encoding
 from ..tokens import RUNNING_SENTENCE
-from .core import (MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens, multi,
+from .core import (as_known, MAX_WIDGET_TOKENS, HasTokens, Note, Scene, choice, embed_tokens, multi,
                    read_tokens, slider, text)
 
 __all__ = ["MAX_HEADS", "MH_D_CHOICES", "MH_DEFAULT_SEED", "MH_SENTENCES", "head_choices",
@@ -50,7 +50,8 @@ def missing_heads_text(d: int, max_heads: int = MAX_HEADS) -> str:
                      f"d_k = d/h whole columns, and the API says \u201c{err}\u201d.")
     bigger = [h for h in divisors(d) if h > max_heads]
     if bigger:
-        text += (f" h = {', '.join(map(str, bigger))} divide d too but are left out: "
+        verbs = "divides d too but is" if len(bigger) == 1 else "divide d too but are"
+        text += (f" h = {', '.join(map(str, bigger))} {verbs} left out: "
                  f"the picture shows at most {max_heads} heads.")
     return text
 
@@ -118,6 +119,7 @@ def multihead_state(text: str = RUNNING_SENTENCE, d: int = 8, h: int = 2,
                          f"numbered 0..{h - 1}")
     on = np.array([i in on_set for i in range(h)])  # (h,)
     tokens, notes, _ = read_tokens(text, max_tokens)
+    tokens = as_known(tokens, notes)
     s = len(tokens)
     if s:
         X = embed_tokens(tokens, d, seed)  # (s, d)
@@ -155,10 +157,11 @@ SCENE = Scene(
         choice("h", "h (heads)", head_choices(8), 2,
                options_for=lambda v: tuple((str(h), h) for h in head_choices(v["d"]))),
         slider("seed", "seed (weights)", range(21), MH_DEFAULT_SEED),
-        multi("heads_on", "heads on", [(f"head {i}", i) for i in range(MAX_HEADS)], (0, 1),
-              options_for=lambda v: tuple((f"head {i}", i) for i in range(v["h"]))),
+        # beside the seed on a phone's two columns, before the heads' row of check boxes
         choice("positional", "input", [("X (embeddings)", False),
                                        ("X + positional encoding", True)]),
+        multi("heads_on", "heads on", [(f"head {i}", i) for i in range(MAX_HEADS)], (0, 1),
+              options_for=lambda v: tuple((f"head {i}", i) for i in range(v["h"]))),
     ),
     state=multihead_state, web="multihead",
     check=_check,

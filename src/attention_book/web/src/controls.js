@@ -47,7 +47,14 @@ class Control {
 
   set disabled(off) {
     this.input.disabled = off;
+    this.inactive(off);
+  }
+
+  /** Mark the control as having no effect now: its hint shows, and lab.css folds it away on
+   *  a phone (where the four unused sliders of the mask editor took 300 px). */
+  inactive(off) {
     if (this.hint) { this.hint.hidden = !off; }
+    this.element.classList.toggle("ab-lab-control-inactive", off);
   }
 
   /** Nothing to show beside most controls. */
@@ -73,8 +80,32 @@ export class SliderControl extends Control {
     const [min, max, step] = this.stepped ? c.range : [0, c.values.length - 1, 1];
     const start = this.stepped ? c.default : c.values.indexOf(c.default);
     this.input = make("input", {type: "range", id, name: c.name, min, max, step, value: start});
-    this.output = make("output", {id: id + "-out", for: id});
+    // the value beside the slider, for the eye: a screen reader hears it once, as the
+    // slider's aria-valuetext (an <output> is a live status, and spoke it a second time)
+    this.output = make("output", {id: id + "-out", for: id, "aria-hidden": "true"});
+    this.options = null;      // a dependent slider's values now (reoffer); else the declared
+    this.wanted = undefined;  // the value the reader chose last
+    this.input.addEventListener("input", () => { this.wanted = this.value; });
     this.finish(" ", this.output);
+  }
+
+  /** A dependent slider's values ([[label, value], ...]) follow other controls (chapter 8's
+   *  n and t, as far as the prompt leaves room): the slider ends at the last, and keeps the
+   *  value the reader chose last if offered, else the largest below it, else the first. */
+  reoffer(options) {
+    if (this.options && sameOptions(this.options, options)) { return; }
+    const want = this.wanted === undefined ? this.value : this.wanted;
+    this.options = options;
+    const values = options.map((o) => o[1]);
+    if (this.stepped) {
+      this.input.max = String(values[values.length - 1]);
+    } else {
+      this.declaration = {...this.declaration, values, labels: options.map((o) => o[0])};
+      this.input.max = String(values.length - 1);
+    }
+    const below = values.filter((v) => v <= want);
+    const v = values.includes(want) ? want : below.length ? Math.max(...below) : values[0];
+    this.input.value = String(this.stepped ? v : values.indexOf(v));
   }
 
   get value() {
@@ -82,10 +113,13 @@ export class SliderControl extends Control {
     return this.stepped ? k : this.declaration.values[k];
   }
 
-  set value(v) { this.input.value = String(this.stepped ? v : this.declaration.values.indexOf(v)); }
+  set value(v) {
+    this.wanted = v;
+    this.input.value = String(this.stepped ? v : this.declaration.values.indexOf(v));
+  }
 
   show(v) {
-    const c = this.declaration, shown = c.labels ? c.labels[c.values.indexOf(v)] : String(v);
+    const c = this.declaration, shown = c.labels && c.values ? c.labels[c.values.indexOf(v)] : String(v);
     this.output.textContent = shown;
     this.input.setAttribute("aria-valuetext", shown);
   }
@@ -172,7 +206,7 @@ export class MultiControl extends Control {
   set disabled(off) {
     if (off) { this.input.setAttribute("aria-disabled", "true"); } else { this.input.removeAttribute("aria-disabled"); }
     for (const b of this.boxes) { b.disabled = off; }
-    if (this.hint) { this.hint.hidden = !off; }
+    this.inactive(off);
   }
 
   /** One labelled check box an option, checked if its value was chosen last. */
@@ -225,29 +259,44 @@ export class TextControl extends Control {
       this.suggest = make("select", {id: id + "-list", class: "ab-suggest", "aria-label": "texts the book suggests for " + c.label});
       this.suggest.append(make("option", {value: ""}, "suggested\u2026"),
         ...[c.default, ...c.suggestions].map((t) => make("option", {value: t}, t)));
+      // the list shows the text chosen (or "suggested…" for one of the reader's own), so
+      // that arrow keys on the closed list step to the next suggestion: reset to
+      // "suggested…" after each choice, every ArrowDown chose the first one again
       this.suggest.addEventListener("change", () => {
         if (this.suggest.value) {
           this.input.value = this.suggest.value;
-          this.suggest.value = "";
           this.input.dispatchEvent(new Event("input", {bubbles: true}));
         }
       });
+      this.input.addEventListener("input", () => this.showSuggested());
       after.push(this.suggest);
     }
     this.input.value = c.default;
     this.finish(...after);
+    this.showSuggested();
+  }
+
+  /** The suggestion list shows the text in the box if it is one of its own, else "suggested…". */
+  showSuggested() {
+    if (!this.suggest) { return; }
+    const text = this.input.value;
+    const at = Array.from(this.suggest.options).findIndex((o, k) => k > 0 && o.value === text);
+    this.suggest.selectedIndex = Math.max(0, at);
   }
 
   get value() { return this.input.value; }
 
-  set value(v) { this.input.value = v; }
+  set value(v) {
+    this.input.value = v;
+    this.showSuggested();
+  }
 
   get disabled() { return this.input.disabled; }
 
   set disabled(off) {
     this.input.disabled = off;
     if (this.suggest) { this.suggest.disabled = off; }
-    if (this.hint) { this.hint.hidden = !off; }
+    this.inactive(off);
   }
 }
 

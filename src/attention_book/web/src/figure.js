@@ -1,10 +1,16 @@
 // A figure: its panels laid out on one canvas, drawn at the screen's device pixel ratio.
-// The number of columns comes from the width: as many as the figure asks for while every
-// panel gets the width its content needs (measured: its labels, its named cells); a row is
-// as tall as its tallest panel needs at that width, and a panel may fill the row's height.
+// The number of columns comes from the figure's width and the lab alone (its `columns`, and
+// `least` px a panel at the least): never from a state's labels, so a figure does not jump
+// from 2 x 2 to 3 + 1 while a reader scrubs a control. Rows are filled in order; a grid of
+// maps or of thumbnails takes a row of its own, and so does a panel that starts one (`row`);
+// a row of lines, bars or arcs with fewer panels than columns spans the width (a bar chart
+// left alone does not leave half the canvas empty), while a heatmap keeps its column's
+// width. A row is as tall as its tallest panel needs at that width, and a panel may fill
+// the row's height (`fillRow`).
 
 import {drawArcs, measureArcs} from "./panels/arcs.js";
 import {drawBars, measureBars} from "./panels/bars.js";
+import {drawGrid, measureGrid} from "./panels/grid.js";
 import {drawHeatmap, measureHeatmap} from "./panels/heatmap.js";
 import {drawLines, measureLines} from "./panels/lines.js";
 import {drawThumbs, measureThumbs} from "./panels/thumbs.js";
@@ -13,9 +19,12 @@ import {TEXT_PX, fontReset} from "./panels/style.js";
 /** Each panel kind's [draw(ctx, panel, region, theme, scratch), measure(ctx, panel, w)]. */
 const KINDS = new Map([["heatmap", [drawHeatmap, measureHeatmap]], ["lines", [drawLines, measureLines]],
   ["arcs", [drawArcs, measureArcs]], ["bars", [drawBars, measureBars]],
-  ["thumbs", [drawThumbs, measureThumbs]]]);
+  ["thumbs", [drawThumbs, measureThumbs]], ["grid", [drawGrid, measureGrid]]]);
+/** The kinds that take a row of their own: maps to compare, side by side. */
+const WHOLE_ROW = new Set(["grid", "thumbs"]);
 
-const ROW_GAP = 8;  // px between rows of panels
+const ROW_GAP = 8;   // px between rows of panels
+const LEAST = 300;   // px: the least width of a panel beside another, unless the figure says
 
 function kind(panel) {
   const k = KINDS.get(panel.kind);
@@ -24,54 +33,41 @@ function kind(panel) {
 }
 
 /**
- * Where each panel of `spec` goes in a figure `width` CSS px wide: rows filled in order,
- * each with as many panels as fit (every one at least its least width) up to the figure's
- * `columns`, or its `smallColumns` for a row of `small` panels (a stack's later maps); a
- * `newRow` panel starts a row;
- * the most of these a row seen before are kept, so that the panels line up in columns.
- * @param {CanvasRenderingContext2D} ctx (to measure text)
- * @param {{columns?: number, smallColumns?: number, panels: object[]}} spec
+ * The columns of a figure `width` px wide: its `columns`, as many as leave each panel its
+ * `least` px (LEAST unless it says).
+ * @param {{columns?: number, least?: number}} spec
  * @param {number} width CSS px
- * @returns {{regions: {x: number, y: number, w: number, h: number}[], height: number}}
+ * @returns {number}
+ */
+export function columnsOf(spec, width) {
+  return Math.max(1, Math.min(spec.columns || 1, Math.floor(width / (spec.least || LEAST))));
+}
+
+/**
+ * Where each panel of `spec` goes in a figure `width` CSS px wide (see the top of this file).
+ * @param {CanvasRenderingContext2D} ctx (to measure text)
+ * @param {{columns?: number, least?: number, panels: object[]}} spec
+ * @param {number} width CSS px
+ * @returns {{regions: {x: number, y: number, w: number, h: number}[], height: number, columns: number}}
  */
 export function layoutFigure(ctx, spec, width) {
-  const {panels} = spec, regions = [], memo = new Map();
-  const measure = (p, w) => {  // a panel's size at a width, measured once a layout
-    const key = panels.indexOf(p) + "@" + w;
-    if (!memo.has(key)) { memo.set(key, kind(p)[1](ctx, p, w)); }
-    return memo.get(key);
-  };
-  // whether panels fit side by side in the width, each at least its least width
-  const fits = (row) => row.every((p) => measure(p, width / row.length).minW <= width / row.length);
-  const most = (p) => Math.max(1, p.small ? spec.smallColumns || spec.columns || 1 : spec.columns || 1);
+  const {panels} = spec, regions = [], columns = columnsOf(spec, width);
+  const whole = (p) => WHOLE_ROW.has(p.kind);
   let y = 0, start = 0;
-  const cap = {};  // the columns of the first row of small panels, and of the others
   while (start < panels.length) {
-    const small = !!panels[start].small;
-    let limit = Math.min(most(panels[start]), cap[small] || Infinity);
-    let k = 1, full = false;  // full: the next panel did not fit beside these
-    while (k < limit && start + k < panels.length && !!panels[start + k].small === small &&
-           !panels[start + k].newRow) {
-      full = !fits(panels.slice(start, start + k + 1));
-      if (full) { break; }
-      k += 1;
+    let k = 1;
+    if (!whole(panels[start])) {
+      while (k < columns && start + k < panels.length && !whole(panels[start + k]) && !panels[start + k].row) { k++; }
     }
-    if (cap[small] === undefined) {  // as many as fit, had the row gone on with its like
-      let cols = k;
-      if (full) { limit = k; }
-      while (cols < limit && fits(new Array(cols + 1).fill(panels[start]))) { cols += 1; }
-      cap[small] = cols;
-    }
-    // a short row keeps the columns of the first, if its panels fit them
-    const row = panels.slice(start, start + k), shared = width / Math.max(k, cap[small]);
-    const w = row.every((p) => measure(p, shared).minW <= shared) ? shared : width / k;
-    const sizes = row.map((p) => measure(p, w));
-    const h = Math.ceil(Math.max(...sizes.map((s) => s.height)));
+    const row = panels.slice(start, start + k);
+    const spans = whole(row[0]) || row.every((p) => p.kind !== "heatmap");
+    const w = spans ? width / k : width / columns;
+    const h = Math.ceil(Math.max(...row.map((p) => kind(p)[1](ctx, p, w).height)));
     for (let i = 0; i < k; i++) { regions.push({x: i * w, y, w, h}); }
     y += h + ROW_GAP;
     start += k;
   }
-  return {regions, height: Math.max(1, y - ROW_GAP)};
+  return {regions, height: Math.max(1, y - ROW_GAP), columns};
 }
 
 /** Size the canvas for a figure `width` x `height` CSS px. The backing store only grows in

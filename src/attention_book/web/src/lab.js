@@ -20,12 +20,13 @@
 
 import {active, makeControl} from "./controls.js";
 import {make} from "./dom.js";
-import {addPictureDownload, save} from "./download.js";
+import {addDownloads} from "./download.js";
 import {drawFigure} from "./figure.js";
 import {wrapReadout} from "./shared/html.js";
 import {theme} from "./theme.js";
 
 const DEFAULT_WIDTH = 600;  // CSS px, for a lab whose column has no width yet
+const SPEAK_MS = 700;       // ms of quiet after a change before its summary is spoken
 const MIN_WIDTH = 200;
 const MAX_WIDTH = 760;
 
@@ -107,17 +108,23 @@ export class Lab {
     // switch) and kept: reading them at every draw forced the page's layout and style to be
     // recomputed after each readout change (benchmarks/browser_lab.py).
     this.looks = {width: null, theme: null};
-    this.download = module.numbers ? this.addDownload() : null;
-    this.pictureDownload = addPictureDownload(this);
+    const downloads = addDownloads(this, el.querySelector(".ab-lab-downloads"));
+    this.download = downloads.numbers;
+    this.pictureDownload = downloads.picture;
+    this.status = el.querySelector(".ab-lab-status");
+    this.announce = null;  // the timer of the next summary spoken
     if (extra && module.mountExtra) {  // what only this lab needs (chapter 9: loading the model)
+      // under the figure, which says when it waits for it: above, its button and paragraph
+      // put 190 px more between a phone's controls and the figure
       const box = make("div", {class: "ab-lab-extra"});
-      el.querySelector(".ab-lab-controls").append(box);
+      this.figure.after(box);
       module.mountExtra(this, box);
     }
     for (const control of this.controls) {
       // every control fires "input" (a drop-down and a check box too): one draw a change
-      control.input.addEventListener("input", () => this.changed());
+      control.input.addEventListener("input", () => this.changed(control));
     }
+    this.lastChanged = null;  // the control the reader moved last (the summary names it)
     this.values = this.read();
     model.on("change:state", () => this.answered(model.get("state")));
   }
@@ -195,6 +202,21 @@ export class Lab {
     // every reader-typed text escaped (tests/test_web_states.py types markup)
     this.caption.innerHTML = module.readoutHtml(st);
     if (this.download) { this.download.disabled = false; }
+    this.speak();
+  }
+
+  /** A screen reader hears one line once the reader pauses (SPEAK_MS): the control moved,
+   *  its value and the figure's first title ("d (dimension) 16: X : (s, d) = (5, 16)"), not
+   *  the whole readout at every step of a slider (up to 1,436 characters, QA Q19). */
+  speak() {
+    if (!this.status || !this.lastChanged) { return; }
+    clearTimeout(this.announce);
+    this.announce = setTimeout(() => {
+      const c = this.lastChanged, v = this.values[c.name], o = c.options && c.options.find((x) => x[1] === v);
+      const shown = typeof v === "string" ? "" : " " + (o ? o[0] : String(v));
+      const first = this.spec && this.spec.panels.length ? this.spec.panels[0].title || "" : "";
+      this.status.textContent = c.declaration.label + shown + (first ? ": " + first : "");
+    }, SPEAK_MS);
   }
 
   /**
@@ -258,21 +280,10 @@ export class Lab {
   /** A control changed: compute and draw now, inside the input event, so that the frame the
    *  browser paints next shows it (waiting for an animation frame added half a frame on
    *  average: benchmarks/browser_lab.py). */
-  changed() {
+  changed(control) {
     this.input = performance.now();
+    this.lastChanged = control || null;
     this.update();
-  }
-
-  /** A button that saves the numbers shown as JSON: a Blob made here, no request. */
-  addDownload() {
-    const button = make("button", {type: "button", class: "ab-download"}, "Download the numbers (JSON)");
-    button.disabled = true;  // until a state is shown
-    button.addEventListener("click", () => {
-      const json = JSON.stringify(this.module.numbers(this.state), null, 1);
-      save(new Blob([json], {type: "application/json"}), this.declaration.name + ".json");
-    });
-    this.element.querySelector(".ab-lab-controls").append(button);
-    return button;
   }
 
   /** Redraw when the column's width or the theme's mode changes: they change the drawing,
@@ -320,10 +331,14 @@ export class Lab {
 export function skeleton(el, declaration) {
   const controls = make("div", {class: "ab-lab-controls", id: `${el.id}-controls`});
   controls.append(make("div", {class: "ab-lab-inputs"}));
+  // the downloads under the figure (above it, they took 92 px between a phone's controls and
+  // its figure); the readout is not live (every slider step re-read it whole): a one-line
+  // summary is, in a status line only screen readers hear (Lab.speak)
   el.append(make("div", {class: "ab-lab-title"}, declaration.title),
     ...(declaration.note ? [make("div", {class: "ab-lab-note"}, declaration.note)] : []),
-    controls, make("div", {class: "ab-lab-figure"}),
-    make("div", {class: "ab-lab-readout", id: `${el.id}-caption`, "aria-live": "polite"}));
+    controls, make("div", {class: "ab-lab-figure"}), make("div", {class: "ab-lab-downloads"}),
+    make("div", {class: "ab-lab-readout", id: `${el.id}-caption`}),
+    make("div", {class: "ab-lab-status", role: "status", "aria-live": "polite"}));
   return el;
 }
 

@@ -12,10 +12,12 @@ function cssVar(el, names, fallback) {
   return fallback;
 }
 
-/** [r, g, b] (0..255) of a CSS colour "#rrggbb" or "rgb(r, g, b)" (white otherwise). */
-function channels(colour) {
+/** [r, g, b] (0..255) of a CSS colour "#rrggbb", "#rgb" or "rgb(r, g, b)" (white otherwise). */
+export function channels(colour) {
   const hex = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})/i.exec(colour);
   if (hex) { return hex.slice(1, 4).map((h) => parseInt(h, 16)); }
+  const short = /^#([0-9a-f])([0-9a-f])([0-9a-f])$/i.exec(colour.trim());
+  if (short) { return short.slice(1, 4).map((h) => parseInt(h + h, 16)); }
   const fn = /rgba?\(([^)]+)\)/.exec(colour);
   return fn ? fn[1].split(/[ ,/]+/).filter(Boolean).slice(0, 3).map(Number) : [255, 255, 255];
 }

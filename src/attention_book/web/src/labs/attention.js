@@ -180,11 +180,11 @@ function alt(st) {
   if (st.s_q === 0) { return noTokensAlt("Empty heatmap, arcs and bars", st.notes); }
   const r = row(st), top = topKey(st); let min = Infinity;
   for (let j = 0; j < r.length; j++) { min = Math.min(min, r[j]); }
-  return "Left: heatmap of the " + st.s_q + " by " + st.s_k + " attention weights (" + st.mode +
+  return "First: a heatmap of the " + st.s_q + " by " + st.s_k + " attention weights (" + st.mode +
     "-attention, d_k = " + st.d_k + ", temperature " + format.general(st.temperature, 6) + ", seed " +
     st.seed + "), query tokens (" + st.queryTokens.slice(0, 16).join(", ") + ") down and key tokens (" +
     st.keyTokens.slice(0, 16).join(", ") + ") across, colour 0 to 1, row " + st.query +
-    " outlined. Right: arcs and bars from query " + st.query + " '" + st.queryTokens[st.query] +
+    " outlined. Then arcs and bars from query " + st.query + " '" + st.queryTokens[st.query] +
     "' to every key; the heaviest goes to key " + top + " '" + st.keyTokens[top] + "' with weight " +
     format.fixed(r[top], 2) + ", the lightest has " + format.fixed(min, 2) + ".";
 }

@@ -20,9 +20,9 @@
 import vocab from "../shared/vocab.js";
 import {format} from "../format.js";
 import {escapeHtml, noTokensAlt, positionsHtml, tracerHtml, wrapReadout} from "../shared/html.js";
-import {attentionParameters, cache, embedTokens, kept, layerNorm, matmul, matmulT, nested, sinusoidalEncoding, softmaxRows, stacked} from "../shared/matrices.js";
+import {attentionParameters, cache, embedTokens, futureKeys, kept, layerNorm, matmul, matmulT, nested, sinusoidalEncoding, softmaxRows, stacked} from "../shared/matrices.js";
 import {pyRepr, wholeNumber} from "../shared/messages.js";
-import {MAX_WIDGET_TOKENS, readTokens} from "../shared/tokens.js";
+import {asKnown, MAX_WIDGET_TOKENS, readTokens} from "../shared/tokens.js";
 import {defaultRng} from "../shared/rng.js";
 
 const BLOCK_D = 8, BLOCK_H = 2, D_K = BLOCK_D / BLOCK_H, D_FF = 4 * BLOCK_D;  // scenes.block
@@ -233,7 +233,7 @@ function state(values) {
   const depth = wholeNumber(values.depth === undefined ? 6 : values.depth, "depth", 1, MAX_DEPTH);
   const seed = wholeNumber(values.seed === undefined ? 0 : values.seed, "seed", 0);
   const maxTokens = values.maxTokens === undefined ? MAX_WIDGET_TOKENS : values.maxTokens;
-  const read = readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+  const read = readTokens(text, maxTokens), notes = read.notes, tokens = asKnown(read.tokens, notes);
   wholeNumber(seed, "seed", 0, MAX_SEED);  // encoder_stack's range, checked as Python does
   flag(normFirst, "norm_first");           // EncoderBlock's check
   const s = tokens.length, d = BLOCK_D; let X, norms, weights, output, trace;
@@ -314,13 +314,13 @@ function alt(st) {
   if (st.s === 0) { return noTokensAlt("Empty panels", st.notes); }
   const post = st.normsPost, pre = st.normsPre; let largest = -Infinity;
   for (let i = 0; i < pre.length; i++) { largest = Math.max(largest, pre[i]); }
-  let text = "Left: the mean norm of a token's vector in the residual stream after each of " +
+  let text = "First: the mean norm of a token's vector in the residual stream after each of " +
     "the " + 2 * st.depth + " sub-layers of " + st.depth + " random block(s), residuals " +
     (st.residual ? "on" : "off") + ", on a log scale: post-LN goes from " + format.fixed(post[0], 2) +
     " to " + format.fixed(post[post.length - 1], 2) + " (sqrt(d) = " + format.fixed(SQRT_D, 2) +
     "), pre-LN from " + format.fixed(pre[0], 2) + " to " + format.fixed(pre[pre.length - 1], 2) +
     " (largest " + format.fixed(largest, 2) + "); " + LN_LABELS[st.normFirst] + " is highlighted. ";
-  text += "Right: " + st.depth + " heatmap(s) of " + st.s + " by " + st.s + " attention weights, " +
+  text += "Then " + st.depth + " heatmap(s) of " + st.s + " by " + st.s + " attention weights, " +
     "one per layer (mean over the " + st.h + " heads), for the tokens " + st.tokens.join(", ") +
     (st.causal ? ", zero above the diagonal (causal mask)" : "") + ". Most-attended key per layer: " +
     peaks(st).map((p, l) => { return "layer " + (l + 1) + " '" + st.tokens[p] + "'"; }).join("; ") +
@@ -360,20 +360,17 @@ function figure(st) {
   lines.push({label: "\u221ad", color: "#595959", dark: "#a6a6a6", width: 1.0, dashed: true, y: flat});
   const panels = [{kind: "lines", title: "stream, L = " + L + ", residuals " + (st.residual ? "on" : "off"),
     xlabel: "after block l (\u00bd steps: attention)",
-    ylabel: "mean \u2016token\u2016 (log scale)", n, xs, ylim: NORM_LIMITS.slice(),
+    ylabel: "mean \u2016token\u2016 (log scale)", n, xs, xstep: 2, ylim: NORM_LIMITS.slice(),
     ylog: true, yticks: NORM_TICKS.slice(), lines}];
-  for (let l = 0; l < L; l++) {
-    // layer 1 named in full; the later layers small, on its axes and colour scale (their
-    // ticks are positions), as many a row as fit
-    const first = l === 0;
-    panels.push({kind: "heatmap", title: "layer " + (l + 1) + (first ? " of (L, s, s) = (" + L + ", " + s + ", " + s + ")" : ""),
-      data: st.weights.subarray(l * s * s, (l + 1) * s * s), rows: s, cols: s,
-      extent: [s, s], cmap: "viridis", vmin: 0, vmax: 1, xlabel: first ? "key j" : "",
-      ylabel: first ? "query i" : "", small: !first,
-      colorbar: first ? "weight, mean of " + st.h + " heads" : false,
-      rowLabels: first ? st.tokens : undefined, colLabels: first ? st.tokens : undefined});
-  }
-  return {columns: 2, smallColumns: 6, panels};
+  // the layers' maps at one size on one scale (layer 1 no bigger: it is not special), the
+  // keys a causal mask hides in the masked style
+  const masked = st.causal ? futureKeys(s) : undefined;
+  const title = "each layer's weights, mean of " + st.h + " heads : (L, s, s) = (" + L + ", " + s + ", " + s + ")";
+  const maps = Array.from({length: L}, (_, l) => ({title: "layer " + (l + 1),
+    data: st.weights.subarray(l * s * s, (l + 1) * s * s)}));
+  panels.push({kind: "grid", title, rows: s, cols: s, cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j",
+    ylabel: "query i", colorbar: "weight", rowLabels: st.tokens, colLabels: st.tokens, masked, columns: 4, least: 70, maps});
+  return {columns: 2, panels};
 }
 
 export default {

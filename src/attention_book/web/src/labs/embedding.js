@@ -85,8 +85,8 @@ function mostSimilarPair(st) {
 /** The alt text: the figure in plain text (set it as text, never as HTML). */
 function alt(st) {
   if (st.s === 0) { return noTokensAlt("Two empty heatmaps", st.notes, "there are no tokens to embed"); }
-  let text = "Left: heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") +
-    ") and " + st.d + " columns (dimensions), values coloured from -3 to 3. Right: the " +
+  let text = "First: a heatmap of X with " + st.s + " rows (tokens: " + st.tokens.join(", ") +
+    ") and " + st.d + " columns (dimensions), values coloured from -3 (blue) through 0 (white) to 3 (red). Then the " +
     st.s + " by " + st.s + " cosine-similarity matrix of the rows, coloured from -1 to 1, " +
     "with 1 on the diagonal.";
   if (st.s > 1) {
@@ -111,14 +111,16 @@ function figure(st) {
   return {
     columns: 2,
     panels: [
+      // both signed: the diverging map, 0 white (a cosine of 0 is no similarity)
       {kind: "heatmap", title: "X : (s, d) = (" + st.s + ", " + st.d + ")", data: st.X,
-        rows: st.s, cols: st.d, extent: [st.s, st.d], cmap: "cividis", vmin: X_COLOR_LIMITS[0],
+        rows: st.s, cols: st.d, extent: [st.s, st.d], cmap: "RdBu_r", vmin: X_COLOR_LIMITS[0],
         vmax: X_COLOR_LIMITS[1], xlabel: "dimension j (column of X)",
-        ylabel: "token (row i of X)", colorbar: "X[i, j]", rowLabels: st.tokens},
+        ylabel: "token (row i of X)", colorbar: "X[i, j]", rowLabels: st.tokens, fillRow: true},
       {kind: "heatmap", title: "cosine similarity : (s, s) = (" + st.s + ", " + st.s + ")",
-        data: st.similarity, rows: st.s, cols: st.s, extent: [st.s, st.s], cmap: "viridis",
+        data: st.similarity, rows: st.s, cols: st.s, extent: [st.s, st.s], cmap: "RdBu_r",
         vmin: -1, vmax: 1, xlabel: "token j", ylabel: "token i",
-        colorbar: "cosine similarity of rows i and j", rowLabels: st.tokens, colLabels: st.tokens},
+        colorbar: "cosine similarity of rows i and j", rowLabels: st.tokens, colLabels: st.tokens,
+        fillRow: true},
     ],
   };
 }

@@ -137,7 +137,8 @@ function state(values) {
   const s0 = prompt.length; let run = {generated: [], rows: [], probability: []};
   if (s0) {
     if (s0 + n > LENGTH) {
-      notes.push({level: "warning", text: (LENGTH - s0) + " tokens fit after a prompt of " + s0 + " (the model has " +
+      const fit = LENGTH - s0;
+      notes.push({level: "warning", text: fit + (fit === 1 ? " token fits" : " tokens fit") + " after a prompt of " + s0 + " (the model has " +
                   LENGTH + " positions): generating " + (LENGTH - s0) + ", not " + n});
       n = LENGTH - s0;
     }
@@ -179,14 +180,14 @@ function weightAt(st, i, k) { return st.weights[(i * st.t + st.t - 1) * st.s + k
 
 /** The readout as HTML. */
 function readoutHtml(st) {
-  const parts = ["<div><b>step " + st.step + " of " + st.steps + "</b> (checkpoint " + st.checkpoint + "), " +
+  const parts = ["<div><b>checkpoint " + st.checkpoint + "</b> (optimiser step " + st.step + " of " + st.steps + "), " +
                decoding(st) + "</div>"];
   if (st.t) {
     const s0 = st.prompt.length, t = st.t, q = s0 + t - 2, chosen = st.generated[t - 1];
     const keys = st.targets[t - 1], expected = st.expected[t - 1];
     const copy = keys.length ? "a copy of the pattern gives " + expected + " (" + (chosen === expected ? "\u2713" : "\u2717") + ")"
       : "symbol " + st.tokens[q] + " did not occur before: nothing to copy";
-    parts.push("<div><b>step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q +
+    parts.push("<div><b>generation step t = " + t + " of " + st.generated.length + "</b>: the query at position " + q +
                " (symbol " + st.tokens[q] + ") chose <b>" + chosen + "</b> with probability " +
                format.fixed(st.probability[t - 1], 2) + "; " + copy + ".</div>");
     const rows = st.heads.map((head, i) => {
@@ -207,7 +208,8 @@ function readoutHtml(st) {
 
 /** The alt text (plain text). */
 function alt(st) {
-  let text = "Generation by the induction model at step " + st.step + " of " + st.steps + ", " + decoding(st) + ". ";
+  let text = "Generation by the induction model at checkpoint " + st.checkpoint + " (optimiser step " + st.step +
+    " of " + st.steps + "), " + decoding(st) + ". ";
   if (!st.t) {
     return text + "No heatmaps: the prompt is not valid. " + st.notes.map((n) => { return n.text; }).join(" ");
   }
@@ -230,11 +232,12 @@ function numbers(st) {
     heaviest_key: st.top, probability: st.probability};
 }
 
-/** One heatmap a head: rows the steps 1..t (each labelled with the token it chose), columns
- *  the sequence so far; the keys a query could not see (its own new token and later) grey
- *  and crossed, step t outlined, and each head's heaviest key at step t ringed. Below, a
- *  bar for each of the n generated tokens (steps up to t, then later ones): the probability
- *  of the token chosen, titled with the decoding and the checkpoint's step. */
+/** The heads' maps as a grid of equal maps on one scale: rows the generation steps 1..t
+ *  (each labelled with the token it chose), columns the sequence so far; the keys a query
+ *  could not see (its own new token and later) in the masked style of every lab, step t
+ *  outlined, and each head's heaviest key at step t ringed. Below, a bar for each of the n
+ *  generated tokens: the probability of the token chosen, the steps after t in a second
+ *  colour. "Step" is the generation's; the checkpoint names its optimiser step. */
 function figure(st) {
   if (!st.t) {
     return {columns: 1, panels: [{kind: "heatmap", title: "no generation", empty: "the prompt is not valid: see the notes",
@@ -248,28 +251,44 @@ function figure(st) {
     return st.probability.map((p, k) => { return (k < t) === before ? p : 0; });
   };
   const bars = {kind: "bars", xlim: [0, 1], xlabel: "probability of the token chosen",
-    labels: st.generated.map((g) => { return "\u2192 " + g; }),
-    title: "step " + st.step + ", " + decoding(st) + ": each token's probability" +
-                (st.asked > st.generated.length ? " (" + st.generated.length + " fit of " + st.asked + " asked)" : "") +
-                (st.t_asked > t ? " (step " + st.t_asked + " asked: " + t + " is the last)" : ""),
-    series: [{label: "steps 1.." + t, values: split(true), color: "#31688e", dark: "#6ea8d8"},
+    labels: st.generated.map((g, k) => { return (k + 1) + ": \u2192 " + g; }),
+    title: "checkpoint " + st.checkpoint + " (optimiser step " + st.step + "), " + decoding(st) +
+      ": the probability of each token written",
+    series: [{label: "generation steps 1.." + t, values: split(true), color: "#31688e", dark: "#6ea8d8"},
       {label: "later steps", values: split(false), color: "#b5651d", dark: "#e09a5a"}]};
-  return {
-    columns: st.heads.length,
-    panels: st.heads.map((head, i) => {
+  const grid = {kind: "grid", title: "generation step t = " + t + ": what each head looked at", rows: t, cols: s,
+    cmap: "viridis", vmin: 0, vmax: 1, masked, outlineRow: t - 1, xlabel: "key (the sequence so far)",
+    ylabel: "generation step: token chosen", colorbar: "attention weight", rowLabels, colLabels: labels,
+    columns: 2, least: 110,
+    maps: st.heads.map((head, i) => {
       const top = st.top[i];
-      return {kind: "heatmap", title: head + ": key " + top + " most (" + format.fixed(weightAt(st, i, top), 2) + ")",
-        data: st.weights.subarray(i * t * s, (i + 1) * t * s), rows: t, cols: s,
-        cmap: "viridis", vmin: 0, vmax: 1, masked, outlineRow: t - 1, marks: [[t - 1, top]],
-        xlabel: "key (the sequence so far)", ylabel: i ? "" : "step: token chosen",
-        colorbar: i === st.heads.length - 1 ? "attention weight" : "", rowLabels, colLabels: labels};
-    }).concat([bars]),
-  };
+      return {title: head + ": key " + top + " most (" + format.fixed(weightAt(st, i, top), 2) + ")",
+        data: st.weights.subarray(i * t * s, (i + 1) * t * s), marks: [[t - 1, top]]};
+    })};
+  return {columns: 1, panels: [grid, bars]};
+}
+
+/** scenes.generation.room: how many tokens fit after the prompt (the most for one the model
+ *  refuses). */
+function room(prompt) {
+  const read = training.readSymbols(prompt), conf = cfg();
+  if (!read.symbols.length || read.symbols.length > MAX_GENERATED ||
+      training.tokenError("induction", conf, read.symbols) !== null) { return MAX_GENERATED; }
+  return LENGTH - read.symbols.length;
+}
+
+/** The choices that follow the prompt, as the scene's options_for: n up to the room left,
+ *  t up to n. */
+function choices(name, values) {
+  const upTo = (k) => Array.from({length: k}, (_, i) => [String(i + 1), i + 1]);
+  if (name === "n") { return upTo(room(values.prompt)); }
+  if (name === "t") { return upTo(Math.min(values.n, room(values.prompt))); }
+  return null;
 }
 
 /** Use these checkpoints (training_data's object) instead of AttentionBook.trainingData. */
 function useData(d) { training.useData(d); generations.clear(); }
 
 export default {
-  useData, generate, state, readoutHtml, alt, numbers, figure,
+  useData, generate, state, readoutHtml, alt, numbers, figure, choices, room,
 };

@@ -13,7 +13,7 @@ import {format} from "../format.js";
 import {escapeHtml, noTokensAlt, wrapReadout} from "../shared/html.js";
 import {embedTokens, matmul, matmulT, nested, projectionWeights, softmaxRows} from "../shared/matrices.js";
 import {wholeNumber} from "../shared/messages.js";
-import {MAX_WIDGET_TOKENS, readTokens} from "../shared/tokens.js";
+import {asKnown, MAX_WIDGET_TOKENS, readTokens} from "../shared/tokens.js";
 
 const MASK_KINDS = ["none", "causal", "padding", "window", "band"];
 const MASKING_D = 8, MASKING_D_K = 4;
@@ -55,7 +55,7 @@ function state(values) {
   const window = wholeNumber(values.window === undefined ? 2 : values.window, "window", 1);
   const lower = wholeNumber(values.lower === undefined ? 1 : values.lower, "lower", 0);
   const upper = wholeNumber(values.upper === undefined ? 1 : values.upper, "upper", 0);
-  const read = readTokens(text, maxTokens); let tokens = read.tokens; const notes = read.notes;
+  const read = readTokens(text, maxTokens), notes = read.notes; let tokens = asKnown(read.tokens, notes);
   const s = tokens.length; let real = [], i, j;
   for (i = 0; i < s; i++) { real.push(true); }
   if (kind === "padding" && s) {
@@ -148,7 +148,7 @@ function alt(st) {
   const middle = hidden ? "masked cells " + how : "nothing masked";
   let text = "Four heatmaps for the " + s + " tokens " + st.tokens.slice(0, 16).join(", ") + " with the mask '" +
     description(st) + "'. First: the " + s + " by " + s + " scores, " + hidden + " of " + (s * s) +
-    " cells masked (grey, crossed). Second: the mask, 1 where a query may attend, " + (s * s - hidden) +
+    " cells masked (grey, hatched). Second: the mask, open where a query may attend, " + (s * s - hidden) +
     " of " + (s * s) + " cells. Third: the weights, " + middle + "; row sums from " +
     format.fixed(Math.min.apply(null, sums), 2) + " to " + format.fixed(Math.max.apply(null, sums), 2) +
     ". Fourth: the output, " + s + " rows of " + MASKING_D_K + " numbers.";
@@ -170,31 +170,27 @@ function numbers(st) {
 
 const SCORE_LIMITS = [-3, 3], OUTPUT_LIMITS = [-1.5, 1.5];  // colour scales
 
-/** The picture as panels for lab.js: scores (masked cells
- *  grey and crossed), mask, weights, output, every map with the tokens on its axes. */
+/** The picture as panels for lab.js, two a row whatever the state: the scores (signed: the
+ *  diverging map) and the weights (the weights' map), their masked cells in the masked
+ *  style of every lab; the mask itself as two categories, may attend or masked; the output. */
 function figure(st) {
   const s = st.s; let hidden = 0; const masked = new Uint8Array(st.mask.length);
   for (let k = 0; k < st.mask.length; k++) { masked[k] = 1 - st.mask[k]; hidden += masked[k]; }
+  const map = (title, more) => Object.assign({kind: "heatmap", title, rows: s, cols: s, extent: [s, s],
+    xlabel: "key j", ylabel: "query i", rowLabels: st.tokens, colLabels: st.tokens, fillRow: true}, more);
   return {
-    columns: 4,
+    columns: 2,
     panels: [
-      {kind: "heatmap", title: "scores (" + s + ", " + s + "): " + hidden + " masked", data: st.scores,
-        rows: s, cols: s, extent: [s, s], cmap: "cividis", vmin: SCORE_LIMITS[0], vmax: SCORE_LIMITS[1],
-        masked,
-        xlabel: "key j", ylabel: "query i", colorbar: "score q\u00b7k/\u221ad_k (grey: masked)",
-        rowLabels: st.tokens, colLabels: st.tokens},
-      {kind: "heatmap", title: "mask (1 = may attend)", data: st.mask, rows: s, cols: s, extent: [s, s],
-        cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i", colorbar: "mask",
-        rowLabels: st.tokens, colLabels: st.tokens},
-      {kind: "heatmap", title: "weights (" + (st.method === "before" ? "\u2212\u221e before softmax" :
-                                              "0 after softmax") + ")", data: st.weights,
-      rows: s, cols: s, extent: [s, s], cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j",
-      ylabel: "query i", colorbar: "weight (\u00d7: masked)", rowLabels: st.tokens, colLabels: st.tokens,
-      masked},
+      map("scores (" + s + ", " + s + "): " + hidden + " masked", {data: st.scores, cmap: "RdBu_r",
+        vmin: SCORE_LIMITS[0], vmax: SCORE_LIMITS[1], masked, colorbar: "score q\u00b7k/\u221ad_k"}),
+      map("mask (" + (s * s - hidden) + " of " + (s * s) + " may attend)", {data: st.mask,
+        categories: [{label: "masked", masked: true}, {label: "may attend"}]}),
+      map("weights (" + (st.method === "before" ? "\u2212\u221e before softmax" : "0 after softmax") + ")",
+        {data: st.weights, cmap: "viridis", vmin: 0, vmax: 1, masked, colorbar: "weight"}),
       {kind: "heatmap", title: "output (" + s + ", " + MASKING_D_K + ")", data: st.output, rows: s,
-        cols: MASKING_D_K, extent: [s, MASKING_D_K], cmap: "cividis", vmin: OUTPUT_LIMITS[0],
+        cols: MASKING_D_K, extent: [s, MASKING_D_K], cmap: "RdBu_r", vmin: OUTPUT_LIMITS[0],
         vmax: OUTPUT_LIMITS[1], xlabel: "dimension", ylabel: "query i", colorbar: "output = weights \u00b7 V",
-        rowLabels: st.tokens},
+        rowLabels: st.tokens, fillRow: true},
     ],
   };
 }

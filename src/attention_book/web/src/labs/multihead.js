@@ -12,7 +12,7 @@ import {format} from "../format.js";
 import {escapeHtml, noTokensAlt, positionsHtml, tracerHtml, wrapReadout} from "../shared/html.js";
 import {attentionParameters, cache, embedTokens, kept, matmul, matmulT, nested, sinusoidalEncoding, softmaxRows, stacked} from "../shared/matrices.js";
 import {positiveInt} from "../shared/messages.js";
-import {MAX_WIDGET_TOKENS, readTokens} from "../shared/tokens.js";
+import {asKnown, MAX_WIDGET_TOKENS, readTokens} from "../shared/tokens.js";
 import {defaultRng} from "../shared/rng.js";
 
 const MAX_HEADS = 16;                   // scenes.multihead.MAX_HEADS
@@ -47,7 +47,8 @@ function missingHeadsText(d) {
   }
   const bigger = divisors(d).filter((h) => { return h > MAX_HEADS; });
   if (bigger.length) {
-    text += " h = " + bigger.join(", ") + " divide d too but are left out: the picture shows at most " +
+    const verbs = bigger.length === 1 ? "divides d too but is" : "divide d too but are";
+    text += " h = " + bigger.join(", ") + " " + verbs + " left out: the picture shows at most " +
       MAX_HEADS + " heads.";
   }
   return text;
@@ -105,7 +106,7 @@ function state(values) {
   }
   const on = [];
   for (let i = 0; i < h; i++) { on.push(onSet.has(i)); }
-  const read = readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+  const read = readTokens(text, maxTokens), notes = read.notes, tokens = asKnown(read.tokens, notes);
   const s = tokens.length;
   const X = embedTokens(tokens, d, seed);  // (s, d)
   if (positional && s) {
@@ -195,13 +196,14 @@ function alt(st) {
     while (means[at] < best - 1e-9) { at++; }  // the first key within 1e-9 of the largest
     peaks.push("head " + hd + " '" + st.tokens[at] + "'");
   }
-  return "Left: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights " +
+  return "First: " + st.h + " heatmaps, one per head, of " + s + " by " + s + " attention weights " +
     "for the tokens " + st.tokens.join(", ") + " (d=" + st.d + ", d_k=" + st.d_k + ", input " +
     (st.positional ? "X + PE" : "X, no positions") + "); " +
     (off.length ? "heads " + off.join(", ") + " are switched off and drawn faded. " : "all heads are on. ") +
-    "Most-attended key per head: " + peaks.join("; ") + ". Right: two " + s + " by " + st.d +
-    " heatmaps: the output of the heads that are on (plus b_o) and what the switched-off heads " +
-    "would add; their sum is the full output.";
+    "Most-attended key per head: " + peaks.join("; ") + ". Then " +
+    (off.length ? "two " + s + " by " + st.d + " heatmaps: the output of the heads that are on (plus b_o) and what " +
+      "the switched-off heads would add; their sum is the full output."
+      : "a " + s + " by " + st.d + " heatmap of the output of all heads (plus b_o).");
 }
 
 /** The numbers the lab shows, for download: each head's weights (h, s, s), one row per
@@ -215,28 +217,27 @@ function numbers(st) {
 
 const HEADS_OUTPUT_COLOR_LIMITS = [-3, 3];  // the outputs' colour scale
 
-/** The picture as panels for lab.js: one
- *  heatmap of weights per head, then the output of the heads on and what the heads off add. */
+/** The picture as panels for lab.js: the heads' weights as a grid of equal maps on one
+ *  scale (head 0 is no bigger than the others: it is not special), a head switched off
+ *  faded; then the output of the heads on and, when a head is off, what the heads off add
+ *  (signed values: the diverging map). */
 function figure(st) {
-  const s = st.s, d = st.d, nOn = st.on.filter(Boolean).length, panels = [];
-  for (let i = 0; i < st.h; i++) {
-    // four heads or more: head 0 named in full, the others small on its axes and scale
-    const small = st.h >= 4 && i > 0;
-    panels.push({kind: "heatmap", title: "head " + i + (st.on[i] ? "" : " (off)"), faded: !st.on[i],
-      data: st.weights.subarray(i * s * s, (i + 1) * s * s), rows: s, cols: s, extent: [s, s],
-      cmap: "viridis", vmin: 0, vmax: 1, xlabel: small ? "" : "key j", ylabel: small ? "" : "query i",
-      colorbar: small ? false : "attention weight", small,
-      rowLabels: small ? undefined : st.tokens, colLabels: small ? undefined : st.tokens});
+  const s = st.s, d = st.d, nOn = st.on.filter(Boolean).length;
+  const panels = [{kind: "grid", title: "each head's weights : (h, s, s) = (" + st.h + ", " + s + ", " + s + ")",
+    rows: s, cols: s, cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i",
+    colorbar: "attention weight", rowLabels: st.tokens, colLabels: st.tokens, columns: 4, least: 70,
+    maps: st.on.map((on, i) => ({title: "head " + i + (on ? "" : " (off)"), faded: !on,
+      data: st.weights.subarray(i * s * s, (i + 1) * s * s)}))}];
+  const output = (title, data) => ({kind: "heatmap", title, data, rows: s, cols: d, extent: [s, d],
+    cmap: "RdBu_r", vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1],
+    xlabel: "dimension", ylabel: "token", colorbar: "value", rowLabels: st.tokens, fillRow: true});
+  panels.push(output("output of " + nOn + " head" + (nOn === 1 ? "" : "s") + " on : (" + s + ", " + d + ")",
+    st.onOutput));
+  if (nOn < st.h) {  // nothing is added by no head: no flat panel
+    panels.push(output("added by " + (st.h - nOn) + " head" + (st.h - nOn === 1 ? "" : "s") + " off : (" +
+      s + ", " + d + ")", st.offOutput));
   }
-  panels.push({kind: "heatmap", title: "output of " + nOn + " head(s) on : (" + s + ", " + d + ")",
-    data: st.onOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
-    vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1], xlabel: "dimension",
-    ylabel: "token", colorbar: "value", rowLabels: st.tokens});
-  panels.push({kind: "heatmap", title: "added by " + (st.h - nOn) + " head(s) off : (" + s + ", " + d + ")",
-    data: st.offOutput, rows: s, cols: d, extent: [s, d], cmap: "cividis",
-    vmin: HEADS_OUTPUT_COLOR_LIMITS[0], vmax: HEADS_OUTPUT_COLOR_LIMITS[1],
-    xlabel: "dimension", ylabel: "token", colorbar: "value", rowLabels: st.tokens});
-  return {columns: 2, smallColumns: 6, panels};
+  return {columns: 2, panels};
 }
 
 /** The choices that follow other controls, as the scene's options_for: the head counts

@@ -10,7 +10,7 @@
 import {format} from "../format.js";
 import {escapeHtml, noTokensAlt, wrapReadout} from "../shared/html.js";
 import {embedTokens, matmul, matmulT, nested, projectionWeights, sinusoidalEncoding, softmaxRows} from "../shared/matrices.js";
-import {codePoints, isSpace, readTokens} from "../shared/tokens.js";
+import {asKnown, codePoints, isSpace, readTokens} from "../shared/tokens.js";
 import {defaultRng} from "../shared/rng.js";
 
 const PERMUTATION_NAMES = ["identity", "reverse", "rotate", "swap", "shuffle"];
@@ -31,6 +31,25 @@ function namedPermutation(name, s, seed) {
   if (name === "shuffle") { return Array.from(defaultRng(seed).permutation(s)); }
   if (name === "swap") { const t = perm[0]; perm[0] = perm[s - 1]; perm[s - 1] = t; }
   return perm;
+}
+
+const shuffles = new Map();  // s -> the lab's shuffled orders of s positions
+
+/** scenes.permutation.shuffle_order: distinct permutations drawn in turn from one generator
+ *  (seed 0), one a shuffle seed while s! allows; seeds past it repeat the first. */
+function shuffleOrder(s, seed) {
+  if (!shuffles.has(s)) {
+    let want = SHUFFLE_SEEDS[1] - SHUFFLE_SEEDS[0] + 1;
+    if (s < 8) { let f = 1; for (let k = 2; k <= s; k++) { f *= k; } want = Math.min(want, f); }
+    const rng = defaultRng(0), seen = new Set(), out = [];
+    while (out.length < want) {
+      const perm = Array.from(rng.permutation(s)), key = perm.join(",");
+      if (!seen.has(key)) { seen.add(key); out.push(perm); }
+    }
+    shuffles.set(s, out);
+  }
+  const orders = shuffles.get(s);
+  return orders[seed % orders.length].slice();
 }
 
 /** A run of ASCII digits as Python's int() prints it ("007" -> "7"). */
@@ -109,7 +128,7 @@ function state(values) {
   const pe = !!values.pe, causal = !!values.causal, d = D;
   const maxTokens = values.maxTokens === undefined ? MAX_TOKENS : values.maxTokens;
   const W = projectionWeights(d, d, MODEL_SEED);  // (d, d) each
-  const read = readTokens(text, maxTokens), tokens = read.tokens, notes = read.notes;
+  const read = readTokens(text, maxTokens), notes = read.notes, tokens = asKnown(read.tokens, notes);
   const s = tokens.length; let perm;
   if (s === 0) {
     const e = new Float64Array(0);
@@ -124,6 +143,8 @@ function state(values) {
       notes.push({level: "error", text: "custom order: " + err.message + "; showing the identity"});
       perm = range(s);
     }
+  } else if (order === "shuffle") {
+    perm = shuffleOrder(s, seed);
   } else {
     perm = namedPermutation(order, s, seed);
   }
@@ -188,9 +209,10 @@ function alt(st) {
   return "Tokens reordered as: " + st.permutedTokens.join(", ") + " (perm " + st.perm.join(" ") +
     "), positional encoding " + (st.pe ? "on" : "off") + ", causal mask " + (st.causal ? "on" : "off") +
     ". Left column: input, weights and output of the original sentence, permuted after attention. " +
-    "Right column: the same computed from the permuted sentence. Below: their difference. " +
-    (st.equivariant ? "The two columns are identical and the difference map is all zero: " :
-      "The two columns differ and the difference map is bright in places: ") + verdict(st) + ".";
+    "Right column: the same computed from the permuted sentence" + (st.causal ? ", the keys the causal mask " +
+    "hides hatched in each" : "") + ". Below: their difference, on a log scale from 1e-12 to 10. " +
+    (st.equivariant ? "The two columns are identical and the difference map is dark (1e-12 or less) everywhere: " :
+      "The two columns differ and the difference map is bright in the rows that differ: ") + verdict(st) + ".";
 }
 
 /** The numbers the lab shows, for download: the weights of the permuted sentence A(PX)
@@ -203,39 +225,52 @@ function numbers(st) {
     output_permuted_after: n(st.after[2], s, d), max_error: st.maxError, equivariant: st.equivariant};
 }
 
-// the colour scales of the inputs, outputs and differences; the most tick labels named
-const LIMITS = {input: [-3, 3], output: [-2, 2], difference: [0, 0.5]}, MAX_LABELS = 16;
+// the colour scales of the inputs and outputs (signed: the diverging map); the most tick
+// labels named; the difference's scale, log10 of |f(PX) - P f(X)| from 1e-12 to 10
+const LIMITS = {input: [-3, 3], output: [-2, 2]}, MAX_LABELS = 16, LOG_DIFF = [-12, 1];
 
-/** The picture as panels for lab.js: each row a pair, permuted after attention (left) and
- *  computed from the permuted sentence (right), which should be equal: the inputs, the
- *  weights, the outputs; then their difference. A pair shares its rows (the permuted
- *  tokens, named on the left) and its colour bar (on the right), and is one height; so a
- *  pair of inputs or outputs fits side by side on a phone. */
+/** log10 of each difference; 1e-13 and less (rounding, 0) all at 1e-13, the colour bar's
+ *  "<= 1e-12" end, so that rounding a few ulps apart draws alike. */
+function logDifference(diff) {
+  return Float64Array.from(diff, (v) => Math.max(LOG_DIFF[0] - 1, v > 0 ? Math.log10(v) : -Infinity));
+}
+
+/** The picture as panels for lab.js: three pairs, each a grid of two maps of one size on one
+ *  scale, the left permuted after attention and the right computed from the permuted
+ *  sentence, which should be equal: the inputs, the weights (a causal mask's cells masked,
+ *  in each map where it hides a key), the outputs; then their difference on a log scale, so
+ *  that rows that differ by 0.05 stand out as brightly as rows that differ by 3. */
 function figure(st) {
   const s = st.s, d = D, labels = s <= MAX_LABELS ? st.permutedTokens : undefined;
-  function heat(title, data, cols, kind, xlabel, right, colLabels, named = !right) {
-    const lim = kind === "weight" ? [0, 1] : LIMITS[kind];
-    return {kind: "heatmap", title, data, rows: s, cols, extent: [s, cols],
-      cmap: kind === "weight" || kind === "difference" ? "viridis" : "cividis",
-      vmin: lim[0], vmax: lim[1], xlabel,
-      // the rows' names on the panels that show them (a pair's left one); past
-      // MAX_LABELS the rows are numbered, and the axis says what the numbers are
-      ylabel: named && !labels ? "position" : "", rowLabels: named ? labels : undefined,
-      colorbar: right ? (kind === "difference" ? title : kind) : false,
-      colLabels, fillRow: true, newRow: !right};
+  const pair = (title, kind, maps, cols, xlabel, more) => Object.assign({kind: "grid", title, rows: s, cols,
+    cmap: kind === "weight" ? "viridis" : "RdBu_r", vmin: kind === "weight" ? 0 : LIMITS[kind][0],
+    vmax: kind === "weight" ? 1 : LIMITS[kind][1], colorbar: kind, rowLabels: labels, columns: 2, least: 90,
+    ylabel: labels ? "" : "position", xlabel, maps}, more);
+  let masked = [undefined, undefined];
+  if (st.causal && s) {  // A(PX): key j > query i; P A(X) P^T: key perm[j] after query perm[i]
+    masked = [new Uint8Array(s * s), new Uint8Array(s * s)];
+    for (let i = 0; i < s; i++) {
+      for (let j = 0; j < s; j++) {
+        masked[0][i * s + j] = st.perm[j] > st.perm[i] ? 1 : 0;
+        masked[1][i * s + j] = j > i ? 1 : 0;
+      }
+    }
   }
-  // P A P^T moves A's rows and columns alike: its keys are in the permuted order too
   return {
     columns: 2,
     panels: [
-      heat(st.pe ? "P(X + PE)" : "P(X)", st.after[0], d, "input", "dimension", false),
-      heat(st.pe ? "PX + PE" : "PX", st.before[0], d, "input", "dimension", true),
-      heat("P A(X) P\u1d40", st.after[1], s, "weight", "key", false, labels),
-      heat("A(PX)", st.before[1], s, "weight", "key", true, labels),
-      heat("P f(X)", st.after[2], d, "output", "dimension", false),
-      heat("f(PX)", st.before[2], d, "output", "dimension", true),
-      Object.assign(heat("|f(PX) \u2212 P f(X)|", st.difference, d, "difference", "dimension", true,
-        undefined, true), {newRow: true, fillRow: false}),
+      pair("inputs", "input", [{title: st.pe ? "P(X + PE)" : "P(X)", data: st.after[0]},
+        {title: st.pe ? "PX + PE" : "PX", data: st.before[0]}], d, "dimension"),
+      // P A P^T moves A's rows and columns alike: its keys are in the permuted order too
+      pair("weights", "weight", [{title: "P A(X) P\u1d40", data: st.after[1], masked: masked[0]},
+        {title: "A(PX)", data: st.before[1], masked: masked[1]}], s, "key", {colLabels: labels}),
+      pair("outputs", "output", [{title: "P f(X)", data: st.after[2]}, {title: "f(PX)", data: st.before[2]}],
+        d, "dimension"),
+      {kind: "heatmap", title: "|f(PX) \u2212 P f(X)| (log scale)", data: logDifference(st.difference),
+        rows: s, cols: d, extent: [s, d], cmap: "viridis", vmin: LOG_DIFF[0], vmax: LOG_DIFF[1],
+        colorbarTicks: [-12, -8, -4, 0], colorbarLabels: ["1e-12", "1e-8", "1e-4", "1"],
+        colorbar: "difference", xlabel: "dimension", ylabel: labels ? "" : "position",
+        rowLabels: labels, row: true},
     ],
   };
 }

@@ -17,6 +17,10 @@ const BASE_CHOICES = [10, 100, 1000, 10000, 100000];  // scenes.positional.BASE_
 const K_RANGE = [-64, 64];                            // scenes.positional.K_RANGE
 const MAX_IMAGE_SIDE = 256;                           // scenes.positional.MAX_IMAGE_SIDE
 const TWO_PI = 2 * Math.PI;
+// The waves and the rotation check past these many points show a window of them: 512
+// positions of a wave of period 6.3 were a solid block (QA Q13), 512 dimensions of the
+// rotation check one too (chapters 1-5 review, F7). The title says which window.
+const WAVE_WINDOW = 64, DIM_WINDOW = 32;
 
 /** The step that brings n cells down to at most MAX_IMAGE_SIDE (image_stride). */
 function imageStride(n) { return Math.max(1, Math.ceil(n / MAX_IMAGE_SIDE)); }
@@ -215,14 +219,14 @@ function readoutHtml(st) { const r = readout(st); return linesHtml(r.lines, r.no
 function alt(st) {
   const mean = st.meanSimilarity === null ? "" :
     ", mean " + format.fixed(st.meanSimilarity, 2) + " off the diagonal";
-  return "Top left: heatmap of the sinusoidal encoding PE with " + st.s + " positions (rows) " +
+  return "First: a heatmap of the sinusoidal encoding PE with " + st.s + " positions (rows) " +
     "and " + st.d + " dimensions (columns), base " + format.general(st.base, 6) +
     ", values from -1 to 1; the left columns change quickly down the positions, the right " +
-    "ones slowly. Top right: columns " + distinct(st.waveColumns).join(", ") + " as waves over the " +
-    "positions, slower for larger j. Bottom left: the " + st.s + " by " + st.s + " similarity " +
+    "ones slowly. Second: columns " + distinct(st.waveColumns).join(", ") + " as waves over the " +
+    (st.s > WAVE_WINDOW ? "first " + WAVE_WINDOW + " positions" : "positions") + ", slower for larger j. Third: the " + st.s + " by " + st.s + " similarity " +
     "of positions, 1 on the diagonal and constant along every diagonal (it depends only on " +
-    "the offset)" + mean + ". Bottom right: PE[p+k] and PE[p]T(k) for p = " + st.p + ", k = " +
-    st.k + " over the dimensions lie on top of each other; largest difference " +
+    "the offset)" + mean + ". Fourth: PE[p+k] and PE[p]T(k) for p = " + st.p + ", k = " +
+    st.k + " over the " + (st.d > DIM_WINDOW ? "first " + DIM_WINDOW + " dimensions" : "dimensions") + " lie on top of each other; largest difference " +
     format.exponent(st.maxError, 1) + ".";
 }
 
@@ -291,40 +295,42 @@ function numbers(st) {
     rotated: Array.from(st.rotated), max_error: st.maxError};
 }
 
-/** The picture as panels for lab.js: PE and its similarity as heatmaps, waves and the
- *  rotation check as lines. */
+/** The picture as panels for lab.js: PE and its similarity as heatmaps (signed: the
+ *  diverging map), the waves and the rotation check as lines, each over a window when long. */
 function figure(st) {
   const s = st.s, d = st.d, rs = imageStride(s), cs = imageStride(d);
   const every = rs === 1 && cs === 1 ? "" : Math.max(rs, cs) === 2 ? ", every 2nd cell" :
     ", 1 in " + Math.max(rs, cs) + " cells";
   const pe = strided(st.pe, s, d, rs, cs), sim = toeplitz(st.byOffset, s, rs);
-  const dims = d, peRow = st.p < s ? st.pe.subarray(st.p * d, (st.p + 1) * d) : st.shifted;
+  const peRow = st.p < s ? st.pe.subarray(st.p * d, (st.p + 1) * d) : st.shifted;
+  const ns = Math.min(s, WAVE_WINDOW), nd = Math.min(d, DIM_WINDOW);
+  const of = (n, all, what) => (n < all ? ", " + what + " 0\u2013" + (n - 1) + " of " + all : "");
   return {
     columns: 2,
     panels: [
       {kind: "heatmap", title: "PE : (s, d) = (" + s + ", " + d + ")" + every,
-        data: pe.data, rows: pe.rows, cols: pe.cols, extent: [s, d], cmap: "cividis",
+        data: pe.data, rows: pe.rows, cols: pe.cols, extent: [s, d], cmap: "RdBu_r",
         vmin: -1, vmax: 1, xlabel: "dimension j", ylabel: "position p", colorbar: "PE[p, j]"},
-      {kind: "lines", title: "waves PE[:, 2i], d = " + d, xlabel: "position p",
-        ylabel: "PE[p, 2i]", n: s, ylim: [-1.15, 1.15], yticks: [-1, 0, 1], zero: true,
-        legendTitle: "column j = 2i",
+      {kind: "lines", title: "waves PE[:, 2i], d = " + d + of(ns, s, "positions"), xlabel: "position p",
+        ylabel: "PE[p, 2i]", n: ns, ylim: [-1.15, 1.15], yticks: [-1, 0, 1], zero: true,
+        legendTitle: "column j = 2i", legendBelow: true,
         lines: waveLabels(st.waveColumns).map((entry) => {
           const w = WAVES[entry.n];
           return {label: entry.label, color: w.color, dark: w.dark, width: w.width,
-            y: column(st, st.waveColumns[entry.n])};
+            y: column(st, st.waveColumns[entry.n]).subarray(0, ns)};
         })},
       {kind: "heatmap", title: "PE PE\u1d40/(d/2) : (" + s + ", " + s + ")",
-        data: sim.data, rows: sim.rows, cols: sim.cols, extent: [s, s], cmap: "viridis",
+        data: sim.data, rows: sim.rows, cols: sim.cols, extent: [s, s], cmap: "RdBu_r",
         vmin: -1, vmax: 1, xlabel: "position q", ylabel: "position p",
         colorbar: "PE(p)\u00b7PE(q) / (d/2)"},
       {kind: "lines", title: "p = " + st.p + ", k = " + st.k + ": max error " +
-                             format.exponent(st.maxError, 0),
-      xlabel: "dimension j", ylabel: "value", n: dims, ylim: [-1.15, 1.15], yticks: [-1, 0, 1],
-      zero: true,
+                             format.exponent(st.maxError, 0) + of(nd, d, "dimensions"),
+      xlabel: "dimension j", ylabel: "value", n: nd, ylim: [-1.15, 1.15], yticks: [-1, 0, 1],
+      zero: true, legendBelow: true,
       lines: [
-        {label: "PE[p]", color: "#b0b0b0", dark: "#8a8a8a", width: 1.0, y: peRow},
-        {label: "PE[p+k]", color: "#8fd9a8", dark: "#3f8f5a", width: 3.2, y: st.shifted},
-        {label: "PE[p] T(k)", color: "#00204c", dark: "#e8eef8", width: 1.0, y: st.rotated},
+        {label: "PE[p]", color: "#b0b0b0", dark: "#8a8a8a", width: 1.0, y: peRow.subarray(0, nd)},
+        {label: "PE[p+k]", color: "#8fd9a8", dark: "#3f8f5a", width: 3.2, y: st.shifted.subarray(0, nd)},
+        {label: "PE[p] T(k)", color: "#00204c", dark: "#e8eef8", width: 1.0, y: st.rotated.subarray(0, nd)},
       ]},
     ],
   };

@@ -214,7 +214,7 @@ function numbers(st) {
  *  arcs (a row of its own: `small` panels with smallColumns 1). */
 function figure(st) {
   const T = has(st) ? st.T : 0, model = st.view === "model";
-  const title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "") + ": query rows, key columns";
+  const title = "layer " + st.layer + ", head " + st.head + (model ? " (opened)" : "");
   // a sentence the model has not run on: no map and no arcs, only what it waits for
   const waiting = engine.status === "ready" ? "computing this sentence\u2026"
     : "not computed yet: press \u201cLoad the model\u201d";
@@ -222,7 +222,7 @@ function figure(st) {
   const q = st.query, token = st.tokens.length ? st.tokens[q] : "";
   const panels = [
     {kind: "heatmap", title, data: st.shown, rows: T, cols: T, extent: [T, T], cmap: "viridis",
-      vmin: 0, vmax: 1, xlabel: "", ylabel: "", colorbar: MEASURES[st.measure][1],
+      vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i", colorbar: MEASURES[st.measure][1],
       rowLabels: st.tokens.slice(0, T), colLabels: st.tokens.slice(0, T), outlineRow: T ? q : undefined,
       empty},
     {kind: "arcs", title: st.tokens.length ? "query " + q + " '" + token.slice(0, 16) + "' \u2192 every token" : "",
@@ -233,7 +233,7 @@ function figure(st) {
       "shares of \u2016\u03b1 f(x)\u2016") + ": layers down, heads across", rows: LAYERS, cols: HEADS, size: T,
     data: st.thumbs, cmap: "viridis", vmin: 0, vmax: 1, chosen: [st.layer, st.head], rowPrefix: "L",
     colPrefix: "H", empty});
-    return {columns: 2, smallColumns: 1, panels};
+    return {columns: 2, panels};  // the grid of thumbnails a row of its own (figure.js)
   }
   const series = [];
   if (has(st)) {

@@ -13,13 +13,14 @@
 // weights as Float32Arrays in torch's layout, W:(out, in).
 import {format} from "../format.js";
 import {escapeHtml, wrapReadout} from "../shared/html.js";
-import {argmax, cache, layerNorm, softmaxRows, stacked, unique} from "../shared/matrices.js";
+import {argmax, cache, futureKeys, layerNorm, softmaxRows, stacked, unique} from "../shared/matrices.js";
 import {pyRepr, wholeNumber} from "../shared/messages.js";
 import {codePoints, isSpace} from "../shared/tokens.js";
 
 const root = globalThis;
 
 const TASKS = ["reverse", "induction"];  // scenes.training.TRAINING_TASKS
+const CAUSAL = ["induction"];  // training.TASKS[task].causal: future keys in the masked style
 const MEANING = {"anti-diagonal": "weight on key 7 \u2212 i", "induction": "key after the earlier copy",
   "previous-token": "key i \u2212 1, first period"};
 const INT64_MIN = -(BigInt(2) ** BigInt(63)), INT64_MAX = BigInt(2) ** BigInt(63) - BigInt(1);
@@ -366,17 +367,16 @@ const COLORS = ["#31688e", "#b5651d", "#35b779", "#6a3d9a"], DARK = ["#6ea8d8", 
  *  and each head's held-out score at the checkpoints, the current step marked. */
 function figure(st) {
   const s = st.s, labels = st.tokens.map(String), chance = Math.log(st.vocab), n = st.loss.length;
-  const maps = st.heads.map((head, k) => {
-    const v = st.inputScores[k];
-    return {kind: "heatmap", title: head + ": " + st.scoreNames[k] + " " + (v === null ? "n/a" : format.fixed(v, 2)),
-      data: st.weights.subarray(k * s * s, (k + 1) * s * s), rows: s, cols: s, extent: [s, s],
-      cmap: "viridis", vmin: 0, vmax: 1, xlabel: "key j", ylabel: k ? "" : "query i",
-      colorbar: k === st.heads.length - 1 ? "attention weight" : "", rowLabels: labels, colLabels: labels};
-  });
+  const masked = CAUSAL.includes(st.task) ? futureKeys(s) : undefined;  // hidden by the causal mask
+  const maps = [{kind: "grid", title: "each head's weights on this input", rows: s, cols: s, cmap: "viridis",
+    vmin: 0, vmax: 1, xlabel: "key j", ylabel: "query i", colorbar: "attention weight", rowLabels: labels,
+    colLabels: labels, masked, columns: 2, least: 110, maps: st.heads.map((head, k) => ({
+      title: head + ": " + st.scoreNames[k] + " " + (st.inputScores[k] === null ? "n/a" : format.fixed(st.inputScores[k], 2)),
+      data: st.weights.subarray(k * s * s, (k + 1) * s * s)}))}];
   const lo = 0.5 * Math.min(...st.loss, chance), hi = 2.0 * Math.max(...st.loss, chance);
   const xs = st.loss.map((_, k) => { return k; }), flat = st.loss.map(() => { return chance; });
   return {
-    columns: Math.max(2, st.heads.length),  // the maps, then the curves below them
+    columns: 2,  // the maps, then the curves side by side below them
     panels: maps.concat([
       {kind: "lines", title: "training loss", xlabel: "optimiser step", ylabel: "loss (cross-entropy)", n,
         xs, ylim: [lo, hi], yscale: "log", marker: Math.min(st.step, n - 1),

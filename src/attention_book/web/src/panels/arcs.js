@@ -1,37 +1,33 @@
 // An arcs panel: one query's weights as arcs from the query (above) to every key (below),
-// as wide as the weight and coloured by it (cividis, its range kept where it contrasts with
-// the background), the heaviest drawn last (on top). Every key is named under its node up
-// to NAME_ALL keys (turned 45 degrees, or a quarter, when they do not fit across); beyond,
-// every k-th and the query's own, and the title says so.
+// in the weights' colour map (viridis: the colour of the key's cell in the heatmap beside it)
+// and as wide as the weight, each with a halo in the page's text colour so that a light and
+// a bright arc alike stand out from the page; the heaviest drawn last (on top), and past
+// NAME_ALL keys only the NAME_ALL heaviest. A key under the arcs says so. Every key is named
+// under its node up to NAME_ALL keys (turned 45 degrees, or a quarter, when they do not fit
+// across); beyond, every k-th and the query's own, and the title says so.
 
-import {rgb} from "../colormaps.js";
-import {contrast} from "../theme.js";
+import {lut, rgb} from "../colormaps.js";
 import {ACCENT, LINE, NAME_ALL, PAD, TEXT_PX, drawTitle, emptyMessage, font, remembered, text,
   thin, thinNote, titleBlock, turnedText, widest, widthOf} from "./style.js";
 
 const ARC_SPACE = 110;  // px from the query's node to the keys'
 const SIDE = 24;        // px at least left and right of the outer nodes
-// An arc's drawn pixels are its colour blended with the page where it covers a pixel only in
-// part (a thin slanted line): so its colour keeps CONTRAST:1 against the page, and an arc of
-// a weight the numbers show (SHOWN and up: 0.01 to two decimals) is at least SEEN px wide.
-// Then its most covered pixel keeps WCAG's 3:1 for graphics at 1 and 2 device px a CSS px,
-// in both modes (tests/test_lab_legibility.py reads them). Lighter weights stay thin and
-// faint: an arc of weight 0 is no claim that the key counts.
-const CONTRAST = 3.5, SHOWN = 0.005, SEEN = 1.25;
+const MAP = "viridis";  // the weights' map (colormaps.js)
+// An arc of a weight the numbers show (SHOWN and up: 0.01 to two decimals) is at least SEEN
+// px wide, and its halo HALO px wider, in the page's text colour: then its most covered
+// pixel keeps WCAG's 3:1 for graphics at 1 and 2 device px a CSS px, in both modes
+// (tests/test_lab_legibility.py reads them). Lighter weights stay thin, haloless and faint:
+// an arc of weight 0 is no claim that the key counts.
+const SHOWN = 0.005, SEEN = 1.25, HALO = 3;
+const KEY_WEIGHTS = [0.1, 0.5, 1];  // the key's samples
 
-const levelsMemo = new Map();
+/** An arc's width (CSS px, to a quarter) at weight `w`. */
+const arcWidth = (w) => Math.max(w >= SHOWN ? SEEN : 0, Math.round(4 * (0.5 + 8 * w)) / 4);
 
-/** The cividis levels [lowest, highest] (0..255) the arcs use on `background`: on a dark
- *  page from the first level with CONTRAST:1 up, on a light one up to the last. */
-function levels(background) {
-  if (!levelsMemo.has(background)) {
-    const ok = (k) => contrast(rgb("cividis", k), background) >= CONTRAST;
-    let lo = 0, hi = 255;
-    while (lo < 255 && !ok(lo)) { lo += 1; }
-    while (hi > lo && !ok(hi)) { hi -= 1; }
-    levelsMemo.set(background, [lo, hi]);
-  }
-  return levelsMemo.get(background);
+/** The keys whose arcs are drawn: every one up to NAME_ALL, else the NAME_ALL heaviest. */
+function drawnKeys(weights) {
+  const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j] || j - i);
+  return order.length > NAME_ALL ? order.slice(order.length - NAME_ALL) : order;
 }
 
 /** How the key labels go: which are named, turned how, and the room they need. */
@@ -68,9 +64,28 @@ function layoutOnce(ctx, panel, w) {
   let title = panel.title || "";
   if (named.step > 1) { title += " (keys: " + thinNote(named.step) + ")"; }
   const block = titleBlock(ctx, title, w - 2 * PAD);
-  return {n, named, labels, turn, left, right, extent, block,
-    height: block.height + 14 + ARC_SPACE + 10 + extent + PAD,
+  const key = n && panel.weights ? keyLayout(ctx, n, w) : null;
+  return {n, named, labels, turn, left, right, extent, block, key,
+    height: block.height + 14 + ARC_SPACE + 10 + extent + (key ? key.height : 0) + PAD,
     minW: 2 * SIDE + Math.max(60, Math.min(n, NAME_ALL) * 12)};  // every key named, turned
+}
+
+/** The key's entries (a sample arc and its weight) and its note, in lines `w` px wide. */
+function keyLayout(ctx, n, w) {
+  font(ctx);
+  const items = [{text: "weight:"}, ...KEY_WEIGHTS.map((v) => ({weight: v, text: String(v)}))];
+  if (n > NAME_ALL) { items.push({text: "(the " + NAME_ALL + " heaviest of " + n + " keys drawn)"}); }
+  let x = PAD, y = 6;
+  for (const item of items) {
+    const iw = (item.weight === undefined ? 0 : 26) + widthOf(ctx, item.text);
+    if (x > PAD && x + iw > w - PAD) {
+      x = PAD;
+      y += LINE + 2;
+    }
+    Object.assign(item, {x, y});
+    x += iw + 10;
+  }
+  return {items, height: y + LINE + 2};
 }
 
 const layout = remembered(layoutOnce);
@@ -91,29 +106,54 @@ function dots(ctx, xs, y, r) {
   ctx.fill();
 }
 
-/** The arcs of `weights` from xq (top) to each X(j) (bottom), the heaviest last. Arcs whose
- *  colour level and width (to a quarter pixel) agree are stroked as one path: at 128 keys a
- *  stroke an arc was the larger part of the figure's draw. */
-function drawArcLines(ctx, weights, xq, X, top, bottom, th) {
-  const most = Math.max(0, ...weights), [a, b] = levels(th.background);
-  const order = Array.from(weights, (_, j) => j).sort((i, j) => weights[i] - weights[j]);
-  const style = (w) => [Math.round(a + (b - a) * w / Math.max(most, 1e-12)),
-    Math.max(w >= SHOWN ? SEEN : 0, Math.round(4 * (0.5 + 8 * w)) / 4)];
+/** One arc from (xq, top) to (x, bottom). */
+function arcPath(ctx, xq, x, top, bottom) {
+  ctx.moveTo(xq, top);
+  ctx.bezierCurveTo(xq, (top + bottom) / 2, x, (top + bottom) / 2, x, bottom);
+}
+
+/** The arcs of `weights` (the keys `keys`, lightest first) from xq (top) to each X(j)
+ *  (bottom), each over its own halo, the heaviest last: a heavier arc's halo then stays
+ *  whole over the lighter ones beside it. At most NAME_ALL arcs (drawnKeys). */
+function drawArcLines(ctx, weights, keys, xq, X, top, bottom, th) {
+  const table = lut(MAP), level = (w) => Math.max(0, Math.min(255, Math.round(255 * w)));
   ctx.lineCap = "round";
-  let k = 0;
-  while (k < order.length) {
-    const [level, width] = style(weights[order[k]]);
-    ctx.strokeStyle = rgb("cividis", level);
-    ctx.lineWidth = width;
+  for (const j of keys) {
+    const w = weights[j], width = arcWidth(w);
+    if (!width) { continue; }
     ctx.beginPath();
-    for (; k < order.length; k++) {
-      const s = style(weights[order[k]]);
-      if (s[0] !== level || s[1] !== width) { break; }
-      const x = X(order[k]);
-      ctx.moveTo(xq, top);
-      ctx.bezierCurveTo(xq, (top + bottom) / 2, x, (top + bottom) / 2, x, bottom);
+    arcPath(ctx, xq, X(j), top, bottom);
+    if (w >= SHOWN) {
+      ctx.strokeStyle = th.text;
+      ctx.lineWidth = width + HALO;
+      ctx.stroke();
     }
+    const l = level(w);
+    ctx.strokeStyle = `rgb(${table[3 * l]},${table[3 * l + 1]},${table[3 * l + 2]})`;
+    ctx.lineWidth = width;
     ctx.stroke();
+  }
+}
+
+/** The key under the labels: a short arc of each sample weight, as drawn, and its value. */
+function drawKey(ctx, key, x0, y0, th) {
+  for (const item of key.items) {
+    let x = x0 + item.x;
+    if (item.weight !== undefined) {
+      const y = y0 + item.y + LINE / 2, w = item.weight;
+      ctx.lineCap = "round";
+      ctx.strokeStyle = th.text;
+      ctx.lineWidth = arcWidth(w) + HALO;
+      ctx.beginPath();
+      ctx.moveTo(x + 2, y);
+      ctx.lineTo(x + 20, y);
+      ctx.stroke();
+      ctx.strokeStyle = rgb(MAP, Math.round(255 * w));
+      ctx.lineWidth = arcWidth(w);
+      ctx.stroke();
+      x += 26;
+    }
+    text(ctx, item.text, x, y0 + item.y + LINE / 2, "left", "middle", TEXT_PX, th.text);
   }
 }
 
@@ -140,7 +180,7 @@ export function drawArcs(ctx, panel, region, th) {
   const X = (i) => left + (n === 1 ? width / 2 : i / (n - 1) * width);
   const xq = panel.queryAt === undefined ? X(panel.query) : left + panel.queryAt * width;
   if (panel.weights) {
-    drawArcLines(ctx, panel.weights, xq, X, top, bottom, th);
+    drawArcLines(ctx, panel.weights, drawnKeys(panel.weights), xq, X, top, bottom, th);
   } else {  // not computed: the nodes and their names, no arcs
     emptyMessage(ctx, panel.empty, region.x + region.w / 2, (top + bottom) / 2, region.w - 16, th);
   }
@@ -155,5 +195,6 @@ export function drawArcs(ctx, panel, region, th) {
       turnedText(ctx, g.labels[k], X(j), bottom + 7, g.turn, "right", "middle", th.text);
     }
   });
+  if (g.key) { drawKey(ctx, g.key, region.x, bottom + 10 + g.extent, th); }
   return {xq, xs: Array.from({length: n}, (_, j) => X(j)), top, bottom};
 }

@@ -18,9 +18,12 @@ function layoutOnce(ctx, panel, w) {
   const right = PAD + 10;  // half the last tick label
   const pw = Math.max(40, w - left - right);
   // the legend, above the plot: as many entries a row as fit
+  // a legend only to tell two series or more apart, and only those with a bar drawn (a one-
+  // entry legend repeated the axis title; "later steps" showed when there were none)
+  const shown = panel.series.filter((se) => se.values.some((v) => v !== null && v > 0));
   const places = [];
   let x = 0, y = 0;
-  for (const series of panel.series) {
+  for (const series of shown.length > 1 ? shown : []) {
     const sw = KEY + widthOf(ctx, series.label);
     if (x > 0 && x + sw > pw) {
       x = 0;
@@ -29,7 +32,7 @@ function layoutOnce(ctx, panel, w) {
     places.push({series, x, y});
     x += sw + 16;
   }
-  const legendH = panel.series.length ? y + LINE + 6 : 0;
+  const legendH = places.length ? y + LINE + 6 : 0;
   const ph = Math.max(64, Math.min(n, NAME_ALL) * LINE);
   const xlabel = labelLines(ctx, axisLabel(panel.xlabel, named.step), pw + left);
   const bottom = 6 + LINE + 4 + xlabel.length * LINE + 2;

@@ -61,7 +61,7 @@ function layoutOnce(ctx, panel, w, h = 0) {
   const labels = panel.lines.map((l) => l.label).concat(panel.legendTitle ? [panel.legendTitle] : []);
   const legendW = widest(ctx, labels) + SWATCH + 6;
   const ylabelText = log && panel.ylabel && !/log/.test(panel.ylabel) ? panel.ylabel + " (log scale)" : panel.ylabel;
-  let below = legendW > w * 0.4, ylabel = [], g;
+  let below = !!panel.legendBelow || legendW > w * 0.4, ylabel = [], g;
   for (let pass = 0; pass < 3; pass++) {  // the y label's lines, the legend's place
     const left = PAD + ylabel.length * LINE + widest(ctx, ylabels) + 10;
     const right = below ? PAD + 14 : legendW + 14;
@@ -79,19 +79,38 @@ function layoutOnce(ctx, panel, w, h = 0) {
   g.X = (x0, i) => x0 + (i + 0.5) * sx;  // x from -0.5 to n - 0.5
   g.Y = (y0, v) => y0 + (log ? Math.log(hi / v) : hi - v) * sy;
   const xlabel = (i) => (panel.xs ? general(panel.xs[i], 4) : String(i));
-  let most = Math.max(2, Math.min(8, n));
-  while (most > 2) {  // as many x ticks as keep their labels apart
-    const at = wholeTicks(n, most), step = at.length > 1 ? (at[1] - at[0]) * sx : Infinity;
-    if (widest(ctx, at.map(xlabel)) + 10 <= step) { break; }
-    most -= 1;
-  }
-  g.xat = wholeTicks(n, most);
+  const apart = (at) => widest(ctx, at.map(xlabel)) + 10 <= (at.length > 1 ? (at[1] - at[0]) * sx : Infinity);
+  g.xat = xTicks(n, panel, apart);
   g.xtickLabels = g.xat.map(xlabel);
   g.xlabel = labelLines(ctx, panel.xlabel, g.pw + g.left);
   g.bottom = 6 + LINE + 4 + g.xlabel.length * LINE + (g.below ? 6 + g.legend.height : 0) + 2;
   g.height = title.height + g.ph + g.bottom;
   g.minW = g.left + g.right + 90;
   return g;
+}
+
+/**
+ * The x ticks: as many as keep their labels apart (`fits`), whole numbers 1, 2 or 5 x 10^k
+ * apart; over named points (`xs`: chapter 3's d_k = 1, 2, 4, ... 512) a step that lands on
+ * the last point, if one leaves three ticks or more (d_k = 512 was never named at 390 px);
+ * with `xstep`, multiples of it only (chapter 7's whole blocks, never 2.5).
+ */
+function xTicks(n, panel, fits) {
+  const every = panel.xstep || 1, last = n - 1;
+  const span = (k) => Array.from({length: Math.floor(last / k) + 1}, (_, i) => i * k);
+  if (panel.xs) {
+    for (let k = every; k <= last; k += every) {
+      if (last % k === 0 && fits(span(k))) {
+        if (last / k >= 2) { return span(k); }
+        break;
+      }
+    }
+  }
+  const units = Math.floor(Math.max(last, 0) / every) + 1;
+  const ticks = (m) => wholeTicks(units, m).map((t) => t * every);
+  let most = Math.max(2, Math.min(8, units));
+  while (most > 2 && !fits(ticks(most))) { most -= 1; }  // as many as keep their labels apart
+  return ticks(most);
 }
 
 const layout = remembered(layoutOnce);
@@ -108,8 +127,13 @@ function strokeLine(ctx, ys, X, Y) {
   for (let i = 0; i < ys.length; i++) {
     if (i === 0) { ctx.moveTo(X(i), Y(ys[i])); } else { ctx.lineTo(X(i), Y(ys[i])); }
   }
-  if (ys.length === 1) { ctx.lineTo(X(0) + 0.01, Y(ys[0])); }
   ctx.stroke();
+  if (ys.length === 1 && Number.isFinite(ys[0])) {  // one point: a dot, not an invisible line
+    ctx.fillStyle = ctx.strokeStyle;
+    ctx.beginPath();
+    ctx.arc(X(0), Y(ys[0]), Math.max(3, ctx.lineWidth * 1.5), 0, 2 * Math.PI);
+    ctx.fill();
+  }
 }
 
 /**
@@ -309,7 +333,10 @@ function drawPlot(ctx, panel, scales, th) {
   const area = {x0: box.x * px, y0: box.y * px, x1: (box.x + box.w) * px, y1: (box.y + box.h) * px};
   let pixels = null;
   ctx.lineJoin = "round";
-  for (const line of panel.lines) {
+  // a dashed guide after the solid lines: on top of a curve it follows (chapter 3's line
+  // d_k lay under the bold unscaled variance, unseen)
+  const order = panel.lines.filter((l) => !l.dashed).concat(panel.lines.filter((l) => l.dashed));
+  for (const line of order) {
     strokeOf(ctx, line, th);
     if (dense && !line.dashed) {
       pixels = pixels || new DensePixels(area);

@@ -7,6 +7,11 @@ export const TEXT_PX = 11;  // CSS px: the smallest text is 11 px at any width
 export const LINE = 14;     // px a line of 11 px text takes, with its gap
 const TITLE_PX = 12;
 export const ACCENT = "#ff3b30";  // the chosen query's outline, as the matplotlib views draw it
+/** A masked cell, in every lab that masks (a key a query may not see): a neutral grey that
+ *  no colour map of the labs holds (colormaps.js), hatched where a cell is big enough to show
+ *  the lines, the same in light and dark mode; the legend beside the colour bar names it. */
+export const MASKED = {fill: "#9a9a9a", rgb: [154, 154, 154], hatch: "#454545", least: 5};
+const HATCH = 6;  // CSS px between the hatch's lines
 export const PAD = 4;       // px kept clear at the panel's edges
 /** Every token is named up to this many; beyond, every k-th (and the outlined one). */
 export const NAME_ALL = 16;
@@ -175,9 +180,9 @@ export function thin(n, most, keep) {
 /** "every 2nd", "1 in 3": how labels were thinned, for the axis's label. */
 export const thinNote = (step) => (step === 2 ? "every 2nd named" : `1 in ${step} named`);
 
-/** An axis label with its thinning said, if any. */
-export const axisLabel = (label, step) =>
-  step > 1 ? (label ? label + " (" + thinNote(step) + ")" : thinNote(step)) : (label || "");
+/** An axis label with its thinning said, if any: "query i (every 2nd named)". An axis without
+ *  a label (the panel beside it names it) says nothing, never the thinning alone. */
+export const axisLabel = (label, step) => (label && step > 1 ? label + " (" + thinNote(step) + ")" : label || "");
 
 /**
  * How tick labels along an axis of `length` px fit: across (horizontal) if the widest fits
@@ -220,12 +225,17 @@ export function axes(ctx, box, a, th) {
   }
   ctx.stroke();
   const below = box.y + box.h + 6;
-  for (const t of a.xticks) {
-    if (a.turned) {
-      turnedText(ctx, t.label, t.at, below, -Math.PI / 2, "right", "middle", th.text);
-    } else {
-      text(ctx, t.label, t.at, below, "center", "top", TEXT_PX, th.text);
-    }
+  if (a.turned && a.xticks.length) {  // one turn for all of them: a turn a label cost 2-3 ms at 64
+    font(ctx);
+    ctx.save();
+    ctx.rotate(-Math.PI / 2);  // a canvas point (x, y) is (-y, x) here
+    ctx.fillStyle = th.text;
+    ctx.textAlign = "right";
+    ctx.textBaseline = "middle";
+    for (const t of a.xticks) { ctx.fillText(t.label, -below, t.at); }
+    ctx.restore();
+  } else {
+    for (const t of a.xticks) { text(ctx, t.label, t.at, below, "center", "top", TEXT_PX, th.text); }
   }
   for (const t of a.yticks) { text(ctx, t.label, box.x - 6, t.at, "right", "middle", TEXT_PX, th.text); }
   (a.xlabel || []).forEach((line, k) =>
@@ -254,4 +264,64 @@ export function emptyMessage(ctx, message, x, y, most, th) {
   const lines = wrap(ctx, message || "(no tokens)", most);
   lines.forEach((line, k) =>
     text(ctx, line, x, y + (k - (lines.length - 1) / 2) * LINE, "center", "middle", TEXT_PX, th.muted));
+}
+
+let hatchTile = null;
+
+/** The hatch of masked cells as a canvas pattern: diagonal lines on MASKED's grey. */
+export function hatchPattern(ctx) {
+  if (!hatchTile) {
+    hatchTile = document.createElement("canvas");
+    const k = 4;  // the tile drawn at 4 px a CSS px: sharp at any screen's pixel ratio
+    hatchTile.width = hatchTile.height = HATCH * k;
+    const t = hatchTile.getContext("2d");
+    t.fillStyle = MASKED.fill;
+    t.fillRect(0, 0, HATCH * k, HATCH * k);
+    t.strokeStyle = MASKED.hatch;
+    t.lineWidth = 1.1 * k;
+    t.beginPath();
+    for (const o of [-HATCH * k, 0, HATCH * k]) {  // the line and its neighbours' ends: seamless
+      t.moveTo(o, HATCH * k);
+      t.lineTo(o + HATCH * k, 0);
+    }
+    t.stroke();
+  }
+  const pattern = ctx.createPattern(hatchTile, "repeat");
+  pattern.setTransform(new DOMMatrix().scaleSelf(1 / 4, 1 / 4));
+  return pattern;
+}
+
+/**
+ * The masked cells of a (rows, cols) map drawn in `box` (CSS px): hatched when a cell is at
+ * least MASKED.least px, else the plain grey (painted with the map's pixels already).
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {ArrayLike<number>} masked (rows*cols) 1 where masked
+ * @param {number} rows
+ * @param {number} cols
+ * @param {{x: number, y: number, w: number, h: number}} box
+ */
+export function hatchMasked(ctx, masked, rows, cols, box) {
+  const cw = box.w / cols, ch = box.h / rows;
+  if (Math.min(cw, ch) < MASKED.least) { return; }
+  ctx.beginPath();
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {  // a run of masked cells in a row: one rectangle
+      if (!masked[i * cols + j]) { continue; }
+      let k = j;
+      while (k + 1 < cols && masked[i * cols + k + 1]) { k++; }
+      ctx.rect(box.x + j * cw, box.y + i * ch, (k - j + 1) * cw, ch);
+      j = k;
+    }
+  }
+  ctx.fillStyle = hatchPattern(ctx);
+  ctx.fill();
+}
+
+/** A legend's swatch of the masked style, `size` px square at (x, y). */
+export function maskedSwatch(ctx, x, y, size, th) {
+  ctx.fillStyle = hatchPattern(ctx);
+  ctx.fillRect(x, y, size, size);
+  ctx.strokeStyle = th.muted;
+  ctx.lineWidth = 1;
+  ctx.strokeRect(x - 0.5, y - 0.5, size + 1, size + 1);
 }

@@ -47,10 +47,21 @@ function positionsHtml(tokens) {
   return '<div class="ab-tokens"><b>positions:</b> <code>' + listed + "</code></div>";
 }
 
+/** The package's plain notation typeset as the readout's prose is: `sqrt(d_k)` as
+ *  \u221ad<sub>k</sub>, `K_i^T` as K<sub>i</sub><sup>T</sup>, `H_{h-1}` as H<sub>h-1</sub> (the
+ *  text escaped first; a name's letters only, so `d_k = 4` and prose keep their words). */
+function notationHtml(text) {
+  return escapeHtml(text)
+    .replace(/sqrt\(([^()]*)\)/g, "\u221a$1")
+    .replace(/([A-Za-z\u221a])_\{([^{}]*)\}/g, "$1<sub>$2</sub>")
+    .replace(/([A-Za-z\u221a])_([A-Za-z0-9]+)/g, "$1<sub>$2</sub>")
+    .replace(/([A-Za-z>])\^([A-Z])/g, "$1<sup>$2</sup>");
+}
+
 /** A shape tracer's rows (name, shape) as an open <details> table. */
 function tracerHtml(summary, trace, more, empty) {
   const rows = trace.map((row) => {
-    return '<tr><td class="ab-trace-name">' + escapeHtml(row[0]) + "</td><td><code>(" +
+    return '<tr><td class="ab-trace-name">' + notationHtml(row[0]) + "</td><td><code>(" +
       row[1].join(", ") + ")</code></td></tr>";
   }).join("") || (empty || "");
   return '<details class="ab-trace" open><summary>' + summary + "</summary>" +
@@ -58,4 +69,4 @@ function tracerHtml(summary, trace, more, empty) {
     (more || "") + "</details>";
 }
 
-export {escapeHtml, notesHtml, wrapReadout, linesHtml, noTokensAlt, positionsHtml, tracerHtml};
+export {escapeHtml, notesHtml, wrapReadout, linesHtml, noTokensAlt, positionsHtml, notationHtml, tracerHtml};

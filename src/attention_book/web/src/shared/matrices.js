@@ -190,6 +190,14 @@ function layerNorm(x, s, d, eps, gamma, beta) {
   return y;
 }
 
+/** The cells a causal mask hides in an (s, s) map: (s, s), 1 where key j > query i (the
+ *  masked style's cells, panels/style.js). */
+function futureKeys(s) {
+  const out = new Uint8Array(s * s);
+  for (let i = 0; i < s; i++) { out.fill(1, i * s + i + 1, (i + 1) * s); }
+  return out;
+}
+
 /** The first index of a's largest entry (numpy's argmax). */
 function argmax(a) {
   let best = 0;
@@ -199,4 +207,4 @@ function argmax(a) {
 
 export {embeddingTable, embed, embedTokens, clearCaches, cache, kept, projectionWeights,
   attentionParameters, matmul, matmulT, softmaxRows,
-  cosineSimilarity, repeated, unique, nested, stacked, sinusoidalEncoding, layerNorm, argmax};
+  cosineSimilarity, repeated, unique, nested, stacked, sinusoidalEncoding, layerNorm, argmax, futureKeys};

@@ -138,9 +138,22 @@ function readTokens(text, maxTokens, which) {
   return {tokens: tokens.slice(0, maxTokens), notes, total: tokens.length};
 }
 
+/** scenes.core.as_known: the tokens as chapter 1's table sees them, an unknown word as
+ *  <unk>, with a note pushed on `notes` naming the typed words that share its row. */
+function asKnown(tokens, notes) {
+  const unknown = tokens.filter((t) => !isKnown(t));
+  if (!unknown.length) { return tokens.slice(); }
+  const n = unknown.length, words = unknown.filter((t, i) => unknown.indexOf(t) === i);
+  const listed = words.slice(0, 8).map((t) => "'" + t + "'").join(", ") + (words.length > 8 ? ", \u2026" : "");
+  notes.push({level: "info", text: n + " typed word" + (n !== 1 ? "s are" : " is") + " not in chapter 1's vocabulary of " +
+    vocab.words.length + ": shown as " + vocab.unkToken + ", " + (n !== 1 ? "they share" : "it has") +
+    " its one row of X (" + listed + ")"});
+  return tokens.map((t) => (isKnown(t) ? t : vocab.unkToken));
+}
+
 /** scenes.core.token_options: a query drop-down's choices ["i: token", i], or "(no tokens)". */
 function tokenOptions(tokens) {
   return tokens.length ? tokens.map((t, i) => { return [i + ": " + t, i]; }) : [["(no tokens)", 0]];
 }
 
-export {MAX_WIDGET_TOKENS, codePoints, isSpace, tokenize, isKnown, encode, readTokens, tokenOptions};
+export {MAX_WIDGET_TOKENS, codePoints, isSpace, tokenize, isKnown, asKnown, encode, readTokens, tokenOptions};

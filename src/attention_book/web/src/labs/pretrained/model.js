@@ -32,7 +32,13 @@ export const engine = {
   timing: {},  // ms: load (the script), prepare (decode), last forward
   listeners: [],
   busy: [],  // f(tokens or 0): a sentence is being computed (its token count), or done
+  pause: null,  // the timer of a sentence waiting for the reader to stop typing
 };
+
+// A new sentence runs once typing pauses (QA Q20: every key press ran the model, 41-66
+// forward passes for a 70-character sentence); the picture dims only when an answer is
+// slower than DIM_MS after the last key (the canvas flickered 50 times for one sentence).
+export const PAUSE_MS = 300, DIM_MS = PAUSE_MS + 200;
 
 function setStatus(status, message) {
   engine.status = status;
@@ -115,7 +121,7 @@ function finish(m) {
       job.waiters.forEach((w) => { w.reject(new Error("the model failed on this sentence: " + m.message)); });
     }
   }
-  pump();
+  if (engine.pause === null) { pump(); }  // a sentence still being typed waits for its pause
 }
 
 /** The maps of `used` (its ids), computed by the model: a Promise of {T, maps, valueNorms}, or of
@@ -128,7 +134,11 @@ export function compute(used, ids) {
     if (job) { job.waiters.push(waiter); return; }
     if (engine.queued) { engine.queued.waiters.forEach((w) => { w.resolve(null); }); }  // superseded
     engine.queued = {used, ids, waiters: [waiter]};
-    pump();
+    clearTimeout(engine.pause);
+    engine.pause = setTimeout(() => {  // the reader stopped typing: its turn
+      engine.pause = null;
+      pump();
+    }, PAUSE_MS);
   });
 }
 
@@ -304,16 +314,23 @@ export function mountExtra(lab, container) {
   }
   engine.listeners.push(show);
   // while a sentence is computed: a sign beside the button, the old picture dimmed
-  let ready = "";
+  let ready = "", slow = null;
   engine.busy.push((tokens) => {
-    if (tokens) {
-      ready = ready || status.textContent;
-      status.textContent = "Computing this sentence (" + tokens + " tokens) in your browser\u2026";
-    } else if (ready) {
+    clearTimeout(slow);
+    slow = null;
+    if (tokens) {  // a sign only for an answer slower than DIM_MS
+      slow = setTimeout(() => {
+        ready = ready || status.textContent;
+        status.textContent = "Computing this sentence (" + tokens + " tokens) in your browser\u2026";
+        if (lab && lab.canvas) { lab.canvas.style.opacity = "0.45"; }
+      }, DIM_MS);
+      return;
+    }
+    if (ready) {
       status.textContent = ready;
       ready = "";
     }
-    if (lab && lab.canvas) { lab.canvas.style.opacity = tokens ? "0.45" : ""; }
+    if (lab && lab.canvas) { lab.canvas.style.opacity = ""; }
   });
   button.addEventListener("click", () => { loadModel().catch(() => {}); });
   routeClicks(lab);
