@@ -334,6 +334,11 @@ def preset_run(model, prompt: str, chat: bool, decoding: str, temperature: float
             "lens_tokens": tuple(a for a, _ in lens), "lens_p": np.array([b for _, b in lens])}
 
 
+def _t_options(values) -> tuple:
+    """The steps a reader can show: 1..n_new (a slider past them drew the last step again)."""
+    return tuple((str(t), t) for t in range(1, values["n_new"] + 1))
+
+
 SCENE = Scene(
     name="decoder",
     title="A modern decoder writes: SmolLM2's 270 heads, token by token",
@@ -351,7 +356,7 @@ SCENE = Scene(
         seed_slider("seed (sampling)", active_when=when("decoding", "sampled"),
                     hint="used when sampling"),
         slider("n_new", "tokens to write", range(1, MAX_NEW + 1), 12),
-        slider("t", "step t shown", range(1, MAX_NEW + 1), 1),
+        slider("t", "step t shown", range(1, MAX_NEW + 1), 1, options_for=_t_options),
         slider("layer", "layer", range(30), 17),
         slider("head", "head", range(9), 4),
         choice("view", "view", [(label, v) for v, label in DECODER_VIEWS.items()], "head"),

@@ -183,11 +183,16 @@ function numbers(st) {
     lens: st.lensTokens.map((token, layer) => ({after_blocks: layer, token, p: st.lensP[layer]}))};
 }
 
+/** The choices that follow other controls, as the scene's options_for: t up to n_new. */
+function choices(name, values) {
+  return name === "t" ? Array.from({length: values.n_new}, (_, i) => [String(i + 1), i + 1]) : null;
+}
+
 export default {
   // the gallery the page loads before this lab; the model file it loads on request
   // (build.mjs writes them into labs.json; attention_book.web_export writes them)
   pageData: ["decoder-gallery.js"], requestData: ["SmolLM2-135M-Instruct.Q4_1.gguf"],
-  VIEWS, OFF, state, readoutHtml, alt, numbers, figure, mountExtra,
+  VIEWS, OFF, state, readoutHtml, alt, numbers, figure, choices, mountExtra,
   // the model in the page: its status (model), loading one (a URL, a File, its bytes), and
   // a Promise of the moment nothing is under way (the tests and benchmarks)
   model, loadModel, settled,
