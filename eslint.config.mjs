@@ -13,6 +13,7 @@ export default [
       "src/attention_book/web/*.js", "src/attention_book/web/*.mjs",  // the bundles (make js)
       "!src/attention_book/web/build.mjs",
       "src/attention_book/web/src/shared/{vocab,rng-tables,bert-tables}.js",  // generated tables
+      "src/attention_book/web/src/llama/wasm-bytes.js",  // the kernels compiled (make js)
       "src/attention_book/web/src/labs/scaling/table.js",
     ],
   },

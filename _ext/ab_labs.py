@@ -8,9 +8,10 @@
   labs name (``data-ab-scripts``, from ``web/labs.json``), as classic deferred scripts: a
   page opened as file:// refuses ES modules.
 - The data scripts some labs read (MiniLM's weights and preset sentences, chapter 8's
-  checkpoints) are a build step: ``python -m attention_book.web_export build
-  _build/web-data`` runs beside the chapters' execution (files already there are kept) and
-  the build waits for it before copying them beside the scripts.
+  checkpoints, chapter 10's gallery) are a build step: ``python -m attention_book.web_export
+  build _build/web-data`` runs beside the chapters' execution (files already there are kept)
+  and the build waits for it before copying them beside the scripts, with chapter 10's
+  model file (a ``.gguf``, hard-linked where the file system allows: 98 MB).
 """
 
 from __future__ import annotations
@@ -76,9 +77,13 @@ def copy_web(app: Sphinx, exception: Exception | None) -> None:
     for source in sorted([*_web_folder().glob("*.js"), _web_folder() / "lab.css"]):
         shutil.copy2(source, target / source.name)
     # the data scripts the build step wrote (MiniLM's weights and its preset sentences,
-    # chapter 8's checkpoints: attention_book.web_export.DATA)
-    for source in sorted(_data_folder(app).glob("*.js")):
-        shutil.copy2(source, target / source.name)
+    # chapter 8's checkpoints, chapter 10's gallery: attention_book.web_export.DATA) and
+    # chapter 10's model file, which the page fetches (or the reader picks) on request
+    for source in sorted([*_data_folder(app).glob("*.js"), *_data_folder(app).glob("*.gguf")]):
+        try:
+            os.link(source, target / source.name)
+        except OSError:  # another file system: a copy
+            shutil.copy2(source, target / source.name)
 
 
 def setup(app: Sphinx) -> dict:

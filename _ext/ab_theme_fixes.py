@@ -26,6 +26,7 @@ labs' plumbing is ``ab_labs.py``).
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 from pathlib import Path
@@ -271,6 +272,29 @@ def author_year_labels() -> None:
     register_plugin("pybtex.backends", "plaintext", PlainText, force=True)
 
 
+#: The book's root (``index.html``): a redirect to the first page, as sphinx-external-toc
+#: writes it (which it does only when no index.html exists), but a whole page whose icon is
+#: empty and inline. Its bare ``<meta>`` had none, so chromium asked for /favicon.ico (a
+#: 404 and a console error) whenever the redirect was slow to follow: a flaky page test.
+#: The book's icon file would be fetched, and that fetch aborted by the redirect.
+ROOT_REDIRECT = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<link rel="icon" href="data:,">
+<meta http-equiv="Refresh" content="0; url={first}">
+</head><body><p><a href="{first}">{title}</a></p></body></html>
+"""
+
+
+def write_root_redirect(app: Sphinx, exception) -> None:
+    """Write ``index.html`` (ROOT_REDIRECT) before sphinx-external-toc would."""
+    if exception is not None or "html" not in app.builder.format or app.config.root_doc == "index":
+        return
+    first = app.config.root_doc + ".html"
+    (Path(app.outdir) / "index.html").write_text(
+        ROOT_REDIRECT.format(title=html.escape(app.config.html_title), first=first),
+        encoding="utf8")
+
+
 def setup(app: Sphinx) -> dict:
     author_year_labels()
     app.connect("config-inited", theme_templates)
@@ -280,6 +304,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_mathjax_batches)
     app.connect("builder-inited", check_vendor)
     app.connect("build-finished", copy_vendor)
+    app.connect("build-finished", write_root_redirect, priority=400)  # before etoc's (500)
     app.connect("build-finished", drop_unfetched)
     app.connect("build-finished", patch_theme_tab_stops)
     app.connect("html-page-context", drop_duplicate_scripts, priority=1000)

@@ -171,6 +171,41 @@ def induction():
     return training.train_tiny("induction")
 
 
+#: The tiny llama model's induction heads, as chapter 10's lab is told in its tests (the
+#: survey is of SmolLM2: the tiny random model has none to find).
+TINY_INDUCTION = ((1, 2),)
+
+
+@pytest.fixture(scope="session")
+def tiny_decoder(tmp_path_factory):
+    """Chapter 10's lab on the tests' tiny GGUF (write_tiny_gguf, with room for the lab's
+    128-token prompts): the file, its numpy model, and the lab's gallery file of it
+    (web_export.export_decoder_gallery), in one folder."""
+    from attention_book import smollm
+    from attention_book.scenes import decoder
+    from attention_book.web_export import export_decoder_gallery
+
+    folder = tmp_path_factory.mktemp("decoder")
+    path = smollm.write_tiny_gguf(folder / "tiny.gguf", seed=2, context=256)
+    model = smollm.SmolLM.load(path, cache=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(decoder, "induction_heads", lambda model=None: TINY_INDUCTION)
+        export_decoder_gallery(folder / "decoder-gallery.js", model=model)
+    return path, model, folder / "decoder-gallery.js"
+
+
+@pytest.fixture()
+def decoder_scene(tiny_decoder, monkeypatch):
+    """Chapter 10's scene (scenes.decoder) on the tiny model."""
+    from attention_book.scenes import decoder
+
+    monkeypatch.setattr(decoder, "_model", lambda: tiny_decoder[1])
+    monkeypatch.setattr(decoder, "induction_heads", lambda model=None: TINY_INDUCTION)
+    decoder.decoder_generation.cache_clear()
+    yield decoder
+    decoder.decoder_generation.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
     """The strictly built book (-W -n --keep-going): its html dir, its log beside it
@@ -333,8 +368,9 @@ class PageWatch:
         self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} {r.status}"))
 
     def _console(self, msg):
-        if msg.type == "error":
-            self.console_errors.append(msg.text)
+        if msg.type == "error":  # with where it came from: a 404's message names no file
+            where = (msg.location or {}).get("url")
+            self.console_errors.append(f"{msg.text} ({where})" if where else msg.text)
         elif msg.type == "warning":
             self.console_warnings.append(msg.text)
 

@@ -79,6 +79,10 @@ def test_model_view_and_logit_lens(scene, tiny):
 def test_kv_groups_and_heads_off(scene, tiny):
     s = state(scene, head=3)
     assert s.group == (2, 3) and s.kv_head == 1  # 4 query heads over 2 key/value heads
+    assert (s.n_layers, s.h, s.g) == (2, 4, 2)
+    full = tiny.model.forward(s.ids[:s.query + 1]).weights[1]  # (h, T, T)
+    np.testing.assert_allclose(s.group_rows, full[[2, 3], s.query], atol=1e-5)
+    np.testing.assert_allclose(s.group_rows[1], s.row, atol=1e-12)
     for off, heads in (("head", ((1, 3),)), ("group", ((1, 2), (1, 3))),
                        ("layer", tuple((1, i) for i in range(4)))):
         switched = state(scene, head=3, off=off, t=3)
@@ -87,6 +91,26 @@ def test_kv_groups_and_heads_off(scene, tiny):
         assert switched.ids[s.n_prompt:] == tuple(g.tokens[:3].tolist())
         want = softmax_temperature(g.logits[2])
         np.testing.assert_allclose(switched.next_p, np.sort(want)[::-1][:5], atol=1e-5)
+
+
+def test_a_preset_run_holds_every_state_of_its_generation(scene, tiny):
+    """What the browser's gallery stores of a generation (preset_run) gives the state
+    function's numbers at every step t: the tokens, the step's distribution, the lens,
+    the text and every map."""
+    run = scene.preset_run(tiny, "The cat sat on the mat.", False, "sampled", 1.5, 5, 0.9, 4,
+                           "layer", n_new=6)
+    assert run["off"] == tuple((0, i) for i in range(4))  # the layer of head 0 of layer 0
+    for t in (1, 4, 6):
+        s = state(scene, prompt="The cat sat on the mat.", decoding="sampled", temperature=1.5,
+                  top_k=5, top_p=0.9, seed=4, off="layer", layer=0, head=0, t=t, view="lens")
+        assert s.ids == run["ids"][:s.query + 2] and s.tokens == run["pieces"][:s.query + 2]
+        assert s.next_ids == tuple(run["next_ids"][t - 1]) and s.generated == run["generated"][-1]
+        np.testing.assert_allclose(s.next_p, run["next_p"][t - 1], atol=1e-12)
+        assert s.lens_tokens == run["lens_tokens"][t - 1]
+        np.testing.assert_allclose(s.lens_p, run["lens_p"][t - 1], atol=1e-12)
+        np.testing.assert_allclose(s.row, run["weights"][0, 0, s.query, :s.query + 1], atol=1e-5)
+    with pytest.raises(ValueError, match="Type a prompt"):
+        scene.preset_run(tiny, " ", False, "greedy", 1.0, 0, 1.0, 0, "none")
 
 
 def test_the_chat_turn(scene, tiny):
@@ -120,7 +144,9 @@ def test_the_declaration():
     assert not scene.active(scene.defaults)["seed"] and scene.active(sampled)["seed"]
     for values in scene.suggested:
         scene.values(**values)  # every suggestion is a state the controls can reach
-    assert "decoder" not in __import__("attention_book.scenes", fromlist=["SCENES"]).SCENES
+    from attention_book.scenes import SCENES
+
+    assert SCENES["decoder"] is scene and scene.web == "decoder"
 
 
 @pytest.mark.slow

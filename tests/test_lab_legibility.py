@@ -55,7 +55,13 @@ HELD_OUT_VALUES = {
     # 7 symbols and 9 sampled: 16 positions, the step in the middle
     "generation": [("prompt", "3 14 15 9 26 3 14"), ("n", 9), ("t", 5), ("temperature", 1.0),
                    ("seed", 4)],
+    # chapter 10's repeat (12 tokens) at step 3: 14 keys; the gallery has it before the model
+    "decoder": [("prompt", "The cat sat on the mat. The cat sat on the"), ("t", 3)],
 }
+#: The tokens a lab names on its axes, of those its state holds (LOOK_JS's): chapter 10's
+#: decoder names the keys up to its query; the token written at step t is named by the
+#: next-token bars and the titles ("it chose ' mat'").
+NAMED = {"decoder": lambda tokens: tokens[:-1]}
 #: every token is named on every axis of tokens up to this many
 NAME_ALL = 16
 TEXT_LABS = {"attention", "block", "embedding", "masking", "multihead", "permutation"}
@@ -262,6 +268,7 @@ def open_lab(browser, path: Path, width: int):
 #: further views of a lab: chapter 9's model view (72 thumbnails, the chosen head opened
 #: under them) on its 16-token preset, in both measures
 MORE_VIEWS = {
+    "decoder": [("model view", [("view", "model")]), ("logit lens", [("view", "lens")])],
     "pretrained": [("model view", [("text", "The animal didn't cross the street because it was too tired."),
                                    ("view", "model"), ("query", 10)]),
                    ("model view, norms", [("measure", "norm")])],
@@ -292,6 +299,10 @@ STRESS = {
                     [("text", FORTY)]],
     "positional": [[("s", 64), ("d", 512)], [("d", 2)], [("s", 8), ("k", 16)]],
     "training": [[("task", "induction"), ("checkpoint", 6)]],
+    "decoder": [[("n_new", 24), ("t", 24)],  # 28 tokens
+                [("prompt", "What is the capital of France?"), ("chat", True), ("t", 8),
+                 ("view", "model")],  # the chat template's 37 tokens and 7 written
+                [("prompt", "")]],
 }
 
 
@@ -334,6 +345,8 @@ def test_every_text_of_every_lab_is_whole_apart_and_inside(browser, lab_pages, n
             assert look["texts"], (name, width, what, mode, "no text recorded")
             if what == "held-out" and name in TEXT_LABS | {"pretrained"}:
                 assert 10 <= len(look["tokens"]) <= 16, look["tokens"]
+            if name in NAMED:
+                look["tokens"] = NAMED[name](look["tokens"])
             found += [f"{name} {width}px {what} {mode}: {p}"
                       for p in problems(look, names=not what.startswith("stress"))]
     assert watch.console_errors == [], watch.console_errors

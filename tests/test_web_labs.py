@@ -39,8 +39,18 @@ MARKUP = "<b>x</b><script>document.title='ran'</script><img src=x onerror=\"docu
 LONG = " ".join(f"w{i}" for i in range(MAX_WIDGET_TOKENS + 9))  # over every lab's token limit
 TYPED = (NOVEL, "", LONG, MARKUP)
 #: Labs whose other sentences need a model the reader loads first (chapter 9's MiniLM:
-#: tests/test_web_pretrained.py loads it and checks new sentences); here their presets
-MODEL_LABS = {"pretrained"}
+#: tests/test_web_pretrained.py loads it and checks new sentences; chapter 10's SmolLM2:
+#: tests/test_web_decoder*.py); here their presets
+MODEL_LABS = {"pretrained", "decoder"}
+#: Of those, the labs whose notebook lab takes the reader's texts here too (the kernel has
+#: the model). Chapter 9's kernel refuses an empty text before its query's range, which its
+#: page's gallery never reaches: tests/test_pretrained_lab.py types its bad texts.
+KERNEL_TYPED = {"decoder"}
+#: What such a lab's page computes before the reader loads its model, where its other
+#: controls reach further: chapter 10's gallery holds its suggested prompts as plain text,
+#: greedy, with no head switched off (tests/test_web_decoder*.py drive the model itself). A
+#: notebook's kernel has the model: there every value is driven.
+WITHOUT_MODEL = {"decoder": {"chat": [False], "decoding": ["greedy"], "off": ["none"]}}
 NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
 
 # Set control `name` to each of `values` as a reader would, wait for each drawing, and
@@ -112,10 +122,18 @@ def fold(text: str) -> str:
     return NOISE.sub("#", " ".join(text.split()))
 
 
-def values_to_try(scene, control) -> list | None:
-    """What to set ``control`` to; None: every choice the page offers at that time."""
+def takes_typed(scene, kernel: bool) -> bool:
+    """Whether the lab's text box is driven with the reader's texts (TYPED) here."""
+    return scene.web not in MODEL_LABS or (kernel and scene.web in KERNEL_TYPED)
+
+
+def values_to_try(scene, control, kernel: bool = False) -> list | None:
+    """What to set ``control`` to (in a notebook, where a ``kernel`` computes the states,
+    or in the page); None: every choice the page offers at that time."""
+    if not kernel and control.name in WITHOUT_MODEL.get(scene.web, {}):
+        return WITHOUT_MODEL[scene.web][control.name]
     if control.kind == "text":  # the book's sentences (suggested), then the reader's
-        typed = () if scene.web in MODEL_LABS else TYPED
+        typed = TYPED if takes_typed(scene, kernel) else ()
         suggested = declaration(scene)["controls"][scene.controls.index(control)]["suggestions"]
         return [*dict.fromkeys([*suggested, *typed]), control.default]
     if control.kind == "multi":  # subsets of what it offers at the defaults
@@ -157,12 +175,13 @@ def python_views(scene, shown: list[dict]) -> list[tuple]:
     return [_VIEWS[key] for key in keys]
 
 
-def drive(page, lab_id: str, scene, controls=None, most: int | None = None) -> int:
+def drive(page, lab_id: str, scene, controls=None, most: int | None = None,
+          kernel: bool = False) -> int:
     """Move every control (or those named) through its values from the defaults; check each
     drawing against Python. With ``most``: at most that many values a control, the first and
-    the last among them (a text box: the reader's texts, not the book's sentences). Returns
-    the number of changes checked."""
-    return drawings(page, lab_id, scene, controls, most)[0]
+    the last among them (a text box: the reader's texts, not the book's sentences). With
+    ``kernel``: a notebook's lab (values_to_try). Returns the number of changes checked."""
+    return drawings(page, lab_id, scene, controls, most, kernel)[0]
 
 
 def same_drawings(drawn: dict, reference: dict, where) -> int:
@@ -183,7 +202,8 @@ def same_drawings(drawn: dict, reference: dict, where) -> int:
     return compared
 
 
-def drawings(page, lab_id: str, scene, controls=None, most: int | None = None) -> tuple:
+def drawings(page, lab_id: str, scene, controls=None, most: int | None = None,
+             kernel: bool = False) -> tuple:
     """:func:`drive`'s drive and checks: the number of changes checked, and what each values
     checked drew (their JSON -> alt text and readout's text, rounding errors folded, and the
     size and fingerprint of the pixels shown: PIXELS_JS)."""
@@ -191,8 +211,8 @@ def drawings(page, lab_id: str, scene, controls=None, most: int | None = None) -
     for control in scene.controls:
         if controls is not None and control.name not in controls:
             continue
-        values = values_to_try(scene, control)
-        if most is not None and control.kind == "text" and scene.web not in MODEL_LABS:
+        values = values_to_try(scene, control, kernel)
+        if most is not None and control.kind == "text" and takes_typed(scene, kernel):
             values = [*TYPED, control.default]
         elif most is not None and values is not None and len(values) > most:
             values = [values[round(k * (len(values) - 1) / (most - 1))] for k in range(most)]
@@ -454,9 +474,10 @@ def test_built_book_computes_every_lab_in_the_browser(browser, site, built_book,
 def test_lab_code_reads_nothing_of_where_the_page_came_from(built_book):
     """The built book's lab scripts (not their data files) read nothing that differs between
     a page over http and one opened as ``file://`` (its URL, storage, requests of their own),
-    except chapter 9's model loading, which test_built_chapter_9_runs_the_model_on_a_sentence_
-    of_the_readers drives both ways: what a lab draws for given values is the same either way.
-    It can fail: it finds chapter 9's model loading."""
+    except the models' loading: chapter 9's, which test_built_chapter_9_runs_the_model_on_a_
+    sentence_of_the_readers drives both ways, and chapter 10's (its Worker fetches the GGUF
+    over http; a page on disk offers the file picker instead: test_web_decoder_browser.py):
+    what a lab draws for given values is the same either way. It can fail: it finds them."""
     from attention_book.web_export import DATA
 
     data = {n for names, _ in DATA.values() for n in names}
@@ -468,7 +489,8 @@ def test_lab_code_reads_nothing_of_where_the_page_came_from(built_book):
              for p in scripts if p.name not in data}
     assert set(found) >= {"lab.js", *(f"{SCENES[n].web}.js" for n in BROWSER_LABS)}, sorted(found)
     assert {name: hits for name, hits in found.items() if hits} == {
-        "pretrained.js": ["Worker", 'createElement("script', "currentScript"]}, found
+        "pretrained.js": ["Worker", 'createElement("script', "currentScript"],
+        "decoder.js": ["Worker", "currentScript", "fetch", "location"]}, found
 
 
 #: typed into chapter 9 key by key (60 ms a key, as the QA did)

@@ -131,6 +131,23 @@ def test_dependent_choices_are_sent_with_the_state():
     assert lab.state["choices"] == {"query": [["0: the", 0], ["1: dog", 1]]}
 
 
+def test_a_dependent_value_past_its_choices_is_moved_as_the_page_moves_it():
+    """The kernel answers values the page would offer (the largest choice below, else the
+    first) and says so in the answer's values, which the page's controls then show: the
+    page need not know the choices (a notebook's chapter 8 cannot) to draw the step shown."""
+    lab = live_lab("attention")
+    lab.values = {**lab.values, "text": "the dog", "query": 5}
+    assert lab.state["values"]["query"] == 1 and lab.state["state"]["query"] == 1
+    assert lab.values["query"] == 5  # the request stays as sent: the page applies the answer
+
+
+def test_the_decoders_step_follows_the_tokens_written(decoder_scene):
+    lab = live_lab("decoder", layer=1, head=2)  # the tests' tiny model: 2 layers of 4 heads
+    lab.values = {**lab.values, "n_new": 2, "t": 9}
+    assert lab.state["values"]["t"] == 2 and lab.state["state"]["t"] == 2, lab.state.get("error")
+    assert lab.state["choices"]["t"] == [["1", 1], ["2", 2]]
+
+
 def test_bad_values_answer_with_the_state_functions_message():
     """The page shows the message, as the book's lab shows the module's (the same words:
     tests/test_web_states.py)."""

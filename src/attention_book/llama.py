@@ -190,6 +190,17 @@ def token_ids(ids, vocab_size: int) -> np.ndarray:
     return a.astype(np.int64)
 
 
+def _top_k(p: np.ndarray, k: int) -> np.ndarray:
+    """The indices of the k largest of ``p`` (V,), largest first, ties to the lower index:
+    ``np.argsort(-p, kind="stable")[:k]``, without sorting all V (a lens reads 31 rows of
+    49,152: the full sort was three quarters of its time)."""
+    if k >= p.size:
+        return np.argsort(-p, kind="stable")
+    kth = np.partition(p, p.size - k)[p.size - k]  # the k-th largest value
+    near = np.flatnonzero(p >= kth)  # every value tied with it too, in index order
+    return near[np.argsort(-p[near], kind="stable")][:k]
+
+
 def kv_cache_bytes_gqa(n_layers: int, s: int, g: int, d_head: int, batch: int = 1,
                        bytes_per_number: int = 2) -> int:
     """Bytes of a key/value cache when each layer keeps g key/value heads of width d_head:
@@ -585,5 +596,5 @@ class LlamaModel:
         z -= z.max(axis=-1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=-1, keepdims=True)  # (L+1, V)
-        top = np.argsort(-p, axis=-1, kind="stable")[:, :k]  # (L+1, k)
+        top = np.stack([_top_k(row, k) for row in p])  # (L+1, k)
         return top, np.take_along_axis(p, top, axis=-1)

@@ -81,10 +81,32 @@ class LabWidget(anywidget.AnyWidget):
                 out[c.name] = same[0] if same else value
         return out
 
+    def _offered(self, values: dict) -> dict:
+        """``values`` with each dependent control's value among its choices at the values
+        before it, as the page's ``reoffer`` keeps one (web/src/controls.js): the value if
+        offered, else the largest offered below it, else the first. The page offers them
+        itself where its module can tell; in a notebook it cannot always (chapter 8's
+        training data is the kernel's), and a step past the tokens generated was computed
+        and drawn once before the choices came back and moved the slider."""
+        out = dict(values)
+        for c in self.scene.controls:
+            if c.options_for is None or c.kind == "multi":
+                continue
+            try:
+                allowed = [v for _, v in as_options(c.options_for(out))]
+                if allowed and out[c.name] not in allowed:
+                    below = [v for v in allowed if v < out[c.name]]
+                    out[c.name] = max(below) if below else allowed[0]
+            except (ValueError, TypeError):  # values the state function refuses: its message
+                pass
+        return out
+
     def _answer(self) -> None:
         """Compute the state of ``values`` and send it (or the state function's message)."""
-        values = self._typed(self.values)
-        answer = {"values": self.values, "n": next(self._answers), "choices": {}}
+        typed = self._typed(self.values)
+        values = self._offered(typed)
+        moved = {name: v for name, v in values.items() if v != typed[name]}
+        answer = {"values": {**self.values, **moved}, "n": next(self._answers), "choices": {}}
         try:
             answer["state"] = to_js(self.scene.compute(values))
             answer["choices"] = {c.name: [list(o) for o in as_options(c.options_for(values))]

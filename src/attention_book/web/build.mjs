@@ -15,6 +15,11 @@
 // Chapter 9's Worker (src/entries/minilm-worker.js) is bundled first and its text written
 // into the bundles that hold labs/pretrained.js (__MINILM_WORKER__), which start it from a
 // Blob URL: a page opened as file:// cannot start a worker from a script's URL.
+// Chapter 10's model (src/llama/) the same way: its kernels compiled by AssemblyScript into
+// src/llama/wasm-bytes.js (generated, not committed; compiled again only when kernels.ts
+// or the compiler changes: src/llama/build.mjs), its worker bundled and written into the
+// page's bundles that start it (__LLAMA_WORKER__; the notebook's widget.mjs never starts
+// it, so there it is null and left out).
 // The bundles are package data built by `make js`, not committed (.gitignore);
 // tests/test_web_bundle.py rebuilds them and fails when one is stale.
 //
@@ -27,6 +32,8 @@ import path from "node:path";
 import {fileURLToPath, pathToFileURL} from "node:url";
 
 import * as esbuild from "esbuild";
+
+import {bundleWorker as bundleLlamaWorker, writeKernels} from "./src/llama/build.mjs";
 
 const WEB = path.dirname(fileURLToPath(import.meta.url));
 
@@ -146,24 +153,27 @@ const banner = (entry, what) => [
  *          plugins?: object[]}} spec
  *   its entry (relative to web/; or the entry's text `stdin`, resolved in web/src/), format,
  *   footer, what it is and esbuild plugins
- * @param {string|null} worker the Worker's bundled text, for __MINILM_WORKER__
+ * @param {{minilm: string, llama: string}|null} workers the Workers' bundled texts, for
+ *   __MINILM_WORKER__ and (in a classic script) __LLAMA_WORKER__
  * @returns {Promise<{text: string, inputs: string[]}>} the bundle and the source files in it
  */
-async function build({entry, stdin, format, footer, what, plugins = []}, worker = null) {
+async function build({entry, stdin, format, footer, what, plugins = []}, workers = null) {
   const result = await esbuild.build({
     absWorkingDir: WEB,  // the bundle's path comments are relative to web/, wherever make runs
     ...(stdin ? {stdin: {contents: stdin, resolveDir: path.join(WEB, "src"), sourcefile: entry}}
               : {entryPoints: [entry]}),
-    define: worker === null ? {} : {__MINILM_WORKER__: JSON.stringify(worker)},
+    define: workers === null ? {} : {__MINILM_WORKER__: JSON.stringify(workers.minilm),
+      __LLAMA_WORKER__: format === "iife" ? JSON.stringify(workers.llama) : "null"},
     bundle: true,
     format,
     target: "es2020",
-    // the pages' bundles without layout or dead code (names kept): chapter 8 loads two labs
-    // beside 4.2 MB of checkpoints, within tests/test_site_weight.py's 5 MB a page; the
+    // every bundle without layout, dead code or long local names (their readable source is
+    // web/src/): chapter 8 loads two labs beside 4.2 MB of checkpoints, against
+    // tests/test_site_weight.py's 5 MB a page (local names: lab.js 117 -> 99 kB); the
     // widget's whole (every LabWidget view syncs it): 328 -> 172 kB
     minifyWhitespace: true,
     minifySyntax: true,
-    minifyIdentifiers: format === "esm",
+    minifyIdentifiers: true,
     legalComments: "none",
     banner: {js: banner(entry, what)},
     footer: {js: footer},
@@ -176,7 +186,7 @@ async function build({entry, stdin, format, footer, what, plugins = []}, worker 
 }
 
 /** The text of one bundle (build's arguments). @returns {Promise<string>} */
-export const bundle = async (spec, worker = null) => (await build(spec, worker)).text;
+export const bundle = async (spec, workers = null) => (await build(spec, workers)).text;
 
 /** Write `text` to `file` unless it holds it already (an unchanged bundle keeps its mtime). */
 function update(file, text, written) {
@@ -225,9 +235,11 @@ async function registry(inputs) {
  */
 export async function buildAll(outdir) {
   mkdirSync(outdir, {recursive: true});
-  const written = [], worker = await bundle(WORKER), inLabJs = new Set(), inputs = {};
+  await writeKernels();  // src/llama/wasm-bytes.js, which the llama worker imports
+  const workers = {minilm: await bundle(WORKER), llama: await bundleLlamaWorker()};
+  const written = [], inLabJs = new Set(), inputs = {};
   for (const spec of BUNDLES) {
-    const file = path.join(outdir, spec.out), built = await build(spec, worker);
+    const file = path.join(outdir, spec.out), built = await build(spec, workers);
     const sources = built.inputs.filter((input) => input.startsWith("src/"));
     if (spec.out === "lab.js") {
       sources.forEach((input) => inLabJs.add(input));

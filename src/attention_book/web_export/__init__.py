@@ -8,6 +8,9 @@ One module a file the page reads, and the tokenizer's tables:
   sentences' maps (the lab's first view, before the model is loaded);
 - :mod:`.training`: ``training-checkpoints.js``, chapter 8's two tiny models at their 26
   checkpoints (4.25 MB);
+- :mod:`.decoder`: ``decoder-gallery.js``, chapter 10's suggested prompts as the package
+  generates them (the lab's first view), and SmolLM2's GGUF file beside it (98.4 MB,
+  loaded when the reader asks);
 - :mod:`.char_tables`: the tokenizer's character tables inside ``web/src/shared/minilm.js``
   (source code, not data: ``python -m attention_book.web_export tables``).
 
@@ -22,6 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..bundles import registry
+from .decoder import (DECODER_GALLERY_FORMAT, GALLERY_NEW, export_decoder_gallery,
+                      link_or_copy)
 from .char_tables import (BERT_TABLES_JS, MINILM_JS, bert_char_tables, char_tables_js,
                           write_char_tables)
 from .gallery import GALLERY_FORMAT, export_pretrained_gallery
@@ -34,7 +39,8 @@ __all__ = ["DATA", "write_data", "write_all", "DTYPES", "MINILM_JS", "BERT_TABLE
            "quantize_int8", "bert_char_tables", "char_tables_js", "write_char_tables",
            "GALLERY_FORMAT", "export_pretrained_gallery", "TRAINING_BITS",
            "TRAINING_GROUP", "quantize_groups", "training_data", "training_script",
-           "write_training_script", "page_checkpoints"]
+           "write_training_script", "page_checkpoints", "DECODER_GALLERY_FORMAT",
+           "GALLERY_NEW", "export_decoder_gallery", "link_or_copy"]
 
 
 def _pretrained_data(folder: Path) -> None:
@@ -54,12 +60,22 @@ def _training_data(folder: Path) -> None:
     write_training_script(folder / "training-checkpoints.js")
 
 
+def _decoder_data(folder: Path) -> None:
+    """Chapter 10: SmolLM2's GGUF file as the reader's browser loads it (a hard link to the
+    installed package's file where possible), and the suggested prompts' generations."""
+    from ..smollm import gguf_path
+
+    gguf = link_or_copy(gguf_path(), folder / gguf_path().name)
+    export_decoder_gallery(folder / "decoder-gallery.js", gguf=gguf)
+
+
 #: The data the package computes for the browser labs (a model's weights, the trained
 #: checkpoints): a name -> (the files, a function writing them into a folder). Not in web/:
 #: they are made when the book is built. Which lab reads which file, its module says
 #: (``pageData``, ``requestData``: ``web/labs.json``).
 DATA = {"pretrained": (("minilm-weights.js", "pretrained-gallery.js"), _pretrained_data),
-        "training": (("training-checkpoints.js",), _training_data)}
+        "training": (("training-checkpoints.js",), _training_data),
+        "decoder": (("decoder-gallery.js", "SmolLM2-135M-Instruct.Q4_1.gguf"), _decoder_data)}
 
 
 def write_data(web: str, folder) -> tuple[Path, ...]:

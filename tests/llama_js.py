@@ -1,0 +1,163 @@
+"""The browser's llama engine (``src/attention_book/web/src/llama/``) run from Python: the
+tests' and benchmarks' harness.
+
+- :func:`build_engine` writes the engine's generated file (``wasm-bytes.js``, the kernels
+  compiled by AssemblyScript) with its ``build.mjs``, which compiles only when the file's
+  stamp is not kernels.ts's (``make js`` does the same).
+- :func:`run_node` runs ``tests/js/llama_driver.mjs`` on a GGUF file and a list of
+  operations, and returns their results with the arrays read back as numpy.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import shutil
+import subprocess
+import tempfile
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+LLAMA = ROOT / "src" / "attention_book" / "web" / "src" / "llama"
+DRIVER = ROOT / "tests" / "js" / "llama_driver.mjs"
+NODE = shutil.which("node")
+
+
+@functools.cache
+def build_engine() -> None:
+    """wasm-bytes.js current (the engine's build.mjs; once a process)."""
+    subprocess.run([NODE, str(LLAMA / "build.mjs")], cwd=ROOT, check=True, capture_output=True,
+                   timeout=300)
+
+
+def _arrays(value, data: bytes):
+    """The driver's {offset, length, dtype} entries replaced by numpy arrays."""
+    if isinstance(value, dict):
+        if set(value) == {"offset", "length", "dtype"}:
+            return np.frombuffer(data, dtype=value["dtype"], count=value["length"],
+                                 offset=value["offset"]).copy()
+        return {k: _arrays(v, data) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_arrays(v, data) for v in value]
+    return value
+
+
+def run_node(gguf: Path, ops: list[dict], *, backend: str = "auto", max_context: int | None = None,
+             timeout: float = 600) -> list:
+    """The results of ``ops`` (llama_driver.mjs's) on the model in ``gguf``, in order."""
+    build_engine()
+    with tempfile.TemporaryDirectory() as tmp:
+        request, out = Path(tmp) / "request.json", Path(tmp) / "out.bin"
+        request.write_text(json.dumps({"gguf": str(gguf), "backend": backend,
+                                       "maxContext": max_context, "ops": ops}))
+        done = subprocess.run([NODE, str(DRIVER), str(request), str(out)], capture_output=True,
+                              text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"llama_driver.mjs failed:\n{done.stderr[-4000:]}")
+        return _arrays(json.loads(done.stdout), out.read_bytes())
+
+
+#: The page harness's entry: the engine and its worker's source on globalThis.llama.
+_HARNESS = """
+import {startEngine, WORKER_SOURCE} from "./engine.js";
+globalThis.llama = {startEngine, WORKER_SOURCE};
+"""
+
+#: A page that loads the harness as a classic script (module scripts do not run from file://)
+#: and offers a file picker, as the lab will for a reader's own GGUF.
+_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>llama engine</title><link rel="icon" href="data:,">
+<script>
+globalThis.longTasks = [];
+new PerformanceObserver((list) => { for (const e of list.getEntries()) longTasks.push([e.startTime, e.duration]); })
+  .observe({type: "longtask", buffered: true});
+</script>
+<script src="harness.js"></script></head>
+<body><label>GGUF file <input type="file" id="file" accept=".gguf"></label></body></html>
+"""
+
+
+def write_page(folder: Path) -> Path:
+    """index.html and harness.js (engine.js + the worker, bundled by esbuild as web/build.mjs
+    bundles them) in ``folder``."""
+    build_engine()
+    script = ("import * as esbuild from 'esbuild';"
+              "const [entry, dir, out] = process.argv.slice(1);"
+              "const {bundleWorker} = await import(new URL('build.mjs', 'file://' + dir + '/').href);"
+              "await esbuild.build({stdin: {contents: entry, resolveDir: dir}, bundle: true,"
+              " format: 'iife', target: 'es2022', outfile: out,"
+              " define: {__LLAMA_WORKER__: JSON.stringify(await bundleWorker())}});")
+    subprocess.run([NODE, "--input-type=module", "-e", script, _HARNESS, str(LLAMA),
+                    str(folder / "harness.js")], cwd=ROOT, check=True, capture_output=True,
+                   timeout=120)
+    (folder / "index.html").write_text(_PAGE)
+    return folder / "index.html"
+
+
+#: In the page: load a GGUF (from `url`, or from the file picker when url is null), encode
+#: `prompt` ({text} or {messages}) unless ids are given, generate, and ask for the logit lens
+#: of step `lensAt` (options.generate.hidden must be true). Returns the worker's answers,
+#: each step (attention rows as arrays of numbers when keep is true), the times seen by the
+#: page, its phases' end times and the main thread's long tasks ([start, duration] ms).
+RUN_IN_PAGE = """
+async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
+  const t0 = performance.now();
+  const engine = llama.startEngine(llama.WORKER_SOURCE);
+  const out = {steps: [], progress: [], phases: {start: t0}};
+  try {
+    // the worker reads the file: it fetches the URL, or reads the picked File
+    const source = url ?? document.getElementById("file").files[0];
+    const loaded = await engine.load(source, options.load || {}, (loaded, total) => {
+      out.progress.push([loaded, total]);
+      if (loaded === total) out.phases.fetched = performance.now();
+    });
+    out.fetchMs = loaded.readMs;
+    out.loadMs = performance.now() - t0 - loaded.readMs;  // the page's wait once the bytes are in
+    out.phases.loaded = performance.now();
+    out.info = loaded.info;
+    out.config = loaded.config;
+    if (prompt !== null) ids = (await engine.encode(prompt)).ids;
+    out.ids = ids;
+    const t2 = performance.now();
+    let firstToken = null, hidden = null;
+    const done = await engine.generate(ids, options.generate || {}, (step) => {
+      if (step.kind === "token" && firstToken === null) firstToken = performance.now();
+      out.steps.push({kind: step.kind, id: step.id, ms: step.ms, text: step.text, top: step.top,
+                      attention: keep ? Array.from(step.attention) : null});
+      if (stopAt !== null && step.kind === "token" && step.step === stopAt) engine.stop();
+      if (lensAt !== null && step.kind === "token" && step.step === lensAt) hidden = step.hidden;
+    });
+    if (hidden) out.lens = await engine.lens(hidden, 3);
+    out.generateMs = performance.now() - t2;
+    out.phases.generated = performance.now();
+    out.firstTokenMs = firstToken === null ? null : firstToken - t2;
+    out.reason = done.reason;
+  } catch (err) {
+    out.error = {code: err.code, message: err.message};
+  } finally {
+    engine.terminate();
+  }
+  out.longTasks = globalThis.longTasks.slice();
+  return out;
+}
+"""
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(folder: Path):
+    """``folder`` served on a free port of 127.0.0.1, as the site serves the model file: its
+    base URL while the block runs."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
