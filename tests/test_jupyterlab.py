@@ -448,7 +448,7 @@ def test_a_key_reaches_every_control_of_a_kind_alike():
         ("lab", "keydown"), ("lab", "focusin"), ("lab", "focusout")]
     lab = (src / "lab.js").read_text(encoding="utf-8")
     assert re.search(r"for \(const control of this\.controls\) \{\s*(//.*\s*)*"
-                     r"control\.input\.addEventListener\(\"input\", \(\) => this\.changed\(\)\)",
+                     r"control\.input\.addEventListener\(\"input\", \(\) => this\.changed\(control\)\)",
                      lab)
     assert "control.input.dispatchEvent(new Event(\"input\", {bubbles: true}));" in lab
 

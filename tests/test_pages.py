@@ -1347,19 +1347,20 @@ def test_links_keep_their_contrast_on_every_box_the_theme_paints(browser, site):
 
 
 def test_the_long_task_check_catches_a_change_that_blocks(browser, site):
-    """The check above can fail: a state function made to do a fixed amount of extra work
-    (60 million square roots: about 0.3 s on a quiet core, as long as chapter 3's old first
-    d_k = 512; 1.6 s at load 11 on 2 cores), which grows with the load as the labs' own work
-    does, shows a long task past the margin in every try."""
+    """The check above can fail: a state function made to block the page for twice the
+    margin (the margin of the load at the time) shows a long task past the margin in every
+    try. (A fixed amount of work, 60 million square roots, took 178-190 ms in a fresh-clone
+    run whose margin was 198 ms: the work did not grow with the load as the margin did.)"""
     watch, tab = open_lab_page(browser, site, "chapters/01_embeddings.html", 1280)
     try:
-        lab_id = tab.evaluate("""() => { const el = document.querySelector('.ab-lab');
+        most = long_task_margin()
+        lab_id = tab.evaluate("""(block) => { const el = document.querySelector('.ab-lab');
           const m = el.abLab.module, state = m.state;
           el.abLab.model.module = Object.assign({}, m, {state: (v, o) => {
-            let x = 0; for (let i = 0; i < 6e7; i++) { x += Math.sqrt(i) * 1e-9; }
+            const end = performance.now() + block; let x = 0;
+            while (performance.now() < end) { x += 1; }
             return Object.assign(state(v, o), {work: x}); }});
-          return el.id; }""")
-        most = long_task_margin()
+          return el.id; }""", 2 * most)
         tries = tab.evaluate(LONG_TASKS_JS, [lab_id, "d", 64])
     finally:
         watch.close()

@@ -421,3 +421,13 @@ def test_cached_decoder_keeps_each_calls_weights(induction):
         assert [w.shape for w in decoder.weights] == [(1, 1, i + 1)] * 2
         np.testing.assert_allclose(np.stack(decoder.weights)[:, :, 0], full[:, :, i, :i + 1],
                                    atol=1e-6)
+
+
+def test_the_generation_scene_knows_the_induction_models_shape_without_torch():
+    """scenes.generation keeps the induction task's positions and symbols as constants (the
+    training module imports torch, which no scene does): they are the task's."""
+    from attention_book.scenes import generation
+    from attention_book.training import TASKS
+
+    task = TASKS["induction"]
+    assert (generation._LENGTH, generation._VOCAB) == (task.length, task.vocab)

@@ -26,7 +26,6 @@ import numpy as np
 from .._validate import whole_number
 from ..heads import induction_targets
 from .core import HasTokens, Note, Scene, choice, compare, seed_slider, slider, text
-from ..training import TASKS
 from .training import TRAINING_CHECKPOINTS, read_symbols, training_run
 
 __all__ = ["GENERATION_PROMPTS", "generation_run", "room", "GENERATION_TEMPERATURES", "MAX_GENERATED",
@@ -34,6 +33,9 @@ __all__ = ["GENERATION_PROMPTS", "generation_run", "room", "GENERATION_TEMPERATU
 
 #: The model's positions (the induction task's length): prompt and generated tokens share them.
 _LENGTH = 24
+#: Its symbols, 0..31 (training.TASKS["induction"], which imports torch: a scene never does;
+#: tests/test_training_lab.py checks the two agree).
+_VOCAB = 32
 #: The most tokens the lab generates (after a prompt of one symbol).
 MAX_GENERATED = _LENGTH - 1
 #: Decoding: 0 = greedy (the argmax), else sampling from softmax(logits / T).
@@ -359,8 +361,7 @@ def room(prompt) -> int:
     picture showed step 15). A prompt the model refuses leaves the most room: its error
     note says what is wrong, and nothing is generated."""
     tokens, _ = read_symbols(prompt)
-    vocab = TASKS["induction"].vocab
-    if not tokens or len(tokens) > MAX_GENERATED or not all(0 <= t < vocab for t in tokens):
+    if not tokens or len(tokens) > MAX_GENERATED or not all(0 <= t < _VOCAB for t in tokens):
         return MAX_GENERATED
     return _LENGTH - len(tokens)
 
