@@ -95,7 +95,7 @@ def loaded(page) -> str:
     return page.evaluate(STATUS_JS)
 
 
-def test_over_http(browser, page_folder, decoder_scene, tiny_decoder):
+def test_over_http(browser, page_folder, decoder_scene, tiny_decoder, tmp_path):
     watch = PageWatch(browser)
     try:
         with serve(page_folder) as base:
@@ -122,14 +122,21 @@ def test_over_http(browser, page_folder, decoder_scene, tiny_decoder):
                        top_p=0.9, seed=5, n_new=10, t=7),
                 values(prompt=HELD_OUT[1], off="group", head=3, n_new=6, t=6),
                 values(prompt=HELD_OUT[1], off="induction", n_new=6, t=6)])
-            # the stop button, between two steps
+            # the stop button, between two steps. The tiny model writes its 24 tokens in a few
+            # ms, faster than a "stop" reaches its worker (a fresh-clone run saw all 24
+            # written): the check runs a larger random model (8 layers, d = 512; ~6 ms a
+            # token), read from the file picker as a reader's own GGUF.
+            heavy = smollm.write_tiny_gguf(tmp_path / "larger.gguf", seed=3, n_layers=8, d=512,
+                                           h=8, g=4, d_ff=1536, context=256)
+            page.set_input_files("input.ab-gguf-file", str(heavy))
+            assert loaded(page) == "ready"
             page.evaluate("""() => { const M = AttentionBook.decoder;
               M.model.listeners.push((what) => { const stop = document.querySelector("button.ab-stop");
                 if (what === "step" && M.model.current?.n === 1 && !stop.hidden) { stop.click(); } }); }""")
-            stopped = show(page, values(prompt="A prompt to stop early.", n_new=24, t=24))
+            stopped = show(page, values(prompt="A prompt to stop early.", n_new=24, t=24, layer=7))
             notes = [n["text"] for n in stopped["state"]["notes"]]
             assert any(t.startswith("stopped after ") for t in notes), notes
-            assert stopped["state"]["t"] < 24
+            assert 1 <= stopped["state"]["t"] < 24
             watch.settle()
         assert not watch.console_errors and not watch.outside, (watch.console_errors, watch.outside)
     finally:
