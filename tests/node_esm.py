@@ -7,6 +7,8 @@ as ``pretrained-gallery.js``)."""
 
 from __future__ import annotations
 
+import base64
+
 PRELUDE = ('import {createRequire} from "node:module"; import {pathToFileURL} from "node:url";'
            ' const require = createRequire(process.cwd() + "/");'
            " const load = async (file) => {"
@@ -17,3 +19,14 @@ def esm(script: str) -> list[str]:
     """Node's arguments that run ``script`` as an ES module with :data:`PRELUDE` (the
     script's own arguments follow: ``process.argv[1]`` is the first)."""
     return ["--input-type=module", "-e", PRELUDE + script]
+
+
+def wire(value):
+    """``to_js``'s output as JSON for a Node script: its buffers as base64."""
+    if isinstance(value, dict):
+        if "$array" in value:
+            return {**value, "buffer": None, "b64": base64.b64encode(value["buffer"]).decode()}
+        return {k: wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [wire(v) for v in value]
+    return value

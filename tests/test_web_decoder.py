@@ -36,6 +36,7 @@ from attention_book.scenes import decoder as lab
 from attention_book.scenes.core import to_js
 from attention_book.web_export import DATA, export_decoder_gallery
 from conftest import TINY_INDUCTION as INDUCTION
+from node_esm import wire
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "js" / "decoder_driver.mjs"
@@ -54,17 +55,6 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: these
 
 def values(**kw) -> dict:
     return {**lab.SCENE.defaults, "layer": 1, "head": 2, **kw}
-
-
-def _wire(value):
-    """to_js's output as JSON: its buffers as base64."""
-    if isinstance(value, dict):
-        if "$array" in value:
-            return {**value, "buffer": None, "b64": base64.b64encode(value["buffer"]).decode()}
-        return {k: _wire(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_wire(v) for v in value]
-    return value
 
 
 def run(gallery: Path, rows: list, gguf: Path | None = None) -> dict:
@@ -156,7 +146,7 @@ def test_the_gallery_is_pythons_state(decoder_scene, tiny_decoder):
     """Without the model, the presets' states are Python's (within the gallery's uint16), and
     the module draws Python's state as it draws its own (what the notebook shows)."""
     _, _, gallery = tiny_decoder
-    rows = [{"values": v, "py": _wire(to_js(decoder_scene.decoder_state(**v)))}
+    rows = [{"values": v, "py": wire(to_js(decoder_scene.decoder_state(**v)))}
             for v in gallery_values()]
     out = run(gallery, rows)
     assert out["load"] is None

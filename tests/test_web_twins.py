@@ -34,6 +34,7 @@ import pytest
 
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import js_name, to_js
+from node_esm import wire
 
 from test_web_block import block_values
 from test_web_lab import held_out as positional_values
@@ -134,23 +135,12 @@ def check(lab: str, values: list, data: Path | None = None, sent: list | None = 
     return n
 
 
-def _wire(value):
-    """to_js's output as JSON: its buffers as base64."""
-    if isinstance(value, dict):
-        if "$array" in value:
-            return {**value, "buffer": None, "b64": base64.b64encode(value["buffer"]).decode()}
-        return {k: _wire(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_wire(v) for v in value]
-    return value
-
-
 def drawn(lab: str, perturb=None, first: int | None = None, part: str = "first") -> list[dict]:
     """The module's drawings of Python's state (``perturb``-ed) and of its own state, on the
     lab's (``first``) held-out values of ``part``, compared in Node: per values that Python
     accepts, {leaves, diff} (tests/js/twin.mjs draw)."""
     values, sent = (x[:first] for x in held_out(lab, part))
-    rows = [{"values": v, "py": _wire(perturb(py) if perturb else py)}
+    rows = [{"values": v, "py": wire(perturb(py) if perturb else py)}
             for v, py in zip(values, sent) if not isinstance(py, ValueError)]
     out = subprocess.run([NODE, str(TWIN), "draw", SCENES[lab].web, repr(TOL)],
                          input=json.dumps(rows).encode(), capture_output=True,
