@@ -96,3 +96,23 @@ def test_bad_input():
         D.generate(bigram_model(), [1], -1)
     with pytest.raises(ValueError, match="temperature must be a number"):
         D.next_token([1.0], True)
+
+
+def test_largest_is_the_stable_sort_without_it():
+    """The lens's and the lab's top k: np.argsort(-p, kind="stable")[:k], ties to the
+    lower index, on rows full of ties (small integers) and on every k."""
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 50):
+        for _ in range(20):
+            p = rng.integers(0, 4, n).astype(float)
+            for k in range(1, n + 2):
+                np.testing.assert_array_equal(D.largest(p, k), np.argsort(-p, kind="stable")[:k])
+
+
+def test_largest_refuses_what_has_no_top_k():
+    with pytest.raises(ValueError, match="shape"):
+        D.largest(np.ones((2, 3)), 1)
+    with pytest.raises(ValueError, match="k"):
+        D.largest(np.ones(3), 0)
+    with pytest.raises(ValueError, match="NaN"):
+        D.largest(np.array([0.5, np.nan]), 1)

@@ -164,19 +164,6 @@ def test_logit_lens(tiny, ids):
     np.testing.assert_allclose(p[-1], np.sort(probs / probs.sum())[::-1][:3], atol=1e-6)
 
 
-def test_top_k_is_the_stable_sort_without_it():
-    """The lens's top k: np.argsort(-p, kind="stable")[:k], ties to the lower index,
-    on rows full of ties (small integers) and on every k."""
-    from attention_book.llama import _top_k
-
-    rng = np.random.default_rng(0)
-    for n in (1, 2, 7, 50):
-        for _ in range(20):
-            p = rng.integers(0, 4, n).astype(float)
-            for k in range(1, n + 2):
-                np.testing.assert_array_equal(_top_k(p, k), np.argsort(-p, kind="stable")[:k])
-
-
 def test_generation(tiny, ids):
     g = tiny.model.generate(ids, 8)
     rerun = FullRerun(lambda seq: tiny.model.forward(seq, need_weights=False).logits)

@@ -123,6 +123,10 @@ def test_json_numbers_are_the_controls_values():
     multi = live_lab("multihead")
     multi.values = {**multi.values, "heads_on": [0]}
     assert multi.state["state"]["on"] == [True, False] and "error" not in multi.state
+    scaling = live_lab("scaling")  # 1 is 1.0, never True; 0 never False
+    typed = scaling._typed({**scaling.values, "scaled": 1, "d_k": 64.0})
+    assert typed["scaled"] == 1 and type(typed["scaled"]) is int and type(typed["d_k"]) is int
+    assert scaling._typed({**scaling.values, "scaled": True})["scaled"] is True
 
 
 def test_dependent_choices_are_sent_with_the_state():

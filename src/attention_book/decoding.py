@@ -27,7 +27,7 @@ import numpy as np
 
 from ._validate import as_float_array, whole_number
 
-__all__ = ["softmax_temperature", "top_k_top_p", "sampling_distribution", "next_token",
+__all__ = ["softmax_temperature", "largest", "top_k_top_p", "sampling_distribution", "next_token",
            "generate", "FullRerun"]
 
 
@@ -80,6 +80,32 @@ def _top_p(top_p) -> float | None:
             0 < float(top_p) <= 1):
         raise ValueError(f"top_p must be a number in (0, 1] (1 keeps every token), got {top_p!r}")
     return float(top_p)
+
+
+def largest(p, k: int) -> np.ndarray:
+    """The indices of the k largest values of ``p``, largest first, ties to the lower
+    index: ``np.argsort(-p, kind="stable")[:k]`` without sorting all V (the full sort of
+    49,152 was three quarters of a logit lens's time, and of a lab step's).
+
+    Parameters
+    ----------
+    p : array_like, shape (V,)
+    k : int
+        At least 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (min(k, V),), int
+    """
+    p = as_float_array(p, "p", allow_neg_inf=True)
+    k = whole_number(k, "k", 1)
+    if p.ndim != 1:
+        raise ValueError(f"p must have shape (V,), got shape {p.shape}")
+    if k >= p.size:
+        return np.argsort(-p, kind="stable")
+    kth = np.partition(p, p.size - k)[p.size - k]  # the k-th largest value
+    near = np.flatnonzero(p >= kth)  # every value tied with it too, in index order
+    return near[np.argsort(-p[near], kind="stable")][:k]
 
 
 def top_k_top_p(logits, top_k: int | None = None, top_p: float | None = None) -> np.ndarray:

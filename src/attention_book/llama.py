@@ -39,7 +39,7 @@ import numpy as np
 
 from ._validate import as_float_array, positive_int, whole_number
 from .block import rms_norm, silu
-from .decoding import generate
+from .decoding import generate, largest
 from .masking import KVCache
 from .multihead import GroupedQueryAttention, kv_groups
 
@@ -188,17 +188,6 @@ def token_ids(ids, vocab_size: int) -> np.ndarray:
         raise ValueError(f"token id {int(bad.ravel()[0])} is outside the vocabulary "
                          f"(0..{vocab_size - 1})")
     return a.astype(np.int64)
-
-
-def _top_k(p: np.ndarray, k: int) -> np.ndarray:
-    """The indices of the k largest of ``p`` (V,), largest first, ties to the lower index:
-    ``np.argsort(-p, kind="stable")[:k]``, without sorting all V (a lens reads 31 rows of
-    49,152: the full sort was three quarters of its time)."""
-    if k >= p.size:
-        return np.argsort(-p, kind="stable")
-    kth = np.partition(p, p.size - k)[p.size - k]  # the k-th largest value
-    near = np.flatnonzero(p >= kth)  # every value tied with it too, in index order
-    return near[np.argsort(-p[near], kind="stable")][:k]
 
 
 def kv_cache_bytes_gqa(n_layers: int, s: int, g: int, d_head: int, batch: int = 1,
@@ -596,5 +585,5 @@ class LlamaModel:
         z -= z.max(axis=-1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=-1, keepdims=True)  # (L+1, V)
-        top = np.stack([_top_k(row, k) for row in p])  # (L+1, k)
+        top = np.stack([largest(row, k) for row in p])  # (L+1, k)
         return top, np.take_along_axis(p, top, axis=-1)

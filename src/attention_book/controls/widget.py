@@ -60,6 +60,10 @@ class LabWidget(anywidget.AnyWidget):
         self.scene = scene
         self._answers = itertools.count(1)
         self._sent = None  # the state the page has: the last one sent
+        # each control's values by (is a bool, value): 1 finds 1.0, never True (a scan of a
+        # seed slider's 10,000 values was half a kernel answer)
+        self._values = {c.name: {_key(v): v for v in c.values} for c in scene.controls
+                        if c.kind not in ("text", "multi")}
         self.on_msg(lambda _widget, content, _buffers: content.get("whole") and self.send_state())
         super().__init__(declaration=declaration(scene), values=scene.values(**values))
         for warm in scene.warm:  # what the first changes need, computed now (the page waits)
@@ -75,10 +79,8 @@ class LabWidget(anywidget.AnyWidget):
             value = out.get(c.name)
             if c.kind == "multi" and isinstance(value, list):
                 out[c.name] = tuple(value)
-            elif c.kind != "text":
-                same = [v for v in c.values
-                        if v == value and isinstance(v, bool) == isinstance(value, bool)]
-                out[c.name] = same[0] if same else value
+            elif c.name in self._values:
+                out[c.name] = self._values[c.name].get(_key(value), value)
         return out
 
     def _offered(self, values: dict) -> dict:
@@ -128,6 +130,16 @@ class LabWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"<LabWidget {self.scene.name}: {self.values}>"
+
+
+def _key(value):
+    """A control's value as :meth:`LabWidget._typed` looks it up (JSON's 1 is 1.0, not True);
+    a value that cannot be hashed (a list) is its own, unmatched key."""
+    try:
+        hash(value)
+    except TypeError:
+        return (None, id(value))
+    return (isinstance(value, bool), value)
 
 
 def unsent(state, before):

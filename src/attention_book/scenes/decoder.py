@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import whole_number
 from ..bpe import bytes_to_unicode
-from ..decoding import sampling_distribution, softmax_temperature
+from ..decoding import largest, sampling_distribution, softmax_temperature
 from ..multihead import kv_groups
 from .core import Note, Scene, choice, seed_slider, slider, text, when
 
@@ -179,7 +179,7 @@ def _next_top(row_logits, temperature, top_k, top_p) -> tuple:
     token is drawn from: the logits' softmax when greedy (temperature 0)."""
     probs = (sampling_distribution(row_logits, temperature, top_k, top_p) if temperature
              else softmax_temperature(row_logits))  # (V,)
-    top = np.argsort(-probs, kind="stable")[:TOP_K]
+    top = largest(probs, TOP_K)  # (TOP_K,)
     return tuple(int(i) for i in top), tuple(float(probs[i]) for i in top)
 
 
