@@ -454,31 +454,17 @@ def test_thin_lines_keep_three_to_one_contrast():
     """theme.contrasted: a line colour too faint on the page (a yellow or pale grey on white,
     a navy on near black) is mixed toward the text's end until WCAG's 3:1 for graphics, and
     one that already contrasts is left alone."""
-    import shutil
-    import subprocess
+    from node_driver import NODE
+    from node_driver import run as node
 
-    from attention_book.controls.web import WEB_DIR
-
-    node = shutil.which("node")
-    if node is None:
+    if NODE is None:
         pytest.skip("no node")
     faint = {"#ffffff": ["#c9a227", "#b0b0b0", "#35b779", "#ffe945", "#e0c050"],
              "#121212": ["#00204c", "#1f3a5f", "#595959"]}
     kept = {"#ffffff": ["#00204c", "#d55e00", "#595959"],
             "#121212": ["#e0c050", "#a6a6a6", "#31688e"]}
-    script = r"""import(process.argv[1]).then(({contrasted}) => {
-  const cases = JSON.parse(process.argv[2]), ch = (c) => c.startsWith("#")
-    ? [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)) : c.slice(4, -1).split(",").map(Number);
-  const lum = (c) => { const [r, g, b] = ch(c).map((v) => (v /= 255) <= 0.04045 ? v / 12.92
-    : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-  const ratio = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
-  process.stdout.write(JSON.stringify(cases.map(([c, bg]) => {
-    const out = contrasted(c, bg); return [out, ratio(c, bg), ratio(out, bg)]; })));
-});"""
     cases = [[c, bg] for table in (faint, kept) for bg, cs in table.items() for c in cs]
-    got = json.loads(subprocess.run(
-        [node, "-e", script, (WEB_DIR / "src" / "theme.js").as_uri(), json.dumps(cases)],
-        capture_output=True, text=True, check=True).stdout)
+    got = node("theme.contrasted", input=cases)
     n_faint = sum(len(cs) for cs in faint.values())
     for k, ((colour, bg), (out, before, after)) in enumerate(zip(cases, got, strict=True)):
         assert after >= 3, (colour, bg, out, after)
