@@ -71,6 +71,10 @@ def checked(values: list) -> list[float]:
             zip(values, run("block", values), states, views("block", *states), strict=True)]
 
 
+@pytest.mark.slow  # 78 states on both sides, 3-4 s of CPU: the edit loop's held-out parity
+# of the block lab is the twin contract's (tests/test_web_twins.py: the first 10 of its
+# held-out values, the edge texts among them), with check_block itself on every setting of
+# the small controls below
 def test_block_parity_on_held_out_values():
     checked(block_values(60, seed=707))
 
@@ -137,10 +141,10 @@ def test_figures_are_panels_lab_js_can_draw():
     tokens as labels, weights within [0, 1], a causal mask's cells masked; no tokens too."""
     values = [*block_values(6, seed=31), dict(text="", depth=4),
               dict(text="cat " * 40, depth=12, norm_first=True, causal=True)]
-    for v, row in zip(values, figure_check({"block": values})["block"], strict=True):
-        assert row["bad"] == [] and row["panels"] == 2, (v, row)
-    figures = node("states.figures", "block", input=values)
-    for v, fig in zip(values, figures, strict=True):
+    rows = figure_check({"block": values}, "--figure")["block"]  # one run of Node
+    for v, row in zip(values, rows, strict=True):
+        assert row["bad"] == [] and row["panels"] == 2, (v, row["bad"], row["panels"])
+    for v, fig in zip(values, (row["figure"] for row in rows), strict=True):
         st = block_state(**v)
         lines, *maps = fig["panels"]
         assert 1 <= fig["columns"] <= 3

@@ -568,10 +568,11 @@ def test_every_lab_offers_its_numbers_as_json():
 
 # ------------------------------------------------------------------ pictures for lab.js
 
-def figure_check(cases: dict) -> dict:
+def figure_check(cases: dict, *args: str) -> dict:
     """What web/lab.js could not draw of each lab's figures ({lab: values}: states.mjs's
-    ``states.panels``), all in one run of Node: {lab: per values {panels, bad}}."""
-    got = node("states.panels", input=[[lab, values] for lab, values in cases.items()])
+    ``states.panels``, with ``args``), all in one run of Node: {lab: per values {panels,
+    bad}} (and the figure, with "--figure")."""
+    got = node("states.panels", *args, input=[[lab, values] for lab, values in cases.items()])
     return dict(zip(cases, got, strict=True))
 
 

@@ -18,8 +18,8 @@
 //   states.numbers     < [[lab, [values, ...]], ...]  -> numbers(state(values)), per lab
 //   states.figures <lab> [k] < [values, ...]  -> figure(state(values)) (or its panel k alone),
 //                                               typed arrays as lists
-//   states.panels      < [[lab, [values, ...]], ...]  -> {panels, bad}: what web/lab.js
-//                                                        could not draw of each figure
+//   states.panels [--figure] < [[lab, [values, ...]], ...]  -> {panels, bad}: what web/lab.js
+//                        could not draw of each figure (and the figure, as states.figures's)
 //   states.errors <lab> < [values, ...]  -> the message state(values) throws, or null
 //   states.tokenize    < [text, ...]      -> shared/tokens.js's tokens, or "error: message"
 //   states.format      < [[x, spec], ...] -> format.js's text of x (x "-0": -0; spec as
@@ -166,7 +166,7 @@ const PROBLEMS = {
   },
 };
 
-export const panels = (sent) => perLab(sent, (M, v) => {
+export const panels = (sent, flag) => perLab(sent, (M, v) => {
   const f = M.figure(M.state(v)), bad = [];
   f.panels.forEach((p, k) => {
     if (!p.title) bad.push(`${k}: no title`);
@@ -178,7 +178,7 @@ export const panels = (sent) => perLab(sent, (M, v) => {
     if (PROBLEMS[p.kind]) PROBLEMS[p.kind](p, k, bad);
     else bad.push(`${k}: kind ${p.kind}`);
   });
-  return {panels: f.panels.length, bad};
+  return {panels: f.panels.length, bad, ...(flag === "--figure" ? {figure: plain(f)} : {})};
 });
 
 export const tokenize = async (texts) => {
