@@ -6,7 +6,7 @@ import {createRequire} from "node:module";
 import path from "node:path";
 import {fileURLToPath, pathToFileURL} from "node:url";
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** src/attention_book/web: the bundles (make js) and build.mjs. */
 export const WEB = path.join(ROOT, "src", "attention_book", "web");
 /** src/attention_book/web/src: the ES sources the bundles are built from. */
@@ -61,17 +61,4 @@ export const errorOf = (f) => {
   } catch (error) {
     return `${error.constructor.name}: ${error.message}`;
   }
-};
-
-/** f(item) of each item, or {error: message} where it throws. */
-export const each = async (items, f) => {
-  const out = [];
-  for (const item of items) {
-    try {
-      out.push(await f(item));
-    } catch (e) {
-      out.push({error: e.message});
-    }
-  }
-  return out;
 };

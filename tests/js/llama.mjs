@@ -9,7 +9,7 @@
 //        classic script, as web/build.mjs bundles the engine and its worker
 //        (tests/llama_js.py's write_page)
 
-import {openSync, readFileSync, writeSync} from "node:fs";
+import {closeSync, openSync, readFileSync, writeSync} from "node:fs";
 import path from "node:path";
 
 import {source, SRC} from "./common.mjs";
@@ -162,6 +162,7 @@ export const run = async (requests, outPath) => {
   offset = 0;
   const results = [];
   for (const request of requests) results.push(await answer(request));
+  closeSync(out);
   return results;
 };
 

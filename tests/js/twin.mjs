@@ -12,7 +12,10 @@ import {classic, lab, plain, source, typed, wired} from "./common.mjs";
 
 export const state = async (input, name, data) => {
   const M = await lab(name);
-  if (data && M.useData) M.useData(classic(data));  // the data file the module reads (chapter 8's checkpoints)
+  if (data) {  // the data file the module reads: a classic script, which sets its globals
+    const given = classic(data);
+    if (M.useData) M.useData(given);  // (chapter 8's checkpoints, handed to the module)
+  }
   const out = [];
   for (const values of input) {
     try { out.push({state: typed(await M.state(values))}); } catch (e) { out.push({error: e.message}); }
