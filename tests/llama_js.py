@@ -87,53 +87,9 @@ def write_page(folder: Path) -> Path:
     return folder / "index.html"
 
 
-#: In the page: load a GGUF (from `url`, or from the file picker when url is null), encode
-#: `prompt` ({text} or {messages}) unless ids are given, generate, and ask for the logit lens
-#: of step `lensAt` (options.generate.hidden must be true). Returns the worker's answers,
-#: each step (attention rows as arrays of numbers when keep is true), the times seen by the
-#: page, its phases' end times and the main thread's long tasks ([start, duration] ms).
-RUN_IN_PAGE = """
-async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
-  const t0 = performance.now();
-  const engine = llama.startEngine(llama.WORKER_SOURCE);
-  const out = {steps: [], progress: [], phases: {start: t0}};
-  try {
-    // the worker reads the file: it fetches the URL, or reads the picked File
-    const source = url ?? document.getElementById("file").files[0];
-    const loaded = await engine.load(source, options.load || {}, (loaded, total) => {
-      out.progress.push([loaded, total]);
-      if (loaded === total) out.phases.fetched = performance.now();
-    });
-    out.fetchMs = loaded.readMs;
-    out.loadMs = performance.now() - t0 - loaded.readMs;  // the page's wait once the bytes are in
-    out.phases.loaded = performance.now();
-    out.info = loaded.info;
-    out.config = loaded.config;
-    if (prompt !== null) ids = (await engine.encode(prompt)).ids;
-    out.ids = ids;
-    const t2 = performance.now();
-    let firstToken = null, hidden = null;
-    const done = await engine.generate(ids, options.generate || {}, (step) => {
-      if (step.kind === "token" && firstToken === null) firstToken = performance.now();
-      out.steps.push({kind: step.kind, id: step.id, ms: step.ms, text: step.text, top: step.top,
-                      attention: keep ? Array.from(step.attention) : null});
-      if (stopAt !== null && step.kind === "token" && step.step === stopAt) engine.stop();
-      if (lensAt !== null && step.kind === "token" && step.step === lensAt) hidden = step.hidden;
-    });
-    if (hidden) out.lens = await engine.lens(hidden, 3);
-    out.generateMs = performance.now() - t2;
-    out.phases.generated = performance.now();
-    out.firstTokenMs = firstToken === null ? null : firstToken - t2;
-    out.reason = done.reason;
-  } catch (err) {
-    out.error = {code: err.code, message: err.message};
-  } finally {
-    engine.terminate();
-  }
-  out.longTasks = globalThis.longTasks.slice();
-  return out;
-}
-"""
+#: In the page: load a GGUF, encode, generate, ask for the logit lens (tests/js/pages.mjs's
+#: llamaRun, which says what it returns).
+RUN_IN_PAGE = node_driver.page_function("llamaRun")
 
 
 class _Quiet(SimpleHTTPRequestHandler):

@@ -7,13 +7,17 @@ the JavaScript the tests run lives in those modules, linted by eslint, not in Py
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 NODE = shutil.which("node")
 DRIVER = Path(__file__).resolve().parent / "js" / "driver.mjs"
+#: Functions the browser tests evaluate in a page, linted with the rest of tests/js/.
+PAGES = DRIVER.with_name("pages.mjs")
 
 
 def completed(command: str, *args, input=None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -46,3 +50,16 @@ def wire(value):
     if isinstance(value, list):
         return [wire(v) for v in value]
     return value
+
+
+@functools.cache
+def page_functions() -> dict[str, str]:
+    """Each ``export const NAME = ...;`` of tests/js/pages.mjs: its name -> its source (a
+    function expression for ``page.evaluate``), up to the ``}`` that starts a line."""
+    text = PAGES.read_text(encoding="utf-8")
+    return dict(re.findall(r"^export const (\w+) = (.*?^\});$", text, re.S | re.M))
+
+
+def page_function(name: str) -> str:
+    """The source of tests/js/pages.mjs's function ``name``, for ``page.evaluate``."""
+    return page_functions()[name]

@@ -33,7 +33,7 @@ from attention_book.scenes.core import Condition, Scene, compare, slider, when
 from attention_book.scenes.positional import BASE_CHOICES, K_RANGE, positional_state
 from close_all import assert_close
 from js_view import alt, text_views
-from node_driver import NODE
+from node_driver import NODE, page_function
 from node_driver import run as node
 from test_web_labs import PIXELS_JS
 
@@ -293,29 +293,6 @@ MOVE_JS = r"""async ([labId, index, values]) => {
 }"""
 
 
-# Every value of every control, without waiting for frames: set it, draw at once (the lab's
-# update), and check that the lab took it and the alt text names the state's size.
-SWEEP_JS = r"""([labId]) => {
-  const el = document.getElementById(labId), lab = el.abLab, decl = lab.declaration;
-  const problems = [];
-  let n = 0;
-  decl.controls.forEach((c, i) => {
-    const control = lab.controls[i];  // its controller: the value itself, no event
-    const values = c.range ? Array.from({length: (c.range[1] - c.range[0]) / c.range[2] + 1},
-                                        (_, k) => c.range[0] + k * c.range[2]) : c.values;
-    for (const value of values) {
-      control.value = value;
-      lab.update();
-      const alt = lab.canvas.getAttribute("aria-label");
-      if (lab.values[c.name] !== value || !alt.includes(lab.values.s + " positions (rows) and " +
-          lab.values.d + " dimensions")) { problems.push([c.name, value, lab.values[c.name]]); }
-      n += 1;
-    }
-    control.value = c.default;
-    lab.update();
-  });
-  return {n, problems};
-}"""
 
 
 def check_disabled_base(page, lab_id: str) -> None:
@@ -357,7 +334,7 @@ def test_standalone_lab_in_chromium(browser, standalone_page):
     assert canvas.get_attribute("role") == "img"
     assert canvas.evaluate("c => c.width") == 2 * round(canvas.bounding_box()["width"])  # 2x screen
     browser_parity(page, 16, seed=7)
-    swept = page.evaluate(SWEEP_JS, [lab_id])
+    swept = page.evaluate(page_function("positionalSweep"), [lab_id])  # every value of every control
     assert swept["problems"] == [] and swept["n"] == sum(len(c.values) for c in SCENE.controls)
     check_disabled_base(page, lab_id)
     assert watch.console_errors == [] and watch.outside == [] and watch.failed == []

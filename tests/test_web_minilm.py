@@ -31,7 +31,7 @@ from hypothesis.extra.numpy import arrays
 from attention_book import web_export as W
 from minilm_node import run_in_node
 from attention_book.pretrained import ANIMAL_SENTENCE, RUNNING_SENTENCE, MiniLM, load_sentences
-from node_driver import NODE
+from node_driver import NODE, page_function
 from node_driver import run as node
 
 needs_node = pytest.mark.skipif(NODE is None, reason="Node.js (node) is not installed")
@@ -331,18 +331,7 @@ def test_chromium_file_page(browser, tmp_path, int8_js, model):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(html.as_uri())
-    reply = page.evaluate("""(texts) => {
-        const model = AttentionBook.minilm.load();
-        const b64 = (a) => { const u8 = new Uint8Array(a.buffer); let s = "";
-          for (let i = 0; i < u8.length; i += 0x8000) {
-            s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
-          return btoa(s); };
-        const runs = texts.map((t) => { const r = model.run(t, {maxTokens: 128});
-          return {tokens: r.tokens, attention: b64(r.attention)}; });
-        let empty = null;
-        try { model.run("  "); } catch (e) { empty = e.code; }
-        return {runs, empty, scripts: document.scripts.length};
-    }""", texts)
+    reply = page.evaluate(page_function("minilmRuns"), texts)
     page.close()
     assert errors == [] and reply["empty"] == "empty" and reply["scripts"] == 2
     node = run_in_node(int8_js, texts)["results"]

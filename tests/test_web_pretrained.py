@@ -36,7 +36,7 @@ from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_
                                               read_pieces)
 from close_all import assert_close
 from js_view import readout, views
-from node_driver import NODE
+from node_driver import NODE, page_function
 from node_driver import run as node
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -271,31 +271,6 @@ AttentionBook.pretrained.mountExtra({update: function () { window.updates++; }},
 </script>
 """
 
-MAPS = """async (texts) => {
-  const P = AttentionBook.pretrained;
-  const b64 = (a) => { const u8 = new Uint8Array(a.buffer); let s = "";
-    for (let i = 0; i < u8.length; i += 0x8000) { s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
-    return btoa(s); };
-  const out = [];
-  for (const text of texts) {
-    const first = P.state({text, layer: 0, head: 0, query: 0});
-    const promised = typeof first.then === "function";
-    const st0 = await first;
-    const T = st0.T, maps = new Float32Array(72 * T * T);
-    let lookups = 0;
-    for (let l = 0; l < 6; l++) {
-      for (let h = 0; h < 12; h++) {
-        const st = P.state({text, layer: l, head: h, query: 1});  // cached: no Promise
-        if (typeof st.then !== "function") { lookups++; }
-        maps.set(st.weights, (l * 12 + h) * T * T);
-      }
-    }
-    const model = P.state({text, layer: 3, head: 1, query: 1, measure: "norm", view: "model"});  // cached
-    out.push({tokens: st0.tokens, source: st0.source, promised, lookups, maps: b64(maps),
-              shares: b64(new Float32Array(model.thumbs)), readout: P.readoutHtml(st0), alt: P.alt(st0)});
-  }
-  return {out, status: P.modelStatus()};
-}"""
 
 
 def _site(folder: Path, *, weights: Path | None) -> Path:
@@ -334,7 +309,7 @@ def test_chromium_loads_the_model_and_runs_new_sentences(browser, tmp_path, int8
     assert "Model loaded" in page.locator(".ab-model-status").text_content()
     assert page.evaluate("window.updates") >= 1  # the lab was told to redraw
     texts = HELD_OUT[:4] + [PRETRAINED_PRESETS[1][1]]
-    reply = page.evaluate(MAPS, texts)
+    reply = page.evaluate(page_function("pretrainedMaps"), texts)
     page.close()
     assert errors == []
     assert reply["status"]["worker"] is True and reply["status"]["dtype"] == "int8"

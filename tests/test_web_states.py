@@ -37,7 +37,7 @@ from attention_book.scenes.permutation import permutation_state
 from attention_book.scenes.core import js_name
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
 from close_all import assert_close
-from node_driver import NODE
+from node_driver import NODE, page_function
 from node_driver import run as node
 
 from js_view import text_views, views
@@ -597,21 +597,6 @@ def test_figures_are_panels_lab_js_can_draw():
 
 SCRIPTS = ("lab.js", "embedding.js", "attention.js", "scaling.js",
            "multihead.js", "permutation.js", "masking.js")
-PAGE_RUN = """([name, list]) => {
-  const b64 = a => { const f = Float64Array.from(a), u8 = new Uint8Array(f.buffer); let s = "";
-    for (let i = 0; i < u8.length; i += 0x8000) {
-      s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
-    return btoa(s); };
-  const plain = x => ArrayBuffer.isView(x) ? {f8: b64(x)} : Array.isArray(x) ? x.map(plain) :
-    (x !== null && typeof x === "object") ? Object.fromEntries(
-      Object.entries(x).map(([k, v]) => [k, plain(v)])) : x;
-  const M = AttentionBook[name];
-  return list.map(values => {
-    let st;
-    try { st = M.state(values); } catch (e) { return {error: e.message}; }
-    return {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st)};
-  });
-}"""
 
 
 @pytest.mark.slow
@@ -632,10 +617,10 @@ def test_chromium_file_page_computes_pythons_states(browser, tmp_path):
             ("multihead", multihead_values(40, 9)), ("permutation", permutation_values(40, 10)),
             ("masking", masking_values(40, 11))]
     for name, values in labs:
-        checked(name, values, page.evaluate(PAGE_RUN, [name, values]))
+        checked(name, values, page.evaluate(page_function("labStates"), [name, values]))
     scaling = [dict(d_k=d_k, scaled=sc) for d_k in (1, 8, 64) for sc in (False, True)]
     states = [scaling_state(**v) for v in scaling]
-    for v, row, st, view in zip(scaling, page.evaluate(PAGE_RUN, ["scaling", scaling]), states,
+    for v, row, st, view in zip(scaling, page.evaluate(page_function("labStates"), ["scaling", scaling]), states,
                                 views("scaling", *states), strict=True):
         assert abs(row["state"]["maxWeight"] - st.max_weight) <= TOL, v
         assert row["readout"] == view["readout"] and row["alt"] == view["alt"], v

@@ -1,5 +1,6 @@
 // The built bundles (web/*.js, web/widget.mjs: make js) as pages and the notebook load them,
-// for tests/test_web_bundle.py, and the classic scripts the browser tests' file:// pages load.
+// for tests/test_web_bundle.py, and what the browser tests load into pages: the classic
+// scripts of their file:// pages, the functions they evaluate there (pages.mjs).
 //
 //   bundle.classic <file> <name>  -> build.mjs's classic script of web/src/<file>, installed
 //                                    as AttentionBook.<name> (its text)
@@ -13,6 +14,7 @@
 //                                    bundles read it: [its files, typeof state of each,
 //                                    its tokenizer's tokens of "The weather"]
 //   bundle.widget                 -> widget.mjs: [typeof render, its labs, decode's keys]
+//   bundle.pages                  -> pages.mjs's functions as V8 prints them (their source)
 import path from "node:path";
 import {pathToFileURL} from "node:url";
 
@@ -49,3 +51,6 @@ export const widget = async () => {
   const decoded = m.decode({a: {$array: "float64", shape: [2], buffer: new DataView(new Float64Array([1, 2]).buffer)}});
   return [typeof m.default.render, m.labs, Object.keys(decoded)];
 };
+
+export const pages = async () => Object.fromEntries(
+  Object.entries(await import("./pages.mjs")).map(([name, f]) => [name, f.toString()]));
