@@ -4,15 +4,14 @@ tests' and benchmarks' harness.
 - :func:`build_engine` writes the engine's generated file (``wasm-bytes.js``, the kernels
   compiled by AssemblyScript) with its ``build.mjs``, which compiles only when the file's
   stamp is not kernels.ts's (``make js`` does the same).
-- :func:`run_node` runs ``tests/js/llama_driver.mjs`` on a GGUF file and a list of
-  operations, and returns their results with the arrays read back as numpy.
+- :func:`run_node` runs the tests' Node driver's ``llama.run`` (``tests/js/llama.mjs``) on a
+  GGUF file and a list of operations, and returns their results with the arrays read back
+  as numpy; :func:`run_files` on several files in one run of Node.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -21,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+import node_driver
+
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = ROOT / "src" / "attention_book" / "web" / "src" / "llama"
-DRIVER = ROOT / "tests" / "js" / "llama_driver.mjs"
-NODE = shutil.which("node")
+NODE = node_driver.NODE
 
 
 @functools.cache
@@ -46,26 +46,24 @@ def _arrays(value, data: bytes):
     return value
 
 
-def run_node(gguf: Path, ops: list[dict], *, backend: str = "auto", max_context: int | None = None,
-             timeout: float = 600) -> list:
-    """The results of ``ops`` (llama_driver.mjs's) on the model in ``gguf``, in order."""
+def run_files(requests: list[dict], *, timeout: float = 600) -> list[list]:
+    """The results of each request's ops (``{gguf, ops, backend?, maxContext?}``: the ops of
+    tests/js/llama.mjs on the model in file ``gguf``), in one run of Node."""
     build_engine()
     with tempfile.TemporaryDirectory() as tmp:
-        request, out = Path(tmp) / "request.json", Path(tmp) / "out.bin"
-        request.write_text(json.dumps({"gguf": str(gguf), "backend": backend,
-                                       "maxContext": max_context, "ops": ops}))
-        done = subprocess.run([NODE, str(DRIVER), str(request), str(out)], capture_output=True,
-                              text=True, timeout=timeout)
-        if done.returncode != 0:
-            raise RuntimeError(f"llama_driver.mjs failed:\n{done.stderr[-4000:]}")
-        return _arrays(json.loads(done.stdout), out.read_bytes())
+        out = Path(tmp) / "out.bin"
+        sent = [{"backend": "auto", "maxContext": None, **r, "gguf": str(r["gguf"])} for r in requests]
+        answer = node_driver.run("llama.run", out, input=sent, timeout=timeout)
+        return _arrays(answer, out.read_bytes())
 
 
-#: The page harness's entry: the engine and its worker's source on globalThis.llama.
-_HARNESS = """
-import {startEngine, WORKER_SOURCE} from "./engine.js";
-globalThis.llama = {startEngine, WORKER_SOURCE};
-"""
+def run_node(gguf: Path, ops: list[dict], *, backend: str = "auto", max_context: int | None = None,
+             timeout: float = 600) -> list:
+    """The results of ``ops`` (tests/js/llama.mjs's) on the model in ``gguf``, in order."""
+    [results] = run_files([{"gguf": gguf, "backend": backend, "maxContext": max_context, "ops": ops}],
+                          timeout=timeout)
+    return results
+
 
 #: A page that loads the harness as a classic script (module scripts do not run from file://)
 #: and offers a file picker, as the lab will for a reader's own GGUF.
@@ -84,66 +82,14 @@ def write_page(folder: Path) -> Path:
     """index.html and harness.js (engine.js + the worker, bundled by esbuild as web/build.mjs
     bundles them) in ``folder``."""
     build_engine()
-    script = ("import * as esbuild from 'esbuild';"
-              "const [entry, dir, out] = process.argv.slice(1);"
-              "const {bundleWorker} = await import(new URL('build.mjs', 'file://' + dir + '/').href);"
-              "await esbuild.build({stdin: {contents: entry, resolveDir: dir}, bundle: true,"
-              " format: 'iife', target: 'es2022', outfile: out,"
-              " define: {__LLAMA_WORKER__: JSON.stringify(await bundleWorker())}});")
-    subprocess.run([NODE, "--input-type=module", "-e", script, _HARNESS, str(LLAMA),
-                    str(folder / "harness.js")], cwd=ROOT, check=True, capture_output=True,
-                   timeout=120)
+    node_driver.run("llama.harness", folder / "harness.js", timeout=120)
     (folder / "index.html").write_text(_PAGE)
     return folder / "index.html"
 
 
-#: In the page: load a GGUF (from `url`, or from the file picker when url is null), encode
-#: `prompt` ({text} or {messages}) unless ids are given, generate, and ask for the logit lens
-#: of step `lensAt` (options.generate.hidden must be true). Returns the worker's answers,
-#: each step (attention rows as arrays of numbers when keep is true), the times seen by the
-#: page, its phases' end times and the main thread's long tasks ([start, duration] ms).
-RUN_IN_PAGE = """
-async ({url, ids, prompt, options, keep, stopAt, lensAt}) => {
-  const t0 = performance.now();
-  const engine = llama.startEngine(llama.WORKER_SOURCE);
-  const out = {steps: [], progress: [], phases: {start: t0}};
-  try {
-    // the worker reads the file: it fetches the URL, or reads the picked File
-    const source = url ?? document.getElementById("file").files[0];
-    const loaded = await engine.load(source, options.load || {}, (loaded, total) => {
-      out.progress.push([loaded, total]);
-      if (loaded === total) out.phases.fetched = performance.now();
-    });
-    out.fetchMs = loaded.readMs;
-    out.loadMs = performance.now() - t0 - loaded.readMs;  // the page's wait once the bytes are in
-    out.phases.loaded = performance.now();
-    out.info = loaded.info;
-    out.config = loaded.config;
-    if (prompt !== null) ids = (await engine.encode(prompt)).ids;
-    out.ids = ids;
-    const t2 = performance.now();
-    let firstToken = null, hidden = null;
-    const done = await engine.generate(ids, options.generate || {}, (step) => {
-      if (step.kind === "token" && firstToken === null) firstToken = performance.now();
-      out.steps.push({kind: step.kind, id: step.id, ms: step.ms, text: step.text, top: step.top,
-                      attention: keep ? Array.from(step.attention) : null});
-      if (stopAt !== null && step.kind === "token" && step.step === stopAt) engine.stop();
-      if (lensAt !== null && step.kind === "token" && step.step === lensAt) hidden = step.hidden;
-    });
-    if (hidden) out.lens = await engine.lens(hidden, 3);
-    out.generateMs = performance.now() - t2;
-    out.phases.generated = performance.now();
-    out.firstTokenMs = firstToken === null ? null : firstToken - t2;
-    out.reason = done.reason;
-  } catch (err) {
-    out.error = {code: err.code, message: err.message};
-  } finally {
-    engine.terminate();
-  }
-  out.longTasks = globalThis.longTasks.slice();
-  return out;
-}
-"""
+#: In the page: load a GGUF, encode, generate, ask for the logit lens (tests/js/pages.mjs's
+#: llamaRun, which says what it returns).
+RUN_IN_PAGE = node_driver.page_function("llamaRun")
 
 
 class _Quiet(SimpleHTTPRequestHandler):

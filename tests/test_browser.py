@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PageWatch
+from node_driver import page_function
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -69,26 +70,7 @@ def test_a_request_off_the_machine_is_recorded_and_never_answered(site, browser)
     try:
         page = watch.open(f"{site}/search.html")
         port = site.rsplit(":", 1)[1]
-        shown = page.evaluate("""async (port) => {
-          const fetched = (url) => fetch(url).then((r) => r.status, (e) => "failed");
-          const loaded = (tag, url) => new Promise((resolve) => {
-            const el = document.createElement(tag);
-            el.onload = () => resolve("loaded");
-            el.onerror = () => resolve("failed");
-            el.src = url;
-            document.body.append(el);
-          });
-          const blob = URL.createObjectURL(new Blob(["x"]));
-          return {
-            fetch: await fetched("https://example.com/data.json"),
-            img: await loaded("img", "http://example.org/picture.png"),
-            script: await loaded("script", "https://cdn.example.net/library.js"),
-            localhost: await fetched(`http://localhost:${port}/search.html`),
-            site: await fetched(`http://127.0.0.1:${port}/search.html`),
-            data: await fetched("data:text/plain,x"),
-            blob: await fetched(blob),
-          };
-        }""", port)
+        shown = page.evaluate(page_function("offTheMachine"), port)
         watch.settle()
     finally:
         watch.close()
@@ -104,25 +86,6 @@ def test_a_request_off_the_machine_is_recorded_and_never_answered(site, browser)
                for f in failed.values()), watch.failed
 
 
-#: Two views of a notebook's lab (web/widget.mjs's render, over a model that has not
-#: answered yet); the first view's cleanup is called, as anywidget does when the view goes,
-#: then the theme changes: [elements left in the view's node, its Lab's theme] of each.
-REMOVED_VIEW_JS = r"""async (declaration) => {
-  const data = {declaration, values: {}, state: {}};
-  const model = {get: (name) => data[name], set() {}, save_changes() {}, send() {},
-                 on() {}, off() {}};
-  const views = [0, 1].map(() => {
-    const el = document.createElement("div");
-    document.body.append(el);
-    const cleanup = window.__widget.render({model, el});
-    return {el, cleanup, lab: el.querySelector(".ab-lab").abLab};
-  });
-  views[0].cleanup();
-  views.forEach((v) => { v.lab.looks.theme = "before"; });
-  document.documentElement.setAttribute("data-theme", "dark");
-  await new Promise((resolve) => setTimeout(resolve, 0));  // the observers' turn
-  return views.map((v) => [v.el.childElementCount, v.lab.looks.theme]);
-}"""
 
 
 def test_a_removed_notebook_lab_stops_watching_the_theme(browser):
@@ -143,7 +106,7 @@ def test_a_removed_notebook_lab_stops_watching_the_theme(browser):
     page.set_content("<!doctype html><html><body></body></html>")
     page.add_script_tag(content=bundle, type="module")
     page.wait_for_function("!!window.__widget")
-    removed, shown = page.evaluate(REMOVED_VIEW_JS, declaration(SCENES["embedding"]))
+    removed, shown = page.evaluate(page_function("removedView"), declaration(SCENES["embedding"]))
     page.close()
     assert errors == []
     assert removed == [0, "before"], "a removed lab still follows the theme"

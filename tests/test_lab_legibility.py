@@ -38,6 +38,8 @@ import pytest
 from attention_book.controls import web_lab
 from attention_book.controls.web import standalone_html
 from attention_book.scenes import SCENES
+from node_driver import NODE, page_function
+from node_driver import run as node
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -67,34 +69,8 @@ NAME_ALL = 16
 TEXT_LABS = {"attention", "block", "embedding", "masking", "multihead", "permutation"}
 
 #: Records each text drawn, per canvas; a fill of the whole canvas (a new drawing) starts
-#: its list again.
-RECORD_JS = r"""
-(() => {
-  const P = CanvasRenderingContext2D.prototype, fill = P.fillText, rect = P.fillRect;
-  const texts = new WeakMap();
-  const apply = (m, x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
-  globalThis.__abTexts = (canvas) => texts.get(canvas) || [];
-  P.fillRect = function (x, y, w, h) {
-    const m = this.getTransform(), [x0, y0] = apply(m, x, y), [x1, y1] = apply(m, x + w, y + h);
-    if (m.b === 0 && m.c === 0 && x0 <= 0 && y0 <= 0 && x1 >= this.canvas.width - 1) {
-      texts.set(this.canvas, []);
-    }
-    return rect.apply(this, arguments);
-  };
-  P.fillText = function (str, x, y) {
-    const m = this.getTransform(), t = this.measureText(str);
-    const l = x - t.actualBoundingBoxLeft, r = x + t.actualBoundingBoxRight;
-    const top = y - t.actualBoundingBoxAscent, bottom = y + t.actualBoundingBoxDescent;
-    if (!texts.has(this.canvas)) { texts.set(this.canvas, []); }
-    texts.get(this.canvas).push({
-      text: String(str), font: this.font, align: this.textAlign, baseline: this.textBaseline,
-      matrix: [m.a, m.b, m.c, m.d], anchor: apply(m, x, y),
-      corners: [[l, top], [r, top], [r, bottom], [l, bottom]].map(([px, py]) => apply(m, px, py)),
-    });
-    return fill.apply(this, arguments);
-  };
-})();
-"""
+#: its list again. (The page programs are tests/js/pages.mjs's, linted there.)
+RECORD_JS = f"({page_function('recordTexts')})();"  # an init script: run before the page's own
 
 #: The theme's colour variables in both modes (pydata-sphinx-theme's), and the column.
 THEME_CSS = """
@@ -110,37 +86,9 @@ body { background: var(--pst-color-background); color: var(--pst-color-text-base
 
 #: In the page: what lab element `id` shows now (the texts of its canvas, its visible size,
 #: the tokens of its state, what runs past its right edge).
-LOOK_JS = r"""([id]) => {
-  const el = document.getElementById(id), lab = el.abLab, c = lab.canvas;
-  const visible = Math.min(c.height, Math.round(lab.figure.getBoundingClientRect().height * devicePixelRatio));
-  const st = lab.state || {};
-  const tokens = st.tokens || st.queryTokens || [];
-  const edge = el.getBoundingClientRect().right;
-  const past = [];
-  for (const node of el.querySelectorAll("*")) {
-    const r = node.getBoundingClientRect();
-    if (r.width && r.height && r.right > edge + 0.5) {
-      past.push(node.tagName + "." + node.className + " " + (node.textContent || "").slice(0, 40) +
-                " right " + Math.round(r.right) + " > " + Math.round(edge));
-    }
-  }
-  if (document.documentElement.scrollWidth > innerWidth) {
-    past.push("the page scrolls sideways: " + document.documentElement.scrollWidth + " > " + innerWidth);
-  }
-  return {texts: __abTexts(c), width: c.width, height: visible, tokens: Array.from(tokens, String), past};
-}"""
-
-SET_JS = r"""async ([id, name, value]) => {
-  const el = document.getElementById(id);
-  const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
-  el.abLab.set(name, value);
-  await drawn;
-}"""
-
-MODE_JS = r"""async ([mode]) => {
-  document.documentElement.setAttribute("data-theme", mode);
-  await new Promise(resolve => setTimeout(resolve, 0));  // the lab's observer redraws
-}"""
+LOOK_JS = page_function("look")
+SET_JS = page_function("setControl")  # set a control, and wait for the drawing
+MODE_JS = page_function("setMode")  # light or dark, and wait for the redraw
 
 
 # ------------------------------------------------------------------ the checks
@@ -354,26 +302,7 @@ def test_every_text_of_every_lab_is_whole_apart_and_inside(browser, lab_pages, n
     assert not found, "\n".join(found)
 
 
-BAD_JS = r"""() => {
-  document.body.innerHTML = '<div class="ab-lab" id="bad" style="width:200px">' +
-    '<div class="ab-lab-figure"></div><code style="white-space:nowrap">' + "x".repeat(80) + '</code></div>';
-  const c = document.createElement("canvas");
-  c.width = 200; c.height = 100;
-  const lab = {canvas: c, figure: document.querySelector(".ab-lab-figure"),
-               state: {tokens: ["the", "cat", "sat", "the"]}};
-  lab.figure.append(c);
-  lab.figure.style.height = "100px";
-  document.getElementById("bad").abLab = lab;
-  const ctx = c.getContext("2d");
-  ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, 200, 100);
-  ctx.font = "11px sans-serif"; ctx.fillStyle = "#000";
-  ctx.textAlign = "center"; ctx.textBaseline = "top";
-  ctx.fillText("the", 40, 80); ctx.fillText("cat", 60, 80); ctx.fillText("sat", 80, 80);
-  ctx.fillText("weights (\u2212\u221e bef\u2026", 100, 10);
-  ctx.fillText("overlapping", 100, 40); ctx.fillText("overlapped", 110, 44);
-  ctx.textAlign = "left"; ctx.fillText("weather", 185, 60);
-  ctx.fillText("1 in 4 named", 4, 60);
-}"""
+BAD_JS = page_function("badFigure")
 
 
 def test_the_checker_finds_each_defect(browser):
@@ -454,31 +383,14 @@ def test_thin_lines_keep_three_to_one_contrast():
     """theme.contrasted: a line colour too faint on the page (a yellow or pale grey on white,
     a navy on near black) is mixed toward the text's end until WCAG's 3:1 for graphics, and
     one that already contrasts is left alone."""
-    import shutil
-    import subprocess
-
-    from attention_book.controls.web import WEB_DIR
-
-    node = shutil.which("node")
-    if node is None:
+    if NODE is None:
         pytest.skip("no node")
     faint = {"#ffffff": ["#c9a227", "#b0b0b0", "#35b779", "#ffe945", "#e0c050"],
              "#121212": ["#00204c", "#1f3a5f", "#595959"]}
     kept = {"#ffffff": ["#00204c", "#d55e00", "#595959"],
             "#121212": ["#e0c050", "#a6a6a6", "#31688e"]}
-    script = r"""import(process.argv[1]).then(({contrasted}) => {
-  const cases = JSON.parse(process.argv[2]), ch = (c) => c.startsWith("#")
-    ? [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)) : c.slice(4, -1).split(",").map(Number);
-  const lum = (c) => { const [r, g, b] = ch(c).map((v) => (v /= 255) <= 0.04045 ? v / 12.92
-    : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-  const ratio = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
-  process.stdout.write(JSON.stringify(cases.map(([c, bg]) => {
-    const out = contrasted(c, bg); return [out, ratio(c, bg), ratio(out, bg)]; })));
-});"""
     cases = [[c, bg] for table in (faint, kept) for bg, cs in table.items() for c in cs]
-    got = json.loads(subprocess.run(
-        [node, "-e", script, (WEB_DIR / "src" / "theme.js").as_uri(), json.dumps(cases)],
-        capture_output=True, text=True, check=True).stdout)
+    got = node("theme.contrasted", input=cases)
     n_faint = sum(len(cs) for cs in faint.values())
     for k, ((colour, bg), (out, before, after)) in enumerate(zip(cases, got, strict=True)):
         assert after >= 3, (colour, bg, out, after)
@@ -514,32 +426,7 @@ def test_the_query_the_reader_chose_survives_a_cleared_box(browser, lab_pages):
 #: for each arc, the contrast against the background of its most contrasting pixel where it
 #: crosses the panel's middle row (within 3 CSS px of the curve across, and 3 up or down:
 #: an arc runs flat there, and its halo is above and below its colour).
-ARC_PIXELS_JS = r"""([dpr, background, dark, weights]) => {
-  const L = AttentionBook.lab, c = document.createElement("canvas");
-  const th = {background, dark, text: dark ? "#ced6dd" : "#222832", muted: "#9ca4af", border: "#48566b"};
-  const tokens = weights.map((_, j) => "t" + j);
-  const {drawn} = L.drawFigure(c, {panels: [{kind: "arcs", title: "", tokens, query: 0, weights}]}, 420, th,
-                               document.createElement("canvas"), dpr);
-  const {xq, xs, top, bottom} = drawn[0], mid = (top + bottom) / 2;
-  const ctx = c.getContext("2d"), row = ctx.getImageData(0, Math.round(mid * dpr), c.width, 1).data;
-  const lum = (rgb) => { const [r, g, b] = rgb.map((v) => (v /= 255) <= 0.04045 ? v / 12.92
-    : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-  const bg = lum([1, 3, 5].map((i) => parseInt(background.slice(i, i + 2), 16)));
-  return xs.map((x) => {  // the cubic from (xq, top) to (x, bottom) crosses the middle at t = 1/2
-    let best = 1;
-    for (let k = Math.floor(((xq + x) / 2 - 3) * dpr); k <= Math.ceil(((xq + x) / 2 + 3) * dpr); k++) {
-      const l = lum([row[4 * k], row[4 * k + 1], row[4 * k + 2]]);
-      best = Math.max(best, (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05));
-    }
-    const column = ctx.getImageData(Math.round((xq + x) / 2 * dpr), Math.round((mid - 3) * dpr), 1,
-                                    Math.round(6 * dpr) + 1).data;
-    for (let k = 0; k < column.length; k += 4) {
-      const l = lum([column[k], column[k + 1], column[k + 2]]);
-      best = Math.max(best, (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05));
-    }
-    return best;
-  });
-}"""
+ARC_PIXELS_JS = page_function("arcContrasts")
 
 
 def test_every_arc_of_a_weight_shown_keeps_three_to_one(browser):
@@ -601,20 +488,7 @@ def test_every_symbol_typed_stays_in_view(browser, lab_pages, width):
 #: Before any script: each lab's mount (its element's abLab set) and each drawing, with the
 #: other lab that did either in the same task (a microtask clears the mark at the end of the
 #: callback).
-SAME_TASK_JS = r"""
-globalThis.__abWork = [];
-let open = null;
-const did = (what, lab) => {
-  __abWork.push({what, lab, with: open && open !== lab ? open : null});
-  open = lab;
-  queueMicrotask(() => { open = null; });
-};
-Object.defineProperty(HTMLElement.prototype, "abLab", {configurable: true, set(lab) {
-  Object.defineProperty(this, "abLab", {value: lab, writable: true, configurable: true});
-  did("mount", this.getAttribute("data-ab-lab"));
-}});
-document.addEventListener("ab-lab-drawn", (e) => did("draw", e.target.getAttribute("data-ab-lab")), true);
-"""
+SAME_TASK_JS = f"({page_function('sameTask')})();"  # an init script: run before the page's own
 
 
 def test_no_task_of_a_page_load_mounts_two_labs(browser, tmp_path):
@@ -649,31 +523,7 @@ def test_no_task_of_a_page_load_mounts_two_labs(browser, tmp_path):
 
 #: In the page: a dense line (`n` points of `f` over `w` CSS px) stroked with a round pen and
 #: filled by the lines panel's columns, at `dpr`; the pixels each covers (alpha over half).
-DENSE_JS = r"""([n, w, width, dpr, f]) => {
-  const ys = Array.from({length: n}, (_, i) => Math.sin(i * f) + 0.3 * Math.sin(i * f * 7.3));
-  const X = (i) => 10 + (i + 0.5) * w / n, Y = (v) => 60 - 40 * v;
-  const cover = (draw) => {
-    const c = document.createElement("canvas");
-    c.width = (w + 20) * dpr; c.height = 120 * dpr;
-    const ctx = c.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.fillStyle = ctx.strokeStyle = "#000";
-    ctx.lineWidth = width; ctx.lineJoin = "round"; ctx.lineCap = "round";
-    draw(ctx);
-    const px = ctx.getImageData(0, 0, c.width, c.height).data, on = [];
-    for (let k = 3; k < px.length; k += 4) { on.push(px[k] > 127 ? 1 : 0); }
-    return on;
-  };
-  const stroked = cover((ctx) => {
-    ctx.beginPath();
-    ys.forEach((v, i) => (i ? ctx.lineTo(X(i), Y(v)) : ctx.moveTo(X(i), Y(v))));
-    ctx.stroke();
-  });
-  const filled = cover((ctx) => AttentionBook.lab.fillColumns(ctx, ys, X, Y, width, dpr));
-  let both = 0, either = 0;
-  stroked.forEach((a, k) => { both += a & filled[k]; either += a | filled[k]; });
-  return both / either;
-}"""
+DENSE_JS = page_function("denseLineCover")
 
 
 def test_a_dense_line_fills_what_its_stroke_covers(browser):
@@ -701,12 +551,7 @@ def test_a_dense_line_fills_what_its_stroke_covers(browser):
 
 
 #: The multi-head lab's h and its choices, the heads switched on and the state's h.
-HEADS_JS = r"""(id) => {
-  const lab = document.getElementById(id).abLab;
-  const h = lab.controls.find((c) => c.name === "h");
-  return {h: lab.values.h, options: h.options.map((o) => o[1]), on: lab.values.heads_on,
-          state: lab.state.h};
-}"""
+HEADS_JS = page_function("heads")
 
 
 def test_a_new_width_keeps_the_readers_heads_or_the_most_below(browser, lab_pages):
@@ -813,20 +658,7 @@ def test_axes_name_their_last_value_and_whole_blocks(browser, lab_pages):
 
 #: In the page: the keys an arcs panel of `weights` draws an arc to (each arc's end, matched
 #: to the key it lands on).
-ARC_KEYS_JS = r"""([weights]) => {
-  const L = AttentionBook.lab, c = document.createElement("canvas"), ends = [];
-  const proto = CanvasRenderingContext2D.prototype, curve = proto.bezierCurveTo;
-  proto.bezierCurveTo = function (a, b, d, e, x, y) { ends.push([x, y]); return curve.apply(this, arguments); };
-  const th = {background: "#ffffff", dark: false, text: "#222832", muted: "#9ca4af", border: "#48566b"};
-  const tokens = weights.map((_, j) => "t" + j);
-  try {
-    const {drawn} = L.drawFigure(c, {panels: [{kind: "arcs", title: "", tokens, query: 0, weights}]}, 700, th,
-                                 document.createElement("canvas"), 1);
-    const {xs, bottom} = drawn[0];
-    return ends.filter(([, y]) => Math.abs(y - bottom) < 1e-6)
-      .map(([x]) => xs.findIndex((k) => Math.abs(k - x) < 1e-6)).sort((a, b) => a - b);
-  } finally { proto.bezierCurveTo = curve; }
-}"""
+ARC_KEYS_JS = page_function("arcKeys")
 
 
 def test_past_16_keys_only_the_16_heaviest_arcs_are_drawn(browser):
@@ -852,12 +684,7 @@ def test_past_16_keys_only_the_16_heaviest_arcs_are_drawn(browser):
 
 
 #: In the page: the lab's figure laid out as drawn at its width: each panel's region, CSS px.
-REGIONS_JS = r"""([id]) => {
-  const lab = document.getElementById(id).abLab, c = document.createElement("canvas");
-  const {regions} = AttentionBook.lab.drawFigure(c, lab.spec, lab.width(), lab.looks.theme,
-                                                 document.createElement("canvas"), 1);
-  return regions.map((r) => [Math.round(r.x), Math.round(r.w)]);
-}"""
+REGIONS_JS = page_function("figureRegions")
 
 
 @pytest.mark.parametrize("width", WIDTHS)

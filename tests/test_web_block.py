@@ -8,9 +8,6 @@ Python's state (``js_view``), Python's error messages, the
 random blocks numpy's bit for bit, and the figure's panels drawable by ``web/lab.js``."""
 from __future__ import annotations
 
-import json
-import subprocess
-
 import numpy as np
 import pytest
 
@@ -18,9 +15,9 @@ from attention_book.block import encoder_stack
 from attention_book.scenes.block import BLOCK_SENTENCES, LN_LABELS, MAX_DEPTH, block_state
 from close_all import assert_close
 from js_view import views
-from test_web_states import (FIXED_TEXTS, NODE, SEEDS, TOL, WEB, arr, close,
-                             figure_check, notes, run, sentences)
-from node_esm import esm
+from node_driver import run as node
+from test_web_states import (FIXED_TEXTS, NODE, SEEDS, TOL, arr, close, figure_check, notes,
+                             run, sentences)
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: web/block.js runs "
                                 "in Node.js, which the README's set-up (make test) expects")
@@ -74,6 +71,10 @@ def checked(values: list) -> list[float]:
             zip(values, run("block", values), states, views("block", *states), strict=True)]
 
 
+@pytest.mark.slow  # 78 states on both sides, 3-4 s of CPU: the edit loop's held-out parity
+# of the block lab is the twin contract's (tests/test_web_twins.py: the first 10 of its
+# held-out values, the edge texts among them), with check_block itself on every setting of
+# the small controls below
 def test_block_parity_on_held_out_values():
     checked(block_values(60, seed=707))
 
@@ -107,21 +108,11 @@ def test_bad_values_give_pythons_messages():
         assert row.get("error") == str(err.value), v
 
 
-def node(script: str, *args, stdin: str = "") -> object:
-    done = subprocess.run([NODE, *esm(script), *map(str, args)], input=stdin,
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
-
-
 def test_blocks_are_numpys_bit_for_bit():
     """encoder_stack's weights: the attention's draws from default_rng(1000 seed + i), the
     feed-forward network's from default_rng([1000 seed + i, 1]), in numpy's order."""
     seeds = [0, 1, 20, 999_999]
-    script = """const B = (await load(process.argv[1]));
-const b64 = a => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64");
-process.stdout.write(JSON.stringify(JSON.parse(process.argv[2]).map(seed => B.stack(seed).map(
-  p => Object.fromEntries(Object.entries(p).map(([k, v]) => [k, b64(v)]))))));"""
-    got = node(script, WEB / "src" / "labs" / "block.js", json.dumps(seeds))
+    got = node("block.stack", input=seeds)
     for seed, blocks in zip(seeds, got, strict=True):
         want = encoder_stack(MAX_DEPTH, 8, 2, seed)
         assert len(blocks) == MAX_DEPTH
@@ -139,13 +130,7 @@ process.stdout.write(JSON.stringify(JSON.parse(process.argv[2]).map(seed => B.st
 def test_moving_depth_residual_or_layernorm_draws_no_blocks():
     """The blocks are drawn once per seed (scenes.block._stack's cache): the other controls,
     the text included, reuse them; a new seed draws its 12, and clearCaches empties it."""
-    script = """const B = (await load(process.argv[1])), core = (await load(process.argv[2]));
-const counts = [];
-const at = v => { B.state(Object.assign({text: "the cat sat", seed: 4}, v)); counts.push(B.blocksDrawn()); };
-at({}); at({depth: 12}); at({depth: 1, residual: false}); at({norm_first: true}); at({causal: true});
-at({text: "a dog ran"}); at({seed: 5}); at({seed: 4}); core.clearCaches(); at({seed: 4});
-process.stdout.write(JSON.stringify(counts));"""
-    got = node(script, WEB / "src" / "labs" / "block.js", WEB / "src" / "shared" / "matrices.js")
+    got = node("block.drawn")
     assert got == [12, 12, 12, 12, 12, 12, 24, 24, 36], got
 
 
@@ -156,17 +141,10 @@ def test_figures_are_panels_lab_js_can_draw():
     tokens as labels, weights within [0, 1], a causal mask's cells masked; no tokens too."""
     values = [*block_values(6, seed=31), dict(text="", depth=4),
               dict(text="cat " * 40, depth=12, norm_first=True, causal=True)]
-    for v, row in zip(values, figure_check({"block": values})["block"], strict=True):
-        assert row["bad"] == [] and row["panels"] == 2, (v, row)
-    script = """const B = (await load(process.argv[1]));
-process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "utf8")).map(v => {
-  const f = B.figure(B.state(v));
-  return {columns: f.columns, panels: f.panels.map(p => Object.assign({}, p,
-    {data: p.data ? Array.from(p.data) : undefined, masked: p.masked ? Array.from(p.masked) : undefined,
-     maps: p.maps ? p.maps.map(m => ({title: m.title, data: Array.from(m.data)})) : undefined}))};
-})));"""
-    figures = node(script, WEB / "src" / "labs" / "block.js", stdin=json.dumps(values))
-    for v, fig in zip(values, figures, strict=True):
+    rows = figure_check({"block": values}, "--figure")["block"]  # one run of Node
+    for v, row in zip(values, rows, strict=True):
+        assert row["bad"] == [] and row["panels"] == 2, (v, row["bad"], row["panels"])
+    for v, fig in zip(values, (row["figure"] for row in rows), strict=True):
         st = block_state(**v)
         lines, *maps = fig["panels"]
         assert 1 <= fig["columns"] <= 3

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from attention_book.controls.web import WEB_DIR
+from node_driver import completed, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = WEB_DIR / "src"
@@ -94,12 +95,7 @@ def test_the_bundle_is_a_classic_script_with_the_api_in_node():
     text = (WEB_DIR / "lab.js").read_text(encoding="utf-8")
     assert not re.search(r"^(import|export)\b", text, re.M)
     assert re.search(r'^"use strict";$', text, re.M)  # as strict as the modules it bundles
-    out = subprocess.run(
-        [node(), "-e", "const L = require(process.argv[1]);"
-         "process.stdout.write(JSON.stringify([Object.keys(L).sort(), L.format.fixed(2.5, 0),"
-         " L.lut('viridis').length, typeof globalThis.AttentionBook.format]))",
-         str(WEB_DIR / "lab.js")], check=True, capture_output=True, text=True, timeout=60)
-    keys, two, levels, installed = json.loads(out.stdout)
+    keys, two, levels, installed = run("bundle.api")
     assert {"format", "lut", "colorize", "wholeTicks", "drawFigure", "mount", "start",
             "LUT_HEX"} <= set(keys)
     assert (two, levels, installed) == ("2", 768, "object")
@@ -111,12 +107,7 @@ def test_the_state_modules_format_with_the_front_ends_format():
     for path in (SOURCES / "shared").glob("*.js"):  # shared code: no DOM front end in it
         imports = re.findall(r'^import .* from "(.*)";', path.read_text(encoding="utf-8"), re.M)
         assert all(i.startswith("./") or i == "../format.js" for i in imports), (path, imports)
-    out = subprocess.run(
-        [node(), "-e", "require(process.argv[1]); const M = require(process.argv[2]);"
-         "process.stdout.write(String(M === globalThis.AttentionBook.scaling && typeof M.state))",
-         str(WEB_DIR / "lab.js"), str(WEB_DIR / "scaling.js")],
-        check=True, capture_output=True, text=True, timeout=60)
-    assert out.stdout == "function"
+    assert run("bundle.installs") == "function"
 
 
 #: A text only the shared code has: vocab.js's word list (tokens.js's tokenizer).
@@ -132,19 +123,11 @@ def test_a_page_loads_the_shared_code_once():
     assert len(labs) >= 10
     for path in labs:
         assert VOCAB_MARK not in path.read_text(encoding="utf-8"), path.name
-    out = subprocess.run(
-        [node(), "-e", "require(process.argv[1]); const A = require(process.argv[2]),"
-         " S = require(process.argv[3]), C = globalThis.AttentionBook.common;"
-         "process.stdout.write(JSON.stringify([Object.keys(C), typeof A.state, typeof S.state,"
-         " C['shared/tokens.js'].tokenize('The weather')]))",
-         *(str(WEB_DIR / name) for name in ("lab.js", "attention.js", "scaling.js"))],
-        check=True, capture_output=True, text=True, timeout=60)
-    common, *kinds, tokens = json.loads(out.stdout)
+    common, *kinds, tokens = run("bundle.common")
     assert set(common) >= {"shared/tokens.js", "shared/rng.js", "format.js"}, common
     assert kinds == ["function", "function"] and tokens == ["the", "weather"]
-    alone = subprocess.run([node(), "-e", "require(process.argv[1])", str(WEB_DIR / "scaling.js")],
-                           capture_output=True, text=True, timeout=60)
-    assert alone.returncode != 0 and "web/lab.js must load before" in alone.stderr
+    alone = completed("bundle.load", "scaling.js")
+    assert alone.returncode != 0 and b"web/lab.js must load before" in alone.stderr
 
 
 def test_the_widget_bundle_is_an_es_module_with_a_render():
@@ -153,14 +136,7 @@ def test_the_widget_bundle_is_an_es_module_with_a_render():
     every scene's) without the data files or the bundle the pages load."""
     text = (WEB_DIR / "widget.mjs").read_text(encoding="utf-8")
     assert re.search(r"export\s*\{[^}]*\bas default\b", text)
-    out = subprocess.run(
-        [node(), "--input-type=module", "-e",
-         f"const m = await import({json.dumps((WEB_DIR / 'widget.mjs').as_uri())});"
-         "process.stdout.write(JSON.stringify([typeof m.default.render, m.labs,"
-         " Object.keys(m.decode({a: {$array: 'float64', shape: [2],"
-         " buffer: new DataView(new Float64Array([1, 2]).buffer)}}))]))"],
-        check=True, capture_output=True, text=True, timeout=60)
-    render, labs, decoded = json.loads(out.stdout)
+    render, labs, decoded = run("bundle.widget")
     assert (render, decoded) == ("function", ["a"])
     from attention_book.bundles import registry
     from attention_book.scenes import SCENES
@@ -185,18 +161,13 @@ def test_every_declared_control_kind_is_one_the_front_end_draws():
 
 
 def test_node_imports_the_sources_without_a_flag_or_a_warning():
-    """The tests' Node scripts import() the ES sources (tests/node_esm.py): Node 20 needs no
-    --experimental-require-module, and prints nothing on stderr. No test, benchmark or
+    """The tests' Node commands import() the ES sources (tests/js/driver.mjs): Node 20 needs
+    no --experimental-require-module, and prints nothing on stderr. No test, benchmark or
     module of the package passes that flag any more."""
-    from node_esm import esm
-
-    out = subprocess.run(
-        [node(), *esm("const c = await load(process.argv[1]);"
-                      " process.stdout.write(c.tokenize('The weather').join(' '));"),
-         str(SOURCES / "shared" / "tokens.js")], capture_output=True, text=True, timeout=60)
-    assert (out.returncode, out.stdout, out.stderr) == (0, "the weather", "")
+    out = completed("states.tokenize", input=["The weather"])
+    assert (out.returncode, json.loads(out.stdout), out.stderr) == (0, [["the", "weather"]], b"")
     flag = re.compile(r"""["']--experimental-require-module["']""")
-    scripts = [*ROOT.glob("tests/*.py"), *ROOT.glob("tests/*.js"), *ROOT.glob("benchmarks/*.py"),
-               *ROOT.glob("benchmarks/*.js"), *WEB_DIR.parent.rglob("*.py")]
+    scripts = [*ROOT.glob("tests/*.py"), *ROOT.glob("tests/*.js"), *ROOT.glob("tests/js/*.mjs"),
+               *ROOT.glob("benchmarks/*.py"), *ROOT.glob("benchmarks/*.js"), *WEB_DIR.parent.rglob("*.py")]
     assert len(scripts) > 40
     assert [p.name for p in scripts if flag.search(p.read_text(encoding="utf-8"))] == []

@@ -2,7 +2,7 @@
 (``scenes/decoder.py``), on the tests' tiny llama GGUF (``smollm.write_tiny_gguf``): the
 scene runs it in numpy (its model swapped in), the page in the llama engine.
 
-In Node (tests/js/decoder_driver.mjs), the default tier:
+In Node (tests/js/decoder.mjs's ``decoder.run``), the default tier:
 
 - the gallery file (``web_export.export_decoder_gallery`` of the tiny model): every preset at
   several steps, layers, heads and views is Python's state within 1e-5 (its maps are uint16);
@@ -24,8 +24,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -36,11 +34,10 @@ from attention_book.scenes import decoder as lab
 from attention_book.scenes.core import to_js
 from attention_book.web_export import DATA, export_decoder_gallery
 from conftest import TINY_INDUCTION as INDUCTION
-from node_esm import wire
+from node_driver import NODE, wire
+from node_driver import run as node
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "tests" / "js" / "decoder_driver.mjs"
-NODE = shutil.which("node")
 #: The tiny model's shape (write_tiny_gguf): 2 layers of 4 query heads over 2 key/value heads.
 LAYERS, HEADS = 2, 4
 #: The page's numbers from the gallery: Python's float32 maps as uint16 (7.7e-6 at most).
@@ -60,10 +57,7 @@ def values(**kw) -> dict:
 def run(gallery: Path, rows: list, gguf: Path | None = None) -> dict:
     """The driver's answer for ``rows`` (values, or {values, py})."""
     rows = [r if "values" in r else {"values": r} for r in rows]
-    out = subprocess.run([NODE, str(DRIVER), str(gallery), str(gguf) if gguf else "-"],
-                         input=json.dumps(rows), capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout)
+    return node("decoder.run", gallery, gguf or "-", input=rows)
 
 
 def python(scene, v):
@@ -261,13 +255,7 @@ def test_a_file_the_engine_does_not_run(tiny_decoder, tmp_path):
 
 
 def readable_in_node(pieces: list[str]) -> list[str]:
-    module = ROOT / "src/attention_book/web/src/labs/decoder/gallery.js"
-    script = ("import {readFileSync} from 'node:fs';"
-              f"const {{readable}} = await import({json.dumps(module.as_uri())});"
-              "process.stdout.write(JSON.stringify(JSON.parse(readFileSync(0, 'utf8')).map(readable)));")
-    out = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps(pieces),
-                         capture_output=True, text=True, check=True, timeout=120)
-    return json.loads(out.stdout)
+    return node("decoder.readable", input=pieces, timeout=120)
 
 
 def spelled(data: bytes) -> str:

@@ -21,9 +21,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -36,10 +33,10 @@ from attention_book.scenes.core import Condition, Scene, compare, slider, when
 from attention_book.scenes.positional import BASE_CHOICES, K_RANGE, positional_state
 from close_all import assert_close
 from js_view import alt, text_views
-from node_esm import PRELUDE, esm
+from node_driver import NODE, page_function
+from node_driver import run as node
 from test_web_labs import PIXELS_JS
 
-NODE = shutil.which("node")
 SCENE = SCENES["positional"]
 TOL = 1e-5
 
@@ -107,25 +104,6 @@ def checked(values: list, rows: list) -> None:
         check_parity(v, row, decode(row), st, view)
 
 
-# JS run in Node or a page: the state of each values, the arrays as base64 float64
-COMPUTE_JS = r"""
-function computeAll(P, list, toBase64) {
-  return list.map(function (values) {
-    var st = P.state(values);
-    function b64(a) { return toBase64(new Float64Array(a)); }
-    return {maxError: st.maxError, meanSimilarity: st.meanSimilarity, waveColumns: st.waveColumns,
-            p: st.p, notes: st.notes, readout: P.readout(st).lines, alt: P.alt(st),
-            arrays: {pe: b64(st.pe), similarity: b64(st.similarity), wavelengths: b64(st.wavelengths),
-                     shifted: b64(st.shifted), rotated: b64(st.rotated)}};
-  });
-}
-"""
-NODE_MAIN = COMPUTE_JS + r"""
-const P = (await load(process.argv[2]));
-const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
-const b64 = a => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64");
-process.stdout.write(JSON.stringify(computeAll(P, list, b64)));
-"""
 PAGE_B64 = """a => { let s = ""; const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
   for (let i = 0; i < bytes.length; i += 8192) {
     s += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192)); }
@@ -139,13 +117,9 @@ def decode(row: dict) -> dict:
             for k, v in row["arrays"].items()}
 
 
-def run_node(values: list[dict], tmp_path: Path) -> list[dict]:
-    script = tmp_path / "parity.mjs"
-    script.write_text(PRELUDE + NODE_MAIN)
-    out = subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                         input=json.dumps(values).encode(), capture_output=True, check=True,
-                         timeout=300)
-    return json.loads(out.stdout)
+def run_node(values: list[dict]) -> list[dict]:
+    """The module's states of ``values`` (tests/js/positional.mjs's computeAll), in Node."""
+    return node("positional.states", input=values, timeout=300)
 
 
 # ------------------------------------------------------------------ declaration (fast)
@@ -250,53 +224,35 @@ def test_colour_maps_are_matplotlibs():
 
 
 @pytest.mark.skipif(NODE is None, reason="no node")
-def test_node_parity_on_held_out_values(tmp_path):
+def test_node_parity_on_held_out_values():
     values = held_out(6, seed=2026)
-    checked(values, run_node(values, tmp_path))
+    checked(values, run_node(values))
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(NODE is None, reason="no node")
-def test_node_parity_on_many_held_out_values(tmp_path):
+def test_node_parity_on_many_held_out_values():
     values = held_out(200, seed=17)
-    checked(values, run_node(values, tmp_path))
+    checked(values, run_node(values))
 
 
 @pytest.mark.skipif(NODE is None, reason="no node")
-def test_node_formats_numbers_as_python(tmp_path):
+def test_node_formats_numbers_as_python():
     cases = [(x, spec) for x in (0.0, -0.0, 1e-13, 5.25e-15, 0.1251, 6.283185307179586, 628318.53,
                                  47117.2, 1e5, 10.0, 316.2277, 1.0180, 2.0, 0.42, -0.006, 123456.7,
                                  0.125, 0.375, 2.5)  # exact ties: Python rounds them to even
              for spec in (".2f", ".1f", ",.0f", ",.1f", ".1e", ".0e", ".3g", "g")]
-    script = tmp_path / "fmt.mjs"  # the ES module itself, as the bundle imports it
-    script.write_text("""import {readFileSync} from "node:fs";
-import {pathToFileURL} from "node:url";
-const f = (await import(pathToFileURL(process.argv[2]).href)).format;
-const cases = JSON.parse(readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
-  const grouped = spec.startsWith(","), s = grouped ? spec.slice(1) : spec;
-  if (s === "g") return f.general(x, 6);
-  const n = parseInt(s.slice(1), 10), kind = s[s.length - 1];
-  return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
-})));""")
-    out = subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "format.js")], check=True,
-                         text=True, input=json.dumps(cases), capture_output=True, timeout=60)
-    got = json.loads(out.stdout)
+    got = node("states.format", input=cases, timeout=60)  # format.js, as the bundle imports it
     for (x, spec), js in zip(cases, got, strict=True):
         assert js == format(x, spec), (x, spec, js)
 
 
-def test_state_errors_are_the_math_layers(tmp_path):
+def test_state_errors_are_the_math_layers():
     if NODE is None:
         pytest.skip("no node")
-    script = tmp_path / "err.mjs"
-    script.write_text(PRELUDE + """const P = (await load(process.argv[2]));
-const out = [{s: 8, d: 3, base: 10, k: 1}, {s: 0, d: 4, base: 10, k: 1},
-             {s: 8, d: 4, base: 1, k: 1}, {s: 8, d: 4, base: 10, k: 0.5}].map(v => {
-  try { P.state(v); return null; } catch (e) { return e.message; } });
-process.stdout.write(JSON.stringify(out));""")
-    out = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                                    check=True, capture_output=True, text=True).stdout)
+    out = node("states.errors", "positional", input=[
+        {"s": 8, "d": 3, "base": 10, "k": 1}, {"s": 0, "d": 4, "base": 10, "k": 1},
+        {"s": 8, "d": 4, "base": 1, "k": 1}, {"s": 8, "d": 4, "base": 10, "k": 0.5}])
     for message, values in zip(out, ({"s": 8, "d": 3, "base": 10, "k": 1},
                                      {"s": 0, "d": 4, "base": 10, "k": 1},
                                      {"s": 8, "d": 4, "base": 1, "k": 1},
@@ -337,29 +293,6 @@ MOVE_JS = r"""async ([labId, index, values]) => {
 }"""
 
 
-# Every value of every control, without waiting for frames: set it, draw at once (the lab's
-# update), and check that the lab took it and the alt text names the state's size.
-SWEEP_JS = r"""([labId]) => {
-  const el = document.getElementById(labId), lab = el.abLab, decl = lab.declaration;
-  const problems = [];
-  let n = 0;
-  decl.controls.forEach((c, i) => {
-    const control = lab.controls[i];  // its controller: the value itself, no event
-    const values = c.range ? Array.from({length: (c.range[1] - c.range[0]) / c.range[2] + 1},
-                                        (_, k) => c.range[0] + k * c.range[2]) : c.values;
-    for (const value of values) {
-      control.value = value;
-      lab.update();
-      const alt = lab.canvas.getAttribute("aria-label");
-      if (lab.values[c.name] !== value || !alt.includes(lab.values.s + " positions (rows) and " +
-          lab.values.d + " dimensions")) { problems.push([c.name, value, lab.values[c.name]]); }
-      n += 1;
-    }
-    control.value = c.default;
-    lab.update();
-  });
-  return {n, problems};
-}"""
 
 
 def check_disabled_base(page, lab_id: str) -> None:
@@ -375,8 +308,9 @@ def check_disabled_base(page, lab_id: str) -> None:
 
 def browser_parity(page, n: int, seed: int) -> None:
     values = held_out(n, seed)
-    rows = page.evaluate("([list]) => { " + COMPUTE_JS + " return computeAll("
-                         "window.AttentionBook.positional, list, " + PAGE_B64 + "); }", [values])
+    rows = page.evaluate("([list]) => { const computeAll = " + node("positional.source") + ";"
+                         " return computeAll(window.AttentionBook.positional, list, " + PAGE_B64 + "); }",
+                         [values])
     checked(values, rows)
 
 
@@ -400,7 +334,7 @@ def test_standalone_lab_in_chromium(browser, standalone_page):
     assert canvas.get_attribute("role") == "img"
     assert canvas.evaluate("c => c.width") == 2 * round(canvas.bounding_box()["width"])  # 2x screen
     browser_parity(page, 16, seed=7)
-    swept = page.evaluate(SWEEP_JS, [lab_id])
+    swept = page.evaluate(page_function("positionalSweep"), [lab_id])  # every value of every control
     assert swept["problems"] == [] and swept["n"] == sum(len(c.values) for c in SCENE.controls)
     check_disabled_base(page, lab_id)
     assert watch.console_errors == [] and watch.outside == [] and watch.failed == []
@@ -428,17 +362,11 @@ def test_without_javascript_the_default_state_is_described(browser, built_book):
 
 
 @pytest.mark.skipif(NODE is None, reason="no node")
-def test_numbers_download_is_pythons_pe_and_similarity(tmp_path):
+def test_numbers_download_is_pythons_pe_and_similarity():
     """numbers(state): the JSON a reader downloads holds PE (s, d) as its main matrix and the
     similarity (s, s), equal to Python's."""
     values = held_out(3, seed=99)[:4]
-    script = tmp_path / "numbers.mjs"
-    script.write_text(PRELUDE + """const P = (await load(process.argv[2]));
-const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(list.map(v => P.numbers(P.state(v)))));""")
-    got = json.loads(subprocess.run([NODE, str(script), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                                    input=json.dumps(values).encode(), capture_output=True,
-                                    check=True).stdout)
+    [got] = node("states.numbers", input=[["positional", values]])
     for v, row in zip(values, got, strict=True):
         st = positional_state(**v)
         assert row["lab"] == "positional" and row["tokens"] == []
@@ -457,11 +385,7 @@ def test_strided_pe_heatmap_keeps_whole_sin_cos_pairs(s, d):
     columns = shown_columns(d)
     assert (columns[::2] % 2 == 0).all() and (columns[1::2] == columns[::2] + 1).all()
     assert len(columns) <= 256 and (len(columns) == d) == (d <= 256)
-    code = ("const P = (await load(process.argv[1])); const st = P.state({s: %d, d: %d, base: 10000,"
-            " k: 3}); process.stdout.write(JSON.stringify(Array.from(P.figure(st).panels[0].data)))"
-            % (s, d))
-    shown = json.loads(subprocess.run([NODE, *esm(code), str(WEB_DIR / "src" / "labs" / "positional.js")],
-                                      capture_output=True, text=True, check=True).stdout)
+    [shown] = node("states.figures", "positional", 0, input=[{"s": s, "d": d, "base": 10000, "k": 3}])
     st = positional_state(s, d, 10000, 3)
     expected = st.pe[::image_stride(s)][:, columns]  # (rows shown, columns shown)
-    np.testing.assert_allclose(np.array(shown).reshape(expected.shape), expected, atol=1e-12)
+    np.testing.assert_allclose(np.array(shown["data"]).reshape(expected.shape), expected, atol=1e-12)

@@ -27,7 +27,7 @@ import pytest
 
 from attention_book.decoding import next_token
 from attention_book.smollm import SmolLM, write_tiny_gguf
-from llama_js import NODE, run_node
+from llama_js import NODE, run_files, run_node
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js (node) is not installed")
 
@@ -294,21 +294,28 @@ def test_files_the_engine_refuses(tiny, tmp_path):
         "tokenizer": (good.replace(b"gpt2", b"bert", 1), "tokenizer", 'tokenizer is "bert"'),
         "pre": (good.replace(b"smollm", b"smolxx", 1), "tokenizer", 'pre-tokenizer "smolxx"'),
     }
-    for name, (data, code, words) in cases.items():
-        f = tmp_path / f"{name.replace(' ', '-')}.gguf"
-        f.write_bytes(data)
-        [err] = _errors(f, [{"op": "load"}])
+    files = {}
+    for name, (data, _, _) in cases.items():
+        files[name] = tmp_path / f"{name.replace(' ', '-')}.gguf"
+        files[name].write_bytes(data)
+    made = [("architecture", "architecture", '"gpt2" model'),
+            ("types", "tensor-type", "is Q5_0; the book computes with"),
+            ("bf16", "tensor-type", "is BF16")]
+    for kind, _, _ in made:
+        files[kind] = tmp_path / f"{kind}.gguf"
+        if kind == "architecture":
+            write_tiny_gguf(files[kind], architecture="gpt2")
+        else:
+            write_tiny_gguf(files[kind], types=("Q5_0",) if kind == "types" else ("BF16",))
+    # every file in one run of Node, each loaded afresh
+    loaded = run_files([{"gguf": f, "ops": [{"op": "load"}]} for f in files.values()])
+    errors = {name: result.get("error") for name, [result] in zip(files, loaded, strict=True)}
+    for name, (_, code, words) in cases.items():
+        err = errors[name]
         assert err is not None, name
         assert (err["code"], words in err["message"]) == (code, True), (name, err)
-    for kind, code, words in [("architecture", "architecture", '"gpt2" model'),
-                              ("types", "tensor-type", "is Q5_0; the book computes with"),
-                              ("bf16", "tensor-type", "is BF16")]:
-        f = tmp_path / f"{kind}.gguf"
-        if kind == "architecture":
-            write_tiny_gguf(f, architecture="gpt2")
-        else:
-            write_tiny_gguf(f, types=("Q5_0",) if kind == "types" else ("BF16",))
-        [err] = _errors(f, [{"op": "load"}])
+    for kind, code, words in made:
+        err = errors[kind]
         assert err and err["code"] == code and words in err["message"], (kind, err)
 
 

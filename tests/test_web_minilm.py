@@ -19,10 +19,7 @@ Every test that runs Node skips, saying so, when ``node`` is missing.
 from __future__ import annotations
 
 import base64
-import json
 import math
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +31,9 @@ from hypothesis.extra.numpy import arrays
 from attention_book import web_export as W
 from minilm_node import run_in_node
 from attention_book.pretrained import ANIMAL_SENTENCE, RUNNING_SENTENCE, MiniLM, load_sentences
-from node_esm import esm
+from node_driver import NODE, page_function
+from node_driver import run as node
 
-NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="Node.js (node) is not installed")
 
 #: The int8 file's loss, measured by benchmarks/browser_minilm.py --parity over the 157
@@ -200,20 +197,7 @@ def test_tokenize_errors_and_cut(tokenizer_js, model):
 
 @needs_node
 def test_not_a_string(tokenizer_js):
-    script = (
-        f"const m = (await load({json.dumps(str(W.MINILM_JS))}));"
-        f"require({json.dumps(str(tokenizer_js))});"
-        "const model = new m.Model(globalThis.AttentionBook.minilmWeights);"
-        "const out = [];"
-        "for (const t of [null, 42]) { try { model.tokenize(t); out.push('none'); }"
-        " catch (e) { out.push(e.code + ': ' + e.message); } }"
-        "try { model.forward([101, 102]); } catch (e) { out.push(e.code + ': ' + e.message); }"
-        "delete globalThis.AttentionBook.minilmWeights;"  # a page without the weights file
-        "try { m.load(); } catch (e) { out.push(e.code + ': ' + e.message); }"
-        "console.log(JSON.stringify(out));"
-    )
-    out = json.loads(subprocess.run([NODE, *esm(script)], capture_output=True, text=True,
-                                    check=True).stdout)
+    out = node("minilm.refusals", tokenizer_js)
     assert out[0] == "not-text: text must be a string, got object"
     assert out[1] == "not-text: text must be a string, got number"
     assert out[2].startswith("bad-weights: the weights file lacks the tensor")
@@ -225,15 +209,8 @@ def test_erf_and_base64():
     xs = [0.0, 1e-300, 1e-8, 0.1, 0.46875, 0.5, 1.0, 2.0, 3.5, 4.0, 5.9, 6.0, 6.5, 27.0]
     xs += [-x for x in xs] + list(np.linspace(-7, 7, 301))
     blobs = [bytes(range(n)) for n in (0, 1, 2, 3, 4, 5, 255)]
-    script = (
-        f"const m = (await load({json.dumps(str(W.MINILM_JS))}));"
-        f"const xs = {json.dumps([float(x) for x in xs])};"
-        f"const b64 = {json.dumps([base64.b64encode(b).decode() for b in blobs])};"
-        "console.log(JSON.stringify({erf: xs.map(m.erf),"
-        " bytes: b64.map((s) => Array.from(m.decodeBase64(s)))}));"
-    )
-    out = json.loads(subprocess.run([NODE, *esm(script)], capture_output=True, text=True,
-                                    check=True).stdout)
+    out = node("minilm.numerics", input={"xs": [float(x) for x in xs],
+                                         "b64": [base64.b64encode(b).decode() for b in blobs]})
     for x, y in zip(xs, out["erf"]):
         assert abs(y - math.erf(x)) <= 4e-16, x  # far below float32's 6e-8
     assert out["bytes"] == [list(b) for b in blobs]
@@ -333,12 +310,8 @@ def test_forward_int8_parity(int8_js, model):
 
 def classic_minilm(folder: Path) -> Path:
     """minilm.js bundled into a classic script (AttentionBook.minilm), as a page loads it."""
-    build = W.MINILM_JS.parents[2] / "build.mjs"
     script = folder / "minilm-classic.js"
-    script.write_text(subprocess.run(
-        [NODE, "--input-type=module", "-e", f"const b = await import({json.dumps(build.as_uri())});"
-         "process.stdout.write(await b.classicScript('shared/minilm.js', 'minilm'));"],
-        check=True, capture_output=True, text=True, timeout=120).stdout, "utf-8")
+    script.write_text(node("bundle.classicScript", "shared/minilm.js", "minilm", timeout=120), "utf-8")
     return script
 
 
@@ -358,18 +331,7 @@ def test_chromium_file_page(browser, tmp_path, int8_js, model):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(html.as_uri())
-    reply = page.evaluate("""(texts) => {
-        const model = AttentionBook.minilm.load();
-        const b64 = (a) => { const u8 = new Uint8Array(a.buffer); let s = "";
-          for (let i = 0; i < u8.length; i += 0x8000) {
-            s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
-          return btoa(s); };
-        const runs = texts.map((t) => { const r = model.run(t, {maxTokens: 128});
-          return {tokens: r.tokens, attention: b64(r.attention)}; });
-        let empty = null;
-        try { model.run("  "); } catch (e) { empty = e.code; }
-        return {runs, empty, scripts: document.scripts.length};
-    }""", texts)
+    reply = page.evaluate(page_function("minilmRuns"), texts)
     page.close()
     assert errors == [] and reply["empty"] == "empty" and reply["scripts"] == 2
     node = run_in_node(int8_js, texts)["results"]

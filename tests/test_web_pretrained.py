@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -37,11 +36,11 @@ from attention_book.scenes.pretrained import (MAX_PRETRAINED_TOKENS, PRETRAINED_
                                               read_pieces)
 from close_all import assert_close
 from js_view import readout, views
-from node_esm import PRELUDE, esm
+from node_driver import NODE, page_function
+from node_driver import run as node
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
-NODE = shutil.which("node")
 TOL = 1e-5
 #: tests/test_web_minilm.py's bound on the int8 file's loss (measured largest 0.032).
 INT8_MAX_ABS = 0.05
@@ -67,32 +66,6 @@ HELD_OUT = [
 BAD_TEXT = ["", "   ", "\n\t", "\x1c\x1f", "\x00\u200b\ufeff", "\ue000\u0301", "\U000e0001\u200d",
             "a" * 100_001, "😀" * 60_000, "the cat sat on the mat. " * 40, None, 42]
 
-DRIVER = r"""
-const path = require("path");
-const [web, galleryJs] = process.argv.slice(2);
-const P = (await load(path.join(web, "src", "labs", "pretrained.js")));
-require(galleryJs);
-const b64 = (a) => Buffer.from(Float64Array.from(a).buffer).toString("base64");
-(async () => {
-  const list = JSON.parse(require("fs").readFileSync(0, "utf8"));
-  const out = [];
-  for (const values of list) {
-    let st;
-    try { st = await P.state(values); } catch (e) { out.push({error: e.message}); continue; }
-    out.push({tokens: st.tokens, query: st.query, source: st.source, weights: b64(st.weights),
-              norms: b64(st.norms), shown: b64(st.shown), valueNorms: b64(st.valueNorms),
-              thumbs: b64(st.thumbs), differs: st.differs,
-              scores: st.scores, gallery: st.gallery, notes: st.notes, readout: P.readoutHtml(st),
-              alt: P.alt(st), numbers: P.numbers(st), choices: P.choices("query", values),
-              figure: P.figure(st).panels.map((p) => [p.kind, p.rows === undefined ?
-                (p.series ? p.series.length : null) : p.rows, p.cols === undefined ?
-                (p.labels ? p.labels.length : null) : p.cols])});
-  }
-  process.stdout.write(JSON.stringify(out));
-})();
-"""
-
-
 @pytest.fixture(scope="module")
 def gallery_js(tmp_path_factory):
     path = tmp_path_factory.mktemp("gallery") / "pretrained-gallery.js"
@@ -101,11 +74,8 @@ def gallery_js(tmp_path_factory):
 
 
 def run(gallery_js: Path, values: list) -> list[dict]:
-    driver = gallery_js.parent / "driver.mjs"
-    driver.write_text(PRELUDE + DRIVER, "utf-8")
-    out = subprocess.run([NODE, str(driver), str(WEB), str(gallery_js)], input=json.dumps(values),
-                         capture_output=True, text=True, check=True, timeout=600)
-    return json.loads(out.stdout)
+    """What the page shows of each values (tests/js/pretrained.mjs's ``pretrained.states``)."""
+    return node("pretrained.states", gallery_js, input=values)
 
 
 def arr(text: str) -> np.ndarray:
@@ -145,21 +115,7 @@ def test_gallery_file_errors(tmp_path):
 def test_one_grid_size_checked_against_the_gallery(gallery_js):
     """The model's grid is written once (LAYERS, HEADS in labs/pretrained/data.js): it is the
     gallery file's model, and a gallery of another model is refused with a clear message."""
-    script = (
-        "const url = (p) => require('url').pathToFileURL(p).href;"
-        "const [src, galleryJs] = process.argv.slice(1);"
-        "(async () => {"
-        " const D = await import(url(src + '/labs/pretrained/data.js'));"
-        " const P = (await import(url(src + '/labs/pretrained.js'))).default;"
-        " require(galleryJs); const data = globalThis.AttentionBook.pretrainedGallery;"
-        " const out = {grid: [D.LAYERS, D.HEADS], file: [data.config.num_hidden_layers,"
-        "   data.config.num_attention_heads]};"
-        " globalThis.AttentionBook.pretrainedGallery = Object.assign({}, data,"
-        "   {config: Object.assign({}, data.config, {num_hidden_layers: 5})});"
-        " try { P.state({}); } catch (e) { out.error = e.message; }"
-        " process.stdout.write(JSON.stringify(out)); })();")
-    out = json.loads(subprocess.run([NODE, "-e", script, str(WEB / "src"), str(gallery_js)],
-                                    capture_output=True, text=True, check=True, timeout=120).stdout)
+    out = node("pretrained.grid", gallery_js, timeout=120)
     assert out["grid"] == out["file"] == [6, 12], out
     assert "holds a model of 5 layers and 12 heads, but this pretrained.js draws 6 layers" in out["error"]
 
@@ -292,22 +248,14 @@ def test_python_repr_of_odd_text(gallery_js):
               "\\", "\t", "\r", "\u3000", "\u00a0"]
     texts = ["".join(rng.choice(pieces, size=int(rng.integers(1, 8)))) for _ in range(150)]
     texts = [t for t in texts if t.strip()]
-    script = (f"const P = (await load({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}));"
-              f"const texts = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-              "process.stdout.write(JSON.stringify(texts.map(P.pyRepr)));")
-    out = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps(texts),
-                                    capture_output=True, text=True, check=True).stdout)
+    out = node("pretrained.pyRepr", input=texts)
     assert out == [repr(t) for t in texts]
 
 
 def test_pairwise_sum_is_numpys(gallery_js):
     rng = np.random.default_rng(5)
     arrays = [rng.random(n) for n in (1, 5, 7, 8, 9, 16, 17, 31, 64, 127, 128, 129, 130, 300)]
-    script = (f"const P = (await load({json.dumps(str(WEB / 'src' / 'labs' / 'pretrained.js'))}));"
-              f"const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-              "process.stdout.write(JSON.stringify(a.map((x) => P.pairwiseSum(x, 0, x.length))));")
-    out = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps([a.tolist() for a in arrays]),
-                                    capture_output=True, text=True, check=True).stdout)
+    out = node("pretrained.pairwiseSum", input=[a.tolist() for a in arrays])
     assert out == [float(a.sum()) for a in arrays]  # bit for bit
 
 
@@ -323,31 +271,6 @@ AttentionBook.pretrained.mountExtra({update: function () { window.updates++; }},
 </script>
 """
 
-MAPS = """async (texts) => {
-  const P = AttentionBook.pretrained;
-  const b64 = (a) => { const u8 = new Uint8Array(a.buffer); let s = "";
-    for (let i = 0; i < u8.length; i += 0x8000) { s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
-    return btoa(s); };
-  const out = [];
-  for (const text of texts) {
-    const first = P.state({text, layer: 0, head: 0, query: 0});
-    const promised = typeof first.then === "function";
-    const st0 = await first;
-    const T = st0.T, maps = new Float32Array(72 * T * T);
-    let lookups = 0;
-    for (let l = 0; l < 6; l++) {
-      for (let h = 0; h < 12; h++) {
-        const st = P.state({text, layer: l, head: h, query: 1});  // cached: no Promise
-        if (typeof st.then !== "function") { lookups++; }
-        maps.set(st.weights, (l * 12 + h) * T * T);
-      }
-    }
-    const model = P.state({text, layer: 3, head: 1, query: 1, measure: "norm", view: "model"});  // cached
-    out.push({tokens: st0.tokens, source: st0.source, promised, lookups, maps: b64(maps),
-              shares: b64(new Float32Array(model.thumbs)), readout: P.readoutHtml(st0), alt: P.alt(st0)});
-  }
-  return {out, status: P.modelStatus()};
-}"""
 
 
 def _site(folder: Path, *, weights: Path | None) -> Path:
@@ -386,7 +309,7 @@ def test_chromium_loads_the_model_and_runs_new_sentences(browser, tmp_path, int8
     assert "Model loaded" in page.locator(".ab-model-status").text_content()
     assert page.evaluate("window.updates") >= 1  # the lab was told to redraw
     texts = HELD_OUT[:4] + [PRETRAINED_PRESETS[1][1]]
-    reply = page.evaluate(MAPS, texts)
+    reply = page.evaluate(page_function("pretrainedMaps"), texts)
     page.close()
     assert errors == []
     assert reply["status"]["worker"] is True and reply["status"]["dtype"] == "int8"

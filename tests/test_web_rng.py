@@ -3,7 +3,7 @@
 The HTML book computes the labs' states in the reader's browser, and the labs'
 random weights come from ``np.random.default_rng(seed)``: so rng.js must draw numpy's very
 numbers. Fixtures are drawn here with numpy and compared with what Node draws through
-rng.js (``tests/web_rng_driver.js``; arrays travel as bytes, bit for bit).
+rng.js (``tests/js/rng.mjs``'s ``rng.draw``; arrays travel as bytes, bit for bit).
 
 Exactness. Doubles are compared for equality, except one case: every value numpy's C code
 computes is IEEE double + - * / on the same operands in the same order as rng.js (numpy's
@@ -23,11 +23,7 @@ copied book) that loads rng.js with a plain <script src>.
 from __future__ import annotations
 
 import base64
-import json
 import math
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -40,11 +36,8 @@ from attention_book.permutation import random_permutation
 from attention_book.scenes.block import BLOCK_D, BLOCK_H, MAX_DEPTH
 from attention_book.scenes.permutation import SHUFFLE_SEEDS
 from attention_book.tokens import Vocabulary
+from node_driver import NODE, run
 
-ROOT = Path(__file__).resolve().parents[1]
-WEB_BUILD = ROOT / "src" / "attention_book" / "web" / "build.mjs"
-DRIVER = ROOT / "tests" / "web_rng_driver.js"
-NODE = shutil.which("node")
 #: numpy's ziggurat_nor_r: |x| beyond it only from the tail branch (log1p)
 ZIGGURAT_R = 3.6541528853610087963519472518
 
@@ -64,10 +57,7 @@ def seed_json(seed):
 
 def node(request: dict) -> dict:
     """Run the driver on one request; decode its arrays."""
-    done = subprocess.run([NODE, str(DRIVER)], input=json.dumps(request), text=True,
-                          capture_output=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    reply = json.loads(done.stdout)
+    reply = run("rng.draw", input=request, timeout=120)
     reply["jobs"] = [[np.frombuffer(base64.b64decode(a["b64"]), a["dtype"]) for a in job]
                      for job in reply["jobs"]]
     return reply
@@ -287,11 +277,7 @@ def test_chromium_file_page_draws_numpys_numbers(browser, tmp_path):
     as file:// that loads rng.js with a plain <script src>: numpy's numbers, bit for bit
     (200 000 normals a seed: about 50 tail draws each)."""
     script = tmp_path / "rng.js"  # rng.js bundled into a classic script, as the labs' bundles hold it
-    script.write_text(subprocess.run(
-        [NODE, "--input-type=module", "-e",
-         f"const b = await import({json.dumps(WEB_BUILD.as_uri())});"
-         "process.stdout.write(await b.classicScript('shared/rng.js', 'rng'));"],
-        check=True, capture_output=True, text=True, timeout=120).stdout)
+    script.write_text(run("bundle.classicScript", "shared/rng.js", "rng", timeout=120))
     html = tmp_path / "rng.html"
     html.write_text(f'<!doctype html><title>rng</title><script src="{script.as_uri()}"></script>')
     page = browser.new_page()

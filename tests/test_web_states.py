@@ -20,8 +20,6 @@ import base64
 import importlib.util
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -39,15 +37,13 @@ from attention_book.scenes.permutation import permutation_state
 from attention_book.scenes.core import js_name
 from attention_book.tokens import MAX_TEXT_CHARS, Vocabulary, tokenize
 from close_all import assert_close
-from node_esm import esm
+from node_driver import NODE, page_function
+from node_driver import run as node
 
 from js_view import text_views, views
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
-SRC = WEB / "src"  # the ES sources; Node imports them (node_esm)
-DRIVER = ROOT / "tests" / "web_states_driver.js"
-NODE = shutil.which("node")
 #: the parity tolerance of every array (absolute)
 TOL = 1e-5
 SEEDS = range(0, 21)  # scenes.core.seed_slider: 0..20
@@ -60,10 +56,8 @@ pytestmark = pytest.mark.skipif(
 
 
 def run(module: str, values: list, *args: str) -> list[dict]:
-    """The driver's rows (web_states_driver.js, with ``args``) of each values."""
-    out = subprocess.run([NODE, str(DRIVER), module, *args], input=json.dumps(values).encode(),
-                         capture_output=True, check=True, timeout=600)
-    return json.loads(out.stdout)  # bytes: no decoding and newline translation of the MBs
+    """The rows of each values (tests/js/states.mjs's ``states.run``, with ``args``)."""
+    return node("states.run", module, *args, input=values)
 
 
 def arr(x) -> np.ndarray:
@@ -177,13 +171,7 @@ def test_tokenizer_equals_python_on_random_unicode(n):
     texts = ["".join(rng.choice(pool, int(rng.integers(0, 30)))) for _ in range(n)]
     texts += [*FIXED_TEXTS, *sentences(rng, n // 20), "It's the dog's bone.", "x's_", "A'Sb",
               "a''s", "ΑΣ Σ ΑΣΑ Α\u0345Σ Σ\u0345 A.Σ"]
-    script = ("const C = (await load(process.argv[1]));"
-              "const t = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-              "process.stdout.write(JSON.stringify(t.map(x => { try { return C.tokenize(x); }"
-              " catch (e) { return 'error: ' + e.message; } })));")
-    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "shared" / "tokens.js")],
-                                    input=json.dumps(texts), capture_output=True, text=True,
-                                    check=True).stdout)
+    got = node("states.tokenize", input=texts)
     for text, js in zip(texts, got, strict=True):
         try:
             want = tokenize(text)
@@ -202,18 +190,8 @@ def test_core_formats_numbers_as_python():
           *(rng.integers(-4000, 4000, 30) / 16).tolist()]
     specs = [".0f", ".2f", ".3f", ",.1f", ".1e", ".0e", ".3g", ".6g"]
     cases = [(x, spec) for x in xs for spec in specs]
-    script = """const f = (await load(process.argv[1])).format;
-const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(cases.map(([x, spec]) => {
-  if (x === "-0") x = -0;
-  const grouped = spec.startsWith(","), s = grouped ? spec.slice(1) : spec;
-  const n = parseInt(s.slice(1), 10), kind = s[s.length - 1];
-  return kind === "f" ? f.fixed(x, n, grouped) : kind === "e" ? f.exponent(x, n) : f.general(x, n);
-})));"""
     sent = [("-0" if x == 0 and np.signbit(x) else x, spec) for x, spec in cases]
-    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "format.js")],
-                                    input=json.dumps(sent), capture_output=True, text=True,
-                                    check=True).stdout)
+    got = node("states.format", input=sent)
     for (x, spec), js in zip(cases, got, strict=True):
         assert js == format(x, spec), (x, spec, js)
 
@@ -282,13 +260,7 @@ def check_attention(values: dict, row: dict, st, view: dict) -> float:
 
 def test_attention_projection_weights_are_numpys_bit_for_bit():
     cases = [(d_k, seed) for d_k in ATTENTION_D_KS for seed in SEEDS]
-    script = ("const A = (await load(process.argv[1]));"
-              "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-              "process.stdout.write(JSON.stringify(c.map(([dk, s]) => A.projectionWeights(8, dk, s)"
-              ".map(w => Buffer.from(w.buffer, w.byteOffset, w.byteLength).toString('base64')))));")
-    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "labs" / "attention.js")],
-                                    input=json.dumps(cases), capture_output=True, text=True,
-                                    check=True).stdout)
+    got = node("states.projectionWeights", input=cases)
     for (d_k, seed), ws in zip(cases, got, strict=True):
         for js, py in zip(ws, projection_weights(ATTENTION_D, d_k, seed=seed), strict=True):
             assert np.array_equal(arr({"f8": js}), py.ravel()), (d_k, seed)
@@ -298,12 +270,7 @@ def test_attention_query_options_follow_the_sentences():
     values = [dict(text=t, kv_text=kv, mode=m) for t in ("THE WEATHER IS LOVELY TODAY", "",
                                                          "cat " * 140)
               for kv in ("in the morning", "  ") for m in ("self", "cross")]
-    script = ("const A = (await load(process.argv[1]));"
-              "const c = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-              "process.stdout.write(JSON.stringify(c.map(v => A.queryOptions(v))));")
-    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "labs" / "attention.js")],
-                                    input=json.dumps(values), capture_output=True, text=True,
-                                    check=True).stdout)
+    got = node("states.queryOptions", input=values)
     for v, js in zip(values, got, strict=True):
         assert [tuple(x) for x in js] == list(query_options(v)), v
 
@@ -388,11 +355,7 @@ def check_multihead(values: dict, row: dict, st, view: dict) -> float:
 
 
 def test_multihead_missing_heads_text_for_every_width():
-    script = ("const M = (await load(process.argv[1]));"
-              "process.stdout.write(JSON.stringify([8, 12, 16, 32, 64, 1, 7, 48, 100].map("
-              "d => [M.missingHeadsText(d), M.headChoices(d)])));")
-    got = json.loads(subprocess.run([NODE, *esm(script), str(SRC / "labs" / "multihead.js")],
-                                    capture_output=True, text=True, check=True).stdout)
+    got = node("states.missingHeads", input=[8, 12, 16, 32, 64, 1, 7, 48, 100])
     for d, (text, choices) in zip([8, 12, 16, 32, 64, 1, 7, 48, 100], got, strict=True):
         assert text == missing_heads_text(d) and choices == list(head_choices(d)), d
 
@@ -591,17 +554,8 @@ def test_every_lab_offers_its_numbers_as_json():
     states = {"embedding": embedding_state, "attention": attention_state,
               "multihead": multihead_state, "permutation": permutation_state,
               "masking": masking_state}
-    sent = [[str(SRC / "labs" / f"{name}.js"), values] for name, values, _ in cases]
-    sent.append([str(SRC / "labs" / "scaling.js"), [dict(d_k=4, scaled=True)]])
-    script = """const out = [];  // numbers(state(values)) of each lab's values, in one run
-for (const [module, list] of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
-  const M = (await load(module));
-  out.push(list.map(v => M.numbers(M.state(v))));
-}
-process.stdout.write(JSON.stringify(out));"""
-    *rows, [scaling] = json.loads(subprocess.run([NODE, *esm(script)], input=json.dumps(sent),
-                                                 capture_output=True, text=True,
-                                                 check=True).stdout)
+    sent = [[name, values] for name, values, _ in cases] + [["scaling", [dict(d_k=4, scaled=True)]]]
+    *rows, [scaling] = node("states.numbers", input=sent)  # every lab's in one run
     for (name, values, want), numbers in zip(cases, rows, strict=True):
         for v, row in zip(values, numbers, strict=True):
             got = json.loads(json.dumps(row, allow_nan=False))
@@ -614,71 +568,11 @@ process.stdout.write(JSON.stringify(out));"""
 
 # ------------------------------------------------------------------ pictures for lab.js
 
-FIGURE_CHECK = """const out = [];
-for (const [module, list] of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
-const M = (await load(module));
-out.push(list.map(v => {
-  const f = M.figure(M.state(v)), bad = [], labelled = [];
-  f.panels.forEach((p, k) => {
-    if (!p.title) bad.push(k + ": no title");
-    if (p.kind === "heatmap" || p.kind === "lines" || p.kind === "grid") {
-      // named axes: an x label, and a y label or a label a row (a grid's maps share them)
-      const named = !!p.xlabel && (!!p.ylabel || (p.rowLabels || []).length === p.rows);
-      if (named) labelled.push(p.rows + "x" + p.cols);
-      else bad.push(k + ": axis labels");
-    }
-    if (p.kind === "grid") {
-      if (!p.colorbar) bad.push(k + ": colour bar label");
-      if (!(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
-      if (!p.maps.length) bad.push(k + ": no maps");
-      p.maps.forEach((m, i) => {
-        if (!m.title) bad.push(k + "." + i + ": no title");
-        if (m.data.length !== p.rows * p.cols) bad.push(k + "." + i + ": data " + m.data.length);
-        if (!Array.from(m.data).every(Number.isFinite)) bad.push(k + "." + i + ": not finite");
-        const masked = m.masked || p.masked;
-        if (masked && masked.length !== p.rows * p.cols) bad.push(k + "." + i + ": mask");
-      });
-      if (p.rowLabels && p.rowLabels.length !== p.rows) bad.push(k + ": row labels");
-      if (p.colLabels && p.colLabels.length !== p.cols) bad.push(k + ": column labels");
-    } else if (p.kind === "heatmap") {
-      if (p.colorbar !== false && p.colorbar !== "" && !p.colorbar && !p.categories) bad.push(k + ": colour bar label");
-      if (p.data.length !== p.rows * p.cols) bad.push(k + ": data " + p.data.length);
-      if (!Array.from(p.data).every(Number.isFinite)) bad.push(k + ": not finite");
-      if (p.categories ? !Array.from(p.data).every((v) => v >= 0 && v < p.categories.length)
-          : !(p.vmin < p.vmax) || !p.cmap) bad.push(k + ": colour scale");
-      if (p.rowLabels && p.rowLabels.length !== p.rows) bad.push(k + ": row labels");
-      if (p.colLabels && p.colLabels.length !== p.cols) bad.push(k + ": column labels");
-      if (p.masked && p.masked.length !== p.rows * p.cols) bad.push(k + ": mask");
-      if (p.outlineRow !== undefined && p.rows && !(p.outlineRow >= 0 && p.outlineRow < p.rows))
-        bad.push(k + ": outlined row");
-    } else if (p.kind === "lines") {
-      p.lines.forEach(l => { if (l.y.length !== p.n) bad.push(k + ": line length"); });
-      if (p.xs && p.xs.length !== p.n) bad.push(k + ": xs");
-      if (!(p.ylim[0] < p.ylim[1]) || (p.ylog && !(p.ylim[0] > 0))) bad.push(k + ": ylim");
-    } else if (p.kind === "bars") {
-      p.series.forEach(r => {
-        if (r.values.length !== p.labels.length) bad.push(k + ": bars " + r.values.length);
-        if (!r.values.every(Number.isFinite)) bad.push(k + ": bars not finite");
-      });
-      if (!(p.xlim[0] < p.xlim[1])) bad.push(k + ": xlim");
-    } else if (p.kind === "arcs") {
-      if (p.weights.length !== p.tokens.length) bad.push(k + ": arcs " + p.weights.length);
-      if (!Array.from(p.weights).every(Number.isFinite)) bad.push(k + ": arcs not finite");
-      if (p.weights.length && !(p.query >= 0)) bad.push(k + ": query");
-    } else bad.push(k + ": kind " + p.kind);
-  });
-  return {panels: f.panels.length, bad: bad};
-}));
-}
-process.stdout.write(JSON.stringify(out));"""
-
-
-def figure_check(cases: dict) -> dict:
-    """FIGURE_CHECK of each lab's values ({lab: values}), all in one run of Node: {lab:
-    per values {panels, bad}}."""
-    sent = [[str(SRC / "labs" / f"{lab}.js"), values] for lab, values in cases.items()]
-    got = json.loads(subprocess.run([NODE, *esm(FIGURE_CHECK)], input=json.dumps(sent),
-                                    capture_output=True, text=True, check=True).stdout)
+def figure_check(cases: dict, *args: str) -> dict:
+    """What web/lab.js could not draw of each lab's figures ({lab: values}: states.mjs's
+    ``states.panels``, with ``args``), all in one run of Node: {lab: per values {panels,
+    bad}} (and the figure, with "--figure")."""
+    got = node("states.panels", *args, input=[[lab, values] for lab, values in cases.items()])
     return dict(zip(cases, got, strict=True))
 
 
@@ -703,21 +597,6 @@ def test_figures_are_panels_lab_js_can_draw():
 
 SCRIPTS = ("lab.js", "embedding.js", "attention.js", "scaling.js",
            "multihead.js", "permutation.js", "masking.js")
-PAGE_RUN = """([name, list]) => {
-  const b64 = a => { const f = Float64Array.from(a), u8 = new Uint8Array(f.buffer); let s = "";
-    for (let i = 0; i < u8.length; i += 0x8000) {
-      s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
-    return btoa(s); };
-  const plain = x => ArrayBuffer.isView(x) ? {f8: b64(x)} : Array.isArray(x) ? x.map(plain) :
-    (x !== null && typeof x === "object") ? Object.fromEntries(
-      Object.entries(x).map(([k, v]) => [k, plain(v)])) : x;
-  const M = AttentionBook[name];
-  return list.map(values => {
-    let st;
-    try { st = M.state(values); } catch (e) { return {error: e.message}; }
-    return {state: plain(st), readout: M.readoutHtml(st), alt: M.alt(st)};
-  });
-}"""
 
 
 @pytest.mark.slow
@@ -738,10 +617,10 @@ def test_chromium_file_page_computes_pythons_states(browser, tmp_path):
             ("multihead", multihead_values(40, 9)), ("permutation", permutation_values(40, 10)),
             ("masking", masking_values(40, 11))]
     for name, values in labs:
-        checked(name, values, page.evaluate(PAGE_RUN, [name, values]))
+        checked(name, values, page.evaluate(page_function("labStates"), [name, values]))
     scaling = [dict(d_k=d_k, scaled=sc) for d_k in (1, 8, 64) for sc in (False, True)]
     states = [scaling_state(**v) for v in scaling]
-    for v, row, st, view in zip(scaling, page.evaluate(PAGE_RUN, ["scaling", scaling]), states,
+    for v, row, st, view in zip(scaling, page.evaluate(page_function("labStates"), ["scaling", scaling]), states,
                                 views("scaling", *states), strict=True):
         assert abs(row["state"]["maxWeight"] - st.max_weight) <= TOL, v
         assert row["readout"] == view["readout"] and row["alt"] == view["alt"], v

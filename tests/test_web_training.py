@@ -30,9 +30,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import json
-import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -42,11 +39,10 @@ import pytest
 from attention_book import web_export
 from attention_book.scenes import training as scene
 from js_view import states_and_views
+from node_driver import NODE
+from node_driver import run as node
 from training_file import decode_training_data, read_training_script, unpack_bits
 
-ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "tests" / "web_states_driver.js"
-NODE = shutil.which("node")
 TOL = 1e-5
 FLOAT32_TOL = 0.02
 FLIP_BUDGET = 0.005
@@ -56,11 +52,9 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: these
                                 "src/attention_book/web/training.js in Node.js")
 
 
-def run_js(data_js: Path, values: list) -> list[dict]:
-    out = subprocess.run([NODE, str(DRIVER), "training", "--data", str(data_js), "--figure"],
-                         input=json.dumps(values).encode(),
-                         capture_output=True, check=True, timeout=600)
-    return json.loads(out.stdout)
+def run_js(data_js: Path, values: list, module: str = "training") -> list[dict]:
+    """The rows of ``module`` (tests/js/states.mjs's ``states.run``) on the run in ``data_js``."""
+    return node("states.run", module, "--data", data_js, "--figure", input=values)
 
 
 def arr(x) -> np.ndarray:
@@ -388,10 +382,7 @@ def check_generation(values: dict, row: dict, st, view: dict | None) -> dict:
 
 
 def run_generation_js(data_js: Path, values: list) -> list[dict]:
-    out = subprocess.run([NODE, str(DRIVER), "generation", "--data", str(data_js), "--figure"],
-                         input=json.dumps(values).encode(), capture_output=True, check=True,
-                         timeout=600)
-    return json.loads(out.stdout)
+    return run_js(data_js, values, "generation")
 
 
 @pytest.fixture

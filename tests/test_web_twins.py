@@ -16,7 +16,7 @@ notebook draws what the book draws. Checked:
 And the drawing itself (:func:`test_the_widget_and_the_page_draw_the_same`): the module's
 ``figure``, readout and ``alt`` of Python's state decoded as the widget decodes it equal
 those of the module's own state, as the page computes it (the same panel spec; numbers,
-also those printed in texts, within TOL; compared in Node by ``tests/js/twin.mjs``, which
+also those printed in texts, within TOL; compared in Node by ``tests/js/twin.mjs`` (``twin.draw``), which
 decodes Python's state with the widget's own ``decode.js``).
 """
 from __future__ import annotations
@@ -25,8 +25,6 @@ import base64
 import functools
 import json
 import math
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +32,7 @@ import pytest
 
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import js_name, to_js
-from node_esm import wire
+from node_driver import NODE, run as node, wire
 
 from test_web_block import block_values
 from test_web_lab import held_out as positional_values
@@ -43,21 +41,14 @@ from test_web_states import (attention_values, embedding_values, masking_values,
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "src" / "attention_book" / "web"
-NODE = shutil.which("node")
 TOL = 1e-5
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the contract runs "
                                 "the browser's state modules in Node.js")
 
-#: The contract's Node side: ``state`` and ``draw`` of a lab's ES source module.
-TWIN = Path(__file__).parent / "js" / "twin.mjs"
-
-
 def run(module: str, values: list, data: Path | None = None) -> list[dict]:
-    out = subprocess.run([NODE, str(TWIN), "state", module, *([str(data)] if data else [])],
-                         input=json.dumps(values).encode(), capture_output=True, check=True,
-                         timeout=600)
-    return json.loads(out.stdout)
+    """The module's state of each values (tests/js/twin.mjs's ``twin.state``)."""
+    return node("twin.state", module, *([data] if data else []), input=values)
 
 
 def _python(value):
@@ -138,14 +129,11 @@ def check(lab: str, values: list, data: Path | None = None, sent: list | None = 
 def drawn(lab: str, perturb=None, first: int | None = None, part: str = "first") -> list[dict]:
     """The module's drawings of Python's state (``perturb``-ed) and of its own state, on the
     lab's (``first``) held-out values of ``part``, compared in Node: per values that Python
-    accepts, {leaves, diff} (tests/js/twin.mjs draw)."""
+    accepts, {leaves, diff} (tests/js/twin.mjs's ``twin.draw``)."""
     values, sent = (x[:first] for x in held_out(lab, part))
     rows = [{"values": v, "py": wire(perturb(py) if perturb else py)}
             for v, py in zip(values, sent) if not isinstance(py, ValueError)]
-    out = subprocess.run([NODE, str(TWIN), "draw", SCENES[lab].web, repr(TOL)],
-                         input=json.dumps(rows).encode(), capture_output=True,
-                         check=True, timeout=600)
-    return json.loads(out.stdout)
+    return node("twin.draw", SCENES[lab].web, repr(TOL), input=rows)
 
 
 def test_js_names():

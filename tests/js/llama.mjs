@@ -1,18 +1,21 @@
 // The llama engine (src/attention_book/web/src/llama/) run in Node.js for the tests and
-// benchmarks (tests/llama_js.py): one GGUF file, a list of operations, float32 arrays
-// written one after another to OUT (their offsets in the JSON printed on stdout).
+// benchmarks (tests/llama_js.py): GGUF files, a list of operations on each, float32 arrays
+// written one after another to OUT (their offsets in the JSON answer).
 //
-//   node tests/js/llama_driver.mjs REQUEST.json OUT.bin
-//
-// REQUEST: {gguf, backend?, maxContext?, ops: [{op, ...}]}; each op's result is an object
-// whose arrays are {offset, length} into OUT, or {error: {name, code, message}}.
+//   llama.run OUT.bin < [{gguf, backend?, maxContext?, ops: [{op, ...}]}, ...]
+//     -> per request, each op's result: an object whose arrays are {offset, length, dtype}
+//        into OUT, or {error: {name, code, message}}
+//   llama.harness <out.js>  -> null: the page harness (HARNESS) bundled by esbuild into a
+//        classic script, as web/build.mjs bundles the engine and its worker
+//        (tests/llama_js.py's write_page)
 
-import {openSync, readFileSync, writeSync} from "node:fs";
+import {closeSync, openSync, readFileSync, writeSync} from "node:fs";
 import path from "node:path";
-import {fileURLToPath, pathToFileURL} from "node:url";
 
-const LLAMA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src/attention_book/web/src/llama");
-const load = (name) => import(pathToFileURL(path.join(LLAMA, name)).href);
+import {source, SRC} from "./common.mjs";
+
+const LLAMA = path.join(SRC, "llama");
+const load = (name) => source(path.join("llama", name));
 const {loadModel} = await load("model.js");
 const {readGGUF} = await load("gguf.js");
 const {createKernels} = await load("kernels.js");
@@ -20,10 +23,7 @@ const {sampler, samplingDistribution, topKTopP} = await load("sample.js");
 const {generate} = await load("generate.js");
 const {Tokenizer} = await load("tokenizer.js");
 
-const [requestPath, outPath] = process.argv.slice(2);
-const request = JSON.parse(readFileSync(requestPath, "utf8"));
-const out = openSync(outPath, "w");
-let offset = 0;
+let out = null, offset = 0;
 /** An array written to OUT as float32 (or int32): its place there. */
 const put = (array, Type = Float32Array) => {
   const typed = array instanceof Type ? array : Type.from(array);
@@ -40,17 +40,8 @@ const ms = () => performance.now();
 /** CPU milliseconds (user + system) of this process: what a busy machine does not inflate. */
 const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
-let model = null;
-const getModel = async () => {
-  if (!model) {
-    const t = ms();
-    model = await loadModel(fileBytes(request.gguf), {backend: request.backend ?? "auto", maxContext: request.maxContext});
-    model.info.driverLoadMs = ms() - t;
-  }
-  return model;
-};
-
-const ops = {
+/** The operations on one request's file: getModel() loads it once, on first use. */
+const operations = (request, getModel) => ({
   // the model's info, or the error loading it raises
   load: async () => {
     const c = cpuMs(), m = await getModel();
@@ -142,14 +133,47 @@ const ops = {
     return {backend: k.backend, type: t.typeName, y: put(new Float32Array(k.buffer, y, T * rows)), ms: times,
       cpuMs: cpu};
   },
+});
+
+/** Each op of a request, on its own model (loaded from its file once). */
+const answer = async (request) => {
+  let model = null;
+  const ops = operations(request, async () => {
+    if (!model) {
+      const t = ms();
+      model = await loadModel(fileBytes(request.gguf), {backend: request.backend ?? "auto", maxContext: request.maxContext});
+      model.info.driverLoadMs = ms() - t;
+    }
+    return model;
+  });
+  const results = [];
+  for (const op of request.ops) {
+    try {
+      results.push(await ops[op.op](op));
+    } catch (err) {
+      results.push({error: {name: err.name, code: err.code ?? null, message: err.message}});
+    }
+  }
+  return results;
 };
 
-const results = [];
-for (const op of request.ops) {
-  try {
-    results.push(await ops[op.op](op));
-  } catch (err) {
-    results.push({error: {name: err.name, code: err.code ?? null, message: err.message}});
-  }
-}
-process.stdout.write(JSON.stringify(results));
+export const run = async (requests, outPath) => {
+  out = openSync(outPath, "w");
+  offset = 0;
+  const results = [];
+  for (const request of requests) results.push(await answer(request));
+  closeSync(out);
+  return results;
+};
+
+/** The page harness's entry: the engine and its worker's source on globalThis.llama. */
+const HARNESS = `import {startEngine, WORKER_SOURCE} from "./engine.js";
+globalThis.llama = {startEngine, WORKER_SOURCE};`;
+
+export const harness = async (_input, outFile) => {
+  const {bundleWorker} = await load("build.mjs");
+  const esbuild = await import("esbuild");
+  await esbuild.build({stdin: {contents: HARNESS, resolveDir: LLAMA}, bundle: true, format: "iife", target: "es2022",
+    outfile: outFile, define: {__LLAMA_WORKER__: JSON.stringify(await bundleWorker())}});
+  return null;
+};
