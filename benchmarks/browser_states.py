@@ -3,7 +3,7 @@
 For each lab with a state module in ``src/attention_book/web/`` (embedding.js, attention.js,
 ..., block.js), Node runs the state function, the readout's HTML and the alt text at the lab's
 largest setting (the most tokens and the largest dimensions its controls offer) through
-``tests/web_states_driver.js``, after a warm-up: the median wall time and the mean CPU
+the tests' Node driver (``tests/js/driver.mjs states.run``), after a warm-up: the median wall time and the mean CPU
 time of ``--repeats`` runs with the caches warm (a change of text, query, temperature...)
 and with every cache emptied first (a change of seed or dimension: the random numbers
 drawn afresh). On a shared machine the wall time grows with the load; the CPU time
@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "tests" / "web_states_driver.js"
+DRIVER = ROOT / "tests" / "js" / "driver.mjs"  # its command states.run
 
 LONG = ("the quick brown fox jumps over the lazy dog while the weather is lovely today and "
         "we walk to the river to read a book under a big green tree in the morning sun ") * 4
@@ -84,7 +84,7 @@ def measure(repeats: int, cases=CASES, driver_args: tuple = ()) -> list[dict]:
         raise SystemExit("node is not on PATH")
     rows = []
     for lab, module, label, values in cases:
-        done = subprocess.run([node, str(DRIVER), module, *driver_args, "--time", str(repeats)],
+        done = subprocess.run([node, str(DRIVER), "states.run", module, *driver_args, "--time", str(repeats)],
                               input=json.dumps([values]), capture_output=True, text=True,
                               check=True)
         got = json.loads(done.stdout)[0]

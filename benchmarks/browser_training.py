@@ -1,7 +1,7 @@
 """Time of one change in chapter 8's lab computed in the reader's browser (web/training.js).
 
 Node runs the state function, the readout's HTML and the alt text through
-``tests/web_states_driver.js training --data`` on the book's ``training-checkpoints.js``, after a warm-up:
+``tests/js/driver.mjs states.run training --data`` on the book's ``training-checkpoints.js``, after a warm-up:
 the median wall time and the mean CPU time of ``--repeats`` runs, warm (the checkpoint
 already decoded: a change of input, or a checkpoint seen before) and cold (every decoded
 checkpoint forgotten first: the first visit of checkpoint c decodes the chain 0..c, since
