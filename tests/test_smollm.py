@@ -21,6 +21,8 @@ Parity, on held-out prompts (code, French with accents, digits, a chat turn):
 """
 
 import copy
+import fcntl
+import os
 
 import gguf
 import numpy as np
@@ -56,8 +58,30 @@ def book():
 
 
 @pytest.fixture(scope="module")
-def reference():
-    return smollm.transformers_model()
+def reference(tmp_path_factory):
+    """transformers' model and tokenizer from the GGUF, converted once a run (28-80 s of
+    CPU). Under pytest-xdist a worker that steals some of this module's tests needs them
+    too (in a fresh clone's run the second worker converted them again, 49 s): the first
+    worker saves the model's config and weights and the tokenizer (torch.save, 0.5 GB,
+    1-2 s) in the run's common temporary folder, under a lock, and the other builds the
+    model from them (5 s; the same logits, bit for bit). (The model itself, pickled, lost
+    its attention weights: transformers records them by hooks set up as it is built.)"""
+    import transformers
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return smollm.transformers_model()
+    shared = tmp_path_factory.getbasetemp().parent / "smollm-transformers.pt"
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not shared.exists():
+            model, tokenizer = smollm.transformers_model()
+            torch.save({"config": model.config, "weights": model.state_dict(),
+                        "tokenizer": tokenizer}, shared)
+            return model, tokenizer
+    saved = torch.load(shared, weights_only=False)  # our own file, this run's
+    model = transformers.LlamaForCausalLM(saved["config"])  # eager attention, float32
+    model.load_state_dict(saved["weights"])
+    return model.eval(), saved["tokenizer"]
 
 
 @pytest.fixture(scope="module")
