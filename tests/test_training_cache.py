@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -326,6 +328,31 @@ def test_continuation_counts_are_kept_on_disk(tmp_path, monkeypatch):
     assert len(computed) == 2 and len(list(folder.glob("*.npz"))) == 2
 
 
+def test_a_second_caller_waits_for_the_first_rather_than_computing_again(tmp_path,
+                                                                       monkeypatch):
+    """The edit loop's check of diskcache.computing, in one process: two threads each open
+    the lock file, and flock locks an open file, so the second waits for the first's file
+    and loads it (the processes of a fresh clone: the test below, slow tier)."""
+    from attention_book import diskcache
+
+    monkeypatch.setenv(T.CACHE_ENV, str(tmp_path / "cache"))
+    computed, outs = [], []
+
+    def compute():
+        computed.append(1)
+        time.sleep(0.2)  # long enough for the other thread to ask meanwhile
+        return {"x": np.arange(3.0)}
+
+    def ask():
+        outs.append(diskcache.cached_arrays("wait", [1], "code", compute)["x"].tolist())
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join(30) for t in threads]
+    assert outs == [[0.0, 1.0, 2.0]] * 2 and computed == [1]
+
+
+@pytest.mark.slow  # starts two fresh Pythons (1 s of the first's compute, waited out)
 def test_a_second_process_waits_for_the_first_rather_than_computing_again(tmp_path):
     """Two processes that want the same cached result at once (on a fresh clone, the build's
     data step and chapter 8's kernel both train the same models): one computes it, the other

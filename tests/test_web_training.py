@@ -41,6 +41,7 @@ from attention_book.scenes import training as scene
 from js_view import states_and_views
 from node_driver import NODE
 from node_driver import run as node
+from test_web_twins import same_as_python
 from training_file import decode_training_data, read_training_script, unpack_bits
 
 TOL = 1e-5
@@ -138,16 +139,8 @@ def check(values: dict, row: dict, st, view: dict) -> dict:
     text the module's ``view`` of ``st``; return its maps and predictions."""
     where = {k: (v[:50] if isinstance(v, str) else v) for k, v in values.items()}
     js = row["state"]
-    assert js["tokens"] == list(st.tokens), where
-    assert js["predicted"] == list(st.predicted), where
-    assert js["right"] == list(st.right), where
-    assert js["notes"] == [{"level": n.level, "text": n.text} for n in st.notes], where
-    assert (js["step"], js["steps"], js["checkpoint"]) == (st.step, st.steps, st.checkpoint)
+    same_as_python(js, st, str(where))  # the twin contract: every key of the state
     weights = arr(js["weights"])
-    assert weights.shape == (st.weights.size,), where
-    np.testing.assert_allclose(weights, st.weights.ravel(), atol=TOL, rtol=0, err_msg=str(where))
-    for got, want in zip(js["inputScores"], st.input_scores, strict=True):
-        assert (got is None) == (want is None) and (got is None or abs(got - want) <= TOL), where
     assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     numbers = row["numbers"]
     assert numbers["tokens"] == list(st.tokens)
@@ -367,12 +360,7 @@ def check_generation(values: dict, row: dict, st, view: dict | None) -> dict:
         assert row == {"error": str(err.value)}, where
         return {}
     js = row["state"]
-    for key in ("prompt", "generated", "tokens", "top", "expected"):
-        assert js[key] == list(getattr(st, key)), (where, key)
-    assert js["targets"] == [list(k) for k in st.targets], where
-    assert js["t"] == st.t and js["notes"] == [{"level": n.level, "text": n.text} for n in st.notes]
-    np.testing.assert_allclose(arr(js["weights"]), st.weights.ravel(), atol=TOL, rtol=0, err_msg=str(where))
-    np.testing.assert_allclose(js["probability"], st.probability, atol=TOL, rtol=0)
+    same_as_python(js, st, str(where))  # the twin contract: every key of the state
     assert row["readout"] == view["readout"] and row["alt"] == view["alt"], where
     panels = row["figure"]["panels"]
     assert [p["kind"] for p in panels] == (["grid", "bars"] if st.t else ["heatmap"])

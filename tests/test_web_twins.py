@@ -89,6 +89,13 @@ def same(js, py, where: str) -> None:
         assert math.isclose(js, py, rel_tol=0, abs_tol=TOL * max(1, abs(py))), (where, js, py)
 
 
+def same_as_python(js: dict, state, where: str) -> None:
+    """Assert the module's state ``js`` (from the driver) is the state function's ``state``
+    as the live lab sends it: for the labs that read data, whose tests
+    (test_web_training, ...) run the module on their own data files."""
+    same(js, _python(to_js(state)), where)
+
+
 def computed(lab: str, values: list) -> list:
     """What the live lab sends of each values' state (to_js), or the ValueError it raises."""
     out = []
@@ -224,51 +231,6 @@ def test_every_lab_is_under_contract():
     assert {lab for lab, entry in labs.items() if entry["pageData"]} == {
         "training", "generation", "pretrained", "decoder"}  # test_web_training,
     # test_web_pretrained, test_web_decoder
-
-
-def synthetic_page(tmp_path: Path, seed: int) -> tuple[dict, Path]:
-    """Synthetic runs (random weights, no training) with the checkpoints the page decodes
-    from their file, and the file."""
-    from attention_book import web_export
-    from test_web_training import synthetic_run, with_checkpoints
-    from training_file import decode_training_data, read_training_script
-
-    rng = np.random.default_rng(seed)
-    runs = {task: synthetic_run(task, rng) for task in ("reverse", "induction")}
-    text = web_export.training_script(runs)
-    path = tmp_path / "training-checkpoints.js"
-    path.write_text(text, "ascii")
-    decoded = decode_training_data(read_training_script(text))
-    return {task: with_checkpoints(run, decoded[task]) for task, run in runs.items()}, path
-
-
-def test_training_state_is_the_modules(tmp_path, monkeypatch):
-    """Chapter 8 on a synthetic run, decoded as the page decodes it."""
-    from attention_book.scenes import training as scene
-    from test_web_training import values_for
-
-    runs, path = synthetic_page(tmp_path, 8)
-    monkeypatch.setattr(scene, "training_run", lambda task: runs[task])
-    scene._forward.cache_clear()
-    try:
-        values = values_for("reverse", 3, 4, 1) + values_for("induction", 3, 4, 2)
-        assert check("training", values, path) >= 10
-    finally:
-        scene._forward.cache_clear()
-
-
-def test_generation_state_is_the_modules(tmp_path, monkeypatch):
-    """Chapter 8's generation lab on a synthetic induction run, decoded as the page does."""
-    from attention_book.scenes import generation
-    from test_web_training import generation_values
-
-    runs, path = synthetic_page(tmp_path, 9)
-    monkeypatch.setattr(generation, "generation_run", lambda weights="page": runs["induction"])
-    generation._generate.cache_clear()
-    try:
-        assert check("generation", generation_values(3, 10, 5), path) >= 25
-    finally:
-        generation._generate.cache_clear()
 
 
 @pytest.mark.slow  # MiniLM's gallery: about 10 s

@@ -3,7 +3,7 @@
 // test_web_training.py) and benchmarks/browser_states.py and browser_training.py.
 //
 //   states.run <lab> [--data FILE] [--figure] [--no-numbers] [--time N]  < [values, ...]
-//     -> for each values what the page would show: every typed array of the state as {f8}
+//     -> for each values what the page would show: every typed array of the state as {typed, f8}
 //        (base64 of its float64 bytes), the other fields as JSON, the readout's HTML, the alt
 //        text and the numbers a reader downloads (numbers(state), plain JSON); or {error}
 //        when the state function throws.
@@ -27,7 +27,7 @@
 //   states.projectionWeights < [[d_k, seed], ...] -> attention's W_q, W_k, W_v bytes
 //   states.queryOptions < [values, ...]   -> attention's query choices
 //   states.missingHeads < [d, ...]        -> multihead's [missingHeadsText(d), headChoices(d)]
-import {b64, bytes64, classic, lab, mapTyped, plain, source} from "./common.mjs";
+import {bytes64, classic, lab, plain, source, typed} from "./common.mjs";
 
 const option = (args, name) => { const i = args.indexOf(name); return i < 0 ? null : args[i + 1]; };
 
@@ -67,7 +67,7 @@ export const run = async (list, name, ...args) => {
     } catch (e) {
       return {error: e.message};
     }
-    const row = {state: mapTyped(st, (a) => ({f8: b64(a)})), readout: M.readoutHtml(st), alt: M.alt(st),
+    const row = {state: typed(st), readout: M.readoutHtml(st), alt: M.alt(st),
       numbers: M.numbers && !args.includes("--no-numbers") ? M.numbers(st) : null};
     if (args.includes("--figure")) row.figure = plain(M.figure(st));
     if (timeRuns) {
