@@ -131,7 +131,10 @@ export const llamaRun = async ({url, ids, prompt, options, keep, stopAt, lensAt}
       if (step.kind === "token" && firstToken === null) firstToken = performance.now();
       out.steps.push({kind: step.kind, id: step.id, ms: step.ms, text: step.text, top: step.top,
         attention: keep ? Array.from(step.attention) : null});
-      if (stopAt !== null && step.kind === "token" && step.step === stopAt) engine.stop();
+      if (stopAt !== null && step.kind === "token" && step.step === stopAt) {
+        out.phases.stopped = performance.now();
+        engine.stop();
+      }
       if (lensAt !== null && step.kind === "token" && step.step === lensAt) hidden = step.hidden;
     });
     if (hidden) out.lens = await engine.lens(hidden, 3);
