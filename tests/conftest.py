@@ -3,6 +3,7 @@ site served on 127.0.0.1, and Debian's chromium with every request off the machi
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import gc
@@ -216,6 +217,22 @@ def decoder_scene(tiny_decoder, monkeypatch):
     decoder.decoder_generation.cache_clear()
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The temporary folder of this run that every pytest-xdist worker shares (a worker's
+    own basetemp lies in it), or the basetemp itself without workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """Held by one process at a time (an exclusive flock on ``path``): what the first
+    worker makes inside, the others find made."""
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
     """The strictly built book (-W -n --keep-going): its html dir, its log beside it
@@ -234,13 +251,9 @@ def built_book(tmp_path_factory) -> Path:
         assert (html / "index.html").exists(), f"no built book in {html}: run `make book`"
         assert (html.parent / "build.log").exists(), f"no {html.parent}/build.log: run `make book`"
         return html
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the folder every worker's own basetemp lies in
-    out = shared / "book"
+    out = run_folder(tmp_path_factory) / "book"
     out.mkdir(exist_ok=True)
-    with open(out / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    with locked(out / ".lock"):
         if not (out / "_build" / "done").exists():
             _build_book(out)
             (out / "_build" / "done").write_text("")

@@ -21,7 +21,6 @@ Parity, on held-out prompts (code, French with accents, digits, a chat turn):
 """
 
 import copy
-import fcntl
 import os
 
 import gguf
@@ -33,6 +32,7 @@ from attention_book import smollm
 from attention_book.bpe import ByteLevelBPE
 from attention_book.decoding import top_k_top_p
 from attention_book.llama import LlamaModel
+from conftest import locked, run_folder
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
@@ -70,9 +70,8 @@ def reference(tmp_path_factory):
 
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return smollm.transformers_model()
-    shared = tmp_path_factory.getbasetemp().parent / "smollm-transformers.pt"
-    with open(shared.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    shared = run_folder(tmp_path_factory) / "smollm-transformers.pt"
+    with locked(shared.with_suffix(".lock")):
         if not shared.exists():
             model, tokenizer = smollm.transformers_model()
             torch.save({"config": model.config, "weights": model.state_dict(),
