@@ -5,8 +5,9 @@ queries, seed 0) at 10 values of d_k, scaled or not: 20 states, which its browse
 looks up rather than measures. Measured in the page, the first visit to d_k = 512 drew 3.8
 million normals and blocked the page for 0.2-0.8 s (QA Q4); the table is 400 numbers.
 Each number is Python's float64, written with ``repr`` (shortest round trip), so the
-browser's state equals Python's exactly. ``tests/test_web_states.py`` checks that this file
-is up to date. Usage: ``python src/attention_book/web/make_scaling_table.py``.
+browser's state equals Python's (to the last bit on the machine that wrote it: another CPU's
+numpy may differ by an ulp). ``tests/test_web_states.py`` checks that this file is up to date.
+Usage: ``python src/attention_book/web/make_scaling_table.py``.
 """
 from __future__ import annotations
 
