@@ -63,13 +63,7 @@ LONG_TESTS = {
     "tests/test_web_lab.py::test_node_parity_on_many_held_out_values": 12,
     "tests/test_web_states.py::test_parity_on_many_held_out_values": 12,
     "tests/test_build_cache.py::test_the_cache_keeps_unchanged": 15,
-    # the design checks that open every lab's page (fresh clones' runs, load 2-6): left in
-    # the collection's order they could be the last tests a worker runs, alone
-    "tests/test_pages.py::test_no_control_change_runs_a_task_over_50_ms": 43,
-    "tests/test_pages.py::test_a_download_holds_every_array_its_figure_draws": 43,
-    "tests/test_pages.py::test_on_a_phone_each_labs_figure_starts_within_reach": 25,
     "tests/test_pages.py::test_one_span_a_code_style_finds_what_every_span_finds": 20,
-    "tests/test_pages.py::test_the_masked_style_is_the_same_in_every_lab_that_masks": 12,
     "tests/test_web_lab.py::test_standalone_lab_in_chromium": 12,
     "tests/test_web_minilm.py::test_forward_float32_parity": 8,
     "tests/test_build_cache.py::test_a_cell_error": 6,
