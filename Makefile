@@ -29,9 +29,13 @@ export OMP_NUM_THREADS ?= 1
 # Python writes the bytecode of what it imports (the venv's is not compiled ahead: see env).
 unexport PYTHONDONTWRITEBYTECODE
 
-# pytest-xdist workers for `make test`: one a core (auto). A third worker on two cores was
-# slower on a quiet fresh clone (measured: commit be814b6).
-TEST_WORKERS ?= auto
+# pytest-xdist workers for `make test`: one more than the cores. The browser and JupyterLab
+# tests wait on chromium, kernels and Node (the long-task checks' frames, a kernel's answer),
+# and a worker a core left a core idle meanwhile: on a 2-core machine, fresh clones of
+# 87206b2, tests 863 and 873 s with 2 workers, 774 s with 3 (the processes' CPU sampled:
+# 1.7 -> 1.8 cores busy). (A third worker was slower at be814b6, before the JupyterLab runs
+# and the lab checks that wait.)
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 .PHONY: book test lint lab notebook bench env js browser clean check-inputs
 
@@ -49,10 +53,9 @@ book:
 
 # Both tiers of tests (pyproject.toml: a plain pytest is the edit loop, "not slow") on the book
 # `make book` built (ATTENTION_BOOK_BUILT, tests/conftest.py) rather than building it a
-# second time, on every core (pytest-xdist; worksteal: a worker that runs out takes tests
-# queued for the other, so the long browser tests do not pile up on one worker at the end).
-# The integration tier waits on chromium, JupyterLab's kernels and Node for about half its
-# time (`make test` used 105% of 2 cores), so more workers may pay: see TEST_WORKERS above.
+# second time, on a worker more than the cores (pytest-xdist, TEST_WORKERS above; worksteal:
+# a worker that runs out takes tests queued for another, so the long browser tests do not
+# pile up on one worker at the end).
 # --durations: the slowest tests, printed for issue 24's profile of a fresh clone's run.
 test: book browser lint $(VENV)/.test-installed
 	ATTENTION_BOOK_BUILT=$(CURDIR) $(PY) -m pytest -m "slow or not slow" -n $(TEST_WORKERS) --durations=40
