@@ -587,6 +587,14 @@ def test_the_chapters_show_figures_whose_shapes_the_visits_measure(built_book):
     assert sum(output_images(built_book, p) for p in PAGES if p.startswith("chapters/")) >= 20
 
 
+def test_the_labs_design_checks_name_labs_of_the_book(built_book):
+    """The labs lab_problems sets to other values (the masked style's, the downloads' other
+    state, the phone's most controls) are labs of the built book: a lab renamed or removed
+    would otherwise leave its check with nothing to read."""
+    named = {*MASKING_LABS, *DOWNLOAD_OTHER, *MOST_CONTROLS}
+    assert named <= set(labs_of_the_book(built_book)), named - set(labs_of_the_book(built_book))
+
+
 def test_the_root_redirects_to_the_first_page(browser, site, built_book):
     """index.html is a meta refresh to intro.html: visiting it reads intro.html, which the
     test above visits; here, that it gets there, cleanly. Its icon is inline: without one
