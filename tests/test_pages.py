@@ -288,9 +288,8 @@ TO_MODE = """async (mode) => {
 }"""
 
 
-def switch_to_dark(tab, mode: str = "dark") -> None:
-    """The page, loaded in light mode, switched to dark mode (or ``mode``) by the theme's
-    button."""
+def switch_mode(tab, mode: str) -> None:
+    """The page switched to the theme's ``mode`` ("light", "dark") by its button."""
     assert tab.evaluate(TO_MODE, mode) == [mode, mode]
 
 
@@ -537,7 +536,7 @@ def visit(browser, site, built_book, page: str, width: int,
     try:
         for mode in ("light", "dark"):  # light first: axe_plan
             if mode == "dark":
-                switch_to_dark(tab)
+                switch_mode(tab, "dark")
             problems, seen = setting_problems(watch, tab, page, width, mode, built_book, memo)
             if mode == "light" and page.startswith("chapters/"):  # (dark draws the same shapes)
                 bad, seen["aspects"] = aspect_problems(tab, width)
@@ -720,7 +719,7 @@ def test_the_axe_plan_finds_what_the_whole_set_finds_in_every_setting(browser, s
         try:
             for mode in ("light", "dark"):
                 if mode == "dark":
-                    switch_to_dark(tab)
+                    switch_mode(tab, "dark")
                 prepare_axe(tab)
                 only, off = axe_plan(tab, width, mode, memo)
                 rules, nodes = axe_nodes(tab, only, off)
@@ -788,7 +787,7 @@ def test_the_axe_plan_catches_what_one_width_or_mode_shows(browser, site):
             }""")
             for mode in ("light", "dark"):
                 if mode == "dark":
-                    switch_to_dark(tab)
+                    switch_mode(tab, "dark")
                 violations = axe_violations(tab, width, mode, memo)
                 found[width, mode] = {v["id"] for v in violations}
                 named[width, mode] = " ".join(node for v in violations for node in v["nodes"])
@@ -831,7 +830,7 @@ def test_one_span_a_code_style_finds_what_every_span_finds(browser, site, width,
     watch, tab = open_page(browser, site, "chapters/04_multi_head.html", width, "light", idle=False)
     try:
         if mode == "dark":
-            switch_to_dark(tab)  # as the visits do
+            switch_mode(tab, "dark")  # as the visits do
         assert tab.evaluate(SETTLE) == "done"
         # under 4.5:1 on both: a long name deep in the page, and before it in its block a
         # one-letter name (axe: incomplete, not a violation), which must not stand for it
@@ -1082,7 +1081,7 @@ def lab_problems(tab, width: int) -> tuple[list[str], dict]:
         for lab in labs:
             set_values(tab, lab["id"], None)
         if mode == "light":
-            switch_to_dark(tab, "light")
+            switch_mode(tab, "light")
         bad, counts[f"masked {mode}"] = masked_problems(tab, labs, mode)
         found += bad
     for lab in labs:
