@@ -543,9 +543,10 @@ def visit(browser, site, built_book, page: str, width: int,
                 problems += bad
             found += problems
             shown.append(seen)
-        if tab.evaluate(LAB_PAGES_JS):
+        labs = tab.evaluate(LAB_PAGES_JS)
+        if labs:
             before = len(watch.console_errors)
-            bad, shown[-1]["labs"] = lab_problems(tab, width)
+            bad, shown[-1]["labs"] = lab_problems(tab, width, labs)
             found += [f"{width}px: {b}" for b in bad]
             watch.settle()
             found += [f"{width}px, the labs' checks: console error: {e}"
@@ -1033,8 +1034,7 @@ def open_lab_page(browser, site, page: str, width: int, mode: str = "light", hei
                       init_script=f'localStorage.setItem("mode", "{mode}");')
     watch.page.set_viewport_size({"width": width, "height": height})
     tab = watch.open(f"{site}/{page}", idle=False)
-    tab.wait_for_function("[...document.querySelectorAll('.ab-lab[data-ab-lab]')]"
-                          ".every((el) => el.abLab && el.abLab.state)")
+    tab.wait_for_function(LABS_READY_JS)
     return watch, tab
 
 
@@ -1060,32 +1060,28 @@ def set_values(tab, lab_id: str, values: dict | None) -> None:
         tab.evaluate(SET_VALUES_JS, [lab_id, values])
 
 
-def lab_problems(tab, width: int) -> tuple[list[str], dict]:
+def lab_problems(tab, width: int, labs: list[dict]) -> tuple[list[str], dict]:
     """The labs' design checks, on a page a visit has read in light and then dark mode, its
-    labs still at the values it started them at: on the phone, each figure in reach of its
-    first control (phone_problems); at 1280 px, the downloads (in dark mode:
-    download_problems), the masked style in dark and then light mode (masked_problems), and
-    no long task on a control change (long_task_problems). Each starts from the labs as the
-    page started them. The page's sections are laid out as they near the screen again, as a
-    reader has them (laid out all at once, a change of a readout's height laid the whole
-    chapter out again, 100-300 ms). What they found, and how many of each they measured
+    labs (``labs``: LAB_PAGES_JS's) still at the values it started them at: on the phone,
+    each figure in reach of its first control (phone_problems); at 1280 px, the downloads
+    (in dark mode: download_problems), the masked style in dark and then light mode
+    (masked_problems), and no long task on a control change (long_task_problems). Each
+    starts from the labs as the page started them (the last two set them back first).
+    The page's sections are laid out as they near the screen again, as a reader has them
+    (laid out all at once, a change of a readout's height laid the whole chapter out again,
+    100-300 ms). What they found, and how many of each they measured
     (expected_lab_checks)."""
     tab.evaluate(LAY_OUT_JS, False)
     tab.wait_for_function(LABS_READY_JS)
-    labs = tab.evaluate(LAB_PAGES_JS)
     if width < 600:
         found, n = phone_problems(tab, labs)
         return found, {"phone": n}
     found, counts = download_problems(tab, labs)
     for mode in ("dark", "light"):
-        for lab in labs:
-            set_values(tab, lab["id"], None)
         if mode == "light":
             switch_mode(tab, "light")
         bad, counts[f"masked {mode}"] = masked_problems(tab, labs, mode)
         found += bad
-    for lab in labs:
-        set_values(tab, lab["id"], None)
     bad, counts["long-task changes"] = long_task_problems(tab, labs)
     return found + bad, counts
 
@@ -1324,6 +1320,8 @@ def long_task_problems(tab, labs: list[dict]) -> tuple[list[str], int]:
     import os
 
     blocked, changes = [], 0
+    for lab in labs:  # from where the page started them
+        set_values(tab, lab["id"], None)
     tab.wait_for_timeout(500)  # the page's own work (the mode switch's redrawing), done
     for lab in labs:
         tab.locator(f"#{lab['id']}").scroll_into_view_if_needed()  # as a reader reaches it
@@ -1399,6 +1397,7 @@ def masked_problems(tab, labs: list[dict], mode: str) -> tuple[list[str], int]:
     for lab in labs:
         if lab["lab"] not in MASKING_LABS:
             continue
+        set_values(tab, lab["id"], None)  # from where the page started it
         set_values(tab, lab["id"], MASKING_LABS[lab["lab"]])
         seen = tab.evaluate(MASKED_PIXELS_JS, lab["id"])
         read += 1

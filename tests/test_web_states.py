@@ -148,6 +148,10 @@ def test_vocab_js_is_generated_from_the_package():
         "vocab.js is stale: run python src/attention_book/web/make_vocab_js.py")
 
 
+#: A number of the generated table (JSON's floats and integers).
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
 @pytest.mark.slow  # 2 s: Python measures every d_k (scaling_curves)
 def test_scaling_table_js_is_generated_from_the_package():
     """The sqrt(d_k) lab looks its 20 states up (a first visit to d_k = 512 measured in the
@@ -162,10 +166,6 @@ def test_scaling_table_js_is_generated_from_the_package():
     # (numpy's SIMD paths: a fresh machine's CPU wrote ...86 for ...864, 1 ulp), not the table
     pairs = list(zip(map(float, NUMBER.findall(committed)), map(float, NUMBER.findall(current))))
     assert len(pairs) >= 400 and all(np.isclose(a, b, rtol=1e-12, atol=0) for a, b in pairs), stale
-
-
-#: A number of the generated table (JSON's floats and integers).
-NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 @pytest.mark.parametrize("n", [pytest.param(500, id="500"),
