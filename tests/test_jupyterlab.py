@@ -457,6 +457,14 @@ def test_the_runs_cover_every_chapter_once():
     assert len(NUMBERED) == 10 and sorted(c for run in RUNS.values() for c in run) == NUMBERED
 
 
+#: How long a control's key waits for the picture to change before the control counts as
+#: "no visible change" (a failure): a bound for a broken control, not a latency goal (the
+#: benchmark's, benchmarks/lab_latency.py). Chapter 10's "tokens to write", one more token,
+#: generates again with SmolLM2 in the kernel: 1.35 s on a quiet core, and more than 5 s (the
+#: bound before) in a fresh clone's make test with more load beside it.
+ANSWER_MS = 30_000
+
+
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run):
     """*Run All* in every chapter, then the first control of each kind of every lab (text,
@@ -527,11 +535,11 @@ def test_run_all_and_every_control_without_page_errors(browser, monkeypatch, run
     chapters = RUNS[run]
     notebook7 = [c for c in NOTEBOOK7 if c in chapters]
     rows, errors = bench.measure(
-        chapters, bench.Options(repeats=0, timeout_ms=5_000, each_kind=True, windowing="none",
+        chapters, bench.Options(repeats=0, timeout_ms=ANSWER_MS, each_kind=True, windowing="none",
                                 one_page=True),
         browser=browser,
         then=drive_every_lab,
-        more=[(notebook7, bench.Options(repeats=0, timeout_ms=5_000, app="notebook",
+        more=[(notebook7, bench.Options(repeats=0, timeout_ms=ANSWER_MS, app="notebook",
                                         each_kind=True))] if notebook7 else [])
     assert {name: found for name, found in errors.items() if found} == {}, \
         "uncaught page errors or console errors in JupyterLab or Notebook 7"
