@@ -16,8 +16,9 @@ from pathlib import Path
 
 NODE = shutil.which("node")
 DRIVER = Path(__file__).resolve().parent / "js" / "driver.mjs"
-#: Functions the browser tests evaluate in a page, linted with the rest of tests/js/.
-PAGES = DRIVER.with_name("pages.mjs")
+#: Functions the browser tests evaluate in a page, linted with the rest of tests/js/: those of
+#: tests/test_pages.py (the built book's pages) in site.mjs, the others' in pages.mjs.
+PAGE_MODULES = (DRIVER.with_name("pages.mjs"), DRIVER.with_name("site.mjs"))
 
 
 def completed(command: str, *args, input=None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -54,12 +55,20 @@ def wire(value):
 
 @functools.cache
 def page_functions() -> dict[str, str]:
-    """Each ``export const NAME = ...;`` of tests/js/pages.mjs: its name -> its source (a
-    function expression for ``page.evaluate``), up to the ``}`` that starts a line."""
-    text = PAGES.read_text(encoding="utf-8")
-    return dict(re.findall(r"^export const (\w+) = (.*?^\});$", text, re.S | re.M))
+    """Each ``export const NAME = ...;`` of :data:`PAGE_MODULES`: its name -> its source (a
+    function expression for ``page.evaluate``), up to the ``}`` that starts a line; a name
+    exported by both modules is an error."""
+    found = {}
+    for module in PAGE_MODULES:
+        text = module.read_text(encoding="utf-8")
+        for name, source in re.findall(r"^export const (\w+) = (.*?^\});$", text, re.S | re.M):
+            if name in found:
+                raise ValueError(f"{name} is exported by more than one of {PAGE_MODULES}")
+            found[name] = source
+    return found
 
 
 def page_function(name: str) -> str:
-    """The source of tests/js/pages.mjs's function ``name``, for ``page.evaluate``."""
+    """The source of the page function ``name`` (tests/js/pages.mjs or site.mjs), for
+    ``page.evaluate``."""
     return page_functions()[name]

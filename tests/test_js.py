@@ -1,8 +1,8 @@
 """The JavaScript tests that need no browser and no Python state: ``tests/js/*.test.mjs``
 run by Node's own test runner (``node --test``), in one Node process: the notebook widget's
 protocol (KernelModel, decode's ``{$same}`` arrays) with a fake anywidget model. And the
-functions the browser tests evaluate in pages (``tests/js/pages.mjs``): what Python reads
-of that file is each function whole."""
+functions the browser tests evaluate in pages (``tests/js/pages.mjs`` and ``site.mjs``): what
+Python reads of those files is each function whole."""
 
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ def test_the_node_tests_pass():
 
 
 def test_the_page_functions_python_reads_are_whole():
-    """node_driver.page_functions (a regular expression over pages.mjs) gives every export,
-    each exactly as V8 prints the function: none cut short or run into the next."""
+    """node_driver.page_functions (a regular expression over pages.mjs and site.mjs) gives
+    every export, each exactly as V8 prints the function: none cut short or run into the
+    next."""
     from node_driver import page_functions, run
 
     read = page_functions()

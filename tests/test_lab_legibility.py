@@ -357,12 +357,7 @@ def test_the_picture_downloads_as_a_png_that_stands_alone(browser, lab_pages):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     width, height = struct.unpack(">II", data[16:24])
     assert width == 2 * 760 and height > 400, (width, height)
-    top_left = page.evaluate("""async (b64) => {
-      const img = new Image(); img.src = "data:image/png;base64," + b64; await img.decode();
-      const c = document.createElement("canvas"); c.width = img.width; c.height = img.height;
-      const ctx = c.getContext("2d"); ctx.drawImage(img, 0, 0);
-      return Array.from(ctx.getImageData(2, 2, 1, 1).data.slice(0, 3)); }""",
-        __import__("base64").b64encode(data).decode())
+    top_left = page.evaluate(page_function("pngCorner"), __import__("base64").b64encode(data).decode())
     assert top_left == [255, 255, 255], top_left  # light, though the page is dark
     assert watch.console_errors == []
     watch.close()

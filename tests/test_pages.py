@@ -51,6 +51,7 @@ import yaml
 
 from attention_book.plots.core import text_px
 from conftest import ROOT, PageWatch, built_pages
+from node_driver import page_function
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -76,47 +77,7 @@ MIN_TEXT_PX = 9.0
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 
-# Colour contrast is most of axe's time, and most of what it checks is highlighted code: 4,840
-# elements on chapter 6, 4,407 of them spans of pygments tokens in 25 styles. An element of
-# ``div.highlight pre`` that looks like one before it (the same colour, font and every
-# background, filter and opacity up to the root) is marked ``data-ab-axe-same`` with the
-# number of that first one (marked ``data-ab-axe-style``), and axe's colour-contrast rule
-# skips the marked ones: it still checks every style each page shows, in every setting, and
-# every other rule still checks every element. Axe's own verdict depends on nothing else
-# for these spans (test_one_span_a_code_style_finds_what_every_span_finds checks that on
-# today's site, and that an odd span is caught). The renderer's CPU for axe, chapter 6:
-# 4.3 -> 2.9 s a visit; the 15 pages at 1280 px, light: 30.3 -> 23.9 s (-21%).
-SAME_STYLE_JS = r"""() => {
-  const look = (e, stop) => { const out = [];
-    for (; e && e !== stop; e = e.parentElement) { const s = getComputedStyle(e);
-      out.push(s.backgroundColor, s.backgroundImage, s.opacity, s.filter, s.mixBlendMode); }
-    return out.join(); };
-  for (const el of document.querySelectorAll("[data-ab-axe-same], [data-ab-axe-style]")) {
-    el.removeAttribute("data-ab-axe-same");  // marked in the other mode: marked again
-    el.removeAttribute("data-ab-axe-style");
-  }
-  const first = new Map();
-  let same = 0;
-  for (const pre of document.querySelectorAll("div.highlight pre")) {
-    const behind = look(pre.parentElement, null);
-    for (const el of pre.querySelectorAll("*")) {
-      // left to axe: an element without a letter or digit of its own, which axe skips
-      // (punctuation only), so that the first of each style is one axe reads
-      const own = Array.from(el.childNodes).filter(n => n.nodeType === 3)
-        .map(n => n.textContent).join("").trim();
-      if (!/[\p{L}\p{N}]/u.test(own)) { continue; }
-      const s = getComputedStyle(el);
-      // one character: axe calls its failing contrast incomplete (shortTextContent), not
-      // a violation, so such a span is never the one checked for longer ones
-      const key = [behind, look(el, pre.parentElement), s.color, s.fontSize, s.fontWeight,
-                   s.fontStyle, s.textShadow, s.visibility, s.textDecoration,
-                   own.length === 1, el.checkVisibility()].join("|");
-      if (first.has(key)) { el.setAttribute("data-ab-axe-same", first.get(key)); same += 1; }
-      else { first.set(key, first.size); el.setAttribute("data-ab-axe-style", first.size - 1); }
-    }
-  }
-  return {styles: first.size, same};
-}"""
+SAME_STYLE_JS = page_function("markSameStyles")
 
 # Axe's rules in three kinds (axe-core 4.14's own metadata: each rule's selector, whether it
 # leaves hidden elements out, and what its checks read), and where each runs:
@@ -140,131 +101,13 @@ LAYOUT_FREE = ["document-title", "html-has-lang", "html-lang-valid", "html-xml-l
 MODE_RULES = ["color-contrast", "link-in-text-block"]
 WHOLE = (1280, "light")  # the setting that runs every rule
 
-#: The elements shown: a hash of the positions (in document order) of the body's visible
-#: elements, the mode switch's icons left out (it shows the mode's own icon).
-VISIBLE_JS = """() => {
-  let hash = 0, n = 0;
-  for (const el of document.body.getElementsByTagName("*")) {
-    if (el.closest(".theme-switch-button")) { continue; }
-    n += 1;
-    if (el.checkVisibility({visibilityProperty: true})) { hash = (hash * 31 + n) | 0; }
-  }
-  return n + ":" + hash;
-}"""
-
-#: axe on the page: every rule of ``tags`` or ``only`` these, less ``off``. Its violations
-#: (five nodes each); with ``every``, also each rule's nodes by kind of result (passes,
-#: violations, incomplete: their targets) and the rules it ran.
-RUN_AXE = """async ([tags, only, off, every]) => {
-  axe.configure({rules: [{id: "color-contrast", selector: "*:not([data-ab-axe-same])"}]});
-  const options = {runOnly: only ? {type: "rule", values: only} : {type: "tag", values: tags},
-                   rules: Object.fromEntries(off.map(id => [id, {enabled: false}]))};
-  if (!every) { options.resultTypes = ["violations"]; }
-  const result = await axe.run(document, options);
-  const out = {violations: result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + ": " +
-                                        n.failureSummary.split("\\n").slice(1, 2).join(""))}))};
-  if (every) {
-    out.ran = [];
-    out.nodes = [];
-    for (const kind of ["passes", "violations", "incomplete", "inapplicable"]) {
-      for (const rule of result[kind]) {
-        out.ran.push(rule.id);
-        for (const node of rule.nodes) { out.nodes.push([rule.id, kind, JSON.stringify(node.target)]); }
-      }
-    }
-  }
-  return out;
-}"""
-
-# The page as a reader meets it: MathJax has typeset, and the book's script has run its fixes
-# (attention-book.js: tab stops on wide maths, names of the theme's buttons) after that,
-# which it does 100 ms after the last change to the page's elements: so once 120 ms have
-# passed without a change (a fixed 300 ms before: most pages are quiet by then).
-SETTLE = """async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-    await MathJax.startup.promise;
-  }
-  await new Promise(resolve => {
-    const quiet = () => { changes.disconnect(); resolve(); };
-    let timer = setTimeout(quiet, 120);
-    const changes = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(quiet, 120); });
-    changes.observe(document.body, {childList: true, subtree: true});
-  });
-  return document.documentElement.dataset.abAccessible;
-}"""
-
-BROKEN_IMAGES = """() => [...document.images]
-  .filter(i => i.getAttribute('src') !== null && !(i.complete && i.naturalWidth > 0))
-  .map(i => i.src.slice(0, 80))"""
-
-# Every element with its own text inside a lab or an output, with its colour composited
-# over the colours behind it. Disabled controls are exempt (WCAG 1.4.3: inactive components).
-# With ``every``, also each element checked with its colours and ratio.
-CONTRAST_JS = r"""(every) => {
-  function rgba(text) {
-    const m = text.match(/rgba?\(([^)]+)\)/);
-    if (!m) { return [0, 0, 0, 0]; }
-    const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
-    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
-  }
-  function over(top, bottom) {  // top composited over an opaque bottom
-    const a = top[3];
-    return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
-  }
-  function background(el) {
-    const layers = [];
-    for (let e = el; e; e = e.parentElement) {
-      const c = rgba(getComputedStyle(e).backgroundColor);
-      if (c[3] > 0) { layers.push(c); }
-      if (c[3] >= 1) { break; }
-    }
-    let colour = [255, 255, 255, 1];  // the canvas behind everything
-    for (let i = layers.length - 1; i >= 0; i--) { colour = over(layers[i], colour); }
-    return colour;
-  }
-  function luminance(c) {
-    const [r, g, b] = c.slice(0, 3).map(v => {
-      v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
-    });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-  }
-  const bad = [], all = [];
-  let checked = 0;
-  document.querySelectorAll(".ab-lab *, .cell_output *").forEach(el => {
-    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
-    if (!own || !el.getClientRects().length || el.closest(":disabled, [aria-hidden=true]")) { return; }
-    const style = getComputedStyle(el);
-    if (style.visibility !== "visible" || Number(style.opacity) === 0) { return; }
-    const bg = background(el), fg = over(rgba(style.color), bg);
-    const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
-    const ratio = (hi + 0.05) / (lo + 0.05);
-    checked += 1;
-    const said = () => `${el.tagName.toLowerCase()}.${el.className} "${el.textContent.trim().slice(0, 40)}"` +
-                       ` ${style.color} on rgb(${bg.slice(0, 3).map(Math.round)}): ${ratio.toFixed(2)}`;
-    if (ratio < %(min)s) { bad.push(said()); }
-    if (every) { all.push(said()); }
-  });
-  return {checked, bad, all};
-}""".replace("%(min)s", str(MIN_CONTRAST))
-
-# The figures a page shows: the canvases of labs computed in the browser (data-text-px in
-# the canvas's pixels) and the outputs' images.
-# Each one's "Enlarge figure" button, if it has one, is marked data-readable-zoom=i.
-FIGURES_JS = """() => Array.from(document.querySelectorAll(
-    ".ab-lab-figure > canvas, .cell_output img:not(.ab-lab img)")).map((img, i) => {
-  const figure = img.closest(".ab-lab-figure, a.image-reference") || img;
-  const next = figure.nextElementSibling;
-  const zoom = !!next && next.classList.contains("ab-zoom-button");
-  if (zoom) { next.setAttribute("data-readable-zoom", i); }
-  const canvas = img.tagName === "CANVAS";
-  return {i, zoom, src: canvas ? "canvas" : img.currentSrc || img.src,
-          textPx: img.getAttribute("data-text-px"),
-          shown: img.getBoundingClientRect().width, natural: canvas ? img.width : img.naturalWidth};
-})"""
-
-CANVAS_RATIOS = """() => Array.from(document.querySelectorAll(".ab-lab-figure > canvas"))
-  .map(c => c.width / c.getBoundingClientRect().width)"""
+VISIBLE_JS = page_function("visibleElements")
+RUN_AXE = page_function("runAxe")
+SETTLE = page_function("settle")
+BROKEN_IMAGES = page_function("brokenImages")
+CONTRAST_JS = page_function("textContrasts")
+FIGURES_JS = page_function("figures")
+CANVAS_RATIOS = page_function("canvasRatios")
 
 
 def open_page(browser, site, page, width, mode, idle=True):
@@ -277,15 +120,7 @@ def open_page(browser, site, page, width, mode, idle=True):
     return watch, tab
 
 
-#: The theme's mode button, pressed as a reader does until the page is in the mode asked
-#: for (light, auto, dark, light: headless chromium prefers light), then two frames for the
-#: labs to redraw.
-TO_MODE = """async (mode) => {
-  const button = document.querySelector(".theme-switch-button");
-  for (let i = 0; i < 3 && localStorage.getItem("mode") !== mode; i++) { button.click(); }
-  await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-  return [document.documentElement.dataset.theme, localStorage.getItem("mode")];
-}"""
+TO_MODE = page_function("toMode")
 
 
 def switch_mode(tab, mode: str) -> None:
@@ -325,17 +160,7 @@ def lay_out_every_section(tab) -> None:
     tab.evaluate(LAY_OUT_JS, True)
 
 
-#: Every section laid out (``true``) or back to the page's own (``false``): a style element
-#: of its own, added once.
-LAY_OUT_JS = """(on) => {
-  let style = document.getElementById("ab-test-lay-out");
-  if (on && !style) {
-    style = document.head.appendChild(document.createElement("style"));
-    style.id = "ab-test-lay-out";
-    style.textContent = ".bd-article section section { content-visibility: visible; }";
-  }
-  if (!on && style) { style.remove(); }
-}"""
+LAY_OUT_JS = page_function("layOut")
 
 
 def prepare_axe(tab) -> None:
@@ -426,7 +251,7 @@ def reading_problems(tab, page: str, width: int, built_book, memo: dict | None =
     overflow = tab.evaluate("document.documentElement.scrollWidth - innerWidth")
     if overflow > 0:
         found.append(f"{overflow} px wider than the {width} px viewport")
-    contrast = tab.evaluate(CONTRAST_JS)
+    contrast = tab.evaluate(CONTRAST_JS, [False, MIN_CONTRAST])
     found += [f"contrast {b}" for b in contrast["bad"]]
     if page.startswith("chapters/") and contrast["checked"] <= 20:
         found.append("no lab or output text found")
@@ -469,30 +294,7 @@ def setting_problems(watch, tab, page: str, width: int, mode: str, built_book,
     return [f"{width}px {mode}: {f}" for f in found], shown
 
 
-#: Each chapter image shown and its file's shape, and, enlarged, the dialog's. The scroll
-#: and the focus are put back as they were (a dialog's closing focuses its button, which
-#: scrolls the page to it): the visit's dark mode then shows what its light mode showed.
-ASPECTS_JS = """async () => {
-  const out = [], y = scrollY, focused = document.activeElement;
-  for (const img of document.querySelectorAll('.cell_output img:not(.ab-lab img)')) {
-    if (!img.getClientRects().length || !img.naturalWidth) { continue; }
-    const r = img.getBoundingClientRect(), natural = img.naturalWidth / img.naturalHeight;
-    const row = {src: img.src.slice(-24), shown: r.width / r.height, natural};
-    const button = img.closest('a.image-reference, img').nextElementSibling;
-    if (button && button.classList.contains('ab-zoom-button')) {
-      button.click();
-      const big = document.querySelector('dialog.ab-zoom[open] img');
-      const b = big.getBoundingClientRect();
-      row.enlarged = b.width / b.height;
-      document.querySelector('dialog.ab-zoom[open]').close();
-    }
-    out.push(row);
-  }
-  if (focused && focused !== document.body) { focused.focus({preventScroll: true}); }
-  else { document.activeElement.blur(); }
-  scrollTo({top: y, behavior: "instant"});
-  return out;
-}"""
+ASPECTS_JS = page_function("aspects")
 
 
 def aspect_problems(tab, width: int) -> tuple[list[str], int]:
@@ -632,14 +434,7 @@ def test_mathjax_typesets_a_page_in_batches(site, browser):
     try:
         page = watch.open(f"{site}/chapters/03_attention.html")
         page.evaluate("() => MathJax.startup.promise")
-        roots, sizes = page.evaluate("""async () => {
-          const marked = MathJax.config.options.processHtmlClass.split("|").map((c) => "." + c).join(", ");
-          const roots = [...document.querySelectorAll(marked)].filter((el) => !el.parentElement.closest(marked));
-          const sizes = [], typeset = MathJax.typesetPromise;
-          MathJax.typesetPromise = (els) => { sizes.push(els ? els.length : "all"); return typeset(els); };
-          try { await MathJax.config.startup.pageReady(); } finally { MathJax.typesetPromise = typeset; }
-          return [roots.length, sizes];
-        }""")
+        roots, sizes = page.evaluate(page_function("mathjaxBatches"))
         assert watch.console_errors == []
     finally:
         watch.close()
@@ -652,12 +447,7 @@ def test_the_axe_check_finds_a_violation(browser, site):
     watch = PageWatch(browser)
     try:
         tab = watch.open(f"{site}/intro.html")
-        tab.evaluate("""() => {
-          const box = document.createElement("div");
-          box.style.cssText = "overflow-x: auto; width: 100px";
-          box.innerHTML = "<p style='width: 900px'>" + "wide text ".repeat(90) + "</p>";
-          document.querySelector("main").append(box);
-        }""")
+        tab.evaluate(page_function("addWideBox"))
         ids = {v["id"] for v in axe_violations(tab)}
     finally:
         watch.close()
@@ -675,7 +465,7 @@ def dark_findings(watch, tab, axe_found: set) -> tuple[dict, set]:
     compare a tab switched to dark with one loaded in dark; and the paths it requested."""
     lay_out_every_section(tab)
     found = {"axe": axe_found, "visible": tab.evaluate(VISIBLE_JS),
-             "contrast": tab.evaluate(CONTRAST_JS, True)["all"],
+             "contrast": tab.evaluate(CONTRAST_JS, [True, MIN_CONTRAST])["all"],
              "overflow": tab.evaluate("document.documentElement.scrollWidth - innerWidth"),
              "figures": tab.evaluate(FIGURES_JS), "ratios": tab.evaluate(CANVAS_RATIOS),
              "broken": tab.evaluate(BROKEN_IMAGES), "maths": maths_problems(tab),
@@ -774,18 +564,7 @@ def test_the_axe_plan_catches_what_one_width_or_mode_shows(browser, site):
     for width in WIDTHS:
         watch, tab = open_page(browser, site, "search.html", width, "light", idle=False)
         try:
-            tab.evaluate("""() => {
-              const style = document.createElement("style");
-              style.textContent = `.ab-t-phone, .ab-t-dark { display: none; width: 48px; height: 48px; }
-                @media (max-width: 600px) { .ab-t-phone { display: inline-block; } .ab-t-wide { display: none; } }
-                html[data-theme=dark] .ab-t-dark { display: inline-block; }
-                html[data-theme=dark] .ab-t-grey { color: #555555; background: #444444; }`;
-              document.head.append(style);
-              document.querySelector("main").insertAdjacentHTML("beforeend",
-                '<button class="ab-t-phone"></button><button class="ab-t-dark"></button>' +
-                '<button class="ab-t-icon"><span class="ab-t-wide">Search the book</span></button>' +
-                '<p class="ab-t-grey">grey on grey in dark mode</p>');
-            }""")
+            tab.evaluate(page_function("addSettingOnlyButtons"))
             for mode in ("light", "dark"):
                 if mode == "dark":
                     switch_mode(tab, "dark")
@@ -801,23 +580,7 @@ def test_the_axe_plan_catches_what_one_width_or_mode_shows(browser, site):
     assert ".ab-t-phone" in named[390, "light"] and ".ab-t-icon" in named[390, "light"], named
 
 
-#: axe's colour contrast on every element: what it decided for each (its kind of result and
-#: the check's data: colours, ratio, font) and, for a highlighted span, its style's number.
-FULL_CONTRAST_JS = """async () => {
-  axe.reset();  // RUN_AXE left color-contrast on the first span of each style only
-  const result = await axe.run(document, {runOnly: ["color-contrast"], elementRef: true});
-  const verdict = new Map();
-  for (const kind of ["passes", "violations", "incomplete"]) {
-    for (const rule of result[kind]) for (const node of rule.nodes) {
-      verdict.set(node.element, kind + " " + JSON.stringify(
-        [...node.any, ...node.all, ...node.none].map(c => [c.id, c.data])));
-    }
-  }
-  return Array.from(document.querySelectorAll("[data-ab-axe-style], [data-ab-axe-same]"))
-    .map(el => [el.getAttribute("data-ab-axe-style") ?? el.getAttribute("data-ab-axe-same"),
-                el.hasAttribute("data-ab-axe-style"), verdict.get(el) || "not checked",
-                el.textContent.slice(0, 30)]);
-}"""
+FULL_CONTRAST_JS = page_function("fullContrast")
 
 
 @pytest.mark.parametrize("width, mode", [(1280, "light"), (390, "dark")])
@@ -835,16 +598,7 @@ def test_one_span_a_code_style_finds_what_every_span_finds(browser, site, width,
         assert tab.evaluate(SETTLE) == "done"
         # under 4.5:1 on both: a long name deep in the page, and before it in its block a
         # one-letter name (axe: incomplete, not a violation), which must not stand for it
-        tab.evaluate("""() => {
-          for (const pre of [...document.querySelectorAll("div.highlight pre")].reverse()) {
-            const spans = [...pre.querySelectorAll("span.n")].filter(e => e.checkVisibility());
-            const one = spans.findIndex(e => e.textContent.length === 1);
-            const long = spans.findLastIndex(e => e.textContent.length > 3);
-            if (one >= 0 && long > one) {
-              spans[one].style.color = spans[long].style.color = "#777777";
-              return;
-            }
-          } }""")
+        tab.evaluate(page_function("greySpans"))
         found = axe_violations(tab)  # marks the styles, then axe as each visit runs it
         first, others = {}, {}
         for style, is_first, verdict, text in tab.evaluate(FULL_CONTRAST_JS):
@@ -873,20 +627,7 @@ def test_print_shows_each_lab_figure_only_and_wraps_code(browser, site):
     watch, tab = open_page(browser, site, "chapters/03_attention.html", 1280, "light")
     try:
         tab.emulate_media(media="print")
-        styles = tab.evaluate("""() => ({
-          hidden: Array.from(document.querySelectorAll(
-            ".ab-lab-controls, .ab-lab-note, .ab-zoom-button")).map(
-            e => getComputedStyle(e).display),
-          whole: Array.from(document.querySelectorAll(".ab-lab")).map(
-            e => getComputedStyle(e).breakInside),
-          pictures: Array.from(document.querySelectorAll(".ab-lab-figure")).map(
-            e => e.getBoundingClientRect().height),
-          wraps: Array.from(document.querySelectorAll("pre")).map(
-            e => getComputedStyle(e).whiteSpace),
-          empty: Array.from(document.querySelectorAll(".cell_input, .cell_output, pre")).filter(
-            e => getComputedStyle(e).display !== "none" && e.getClientRects().length &&
-                 !e.textContent.trim() && !e.querySelector("img")).length,
-        })""")
+        styles = tab.evaluate(page_function("printStyles"))
     finally:
         watch.close()
     assert styles["hidden"] and set(styles["hidden"]) == {"none"}, styles["hidden"]
@@ -901,14 +642,7 @@ def test_the_reading_checks_find_overflow_low_contrast_and_small_text(browser, s
     canvas whose text is stated at 4 px, is caught: the checks can fail."""
     watch, tab = open_page(browser, site, "chapters/01_embeddings.html", 390, "light")
     try:
-        tab.evaluate("""() => {
-          const out = document.querySelector(".cell_output");
-          const p = document.createElement("p");
-          p.style.cssText = "color: #bbbbbb; width: 2000px";
-          p.textContent = "hard to read";
-          out.append(p);
-          document.querySelector(".ab-lab-figure > canvas").setAttribute("data-text-px", "4");
-        }""")
+        tab.evaluate(page_function("spoilReading"))
         found = reading_problems(tab, "chapters/01_embeddings.html", 390, built_book)
     finally:
         watch.close()
@@ -917,52 +651,12 @@ def test_the_reading_checks_find_overflow_low_contrast_and_small_text(browser, s
     assert any("smallest text" in f for f in found), found
 
 
-# Each element that may scroll, in the sections laid out only near the screen: whether its
-# tab stop says what it does once every section is laid out (attention-book.js measures them
-# a section a task; pydata-sphinx-theme.js, patched by _ext/ab_theme_fixes.py, leaves them).
-# ``spoil``: first take a scrolling formula's tab stop away and give one to a code block that
-# does not scroll (the check must find both).
-LAZY_TAB_STOPS_JS = """async (spoil) => {
-  await until(() => document.documentElement.dataset.abTabStops === "measured");
-  const lazy = [...document.querySelectorAll(".bd-article section section")];
-  const style = document.createElement("style");
-  style.textContent = ".bd-article section section { content-visibility: visible; }";
-  const skipped = lazy.filter((s) => getComputedStyle(s).contentVisibility === "auto" &&
-    !s.firstElementChild.checkVisibility({contentVisibilityAuto: true})).length;
-  document.head.append(style);
-  const scrolls = (el) => el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
-  if (spoil) {
-    const inside = ".bd-article section section ";
-    [...document.querySelectorAll(inside + "mjx-container[display='true']")]
-      .find(scrolls).removeAttribute("tabindex");
-    [...document.querySelectorAll(inside + "pre")].find((el) => !scrolls(el)).tabIndex = 0;
-  }
-  const wrong = [];
-  let scrolling = 0;
-  for (const el of document.querySelectorAll(
-      ".bd-article section section :is(pre, .cell_output > .output, " +
-      ".pst-scrollable-table-container, mjx-container[display='true'])")) {
-    const scrolled = scrolls(el);
-    scrolling += scrolled;
-    const math = el.tagName === "MJX-CONTAINER";
-    const stop = el.getAttribute("tabindex");
-    if (scrolled ? stop !== "0" : (math ? stop !== null : stop !== "-1")) {
-      wrong.push(`${el.tagName.toLowerCase()} in #${el.closest("section").id}: ` +
-                 `scrolls ${scrolled}, tabindex ${stop}`);
-    }
-  }
-  style.remove();
-  return {sections: lazy.length, skipped, scrolling, wrong};
-}"""
-UNTIL_JS = """window.until = async (ok) => {
-  for (let i = 0; i < 600 && !ok(); i++) { await new Promise(r => setTimeout(r, 50)); }
-};"""
+LAZY_TAB_STOPS_JS = page_function("lazyTabStops")
 
 
 def lazy_tab_stops(tab, spoil: bool = False) -> dict:
     tab.evaluate("() => MathJax.startup.promise")
     tab.evaluate("() => document.fonts.ready.then(() => new Promise(r => setTimeout(r, 300)))")
-    tab.add_script_tag(content=UNTIL_JS)
     return tab.evaluate(LAZY_TAB_STOPS_JS, spoil)
 
 
@@ -975,8 +669,7 @@ def test_sections_off_screen_wait_to_be_laid_out_and_keep_their_tab_stops(browse
     try:
         found = lazy_tab_stops(tab)
         tab.emulate_media(media="print")
-        printed = tab.evaluate("""() => [...document.querySelectorAll(
-            ".bd-article section section")].map((s) => getComputedStyle(s).contentVisibility)""")
+        printed = tab.evaluate(page_function("printedSections"))
         watch.settle()
         requested = [urlparse(u).path for u in watch.requested]
     finally:
@@ -1010,9 +703,7 @@ def test_the_lazy_tab_stop_check_finds_a_missing_one(browser, site):
 # (lab_problems): a phone's figure in reach of its controls, downloads that hold what the
 # figure draws, one masked style, no long task on a control change.
 
-#: The labs and the page each is on (a lab's id is its element's).
-LAB_PAGES_JS = """() => [...document.querySelectorAll('.ab-lab[data-ab-lab]')].map(
-  (el) => ({id: el.id, lab: el.dataset.abLab}))"""
+LAB_PAGES_JS = page_function("labPages")
 
 
 def labs_of_the_book(built_book) -> dict[str, str]:
@@ -1038,20 +729,8 @@ def open_lab_page(browser, site, page: str, width: int, mode: str = "light", hei
     return watch, tab
 
 
-#: Set a lab's controls (name -> value), in the order given; ``null``: each control to the
-#: value the page started it at (its declaration's default), twice over, as a control's
-#: choices can follow the one before.
-SET_VALUES_JS = """([id, values]) => {
-  const lab = document.getElementById(id).abLab;
-  if (values) { for (const [name, value] of Object.entries(values)) { lab.set(name, value); } return; }
-  for (let pass = 0; pass < 2; pass++) {
-    for (const c of lab.declaration.controls) { lab.set(c.name, c.default); }
-  }
-}"""
-
-#: Every lab of the page has computed its first state.
-LABS_READY_JS = """() => [...document.querySelectorAll('.ab-lab[data-ab-lab]')]
-  .every((el) => el.abLab && el.abLab.state)"""
+SET_VALUES_JS = page_function("setValues")
+LABS_READY_JS = page_function("labsReady")
 
 
 def set_values(tab, lab_id: str, values: dict | None) -> None:
@@ -1114,8 +793,7 @@ def test_the_site_opens_in_the_readers_colour_scheme(browser, site):
             tab = watch.open(f"{site}/chapters/01_embeddings.html", idle=False)
             tab.wait_for_function("document.querySelector('.ab-lab').abLab?.state")
             tab.evaluate("() => document.querySelector('.ab-lab').abLab.set('text', 'my own zyxt words')")
-            found[scheme] = tab.evaluate("""() => ({theme: document.documentElement.dataset.theme,
-              note: getComputedStyle(document.querySelector('.ab-lab .ab-note')).backgroundColor})""")
+            found[scheme] = tab.evaluate(page_function("themeAndNote"))
             tab.evaluate("() => localStorage.setItem('mode', 'light')")
             tab.reload()
             found[scheme + " chose light"] = tab.evaluate("document.documentElement.dataset.theme")
@@ -1140,12 +818,7 @@ FIGURE_REACH = 0.6 * (PHONE["height"] - PHONE["header"])  # 473 px
 MOST_CONTROLS = {"multihead": {"d": 64, "h": 16}, "masking": {"kind": "padding"},
                  "generation": {"temperature": 1.0}}
 
-GEOMETRY_JS = """(id) => {
-  const el = document.getElementById(id), lab = el.getBoundingClientRect();
-  const first = el.querySelector('.ab-lab-control').getBoundingClientRect();
-  const figure = el.querySelector('.ab-lab-figure').getBoundingClientRect();
-  return {height: lab.height, figureTop: figure.top - lab.top, fromControl: figure.top - first.top};
-}"""
+GEOMETRY_JS = page_function("geometry")
 
 
 def phone_problems(tab, labs: list[dict]) -> tuple[list[str], int]:
@@ -1170,24 +843,7 @@ def phone_problems(tab, labs: list[dict]) -> tuple[list[str], int]:
     return far, measured
 
 
-#: Every array each panel of the lab's figure draws, read off the figure's spec in the page
-#: (what the canvas was drawn from), by the name drawn on the panel (its title): the test's
-#: own reading, not the download's code.
-DRAWN_ARRAYS_JS = """(id) => {
-  const lab = document.getElementById(id).abLab, out = {};
-  const flat = (a) => Array.from(a || [], (v) => (Number.isFinite(v) ? v : null));
-  for (const p of lab.spec.panels) {
-    const arrays = [];
-    if (p.kind === 'heatmap') { arrays.push(flat(p.data)); }
-    if (p.kind === 'grid') { p.maps.forEach((m) => arrays.push(flat(m.data))); }
-    if (p.kind === 'lines') { p.lines.forEach((l) => arrays.push(flat(l.y))); }
-    if (p.kind === 'bars') { p.series.forEach((s) => arrays.push(flat(s.values))); }
-    if (p.kind === 'arcs' && p.weights) { arrays.push(flat(p.weights)); }
-    if (p.kind === 'thumbs' && p.data && p.data.length) { arrays.push(flat(p.data)); }
-    out[p.title || ''] = arrays;
-  }
-  return {drawn: out, values: lab.values};
-}"""
+DRAWN_ARRAYS_JS = page_function("drawnArrays")
 
 
 def _numbers_in(tree) -> list:
@@ -1268,38 +924,7 @@ def _contains(haystack: list, needle: list) -> bool:
     return False
 
 
-#: A control's change in the page, three tries at most: the long tasks (the Long Tasks API's:
-#: over 50 ms) from the input event until two frames after the lab drew. The margin for a
-#: shared machine, where a task's wall time grows with the load (on this 2-core machine, at
-#: load 18, a new sentence's 10 ms of multi-head work ran 57-78 ms): a change fails when every
-#: one of three tries has a long task longer than 50 ms x (1 + load / cores), the load read
-#: before the change. A change that blocks the page (chapter 3's first d_k = 512: 177-809 ms
-#: at load 3.5, QA Q4) still fails at any load under about 30 on 2 cores.
-LONG_TASKS_JS = r"""async ([id, name, value]) => {
-  const el = document.getElementById(id), lab = el.abLab;
-  const tries = [];
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const long = [];
-    const observer = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) { long.push(Math.round(e.duration)); }
-    });
-    observer.observe({type: "longtask"});
-    const drawn = new Promise((resolve) => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
-    const before = JSON.stringify(lab.values);
-    lab.set(name, value);
-    if (JSON.stringify(lab.values) !== before || lab.answers === undefined) {
-      await Promise.race([drawn, new Promise((r) => setTimeout(r, 3000))]);
-    }
-    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    await new Promise((r) => setTimeout(r, 60));
-    observer.disconnect();
-    tries.push(long);
-    if (!long.length) { break; }
-    lab.set(name, JSON.parse(before)[name]);  // back, to change it again
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return tries;
-}"""
+LONG_TASKS_JS = page_function("longTasks")
 
 
 def _extremes(control: dict) -> list:
@@ -1347,40 +972,7 @@ def long_task_margin() -> float:
     return 50.0 * (1 + os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
-#: In each lab that masks, the masked cells' pixels: drawn again on a canvas at 2 px a CSS px
-#: with each panel's masked cells found from its layout; every pixel inside a masked cell (1
-#: px in from its edges) counted by colour.
-MASKED_PIXELS_JS = r"""(id) => {
-  const lab = document.getElementById(id).abLab, L = AttentionBook.lab;
-  const c = document.createElement("canvas");
-  const layout = L.drawFigure(c, lab.spec, 700, lab.looks.theme, document.createElement("canvas"), 2);
-  const ctx = c.getContext("2d"), colours = {}, panels = [];
-  lab.spec.panels.forEach((p, k) => {
-    const drawn = layout.drawn[k];
-    const maps = p.kind === "grid" ? p.maps.map((m, i) => [m.masked || p.masked, drawn.boxes[i]])
-      : p.kind === "heatmap"
-        ? [[p.masked || (p.categories ? Uint8Array.from(p.data, (v) => v === 0) : null), drawn.box]] : [];
-    for (const [masked, box] of maps) {
-      if (!masked || !box) { continue; }
-      panels.push(p.title);
-      const cw = box.w / p.cols, ch = box.h / p.rows;
-      for (let m = 0; m < masked.length; m++) {
-        // the outlined row (a query, a generation step) has the accent's outline over it
-        if (!masked[m] || Math.floor(m / p.cols) === p.outlineRow) { continue; }
-        const x0 = Math.ceil((box.x + (m % p.cols) * cw) * 2) + 1;
-        const y0 = Math.ceil((box.y + Math.floor(m / p.cols) * ch) * 2) + 1;
-        const w = Math.floor(cw * 2) - 3, h = Math.floor(ch * 2) - 3;
-        if (w < 1 || h < 1) { continue; }
-        const d = ctx.getImageData(x0, y0, w, h).data;
-        for (let i = 0; i < d.length; i += 4) {
-          const key = d[i] + "," + d[i + 1] + "," + d[i + 2];
-          colours[key] = (colours[key] || 0) + 1;
-        }
-      }
-    }
-  });
-  return {panels, colours};
-}"""
+MASKED_PIXELS_JS = page_function("maskedPixels")
 MASKING_LABS = {"masking": {}, "block": {"causal": True}, "training": {"task": "induction"},
                 "generation": {}, "permutation": {"causal": True}}
 
@@ -1416,15 +1008,7 @@ def masked_problems(tab, labs: list[dict], mode: str) -> tuple[list[str], int]:
     return found, read
 
 
-#: The colours a link takes (the theme's link and hover colours, read off the page) and
-#: every background the theme paints boxes of text with, in the mode shown.
-LINK_COLOURS_JS = """() => {
-  const s = getComputedStyle(document.documentElement), v = (n) => s.getPropertyValue(n).trim();
-  const a = document.querySelector('.bd-article a.reference.internal');
-  return {link: getComputedStyle(a).color, vars: [v('--pst-color-link'), v('--pst-color-link-hover')],
-          boxes: ['--pst-color-background', '--pst-color-on-background', '--pst-color-surface']
-            .map((n) => [n, v(n)])};
-}"""
+LINK_COLOURS_JS = page_function("linkColours")
 
 
 def _contrast(a: str, b: str) -> float:
@@ -1478,13 +1062,7 @@ def test_the_long_task_check_catches_a_change_that_blocks(browser, site):
     watch, tab = open_lab_page(browser, site, "chapters/01_embeddings.html", 1280)
     try:
         most = long_task_margin()
-        lab_id = tab.evaluate("""(block) => { const el = document.querySelector('.ab-lab');
-          const m = el.abLab.module, state = m.state;
-          el.abLab.model.module = Object.assign({}, m, {state: (v, o) => {
-            const end = performance.now() + block; let x = 0;
-            while (performance.now() < end) { x += 1; }
-            return Object.assign(state(v, o), {work: x}); }});
-          return el.id; }""", 2 * most)
+        lab_id = tab.evaluate(page_function("blockingState"), 2 * most)
         tries = tab.evaluate(LONG_TASKS_JS, [lab_id, "d", 64])
     finally:
         watch.close()

@@ -29,6 +29,7 @@ from attention_book.scenes import decoder as lab
 from attention_book.scenes.core import to_js
 from conftest import PageWatch
 from llama_js import serve
+from node_driver import page_function
 from test_web_decoder import HELD_OUT, MAPS_TOL, P_TOL, close, python, values
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser,
@@ -37,27 +38,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser,
 #: In the page: set every control to `values` (one drawing), wait until the model has
 #: nothing under way (a generation, a logit lens), and return the state shown, its arrays
 #: as {typed, f8} (float64 bytes, base64), the readout's text and elements, the status line.
-SHOW_JS = r"""async ([values]) => {
-  const el = document.querySelector(".ab-lab"), lab = el.abLab, M = AttentionBook.decoder;
-  const names = Object.keys(values);
-  names.slice(0, -1).forEach((name) => { lab.controls.find((c) => c.name === name).value = values[name]; });
-  lab.set(names[names.length - 1], values[names[names.length - 1]]);
-  const busy = () => lab.state.notes.some((n) =>
-    /^(writing:|computing the logit lens|the model is reading)/.test(n.text));
-  for (let k = 0; k < 50 && (busy() || M.model.pending); k++) {
-    await M.settled();
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  const b64 = (a) => { const u = new Uint8Array(Float64Array.from(a).buffer); let s = "";
-    for (let i = 0; i < u.length; i++) { s += String.fromCharCode(u[i]); } return btoa(s); };
-  const typed = (x) => (ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x)}
-    : Array.isArray(x) ? x.map(typed) : x !== null && typeof x === "object"
-      ? Object.fromEntries(Object.keys(x).map((k) => [k, typed(x[k])])) : x);
-  const caption = el.querySelector(".ab-lab-readout");
-  return {state: typed(lab.state), caption: caption.textContent,
-          elements: caption.querySelectorAll("script, img, b > b").length,
-          status: el.querySelector(".ab-model-status").textContent, title: document.title};
-}"""
+SHOW_JS = page_function("decoderShow")
 
 STATUS_JS = "() => AttentionBook.decoder.model.status"
 
@@ -104,9 +85,7 @@ def test_over_http(browser, page_folder, decoder_scene, tiny_decoder, tmp_path):
             first = show(page, values())
             assert first["state"]["T"] > 0 and "book's own numbers" in first["status"]
             close(first["state"], to_js(python(decoder_scene, values())), "first", 1e-5, 1e-5)
-            page.evaluate("""() => { const M = AttentionBook.decoder; window.seen = [];
-              M.model.listeners.push((what) => {
-                if (what === "progress") { window.seen.push(M.model.progress.slice()); } }); }""")
+            page.evaluate(page_function("decoderRecordProgress"))
             page.click("button.ab-load-model")
             assert loaded(page) == "ready"
             seen = page.evaluate("window.seen")
@@ -130,9 +109,7 @@ def test_over_http(browser, page_folder, decoder_scene, tiny_decoder, tmp_path):
                                            h=8, g=4, d_ff=1536, context=256)
             page.set_input_files("input.ab-gguf-file", str(heavy))
             assert loaded(page) == "ready"
-            page.evaluate("""() => { const M = AttentionBook.decoder;
-              M.model.listeners.push((what) => { const stop = document.querySelector("button.ab-stop");
-                if (what === "step" && M.model.current?.n === 1 && !stop.hidden) { stop.click(); } }); }""")
+            page.evaluate(page_function("decoderStopEarly"))
             stopped = show(page, values(prompt="A prompt to stop early.", n_new=24, t=24, layer=7))
             notes = [n["text"] for n in stopped["state"]["notes"]]
             assert any(t.startswith("stopped after ") for t in notes), notes

@@ -35,7 +35,6 @@ from close_all import assert_close
 from js_view import alt, text_views
 from node_driver import NODE, page_function
 from node_driver import run as node
-from test_web_labs import PIXELS_JS
 
 SCENE = SCENES["positional"]
 TOL = 1e-5
@@ -104,10 +103,7 @@ def checked(values: list, rows: list) -> None:
         check_parity(v, row, decode(row), st, view)
 
 
-PAGE_B64 = """a => { let s = ""; const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  for (let i = 0; i < bytes.length; i += 8192) {
-    s += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192)); }
-  return btoa(s); }"""
+PAGE_B64 = page_function("positionalBase64")  # spliced into browser_parity's program
 
 
 def decode(row: dict) -> dict:
@@ -264,41 +260,14 @@ def test_state_errors_are_the_math_layers():
 
 # ------------------------------------------------------------------ in chromium
 
-# Move one control through `values` in the page: set it, fire "input", wait for the draw,
-# and record what the lab shows.
-MOVE_JS = r"""async ([labId, index, values]) => {
-  const el = document.getElementById(labId), lab = el.abLab;
-  const input = document.getElementById(labId + "-c" + index);
-  const out = document.getElementById(input.id + "-out");
-""" + PIXELS_JS + r"""
-  const seen = [];
-  for (const value of values) {
-    const drawn = new Promise(resolve => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
-    if (input.tagName === "SELECT") {
-      input.value = String(lab.declaration.controls[index].values.indexOf(value));
-    } else if (lab.declaration.controls[index].range) {
-      input.value = String(value);
-    } else {
-      input.value = String(lab.declaration.controls[index].values.indexOf(value));
-    }
-    input.dispatchEvent(new Event("input", {bubbles: true}));
-    await drawn;
-    seen.push({value: value, got: lab.values[lab.declaration.controls[index].name],
-               output: out ? out.textContent : null, valuetext: input.getAttribute("aria-valuetext"),
-               alt: lab.canvas.getAttribute("aria-label"), pixels: pixels(),
-               caption: el.querySelector(".ab-lab-readout").textContent,
-               disabled: input.disabled, values: Object.assign({}, lab.values)});
-  }
-  return seen;
-}"""
-
-
+MOVE_JS = page_function("positionalMove")  # a control moved by its input's "input" event
 
 
 def check_disabled_base(page, lab_id: str) -> None:
     """d = 2: the base has no effect; its slider is disabled and says why."""
     d_index = [c.name for c in SCENE.controls].index("d")
     row = page.evaluate(MOVE_JS, [lab_id, d_index, [2]])[0]
+    assert row["got"] == 2
     base = page.locator(f"#{lab_id}-c{[c.name for c in SCENE.controls].index('base')}")
     assert base.is_disabled() and page.locator(f"#{base.get_attribute('id')}-hint").is_visible()
     assert "one frequency pair" in row["caption"]

@@ -29,6 +29,7 @@ from attention_book.controls import web_lab
 from attention_book.controls.web import declaration, present, standalone_html
 from attention_book.scenes import SCENES
 from attention_book.scenes.core import MAX_WIDGET_TOKENS
+from node_driver import page_function
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -55,54 +56,7 @@ NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
 
 # Set control `name` to each of `values` as a reader would, wait for each drawing, and
 # record what the lab shows. A value of null: every choice the control offers at that time.
-#: A fingerprint of the pixels a lab shows (in the page; ``lab`` in scope): the canvas's rows
-#: inside its frame, as tall as the figure drawn (the canvas keeps the tallest height it was
-#: given, figure.js's fit, so rows below the frame are an earlier drawing's).
-PIXELS_JS = r"""
-  function shownRows() {
-    const c = lab.canvas, frame = parseFloat(lab.figure.style.height);
-    const dpr = c.width / parseFloat(c.style.width);
-    return Number.isFinite(frame) ? Math.min(c.height, Math.round(frame * dpr)) : c.height;
-  }
-  function pixels() {
-    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, shownRows()).data;
-    let h1 = 0, h2 = 0;
-    for (let i = 0; i < d.length; i += 4) {
-      h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
-      h2 = (h2 + d[i] * (i % 65521)) | 0;
-    }
-    return h1 + ":" + h2;
-  }
-"""
-MOVE_JS = r"""async ([labId, name, values]) => {
-  const el = document.getElementById(labId), lab = el.abLab;
-  const index = lab.declaration.controls.findIndex(c => c.name === name);
-""" + PIXELS_JS + r"""
-  if (values === null) { values = lab.controls[index].options.map(o => o[1]); }
-  const seen = [];
-  for (const value of values) {
-    // a change the lab never draws fails here, not by hanging the run (a notebook widget
-    // whose figure threw drew nothing, and the JupyterLab run waited for ever)
-    let timer;
-    const drawn = new Promise((resolve, reject) => {
-      el.addEventListener("ab-lab-drawn", resolve, {once: true});
-      timer = setTimeout(() => reject(new Error(`${name} = ${JSON.stringify(value)}: not drawn in 120 s`)),
-                         120000);
-    });
-    lab.set(name, value);
-    await drawn;
-    clearTimeout(timer);
-    const caption = el.querySelector(".ab-lab-readout");
-    const control = lab.controls[index];
-    seen.push({value: value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
-               caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, shownRows()],
-               disabled: !!control.disabled,
-               output: control.output ? control.output.textContent : null,
-               valuetext: control.input.getAttribute("aria-valuetext"),
-               elements: caption.querySelectorAll("script, img, b > b, iframe").length});
-  }
-  return seen;
-}"""
+MOVE_JS = page_function("driveControl")
 
 #: MOVE_JS for each control of a list in turn, ``[[name, values], ...]``: one round trip a
 #: lab instead of one a control.
@@ -113,9 +67,7 @@ MOVES_JS = ("async ([labId, moves]) => { const move = " + MOVE_JS + ";\n"
 
 # The text of an HTML fragment, as the page parses it (to compare Python's readout with the
 # page's caption, whitespace folded).
-TEXT_OF_JS = """(fragments) => fragments.map(h => {
-  const t = document.createElement("template"); t.innerHTML = h;
-  return t.content.textContent; })"""
+TEXT_OF_JS = page_function("fragmentTexts")
 
 
 def fold(text: str) -> str:
@@ -206,7 +158,7 @@ def drawings(page, lab_id: str, scene, controls=None, most: int | None = None,
              kernel: bool = False) -> tuple:
     """:func:`drive`'s drive and checks: the number of changes checked, and what each values
     checked drew (their JSON -> alt text and readout's text, rounding errors folded, and the
-    size and fingerprint of the pixels shown: PIXELS_JS)."""
+    size and fingerprint of the pixels shown: pages.mjs's driveControl)."""
     moves = []
     for control in scene.controls:
         if controls is not None and control.name not in controls:
@@ -263,20 +215,7 @@ def drawings(page, lab_id: str, scene, controls=None, most: int | None = None,
 #: for each select and slider its id, class, aria-label, whether it is disabled, its labels
 #: and whether its hint is shown (non-empty box, not visibility: hidden, as playwright's
 #: is_visible).
-LABELS_JS = """(labId) => {
-  const lab = document.getElementById(labId);
-  lab.scrollIntoViewIfNeeded();
-  const shown = (el) => { const box = el.getBoundingClientRect();
-    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== "hidden"; };
-  return {alt: lab.querySelector("canvas.ab-lab-canvas").getAttribute("aria-label"),
-          controls: [...lab.querySelectorAll("select, input[type=range]")].map((c) => {
-    const hints = lab.querySelectorAll(`[id="${c.id}-hint"]`);
-    return {id: c.id, cls: c.getAttribute("class") || "", aria: c.getAttribute("aria-label") || "",
-            disabled: c.matches(":disabled") || c.getAttribute("aria-disabled") === "true",
-            labels: lab.querySelectorAll(`label[for="${c.id}"]`).length,
-            hints: hints.length, hintShown: hints.length > 0 && shown(hints[0])};
-  })};
-}"""
+LABELS_JS = page_function("labLabels")
 
 
 def check_labels(page, lab_id: str) -> None:
@@ -326,13 +265,7 @@ def pages(tmp_path_factory, web_data):
 
 
 #: Draw the lab's figure as wide as a canvas ``width`` device pixels wide (the book's column).
-SAME_WIDTH_JS = """([labId, width]) => {
-  const lab = document.getElementById(labId).abLab;
-  const dpr = lab.canvas.width / parseFloat(lab.canvas.style.width);
-  lab.figure.style.width = width / dpr + "px";
-  lab.looks.width = null;
-  lab.redraw();
-}"""
+SAME_WIDTH_JS = page_function("sameWidth")
 
 
 def check_standalone(watch, path, name: str, over_http: dict) -> None:

@@ -36,7 +36,7 @@ from attention_book.permutation import random_permutation
 from attention_book.scenes.block import BLOCK_D, BLOCK_H, MAX_DEPTH
 from attention_book.scenes.permutation import SHUFFLE_SEEDS
 from attention_book.tokens import Vocabulary
-from node_driver import NODE, run
+from node_driver import NODE, page_function, run
 
 #: numpy's ziggurat_nor_r: |x| beyond it only from the tail branch (log1p)
 ZIGGURAT_R = 3.6541528853610087963519472518
@@ -284,15 +284,7 @@ def test_chromium_file_page_draws_numpys_numbers(browser, tmp_path):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(html.as_uri())
-    to_base64 = """(a) => { const u8 = new Uint8Array(a.buffer); let s = "";
-        for (let i = 0; i < u8.length; i += 0x8000) {
-          s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); }
-        return btoa(s); }"""
-    draw_js = f"""([seed, big]) => {{
-        const g = AttentionBook.rng.defaultRng(big ? BigInt(seed) : seed);
-        const b64 = {to_base64};
-        return [b64(g.standardNormal(200000)), b64(g.permutation(600)), b64(g.random(1000))];
-    }}"""
+    draw_js = page_function("rngDraws")
     for seed in (0, 7, [3, 1], 2**40 + 3, 2**64 + 5):
         big = isinstance(seed, int) and seed > 2**53 - 1
         normals, perm, doubles = page.evaluate(draw_js, [str(seed) if big else seed, big])

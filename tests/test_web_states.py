@@ -634,13 +634,7 @@ def test_chromium_file_page_computes_pythons_states(browser, tmp_path):
         assert abs(row["state"]["maxWeight"] - st.max_weight) <= TOL, v
         assert row["readout"] == view["readout"] and row["alt"] == view["alt"], v
     markup = "<b>x</b><script>document.title='ran'</script><img src=x onerror=alert(1)>"
-    shown = page.evaluate("""(text) => {
-        const out = document.getElementById("out"), M = AttentionBook;
-        out.innerHTML = M.embedding.readoutHtml(M.embedding.state({text, d: 8, seed: 0}))
-          + M.attention.readoutHtml(M.attention.state({text, kv_text: text, mode: "cross",
-              query: 0, d_k: 4, temperature: 1, seed: 0}));
-        return [out.querySelectorAll("script, img").length, out.textContent,
-                document.title]; }""", markup)
+    shown = page.evaluate(page_function("markupReadouts"), markup)
     # the tokens '<', 'script', '>' are shown as text; no element came from the reader's text
     assert shown[0] == 0 and shown[2] == "states", shown
     assert "< \u2192 1 (<unk>, unknown)" in shown[1] and "'script'" in shown[1]

@@ -14,7 +14,8 @@
 //                                    bundles read it: [its files, typeof state of each,
 //                                    its tokenizer's tokens of "The weather"]
 //   bundle.widget                 -> widget.mjs: [typeof render, its labs, decode's keys]
-//   bundle.pages                  -> pages.mjs's functions as V8 prints them (their source)
+//   bundle.pages                  -> pages.mjs's and site.mjs's functions as V8 prints them
+//                                    (their source)
 import path from "node:path";
 import {pathToFileURL} from "node:url";
 
@@ -53,4 +54,5 @@ export const widget = async () => {
 };
 
 export const pages = async () => Object.fromEntries(
-  Object.entries(await import("./pages.mjs")).map(([name, f]) => [name, f.toString()]));
+  [...Object.entries(await import("./pages.mjs")), ...Object.entries(await import("./site.mjs"))]
+    .map(([name, f]) => [name, f.toString()]));

@@ -3,6 +3,7 @@
 // of `export const name = ...;` (up to its `};` at the start of a line), which test_js.py
 // checks is V8's own text of each export. Each runs alone in the page: it may use the
 // page's globals (AttentionBook, the llama harness's globals), never this module's names.
+// (tests/test_pages.py's, on the built book's pages, are in site.mjs.)
 /* global AttentionBook, llama, __abTexts, __abWork */
 
 /** Chapter 1-6 labs' states in a file:// page (tests/test_web_states.py): each values'
@@ -390,4 +391,214 @@ export const figureRegions = ([id]) => {
   const {regions} = AttentionBook.lab.drawFigure(c, lab.spec, lab.width(), lab.looks.theme,
     document.createElement("canvas"), 1);
   return regions.map((r) => [Math.round(r.x), Math.round(r.w)]);
+};
+
+/** The lab's downloaded picture (tests/test_lab_legibility.py's PNG download): the PNG given as
+ * base64, decoded in the page; its pixel (2, 2) as [r, g, b]. */
+export const pngCorner = async (b64) => {
+  const img = new Image();
+  img.src = "data:image/png;base64," + b64;
+  await img.decode();
+  const c = document.createElement("canvas");
+  c.width = img.width;
+  c.height = img.height;
+  const ctx = c.getContext("2d");
+  ctx.drawImage(img, 0, 0);
+  return Array.from(ctx.getImageData(2, 2, 1, 1).data.slice(0, 3));
+};
+
+/** Chapter 10's lab (tests/test_web_decoder_browser.py's show): set every control to `values`
+ * (one drawing), wait until the model has nothing under way (a generation, a logit lens), and
+ * return the state shown, its arrays as {typed, f8} (float64 bytes, base64), the readout's text
+ * and elements, the status line and the page's title. */
+export const decoderShow = async ([values]) => {
+  const el = document.querySelector(".ab-lab"), lab = el.abLab, M = AttentionBook.decoder;
+  const names = Object.keys(values);
+  names.slice(0, -1).forEach((name) => { lab.controls.find((c) => c.name === name).value = values[name]; });
+  lab.set(names[names.length - 1], values[names[names.length - 1]]);
+  const busy = () => lab.state.notes.some((n) =>
+    /^(writing:|computing the logit lens|the model is reading)/.test(n.text));
+  for (let k = 0; k < 50 && (busy() || M.model.pending); k++) {
+    await M.settled();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const b64 = (a) => {
+    const u = new Uint8Array(Float64Array.from(a).buffer);
+    let s = "";
+    for (let i = 0; i < u.length; i++) { s += String.fromCharCode(u[i]); }
+    return btoa(s);
+  };
+  const typed = (x) => (ArrayBuffer.isView(x) ? {typed: x.constructor.name, f8: b64(x)}
+    : Array.isArray(x) ? x.map(typed) : x !== null && typeof x === "object"
+      ? Object.fromEntries(Object.keys(x).map((k) => [k, typed(x[k])])) : x);
+  const caption = el.querySelector(".ab-lab-readout");
+  return {state: typed(lab.state), caption: caption.textContent,
+    elements: caption.querySelectorAll("script, img, b > b").length,
+    status: el.querySelector(".ab-model-status").textContent, title: document.title};
+};
+
+/** Chapter 10's lab over http (tests/test_web_decoder_browser.py): from now on, each progress
+ * of the model's load is pushed to window.seen (a copy of [done, total]); returns nothing. */
+export const decoderRecordProgress = () => {
+  const M = AttentionBook.decoder;
+  window.seen = [];
+  M.model.listeners.push((what) => {
+    if (what === "progress") { window.seen.push(M.model.progress.slice()); }
+  });
+};
+
+/** Chapter 10's lab over http (tests/test_web_decoder_browser.py): from now on, the stop button
+ * is clicked once a generation has written its second step; returns nothing. */
+export const decoderStopEarly = () => {
+  const M = AttentionBook.decoder;
+  M.model.listeners.push((what) => {
+    const stop = document.querySelector("button.ab-stop");
+    if (what === "step" && M.model.current?.n === 1 && !stop.hidden) { stop.click(); }
+  });
+};
+
+/** Not evaluated alone: tests/test_web_lab.py's browser_parity passes it to positional.mjs's
+ * computeAll in the page; a typed array's bytes as base64. */
+export const positionalBase64 = (a) => {
+  let s = "";
+  const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  for (let i = 0; i < bytes.length; i += 8192) {
+    s += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
+  }
+  return btoa(s);
+};
+
+/** Chapter 2's lab (tests/test_web_lab.py's check_disabled_base): move control `index` through
+ * `values` as its input does (set it, fire "input", wait for the drawing); what the lab shows
+ * at each: the value taken, the readout's text and whether the control is disabled. */
+export const positionalMove = async ([labId, index, values]) => {
+  const el = document.getElementById(labId), lab = el.abLab, control = lab.declaration.controls[index];
+  const input = document.getElementById(labId + "-c" + index);
+  const seen = [];
+  for (const value of values) {
+    const drawn = new Promise((resolve) => el.addEventListener("ab-lab-drawn", resolve, {once: true}));
+    input.value = String(control.range ? value : control.values.indexOf(value));  // a select: the index
+    input.dispatchEvent(new Event("input", {bubbles: true}));
+    await drawn;
+    seen.push({value, got: lab.values[control.name], disabled: input.disabled,
+      caption: el.querySelector(".ab-lab-readout").textContent});
+  }
+  return seen;
+};
+
+/** A lab driven as a reader drives it (tests/test_web_labs.py's MOVE_JS, and each move of its
+ * MOVES_JS): set control `name` to each of `values` (null: every choice it offers then), wait
+ * for each drawing; what the lab shows at each: its values, alt text, readout's text, a
+ * fingerprint of the pixels shown and the canvas's size, the control's state, output and
+ * aria-valuetext, and how many elements the readout holds that text must not make. */
+export const driveControl = async ([labId, name, values]) => {
+  const el = document.getElementById(labId), lab = el.abLab;
+  const index = lab.declaration.controls.findIndex((c) => c.name === name);
+  // the canvas's rows inside its frame, as tall as the figure drawn (the canvas keeps the
+  // tallest height it was given, figure.js's fit, so rows below the frame are an earlier drawing's)
+  const shownRows = () => {
+    const c = lab.canvas, frame = parseFloat(lab.figure.style.height);
+    const dpr = c.width / parseFloat(c.style.width);
+    return Number.isFinite(frame) ? Math.min(c.height, Math.round(frame * dpr)) : c.height;
+  };
+  const pixels = () => {
+    const c = lab.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, shownRows()).data;
+    let h1 = 0, h2 = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      h1 = (h1 * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) | 0;
+      h2 = (h2 + d[i] * (i % 65521)) | 0;
+    }
+    return h1 + ":" + h2;
+  };
+  if (values === null) { values = lab.controls[index].options.map((o) => o[1]); }
+  const seen = [];
+  for (const value of values) {
+    // a change the lab never draws fails here, not by hanging the run (a notebook widget
+    // whose figure threw drew nothing, and the JupyterLab run waited for ever)
+    let timer;
+    const drawn = new Promise((resolve, reject) => {
+      el.addEventListener("ab-lab-drawn", resolve, {once: true});
+      timer = setTimeout(() => reject(new Error(`${name} = ${JSON.stringify(value)}: not drawn in 120 s`)),
+        120000);
+    });
+    lab.set(name, value);
+    await drawn;
+    clearTimeout(timer);
+    const caption = el.querySelector(".ab-lab-readout");
+    const control = lab.controls[index];
+    seen.push({value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
+      caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, shownRows()],
+      disabled: !!control.disabled,
+      output: control.output ? control.output.textContent : null,
+      valuetext: control.input.getAttribute("aria-valuetext"),
+      elements: caption.querySelectorAll("script, img, b > b, iframe").length});
+  }
+  return seen;
+};
+
+/** The text of each HTML fragment, as the page parses it (tests/test_web_labs.py: Python's
+ * readouts, to compare with the page's captions). */
+export const fragmentTexts = (fragments) => {
+  return fragments.map((h) => {
+    const t = document.createElement("template");
+    t.innerHTML = h;
+    return t.content.textContent;
+  });
+};
+
+/** A lab's labels (tests/test_web_labs.py's check_labels), in one round trip: its alt text, and
+ * for each select and slider its id, class, aria-label, whether it is disabled, how many labels
+ * and hints it has and whether its hint is shown (non-empty box, not visibility: hidden). */
+export const labLabels = (labId) => {
+  const lab = document.getElementById(labId);
+  lab.scrollIntoViewIfNeeded();
+  const shown = (el) => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== "hidden";
+  };
+  return {alt: lab.querySelector("canvas.ab-lab-canvas").getAttribute("aria-label"),
+    controls: [...lab.querySelectorAll("select, input[type=range]")].map((c) => {
+      const hints = lab.querySelectorAll(`[id="${c.id}-hint"]`);
+      return {id: c.id, cls: c.getAttribute("class") || "", aria: c.getAttribute("aria-label") || "",
+        disabled: c.matches(":disabled") || c.getAttribute("aria-disabled") === "true",
+        labels: lab.querySelectorAll(`label[for="${c.id}"]`).length,
+        hints: hints.length, hintShown: hints.length > 0 && shown(hints[0])};
+    })};
+};
+
+/** A lab's own page (tests/test_web_labs.py's check_standalone): draw its figure as wide as a
+ * canvas `width` device pixels wide (the book's column); returns nothing. */
+export const sameWidth = ([labId, width]) => {
+  const lab = document.getElementById(labId).abLab;
+  const dpr = lab.canvas.width / parseFloat(lab.canvas.style.width);
+  lab.figure.style.width = width / dpr + "px";
+  lab.looks.width = null;
+  lab.redraw();
+};
+
+/** rng.js in a file:// page (tests/test_web_rng.py): the generator of `seed` (a decimal string
+ * when `big`: a BigInt); its 200 000 normals, a permutation of 600 and 1 000 doubles, each as the
+ * base64 of its typed array's bytes. */
+export const rngDraws = ([seed, big]) => {
+  const g = AttentionBook.rng.defaultRng(big ? BigInt(seed) : seed);
+  const b64 = (a) => {
+    const u8 = new Uint8Array(a.buffer);
+    let s = "";
+    for (let i = 0; i < u8.length; i += 0x8000) {
+      s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000));
+    }
+    return btoa(s);
+  };
+  return [b64(g.standardNormal(200000)), b64(g.permutation(600)), b64(g.random(1000))];
+};
+
+/** The labs' modules in a file:// page (tests/test_web_states.py): the embedding and attention
+ * labs' readouts of a reader's `text` put into #out; [elements that are script or img, its
+ * text, the page's title]. */
+export const markupReadouts = (text) => {
+  const out = document.getElementById("out"), M = AttentionBook;
+  out.innerHTML = M.embedding.readoutHtml(M.embedding.state({text, d: 8, seed: 0}))
+    + M.attention.readoutHtml(M.attention.state({text, kv_text: text, mode: "cross",
+      query: 0, d_k: 4, temperature: 1, seed: 0}));
+  return [out.querySelectorAll("script, img").length, out.textContent, document.title];
 };
