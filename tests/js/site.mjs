@@ -44,7 +44,13 @@ export const markSameStyles = () => {
       const key = [behind, look(el, pre.parentElement), s.color, s.fontSize, s.fontWeight,
         s.fontStyle, s.textShadow, s.visibility, s.textDecoration,
         own.length === 1, el.checkVisibility()].join("|");
-      if (first.has(key)) { el.setAttribute("data-ab-axe-same", first.get(key)); same += 1; } else { first.set(key, first.size); el.setAttribute("data-ab-axe-style", first.size - 1); }
+      if (first.has(key)) {
+        el.setAttribute("data-ab-axe-same", first.get(key));
+        same += 1;
+      } else {
+        first.set(key, first.size);
+        el.setAttribute("data-ab-axe-style", first.size - 1);
+      }
     }
   }
   return {styles: first.size, same};
@@ -73,7 +79,7 @@ export const runAxe = async ([tags, only, off, every]) => {
   const result = await axe.run(document, options);
   const out = {violations: result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ") + ": " +
-                                        n.failureSummary.split("\n").slice(1, 2).join(""))}))};
+      n.failureSummary.split("\n").slice(1, 2).join(""))}))};
   if (every) {
     out.ran = [];
     out.nodes = [];
