@@ -54,19 +54,7 @@ KERNEL_TYPED = {"decoder"}
 WITHOUT_MODEL = {"decoder": {"chat": [False], "decoding": ["greedy"], "off": ["none"]}}
 NOISE = re.compile(r"\d\.\de[+-]\d\d|\b\de[+-]\d\d")  # rounding errors, printed
 
-# Set control `name` to each of `values` as a reader would, wait for each drawing, and
-# record what the lab shows. A value of null: every choice the control offers at that time.
-MOVE_JS = page_function("driveControl")
-
-#: MOVE_JS for each control of a list in turn, ``[[name, values], ...]``: one round trip a
-#: lab instead of one a control.
-MOVES_JS = ("async ([labId, moves]) => { const move = " + MOVE_JS + ";\n"
-            "  const out = [];\n"
-            "  for (const [name, values] of moves) { out.push(await move([labId, name, values])); }\n"
-            "  return out; }")
-
-# The text of an HTML fragment, as the page parses it (to compare Python's readout with the
-# page's caption, whitespace folded).
+MOVES_JS = page_function("driveControls")
 TEXT_OF_JS = page_function("fragmentTexts")
 
 
@@ -158,7 +146,7 @@ def drawings(page, lab_id: str, scene, controls=None, most: int | None = None,
              kernel: bool = False) -> tuple:
     """:func:`drive`'s drive and checks: the number of changes checked, and what each values
     checked drew (their JSON -> alt text and readout's text, rounding errors folded, and the
-    size and fingerprint of the pixels shown: pages.mjs's driveControl)."""
+    size and fingerprint of the pixels shown: pages.mjs's driveControls)."""
     moves = []
     for control in scene.controls:
         if controls is not None and control.name not in controls:
@@ -462,8 +450,8 @@ def test_built_chapter_9_runs_the_model_on_a_sentence_of_the_readers(browser, si
         # every key ran it before: 41-66 runs for 70 characters; a stall of the machine over
         # the 300 ms pause between two keys may add one
         assert page.evaluate(cached) - before <= 3, page.evaluate(cached) - before
-    rows = page.evaluate(MOVE_JS, [lab_id, "text", [NOVEL]])
-    rows += page.evaluate(MOVE_JS, [lab_id, "layer", [3]])
+    typed, layer = page.evaluate(MOVES_JS, [lab_id, [["text", [NOVEL]], ["layer", [3]]]])
+    rows = typed + layer
     shown = page.evaluate(f"document.getElementById('{lab_id}').abLab.state")
     st = pretrained_state(NOVEL, 3, rows[-1]["values"]["head"], rows[-1]["values"]["query"])
     assert shown["tokens"] == list(st.tokens) and shown["source"] == "browser", shown["source"]

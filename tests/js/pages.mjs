@@ -486,14 +486,14 @@ export const positionalMove = async ([labId, index, values]) => {
   return seen;
 };
 
-/** A lab driven as a reader drives it (tests/test_web_labs.py's MOVE_JS, and each move of its
- * MOVES_JS): set control `name` to each of `values` (null: every choice it offers then), wait
- * for each drawing; what the lab shows at each: its values, alt text, readout's text, a
- * fingerprint of the pixels shown and the canvas's size, the control's state, output and
- * aria-valuetext, and how many elements the readout holds that text must not make. */
-export const driveControl = async ([labId, name, values]) => {
+/** A lab driven as a reader drives it (tests/test_web_labs.py's drive, in one round trip a
+ * lab): for each [name, values] of `moves` in turn, set control `name` to each of `values`
+ * (null: every choice it offers then) and wait for each drawing; for each move, what the lab
+ * shows at each value: its values, alt text, readout's text, a fingerprint of the pixels shown
+ * and the canvas's size, the control's state, output and aria-valuetext, and how many elements
+ * the readout holds that text must not make. */
+export const driveControls = async ([labId, moves]) => {
   const el = document.getElementById(labId), lab = el.abLab;
-  const index = lab.declaration.controls.findIndex((c) => c.name === name);
   // the canvas's rows inside its frame, as tall as the figure drawn (the canvas keeps the
   // tallest height it was given, figure.js's fit, so rows below the frame are an earlier drawing's)
   const shownRows = () => {
@@ -510,30 +510,36 @@ export const driveControl = async ([labId, name, values]) => {
     }
     return h1 + ":" + h2;
   };
-  if (values === null) { values = lab.controls[index].options.map((o) => o[1]); }
-  const seen = [];
-  for (const value of values) {
-    // a change the lab never draws fails here, not by hanging the run (a notebook widget
-    // whose figure threw drew nothing, and the JupyterLab run waited for ever)
-    let timer;
-    const drawn = new Promise((resolve, reject) => {
-      el.addEventListener("ab-lab-drawn", resolve, {once: true});
-      timer = setTimeout(() => reject(new Error(`${name} = ${JSON.stringify(value)}: not drawn in 120 s`)),
-        120000);
-    });
-    lab.set(name, value);
-    await drawn;
-    clearTimeout(timer);
-    const caption = el.querySelector(".ab-lab-readout");
-    const control = lab.controls[index];
-    seen.push({value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
-      caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, shownRows()],
-      disabled: !!control.disabled,
-      output: control.output ? control.output.textContent : null,
-      valuetext: control.input.getAttribute("aria-valuetext"),
-      elements: caption.querySelectorAll("script, img, b > b, iframe").length});
-  }
-  return seen;
+  const drive = async (name, values) => {
+    const index = lab.declaration.controls.findIndex((c) => c.name === name);
+    if (values === null) { values = lab.controls[index].options.map((o) => o[1]); }
+    const seen = [];
+    for (const value of values) {
+      // a change the lab never draws fails here, not by hanging the run (a notebook widget
+      // whose figure threw drew nothing, and the JupyterLab run waited for ever)
+      let timer;
+      const drawn = new Promise((resolve, reject) => {
+        el.addEventListener("ab-lab-drawn", resolve, {once: true});
+        timer = setTimeout(() => reject(new Error(`${name} = ${JSON.stringify(value)}: not drawn in 120 s`)),
+          120000);
+      });
+      lab.set(name, value);
+      await drawn;
+      clearTimeout(timer);
+      const caption = el.querySelector(".ab-lab-readout");
+      const control = lab.controls[index];
+      seen.push({value, values: Object.assign({}, lab.values), alt: lab.canvas.getAttribute("aria-label"),
+        caption: caption.textContent, pixels: pixels(), size: [lab.canvas.width, shownRows()],
+        disabled: !!control.disabled,
+        output: control.output ? control.output.textContent : null,
+        valuetext: control.input.getAttribute("aria-valuetext"),
+        elements: caption.querySelectorAll("script, img, b > b, iframe").length});
+    }
+    return seen;
+  };
+  const out = [];
+  for (const [name, values] of moves) { out.push(await drive(name, values)); }
+  return out;
 };
 
 /** The text of each HTML fragment, as the page parses it (tests/test_web_labs.py: Python's
